@@ -1,0 +1,1 @@
+"""Analyses: pure functions from the shared tables to answers (frames in, frames out)."""

@@ -1,0 +1,102 @@
+"""Short kernel names: no return type, template arguments, parameter list or anonymous namespaces.
+
+`void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)` -> `at::native::vectorized_elementwise_kernel`.
+Mangled names (`_ZN2at6native18elementwise_kernel...`, as nvprof and nsys SQLite store them) are
+reduced to their nested name; nvprof's trailing correlation id (` [105]`) is dropped.
+Names are computed once per distinct name (there are few), then joined back.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import polars as pl
+
+_CORR_ID = re.compile(r" \[\d+\]$")
+_ANON = re.compile(r"\((?:anonymous namespace)\)::|<unnamed>::|unnamed>::|_GLOBAL__N__\w+::")
+_LAMBDA = re.compile(r"\{lambda\([^()]*\)#\d+\}|\[lambda\([^()]*\) \(instance \d+\)\]")
+
+
+@lru_cache(maxsize=65536)
+def short_name(name: str | None) -> str | None:
+    if name is None:
+        return None
+    s = _CORR_ID.sub("", name.strip())
+    if s.startswith("["):  # [CUDA memcpy HtoD], [CUDA memset]
+        return s
+    if s.startswith("_Z"):
+        return _demangle_nested(s) or s
+    s = _LAMBDA.sub("lambda", s)
+    s = _strip_brackets(s, "<", ">")
+    s = _ANON.sub("", s)
+    # The parameter list is the last top-level (...) group; drop it and anything after.
+    s = _drop_params(s)
+    s = s.strip()
+    if s.startswith("void "):
+        s = s[5:]
+    # A remaining return type ("float foo"): keep the last whitespace-separated token.
+    if " " in s:
+        s = s.rsplit(" ", 1)[-1]
+    return s or name
+
+
+def _strip_brackets(s: str, open_: str, close: str) -> str:
+    out, depth = [], 0
+    for ch in s:
+        if ch == open_:
+            depth += 1
+        elif ch == close and depth:
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+
+
+def _drop_params(s: str) -> str:
+    depth = 0
+    for i, ch in enumerate(s):
+        if ch == "(":
+            if depth == 0 and i > 0 and s[:i].rstrip() and s[:i].rstrip()[-1] not in ":":
+                return s[:i]
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+    return s
+
+
+def _demangle_nested(s: str) -> str | None:
+    """Itanium `_ZN<len><id>...E` or `_Z<len><id>` -> `a::b::c` (no templates or parameters)."""
+    i = 2
+    nested = s.startswith("_ZN")
+    if nested:
+        i = 3
+        while i < len(s) and s[i] in "rVKRO":
+            i += 1
+    parts = []
+    while i < len(s) and s[i].isdigit():
+        j = i
+        while j < len(s) and s[j].isdigit():
+            j += 1
+        n = int(s[i:j])
+        parts.append(s[j:j + n])
+        i = j + n
+        if not nested:
+            break
+        if i < len(s) and s[i] == "I":  # template args of the last component: stop here
+            break
+    return "::".join(p for p in parts if p) or None
+
+
+def with_short_names(frame: pl.DataFrame, name_col: str = "name", out_col: str = "short_name") -> pl.DataFrame:
+    if not frame.height:
+        return frame
+    distinct = frame.select(pl.col(name_col).unique()).to_series()
+    mapping = pl.DataFrame({name_col: distinct, "__short": [short_name(n) for n in distinct.to_list()]},
+                           schema={name_col: pl.String, "__short": pl.String})
+    joined = frame.join(mapping, on=name_col, how="left", nulls_equal=True)
+    if out_col in frame.columns:
+        joined = joined.with_columns(pl.coalesce(out_col, "__short").alias(out_col)).drop("__short")
+    else:
+        joined = joined.rename({"__short": out_col})
+    return joined

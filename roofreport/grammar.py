@@ -1,0 +1,219 @@
+"""The Lark grammars under `grammars/` are the single definition of every log format.
+
+Two ways to use one grammar, so the syntax is written once and never drifts:
+
+* `Grammar.parse(text, rule)` runs Lark (Earley, complete dynamic lexer) on one line or one small
+  block. It is used for the few distinct structural lines (CSV headers, table titles) and to
+  explain a bad line with line, column and the expected tokens.
+* `Grammar.regex(rule)` compiles the same rule's EBNF (sequences, alternatives, `?`, `[...]`,
+  `*`, `+`, terminals, literals, sub-rules) into one anchored regular expression whose named
+  groups are the rule's named terminals (lower-cased). Vectorised polars string operations
+  apply it to millions of rows at hundreds of MB/s, where a whole-file Lark parse crawls at ~5.
+
+Terminal patterns must stay within the regex dialect Python's `re` and polars (Rust `regex`)
+share: no look-around, no back-references. A test compiles every rule of every grammar with both.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import polars as pl
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.grammar import NonTerminal, Terminal
+from lark.load_grammar import GrammarBuilder
+
+from roofreport.errors import ParseError
+from roofreport.resources import data_dir, grammar_path
+
+
+class Grammar:
+    """One family's grammar: a Lark parser plus regexes compiled from its rules."""
+
+    def __init__(self, name: str, text: str):
+        self.name = name
+        self._text = text
+        imports = [str(data_dir("grammars"))]
+        rules = _rule_names(text, imports)
+        self._lark = Lark(_greedy(text), parser="earley", lexer="dynamic_complete", start=rules,
+                          import_paths=imports, propagate_positions=True, maybe_placeholders=False)
+        builder = GrammarBuilder(import_paths=imports)
+        builder.load_grammar(text, name)
+        built = builder.build()
+        self._rule_trees = {str(r[0]): r[2] for r in built.rule_defs}
+        # Terminals of the grammar as written (lazy quantifiers kept), for the line regexes.
+        terminals, _, _ = built.compile(rules, set())
+        self._terms = {t.name: _term_regex(t) for t in terminals}
+        self._regex_cache: dict[tuple[str, bool], str] = {}
+
+    @property
+    def rules(self) -> list[str]:
+        return sorted(self._rule_trees)
+
+    def terminal(self, name: str) -> str:
+        """The regex of one terminal, as Lark compiled it."""
+        return self._terms[name]
+
+    def regex(self, rule: str, anchored: bool = True) -> str:
+        """`rule` as one regular expression; named terminals become named groups."""
+        key = (rule, anchored)
+        if key not in self._regex_cache:
+            seen: dict[str, int] = {}
+            body = self._compile(self._rule_trees[rule], seen, (rule,))
+            self._regex_cache[key] = f"^(?:{body})$" if anchored else body
+        return self._regex_cache[key]
+
+    def groups(self, rule: str) -> list[str]:
+        """Names of the fields of `regex(rule)`: capture groups with alternatives' `_2` merged."""
+        names: list[str] = []
+        for group in re.compile(self.regex(rule)).groupindex:
+            base = _field(group)
+            if base not in names:
+                names.append(base)
+        return names
+
+    def extract(self, text: pl.Expr, rule: str) -> list[pl.Expr]:
+        """Polars expressions, one per field of `rule`, extracted from the string `text`.
+        A terminal that occurs in several alternatives of the rule gives one field."""
+        rx = self.regex(rule)
+        groups = list(re.compile(rx).groupindex)
+        struct = text.str.extract_groups(rx)
+        out = []
+        for name in self.groups(rule):
+            parts = [struct.struct.field(g) for g in groups if _field(g) == name]
+            out.append((pl.coalesce(parts) if len(parts) > 1 else parts[0]).alias(name))
+        return out
+
+    def alternatives(self, rule: str) -> list[str]:
+        """The sub-rules of a rule written as `a | b | c` (e.g. the line kinds of a format)."""
+        tree = self._rule_trees[rule]
+        names = []
+        for expansion in tree.children:
+            (value,) = expansion.children
+            (symbol,) = value.children
+            names.append(symbol.name)
+        return names
+
+    def classify(self, text: pl.Expr, rule: str = "line", other: str = "other") -> pl.Expr:
+        """The first alternative of `rule` each string matches, tried in the grammar's order."""
+        kinds = self.alternatives(rule)
+        chain = pl.when(text.str.contains(self.regex(kinds[0]))).then(pl.lit(kinds[0]))
+        for kind in kinds[1:]:
+            chain = chain.when(text.str.contains(self.regex(kind))).then(pl.lit(kind))
+        return chain.otherwise(pl.lit(other))
+
+    def parse(self, text: str, rule: str, path: str = "", line: int | None = None) -> Tree:
+        """Parse `text` with Lark as `rule`; a failure becomes a ParseError at file:line:column."""
+        try:
+            return self._lark.parse(text, start=rule)
+        except UnexpectedInput as exc:
+            raise self._error(exc, text, path, line) from None
+
+    def matches(self, text: str, rule: str) -> bool:
+        try:
+            self._lark.parse(text, start=rule)
+            return True
+        except UnexpectedInput:
+            return False
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _compile(self, node, seen: dict[str, int], stack: tuple[str, ...]) -> str:
+        if isinstance(node, Terminal):
+            return self._group(node.name, self._terms[node.name], seen)
+        if isinstance(node, NonTerminal):
+            if node.name in stack:
+                raise ValueError(f"{self.name}.lark: rule {node.name} is recursive; "
+                                 "only non-recursive rules compile to a regex")
+            return "(?:" + self._compile(self._rule_trees[node.name], seen, stack + (node.name,)) + ")"
+        if isinstance(node, Token):  # literal string or /regexp/ written inside a rule
+            return "(?:" + _literal_regex(str(node)) + ")"
+        assert isinstance(node, Tree), node
+        kind, kids = node.data, node.children
+        if kind == "expansions":
+            return "|".join("(?:" + self._compile(k, seen, stack) + ")" for k in kids)
+        if kind == "expansion":
+            return "".join(self._compile(k, seen, stack) for k in kids)
+        if kind in ("value", "literal", "alias"):
+            return self._compile(kids[0], seen, stack)
+        if kind == "maybe":
+            return "(?:" + self._compile(kids[0], seen, stack) + ")?"
+        if kind == "expr":
+            inner = "(?:" + self._compile(kids[0], seen, stack) + ")"
+            op = kids[1]
+            if op in ("?", "*", "+"):
+                return inner + str(op)
+            if len(kids) == 3:  # item ~ n..m
+                return inner + "{%s,%s}" % (kids[1], kids[2])
+            return inner + "{%s}" % op
+        raise ValueError(f"{self.name}.lark: cannot compile {kind!r} to a regex")
+
+    @staticmethod
+    def _group(name: str, pattern: str, seen: dict[str, int]) -> str:
+        if name.startswith("_") or name.startswith("__"):
+            return f"(?:{pattern})"
+        group = name.lower()
+        seen[group] = seen.get(group, 0) + 1
+        if seen[group] > 1:
+            group = f"{group}_{seen[group]}"
+        return f"(?P<{group}>{pattern})"
+
+    def _error(self, exc: UnexpectedInput, text: str, path: str, line: int | None) -> ParseError:
+        col = getattr(exc, "column", None)
+        if isinstance(exc, UnexpectedEOF) or col in (None, -1):
+            col = len(text) + 1
+        if isinstance(exc, UnexpectedCharacters):
+            expected = sorted(exc.allowed or [])
+            what = f"unexpected character {text[col - 1:col]!r}" if col <= len(text) else "unexpected end of line"
+        elif isinstance(exc, UnexpectedToken):
+            expected = sorted(exc.expected or [])
+            what = f"unexpected {exc.token!r}"
+        else:
+            expected, what = [], "unexpected end of line"
+        hint = f" (expected {', '.join(expected[:6])})" if expected else ""
+        return ParseError(f"{self.name}: {what}{hint}", path=path, line=line, column=col, text=text)
+
+
+def _greedy(text: str) -> str:
+    """Lazy quantifiers made greedy, for Lark only. A regex's language does not depend on
+    laziness; only which split of a line a regex engine picks does. The complete dynamic Earley
+    lexer tries every prefix of a terminal's match, so it needs the longest match to see them
+    all, while the compiled line regexes keep `.*?` to prefer the shortest kernel name."""
+    return re.sub(r"(?<!\\)([*+}])\?", r"\1", text)
+
+
+def _rule_names(text: str, imports: list[str]) -> list[str]:
+    builder = GrammarBuilder(import_paths=imports)
+    builder.load_grammar(text, "<rules>")
+    return [str(r[0]) for r in builder.build().rule_defs if not str(r[0]).startswith("_")]
+
+
+def _field(group: str) -> str:
+    """`device_2` -> `device`: the same terminal in another alternative of a rule."""
+    base, _, suffix = group.rpartition("_")
+    return base if base and suffix.isdigit() else group
+
+
+def _term_regex(term) -> str:
+    rx = term.pattern.to_regexp()
+    flags = "".join(sorted(term.pattern.flags))
+    return f"(?{flags}:{rx})" if flags else rx
+
+
+def _literal_regex(token: str) -> str:
+    if token.startswith('"'):
+        body, _, flags = token[1:].rpartition('"')
+        rx = re.escape(body.encode("latin-1", "backslashreplace").decode("unicode_escape"))
+    else:  # /regexp/flags
+        body, _, flags = token[1:].rpartition("/")
+        rx = body
+    return f"(?{flags}:{rx})" if flags else rx
+
+
+@cache
+def load(name: str) -> Grammar:
+    """The grammar `grammars/<name>.lark`, built once per process."""
+    path = grammar_path(name)
+    return Grammar(name, path.read_text(encoding="utf-8"))

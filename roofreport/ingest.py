@@ -1,0 +1,276 @@
+"""The pipeline from paths to the shared tables: discover → sniff → parse → runs → tables.
+
+`ingest(paths)` never raises for a bad input file: each file's outcome (ok, partial, error,
+skipped, with warnings) is recorded and the rest goes on. Many files are parsed in worker
+processes so both cores work; one big file is parsed in-process (polars is already parallel).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from multiprocessing import get_context
+from pathlib import Path, PurePosixPath
+from typing import Callable
+
+import polars as pl
+
+from roofreport import runs as runs_mod
+from roofreport import schema
+from roofreport.analysis.counters import fill_kernel_counters
+from roofreport.analysis.names import with_short_names
+from roofreport.errors import LogWarning, ParseError, RoofreportError
+from roofreport.formats import REGISTRY, ParseResult, RunHints
+from roofreport.sniff import Sniffed, discover, sniff
+from roofreport.textio import Document
+
+Progress = Callable[[int, int, str], None]
+
+_PARALLEL_MIN_FILES = 12
+
+
+@dataclass
+class FileOutcome:
+    """What happened to one input file (one row of the `files` table, one `inspect` object)."""
+
+    path: str
+    family: str | None
+    variant: str | None
+    status: str                      # ok | partial | error | skipped
+    rows: dict[str, int] = field(default_factory=dict)
+    warnings: list[LogWarning] = field(default_factory=list)
+    error: str | None = None
+    tool_version: str | None = None
+    run: str | None = None
+    encoding: str | None = None
+    size_bytes: int = 0
+
+    def as_json(self) -> dict:
+        return {
+            "path": self.path, "family": self.family, "variant": self.variant,
+            "status": self.status, "rows": self.rows,
+            "warnings": [w.as_dict() for w in self.warnings], "error": self.error,
+            "run": self.run, "tool_version": self.tool_version,
+        }
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("error", "partial")
+
+
+@dataclass
+class Dataset:
+    """Everything read from a set of paths: the shared tables and the per-file outcomes."""
+
+    tables: dict[str, pl.DataFrame]
+    files: list[FileOutcome]
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        return self.tables[name]
+
+    @property
+    def failed(self) -> list[FileOutcome]:
+        return [f for f in self.files if f.failed]
+
+    @property
+    def warning_count(self) -> int:
+        return sum(len(f.warnings) for f in self.files)
+
+
+def ingest(paths: list[Path], progress: Progress | None = None, jobs: int | None = None) -> Dataset:
+    found = discover(paths)
+    sniffed = [sniff(path, display=str(path)) for path, _ in found]
+    work = [(i, s) for i, s in enumerate(sniffed) if s.readable]
+    results: dict[int, ParseResult] = {}
+    total = len(found)
+    done = total - len(work)
+    for i, result in _parse_all(work, jobs):
+        results[i] = result
+        done += 1
+        if progress:
+            progress(done, total, sniffed[i].display)
+    outcomes, frames, hints = [], {name: [] for name in schema.PARSED_TABLES}, {}
+    for i, ((path, root), sn) in enumerate(zip(found, sniffed)):
+        assignment = _assign(path, root)
+        outcome = _outcome(sn, results.get(i), assignment.run)
+        outcomes.append(outcome)
+        result = results.get(i)
+        if result is None:
+            continue
+        hints.setdefault(assignment.run, []).append((assignment, result, sn))
+        for name, frame in result.tables.items():
+            if frame.height:
+                frames[name].append(frame.with_columns(
+                    pl.lit(assignment.run, pl.String).alias("run"),
+                    pl.lit(sn.display, pl.String).alias("source_file")))
+    tables = {name: _concat(name, parts) for name, parts in frames.items()}
+    tables["kernels"] = _finish_kernels(tables["kernels"], tables["metrics"])
+    tables["runs"] = _runs_table(hints)
+    tables["files"] = _files_table(outcomes)
+    return Dataset(tables=tables, files=outcomes)
+
+
+def inspect_only(paths: list[Path], progress: Progress | None = None, jobs: int | None = None) -> list[FileOutcome]:
+    return ingest(paths, progress=progress, jobs=jobs).files
+
+
+# -- parsing ---------------------------------------------------------------------------------
+
+def parse_file(path: Path, spec_name: str, variant: str, display: str) -> ParseResult:
+    """Parse one sniffed file; any failure becomes the result's error, never an exception."""
+    spec = next(s for s in REGISTRY if s.name == spec_name)
+    try:
+        source = path if spec.binary else Document.open(path, display=display)
+        result = spec.parse(source, variant)
+    except RoofreportError as exc:
+        result = ParseResult(family=spec.family, variant=variant)
+        result.error = exc if isinstance(exc, ParseError) else ParseError(str(exc), path=display)
+    except (MemoryError, RecursionError, ValueError, KeyError, IndexError, TypeError,
+            OSError, UnicodeError, ArithmeticError, pl.exceptions.PolarsError) as exc:
+        # A defect or an input no rule foresaw: report it against the file, keep going.
+        detail = traceback.format_exc() if os.environ.get("ROOFREPORT_DEBUG") else ""
+        result = ParseResult(family=spec.family, variant=variant)
+        result.error = ParseError(f"could not read this {spec.family} file ({type(exc).__name__}: "
+                                  f"{str(exc).splitlines()[0] if str(exc) else ''}){detail}", path=display)
+    if result.error is not None and not result.error.path:
+        result.error.path = display
+        result.error.args = (result.error.describe(),)
+    return result
+
+
+def _parse_one(args: tuple[int, str, str, str, str]) -> tuple[int, ParseResult]:
+    i, path, spec_name, variant, display = args
+    return i, parse_file(Path(path), spec_name, variant, display)
+
+
+def _parse_all(work: list[tuple[int, Sniffed]], jobs: int | None):
+    tasks = [(i, str(s.path), s.spec.name, s.variant, s.display) for i, s in work]
+    workers = jobs if jobs is not None else min(os.cpu_count() or 1, 4)
+    if workers <= 1 or len(tasks) < _PARALLEL_MIN_FILES:
+        for task in tasks:
+            yield _parse_one(task)
+        return
+    # Largest files first so the pool stays balanced; spawn, because polars' threads and fork
+    # do not mix.
+    tasks.sort(key=lambda t: -_size(t[1]))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        yield from pool.map(_parse_one, tasks, chunksize=4)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+# -- runs ------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1024)
+def _overrides(folder: Path) -> list[runs_mod.Override]:
+    return runs_mod.load_overrides(folder)
+
+
+def _assign(path: Path, root: Path) -> runs_mod.RunAssignment:
+    """The file's run from its path, then any roofreport.toml in the input root or beside it."""
+    try:
+        rel = PurePosixPath(path.relative_to(root).as_posix())
+    except ValueError:
+        rel = PurePosixPath(path.name)
+    assignment = runs_mod.assign(rel, root.name or str(root))
+    folders = [root] if path.parent == root else [root, path.parent]
+    for folder in folders:
+        rel_here = PurePosixPath(path.relative_to(folder).as_posix())
+        assignment = runs_mod.apply_overrides(rel_here, assignment, _overrides(folder))
+    return assignment
+
+
+def _runs_table(by_run: dict[str, list]) -> pl.DataFrame:
+    rows = []
+    for run, members in by_run.items():
+        attrs = runs_mod.RunAttrs()
+        device = command = host = tool_version = None
+        tools = set()
+        for assignment, result, sn in members:
+            h: RunHints = result.hints
+            attrs = attrs.merged(assignment.attrs)
+            attrs = attrs.merged(runs_mod.RunAttrs(model=h.model, batch_size=h.batch_size,
+                                                   learning_rate=h.learning_rate))
+            attrs = attrs.merged(runs_mod.attrs_from_command(h.command))
+            device = device or h.device_name
+            command = command or h.command
+            host = host or h.host
+            tool_version = tool_version or result.tool_version
+            tools.add(result.family)
+        gpu = device or attrs.gpu
+        rows.append({
+            "run": run, "gpu": gpu, "gpu_model": _gpu_model(device, attrs.gpu),
+            "model": attrs.model, "batch_size": attrs.batch_size,
+            "learning_rate": attrs.learning_rate, "experiment": attrs.experiment,
+            "tool": "+".join(sorted(tools)), "tool_version": tool_version, "host": host,
+            "command": command, "source_dir": members[0][0].source_dir, "files": len(members),
+        })
+    if not rows:
+        return schema.empty("runs")
+    return schema.conform("runs", pl.DataFrame(rows, infer_schema_length=None)).sort("run")
+
+
+def _gpu_model(device: str | None, token: str | None) -> str | None:
+    """Key of the GPU database for this run (None until the hardware module can tell)."""
+    try:
+        from roofreport import hardware
+    except ImportError:
+        return None
+    for name in (device, token):
+        if name:
+            spec = hardware.match(name)
+            if spec is not None:
+                return spec.key
+    return None
+
+
+# -- tables ----------------------------------------------------------------------------------
+
+def _concat(name: str, parts: list[pl.DataFrame]) -> pl.DataFrame:
+    if not parts:
+        return schema.empty(name)
+    return schema.conform(name, pl.concat(parts, how="diagonal_relaxed"))
+
+
+def _finish_kernels(kernels: pl.DataFrame, metrics: pl.DataFrame) -> pl.DataFrame:
+    if not kernels.height:
+        return kernels
+    kernels = fill_kernel_counters(kernels, metrics)
+    kernels = with_short_names(kernels)
+    return schema.conform("kernels", kernels)
+
+
+def _outcome(sn: Sniffed, result: ParseResult | None, run: str) -> FileOutcome:
+    base = dict(path=sn.display, family=sn.family, variant=sn.variant, encoding=sn.encoding,
+                size_bytes=sn.size)
+    if result is None:
+        return FileOutcome(**base, status="skipped", error=sn.skip_reason)
+    rows = result.rows()
+    if result.error is None:
+        status = "ok"
+    else:
+        status = "partial" if rows else "error"
+    warnings = [LogWarning(w.code, w.message, w.line, path=sn.display) for w in result.warnings]
+    return FileOutcome(**base, status=status, rows=rows, warnings=warnings,
+                       error=result.error.describe() if result.error else None,
+                       tool_version=result.tool_version, run=run)
+
+
+def _files_table(outcomes: list[FileOutcome]) -> pl.DataFrame:
+    if not outcomes:
+        return schema.empty("files")
+    return schema.conform("files", pl.DataFrame([{
+        "path": o.path, "family": o.family, "variant": o.variant, "status": o.status,
+        "run": o.run, "tool_version": o.tool_version, "encoding": o.encoding,
+        "size_bytes": o.size_bytes, "rows": json.dumps(o.rows, sort_keys=True),
+        "warnings": len(o.warnings), "error": o.error,
+    } for o in outcomes], infer_schema_length=None))

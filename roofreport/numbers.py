@@ -1,0 +1,47 @@
+"""Numbers as profilers print them: thousands separators, decimal commas, `n/a`, `(!) nan`.
+
+Parsing is vectorised (polars string expressions) because logs hold millions of values. The
+locale is decided once per file: a naive "strip commas" turns the German `84,58 %` into 8458.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+# Spellings of "no value" seen across ncu, nsys, nvprof and nvidia-smi.
+MISSING = ("", "n/a", "N/A", "[N/A]", "[Not Supported]", "nan", "NaN", "-", "None", "none",
+           "(!) nan", "(!) n/a")
+
+# A decimal-comma locale shows itself by space-grouped thousands (`13 181 137`) or by a comma
+# followed by other than exactly three digits (`875,84`, `0,14`).
+_DECIMAL_COMMA_HINT = r"^-?\d{1,3}(?: \d{3})+(?:,\d+)?$|^-?\d+,(?:\d{1,2}|\d{4,})$"
+_DOT_HINT = r"^-?[\d,]*\d\.\d+$"
+
+
+def detect_decimal_comma(values: pl.Series) -> bool:
+    """True when the printed values of one file use a decimal comma."""
+    s = values.drop_nulls().str.strip_chars()
+    comma = s.str.contains(_DECIMAL_COMMA_HINT).sum()
+    dot = s.str.contains(_DOT_HINT).sum()
+    return comma > dot
+
+
+def parse_number(expr: pl.Expr, decimal_comma: bool = False) -> pl.Expr:
+    """Printed number -> Float64 (null when not a number). Handles `1,234.5`, `1 234,5`, `1e+10`,
+    a leading `(!) ` marker and a trailing `%`."""
+    s = expr.str.strip_chars().str.replace(r"^\(!\)\s*", "").str.strip_suffix("%")
+    s = s.str.replace_all(r"[ \u00a0\u202f']", "")
+    if decimal_comma:
+        s = s.str.replace_all(r"\.", "").str.replace(",", ".", literal=True)
+    else:
+        s = s.str.replace_all(",", "", literal=True)
+    number = s.cast(pl.Float64, strict=False)
+    # "nan"/"inf" text casts to float NaN/inf; a log's nan is "no value".
+    return pl.when(number.is_nan() | number.is_infinite()).then(None).otherwise(number)
+
+
+def to_float(text: str | None, decimal_comma: bool = False) -> float | None:
+    """Scalar version of parse_number, for the few structural values parsed one by one."""
+    if text is None:
+        return None
+    return pl.select(parse_number(pl.lit(text, dtype=pl.String), decimal_comma)).item()

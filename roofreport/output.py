@@ -1,0 +1,69 @@
+"""Writing results safely: tables and reports go to a temporary file in the destination folder
+and are renamed into place, so a failure never leaves a partial file; outputs never overwrite
+an input."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from roofreport import schema
+from roofreport.errors import RoofreportError, UsageError
+
+TABLE_FORMATS = ("parquet", "csv", "json")
+
+
+@contextmanager
+def atomic_path(target: Path) -> Iterator[Path]:
+    """Yield a temporary path beside `target`; rename it onto `target` if the block succeeds."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def check_not_input(output: Path, inputs: tuple[Path, ...] | list[Path]) -> None:
+    """Refuse an output path that is one of the inputs, or an existing profiler log inside an
+    input folder (a previous report there may be overwritten; a log never)."""
+    from roofreport.sniff import sniff
+
+    out = output.resolve()
+    for given in inputs:
+        src = Path(given).resolve()
+        if out == src or (src.is_dir() and out == src):
+            raise UsageError(f"output {output} is one of the inputs; choose another path")
+        if src.is_dir() and src in out.parents and out.is_file() and sniff(out).family is not None:
+            raise UsageError(f"output {output} is a profiler log inside the input folder {given}; "
+                             "choose another path")
+
+
+def write_tables(dataset, out_dir: Path, fmt: str) -> list[Path]:
+    if fmt not in TABLE_FORMATS:
+        raise UsageError(f"unknown table format {fmt!r}")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"{out_dir} exists and is not a folder")
+    written = []
+    for name in schema.TABLES:
+        frame = dataset.tables.get(name, schema.empty(name))
+        target = out_dir / f"{name}.{fmt}"
+        try:
+            with atomic_path(target) as tmp:
+                if fmt == "parquet":
+                    frame.write_parquet(tmp)
+                elif fmt == "csv":
+                    frame.write_csv(tmp)
+                else:
+                    frame.write_json(tmp)
+        except OSError as exc:
+            raise RoofreportError(f"cannot write {target}: {exc.strerror or exc}") from None
+        written.append(target)
+    return written

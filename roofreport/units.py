@@ -1,0 +1,73 @@
+"""Unit spellings as printed by the profilers, scaled to roofreport's base units, in one table.
+
+Base units: ns for time, byte for sizes, byte/s for throughput, Hz for clocks, % for shares,
+W for power, MiB for nvidia-smi memory. Nsight Compute scales bytes decimally
+(`Kbyte` = 1000 byte: "Shared Memory Configuration Size 32.77 Kbyte" is 32,768 byte in the
+base-unit export of the same run). Anything not listed keeps factor 1 and its own spelling
+(counts such as `inst`, `sector`, `cycle`, `warp`, `register/thread`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import polars as pl
+
+_TIME = {  # -> ns
+    "second": 1e9, "msecond": 1e6, "usecond": 1e3, "nsecond": 1.0,
+    "s": 1e9, "sec": 1e9, "ms": 1e6, "us": 1e3, "µs": 1e3, "ns": 1.0,
+}
+_DECIMAL_BYTES = {  # -> byte
+    "byte": 1.0, "bytes": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
+    "B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+}
+_FREQ = {  # -> Hz, and cycle/<time> -> cycle/second
+    "hz": 1.0, "Hz": 1.0, "khz": 1e3, "Khz": 1e3, "KHz": 1e3, "mhz": 1e6, "Mhz": 1e6, "MHz": 1e6,
+    "ghz": 1e9, "Ghz": 1e9, "GHz": 1e9,
+}
+_BINARY_BYTES = {"KiB": 1024.0, "MiB": 1024.0**2, "GiB": 1024.0**3}
+
+BASE_TIME, BASE_BYTES, BASE_RATE, BASE_FREQ = "ns", "byte", "byte/second", "cycle/second"
+
+
+@lru_cache(maxsize=4096)
+def scale(unit: str | None) -> tuple[str, float]:
+    """(base unit, factor) such that value_in_base = printed_value * factor."""
+    if unit is None:
+        return ("", 1.0)
+    u = unit.strip()
+    if u in _TIME:
+        return (BASE_TIME, _TIME[u])
+    if u in _DECIMAL_BYTES:
+        return (BASE_BYTES, _DECIMAL_BYTES[u])
+    if u in _BINARY_BYTES:
+        return (BASE_BYTES, _BINARY_BYTES[u])
+    if u in _FREQ:
+        return (BASE_FREQ, _FREQ[u])
+    if "/" in u:
+        num, _, den = u.partition("/")
+        num_base, num_f = scale(num)
+        if den in _TIME or den in ("second", "s"):
+            den_f = _TIME.get(den, 1e9) / 1e9  # seconds per printed time unit
+            base_num = num_base or num
+            return (f"{base_num}/second", num_f / den_f)
+        if num_base:
+            return (f"{num_base}/{den}", num_f)
+    return (u, 1.0)
+
+
+def factor_expr(unit_col: str) -> pl.Expr:
+    """A polars expression giving the scale factor of each row's unit (1.0 when unknown)."""
+    return pl.col(unit_col).map_elements(lambda u: scale(u)[1], return_dtype=pl.Float64,
+                                         skip_nulls=False)
+
+
+def factors_for(units: pl.Series) -> pl.DataFrame:
+    """A small (unit, factor, base_unit) table for the distinct units of a column, to join on."""
+    distinct = [u for u in units.unique().to_list()]
+    scaled = [scale(u) for u in distinct]
+    return pl.DataFrame({
+        "unit": distinct,
+        "factor": [f for _, f in scaled],
+        "base_unit": [b for b, _ in scaled],
+    }, schema={"unit": pl.String, "factor": pl.Float64, "base_unit": pl.String})

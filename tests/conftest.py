@@ -1,0 +1,26 @@
+"""Shared fixtures: where the real corpus lives, and a skip when it is absent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = (ROOT.parent / "shared" / "corpus").resolve()
+SAMPLE_LOGS = ROOT / "sample_logs"
+
+
+def corpus_path(*parts: str) -> Path:
+    """A path inside ../shared/corpus; the test is skipped (with the reason) when it is absent."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"real-log corpus not found at {CORPUS} (tests read it in place)")
+    path = CORPUS.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"corpus file missing: {path}")
+    return path
+
+
+@pytest.fixture
+def corpus() -> Path:
+    return corpus_path()

@@ -1,0 +1,69 @@
+"""The command line: help, exit codes, JSON shape, tables written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import polars as pl
+from click.testing import CliRunner
+
+from roofreport.cli import cli
+from tests.conftest import corpus_path
+
+
+def run(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_every_command_has_help():
+    for command in ("inspect", "parse", "build"):
+        result = run(command, "--help")
+        assert result.exit_code == 0
+        assert "Usage:" in result.output
+
+
+def test_missing_path_is_a_usage_error():
+    result = run("inspect", "/nonexistent/logs")
+    assert result.exit_code == 2
+
+
+def test_python_dash_m_runs_the_cli():
+    out = subprocess.run([sys.executable, "-m", "roofreport", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and "roofreport" in out.stdout
+
+
+def test_inspect_json_reports_family_variant_status_rows(tmp_path):
+    log = corpus_path("ncu", "text", "v100_locale_decimal_comma_ax_2020.txt")
+    readme = tmp_path / "README.md"
+    readme.write_text("# notes\n")
+    result = run("inspect", "--json", str(log), str(readme))
+    assert result.exit_code == 0
+    objects = json.loads(result.output)
+    assert [o["family"] for o in objects] == ["ncu", None]
+    assert objects[0]["status"] == "ok" and objects[0]["rows"]["kernels"] == 1
+    assert objects[1]["status"] == "skipped"
+    for o in objects:
+        assert set(o) >= {"path", "family", "variant", "status", "rows", "warnings", "error"}
+
+
+def test_parse_writes_every_table(tmp_path):
+    log = corpus_path("ncu", "text", "mindspore_nvtx_start_end_ranges_metrics.txt")
+    out = tmp_path / "tables"
+    result = run("parse", str(log), "-o", str(out), "--format", "csv", "--quiet")
+    assert result.exit_code == 0
+    names = sorted(p.stem for p in out.iterdir())
+    assert names == sorted(["kernels", "metrics", "activities", "api_calls", "samples", "regions",
+                            "runs", "files"])
+    kernels = pl.read_csv(out / "kernels.csv")
+    assert kernels.height == 3 and kernels["region"].to_list() == ["Gate_nvtx"] * 3
+
+
+def test_output_over_an_input_is_refused(tmp_path):
+    log = tmp_path / "ncu.txt"
+    log.write_bytes(corpus_path("ncu", "text", "v100_locale_decimal_comma_ax_2020.txt").read_bytes())
+    result = run("build", str(log), "-o", str(log.with_suffix(".pdf")))
+    assert result.exit_code == 0
+    result = run("parse", str(tmp_path), "-o", str(log))
+    assert result.exit_code == 2
