@@ -21,8 +21,7 @@ import polars as pl
 
 from roofreport import runs as runs_mod
 from roofreport import schema
-from roofreport.analysis.counters import fill_kernel_counters
-from roofreport.analysis.names import with_short_names
+from roofreport.analysis.enrich import enrich_kernels
 from roofreport.errors import LogWarning, ParseError, RoofreportError
 from roofreport.formats import REGISTRY, ParseResult, RunHints
 from roofreport.sniff import Sniffed, discover, sniff
@@ -242,11 +241,10 @@ def _concat(name: str, parts: list[pl.DataFrame]) -> pl.DataFrame:
 
 
 def _finish_kernels(kernels: pl.DataFrame, metrics: pl.DataFrame) -> pl.DataFrame:
+    """Derived kernel columns (counters, short name, category, phase region, tensor flags)."""
     if not kernels.height:
         return kernels
-    kernels = fill_kernel_counters(kernels, metrics)
-    kernels = with_short_names(kernels)
-    return schema.conform("kernels", kernels)
+    return schema.conform("kernels", enrich_kernels(kernels, metrics))
 
 
 def _outcome(sn: Sniffed, result: ParseResult | None, run: str) -> FileOutcome:

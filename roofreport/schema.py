@@ -42,6 +42,8 @@ KERNELS = {
     "peak_flops_fp64": F64,
     "peak_flops_fp16": F64,
     "peak_dram_bytes_per_s": F64,
+    "peak_l2_bytes_per_s": F64,   # the log's L2 / L1 ceilings (lts__t_bytes, l1tex__t_bytes peaks)
+    "peak_l1_bytes_per_s": F64,
 }
 
 METRICS = {

@@ -1,14 +1,22 @@
-"""From raw counters in `metrics` to the roofline columns of `kernels` (METHODOLOGY.md a, b).
+"""From raw counters in `metrics` to the roofline columns of `kernels` (METHODOLOGY.md a, b, c).
 
-One place turns counter names into FLOPs, bytes and time, whichever log they came from:
+One place turns counter names into FLOPs, bytes, time, clocks and measured ceilings, whichever
+log they came from:
 
 * CUDA-core FLOPs (a.1): fp64 = dadd + dmul + 2·dfma, fp32 = fadd + fmul + 2·ffma,
   fp16 = hadd + hmul + 2·hfma, from `smsp__` or `sm__sass_thread_inst_executed_op_*_pred_on.sum`
   (ncu) or `flop_count_dp/sp/hp` (nvprof, already FMA = 2).
+* Tensor-core FLOPs (a.2, `tensor.py`): op-path counters, Volta's 512 × tensor instructions,
+  instruction × 2·M·N·K when the kernel name gives the MMA shape (not on Hopper and later).
 * Bytes (b): DRAM = 32·sectors when sectors were logged (exact integers, while `dram__bytes.sum`
   is printed rounded to 3 significant digits in auto-scaled units), else the byte counters;
-  L2 and L1 likewise; nvprof transactions × 32.
-* Duration: `gpu__time_duration.sum`, else the `Duration` row of the Speed Of Light section.
+  L2 and L1 likewise; nvprof transactions × 32 (L1 global ld/st only from Maxwell on: Kepler
+  transactions are 32/64/128 bytes).
+* Duration (c): `gpu__time_duration.sum`, else the `Duration` row of the Speed Of Light section,
+  else `sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second` (NERSC).
+* Clock and measured ceilings: `sm__cycles_elapsed.avg.per_second` (or the SOL `SM Frequency`),
+  peak FLOP/s = 2 × `..._op_ffma_pred_on.sum.peak_sustained` × SM clock, peak byte/s =
+  `dram__bytes.sum.peak_sustained` × `dram__cycles_elapsed.avg.per_second` (same for L2, L1).
 
 Summary rows (per-kernel summaries) carry averages: totals are average × invocations.
 """
@@ -17,9 +25,12 @@ from __future__ import annotations
 
 import polars as pl
 
-_OP = "sass_thread_inst_executed_op_{}_pred_on.sum"
+from roofreport.analysis import tensor
 
-# output column -> list of (weight, [alternative counter names]); the first alternative present wins.
+_OP = "sass_thread_inst_executed_op_{}_pred_on.sum"
+KEYS = ["source_file", "launch_id"]
+
+# output column -> list of (weight, op); smsp__ and sm__ spellings are the same counter.
 _FLOP_TERMS = {
     "flops_fp64": [(1, "dadd"), (1, "dmul"), (2, "dfma")],
     "flops_fp32": [(1, "fadd"), (1, "fmul"), (2, "ffma")],
@@ -41,14 +52,35 @@ _BYTE_RULES = {
     "l2_bytes": [
         [(32, "lts__t_sectors.sum")],
         [(1, "lts__t_bytes.sum")],
+        [(32, "lts__t_sectors_op_read.sum"), (32, "lts__t_sectors_op_write.sum"),
+         (32, "lts__t_sectors_op_atom.sum"), (32, "lts__t_sectors_op_red.sum")],
         [(32, "l2_read_transactions"), (32, "l2_write_transactions")],
     ],
     "l1_bytes": [
         [(32, "l1tex__t_sectors.sum")],
         [(1, "l1tex__t_bytes.sum")],
+        [(32, "gld_transactions"), (32, "gst_transactions")],
     ],
 }
+# Alternatives that only hold from Maxwell on (Kepler's transactions are not 32-byte sectors).
+_NOT_ON_KEPLER = {("l1_bytes", 2)}
+
 _DURATION = ["gpu__time_duration.sum", "gpu__time_duration", "Duration"]
+_SM_CLOCK = ["sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second", "SM Frequency"]
+_SM_CYCLES = ["sm__cycles_elapsed.avg", "smsp__cycles_elapsed.avg"]
+
+# output column -> (factor, [per-cycle peak counters], [clock counters]); factor 2 = FMA.
+_PEAKS = {
+    "peak_flops_fp32": (2, [f"{p}__{_OP.format('ffma')}.peak_sustained" for p in ("sm", "smsp")], _SM_CLOCK),
+    "peak_flops_fp64": (2, [f"{p}__{_OP.format('dfma')}.peak_sustained" for p in ("sm", "smsp")], _SM_CLOCK),
+    "peak_flops_fp16": (2, [f"{p}__{_OP.format('hfma')}.peak_sustained" for p in ("sm", "smsp")], _SM_CLOCK),
+    "peak_dram_bytes_per_s": (1, ["dram__bytes.sum.peak_sustained"],
+                              ["dram__cycles_elapsed.avg.per_second", "DRAM Frequency"]),
+    "peak_l2_bytes_per_s": (1, ["lts__t_bytes.sum.peak_sustained"], ["lts__cycles_elapsed.avg.per_second"]),
+    "peak_l1_bytes_per_s": (1, ["l1tex__t_bytes.sum.peak_sustained"], ["l1tex__cycles_elapsed.avg.per_second"]),
+}
+# Display-name rows only count inside the Speed Of Light section (other sections reuse names).
+_SOL_ONLY = {"Duration", "SM Frequency", "DRAM Frequency"}
 
 
 def _flop_names() -> set[str]:
@@ -61,33 +93,63 @@ def _flop_names() -> set[str]:
 
 
 def counter_names() -> set[str]:
-    names = _flop_names() | set(_DURATION)
+    """Every counter name this module reads (tensor counters are matched by pattern instead)."""
+    names = _flop_names() | set(_DURATION) | set(_SM_CLOCK) | set(_SM_CYCLES)
     for alternatives in _BYTE_RULES.values():
         for alt in alternatives:
             names.update(n for _, n in alt)
+    for _, peaks, clocks in _PEAKS.values():
+        names.update(peaks)
+        names.update(clocks)
     return names
 
 
-def kernel_counters(metrics: pl.DataFrame) -> pl.DataFrame:
-    """Per (source_file, launch_id): duration_ns, flops_*, *_bytes computed from the counters.
+def _wanted(metrics: pl.DataFrame) -> pl.DataFrame:
+    wanted = metrics.filter(pl.col("metric").is_in(list(counter_names()))
+                            & (pl.col("stat").is_null() | (pl.col("stat") == "avg")))
+    section = pl.col("section").fill_null("")
+    return wanted.filter(~pl.col("metric").is_in(list(_SOL_ONLY))
+                         | section.str.contains("(?i)speed of light"))
+
+
+def kernel_counters(metrics: pl.DataFrame, families: dict[str, str] | None = None) -> pl.DataFrame:
+    """Per (source_file, launch_id): duration_ns, flops_*, *_bytes, clock and peaks from the
+    counters. `families` maps source_file -> GPU family ("volta", "ampere"...) where known; it
+    decides the architecture-specific rules (tensor FLOPs, Kepler transactions).
 
     Counters absent from the log give null, never 0.
     """
-    keys = ["source_file", "launch_id"]
-    wanted = metrics.filter(pl.col("metric").is_in(list(counter_names()))
-                            & (pl.col("stat").is_null() | (pl.col("stat") == "avg")))
-    if not wanted.height:
-        return pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64})
-    # Only the Speed Of Light "Duration" row means kernel duration.
-    wanted = wanted.filter((pl.col("metric") != "Duration")
-                           | pl.col("section").fill_null("").str.contains("(?i)speed of light"))
-    wide = wanted.group_by(keys).agg(
-        [pl.col("value").filter(pl.col("metric") == name).first().alias(name)
-         for name in sorted(counter_names())])
+    wanted = _wanted(metrics)
+    names = sorted(counter_names())
+    if wanted.height:
+        wide = wanted.group_by(KEYS).agg(
+            [pl.col("value").filter(pl.col("metric") == name).first().alias(name) for name in names])
+    else:
+        wide = pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64,
+                                    **{n: pl.Float64 for n in names}})
+    wide = _with_family(wide, families)
     out = [_flops(col, terms) for col, terms in _FLOP_TERMS.items()]
     out += [_first_complete(col, alts) for col, alts in _BYTE_RULES.items()]
-    out.append(pl.coalesce([pl.col(n) for n in _DURATION]).alias("duration_ns"))
-    return wide.select(*keys, *out)
+    out.append(pl.coalesce([pl.col(n) for n in _DURATION]
+                           + [_ratio(_SM_CYCLES, _SM_CLOCK) * 1e9]).alias("duration_ns"))
+    out.append(pl.coalesce([pl.col(n) for n in _SM_CLOCK]).alias("sm_clock_hz"))
+    out += [_peak(col, *rule) for col, rule in _PEAKS.items()]
+    counted = wide.select(*KEYS, *out)
+    tensor_cols = tensor.tensor_counters(metrics, families)
+    if tensor_cols.height:
+        counted = counted.join(tensor_cols, on=KEYS, how="full", coalesce=True)
+    return counted
+
+
+def _with_family(wide: pl.DataFrame, families: dict[str, str] | None) -> pl.DataFrame:
+    fam = pl.DataFrame({"source_file": list((families or {}).keys()),
+                        "__family": list((families or {}).values())},
+                       schema={"source_file": pl.String, "__family": pl.String})
+    return wide.join(fam, on="source_file", how="left")
+
+
+def _ratio(num: list[str], den: list[str]) -> pl.Expr:
+    return pl.coalesce([pl.col(n) for n in num]) / pl.coalesce([pl.col(n) for n in den])
 
 
 def _flops(column: str, terms: list[tuple[int, str]]) -> pl.Expr:
@@ -103,23 +165,34 @@ def _flops(column: str, terms: list[tuple[int, str]]) -> pl.Expr:
 
 def _first_complete(column: str, alternatives: list[list[tuple[int, str]]]) -> pl.Expr:
     exprs = []
-    for alt in alternatives:
+    for i, alt in enumerate(alternatives):
         complete = pl.all_horizontal([pl.col(n).is_not_null() for _, n in alt])
+        if (column, i) in _NOT_ON_KEPLER:
+            complete = complete & (pl.col("__family").fill_null("") != "kepler")
         exprs.append(pl.when(complete).then(pl.sum_horizontal([pl.col(n) * w for w, n in alt])))
     return pl.coalesce(exprs).alias(column)
 
 
-def fill_kernel_counters(kernels: pl.DataFrame, metrics: pl.DataFrame) -> pl.DataFrame:
-    """kernels with duration/FLOP/byte columns filled from `metrics` where the row lacks them.
-    Summary rows get totals (average × count)."""
+def _peak(column: str, factor: float, peaks: list[str], clocks: list[str]) -> pl.Expr:
+    """A measured ceiling: per-cycle peak × clock (both as the log gave them)."""
+    return (pl.coalesce([pl.col(n) for n in peaks]) * factor
+            * pl.coalesce([pl.col(n) for n in clocks])).alias(column)
+
+
+def fill_kernel_counters(kernels: pl.DataFrame, metrics: pl.DataFrame,
+                         families: dict[str, str] | None = None) -> pl.DataFrame:
+    """kernels with duration/FLOP/byte/clock/peak columns filled from `metrics` where the row
+    lacks them. Summary rows get totals (average × count) for counts, not for rates."""
     if not kernels.height or not metrics.height:
         return kernels
-    counters = kernel_counters(metrics)
+    counters = kernel_counters(metrics, families)
     if not counters.height:
         return kernels
-    cols = [c for c in counters.columns if c not in ("source_file", "launch_id")]
-    joined = kernels.join(counters, on=["source_file", "launch_id"], how="left", suffix="_counted")
+    cols = [c for c in counters.columns if c not in KEYS and c in kernels.columns]
+    joined = kernels.join(counters.select(*KEYS, *cols), on=KEYS, how="left", suffix="_counted")
     per_row = pl.when(pl.col("kind") == "summary").then(pl.col("count").cast(pl.Float64)).otherwise(1.0)
+    rates = {"sm_clock_hz", "tensor_active", *_PEAKS}  # not scaled by invocations
     return joined.with_columns(
-        [pl.coalesce(pl.col(c), pl.col(f"{c}_counted") * per_row).alias(c) for c in cols]
+        [pl.coalesce(pl.col(c), pl.col(f"{c}_counted") if c in rates else pl.col(f"{c}_counted") * per_row)
+         .alias(c) for c in cols]
     ).drop([f"{c}_counted" for c in cols])

@@ -1,0 +1,167 @@
+"""The derived kernel columns ingest fills once for everyone: counters, short name, category,
+phase region, tensor-core flags.
+
+`enrich_kernels(kernels, metrics)` is what `ingest._finish_kernels` calls, so `roofreport parse`
+writes these columns and every analysis reads them:
+
+* FLOPs, bytes, duration, clock and measured ceilings from the counters (`counters.py`), with
+  architecture-specific rules decided by the GPU each file ran on (`file_gpus`);
+* `short_name` (`names.py`) and `category` (`categories.py`), kept when a parser set them;
+* `region`: when the log gave none, the forward/backward/optimizer phase the name tells;
+* `tensor_active`: tensor counters above zero, or (when the log has no tensor counter) a kernel
+  name that is a tensor-core kernel;
+* `flops_complete`: false when tensor-core work ran but no counter measured it (the FLOPs are a
+  lower bound), true when the FLOPs counted are all of it, null when nothing was counted.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+import polars as pl
+
+from roofreport import hardware
+from roofreport.analysis.categories import Rule, with_categories
+from roofreport.analysis.counters import fill_kernel_counters
+from roofreport.analysis.names import with_short_names
+from roofreport.analysis.regions import phase_of
+from roofreport.analysis.tensor import names_look_tensor
+
+FLOP_COLUMNS = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor"]
+_CC_FAMILY = [(r"^3\.", "kepler"), (r"^5\.", "maxwell"), (r"^6\.", "pascal"), (r"^7\.[02]$", "volta"),
+              (r"^7\.5$", "turing"), (r"^8\.9$", "ada"), (r"^8\.", "ampere"), (r"^9\.", "hopper"),
+              (r"^1[0-2]\.", "blackwell")]
+_PATH_DEPTH = 4  # path components (file name and parents) searched for a GPU token
+
+
+def family_of_cc(cc: str | None) -> str | None:
+    """GPU family from a compute capability string ("7.0" -> "volta")."""
+    if not cc:
+        return None
+    return next((fam for pattern, fam in _CC_FAMILY if re.match(pattern, str(cc).strip())), None)
+
+
+def enrich_kernels(kernels: pl.DataFrame, metrics: pl.DataFrame, families: dict[str, str] | None = None,
+                   rules: list[Rule] | None = None) -> pl.DataFrame:
+    """kernels with every derived column filled (see the module docstring)."""
+    if not kernels.height:
+        return kernels
+    if families is None:
+        families = file_families(kernels, metrics)
+    kernels = fill_kernel_counters(kernels, metrics, families)
+    kernels = with_short_names(kernels)
+    kernels = with_categories(kernels, rules)
+    kernels = with_phase_regions(kernels)
+    return with_tensor_flags(kernels)
+
+
+def with_phase_regions(kernels: pl.DataFrame) -> pl.DataFrame:
+    phases = phase_of(kernels["name"])
+    return kernels.with_columns(pl.coalesce(pl.col("region"), phases).alias("region"))
+
+
+def with_tensor_flags(kernels: pl.DataFrame) -> pl.DataFrame:
+    """tensor_active from counters (when any) else from the name; flops_complete from both."""
+    by_name = names_look_tensor(pl.col("name"))
+    active = pl.coalesce(pl.col("tensor_active"), by_name)
+    counted = pl.any_horizontal([pl.col(c).is_not_null() for c in FLOP_COLUMNS])
+    # Tensor work is "missing from the counters" when something was counted, or tensor counters
+    # themselves showed the work; a bare trace counted nothing and stays unknown.
+    measured = counted | pl.col("tensor_active").is_not_null()
+    complete = (pl.when(pl.col("__active") & pl.col("flops_tensor").is_null() & measured).then(False)
+                .when(counted).then(True))
+    return (kernels.with_columns(active.alias("__active"))
+            .with_columns(pl.coalesce(pl.col("flops_complete"), complete).alias("flops_complete"),
+                          pl.col("__active").alias("tensor_active"))
+            .drop("__active"))
+
+
+# -- which GPU each file ran on --------------------------------------------------------------
+
+def file_gpus(kernels: pl.DataFrame, metrics: pl.DataFrame,
+              db: hardware.GpuDatabase | None = None) -> pl.DataFrame:
+    """source_file, run, gpu_model, family: from device names in the logs, then the compute
+    capability, then other files of the same run, then GPU tokens in the file's path."""
+    db = db or hardware.load_database()
+    files = kernels.select("source_file", "run").unique()
+    named = _device_names(kernels, metrics)
+    rows = []
+    for source_file, run in files.iter_rows():
+        spec = _first_match(db, named.get(source_file, []))
+        family = spec.family if spec else _cc_family(metrics, source_file)
+        rows.append({"source_file": source_file, "run": run, "gpu_model": spec.key if spec else None,
+                     "family": family})
+    out = pl.DataFrame(rows, schema={"source_file": pl.String, "run": pl.String,
+                                     "gpu_model": pl.String, "family": pl.String})
+    return _fill_from_run_and_path(out, db)
+
+
+def file_families(kernels: pl.DataFrame, metrics: pl.DataFrame) -> dict[str, str]:
+    gpus = file_gpus(kernels, metrics).drop_nulls("family")
+    return dict(zip(gpus["source_file"].to_list(), gpus["family"].to_list()))
+
+
+def _device_names(kernels: pl.DataFrame, metrics: pl.DataFrame) -> dict[str, list[str]]:
+    parts = [kernels.select("source_file", pl.col("device").alias("n"))]
+    if metrics.height:
+        parts.append(metrics.select("source_file", pl.col("device").alias("n")))
+        parts.append(metrics.filter(pl.col("metric") == "device__attribute_display_name")
+                     .select("source_file", pl.col("value_text").alias("n")))
+    names = pl.concat(parts).drop_nulls().unique(maintain_order=True)
+    out: dict[str, list[str]] = {}
+    for source_file, name in names.iter_rows():
+        out.setdefault(source_file, []).append(name)
+    return out
+
+
+def _first_match(db: hardware.GpuDatabase, names: list[str]) -> hardware.GpuSpec | None:
+    for name in names:
+        if re.fullmatch(r"\s*\d+\s*", name):  # a bare device index says nothing
+            continue
+        spec = db.match(name)
+        if spec is not None:
+            return spec
+    return None
+
+
+def _cc_family(metrics: pl.DataFrame, source_file: str) -> str | None:
+    if not metrics.height:
+        return None
+    cc = metrics.filter((pl.col("source_file") == source_file)
+                        & pl.col("metric").is_in(["device__attribute_compute_capability_major",
+                                                  "device__attribute_compute_capability_minor"]))
+    values = dict(zip(cc["metric"].to_list(), cc["value"].to_list()))
+    major = values.get("device__attribute_compute_capability_major")
+    minor = values.get("device__attribute_compute_capability_minor")
+    if major is None:
+        return None
+    return family_of_cc(f"{int(major)}.{int(minor or 0)}")
+
+
+def _fill_from_run_and_path(gpus: pl.DataFrame, db: hardware.GpuDatabase) -> pl.DataFrame:
+    by_run = gpus.drop_nulls("family").group_by("run").agg(
+        pl.col("gpu_model").drop_nulls().first().alias("run_model"), pl.col("family").first().alias("run_family"))
+    gpus = gpus.join(by_run, on="run", how="left").with_columns(
+        pl.coalesce("gpu_model", "run_model").alias("gpu_model"),
+        pl.coalesce("family", "run_family").alias("family")).drop("run_model", "run_family")
+    missing = gpus.filter(pl.col("family").is_null())
+    if not missing.height:
+        return gpus
+    found = {f: _path_spec(db, f) for f in missing["source_file"].to_list()}
+    fill = pl.DataFrame({"source_file": list(found),
+                         "p_model": [s.key if s else None for s in found.values()],
+                         "p_family": [s.family if s else None for s in found.values()]},
+                        schema={"source_file": pl.String, "p_model": pl.String, "p_family": pl.String})
+    return gpus.join(fill, on="source_file", how="left").with_columns(
+        pl.coalesce("gpu_model", "p_model").alias("gpu_model"),
+        pl.coalesce("family", "p_family").alias("family")).drop("p_model", "p_family")
+
+
+def _path_spec(db: hardware.GpuDatabase, source_file: str) -> hardware.GpuSpec | None:
+    parts = PurePath(source_file).parts[-_PATH_DEPTH:]
+    for part in reversed(parts):
+        spec = db.match(part)
+        if spec is not None:
+            return spec
+    return None

@@ -1,0 +1,145 @@
+"""Tensor-core work: FLOPs where the counters allow it, and evidence that tensor cores ran.
+
+CUDA-core op counters (`fadd/fmul/ffma`...) never see HMMA/IMMA/DMMA/GMMA work (METHODOLOGY.md
+a.2). Per kernel, in this order:
+
+1. op-path counters `sm__ops_path_tensor_src_*.sum` (GA100 and newer; ops = FLOPs): summed, a
+   parent counter taken instead of its `_sparsity_on/_off` children (never both); per-opcode
+   `sm__ops_path_tensor_op_*_src_*` only when no generic one was logged;
+2. Volta only (family "volta", CC 7.0/7.2): 512 × `sm__inst_executed_pipe_tensor.sum`
+   (HMMA.884 = m8n8k4 per warp = 512 FLOP, NERSC);
+3. Turing/Ampere/Ada: warp MMA instructions × 2·M·N·K when the kernel name states the MMA
+   shape (`s1688gemm`, `h16816`, `i8816`, `tensor16x8x16`); on Hopper and later never
+   (wgmma's N varies per instruction: an instruction count alone cannot give FLOPs);
+4. tensor instructions counted and all zero: 0 tensor FLOPs;
+5. otherwise unknown (null).
+
+`tensor_active` is true when any tensor pipe/instruction/op counter or nvprof
+`tensor_precision_fu_utilization` level is above zero; `names_look_tensor` recognises tensor-core
+kernels by name (cuBLAS/cuDNN/CUTLASS naming) for logs without such counters.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+KEYS = ["source_file", "launch_id"]
+
+_OPS_GENERIC = re.compile(r"^(?:sm|smsp)__ops_path_tensor_(src_\w+)\.sum$")
+_OPS_OPCODE = re.compile(r"^(?:sm|smsp)__ops_path_tensor_op_[a-z0-9]+_(src_\w+)\.sum$")
+_INST_GENERIC = re.compile(r"^sm(?:sp)?__inst_executed_pipe_tensor\.sum$")
+_INST_OPCODE = re.compile(r"^sm(?:sp)?__inst_executed_pipe_tensor_(?:op|subpipe)_[a-z0-9]+\.sum$")
+_ACTIVITY = re.compile(r"pipe_tensor|ops_path_tensor|tensor_precision_fu_utilization|"
+                       r"tensor_int_fu_utilization|tensor_pipe_active_cycles")
+_SPARSITY = re.compile(r"_sparsity_(?:on|off)$")
+_LEVEL = r"\((\d+)\)"  # nvprof utilization levels: `Idle (0)`, `Low (1)`
+
+# Warp-level MMA shapes named in kernel names -> (M, N, K).
+SHAPES = {"884": (8, 8, 4), "1684": (16, 8, 4), "1688": (16, 8, 8), "16816": (16, 8, 16),
+          "8816": (8, 8, 16), "16832": (16, 8, 32), "16864": (16, 8, 64)}
+_SHAPE_IN_NAME = re.compile(r"(?:^|[^0-9])[hsdibt]?(884|1684|1688|16816|8816|16832|16864)(?:gemm|cudnn|_|[a-z]|$)"
+                            r"|tensor(\d+)x(\d+)x(\d+)", re.I)
+_SHAPE_FAMILIES = {"turing", "ampere", "ada"}
+
+# Tensor-core kernels by name (cuBLAS, cuDNN, CUTLASS, xmma, Hopper nvjet/wgmma). Rust regex.
+TENSOR_NAME_PATTERN = (
+    r"(?i)hmma|imma|dmma|wgmma|gmma|xmma|tensorop|tensor_?core|tensor\d+x\d+x\d+|tf32|nvjet|"
+    r"[hsibd](?:884|1684|1688|16816|8816|16832|16864)(?:gemm|cudnn|_|[a-z])|_wmma|wmma::|mma_sync|"
+    r"sm(?:8\d|9\d|1\d\d)_xmma|cutlass.*(?:tensorop|_tf32|_bf16|_f16)"
+)
+
+
+def names_look_tensor(names: pl.Expr) -> pl.Expr:
+    """True where a kernel name says it runs on tensor cores."""
+    return names.fill_null("").str.contains(TENSOR_NAME_PATTERN)
+
+
+def shape_flops(name: str | None) -> float | None:
+    """FLOP per warp-level MMA instruction (2·M·N·K) when the name names exactly one shape."""
+    if not name:
+        return None
+    found = set()
+    for m in _SHAPE_IN_NAME.finditer(name):
+        if m.group(1):
+            found.add(SHAPES[m.group(1)])
+        else:
+            found.add((int(m.group(2)), int(m.group(3)), int(m.group(4))))
+    if len(found) != 1:
+        return None
+    mm, nn, kk = found.pop()
+    return float(2 * mm * nn * kk)
+
+
+def _classify(names: list[str]) -> dict[str, str]:
+    """metric name -> role (ops, ops_opcode, inst, inst_opcode, activity)."""
+    roles = {}
+    for name in names:
+        if _OPS_GENERIC.match(name):
+            roles[name] = "ops"
+        elif _OPS_OPCODE.match(name):
+            roles[name] = "ops_opcode"
+        elif _INST_GENERIC.match(name):
+            roles[name] = "inst"
+        elif _INST_OPCODE.match(name):
+            roles[name] = "inst_opcode"
+        elif _ACTIVITY.search(name):
+            roles[name] = "activity"
+    return roles
+
+
+def _ops_sum(rows: pl.DataFrame, role: str) -> pl.DataFrame:
+    """Sum of op-path counters per kernel, parents preferred to their sparsity children."""
+    ops = rows.filter(pl.col("role") == role).with_columns(
+        parent=pl.col("metric").str.replace(r"\.sum$", "").str.replace(r"_sparsity_(?:on|off)$", ""),
+        is_child=pl.col("metric").str.replace(r"\.sum$", "").str.contains(r"_sparsity_(?:on|off)$"))
+    has_parent = ops.filter(~pl.col("is_child")).select(*KEYS, "parent").unique()
+    children = ops.filter(pl.col("is_child")).join(has_parent, on=[*KEYS, "parent"], how="anti")
+    kept = pl.concat([ops.filter(~pl.col("is_child")), children])
+    return kept.group_by(KEYS).agg(pl.col("value").sum().alias(role))
+
+
+def tensor_counters(metrics: pl.DataFrame, families: dict[str, str] | None = None) -> pl.DataFrame:
+    """Per (source_file, launch_id) with any tensor counter: flops_tensor, tensor_active."""
+    roles = _classify(metrics["metric"].unique().drop_nulls().to_list()) if metrics.height else {}
+    if not roles:
+        return pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64,
+                                    "flops_tensor": pl.Float64, "tensor_active": pl.Boolean})
+    role_df = pl.DataFrame({"metric": list(roles), "role": list(roles.values())})
+    rows = metrics.filter(pl.col("metric").is_in(list(roles))).join(role_df, on="metric")
+    value = pl.coalesce(pl.col("value"),
+                        pl.col("value_text").str.extract(_LEVEL, 1).cast(pl.Float64, strict=False))
+    rows = rows.with_columns(value=value)
+    counts = rows.filter(pl.col("stat").is_null() | (pl.col("stat") == "avg"))
+    per_kernel = rows.group_by(KEYS).agg(
+        pl.col("kernel_name").drop_nulls().first().alias("kernel_name"),
+        (pl.col("value").fill_null(0) > 0).any().alias("tensor_active"))
+    for role in ("inst", "inst_opcode"):
+        summed = counts.filter(pl.col("role") == role).group_by(KEYS).agg(pl.col("value").sum().alias(role))
+        per_kernel = per_kernel.join(summed, on=KEYS, how="left")
+    for role in ("ops", "ops_opcode"):
+        per_kernel = per_kernel.join(_ops_sum(counts, role), on=KEYS, how="left")
+    return _tensor_flops(per_kernel, families)
+
+
+def _tensor_flops(per_kernel: pl.DataFrame, families: dict[str, str] | None) -> pl.DataFrame:
+    fam = pl.DataFrame({"source_file": list((families or {}).keys()),
+                        "family": list((families or {}).values())},
+                       schema={"source_file": pl.String, "family": pl.String})
+    df = per_kernel.join(fam, on="source_file", how="left")
+    shapes = df["kernel_name"].unique().to_list()
+    shape_df = pl.DataFrame({"kernel_name": shapes, "shape_flops": [shape_flops(n) for n in shapes]},
+                            schema={"kernel_name": pl.String, "shape_flops": pl.Float64})
+    df = df.join(shape_df, on="kernel_name", how="left", nulls_equal=True)
+    family = pl.col("family").fill_null("")
+    inst_any = pl.coalesce("inst_opcode", "inst")
+    flops = (pl.when(pl.col("ops").is_not_null()).then(pl.col("ops"))
+             # Hopper's hmma op path reads 0 for wgmma kernels: 0 ops with instructions is unknown.
+             .when(pl.col("ops_opcode").is_not_null()
+                   & ~((pl.col("ops_opcode") == 0) & (inst_any.fill_null(0) > 0))).then(pl.col("ops_opcode"))
+             .when((family == "volta") & pl.col("inst").is_not_null()).then(pl.col("inst") * 512.0)
+             .when(family.is_in(list(_SHAPE_FAMILIES)) & inst_any.is_not_null()
+                   & pl.col("shape_flops").is_not_null()).then(inst_any * pl.col("shape_flops"))
+             .when((inst_any == 0) & pl.col("ops_opcode").is_null()).then(0.0))
+    return df.select(*KEYS, flops.alias("flops_tensor"), "tensor_active")

@@ -1,0 +1,203 @@
+"""Which rows give a run's kernel time, and the real time of the kernels ncu counted.
+
+A run can hold several logs of the same work: an ncu log (counters, but kernels serialised and
+clocks locked to base by default), an nsys or nvprof trace (the real timeline), summaries, and
+repeated jobs of the same configuration. Kernel time must come from ONE of them, never a sum:
+
+    rank 1  nsys trace        (kernels.kind = launch, from an nsys file)
+    rank 2  nvprof trace
+    rank 3  nsys summary      (kern sum)
+    rank 4  nvprof summary    (GPU activities)
+    rank 5  other launch rows (activities of kind kernel without kernel rows)
+    rank 6  ncu               (gpu__time_duration: serialised, clock-locked)
+
+Within the best rank, one file (the one with the most kernel time) stands for the run when
+several were logged (repeated jobs), so time is never double counted; memcpy/memset activities
+of that file are added when its kernel rows do not list them.
+
+`counted_kernel_times` gives each ncu-counted kernel launch the duration of the same launch in
+a trace of the same run: launches are aligned by their short names in order (difflib), so a
+trace that also captured kernels ncu skipped still lines up.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import polars as pl
+
+_RANKS = {("nsys", "launch"): 1, ("nvprof", "launch"): 2, ("nsys", "summary"): 3,
+          ("nvprof", "summary"): 4, ("activities", "launch"): 5, ("ncu", "launch"): 6,
+          ("ncu", "summary"): 6}
+_LABELS = {1: "nsys trace", 2: "nvprof trace", 3: "nsys summary", 4: "nvprof summary",
+           5: "trace", 6: "ncu gpu__time_duration"}
+_UNKNOWN_RANK = 5
+MIN_MATCHED = 0.9  # share of ncu launches a trace must match to give their time
+
+TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "name": pl.String, "short_name": pl.String,
+                "category": pl.String, "region": pl.String, "count": pl.Int64, "time_ns": pl.Float64,
+                "tensor_active": pl.Boolean, "rank": pl.Int64, "time_source": pl.String}
+
+
+def file_families(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """source_file -> family ("ncu", "nsys", "nvprof", "nvidia-smi") from the files table."""
+    files = tables.get("files")
+    if files is None or not files.height:
+        return pl.DataFrame(schema={"source_file": pl.String, "family": pl.String})
+    return files.select(pl.col("path").alias("source_file"), "family").unique("source_file")
+
+
+def _candidates(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    kernels = tables.get("kernels")
+    fam = file_families(tables)
+    parts = []
+    if kernels is not None and kernels.height:
+        k = kernels.filter(pl.col("duration_ns").is_not_null()).join(fam, on="source_file", how="left")
+        parts.append(k.select(
+            "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name", "category",
+            "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"), "tensor_active",
+            _rank(pl.col("family"), pl.col("kind")).alias("rank")))
+    parts.append(_activity_kernels(tables, kernels))
+    parts = [p for p in parts if p.height]
+    if not parts:
+        return pl.DataFrame(schema=TIME_COLUMNS)
+    return pl.concat([p.select([pl.col(c).cast(t) for c, t in TIME_COLUMNS.items() if c != "time_source"])
+                      for p in parts])
+
+
+def _rank(family: pl.Expr, kind: pl.Expr) -> pl.Expr:
+    expr = pl.lit(_UNKNOWN_RANK, pl.Int64)
+    for (fam, knd), rank in _RANKS.items():
+        expr = pl.when((family == fam) & (kind == knd)).then(pl.lit(rank, pl.Int64)).otherwise(expr)
+    return expr
+
+
+def _activity_kernels(tables: dict[str, pl.DataFrame], kernels: pl.DataFrame | None) -> pl.DataFrame:
+    """Kernel activities of files that gave no kernel rows (a trace read into activities only)."""
+    acts = tables.get("activities")
+    if acts is None or not acts.height:
+        return pl.DataFrame()
+    acts = acts.filter((pl.col("kind") == "kernel") & pl.col("duration_ns").is_not_null())
+    if kernels is not None and kernels.height:
+        acts = acts.join(kernels.select("source_file").unique(), on="source_file", how="anti")
+    if not acts.height:
+        return pl.DataFrame()
+    from roofreport.analysis.categories import categorize
+    from roofreport.analysis.names import with_short_names
+    from roofreport.analysis.regions import phase_of
+    from roofreport.analysis.tensor import names_look_tensor
+    acts = with_short_names(acts)
+    return acts.select(
+        "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name",
+        categorize(acts["name"]).alias("category"),
+        phase_of(acts["name"]).alias("region"), pl.lit(1, pl.Int64).alias("count"),
+        pl.col("duration_ns").alias("time_ns"), names_look_tensor(pl.col("name")).alias("tensor_active"),
+        pl.lit(_RANKS[("activities", "launch")], pl.Int64).alias("rank"))
+
+
+def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The rows that make up each run's GPU time (kernels, plus memcpy/memset when the chosen
+    source has them), all from one source file per run; `time_source` labels the choice."""
+    cand = _candidates(tables)
+    if not cand.height:
+        return pl.DataFrame(schema=TIME_COLUMNS)
+    per_file = cand.group_by("run", "source_file", "rank").agg(pl.col("time_ns").sum().alias("t"))
+    best = (per_file.sort(["run", "rank", "t", "source_file"], descending=[False, False, True, False])
+            .group_by("run", maintain_order=True)
+            .agg(pl.col("source_file").first(), pl.col("rank").first(),
+                 pl.col("source_file").filter(pl.col("rank") == pl.col("rank").first()).n_unique().alias("n")))
+    chosen = cand.join(best.select("run", "source_file", "rank"), on=["run", "source_file", "rank"])
+    chosen = pl.concat([chosen, _transfers(tables, chosen)], how="diagonal_relaxed")
+    labels = best.select("run", _label(pl.col("rank"), pl.col("n")).alias("time_source"))
+    return chosen.join(labels, on="run", how="left").select(list(TIME_COLUMNS))
+
+
+def _label(rank: pl.Expr, n: pl.Expr) -> pl.Expr:
+    base = pl.lit(None, pl.String)
+    for r, text in _LABELS.items():
+        base = pl.when(rank == r).then(pl.lit(text)).otherwise(base)
+    return pl.when(n > 1).then(pl.format("{} (1 of {} files)", base, n)).otherwise(base)
+
+
+def _transfers(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.DataFrame:
+    """memcpy/memset activities of the chosen files whose kernel rows do not list transfers."""
+    acts = tables.get("activities")
+    if acts is None or not acts.height:
+        return pl.DataFrame(schema={c: t for c, t in TIME_COLUMNS.items() if c != "time_source"})
+    listed = chosen.filter(pl.col("category").is_in(["memcpy", "memset"])).select("source_file").unique()
+    files = chosen.select("run", "source_file", "rank").unique().join(listed, on="source_file", how="anti")
+    moves = acts.filter(pl.col("kind").is_in(["memcpy", "memset"]) & pl.col("duration_ns").is_not_null())
+    moves = moves.join(files, on=["run", "source_file"])
+    return moves.select(
+        "run", "source_file", pl.col("source_line").alias("order"), "name", pl.col("name").alias("short_name"), pl.col("kind").alias("category"),
+        pl.lit(None, pl.String).alias("region"), pl.lit(1, pl.Int64).alias("count"),
+        pl.col("duration_ns").alias("time_ns"), pl.lit(False).alias("tensor_active"), "rank")
+
+
+# -- real time for ncu-counted launches -----------------------------------------------------
+
+def counted_kernel_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Per kernel row: source_file, launch_id, time_ns and time_source, in this order of choice:
+    the same launch in a trace of the run (ncu rows; needs MIN_MATCHED of them to align), the
+    same kernel name's total in the run's time source (summary rows such as nvprof metrics),
+    the row's own duration."""
+    kernels = tables.get("kernels")
+    empty = pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64,
+                                 "time_ns": pl.Float64, "time_source": pl.String})
+    if kernels is None or not kernels.height:
+        return empty
+    own = kernels.join(file_families(tables), on="source_file", how="left")
+    out = own.select("source_file", "launch_id", pl.col("duration_ns").alias("time_ns"),
+                     pl.when(pl.col("duration_ns").is_not_null())
+                     .then(pl.format("{} duration", pl.col("family").fill_null("log"))).alias("time_source"))
+    traces = _trace_launches(tables)
+    runs = own.filter((pl.col("family") == "ncu") & (pl.col("kind") == "launch"))["run"].unique().to_list()
+    found = [_align_run(own.filter(pl.col("run") == run), traces.filter(pl.col("run") == run)) for run in runs]
+    found.append(_by_name(tables, own))
+    found = [f for f in found if f.height]
+    for part in found:
+        out = out.join(part, on=["source_file", "launch_id"], how="left", suffix="_m").select(
+            "source_file", "launch_id", pl.coalesce("time_ns_m", "time_ns").alias("time_ns"),
+            pl.coalesce("time_source_m", "time_source").alias("time_source"))
+    return out
+
+
+def _trace_launches(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    cand = _candidates(tables)
+    return cand.filter(pl.col("rank").is_in([1, 2, 5]) & ~pl.col("category").is_in(["memcpy", "memset"]))
+
+
+def _align_run(own: pl.DataFrame, trace: pl.DataFrame) -> pl.DataFrame:
+    """Launch-by-launch alignment of a run's ncu rows with its best trace file."""
+    ncu = own.filter((pl.col("family") == "ncu") & (pl.col("kind") == "launch")).sort("source_file", "launch_id")
+    if not ncu.height or not trace.height:
+        return pl.DataFrame()
+    best_file = trace.group_by("source_file", "rank").agg(pl.len()).sort(
+        ["rank", "len", "source_file"], descending=[False, True, False])
+    trace = trace.filter(pl.col("source_file") == best_file["source_file"][0]).sort("order")
+    a, b = ncu["short_name"].to_list(), trace["short_name"].to_list()
+    pairs = [(blk.a + i, blk.b + i) for blk in difflib.SequenceMatcher(None, a, b, autojunk=False)
+             .get_matching_blocks() for i in range(blk.size)]
+    if len(pairs) < MIN_MATCHED * len(a):
+        return pl.DataFrame()
+    label = f"{_LABELS[int(trace['rank'][0])]} (matched {len(pairs)} of {len(a)} launches)"
+    return pl.DataFrame({
+        "source_file": [ncu["source_file"][i] for i, _ in pairs],
+        "launch_id": [ncu["launch_id"][i] for i, _ in pairs],
+        "time_ns": [trace["time_ns"][j] for _, j in pairs],
+        "time_source": [label] * len(pairs),
+    }, schema={"source_file": pl.String, "launch_id": pl.Int64, "time_ns": pl.Float64, "time_source": pl.String})
+
+
+def _by_name(tables: dict[str, pl.DataFrame], own: pl.DataFrame) -> pl.DataFrame:
+    """Counted summary rows without a time of their own (nvprof metrics) get their kernel name's
+    total time from the run's time source (nvprof summary or trace of the same run)."""
+    rows = own.filter((pl.col("kind") == "summary") & pl.col("duration_ns").is_null()
+                      & (pl.col("family") != "ncu"))
+    if not rows.height:
+        return pl.DataFrame()
+    times = kernel_time_rows(tables).filter(pl.col("rank") < 6)
+    totals = times.group_by("run", "name").agg(pl.col("time_ns").sum(), pl.col("time_source").first())
+    joined = rows.join(totals, on=["run", "name"], how="inner")
+    return joined.select("source_file", "launch_id", "time_ns",
+                         pl.format("{} (by kernel name)", pl.col("time_source")).alias("time_source"))
