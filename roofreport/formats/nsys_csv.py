@@ -1,0 +1,184 @@
+"""nsys `stats --format csv` reports (gputrace, gpukernsum, cudaapisum, nvtxsum, ... of every
+version), as files or captured from stdout with tool noise around them.
+
+The header line is parsed with the grammar (`csv_header_line`) and recognised by its column
+names (`nsys_columns.py`); the rows are read by `pl.read_csv` as text and typed column by
+column. The common case (one report, header on the first lines, no broken row) is one
+`read_csv` call; anything unusual (several reports in one capture, rows with a wrong number
+of fields, blank lines) takes the line-by-line path, which locates each problem.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import polars as pl
+
+from roofreport import grammar
+from roofreport.errors import ParseError
+from roofreport.formats.base import ParseResult
+from roofreport.formats.nsys_columns import (BY_HEADER, Column, Report, fields_of,
+                                             hint_from_filename, recognise)
+from roofreport.formats.nsys_tables import Cells, emit, typed
+from roofreport.textio import Document
+
+FAMILY = "nsys"
+_MAX_PROBLEMS = 20
+_QUOTED = r'"(?:[^"]|"")*"'
+
+
+class Header:
+    """One recognised report header: its line (1-based), Columns and report kind."""
+
+    def __init__(self, line_no: int, names: list[str], cols: list[Column | None], report: Report):
+        self.line_no, self.names, self.cols, self.report = line_no, names, cols, report
+
+
+def find_header(lines: list[str], filename: str = "", offset: int = 0) -> Header | None:
+    """The first line of `lines` that is an nsys CSV report header (never raises)."""
+    for i, text in enumerate(lines):
+        header = parse_header(text, offset + i + 1, filename)
+        if header is not None:
+            return header
+    return None
+
+
+def parse_header(text: str, line_no: int, filename: str = "") -> Header | None:
+    first = text.split(",", 1)[0].strip()
+    if "," not in text or first not in BY_HEADER:
+        return None
+    g = grammar.load("nsys")
+    if not g.matches(text, "csv_header_line"):
+        return None
+    tree = g.parse(text, "csv_header_line")
+    names = [str(t) for t in tree.scan_values(lambda v: getattr(v, "type", "") == "CSV_NAME")]
+    cols, unknown = fields_of(names)
+    if len(unknown) > len(names) // 2:
+        return None
+    report = recognise(cols, hint_from_filename(filename))
+    return Header(line_no, names, cols, report) if report else None
+
+
+def parse_csv(doc: Document, variant: str) -> ParseResult:
+    result = ParseResult(family=FAMILY, variant=variant)
+    head_lines = doc.data[:65536].decode("utf-8", errors="replace").split("\n")[:-1] or [""]
+    header = find_header(head_lines[:400], doc.path.name)
+    if header is None:
+        result.error = ParseError("no nsys CSV report header found", path=doc.display)
+        return result
+    frame = _fast_read(doc, header)
+    if frame is not None:
+        _finish(header, frame, doc, result)
+    else:
+        _slow_read(doc, result)
+    if not result.rows() and result.error is None:
+        result.error = ParseError(f"nsys {header.report.id} report holds no rows",
+                                  path=doc.display, line=header.line_no)
+    return result
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+def _read(doc: Document, header: Header, n_rows: int | None, ragged: bool) -> pl.DataFrame:
+    frame = pl.read_csv(io.BytesIO(doc.data), skip_lines=header.line_no - 1, n_rows=n_rows,
+                        infer_schema=False, has_header=True, truncate_ragged_lines=ragged,
+                        new_columns=[f"c{i}" for i in range(len(header.names))],
+                        raise_if_empty=False)
+    return frame.with_columns(source_line=pl.int_range(header.line_no + 1,
+                                                       header.line_no + 1 + frame.height, dtype=pl.Int64))
+
+
+def _fast_read(doc: Document, header: Header) -> pl.DataFrame | None:
+    """The whole rest of the file as one report, or None when it is not that simple."""
+    try:
+        frame = _read(doc, header, None, ragged=False)
+    except pl.exceptions.PolarsError:
+        return None
+    body_lines = doc.data.count(b"\n") - (header.line_no - 1) - 1 + (not doc.data.endswith(b"\n"))
+    last = f"c{len(header.names) - 1}"
+    if frame.height != body_lines or frame[last].null_count() \
+            or frame["c0"].str.strip_chars().eq(header.names[0]).any():
+        return None  # blank lines, short rows or a second report: let the line path locate them
+    return frame
+
+
+def _slow_read(doc: Document, result: ParseResult) -> None:
+    lines = doc.lines()
+    first = lines["text"].str.extract(r"^([^,]*),", 1).str.strip_chars()
+    candidates = lines.filter(first.is_in(list(BY_HEADER)))
+    headers = [h for h in (parse_header(t, n, doc.path.name) for n, t in candidates.iter_rows())
+               if h is not None]
+    blank = lines.filter(pl.col("text").str.strip_chars() == "")["line_no"].to_list()
+    stops = sorted(set(blank) | {h.line_no for h in headers} | {lines.height + 1})
+    for header in headers:
+        end = next(s for s in stops if s > header.line_no)
+        body = lines.slice(header.line_no, end - header.line_no - 1)
+        bad = _wrong_field_counts(body, len(header.names))
+        _report_rows(bad, doc, result)
+        frame = _read(doc, header, body.height, ragged=True)
+        frame = frame.filter(~pl.col("source_line").is_in(bad["line_no"].implode()))
+        _finish(header, frame, doc, result)
+
+
+def _wrong_field_counts(body: pl.DataFrame, n_fields: int) -> pl.DataFrame:
+    commas = body["text"].str.replace_all(_QUOTED, "").str.count_matches(",")
+    return body.filter(commas != n_fields - 1)
+
+
+def _report_rows(bad: pl.DataFrame, doc: Document, result: ParseResult) -> None:
+    for line_no, text in bad.head(_MAX_PROBLEMS).iter_rows():
+        err = ParseError("row does not have the header's number of fields", path=doc.display,
+                         line=line_no, column=len(text) + 1, text=text)
+        _problem(result, "nsys.bad-row", err)
+    if bad.height > _MAX_PROBLEMS:
+        result.warn("nsys.bad-row", f"{bad.height - _MAX_PROBLEMS} more rows with a wrong number of fields")
+
+
+def _problem(result: ParseResult, code: str, err: ParseError) -> None:
+    result.warn(code, err.describe(), line=err.line)
+    if result.error is None:
+        result.error = err
+
+
+# -- typing ----------------------------------------------------------------------------------
+
+def _finish(header: Header, frame: pl.DataFrame, doc: Document, result: ParseResult) -> None:
+    keep = [(i, c) for i, c in enumerate(header.cols) if c is not None]
+    cells = Cells(header.report, [c for _, c in keep],
+                  frame.select("source_line", *[pl.col(f"c{i}").alias(c.field) for i, c in keep]))
+    values, bad = typed(cells)
+    _report_values(bad, header, doc, result)
+    emit(header.report, values, result, {})
+
+
+def _report_values(bad: pl.DataFrame, header: Header, doc: Document, result: ParseResult) -> None:
+    if not bad.height:
+        return
+    texts = doc.lines()["text"]
+    index = {c.field: i for i, c in enumerate(header.cols) if c is not None}
+    for line_no, field, cell in bad.head(_MAX_PROBLEMS).iter_rows():
+        line = texts[line_no - 1]
+        err = ParseError(f"{header.names[index[field]]}: {cell!r} is not a number", path=doc.display,
+                         line=line_no, column=_cell_column(line, index[field]), text=line)
+        _problem(result, "nsys.bad-value", err)
+    if bad.height > _MAX_PROBLEMS:
+        result.warn("nsys.bad-value", f"{bad.height - _MAX_PROBLEMS} more cells that are not numbers")
+
+
+def _cell_column(line: str, index: int) -> int:
+    """1-based column where field `index` of a CSV line starts (quotes respected)."""
+    field, quoted = 0, False
+    for pos, char in enumerate(line):
+        if field == index:
+            return pos + 1
+        if char == '"':
+            quoted = not quoted
+        elif char == "," and not quoted:
+            field += 1
+    return len(line) + 1
+
+
+def version_of_path(text: str) -> str | None:
+    m = re.search(r"nsight-systems[\w\-]*[/-](\d{4}\.\d+(?:\.\d+)*)", text)
+    return m.group(1) if m else None

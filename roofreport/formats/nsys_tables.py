@@ -1,0 +1,225 @@
+"""From the cells of one nsys report (CSV or console) to the shared tables.
+
+Both nsys parsers cut a report into a frame of text cells named by field (see
+`nsys_columns.py`) plus `source_line`; `typed` turns the cells into numbers in base units and
+`emit` writes the report's rows into `kernels`, `activities`, `api_calls`, `regions` or
+`metrics`, one small function per report kind.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from roofreport import numbers, units
+from roofreport.formats.base import ParseResult
+from roofreport.formats.nsys_columns import DEFAULT, TEXT_FIELDS, Column, Report
+
+ELLIPSIS = "\u2026"   # nsys cuts names (and console cells) at their column width with `…`
+
+# Trace rows are kernels unless their name says otherwise (first match wins).
+ACTIVITY_KINDS: list[tuple[str, str]] = [
+    (r"^\[CUDA memset", "memset"),
+    (r"^\[CUDA (?:Unified Memory )?memcpy", "memcpy"),
+    (r"^\[CUDA ", "other"),
+]
+
+_NO_TEXT = ("", "None")   # printed for "no value" in text cells (2022.4 writes Python's None)
+
+
+@dataclass
+class Cells:
+    """One report's cells: `frame` holds `source_line` and one String column per field."""
+
+    report: Report
+    columns: list[Column]
+    frame: pl.DataFrame
+
+
+def typed(cells: Cells) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(values, bad): numbers scaled to base units, text stripped; `bad` lists the cells
+    (`source_line`, `field`, `text`) that hold neither a number nor a "no value" mark."""
+    exprs, checks = [pl.col("source_line")], []
+    for col in cells.columns:
+        raw = pl.col(col.field).str.strip_chars()
+        if col.field in TEXT_FIELDS:
+            exprs.append(pl.when(raw.is_in(_NO_TEXT)).then(None).otherwise(raw).alias(col.field))
+            continue
+        unit = cells.report.default_unit if col.unit == DEFAULT else col.unit
+        value = numbers.parse_number(raw) * units.scale(unit)[1]
+        exprs.append(value.alias(col.field))
+        broken = value.is_null() & raw.is_not_null() & ~raw.is_in(numbers.MISSING) \
+            & ~raw.str.ends_with(ELLIPSIS)
+        checks.append(pl.when(broken).then(pl.lit(col.field)).alias(f"bad_{col.field}"))
+    values = cells.frame.select(exprs)
+    return values, _bad_cells(cells.frame, checks)
+
+
+def _bad_cells(frame: pl.DataFrame, checks: list[pl.Expr]) -> pl.DataFrame:
+    schema = {"source_line": pl.Int64, "field": pl.String, "text": pl.String}
+    if not checks:
+        return pl.DataFrame(schema=schema)
+    flagged = frame.with_columns(pl.concat_list(checks).list.drop_nulls().alias("field"))
+    flagged = flagged.filter(pl.col("field").list.len() > 0).explode("field")
+    text = pl.coalesce([pl.when(pl.col("field") == f).then(pl.col(f)) for f in _numeric(frame)])
+    return flagged.select("source_line", "field", text.alias("text")).cast(schema)
+
+
+def _numeric(frame: pl.DataFrame) -> list[str]:
+    return [c for c in frame.columns if c != "source_line" and c not in TEXT_FIELDS]
+
+
+def truncated_values(cells: Cells) -> int:
+    """How many numeric console cells nsys cut with `…` (their value is lost)."""
+    numeric = [c.field for c in cells.columns if c.field not in TEXT_FIELDS]
+    if not numeric:
+        return 0
+    return int(cells.frame.select(
+        pl.sum_horizontal(pl.col(f).str.ends_with(ELLIPSIS).fill_null(False) for f in numeric)).sum().item())
+
+
+# -- emitters --------------------------------------------------------------------------------
+
+def emit(report: Report, values: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    """Write one report's typed rows into the shared tables. `context` carries what the file
+    said around the table (e.g. `nvtx_prefix`: kernel names are `range/kernel`)."""
+    if not values.height:
+        return
+    EMITTERS[report.id](_ensure(values), result, context)
+
+
+_EXPECTED = ("start", "duration", "name", "device", "context", "stream", "correlation_id", "bytes",
+             "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "total", "instances",
+             "calls", "operations", "avg", "min", "max", "range", "grid_xyz", "block_xyz", "api_name")
+
+
+def _ensure(values: pl.DataFrame) -> pl.DataFrame:
+    missing = [pl.lit(None, pl.String if c in TEXT_FIELDS else pl.Float64).alias(c)
+               for c in _EXPECTED if c not in values.columns]
+    return values.with_columns(missing) if missing else values
+
+
+def _dims(prefix: str) -> pl.Expr:
+    """`(x, y, z)` from three numeric fields, null unless all three are known."""
+    parts = [pl.col(f"{prefix}_{axis}").cast(pl.Int64, strict=False).cast(pl.String) for axis in "xyz"]
+    return pl.when(pl.all_horizontal(p.is_not_null() for p in parts)).then(
+        pl.concat_str([pl.lit("("), pl.concat_str(parts, separator=", "), pl.lit(")")]))
+
+
+def _xyz(field: str) -> pl.Expr:
+    """`   1 1568    1` (GridXYZ/BlockXYZ of kernel summaries) -> `(1, 1568, 1)`."""
+    spaced = pl.col(field).str.strip_chars().str.replace_all(r"\s+", ", ")
+    return pl.when(spaced.is_not_null()).then(pl.concat_str([pl.lit("("), spaced, pl.lit(")")]))
+
+
+def _activity_kind() -> pl.Expr:
+    name = pl.col("name").fill_null("")
+    chain = pl.when(name.str.contains(ACTIVITY_KINDS[0][0])).then(pl.lit(ACTIVITY_KINDS[0][1]))
+    for pattern, kind in ACTIVITY_KINDS[1:]:
+        chain = chain.when(name.str.contains(pattern)).then(pl.lit(kind))
+    return chain.otherwise(pl.lit("kernel"))
+
+
+def _gputrace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    rows = v.with_columns(kind=_activity_kind(), grid=_dims("grid"), block=_dims("block"),
+                          launch_id=pl.int_range(1, v.height + 1, dtype=pl.Int64))
+    common = [pl.col("source_line"), pl.col("name"), pl.col("duration").alias("duration_ns"),
+              "device", "context", "stream", "grid", "block"]
+    result.add("activities", rows.select(
+        *common, "kind", pl.col("start").alias("start_ns"), "bytes", "correlation_id"))
+    kernels = rows.filter(pl.col("kind") == "kernel")
+    if kernels.height:
+        result.add("kernels", kernels.select(
+            *common, "launch_id", pl.lit("launch").alias("kind"), pl.lit(1).alias("count")))
+    devices = rows["device"].drop_nulls()
+    if devices.len() and result.hints.device_name is None:
+        result.hints.device_name = device_name(devices[0])
+
+
+def device_name(printed: str) -> str:
+    """`NVIDIA RTX A4500 (0)` -> `NVIDIA RTX A4500`."""
+    return re.sub(r"\s*\(\d+\)$", "", printed.strip())
+
+
+def _kernel_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    name, region = pl.col("name"), pl.col("range")
+    if context.get("nvtx_prefix"):  # `cuda_gpu_kern_sum:nvtx-name`: `forward/kernel`
+        has = name.str.contains("/")
+        region = pl.when(has).then(name.str.extract(r"^([^/]*)/", 1))
+        name = pl.when(has).then(name.str.replace(r"^[^/]*/", "")).otherwise(name)
+    result.add("kernels", v.select(
+        "source_line", name.alias("name"), region.alias("region"), pl.lit("summary").alias("kind"),
+        pl.col("instances").alias("count"), pl.col("total").alias("duration_ns"),
+        _xyz("grid_xyz").alias("grid"), _xyz("block_xyz").alias("block")))
+
+
+def _memtime_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("kernels", v.select(
+        "source_line", "name", pl.lit("summary").alias("kind"),
+        pl.col("operations").alias("count"), pl.col("total").alias("duration_ns")))
+
+
+def _api_summary(kind: str):
+    def emit_api(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+        result.add("api_calls", v.select(
+            "source_line", pl.lit(kind).alias("kind"), "name", pl.col("calls"),
+            pl.col("total").alias("total_ns"), pl.col("avg").alias("avg_ns"),
+            pl.col("min").alias("min_ns"), pl.col("max").alias("max_ns")))
+    return emit_api
+
+
+def _api_trace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("api_calls", v.select(
+        "source_line", pl.lit("trace").alias("kind"),
+        pl.coalesce("api_name", "name").alias("name"), pl.lit(1).alias("calls"),
+        pl.col("duration").alias("total_ns"), pl.col("start").alias("start_ns")))
+
+
+def _nvtx_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("regions", v.select(
+        "source_line", pl.lit("nvtx").alias("kind"), pl.col("range").alias("name"),
+        pl.col("instances").alias("count"), pl.col("total").alias("duration_ns")))
+
+
+def _nvtx_projection(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("regions", v.select(
+        "source_line", pl.lit("nvtx_gpu").alias("kind"), "name",
+        pl.col("start").alias("start_ns"), pl.col("duration").alias("duration_ns"),
+        pl.lit(1).alias("count")))
+
+
+def _nvtx_projection_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("regions", v.select(
+        "source_line", pl.lit("nvtx_gpu").alias("kind"), pl.col("range").alias("name"),
+        pl.col("instances").alias("count"), pl.col("total").alias("duration_ns")))
+
+
+def _memsize_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    """Bytes moved per memory operation: long form in `metrics` (one row per statistic)."""
+    stats = [c for c in ("total_size", "operations", "avg", "med", "min", "max", "stddev") if c in v.columns]
+    long = v.unpivot(index=["source_line", "name"], on=stats, variable_name="stat", value_name="value")
+    result.add("metrics", long.select(
+        "source_line", pl.col("name").alias("kernel_name"), pl.lit("gpumemsizesum").alias("section"),
+        pl.when(pl.col("stat") == "operations").then(pl.lit("memory operations"))
+        .otherwise(pl.lit("memory operation bytes")).alias("metric"),
+        pl.col("stat").replace({"total_size": "total", "operations": None}).alias("stat"),
+        pl.when(pl.col("stat") == "operations").then(None).otherwise(pl.lit("byte")).alias("unit"),
+        "value"))
+
+
+EMITTERS = {
+    "gputrace": _gputrace,
+    "gpukernsum": _kernel_summary,
+    "nvtxkernsum": _kernel_summary,
+    "gpumemtimesum": _memtime_summary,
+    "gpumemsizesum": _memsize_summary,
+    "cudaapisum": _api_summary("summary"),
+    "osrtsum": _api_summary("osrt_summary"),
+    "apitrace": _api_trace,
+    "rulesync": _api_trace,
+    "nvtxsum": _nvtx_summary,
+    "nvtxgpuproj": _nvtx_projection,
+    "nvtxgpuprojsum": _nvtx_projection_summary,
+}
