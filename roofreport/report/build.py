@@ -1,4 +1,9 @@
-"""Report orchestration (first version: a plain inventory of what was parsed)."""
+"""`build_report`: analyses → report context → HTML → PDF, each output written atomically.
+
+The steps are separate and callable alone: `assemble(dataset, options)` gives the `Report`
+dataclasses, `render_html(report)` the page, `write_pdf(html, path)` the PDF. Matplotlib and
+WeasyPrint are imported only once rendering starts (the CLI stays fast for other commands).
+"""
 
 from __future__ import annotations
 
@@ -27,20 +32,18 @@ class ReportOptions:
                 span = (float(start or 0), float(end) if end else float("inf"))
             except ValueError:
                 raise UsageError(f"--window must be START:END in seconds, not {window!r}") from None
+            if span[0] < 0 or span[1] <= span[0]:
+                raise UsageError(f"--window START:END needs 0 <= START < END, not {window!r}")
         return cls(title=title, gpu_override=gpu_override, peaks_file=peaks_file, top_n=top_n,
                    window=span, inputs=inputs)
 
 
 def build_report(dataset, output: Path, html_out: Path | None, options: ReportOptions) -> list[Path]:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+    """Write the report to `output` (.pdf or .html) and, when given, the HTML to `html_out`."""
+    from roofreport.report.assemble import assemble
+    from roofreport.report.render import render_html, write_pdf
 
-    from roofreport.resources import template_dir
-
-    env = Environment(loader=FileSystemLoader(template_dir()), autoescape=select_autoescape(["html"]),
-                      undefined=StrictUndefined)
-    html = env.get_template("inventory.html").render(
-        title=options.title or "roofreport", files=[f.as_json() for f in dataset.files],
-        runs=dataset["runs"].to_dicts())
+    html = render_html(assemble(dataset, options))
     written = []
     html_target = html_out or (output if output.suffix.lower() in (".html", ".htm") else None)
     if html_target is not None:
@@ -48,12 +51,7 @@ def build_report(dataset, output: Path, html_out: Path | None, options: ReportOp
             tmp.write_text(html, encoding="utf-8")
         written.append(html_target)
     if output.suffix.lower() == ".pdf":
-        import weasyprint
         with atomic_path(output) as tmp:
-            weasyprint.HTML(string=html, url_fetcher=_refuse_fetch).write_pdf(tmp)
+            write_pdf(html, tmp)
         written.append(output)
     return written
-
-
-def _refuse_fetch(url: str, *args, **kwargs):
-    raise ValueError(f"roofreport fetches nothing while rendering (refused {url!r})")

@@ -1,0 +1,123 @@
+"""The sections about activity over a run: regions (NVTX, profiler ranges, phases), GPU
+utilization and power over time (nvidia-smi), and CUDA API calls.
+
+Statistics come from `analysis.regions`, `analysis.utilization` and `analysis.api`; the only
+work done here is binning long sample series for drawing (a chart never gets more than
+`MAX_POINTS` points per GPU).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from roofreport.report import fmt
+from roofreport.report.context import Chart, Heading, Paragraph, Section
+from roofreport.report.tables import name_cell, table
+
+MAX_POINTS = 400
+REGIONS_PER_RUN = 20
+EMPTY_REGIONS = ("No regions: the logs carry no NVTX ranges, profiler ranges or phase names. Annotate the "
+                 "code with `torch.cuda.nvtx.range_push(\"forward\")`/`range_pop()` and profile with "
+                 "`nsys profile --trace=cuda,nvtx` (nvtx_sum report) or `ncu --nvtx`.")
+EMPTY_UTIL = ("No nvidia-smi samples: log them beside the job with `nvidia-smi --query-gpu=timestamp,index,"
+              "name,utilization.gpu,utilization.memory,memory.used,power.draw --format=csv -l 1 > smi.csv`.")
+EMPTY_API = ("No CUDA API calls: `nsys profile --stats=true` (cuda_api_sum) or `nvprof` summary mode "
+             "lists them.")
+
+
+def regions_section(regions: pl.DataFrame) -> Section:
+    section = Section("regions", "Regions and phases")
+    if not regions.height:
+        section.empty = EMPTY_REGIONS
+        return section
+    for run in regions["run"].unique(maintain_order=True).to_list():
+        mine = regions.filter(pl.col("run") == run).sort("time_ns", descending=True, nulls_last=True)
+        rows = [[r["kind"], name_cell(r["region"], 80), fmt.duration(r.get("time_ns")), fmt.share(r.get("share")),
+                 fmt.count(r.get("count"))] for r in mine.iter_rows(named=True)]
+        section.blocks.append(table(["Kind", "Region", "Time#", "Share#", "Count#"], rows, caption=run,
+                                    limit=REGIONS_PER_RUN, what="regions"))
+    return section
+
+
+def utilization_section(stats: pl.DataFrame, window_stats: pl.DataFrame | None, samples: pl.DataFrame,
+                        window: tuple[float, float] | None) -> Section:
+    section = Section("utilization", "GPU utilization and power")
+    if not samples.height or not stats.height:
+        section.empty = EMPTY_UTIL
+        return section
+    section.blocks.append(Paragraph.of(
+        "nvidia-smi's utilization.gpu is the share of time at least one kernel was running, not how busy "
+        "the SMs were: a one-thread kernel reads 100 %. Idle = samples at 0 %."))
+    section.blocks.append(_stats_table(stats, "Whole series"))
+    if window_stats is not None:
+        start, end = window
+        label = f"Window {fmt.number(start)} s to {'end' if end == float('inf') else fmt.number(end) + ' s'}"
+        section.blocks.append(_stats_table(window_stats, label))
+    means = {(r["run"], r["gpu_index"]): r["util_mean"]
+             for r in (window_stats if window_stats is not None else stats).iter_rows(named=True)}
+    for i, run in enumerate(samples["run"].unique(maintain_order=True).to_list()):
+        section.blocks += _run_chart(samples.filter(pl.col("run") == run), run, means, window, i + 1)
+    return section
+
+
+def _stats_table(stats: pl.DataFrame, caption: str):
+    rows = [[name_cell(r["run"], 40), f"{r['gpu_index'] if r['gpu_index'] is not None else '–'} "
+             f"{r.get('gpu_name') or ''}".strip(), fmt.count(r.get("samples")), fmt.seconds(r.get("duration_s")),
+             fmt.percent(r.get("util_mean")), fmt.percent(r.get("util_median")), fmt.percent(r.get("util_p95")),
+             fmt.share(r.get("idle_fraction")), fmt.percent(r.get("mem_util_mean")),
+             _watts(r.get("power_mean_w")), _watts(r.get("power_max_w"))] for r in stats.iter_rows(named=True)]
+    return table(["Run", "GPU", "Samples#", "Duration#", "Util. mean#", "Median#", "p95#", "Idle#",
+                  "Mem. util.#", "Power mean#", "Power max#"], rows, caption=caption, css="util")
+
+
+def _watts(w) -> str:
+    return "–" if w is None else f"{w:.0f} W"
+
+
+def _run_chart(samples: pl.DataFrame, run: str, means: dict, window, n: int) -> list:
+    from roofreport.report.util_chart import MAX_PANELS, GpuSeries, utilization_svg
+
+    timed = samples["elapsed_s"].null_count() < samples.height
+    series = []
+    gpus = samples["gpu_index"].unique(maintain_order=True).to_list()
+    for gpu in gpus[:MAX_PANELS]:
+        mine = binned(samples.filter(pl.col("gpu_index").eq_missing(gpu)), timed)
+        name = samples.filter(pl.col("gpu_index").eq_missing(gpu))["gpu_name"].drop_nulls().first()
+        series.append(GpuSeries(f"GPU {gpu if gpu is not None else '?'} {name or ''}".strip(), mine["x"].to_list(),
+                                mine["util_gpu_pct"].to_list(), mine["util_mem_pct"].to_list(),
+                                mine["power_w"].to_list(), means.get((run, gpu))))
+    chart_id = f"util{n}"
+    caption = f"Utilization and power over time — {run}"
+    if len(gpus) > MAX_PANELS:
+        caption += f" (first {MAX_PANELS} of {len(gpus)} GPUs)"
+    return [Heading(run), Chart(chart_id, utilization_svg(chart_id, series, window, timed), caption)]
+
+
+def binned(frame: pl.DataFrame, timed: bool) -> pl.DataFrame:
+    """x (seconds, or sample number without timestamps) and the series, at most MAX_POINTS bins."""
+    x = pl.col("elapsed_s") if timed else pl.int_range(pl.len()).cast(pl.Float64)
+    frame = frame.select(x.alias("x"), "util_gpu_pct", "util_mem_pct", "power_w").filter(pl.col("x").is_not_null())
+    frame = frame.sort("x")
+    if frame.height <= MAX_POINTS:
+        return frame
+    lo, hi = frame["x"].min(), frame["x"].max()
+    width = (hi - lo) / MAX_POINTS or 1.0
+    return (frame.group_by(((pl.col("x") - lo) / width).floor().alias("bin"))
+            .agg(pl.col("x", "util_gpu_pct", "util_mem_pct", "power_w").mean()).sort("bin").drop("bin"))
+
+
+def api_section(api: pl.DataFrame) -> Section:
+    section = Section("api", "CUDA API calls")
+    if not api.height:
+        section.empty = EMPTY_API
+        return section
+    section.blocks.append(Paragraph.of(
+        "Host-side CUDA runtime/driver calls by total time. Long cudaMemcpy or cudaDeviceSynchronize "
+        "times usually mean the host waited for the GPU; long cudaMalloc/cudaFree times mean allocation "
+        "churn."))
+    for run in api["run"].unique(maintain_order=True).to_list():
+        mine = api.filter(pl.col("run") == run).sort("total_ns", descending=True, nulls_last=True)
+        rows = [[name_cell(r["name"], 60), fmt.count(r.get("calls")), fmt.duration(r.get("total_ns")),
+                 fmt.share(r.get("share"))] for r in mine.iter_rows(named=True)]
+        section.blocks.append(table(["API call", "Calls#", "Total time#", "Share#"], rows, caption=run, css="api"))
+    return section

@@ -1,0 +1,66 @@
+"""From a Dataset to the `Report` context: analyses first, then one builder per section.
+
+Section order follows DESIGN.md §4: findings, inputs, rooflines, runs compared, kernel time,
+regions, utilization, API calls, methodology appendix. A section without data keeps its place
+and says which log would fill it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from roofreport import __version__
+from roofreport.report.activity import api_section, regions_section, utilization_section
+from roofreport.report.analyses import Analyses, run_analyses
+from roofreport.report.comparison import runs_section
+from roofreport.report.context import Report
+from roofreport.report.findings import findings
+from roofreport.report.inputs import inputs_section
+from roofreport.report.methodology import methodology_section
+from roofreport.report.rooflines import roofline_section
+from roofreport.report.share_section import share_section
+
+
+def assemble(dataset, options) -> Report:
+    an = run_analyses(dataset, options)
+    return report_from(an, dataset.files, options)
+
+
+def report_from(an: Analyses, files: list, options) -> Report:
+    sections = [
+        inputs_section(files),
+        roofline_section(an, options.top_n),
+        runs_section(an.runs, an.estimates),
+        share_section(an, options.top_n),
+        regions_section(an.regions),
+        utilization_section(an.utilization, an.utilization_window, an.tables["samples"], options.window),
+        api_section(an.api),
+        methodology_section(files, _gpu_keys(an.runs), an.db),
+    ]
+    return Report(title=options.title or default_title(options.inputs), subtitle=_subtitle(an, files),
+                  version=__version__, findings=findings(an, files), sections=sections)
+
+
+def default_title(inputs: list[Path]) -> str:
+    if len(inputs) == 1:
+        name = Path(inputs[0]).resolve().name or str(inputs[0])
+        return f"GPU performance report: {name}"
+    return "GPU performance report"
+
+
+def _gpu_keys(runs: pl.DataFrame) -> list[str]:
+    if not runs.height:
+        return []
+    return [k for k in runs["gpu_model"].unique(maintain_order=True).to_list() if k]
+
+
+def _subtitle(an: Analyses, files: list) -> str:
+    logs = sum(1 for f in files if f.status != "skipped")
+    gpus = _gpu_keys(an.runs)
+    parts = [f"{an.runs.height} run{'s' if an.runs.height != 1 else ''}",
+             f"{logs} log file{'s' if logs != 1 else ''}"]
+    if gpus:
+        parts.append(", ".join(gpus))
+    return " · ".join(parts)

@@ -1,0 +1,135 @@
+"""Charts as inline SVG: matplotlib (Agg) figures turned into deterministic, escaped markup.
+
+Imported only when a report is rendered (matplotlib costs half a second to import).
+Every chart function takes plain data (the dataclasses below, lists, floats) and returns SVG
+text ready to inline: no XML prologue, ids prefixed with the chart id (several charts live in
+one page), a fixed hash salt and no date (the same data gives the same bytes), glyphs drawn as
+paths (the page looks the same in every browser and in WeasyPrint). Text from logs goes
+through `label()`, which stops matplotlib from reading `$...$` as mathtext; matplotlib's SVG
+writer escapes `<`, `>` and `&` itself.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from dataclasses import dataclass
+
+from roofreport.report import fmt
+
+# Okabe & Ito (2008), the colour-blind-safe palette, without black (kept for ceilings) and
+# with yellow last (weak on white paper).
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+INK, GRID, MUTED = "#222222", "#d9d9d9", "#777777"
+LABEL_BOX = {"facecolor": "white", "edgecolor": "none", "pad": 0.6, "alpha": 0.85}
+
+_mpl = None
+
+
+def _pyplot():
+    """matplotlib.pyplot with the Agg backend and the report's style (imported once, lazily)."""
+    global _mpl
+    if _mpl is None:
+        import matplotlib
+        matplotlib.use("Agg", force=True)
+        import matplotlib.pyplot as plt
+        matplotlib.rcParams.update({
+            "svg.hashsalt": "roofreport", "svg.fonttype": "path", "font.family": "DejaVu Sans",
+            "font.size": 8.5, "axes.titlesize": 9.5, "axes.labelsize": 8.5, "legend.fontsize": 7.5,
+            "xtick.labelsize": 7.5, "ytick.labelsize": 7.5, "axes.edgecolor": INK,
+            "axes.labelcolor": INK, "text.color": INK, "xtick.color": INK, "ytick.color": INK,
+            "axes.grid": True, "grid.color": GRID, "grid.linewidth": 0.5,
+            "axes.prop_cycle": matplotlib.cycler(color=PALETTE), "path.simplify": True,
+            "text.usetex": False, "axes.unicode_minus": False, "figure.dpi": 100,
+        })
+        _mpl = plt
+    return _mpl
+
+
+def figure(width_in: float = 7.0, height_in: float = 3.6, **subplots):
+    return _pyplot().subplots(figsize=(width_in, height_in), **subplots)
+
+
+def label(text: str | None, limit: int = 48) -> str:
+    """Log text made safe for a matplotlib label: no mathtext, shortened with an ellipsis."""
+    text = "" if text is None else str(text)
+    if len(text) > limit:
+        text = text[:limit - 1] + "…"
+    return text.replace("\\", "\\\\").replace("$", r"\$")
+
+
+def colour(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def marker(i: int) -> str:
+    return MARKERS[(i // len(PALETTE)) % len(MARKERS)]
+
+
+_XML_HEAD = re.compile(r"^.*?(?=<svg)", re.S)
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+_ID = re.compile(r'\bid="([^"]+)"')
+_REF = re.compile(r'(url\(#|xlink:href="#|href="#)([^")]+)')
+
+
+def to_svg(fig, chart_id: str) -> str:
+    """The figure as inline SVG markup; every id gets the `chart_id` prefix."""
+    plt = _pyplot()
+    buf = io.StringIO()
+    try:
+        fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight", pad_inches=0.05)
+    finally:
+        plt.close(fig)
+    svg = _METADATA.sub("", _XML_HEAD.sub("", buf.getvalue(), count=1))
+    svg = _ID.sub(lambda m: f'id="{chart_id}-{m.group(1)}"', svg)
+    svg = _REF.sub(lambda m: f"{m.group(1)}{chart_id}-{m.group(2)}", svg)
+    # Scale with the page: keep the aspect ratio, let CSS set the width.
+    svg = re.sub(r'<svg ([^>]*?)width="([\d.]+)pt" height="([\d.]+)pt"',
+                 lambda m: f'<svg {m.group(1)}class="chart" role="img" width="{m.group(2)}pt" '
+                           f'height="{m.group(3)}pt" preserveAspectRatio="xMidYMid meet"',
+                 svg, count=1)
+    return svg.strip()
+
+
+def legend_below(ax, handles, labels, max_cols: int = 4) -> None:
+    """A legend under the axes, outside the plotting area, so it never covers a point."""
+    if not handles:
+        return
+    ncol = min(max_cols, len(handles))
+    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=ncol,
+              frameon=False, handlelength=1.6, columnspacing=1.2, borderaxespad=0.0)
+
+
+def nice_log_limits(values: list[float], pad: float = 2.0) -> tuple[float, float]:
+    """Decade-aligned limits around positive `values`, with `pad` × room each side."""
+    positive = [v for v in values if v and v > 0 and math.isfinite(v)]
+    if not positive:
+        return 1.0, 10.0
+    lo, hi = min(positive) / pad, max(positive) * pad
+    return 10 ** math.floor(math.log10(lo)), 10 ** math.ceil(math.log10(hi))
+
+
+def si_ticks(unit: str = ""):
+    """Tick labels with decimal prefixes and no trailing zeros: 100 G, 1 T, 10 T."""
+    from matplotlib.ticker import FuncFormatter
+
+    def format_tick(value, _pos):
+        if value <= 0:
+            return "0" if value == 0 else ""
+        text = fmt.si(value, unit, 3)
+        number, _, rest = text.partition(" ")
+        if "." in number:
+            number = number.rstrip("0").rstrip(".")
+        return f"{number} {rest}".strip()
+    return FuncFormatter(format_tick)
+
+
+@dataclass(frozen=True)
+class Series:
+    """A named line of (x, y) points."""
+
+    name: str
+    x: list[float]
+    y: list[float]

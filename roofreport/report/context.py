@@ -1,0 +1,130 @@
+"""The report's data: plain dataclasses the templates render, built before any HTML exists.
+
+A report is a title, findings and a list of sections; a section is a list of blocks
+(paragraphs, tables, charts, notes). Every string here is raw text (kernel names and log
+messages included): the templates escape it. The only pre-rendered markup is a chart's SVG,
+which `charts.py` produces from matplotlib (whose SVG writer escapes text) and marks safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Span:
+    """A piece of a sentence; `code` spans (kernel names, commands) render in monospace."""
+
+    text: str
+    code: bool = False
+
+
+def ticks(text: str) -> list[Span]:
+    """Author-written text with `backticks` around commands -> spans (never used on log text)."""
+    parts = text.split("`")
+    return [Span(p, code=bool(i % 2)) for i, p in enumerate(parts) if p]
+
+
+@dataclass
+class Paragraph:
+    """A sentence or two; `level` is "info", "warning" or "problem" (styled accordingly)."""
+
+    spans: list[Span]
+    level: str = "info"
+    kind: str = field(default="paragraph", init=False)
+
+    @classmethod
+    def of(cls, *parts: str | Span, level: str = "info") -> "Paragraph":
+        return cls([p if isinstance(p, Span) else Span(p) for p in parts], level=level)
+
+    @classmethod
+    def md(cls, text: str, level: str = "info") -> "Paragraph":
+        """From author-written text where `backticks` mark code."""
+        return cls(ticks(text), level=level)
+
+    @property
+    def text(self) -> str:
+        return "".join(s.text for s in self.spans)
+
+
+@dataclass
+class Heading:
+    text: str
+    kind: str = field(default="heading", init=False)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell. `title` carries the full text when `text` is shortened (a tooltip)."""
+
+    text: str
+    code: bool = False
+    title: str | None = None
+    css: str = ""
+
+
+@dataclass(frozen=True)
+class Column:
+    label: str
+    numeric: bool = False
+    help: str | None = None
+
+
+@dataclass
+class Table:
+    columns: list[Column]
+    rows: list[list[Cell]]
+    caption: str | None = None
+    note: str | None = None          # e.g. "12 more rows not shown"
+    css: str = ""
+    kind: str = field(default="table", init=False)
+
+
+@dataclass
+class Chart:
+    """An inline SVG figure. `svg` is markup from charts.py (safe); the rest is text."""
+
+    id: str
+    svg: str
+    caption: str
+    kind: str = field(default="chart", init=False)
+
+
+@dataclass
+class Bullets:
+    items: list[Paragraph]
+    kind: str = field(default="bullets", init=False)
+
+
+Block = Paragraph | Heading | Table | Chart | Bullets
+
+
+@dataclass
+class Section:
+    """One numbered part of the report. `empty` says which log would fill it when it has no data."""
+
+    id: str
+    title: str
+    blocks: list[Block] = field(default_factory=list)
+    empty: str | None = None
+    appendix: bool = False
+
+    @property
+    def empty_spans(self) -> list[Span]:
+        return ticks(self.empty) if self.empty else []
+
+    @property
+    def charts(self) -> list[Chart]:
+        return [b for b in self.blocks if isinstance(b, Chart)]
+
+
+@dataclass
+class Report:
+    title: str
+    subtitle: str
+    version: str
+    findings: list[Paragraph]
+    sections: list[Section]
+
+    def section(self, section_id: str) -> Section:
+        return next(s for s in self.sections if s.id == section_id)

@@ -1,0 +1,91 @@
+"""The methodology appendix: how every number was obtained (METHODOLOGY.md in short), the peaks
+used with their sources from the GPU database, the tool versions seen, and the caveats.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from roofreport.report import fmt
+from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span
+from roofreport.report.tables import cell, table
+
+C = lambda text: Span(text, code=True)  # noqa: E731 - a code span, for readability below
+
+FORMULAS = [
+    [Span("FP64 FLOPs = dadd + dmul + 2·dfma, from "), C("smsp__sass_thread_inst_executed_op_{dadd,dmul,dfma}_pred_on.sum"),
+     Span("; FP32 and FP16 alike with f*/h*; nvprof "), C("flop_count_dp/sp/hp"), Span(" (FMA already counted twice).")],
+    [Span("Tensor-core FLOPs: "), C("sm__ops_path_tensor_src_*.sum"), Span(" (A100 and newer); 512 × "),
+     C("sm__inst_executed_pipe_tensor.sum"), Span(" on V100 only. The CUDA-core counters above never see "
+     "tensor-core work: a kernel that used tensor cores without a tensor FLOP metric makes the FLOP count "
+     "incomplete (shown as ≥).")],
+    [Span("DRAM bytes = 32 × "), C("dram__sectors.sum"), Span(" (or "), C("dram__bytes.sum"),
+     Span("); nvprof 32 × ("), C("dram_read_transactions + dram_write_transactions"), Span("). L2 from "),
+     C("lts__t_sectors/lts__t_bytes"), Span(", L1 from "), C("l1tex__t_sectors/l1tex__t_bytes"), Span(".")],
+    [Span("Time: kernel durations from nsys or nvprof traces and summaries when present, else ncu's "),
+     C("gpu__time_duration.sum"), Span(" (serialized, clock-locked replays).")],
+    [Span("Arithmetic intensity AI = FLOPs / bytes (per memory level); achieved = FLOPs / time; "
+          "roof = min(peak, bandwidth × AI); ridge point = peak / bandwidth; % of roof = achieved / roof.")],
+    [Span("Bound class: memory when AI is left of the ridge point, compute when right of it, latency when "
+          "the point sits far below the roof at its intensity (the hardware was mostly waiting).")],
+    [Span("Kernel share: time per kernel summed per category from an ordered list of name rules; the first "
+          "matching rule wins; \"other\" (uncategorized) is always shown.")],
+]
+
+CAVEATS = [
+    "ncu locks the GPU clocks to base by default (--clock-control base) and flushes caches before each "
+    "replay (--cache-control all): its kernel times are longer and its DRAM bytes higher than in production. "
+    "Datasheet peaks assume the boost clock; where a log records the SM clock the peaks are scaled to it.",
+    "ncu serializes kernels and replays each one several times; nsys/nvprof traces give the real timeline.",
+    "MAC vs FLOP: measured FLOPs count an FMA as 2. fvcore, THOP and many papers count multiply-adds "
+    "(MACs), so their numbers are about half of these.",
+    "FP16 CUDA-core FLOPs from ncu may be under-counted by up to 2× for packed half2 instructions.",
+    "nvidia-smi utilization.gpu is the fraction of time a kernel was running, not SM occupancy.",
+    "A Tesla K80 board holds two GPUs; peaks are per GPU (half the board's datasheet values).",
+    "Datasheet peaks are upper bounds; measured ceilings (e.g. ERT) are lower.",
+]
+
+_PEAK_FIELDS = [("FP64", "fp64"), ("FP32", "fp32"), ("FP16", "fp16"), ("TF32 tensor", "tf32_tensor"),
+                ("FP16 tensor", "fp16_tensor")]
+
+
+def methodology_section(files: list, gpu_keys: list[str], db) -> Section:
+    section = Section("methodology", "Methodology", appendix=True)
+    section.blocks.append(Heading("Formulas"))
+    section.blocks.append(Bullets([Paragraph(spans) for spans in FORMULAS]))
+    section.blocks.append(Heading("Peaks used"))
+    section.blocks += _peaks(gpu_keys, db)
+    section.blocks.append(Heading("Tools"))
+    section.blocks.append(_tools(files))
+    section.blocks.append(Heading("Caveats"))
+    section.blocks.append(Bullets([Paragraph.of(text) for text in CAVEATS]))
+    return section
+
+
+def _peaks(gpu_keys: list[str], db) -> list:
+    specs = [db.get(k) for k in gpu_keys if db.get(k) is not None]
+    if not specs:
+        return [Paragraph.md("No GPU of these logs was found in the GPU database, so no peaks were used. "
+                             "Name it with `--gpu` or add it with `--peaks FILE`.", level="warning")]
+    rows = []
+    for s in specs:
+        rows.append([s.key, s.arch or "–", s.compute_capability or "–", fmt.count(s.sm_count),
+                     _mhz(s.boost_clock_mhz)] + [fmt.rate(getattr(s, f)) for _, f in _PEAK_FIELDS]
+                    + [fmt.bandwidth(s.dram_bw)])
+    sources = [Paragraph([Span(f"{s.key}: ", code=False), Span(s.source or "no source given")]
+                         + ([Span(f" Notes: {s.notes}")] if s.notes else [])) for s in specs]
+    return [table(["GPU", "Architecture", "CC", "SMs#", "Boost clock#"] + [f"{n}#" for n, _ in _PEAK_FIELDS]
+                  + ["DRAM#"], rows, css="peaks"), Bullets(sources)]
+
+
+def _mhz(value) -> str:
+    return "–" if value is None else f"{value:.0f} MHz"
+
+
+def _tools(files: list):
+    seen = Counter((f.family, f.tool_version or "version not in the log") for f in files
+                   if f.family and f.status != "skipped")
+    if not seen:
+        return Paragraph.of("No profiler logs were read.")
+    rows = [[family, cell(version), fmt.count(n)] for (family, version), n in sorted(seen.items())]
+    return table(["Tool", "Version", "Files#"], rows)

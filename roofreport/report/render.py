@@ -1,0 +1,86 @@
+"""The page: the `Report` context through Jinja (autoescape on, StrictUndefined) into one
+self-contained HTML document, and that HTML through WeasyPrint into a PDF.
+
+WeasyPrint gets a URL fetcher that refuses everything but `data:` URIs: a report built from
+untrusted logs never reaches the network or the file system while rendering.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from roofreport.errors import RenderError
+from roofreport.report.context import Report
+
+TEMPLATE = "report.html"
+
+
+_BREAK_AFTER = re.compile(r"([/_:,(.])")
+
+
+def breakable(text) -> "Markup":
+    """Escaped text with line-break opportunities after / _ : , ( . so that long kernel names
+    wrap inside narrow table cells instead of widening the page. Escaping comes first; the
+    characters chosen never occur inside an HTML entity."""
+    from markupsafe import Markup, escape
+    return Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(escape(text))))
+
+
+@lru_cache(maxsize=1)
+def environment():
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    from roofreport.resources import template_dir
+    env = Environment(loader=FileSystemLoader(template_dir()), autoescape=True, undefined=StrictUndefined,
+                      keep_trailing_newline=True)
+    env.filters["breakable"] = breakable
+    return env
+
+
+def render_html(report: Report) -> str:
+    from jinja2 import TemplateError
+
+    try:
+        return environment().get_template(TEMPLATE).render(report=report)
+    except TemplateError as exc:
+        raise RenderError(f"report template failed: {exc}") from exc
+
+
+class RefusedFetch(ValueError):
+    """A resource the report tried to load (it must load none but its own data: URIs)."""
+
+
+def refuse_fetch(url: str) -> None:
+    """Raise for any URL that is not a `data:` URI (checked before anything is opened)."""
+    if not url.startswith("data:"):
+        raise RefusedFetch(f"roofreport fetches nothing while rendering (refused {url[:200]!r})")
+
+
+def offline_fetcher():
+    """A WeasyPrint URL fetcher that only opens `data:` URIs."""
+    import weasyprint.urls as urls
+
+    if hasattr(urls, "URLFetcher"):            # WeasyPrint >= 66: a fetcher class
+        class OfflineFetcher(urls.URLFetcher):
+            def __init__(self):
+                super().__init__(allowed_protocols=("data",), allow_redirects=False)
+
+            def fetch(self, url, headers=None):
+                refuse_fetch(url)
+                return super().fetch(url, headers)
+        return OfflineFetcher()
+
+    def fetch(url, *args, **kwargs):           # older WeasyPrint: a function returning a dict
+        refuse_fetch(url)
+        return urls.default_url_fetcher(url, *args, **kwargs)
+    return fetch
+
+
+def write_pdf(html: str, target) -> None:
+    import weasyprint
+
+    try:
+        weasyprint.HTML(string=html, base_url=None, url_fetcher=offline_fetcher()).write_pdf(target)
+    except (OSError, ValueError, TypeError, AttributeError, AssertionError) as exc:
+        raise RenderError(f"PDF rendering failed: {type(exc).__name__}: {exc}") from exc

@@ -1,0 +1,115 @@
+"""The "Rooflines" section: one log-log chart per GPU with its ceilings (per precision and
+memory level, from `roofline.ceilings`), the runs (`run_roofline`) and their top kernels
+(`kernel_roofline`) as points, and a table of the numbers behind the points.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from roofreport.analysis import roofline
+from roofreport.report import fmt
+from roofreport.report.comparison import bound_cell, flops_cell
+from roofreport.report.context import Chart, Heading, Paragraph, Section
+from roofreport.report.tables import name_cell, table
+
+KERNELS_PER_RUN = 12
+EMPTY = ("No run has both FLOP and byte counts, so there is nothing to place on a roofline. "
+         "Collect them with `ncu --metrics gpu__time_duration.sum,dram__bytes.sum,"
+         "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__sass_thread_inst_executed_op_fmul_pred_on.sum,"
+         "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum` (add the d*/h* counters for fp64/fp16), or "
+         "nvprof `--metrics flop_count_sp,dram_read_transactions,dram_write_transactions`.")
+
+
+def roofline_section(an, top_n: int) -> Section:
+    section = Section("rooflines", "Rooflines")
+    runs = an.roofline.filter(pl.col("flops").is_not_null() & (pl.col("flops") > 0))
+    if not runs.height:
+        section.empty = EMPTY
+        return section
+    section.blocks.append(Paragraph.of(
+        "Achieved FLOP/s against arithmetic intensity (FLOP per DRAM byte), log-log. Large markers are "
+        "runs, small ones their most time-consuming kernels. Sloped lines are memory bandwidth ceilings, "
+        "flat ones compute ceilings; a point under the sloped part is memory-bound, under the flat part "
+        "compute-bound, far below both latency-bound."))
+    for gpu in _gpus(runs):
+        section.blocks += _gpu_blocks(an, runs, gpu, min(top_n, KERNELS_PER_RUN), len(section.charts))
+    return section
+
+
+def _gpus(runs: pl.DataFrame) -> list[str | None]:
+    return runs.select(pl.col("gpu_model").unique(maintain_order=True)).to_series().to_list()
+
+
+def _gpu_blocks(an, runs: pl.DataFrame, gpu: str | None, per_run: int, n_charts: int) -> list:
+    mine = runs.filter(pl.col("gpu_model").eq_missing(gpu))
+    spec = an.db.get(gpu) if gpu else None
+    title = f"{spec.key} ({spec.arch})" if spec and spec.arch else (gpu or "GPU not identified")
+    blocks: list = [Heading(title)]
+    if spec is None:
+        blocks.append(Paragraph.md(
+            "No peaks for these runs: the logs do not name a GPU the database knows. Pass "
+            "`--gpu NAME` or `--peaks FILE` to draw ceilings.", level="warning"))
+    ceilings = roofline.ceilings(spec) if spec else []
+    kernels = _top_kernel_points(an.kernel_roofline, mine, per_run)
+    from roofreport.report.roofline_chart import roofline_svg
+    svg = roofline_svg(f"roof{n_charts + 1}", ceilings, _run_points(mine) + kernels)
+    caption = f"Roofline of {title}"
+    if spec is not None:
+        caption += f"; ceilings: {_peak_sources(mine, spec)}"
+    blocks.append(Chart(f"roof{n_charts + 1}", svg, caption))
+    blocks.append(_points_table(mine))
+    return blocks
+
+
+def _peak_sources(runs: pl.DataFrame, spec) -> str:
+    sources = [s for s in runs["peak_source"].unique(maintain_order=True).to_list() if s]
+    return "; ".join(sources) if sources else spec.source
+
+
+def _run_points(runs: pl.DataFrame) -> list:
+    from roofreport.report.roofline_chart import RoofPoint
+
+    many = runs["precision"].n_unique() > 1
+    return [RoofPoint(group=f"{r['run']} ({r['precision']})" if many else r["run"], label=r["run"],
+                      ai=r["ai_dram"], perf=r["achieved_flops_per_s"], precision=r["precision"],
+                      above_roof=bool(r.get("above_roof")))
+            for r in runs.iter_rows(named=True)]
+
+
+def _top_kernel_points(kernels: pl.DataFrame, runs: pl.DataFrame, per_run: int) -> list:
+    from roofreport.report.roofline_chart import RoofPoint
+
+    if not kernels.height:
+        return []
+    many = runs["precision"].n_unique() > 1
+    keys = runs.select("run", "precision")
+    top = (kernels.join(keys, on=["run", "precision"], how="semi")
+           .filter(pl.col("ai_dram").is_not_null() & pl.col("achieved_flops_per_s").is_not_null())
+           .sort("time_ns", descending=True, nulls_last=True)
+           .group_by("run", "precision", maintain_order=True).head(per_run))
+    return [RoofPoint(group=f"{r['run']} ({r['precision']})" if many else r["run"],
+                      label=r.get("short_name") or "", ai=r["ai_dram"], perf=r["achieved_flops_per_s"],
+                      precision=r["precision"], kernel=True, above_roof=bool(r.get("above_roof")))
+            for r in top.iter_rows(named=True)]
+
+
+def _points_table(runs: pl.DataFrame):
+    rows = []
+    for r in runs.iter_rows(named=True):
+        note = "above the roof: counts or peaks suspect" if r.get("above_roof") else ""
+        rows.append([name_cell(r["run"], 36), r["precision"], flops_cell(r["flops"], r.get("flops_complete")),
+                     fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("ai_dram")),
+                     _levels(r), fmt.duration(r.get("time_ns")), fmt.rate(r.get("achieved_flops_per_s")),
+                     fmt.rate(r.get("attainable_flops_per_s")), fmt.percent(r.get("pct_of_roof")),
+                     bound_cell(r.get("bound")), note])
+    return table(["Run", "Precision", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "AI (L2 / L1)#", "Time#",
+                  "Achieved#", "Roof at this AI#", "% of roof#", "Bound", "Note"], rows, css="roofline")
+
+
+def _levels(r: dict) -> str:
+    l2, l1 = r.get("ai_l2"), r.get("ai_l1")
+    if l2 is None and l1 is None:
+        return "–"
+    return f"{fmt.number(l2)} / {fmt.number(l1)}"
+

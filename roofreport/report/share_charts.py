@@ -1,0 +1,110 @@
+"""Where the time goes, drawn: stacked bars of kernel-time share by category per run, and
+share against batch size for sweeps (one panel per GPU).
+
+Categories keep one colour across every chart of the report (`category_colour`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roofreport.report import charts
+
+# Okabe-Ito for the seven most common categories, then Paul Tol "muted" tones; grey = other.
+_CATEGORY_COLOURS = {
+    "conv": "#0072B2", "gemm": "#E69F00", "attention": "#009E73", "elementwise": "#D55E00",
+    "reduction": "#CC79A7", "normalization": "#56B4E9", "pooling": "#F0E442",
+    "communication": "#332288", "memcpy": "#882255", "memset": "#999933", "optimizer": "#44AA99",
+    "other": "#BBBBBB",
+}
+_EXTRA = ["#117733", "#AA4499", "#DDCC77", "#88CCEE", "#CC6677"]
+RUNS_PER_CHART = 30
+
+
+def category_colour(category: str, order: list[str]) -> str:
+    if category in _CATEGORY_COLOURS:
+        return _CATEGORY_COLOURS[category]
+    extra = [c for c in order if c not in _CATEGORY_COLOURS]
+    return _EXTRA[extra.index(category) % len(_EXTRA)] if category in extra else "#BBBBBB"
+
+
+def share_bars_svg(chart_id: str, runs: list[str], categories: list[str],
+                   shares: dict[tuple[str, str], float]) -> str:
+    """Horizontal 100 % bars, one per run (top to bottom in `runs` order), one segment per category."""
+    height = 0.8 + 0.24 * len(runs) + 0.2 * ((len(categories) + 5) // 6)
+    fig, ax = charts.figure(7.0, height)
+    y = list(range(len(runs)))[::-1]
+    left = [0.0] * len(runs)
+    handles, labels = [], []
+    for category in categories:
+        widths = [100 * shares.get((run, category), 0.0) for run in runs]
+        bars = ax.barh(y, widths, left=left, height=0.72, color=category_colour(category, categories),
+                       edgecolor="white", linewidth=0.4)
+        left = [a + b for a, b in zip(left, widths)]
+        handles.append(bars)
+        labels.append(charts.label(category, 24))
+    ax.set_yticks(y, [charts.label(r, 34) for r in runs])
+    ax.set_xlim(0, 100)
+    ax.set_ylim(-0.6, len(runs) - 0.4)
+    ax.set_xlabel("Share of the run's GPU kernel time (%)")
+    ax.grid(axis="y", visible=False)
+    _legend_above(ax, handles, labels)
+    return charts.to_svg(fig, chart_id)
+
+
+def _legend_above(ax, handles, labels) -> None:
+    """Above the bars: the distance stays the same whatever the number of runs."""
+    ax.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(6, len(handles)),
+              frameon=False, handlelength=1.2, columnspacing=1.0, borderaxespad=0.3)
+
+
+@dataclass(frozen=True)
+class SweepLine:
+    gpu: str
+    model: str
+    category: str
+    batch_sizes: list[int]
+    shares: list[float]       # 0..1
+
+
+def sweep_svg(chart_id: str, title: str, lines: list[SweepLine], categories: list[str]) -> str:
+    """Share (%) against batch size: one panel per GPU, colour = category, marker = model."""
+    gpus = list(dict.fromkeys(l.gpu for l in lines))
+    models = list(dict.fromkeys(l.model for l in lines))
+    fig, axes = charts.figure(7.0, 3.2, ncols=len(gpus), sharey=True, squeeze=False)
+    for ax, gpu in zip(axes[0], gpus):
+        for line in (l for l in lines if l.gpu == gpu):
+            ax.plot(line.batch_sizes, [100 * s for s in line.shares], color=category_colour(line.category, categories),
+                    marker=charts.MARKERS[models.index(line.model) % len(charts.MARKERS)],
+                    linestyle=["-", "--", ":", "-."][models.index(line.model) % 4], markersize=4, linewidth=1.2)
+        ax.set_xscale("log", base=2)
+        ax.set_title(charts.label(gpu, 40))
+        ax.set_xlabel("Batch size (images)")
+        ax.xaxis.set_major_formatter(_int_ticks())
+    axes[0][0].set_ylabel("Share of kernel time (%)")
+    axes[0][0].set_ylim(bottom=0)
+    fig.suptitle(charts.label(title, 90), fontsize=9.5)
+    handles, labels = _sweep_legend(lines, models, categories)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(5, len(handles)),
+               frameon=False, handlelength=2.0)
+    fig.tight_layout()
+    return charts.to_svg(fig, chart_id)
+
+
+def _sweep_legend(lines, models, categories):
+    from matplotlib.lines import Line2D
+
+    shown = [c for c in categories if any(l.category == c for l in lines)]
+    handles = [Line2D([], [], color=category_colour(c, categories), linewidth=2.5) for c in shown]
+    labels = [charts.label(c, 30) for c in shown]
+    if len(models) > 1:
+        for i, model in enumerate(models):
+            handles.append(Line2D([], [], color=charts.MUTED, marker=charts.MARKERS[i % len(charts.MARKERS)],
+                                  linestyle=["-", "--", ":", "-."][i % 4]))
+            labels.append(charts.label(model, 24))
+    return handles, labels
+
+
+def _int_ticks():
+    from matplotlib.ticker import FuncFormatter
+    return FuncFormatter(lambda v, _pos: f"{v:g}")
