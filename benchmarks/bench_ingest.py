@@ -1,0 +1,210 @@
+"""Ingest throughput and memory benchmark (DESIGN.md §5, issue "Speed and memory").
+
+    python benchmarks/bench_ingest.py [--size-mb 400] [--small-files 500] [--keep]
+
+Builds large inputs by repeating real blocks of the project's own `sample_logs/` in their real
+layouts (never the corpus), runs `roofreport parse` on each in a separate process, and prints
+per input: MB/s, peak RSS as a multiple of the input size, and polars reading the same bytes in
+the same run (bare line split = `read_csv` of one column; full `read_csv` for CSV inputs), as
+the ratio that matters. Then the 500-small-files folder (CPU time / wall time shows whether
+both cores worked) and the time of `roofreport build sample_logs/`.
+
+Targets (2-core machine): ncu text/CSV ≥ 0.25× line split; nsys/nvprof trace CSV ≥ 0.5×
+read_csv; peak RSS < 2× input; small files parsed on both cores; build < 10 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_logs"
+WORK = ROOT / "benchmarks" / "_work"
+ROOFREPORT = [sys.executable, "-m", "roofreport"]
+
+
+@dataclass
+class Input:
+    """A large file made of a sample file's prefix and its body repeated."""
+
+    label: str
+    family: str
+    is_csv: bool
+    target: str          # "line split" or "read_csv": the polars baseline this input is held to
+    goal: float          # minimum ratio to that baseline
+    path: Path | None = None
+
+
+INPUTS = [
+    Input("ncu text", "ncu", False, "line split", 0.25),
+    Input("ncu details csv", "ncu", True, "line split", 0.25),
+    Input("nsys gputrace csv", "nsys", True, "read_csv", 0.5),
+    Input("nvprof gpu trace csv", "nvprof", True, "read_csv", 0.5),
+]
+
+
+def find_sample(label: str) -> Path | None:
+    """The sample log that a large input of this kind is built from (chosen by sniffing)."""
+    from roofreport.sniff import discover, sniff
+
+    for path, _ in discover([SAMPLES]):
+        s = sniff(path)
+        if not s.readable:
+            continue
+        variant = (s.variant or "").lower()
+        if label == "ncu text" and s.family == "ncu" and variant.startswith("text") and "summary" not in variant:
+            return path
+        if label == "ncu details csv" and s.family == "ncu" and "csv" in variant and "raw" not in variant:
+            return path
+        if label == "nsys gputrace csv" and s.family == "nsys" and "trace" in variant and "csv" in variant:
+            return path
+        if label == "nvprof gpu trace csv" and s.family == "nvprof" and "trace" in variant and "csv" in variant:
+            return path
+    return None
+
+
+def split_for_repeat(label: str, lines: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+    """(prefix kept once, body repeated): the body is whole records in the file's own layout."""
+    if label == "ncu text":
+        start = next(i for i, line in enumerate(lines) if line.startswith(b"[") and b"@" in line)
+        return lines[: start + 1], [line for line in lines[start + 1:] if not line.startswith(b"==")]
+    header = next(i for i, line in enumerate(lines)
+                  if line.startswith((b'"ID"', b"Start", b'"Start"', b"Start (ns)")))
+    first_data = header + 1
+    if label == "nvprof gpu trace csv":
+        first_data += 1  # the units row
+    body = [line for line in lines[first_data:] if line.strip()]
+    return lines[:first_data], body
+
+
+def build_input(item: Input, size_mb: int) -> Path | None:
+    sample = find_sample(item.label)
+    if sample is None:
+        return None
+    lines = sample.read_bytes().replace(b"\r\n", b"\n").split(b"\n")
+    prefix, body = split_for_repeat(item.label, lines)
+    body_bytes = b"\n".join(body) + b"\n"
+    target = WORK / f"{item.label.replace(' ', '_')}{sample.suffix}"
+    reps = max(1, (size_mb * 1_000_000) // max(1, len(body_bytes)))
+    with open(target, "wb") as fh:
+        fh.write(b"\n".join(prefix) + b"\n")
+        for _ in range(reps):
+            fh.write(body_bytes)
+    return target
+
+
+def run_measured(args: list[str]) -> tuple[float, int, float, int]:
+    """(wall seconds, peak RSS bytes, CPU seconds, exit code) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime, proc.returncode
+
+
+def polars_baselines(path: Path, is_csv: bool) -> dict[str, float]:
+    """Seconds polars takes to split the same bytes into lines and (CSV) to read them."""
+    out = {}
+    t = time.perf_counter()
+    pl.read_csv(path, has_header=False, separator="\x1f", quote_char=None, new_columns=["line"],
+                infer_schema=False, truncate_ragged_lines=True, encoding="utf8-lossy")
+    out["line split"] = time.perf_counter() - t
+    if is_csv:
+        skip = _csv_preamble_lines(path)
+        t = time.perf_counter()
+        pl.read_csv(path, skip_rows=skip, infer_schema_length=1000,
+                    truncate_ragged_lines=True, ignore_errors=True)
+        out["read_csv"] = time.perf_counter() - t
+    return out
+
+
+def _csv_preamble_lines(path: Path) -> int:
+    with open(path, "rb") as fh:
+        head = fh.read(200_000).split(b"\n")
+    for i, line in enumerate(head):
+        if line.startswith((b'"ID"', b"Start", b'"Start"')):
+            return i
+    return 0
+
+
+def bench_large(size_mb: int) -> list[str]:
+    rows = []
+    for item in INPUTS:
+        path = build_input(item, size_mb)
+        if path is None:
+            rows.append(f"{item.label:<22} no sample in sample_logs/ to build it from: SKIPPED")
+            continue
+        size = path.stat().st_size
+        out_dir = WORK / "out"
+        shutil.rmtree(out_dir, ignore_errors=True)
+        wall, rss, _, code = run_measured([*ROOFREPORT, "parse", str(path), "-o", str(out_dir), "--quiet"])
+        base = polars_baselines(path, item.is_csv)
+        mbps = size / 1e6 / wall
+        ref = size / 1e6 / base[item.target]
+        ratio = mbps / ref
+        verdict = "OK" if ratio >= item.goal and rss < 2 * size and code == 0 else "MISS"
+        rows.append(f"{item.label:<22} {size / 1e6:8.0f} MB  {mbps:7.1f} MB/s  RSS {rss / size:4.2f}x  "
+                    f"polars {item.target} {ref:7.1f} MB/s  ratio {ratio:4.2f} (goal {item.goal})  "
+                    f"exit {code}  {verdict}")
+        path.unlink()
+    return rows
+
+
+def bench_small_files(count: int) -> str:
+    folder = WORK / "small"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    samples = [p for p in sorted(SAMPLES.rglob("*")) if p.is_file() and p.suffix not in (".md", ".toml")]
+    if not samples:
+        return "small files: no sample logs: SKIPPED"
+    for i in range(count):
+        src = samples[i % len(samples)]
+        sub = folder / f"run{i:03d}"
+        sub.mkdir()
+        shutil.copy(src, sub / src.name)
+    total = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    out_dir = WORK / "out_small"
+    wall, rss, cpu, code = run_measured([*ROOFREPORT, "parse", str(folder), "-o", str(out_dir), "--quiet"])
+    cores = cpu / wall
+    verdict = "OK (both cores)" if cores > 1.3 else "MISS (one core)"
+    return (f"{count} small files   {total / 1e6:6.1f} MB  {wall:6.2f} s  CPU/wall {cores:4.2f}  "
+            f"peak RSS {rss / 1e6:6.0f} MB  exit {code}  {verdict}")
+
+
+def bench_build() -> str:
+    out = Path(tempfile.mkdtemp()) / "report.pdf"
+    wall, rss, _, code = run_measured([*ROOFREPORT, "build", str(SAMPLES), "-o", str(out), "--quiet"])
+    verdict = "OK" if wall < 10 and code == 0 else "MISS"
+    return f"roofreport build sample_logs/  {wall:5.2f} s (goal < 10 s)  peak RSS {rss / 1e6:5.0f} MB  exit {code}  {verdict}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=int, default=400, help="size of each large input")
+    parser.add_argument("--small-files", type=int, default=500)
+    parser.add_argument("--keep", action="store_true", help="keep benchmarks/_work afterwards")
+    args = parser.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    print(f"roofreport ingest benchmark — {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, "
+          f"polars {pl.__version__}, Python {sys.version.split()[0]}")
+    for row in bench_large(args.size_mb):
+        print(row, flush=True)
+    print(bench_small_files(args.small_files), flush=True)
+    print(bench_build(), flush=True)
+    if not args.keep:
+        shutil.rmtree(WORK, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
