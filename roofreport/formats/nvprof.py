@@ -1,8 +1,134 @@
-"""nvprof logs (not yet readable: filled in by the nvprof issue)."""
+"""nvprof (CUDA 7 - 12): text logs in every mode, their `--csv` forms, SQLite profiles (`-o`).
+
+The syntax lives in `grammars/nvprof.lark`. A log is read in one pass over its lines
+(`nvprof_lines`): text tables (`nvprof_text`) and CSV tables (`nvprof_csv`) wherever their
+headers appear, as many processes as the log holds, then what nvprof said about the run
+(`nvprof_status`). SQLite profiles are read by `nvprof_sqlite`; an NVVP session file (XML) is
+recognised and reported as holding no profile data.
+
+Tables filled: `kernels`, `metrics`, `activities`, `api_calls`, `regions`.
+"""
 
 from __future__ import annotations
 
-from roofreport.formats.base import FormatSpec
+import re
+from functools import cache
 
-SPECS: list[FormatSpec] = []
-BINARY_SPECS: list[FormatSpec] = []
+import polars as pl
+
+from roofreport.errors import ParseError
+from roofreport.formats import nvprof_csv, nvprof_lines, nvprof_sqlite, nvprof_status, nvprof_text
+from roofreport.formats.base import FormatSpec, ParseResult
+from roofreport.textio import Document, Head
+
+FAMILY = "nvprof"
+
+# Status messages only nvprof prints (a bare `==PID== Warning:` is valgrind's style too).
+_STRONG_STATUS = ("process_message", "application_message", "result_message",
+                  "metric_result_message", "event_result_message", "api_calls_message",
+                  "nvtx_result_message", "um_result_message", "unsupported_message")
+# first table header of the head -> variant
+_VARIANTS = {
+    "summary_header_line": "summary",
+    "old_summary_header_line": "summary (CUDA <= 8 layout)",
+    "gpu_trace_header_line": "gpu trace",
+    "api_trace_header_line": "api trace",
+    "metrics_header_line": "metrics",
+    "events_header_line": "events",
+    "um_header_line": "summary",
+}
+
+
+# -- sniffing --------------------------------------------------------------------------------
+
+@cache
+def _regex(rule: str) -> re.Pattern:
+    return re.compile(nvprof_lines.load().regex(rule))
+
+
+def sniff_log(head: Head) -> str | None:
+    status_seen = False
+    for line in head.lines[:5000]:
+        if _regex("status_line").match(line):
+            message = line.split("==", 2)[-1].lstrip("=")
+            status_seen = status_seen or any(_regex(k).match(message) for k in _STRONG_STATUS)
+            continue
+        variant = _header_variant(line)
+        if variant:
+            return variant
+    return "log" if status_seen else None
+
+
+def _header_variant(line: str) -> str | None:
+    for kind, variant in _VARIANTS.items():
+        if _regex(kind).match(line):
+            return variant
+    if not _regex("csv_header_line").match(line):
+        return None
+    try:
+        names, sep = nvprof_csv.header(line)
+    except ParseError:
+        return None
+    kind = nvprof_csv.report_kind(names)
+    if kind is None:
+        return None
+    form = "tsv (spreadsheet re-save)" if sep == "\t" else "csv"
+    suffix = " (no Type column)" if kind == "summary" and "Type" not in names else ""
+    return f"{kind.replace('_', ' ')} {form}{suffix}"
+
+
+def sniff_session_xml(head: Head) -> str | None:
+    text = head.text.lstrip()
+    return "nvvp session (xml)" if text.startswith("<?xml") and "<session" in text[:4096] else None
+
+
+# -- parsing ---------------------------------------------------------------------------------
+
+def parse_log(doc: Document, variant: str) -> ParseResult:
+    result = ParseResult(family=FAMILY, variant=variant)
+    lines = doc.lines()
+    if nvprof_lines.is_spreadsheet(lines):
+        lines = nvprof_lines.unspreadsheet(lines)
+    lines = nvprof_lines.annotate(lines)
+    nvprof_text.read_all(lines, doc, result)
+    nvprof_csv.read_all(lines, doc, result)
+    nvprof_text.add_um_totals(lines, result)
+    _finish(result)
+    nvprof_status.apply(lines, doc, result)
+    return result
+
+
+def parse_session_xml(doc: Document, variant: str) -> ParseResult:
+    result = ParseResult(family=FAMILY, variant=variant)
+    result.error = ParseError("NVVP session file: holds no profile data (it only points the "
+                              "Visual Profiler at its own files); export the profile with "
+                              "`nvprof -o profile.nvvp` or print it with `nvprof -i`", path=doc.display)
+    return result
+
+
+def _finish(result: ParseResult) -> None:
+    """Rows in file order; launch ids (the source lines of the kernel rows so far) renumbered
+    1..n, in `kernels` and `metrics` alike."""
+    for name, frame in result.tables.items():
+        result.tables[name] = frame.sort("source_line", maintain_order=True)
+    kernels = result.tables.get("kernels")
+    if kernels is None or not kernels.height:
+        return
+    ids = kernels.select(pl.col("launch_id").unique().sort()).with_row_index("new_id", offset=1)
+    ids = ids.with_columns(pl.col("new_id").cast(pl.Int64))
+    for name in ("kernels", "metrics"):
+        frame = result.tables.get(name)
+        if frame is not None and frame.height:
+            joined = frame.join(ids, on="launch_id", how="left")
+            result.tables[name] = joined.with_columns(pl.col("new_id").alias("launch_id")).drop("new_id")
+
+
+SPECS: list[FormatSpec] = [
+    FormatSpec(family=FAMILY, name="nvprof-session-xml", sniff=sniff_session_xml,
+               parse=parse_session_xml),
+    FormatSpec(family=FAMILY, name="nvprof-log", sniff=sniff_log, parse=parse_log),
+]
+BINARY_SPECS: list[FormatSpec] = [
+    FormatSpec(family=FAMILY, name="nvprof-sqlite", sniff=nvprof_sqlite.sniff,
+               parse=nvprof_sqlite.parse, binary=True),
+]

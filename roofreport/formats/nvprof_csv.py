@@ -1,0 +1,207 @@
+"""nvprof's `--csv` tables inside a log: summary, metrics/events and GPU/API trace, with a units
+row when nvprof printed one (one unit per column: `,%,ms,,us,us,ms,`), hand-made copies without
+Type column or quotes, and spreadsheet re-saves with TABs.
+
+Each header line is parsed by Lark (`csv_header_line`, once per distinct header); the rows under
+it are read by `pl.read_csv`; column meanings are data (`_COLUMNS`), the conversions are the
+text tables' (`nvprof_text.add_*`), so both forms land in the same tables the same way.
+"""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+
+import polars as pl
+
+from roofreport.errors import ParseError
+from roofreport.formats import nvprof_text as T
+from roofreport.formats import nvprof_values as V
+from roofreport.formats.base import ParseResult
+from roofreport.formats.nvprof_lines import load
+from roofreport.textio import Document
+
+# report kind -> column that identifies it in a header
+_KINDS = [("metrics", "Metric Name"), ("events", "Event Name"), ("gpu_trace", "Grid X"),
+          ("gpu_trace", "Size"), ("summary", "Calls"), ("api_trace", "Start")]
+
+# raw header -> internal column, per report kind (anything else is kept under its own name)
+_COLUMNS = {
+    "summary": {"Type": "activity_type", "Time(%)": "time_percent", "Time": "time_total",
+                "Calls": "calls", "Avg": "time_avg", "Min": "time_min", "Max": "time_max",
+                "Name": "summary_name"},
+    "metrics": {"Device": "device", "Kernel": "kernel_name", "Invocations": "invocations",
+                "Metric Name": "metric", "Metric Description": "description",
+                "Min": "min", "Max": "max", "Avg": "avg"},
+    "events": {"Device": "device", "Kernel": "kernel_name", "Invocations": "invocations",
+               "Event Name": "metric", "Min": "min", "Max": "max", "Avg": "avg", "Total": "total"},
+    "gpu_trace": {"Start": "start", "Duration": "duration", "Size": "size", "Device": "device",
+                  "Context": "context", "Stream": "stream", "Name": "name",
+                  "Correlation_ID": "correlation_id", "Grid X": "gx", "Grid Y": "gy", "Grid Z": "gz",
+                  "Block X": "bx", "Block Y": "by", "Block Z": "bz"},
+    "api_trace": {"Start": "start", "Duration": "duration", "Name": "name",
+                  "Correlation_ID": "correlation_id"},
+}
+
+
+@lru_cache(maxsize=256)
+def header(text: str) -> tuple[tuple[str, ...], str]:
+    """(column names, separator) of a CSV header line, parsed by the grammar."""
+    tree = load().parse(text, "csv_header_line")
+    names = tuple(str(t) for t in tree.scan_values(lambda v: getattr(v, "type", "") == "CSV_NAME"))
+    seps = [str(t) for t in tree.scan_values(lambda v: getattr(v, "type", "") == "CSV_SEP")]
+    return names, seps[0]
+
+
+def report_kind(names: tuple[str, ...]) -> str | None:
+    for kind, column in _KINDS:
+        if column in names:
+            return kind
+    return None
+
+
+def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> None:
+    """Every CSV table of the log into `result` (one block per header line)."""
+    csv = lines.filter(pl.col("table") == "csv")
+    for _, block in csv.group_by("block", maintain_order=True):
+        _read_block(block, lines, doc, result)
+
+
+def _read_block(block: pl.DataFrame, lines: pl.DataFrame, doc: Document, result: ParseResult) -> None:
+    head = block.row(0, named=True)
+    try:
+        names, sep = header(head["text"])
+    except ParseError as exc:
+        result.warn("nvprof.unreadable-header", f"{doc.display}:{head['line_no']}: {exc.message}",
+                    line=head["line_no"])
+        return
+    kind = report_kind(names)
+    body = block.slice(1)
+    units = None
+    if body.height and body["kind"][0] == "csv_units_line":
+        units = body["text"][0].split(sep)
+        body = body.slice(1)
+    body = body.filter(pl.col("kind") == "other")
+    if kind is None or not body.height:
+        return
+    if kind == "summary" and "Type" not in names and '"' not in head["text"]:
+        _plain_summary(body, lines, doc, result)
+        return
+    frame = _read_rows(body, names, sep, kind, units, lines, doc, result)
+    if frame is not None and frame.height:
+        _CONVERTERS[kind](frame, kind, result)
+
+
+def _read_rows(body: pl.DataFrame, names: tuple[str, ...], sep: str, kind: str,
+               units: list[str] | None, lines: pl.DataFrame, doc: Document,
+               result: ParseResult) -> pl.DataFrame | None:
+    """The rows as text columns (internal names) plus `<column>_unit` from the units row."""
+    mapping = _COLUMNS[kind]
+    cols = [mapping.get(n, n) for n in names]
+    data = "\n".join(body["text"].to_list()).encode()
+    frame = pl.read_csv(io.BytesIO(data), has_header=False, new_columns=cols, separator=sep,
+                        quote_char='"', infer_schema=False, truncate_ragged_lines=True)
+    if frame.height != body.height:
+        result.warn("nvprof.unreadable-row", f"{doc.display}:{body['line_no'][0]}: a CSV row "
+                    "spans several lines; this table was skipped", line=body["line_no"][0])
+        return None
+    frame = frame.with_columns(body.select(pl.col("line_no").alias("source_line"), "pid",
+                                           "nvtx_path", "section"))
+    complete = pl.col(cols[-1]).is_not_null()
+    _report_short_rows(frame.filter(~complete)["source_line"].to_list(), lines, doc, result)
+    frame = frame.filter(complete)
+    if units:
+        frame = frame.with_columns(pl.lit(u, pl.String).alias(f"{c}_unit")
+                                   for c, u in zip(cols, units + [""] * len(cols)))
+    return frame
+
+
+def _report_short_rows(line_nos: list[int], lines: pl.DataFrame, doc: Document,
+                       result: ParseResult) -> None:
+    """CSV rows with fewer fields than their header: cut off, or damaged."""
+    last = lines.filter(pl.col("kind") != "blank_line")["line_no"].max()
+    for line_no in line_nos[:20]:
+        code = "nvprof.truncated" if line_no == last else "nvprof.unreadable-row"
+        result.warn(code, f"{doc.display}:{line_no}: CSV row has fewer fields than its header",
+                    line=line_no)
+
+
+def _unit(frame: pl.DataFrame, col: str) -> pl.Expr | None:
+    return pl.col(f"{col}_unit") if f"{col}_unit" in frame.columns else None
+
+
+def _cell(frame: pl.DataFrame, col: str) -> pl.Expr:
+    """A column's value in base units, using the units row when there is one."""
+    if col not in frame.columns:
+        return pl.lit(None, pl.Float64)
+    return V.scaled(pl.col(col), _unit(frame, col))
+
+
+# -- converters ------------------------------------------------------------------------------
+
+def _summary(frame: pl.DataFrame, kind: str, result: ParseResult) -> None:
+    default_type = pl.when(pl.col("section") == "api").then(pl.lit("API calls")) \
+        .otherwise(pl.lit("GPU activities"))
+    activity = pl.col("activity_type") if "activity_type" in frame.columns else pl.lit(None, pl.String)
+    rows = frame.select(
+        "source_line", activity.fill_null(default_type).alias("activity_type"), "nvtx_path", "pid",
+        pl.col("summary_name").alias("name"),
+        _cell(frame, "time_percent").alias("percent"), _cell(frame, "time_total").alias("total_ns"),
+        V.integer(pl.col("calls")).alias("calls"), _cell(frame, "time_avg").alias("avg_ns"),
+        _cell(frame, "time_min").alias("min_ns"), _cell(frame, "time_max").alias("max_ns"),
+        *[pl.col(cell).alias(f"{col}_text") for col, cell in T.SUMMARY_TEXT.items()])
+    T.add_summary(rows, result)
+
+
+def _plain_summary(body: pl.DataFrame, lines: pl.DataFrame, doc: Document, result: ParseResult) -> None:
+    """A hand-made summary CSV: units in the cells, names with commas left unquoted."""
+    g = load()
+    fields = body.with_columns(g.extract(pl.col("text"), "plain_csv_summary_row"))
+    bad = fields.filter(pl.col("time_total").is_null())
+    T.report_bad_rows(bad["line_no"].to_list(), bad["text"].to_list(), "plain_csv_summary_row",
+                      lines, doc, result)
+    rows = fields.filter(pl.col("time_total").is_not_null())
+    T.add_summary(rows.select(
+        pl.col("line_no").alias("source_line"), pl.lit("GPU activities").alias("activity_type"),
+        "nvtx_path", "pid", pl.col("summary_name").alias("name"), *T.summary_values()), result)
+
+
+def _counted(frame: pl.DataFrame, kind: str, result: ParseResult) -> None:
+    stats = ["min", "max", "avg"] + (["total"] if kind == "events" else [])
+    values = frame.select(
+        "source_line", "pid", "device", "kernel_name", V.integer(pl.col("invocations")).alias("invocations"),
+        "metric", pl.lit("Metric result" if kind == "metrics" else "Event result").alias("section"),
+        *[pl.col(s) if s in frame.columns else pl.lit(None, pl.String).alias(s) for s in stats])
+    T.add_counted(values, stats, result)
+
+
+def _dims(frame: pl.DataFrame, cols: list[str]) -> pl.Expr:
+    if not all(c in frame.columns for c in cols):
+        return pl.lit(None, pl.String)
+    joined = pl.concat_str([pl.lit("("), pl.concat_str([pl.col(c) for c in cols], separator=", "),
+                            pl.lit(")")])
+    return pl.when(pl.col(cols[0]).is_not_null()).then(joined)
+
+
+def _gpu_trace(frame: pl.DataFrame, kind: str, result: ParseResult) -> None:
+    def text(col: str) -> pl.Expr:
+        return pl.col(col) if col in frame.columns else pl.lit(None, pl.String)
+
+    trace = frame.select(
+        "source_line", text("name").alias("name"),
+        _cell(frame, "start").alias("start_ns"), _cell(frame, "duration").alias("duration_ns"),
+        _cell(frame, "size").alias("bytes"), text("device").alias("device"),
+        V.integer(text("context")).alias("context"), V.integer(text("stream")).alias("stream"),
+        V.integer(text("correlation_id")).alias("correlation_id"),
+        _dims(frame, ["gx", "gy", "gz"]).alias("grid"), _dims(frame, ["bx", "by", "bz"]).alias("block"))
+    T.add_gpu_trace(trace, result)
+
+
+def _api_trace(frame: pl.DataFrame, kind: str, result: ParseResult) -> None:
+    result.add("api_calls", frame.select(
+        "source_line", pl.lit("trace").alias("kind"), "name", pl.lit(1).alias("calls"),
+        _cell(frame, "start").alias("start_ns"), _cell(frame, "duration").alias("total_ns")))
+
+
+_CONVERTERS = {"summary": _summary, "metrics": _counted, "events": _counted,
+               "gpu_trace": _gpu_trace, "api_trace": _api_trace}
