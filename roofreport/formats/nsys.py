@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from roofreport.formats import nsys_csv, nsys_sqlite, nsys_text
 from roofreport.formats.base import FormatSpec
-from roofreport.formats.nsys_columns import hint_from_filename
 from roofreport.textio import Head
 
 FAMILY = "nsys"
@@ -25,11 +24,7 @@ def sniff_csv(head: Head) -> str | None:
     if head.binary:
         return None
     header = nsys_csv.find_header(head.lines[:400], head.path.name)
-    if header is None:
-        return None
-    hinted = hint_from_filename(head.path.name)
-    name = hinted if hinted == header.report.id else header.report.id
-    return f"{name} csv"
+    return f"{header.report.id} csv" if header else None
 
 
 SPECS: list[FormatSpec] = [

@@ -81,7 +81,6 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
             continue
         _read_table(table, rows.filter(pl.col("table") == table.table_id), doc, result)
     _notices(lines, result)
-    _check_truncation(doc, result)
     if not result.rows() and result.error is None:
         result.error = _nothing_found(lines, doc)
     return result
@@ -93,9 +92,9 @@ def _context(lines: pl.DataFrame) -> pl.DataFrame:
     g = grammar.load("nsys")
     kind = pl.col("kind")
     lines = lines.with_columns(kind=g.classify(pl.col("text"), "line"))
-    report_id = pl.coalesce(*[pl.col("text").str.extract(g.regex(k), _group(g, k, "report_id"))
+    report_id = pl.coalesce(*[pl.col("text").str.extract(g.regex(k), _group(k, "report_id"))
                               for k in _HINT_KINDS])
-    args = pl.col("text").str.extract(g.regex("processing_line"), _group(g, "processing_line", "report_args"))
+    args = pl.col("text").str.extract(g.regex("processing_line"), _group("processing_line", "report_args"))
     is_header = (kind == "other") & (kind.shift(-1) == "rule_line")
     lines = lines.with_columns(
         is_header=is_header.fill_null(False),
@@ -116,13 +115,9 @@ def _context(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 @lru_cache(maxsize=64)
-def _group_index(rule: str, field: str) -> int:
-    g = grammar.load("nsys")
-    return list(re.compile(g.regex(rule)).groupindex).index(field) + 1
-
-
-def _group(g: grammar.Grammar, rule: str, field: str) -> int:
-    return _group_index(rule, field)
+def _group(rule: str, field: str) -> int:
+    """Index of a field's capture group in the regex of `rule`."""
+    return re.compile(grammar.load("nsys").regex(rule)).groupindex[field]
 
 
 class Table:
@@ -201,18 +196,23 @@ def _drop_unfit(table: Table, rows: pl.DataFrame, doc: Document, result: ParseRe
     checked = rows.with_columns(fits=pl.all_horizontal(*gaps, reaches_last))
     bad = checked.filter(~pl.col("fits"))
     for line_no, line in bad.select("line_no", "text").head(_MAX_PROBLEMS).iter_rows():
-        err = ParseError("table row does not fit the columns of its dash rule", path=doc.display,
-                         line=line_no, column=_misfit_column(table, line), text=line)
+        message, column = _misfit(table, line)
+        err = ParseError(message, path=doc.display, line=line_no, column=column, text=line)
         _problem(result, "nsys.bad-row", err)
+    if bad.height > _MAX_PROBLEMS:
+        result.warn("nsys.bad-row", f"{bad.height - _MAX_PROBLEMS} more rows do not fit their table")
     return checked.filter(pl.col("fits"))
 
 
-def _misfit_column(table: Table, line: str) -> int:
+def _misfit(table: Table, line: str) -> tuple[str, int]:
+    """What is wrong with a row, and the 1-based column where it shows."""
     for (_, a_end), (b_start, _) in zip(table.spans, table.spans[1:]):
         gap = line[a_end:b_start]
         if gap.strip():
-            return a_end + len(gap) - len(gap.lstrip()) + 1
-    return len(line.rstrip()) + 1
+            return ("table row does not fit the columns of its dash rule",
+                    a_end + len(gap) - len(gap.lstrip()) + 1)
+    return (f"table row stops before its last column ({table.names[-1]}): the log was cut",
+            len(line.rstrip()) + 1)
 
 
 def _problem(result: ParseResult, code: str, err: ParseError) -> None:
@@ -270,25 +270,28 @@ def _tool_version(lines: pl.DataFrame) -> str | None:
 
 
 def _notices(lines: pl.DataFrame, result: ParseResult) -> None:
-    g = grammar.load("nsys")
-    notes = lines.filter(pl.col("kind") == "notice_line").select(
-        "line_no", *g.extract(pl.col("text"), "notice_line"))
-    for line_no, tag, message in notes.head(200).iter_rows():
+    """nsys's own WARNING/ERROR lines become warnings; its many `SKIPPED: x.sqlite does not
+    contain ... data` lines (one per empty report) are summed up in one."""
+    notes = _notice_rows(lines)
+    for line_no, tag, message in notes.filter(pl.col("notice_tag") != "SKIPPED").head(50).iter_rows():
         if tag in _NOTICE_CODES:
             result.warn(_NOTICE_CODES[tag], f"nsys: {message}", line=line_no)
+    skipped = notes.filter(pl.col("notice_tag") == "SKIPPED")
+    if skipped.height:
+        said = "; ".join(skipped["message"].unique(maintain_order=True).head(3).to_list())
+        more = f" (and {skipped.height - 3} more)" if skipped.height > 3 else ""
+        result.warn("nsys.skipped", f"nsys skipped {skipped.height} reports: {said}{more}",
+                    line=int(skipped["line_no"][0]))
 
 
-def _check_truncation(doc: Document, result: ParseResult) -> None:
-    if doc.data and not doc.data.endswith(b"\n") and result.error is not None \
-            and result.error.line == doc.lines().height:
-        result.warn("nsys.truncated", "the log ends in the middle of a table row: it was cut",
-                    line=result.error.line)
+def _notice_rows(lines: pl.DataFrame) -> pl.DataFrame:
+    g = grammar.load("nsys")
+    return lines.filter(pl.col("kind") == "notice_line").select(
+        "line_no", *g.extract(pl.col("text"), "notice_line"))
 
 
 def _nothing_found(lines: pl.DataFrame, doc: Document) -> ParseError:
-    g = grammar.load("nsys")
-    notes = lines.filter(pl.col("kind") == "notice_line").select(
-        "line_no", *g.extract(pl.col("text"), "notice_line"))
+    notes = _notice_rows(lines)
     for tag in ("ERROR", "SKIPPED"):
         said = notes.filter(pl.col("notice_tag") == tag)
         if said.height:

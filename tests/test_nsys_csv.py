@@ -1,0 +1,141 @@
+"""nsys `stats --format csv` reports of every header generation, read from the real corpus.
+Values were checked by hand against the files."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from roofreport.formats import nsys, nsys_csv
+from roofreport.textio import Document, read_head
+from tests.conftest import CORPUS, corpus_path
+
+
+def parse(*parts: str):
+    path = corpus_path(*parts)
+    variant = nsys.sniff_csv(read_head(path))
+    assert variant is not None, f"{path.name} not sniffed as an nsys CSV report"
+    return nsys_csv.parse_csv(Document.open(path), variant)
+
+
+def _derived_csvs() -> list[str]:
+    folder = CORPUS / "derived" / "nsys"
+    return sorted(p.name for p in folder.glob("*.csv")) if folder.is_dir() else []
+
+
+@pytest.mark.parametrize("name", _derived_csvs())
+def test_every_derived_report_reads_cleanly(name):
+    result = parse("derived", "nsys", name)
+    assert result.error is None and result.warnings == []
+    report = name.rsplit("_", 1)[1].removesuffix(".csv")
+    assert result.variant == f"{report} csv"
+    rows = sum(result.rows().values()) - result.rows().get("kernels", 0) * (report == "gputrace")
+    assert rows == sum(1 for _ in corpus_path("derived", "nsys", name).open()) - 1
+
+
+def test_2024_gputrace_with_greenctx_and_mb_per_s():
+    result = parse("nsys", "csv", "flame_torch_rtxa4500_cuda_gpu_trace_base_greenctx.csv")
+    act = result.tables["activities"]
+    assert act.height == 2685
+    assert dict(act.group_by("kind").len().iter_rows()) == {"kernel": 2482, "memcpy": 122, "memset": 81}
+    first = act.row(0, named=True)
+    assert first["name"] == "[CUDA memcpy Host-to-Device]"
+    assert (first["start_ns"], first["duration_ns"], first["correlation_id"]) == (1949099896, 3552, 142)
+    assert first["bytes"] == pytest.approx(38_000)        # 0.038 MB, nsys MB are 10^6 bytes
+    assert (first["device"], first["context"], first["stream"]) == ("NVIDIA RTX A4500 (0)", 1, 7)
+    assert first["source_line"] == 2
+    kernels = result.tables["kernels"]
+    assert kernels.height == 2482 and set(kernels["kind"]) == {"launch"} and set(kernels["count"]) == {1}
+    assert kernels["launch_id"].is_unique().all()
+    assert result.hints.device_name == "NVIDIA RTX A4500"
+
+
+def test_2022_gputrace_none_literals_and_quoted_commas():
+    result = parse("nsys", "csv", "nvfuser_a100_gputrace_2022_None_literals.csv")
+    row = result.tables["activities"].row(0, named=True)
+    assert row["kind"] == "kernel" and row["bytes"] is None      # `None` in Bytes (MB)
+    assert row["name"].startswith("CudaCodeGen::kernel1(CudaCodeGen::Tensor<CudaCodeGen::__half, (int)3>, ")
+    assert row["name"].endswith("CudaCodeGen::Tensor<float, (int)3>)")
+    assert (row["grid"], row["block"]) == ("(1024, 1, 1)", "(256, 2, 1)")
+    assert (row["start_ns"], row["duration_ns"]) == (13253804, 22240)
+    assert result.hints.device_name == "NVIDIA A100 80GB PCIe"
+
+
+def test_2020_gputrace_start_in_seconds_and_bytes_without_unit():
+    result = parse("course", "Anoushka21-Cloud-and-MachineLearning", "proj1", "v100", "vgg11",
+                   "tmp_nsys_gputrace.csv")
+    act = result.tables["activities"]
+    first = act.row(0, named=True)
+    assert first["start_ns"] == pytest.approx(12.944439e9)
+    assert (first["duration_ns"], first["bytes"], first["name"]) == (2400, 6912, "[CUDA memcpy HtoD]")
+    kernel = act.filter(pl.col("kind") == "kernel").row(0, named=True)
+    assert kernel["name"] == "cask_cudnn::computeOffsetsKernel(cask_cudnn::ComputeOffsetsParams)"
+    assert (kernel["start_ns"], kernel["duration_ns"]) == (pytest.approx(15.871098e9), 8512)
+    assert (kernel["grid"], kernel["block"], kernel["bytes"]) == ("(197, 1, 1)", "(256, 1, 1)", None)
+    assert dict(act.group_by("kind").len().iter_rows())["kernel"] == 229
+    assert result.hints.device_name == "Tesla V100-SXM2-16GB"
+
+
+def test_kernel_summary_with_grid_and_block_columns():
+    result = parse("derived", "nsys", "cs336_pytorch_lm2.7B_nsys2024.6_gpukernsum.csv")
+    k = result.tables["kernels"]
+    assert k.height == 29 and set(k["kind"]) == {"summary"}
+    first = k.row(0, named=True)
+    assert (first["name"], first["count"], first["duration_ns"]) == ("ampere_sgemm_128x64_tn", 640, 1494346884)
+    assert (first["grid"], first["block"]) == ("(20, 32, 1)", "(128, 1, 1)")
+    # The same kernel name with another launch shape is its own row.
+    assert k.filter(pl.col("name") == "ampere_sgemm_128x64_tn")["count"].to_list() == [640, 256, 4]
+
+
+def test_api_summary():
+    result = parse("derived", "nsys", "alpa_jax_rtx3090_nsys2022.1_report1_cudaapisum.csv")
+    row = result.tables["api_calls"].row(0, named=True)
+    assert (row["kind"], row["name"], row["calls"], row["total_ns"]) == ("summary", "cudaHostAlloc", 33, 16479127)
+    assert (row["avg_ns"], row["min_ns"], row["max_ns"]) == (499367.5, 4120, 1182416)
+
+
+def test_memory_time_summary_goes_to_kernels_by_operation_name():
+    result = parse("derived", "nsys", "olcf_hw6_rtx3070_nsys2022_um_gpumemtimesum.csv")
+    k = result.tables["kernels"]
+    assert k.select("name", "count", "duration_ns").rows() == [
+        ("[CUDA Unified Memory memcpy HtoD]", 64, 29131078), ("[CUDA Unified Memory memcpy DtoH]", 64, 26104859)]
+
+
+def test_nvtx_summary_becomes_regions():
+    result = parse("derived", "nsys", "alpa_jax_rtx3090_nsys2022.1_report1_nvtxsum.csv")
+    r = result.tables["regions"]
+    assert r.select("kind", "name", "count", "duration_ns").rows() == [
+        ("nvtx", "NCCL:ncclCommInitRank", 1, 101983845), ("nvtx", "NCCL:ncclCommDestroy", 1, 9881345)]
+
+
+def test_nvtx_kernel_summary_puts_the_range_in_region():
+    result = parse("derived", "nsys", "flame_torch_rtxa4500_nvtxkernsum.csv")
+    k = result.tables["kernels"]
+    assert k.height == 254
+    assert k.filter(pl.col("region").is_null()).height == 23       # `None,None,...`: outside any range
+    forward = k.filter(pl.col("region") == "forward").row(0, named=True)
+    assert forward["name"].startswith("sm86_xmma_fprop_implicit_gemm_tf32f32")
+    assert (forward["count"], forward["duration_ns"]) == (50, 22636383)
+
+
+def test_two_reports_captured_in_one_file_with_noise(tmp_path):
+    """stdout of `nsys stats --format csv` with two reports and tool lines around them."""
+    path = tmp_path / "stats_stdout.csv"
+    path.write_text(
+        "Generating SQLite file report1.sqlite from report1.nsys-rep\n"
+        "Processing [report1.sqlite] with [/opt/nvidia/nsight-systems/2023.4.1/host-linux-x64/reports/cuda_api_sum.py]...\n"
+        "\n"
+        "Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+        "90.0,900,3,300.0,300.0,100,500,200.0,cudaMalloc\n"
+        "10.0,100,1,100.0,100.0,100,100,0.0,cudaFree\n"
+        "\n"
+        "Processing [report1.sqlite] with [/opt/nvidia/nsight-systems/2023.4.1/host-linux-x64/reports/cuda_gpu_kern_sum.py]...\n"
+        "\n"
+        "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+        '100.0,5000,2,2500.0,2500.0,2000,3000,707.1,"kern(int, float)"\n')
+    result = nsys_csv.parse_csv(Document.open(path), nsys.sniff_csv(read_head(path)))
+    assert result.error is None
+    assert result.tables["api_calls"].select("name", "calls", "source_line").rows() == [
+        ("cudaMalloc", 3, 5), ("cudaFree", 1, 6)]
+    assert result.tables["kernels"].select("name", "count", "duration_ns", "source_line").rows() == [
+        ("kern(int, float)", 2, 5000, 11)]
