@@ -101,7 +101,9 @@ def _context(lines: pl.DataFrame) -> pl.DataFrame:
         block=(kind == "blank_line").cum_sum(),
         hint=pl.when(kind.is_in(_HINT_KINDS)).then(report_id)
         .when(kind == "classic_title_line").then(pl.col("text").str.strip_chars()).otherwise(None),
-        args=pl.when(kind.is_in(_HINT_KINDS)).then(args.fill_null("")).otherwise(None),
+        # Report options (`nvtx-name:base`) hold until the next report starts; the title
+        # line printed under a `Processing` line belongs to the same report.
+        args=pl.when(kind.is_in(["processing_line", "step_line"])).then(args.fill_null("")).otherwise(None),
     )
     header_line = pl.when(pl.col("is_header")).then(pl.col("line_no"))
     lines = lines.with_columns(
