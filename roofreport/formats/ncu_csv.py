@@ -238,11 +238,9 @@ def _named(table: pl.DataFrame, roles: list[tuple[str, str, str]]) -> pl.DataFra
     for col, _, role in roles:
         if role not in ("rule", "rule_name", "unknown", "counter", "nvtx") and role not in picked:
             picked[role] = col
-    frame = table.select("line_no", *[pl.col(c).alias(r) for r, c in picked.items()])
     nvtx = [c for c, _, r in roles if r == "nvtx"]
-    if nvtx:
-        frame = frame.with_columns(region=_nvtx_region(table, nvtx))
-    return frame
+    region = [_nvtx_region(nvtx).alias("region")] if nvtx else []
+    return table.select("line_no", *[pl.col(c).alias(r) for r, c in picked.items()], *region)
 
 
 def _launch_ids(frame: pl.DataFrame) -> pl.Expr:
@@ -257,7 +255,7 @@ def _launch_ids(frame: pl.DataFrame) -> pl.Expr:
     return (pl.struct(run, seen).rank("dense") - 1).cast(pl.Int64)
 
 
-def _nvtx_region(table: pl.DataFrame, columns: list[str]) -> pl.Expr:
+def _nvtx_region(columns: list[str]) -> pl.Expr:
     """NVTX cells list `"id:domain:name:type:value"` items: the range names, joined by `/`."""
     g = grammar.load("ncu")
     rx = g.regex("nvtx_range_item", anchored=False)
