@@ -1,0 +1,282 @@
+"""Roofline per run and per kernel (METHODOLOGY.md d): intensity per memory level, achieved
+FLOP/s, the attainable roof, % of roof, ridge point and bound class.
+
+* Precision: each kernel belongs to its dominant precision (the largest of its fp64, fp32, fp16
+  and tensor FLOPs) and is judged against that precision's ceiling with all its FLOPs; a run has
+  one row per precision its kernels fall in, so the rows partition the run's kernels.
+* Time: the real time of the counted launches when a trace of the same run has them
+  (`timing.counted_kernel_times`), else the log's own duration; `time_source` says which.
+  Achieved FLOP/s = FLOPs of the timed kernels / their time.
+* Ceilings, best first: the log's own `.peak_sustained` × clock (ncu, measured); the datasheet
+  peak scaled to the SM clock the log ran at (ncu locks clocks to base by default); the
+  datasheet peak. Tensor work uses the tensor peak of its input type (TF32/BF16/FP16, by kernel
+  name). DRAM: measured, else datasheet. L2/L1 roofs exist only where the log measured them.
+* Roof: attainable = min(peak FLOP/s, DRAM bandwidth × AI_DRAM); ridge = peak / bandwidth.
+* Bound: "memory" when AI_DRAM < ridge, else "compute"; "latency" when achieved is below
+  LATENCY_FRACTION (10 %) of the attainable roof, i.e. far below both ceilings (launch overhead,
+  too little parallelism, dependency stalls); null when FLOPs are incomplete (tensor work not
+  counted: the true point is higher) or a quantity is missing.
+* A point more than ABOVE_ROOF_TOLERANCE above any roof is impossible: `above_roof` flags a
+  counting error (wrong peak, time from another run, double-counted FLOPs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import median
+
+import polars as pl
+
+from roofreport import hardware
+from roofreport.analysis import timing
+
+LATENCY_FRACTION = 0.10
+ABOVE_ROOF_TOLERANCE = 0.05
+PRECISIONS = ["fp64", "fp32", "fp16", "tensor"]
+_FLOP_COL = {p: f"flops_{p}" for p in PRECISIONS}
+_TENSOR_KIND = [("tensor_tf32", r"(?i)tf32|tensorop_s\d|_s(?:1688|16816)"), ("tensor_bf16", r"(?i)bf16")]
+
+COLUMNS = ["run", "gpu_model", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes", "l1_bytes",
+           "time_ns", "time_source", "ai_dram", "ai_l2", "ai_l1", "achieved_flops_per_s", "peak_flops_per_s",
+           "peak_dram_bytes_per_s", "ridge_ai", "attainable_flops_per_s", "pct_of_roof", "bound", "above_roof",
+           "peak_source", "peak_l2_bytes_per_s", "peak_l1_bytes_per_s", "note"]
+
+
+@dataclass
+class Ceiling:
+    """One roof: `kind` "compute" (FLOP/s) or "memory" (byte/s, `level` dram/l2/l1)."""
+
+    label: str
+    kind: str
+    value: float
+    level: str | None = None
+    source: str = "datasheet"
+
+
+_COMPUTE = [("FP64", "fp64"), ("FP32", "fp32"), ("FP16", "fp16"), ("Tensor FP16", "tensor_fp16"),
+            ("Tensor TF32", "tensor_tf32"), ("Tensor BF16", "tensor_bf16")]
+
+
+def ceilings(spec: hardware.GpuSpec, measured: dict | None = None) -> list[Ceiling]:
+    """The roofs of one GPU. `measured` may hold the log's ceilings ("fp64", "fp32", "fp16" in
+    FLOP/s; "dram", "l2", "l1" in byte/s), which replace the datasheet's, and "sm_clock_hz",
+    which scales the datasheet compute peaks."""
+    measured = measured or {}
+    scaled = spec.at_clock(measured.get("sm_clock_hz"))
+    tag = "datasheet" if scaled is spec else f"datasheet at {measured['sm_clock_hz'] / 1e6:.0f} MHz"
+    out = []
+    for label, precision in _COMPUTE:
+        if precision in measured and measured[precision]:
+            out.append(Ceiling(label, "compute", float(measured[precision]), None, "measured (ncu)"))
+        elif scaled.peak(precision):
+            out.append(Ceiling(label, "compute", scaled.peak(precision), None, tag))
+    for level, label in (("dram", "DRAM"), ("l2", "L2"), ("l1", "L1")):
+        if measured.get(level):
+            out.append(Ceiling(label, "memory", float(measured[level]), level, "measured (ncu)"))
+        elif level == "dram" and spec.dram_bw:
+            out.append(Ceiling(label, "memory", spec.dram_bw, level, "datasheet"))
+    return out
+
+
+# -- per kernel ------------------------------------------------------------------------------
+
+def kernel_points(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Kernels with FLOPs, their dominant precision, all their FLOPs and their real time."""
+    kernels = tables.get("kernels")
+    if kernels is None or not kernels.height:
+        return pl.DataFrame()
+    k = kernels.with_columns([pl.col(c).fill_null(0.0).alias(f"__{p}") for p, c in _FLOP_COL.items()])
+    k = k.with_columns(pl.sum_horizontal([f"__{p}" for p in PRECISIONS]).alias("flops"))
+    k = k.filter(pl.col("flops") > 0)
+    if not k.height:
+        return pl.DataFrame()
+    dominant = pl.lit(PRECISIONS[0])
+    best = pl.col(f"__{PRECISIONS[0]}")
+    for p in PRECISIONS[1:]:
+        dominant = pl.when(pl.col(f"__{p}") > best).then(pl.lit(p)).otherwise(dominant)
+        best = pl.max_horizontal(best, pl.col(f"__{p}"))
+    k = k.with_columns(dominant.alias("precision")).drop([f"__{p}" for p in PRECISIONS])
+    # A tensor-active kernel with uncounted tensor work belongs with tensor work, not with the
+    # epilogue FLOPs its CUDA cores left in the counters.
+    k = k.with_columns(pl.when(pl.col("flops_complete").not_().fill_null(False) & pl.col("tensor_active").fill_null(False))
+                       .then(pl.lit("tensor")).otherwise(pl.col("precision")).alias("precision"))
+    times = timing.counted_kernel_times(tables)
+    return k.join(times, on=["source_file", "launch_id"], how="left")
+
+
+def run_gpus(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> dict[str, hardware.GpuSpec]:
+    runs = tables.get("runs")
+    out = {}
+    if runs is None or not runs.height:
+        return out
+    for run, model, gpu in runs.select("run", "gpu_model", "gpu").iter_rows():
+        spec = (db.get(model) if model else None) or db.match(gpu)
+        if spec is not None:
+            out[run] = spec
+    return out
+
+
+_MEASURED = {"fp32": "peak_flops_fp32", "fp64": "peak_flops_fp64", "fp16": "peak_flops_fp16",
+             "dram": "peak_dram_bytes_per_s", "l2": "peak_l2_bytes_per_s", "l1": "peak_l1_bytes_per_s",
+             "sm_clock_hz": "sm_clock_hz"}
+
+
+def _measured(rows: pl.DataFrame) -> dict:
+    """The log's ceilings and clock for a set of kernel rows (medians over the kernels)."""
+    out = {}
+    for key, col in _MEASURED.items():
+        if col in rows.columns:
+            values = rows[col].drop_nulls().to_list()
+            if values:
+                out[key] = median(values)
+    return out
+
+
+def _measured_one(row: dict) -> dict:
+    return {key: row[col] for key, col in _MEASURED.items() if row.get(col) is not None}
+
+
+def _tensor_kind(names: pl.Series) -> str:
+    for kind, pattern in _TENSOR_KIND:
+        if names.drop_nulls().str.contains(pattern).any():
+            return kind
+    return "tensor_fp16"
+
+
+def _peaks(spec: hardware.GpuSpec | None, measured: dict, precision: str, names: pl.Series) -> dict:
+    """peak FLOP/s and byte/s for one group of kernels, with where they came from."""
+    key = _tensor_kind(names) if precision == "tensor" else precision
+    found = {c.label: c for c in ceilings(spec, measured)} if spec else {}
+    label = dict((p, lbl) for lbl, p in _COMPUTE)[key]
+    compute = found.get(label)
+    if compute is None and key in measured:
+        compute = Ceiling(label, "compute", measured[key], None, "measured (ncu)")
+    dram = found.get("DRAM") or (Ceiling("DRAM", "memory", measured["dram"], "dram", "measured (ncu)")
+                                 if measured.get("dram") else None)
+    parts = [f"{c.label}: {c.source}" for c in (compute, dram) if c]
+    where = f" ({spec.key})" if spec else ""
+    return {"peak_flops_per_s": compute.value if compute else None,
+            "peak_dram_bytes_per_s": dram.value if dram else None,
+            "peak_l2_bytes_per_s": measured.get("l2"), "peak_l1_bytes_per_s": measured.get("l1"),
+            "peak_source": "; ".join(parts) + where if parts else None}
+
+
+def summarize(rows: pl.DataFrame) -> dict:
+    timed = rows.filter(pl.col("time_ns").is_not_null())
+    sources = timed["time_source"].drop_nulls().value_counts(sort=True)
+    source = sources["time_source"][0] if sources.height else None
+    if source and timed.height < rows.height:
+        source = f"{source}; {timed.height} of {rows.height} kernels timed"
+    complete = rows["flops_complete"].drop_nulls()
+    return {
+        "flops": rows["flops"].sum(),
+        "flops_complete": None if complete.is_empty() else bool(complete.all()),
+        "dram_bytes": _sum(rows, "dram_bytes"), "l2_bytes": _sum(rows, "l2_bytes"), "l1_bytes": _sum(rows, "l1_bytes"),
+        "time_ns": timed["time_ns"].sum() if timed.height else None,
+        "timed_flops": timed["flops"].sum() if timed.height else None,
+        "time_source": source,
+    }
+
+
+def _sum(rows: pl.DataFrame, col: str) -> float | None:
+    values = rows[col].drop_nulls()
+    return float(values.sum()) if values.len() else None
+
+
+def _point(base: dict, peaks: dict) -> dict:
+    """Intensities, achieved rate, roof, bound: the roofline arithmetic on one point."""
+    flops = base["flops"]
+    out = {**base, **peaks}
+    for level in ("dram", "l2", "l1"):
+        b = base.get(f"{level}_bytes")
+        out[f"ai_{level}"] = flops / b if b else None
+    t = base.get("time_ns")
+    out["achieved_flops_per_s"] = base["timed_flops"] / (t * 1e-9) if t else None
+    pf, bw, ai = peaks["peak_flops_per_s"], peaks["peak_dram_bytes_per_s"], out["ai_dram"]
+    out["ridge_ai"] = pf / bw if pf and bw else None
+    roofs = [r for r in (pf, bw * ai if bw and ai else None) if r]
+    out["attainable_flops_per_s"] = min(roofs) if pf and bw and ai else None
+    achieved, attainable = out["achieved_flops_per_s"], out["attainable_flops_per_s"]
+    out["pct_of_roof"] = 100.0 * achieved / attainable if achieved and attainable else None
+    out["above_roof"] = _above(out)
+    out["bound"], out["note"] = _bound(out)
+    return out
+
+
+def _above(p: dict) -> bool | None:
+    achieved = p["achieved_flops_per_s"]
+    if not achieved:
+        return None
+    roofs = [p["peak_flops_per_s"]]
+    for level, peak in (("dram", "peak_dram_bytes_per_s"), ("l2", "peak_l2_bytes_per_s"), ("l1", "peak_l1_bytes_per_s")):
+        if p.get(peak) and p.get(f"ai_{level}"):
+            roofs.append(p[peak] * p[f"ai_{level}"])
+    roofs = [r for r in roofs if r]
+    return bool(roofs) and achieved > (1 + ABOVE_ROOF_TOLERANCE) * min(roofs)
+
+
+def _bound(p: dict) -> tuple[str | None, str | None]:
+    if p["flops_complete"] is False:
+        return None, "FLOPs incomplete: tensor-core work not counted, the true point is higher"
+    if p["above_roof"]:
+        return None, "above a roof: a counting error (peak, time or FLOPs do not belong together)"
+    ai, ridge, pct = p["ai_dram"], p["ridge_ai"], p["pct_of_roof"]
+    if ai is None or ridge is None or pct is None:
+        return None, None
+    if pct < 100 * LATENCY_FRACTION:
+        return "latency", f"below {LATENCY_FRACTION:.0%} of the attainable roof"
+    return ("memory" if ai < ridge else "compute"), None
+
+
+def run_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
+    """One row per (run, precision) that has FLOPs (COLUMNS; see the module docstring)."""
+    points = kernel_points(tables)
+    if not points.height:
+        return _empty(COLUMNS)
+    gpus = run_gpus(tables, db)
+    rows = []
+    for (run, precision), group in points.group_by(["run", "precision"], maintain_order=True):
+        spec = gpus.get(run)
+        peaks = _peaks(spec, _measured(group), precision, group["name"])
+        base = {"run": run, "gpu_model": spec.key if spec else None, "precision": precision, **summarize(group)}
+        rows.append(_point(base, peaks))
+    return _frame(rows, COLUMNS).sort("run", "precision")
+
+
+KERNEL_COLUMNS = COLUMNS + ["source_file", "launch_id", "short_name", "category", "count"]
+
+
+def kernel_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
+    """The same columns per kernel row (a launch or a summary row), plus its name and category."""
+    points = kernel_points(tables)
+    if not points.height:
+        return _empty(KERNEL_COLUMNS)
+    gpus = run_gpus(tables, db)
+    measured = {run: _measured(g) for (run,), g in points.group_by(["run"])}
+    rows = []
+    for k in points.iter_rows(named=True):
+        spec = gpus.get(k["run"])
+        peaks = _peaks(spec, _measured_one(k) or measured[k["run"]], k["precision"],
+                       pl.Series([k["name"]], dtype=pl.String))
+        timed = k["time_ns"] is not None
+        base = {key: k.get(key) for key in ("run", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes",
+                                            "l1_bytes", "time_ns", "time_source", "source_file", "launch_id",
+                                            "short_name", "category", "count")}
+        base.update(gpu_model=spec.key if spec else None, timed_flops=k["flops"] if timed else None)
+        rows.append(_point(base, peaks))
+    return _frame(rows, KERNEL_COLUMNS)
+
+
+_TYPES = {"run": pl.String, "gpu_model": pl.String, "precision": pl.String, "flops_complete": pl.Boolean,
+          "time_source": pl.String, "bound": pl.String, "above_roof": pl.Boolean, "peak_source": pl.String,
+          "note": pl.String, "source_file": pl.String, "launch_id": pl.Int64, "short_name": pl.String,
+          "category": pl.String, "count": pl.Int64}
+
+
+def _frame(rows: list[dict], columns: list[str]) -> pl.DataFrame:
+    schema = {c: _TYPES.get(c, pl.Float64) for c in columns}
+    return pl.DataFrame([{c: r.get(c) for c in columns} for r in rows], schema=schema)
+
+
+def _empty(columns: list[str]) -> pl.DataFrame:
+    return pl.DataFrame(schema={c: _TYPES.get(c, pl.Float64) for c in columns})

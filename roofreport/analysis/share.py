@@ -1,0 +1,114 @@
+"""Where GPU time goes: per category, per kernel, and how it moves across runs (sweeps).
+
+All times come from `timing.kernel_time_rows`: one source per run (trace rows when the run has a
+trace, else summary rows, else ncu durations), memcpy/memset included when that source lists
+them. Shares are fractions (0..1) of the run's total of those rows. The uncategorized share
+("other") is always reported, 0 when every kernel matched a rule.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from roofreport.analysis import timing
+from roofreport.analysis.categories import OTHER
+
+RUN_ATTRS = ["gpu", "model", "experiment", "batch_size", "learning_rate", "precision", "phase"]
+
+
+def _rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    rows = timing.kernel_time_rows(tables)
+    return rows.with_columns(pl.col("category").fill_null(OTHER))
+
+
+def _with_share(frame: pl.DataFrame) -> pl.DataFrame:
+    total = pl.col("time_ns").sum().over("run")
+    return frame.with_columns((pl.col("time_ns") / total).alias("share"))
+
+
+def kernel_share(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """run, category, time_ns, share (+ count, time_source), largest first within a run."""
+    rows = _rows(tables)
+    out = rows.group_by("run", "category").agg(
+        pl.col("time_ns").sum(), pl.col("count").sum(), pl.col("time_source").first())
+    return _with_share(out).select("run", "category", "time_ns", "share", "count", "time_source").sort(
+        ["run", "time_ns"], descending=[False, True])
+
+
+def top_kernels(tables: dict[str, pl.DataFrame], n: int = 10) -> pl.DataFrame:
+    """run, short_name, category, count, time_ns, share: the n kernels with most time per run."""
+    rows = _rows(tables).with_columns(pl.coalesce("short_name", "name").alias("short_name"))
+    out = _with_share(rows.group_by("run", "short_name").agg(
+        pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum()))
+    out = out.sort(["run", "time_ns", "short_name"], descending=[False, True, False])
+    return out.group_by("run", maintain_order=True).head(n).select(
+        "run", "short_name", "category", "count", "time_ns", "share")
+
+
+def uncategorized_share(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """run, share of time in kernels no category rule matched."""
+    share = kernel_share(tables)
+    return share.group_by("run", maintain_order=True).agg(
+        pl.col("share").filter(pl.col("category") == OTHER).sum().alias("share")).sort("run")
+
+
+def pattern_share(tables: dict[str, pl.DataFrame], patterns: dict[str, str]) -> pl.DataFrame:
+    """run, label, time_ns, share for kernels whose name matches each pattern (Rust regex),
+    e.g. {"ncclBroadcast": "ncclBroadcast", "winograd": "(?i)winograd"}; 0 when none matches."""
+    rows = _rows(tables)
+    totals = rows.group_by("run").agg(pl.col("time_ns").sum().alias("total"))
+    parts = []
+    for label, pattern in patterns.items():
+        hit = rows.filter(pl.col("name").str.contains(pattern)).group_by("run").agg(pl.col("time_ns").sum())
+        parts.append(totals.join(hit, on="run", how="left").select(
+            "run", pl.lit(label).alias("label"), pl.col("time_ns").fill_null(0.0),
+            (pl.col("time_ns").fill_null(0.0) / pl.col("total")).alias("share")))
+    if not parts:
+        return pl.DataFrame(schema={"run": pl.String, "label": pl.String, "time_ns": pl.Float64, "share": pl.Float64})
+    return pl.concat(parts).sort("run", "label")
+
+
+def _run_attrs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    runs = tables.get("runs")
+    if runs is None or not runs.height:
+        return pl.DataFrame(schema={"run": pl.String, **{a: pl.String for a in RUN_ATTRS}})
+    present = [a for a in RUN_ATTRS if a in runs.columns]
+    out = runs.select("run", *present)
+    if "gpu_model" in runs.columns:  # one GPU under one name, whether a path token or the log named it
+        out = out.with_columns(pl.coalesce(runs["gpu_model"], runs["gpu"]).alias("gpu"))
+    return out
+
+
+def _sweep(tables: dict[str, pl.DataFrame], values: pl.DataFrame, key: str, by: str) -> pl.DataFrame:
+    """values (run, key, share) of the runs that differ only in `by`, zero-filled per group."""
+    attrs = _run_attrs(tables)
+    if by not in attrs.columns:
+        raise ValueError(f"runs have no attribute {by!r}")
+    fixed = [a for a in attrs.columns if a not in ("run", by)]
+    runs = attrs.filter(pl.col(by).is_not_null()).join(values.select("run").unique(), on="run")
+    runs = runs.with_columns(pl.col(by).n_unique().over(fixed).alias("__n")).filter(pl.col("__n") > 1)
+    if not runs.height:
+        return pl.DataFrame(schema={"gpu": pl.String, "model": pl.String, "experiment": pl.String,
+                                    "batch_size": pl.Int64, key: pl.String, "share": pl.Float64, "run": pl.String})
+    keys = values.join(runs.select("run"), on="run").select(key).unique()
+    grid = runs.select("run").join(keys, how="cross")
+    filled = grid.join(values, on=["run", key], how="left").with_columns(pl.col("share").fill_null(0.0))
+    out = filled.join(runs.drop("__n"), on="run")
+    return out.select("gpu", "model", "experiment", "batch_size", key, "share", "run").sort(
+        ["gpu", "model", "experiment", key, "batch_size"], nulls_last=True)
+
+
+def sweep_share(tables: dict[str, pl.DataFrame], by: str = "batch_size",
+                categories: list[str] | None = None) -> pl.DataFrame:
+    """gpu, model, experiment, batch_size, category, share (+ run) for runs that differ only in
+    `by` (batch size by default; "gpu" compares GPUs for one model). `categories` keeps only those."""
+    share = kernel_share(tables).select("run", "category", "share")
+    if categories is not None:
+        share = share.filter(pl.col("category").is_in(categories))
+    return _sweep(tables, share, "category", by)
+
+
+def sweep_pattern_share(tables: dict[str, pl.DataFrame], patterns: dict[str, str],
+                        by: str = "batch_size") -> pl.DataFrame:
+    """Like sweep_share for kernel-name patterns (e.g. ncclBroadcast, winograd vs batch size)."""
+    return _sweep(tables, pattern_share(tables, patterns).select("run", "label", "share"), "label", by)
