@@ -54,6 +54,10 @@ MEMCPY_NAMES = {
     12: "[CUDA Unified Memory memcpy DtoH]", 13: "[CUDA Unified Memory memcpy DtoD]",
 }
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+# The export keeps the runtime's entry-point suffixes (`cudaLaunchKernel_v7000`); nsys's own
+# API summaries drop the four-digit ones and keep the rest (`cudaStreamIsCapturing_v10000`,
+# `cuGetProcAddress_v2`), checked on every row of a real export against its `cuda_api_sum`.
+RUNTIME_SUFFIX = r"_v[1-9]\d{3}$"
 RUNTIME_COLUMNS = {"start": "start", "end": "end", "thread": "globalTid", "correlation_id": "correlationId"}
 NVTX_TABLE = "NVTX_EVENTS"
 NVTX_COLUMNS = {"start": "start", "end": "end", "event_type": "eventType", "text": "text",
@@ -95,7 +99,9 @@ def sniff_sqlite(head: Head) -> str | None:
         finally:
             con.close()
     except sqlite3.Error:
-        return None
+        # A damaged database named like an nsys export (nvprof writes .nvvp/.prof): claim it,
+        # so the reader reports SQLite's own complaint instead of "not a profiler log".
+        return "sqlite export (unreadable)" if head.path.suffix.lower() == ".sqlite" else None
     return f"sqlite export (schema {schema})" if schema else "sqlite export"
 
 
@@ -108,6 +114,8 @@ def parse_sqlite(path: Path, variant: str) -> ParseResult:
         return result
     try:
         _read_all(Export(con, path), result)
+    except sqlite3.Error as exc:   # sqlite_master itself unreadable: nothing could be read
+        result.error = ParseError(f"cannot read the SQLite export: {exc}", path=str(path))
     finally:
         con.close()
     return result
@@ -255,7 +263,8 @@ def _api_calls(export: Export, result: ParseResult) -> None:
     if not calls.height:
         return
     result.add("api_calls", calls.sort("start", nulls_last=True).select(
-        "source_line", pl.lit("trace").alias("kind"), pl.col("name").cast(pl.String),
+        "source_line", pl.lit("trace").alias("kind"),
+        pl.col("name").cast(pl.String).str.replace(RUNTIME_SUFFIX, ""),
         pl.lit(1).alias("calls"), (pl.col("end") - pl.col("start")).alias("total_ns"),
         pl.col("start").alias("start_ns")))
 
