@@ -29,6 +29,13 @@ from roofreport.errors import ParseError
 from roofreport.resources import data_dir, grammar_path
 
 
+# Lark's Earley parser with the complete dynamic lexer is super-linear in the length of a
+# terminal's match (a 64 KB quoted CSV field takes ~25 s), so it only ever sees bounded text:
+# real structural lines stay under ~41 KB (ncu raw CSV headers); a damaged or crafted line of
+# megabytes is refused with a ParseError instead of hanging the parse.
+MAX_LARK_CHARS = 64 * 1024
+
+
 class Grammar:
     """One family's grammar: a Lark parser plus regexes compiled from its rules."""
 
@@ -106,12 +113,18 @@ class Grammar:
 
     def parse(self, text: str, rule: str, path: str = "", line: int | None = None) -> Tree:
         """Parse `text` with Lark as `rule`; a failure becomes a ParseError at file:line:column."""
+        if len(text) > MAX_LARK_CHARS:
+            raise ParseError(f"{self.name}: line is {len(text)} characters long; lines over "
+                             f"{MAX_LARK_CHARS} characters are not parsed", path=path, line=line,
+                             column=MAX_LARK_CHARS + 1, text=text[:MAX_LARK_CHARS + 1])
         try:
             return self._lark.parse(text, start=rule)
         except UnexpectedInput as exc:
             raise self._error(exc, text, path, line) from None
 
     def matches(self, text: str, rule: str) -> bool:
+        if len(text) > MAX_LARK_CHARS:
+            return False
         try:
             self._lark.parse(text, start=rule)
             return True
