@@ -11,7 +11,6 @@ of fields, blank lines) takes the line-by-line path, which locates each problem.
 from __future__ import annotations
 
 import io
-import re
 
 import polars as pl
 
@@ -115,7 +114,7 @@ def _slow_read(doc: Document, result: ParseResult) -> None:
         end = next(s for s in stops if s > header.line_no)
         body = lines.slice(header.line_no, end - header.line_no - 1)
         bad = _wrong_field_counts(body, len(header.names))
-        _report_rows(bad, doc, result)
+        _report_rows(bad, len(header.names), doc, result)
         frame = _read(doc, header, body.height, ragged=True)
         frame = frame.filter(~pl.col("source_line").is_in(bad["line_no"].implode()))
         _finish(header, frame, doc, result)
@@ -126,10 +125,13 @@ def _wrong_field_counts(body: pl.DataFrame, n_fields: int) -> pl.DataFrame:
     return body.filter(commas != n_fields - 1)
 
 
-def _report_rows(bad: pl.DataFrame, doc: Document, result: ParseResult) -> None:
+def _report_rows(bad: pl.DataFrame, n_fields: int, doc: Document, result: ParseResult) -> None:
     for line_no, text in bad.head(_MAX_PROBLEMS).iter_rows():
-        err = ParseError("row does not have the header's number of fields", path=doc.display,
-                         line=line_no, column=len(text) + 1, text=text)
+        # Point at the first field too many, or at the end of a row that stops short.
+        column = _cell_column(text, n_fields) - 1 if _cell_column(text, n_fields) <= len(text) \
+            else len(text) + 1
+        err = ParseError(f"row does not have the header's {n_fields} fields", path=doc.display,
+                         line=line_no, column=column, text=text)
         _problem(result, "nsys.bad-row", err)
     if bad.height > _MAX_PROBLEMS:
         result.warn("nsys.bad-row", f"{bad.height - _MAX_PROBLEMS} more rows with a wrong number of fields")
@@ -178,7 +180,3 @@ def _cell_column(line: str, index: int) -> int:
             field += 1
     return len(line) + 1
 
-
-def version_of_path(text: str) -> str | None:
-    m = re.search(r"nsight-systems[\w\-]*[/-](\d{4}\.\d+(?:\.\d+)*)", text)
-    return m.group(1) if m else None
