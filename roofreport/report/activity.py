@@ -1,20 +1,20 @@
 """The sections about activity over a run: regions (NVTX, profiler ranges, phases), GPU
 utilization and power over time (nvidia-smi), and CUDA API calls.
 
-Statistics come from `analysis.regions`, `analysis.utilization` and `analysis.api`; the only
-work done here is binning long sample series for drawing (a chart never gets more than
-`MAX_POINTS` points per GPU).
+Statistics come from `analysis.regions`, `analysis.utilization` and `analysis.api`; long
+sample series are drawn from `utilization.utilization_series` with bins sized so a chart never
+gets more than `util_chart.MAX_POINTS` points per GPU.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from roofreport.analysis import utilization
 from roofreport.report import fmt
 from roofreport.report.context import Chart, Heading, Paragraph, Section
 from roofreport.report.tables import name_cell, table
 
-MAX_POINTS = 400
 REGIONS_PER_RUN = 20
 EMPTY_REGIONS = ("No regions: the logs carry no NVTX ranges, profiler ranges or phase names. Annotate the "
                  "code with `torch.cuda.nvtx.range_push(\"forward\")`/`range_pop()` and profile with "
@@ -56,7 +56,7 @@ def utilization_section(stats: pl.DataFrame, window_stats: pl.DataFrame | None, 
     means = {(r["run"], r["gpu_index"]): r["util_mean"]
              for r in (window_stats if window_stats is not None else stats).iter_rows(named=True)}
     for i, run in enumerate(samples["run"].unique(maintain_order=True).to_list()):
-        section.blocks += _run_chart(samples.filter(pl.col("run") == run), run, means, window, i + 1)
+        section.blocks += _run_chart(samples.filter(pl.col("run") == run), run, stats, means, window, i + 1)
     return section
 
 
@@ -74,36 +74,26 @@ def _watts(w) -> str:
     return "–" if w is None else f"{w:.0f} W"
 
 
-def _run_chart(samples: pl.DataFrame, run: str, means: dict, window, n: int) -> list:
-    from roofreport.report.util_chart import MAX_PANELS, GpuSeries, utilization_svg
+def _run_chart(samples: pl.DataFrame, run: str, stats: pl.DataFrame, means: dict, window, n: int) -> list:
+    from roofreport.report.util_chart import MAX_PANELS, MAX_POINTS, GpuSeries, utilization_svg
 
-    timed = samples["elapsed_s"].null_count() < samples.height
+    duration = stats.filter(pl.col("run") == run)["duration_s"].max()
+    if not duration:
+        return [Heading(run), Paragraph.of("The samples of this run carry no time, so no time series is drawn.")]
+    series_frame = utilization.utilization_series(samples, bin_s=max(duration / MAX_POINTS, 1e-3))
+    names = dict(stats.filter(pl.col("run") == run).select("gpu_index", "gpu_name").iter_rows())
     series = []
-    gpus = samples["gpu_index"].unique(maintain_order=True).to_list()
+    gpus = series_frame["gpu_index"].unique(maintain_order=True).to_list()
     for gpu in gpus[:MAX_PANELS]:
-        mine = binned(samples.filter(pl.col("gpu_index").eq_missing(gpu)), timed)
-        name = samples.filter(pl.col("gpu_index").eq_missing(gpu))["gpu_name"].drop_nulls().first()
-        series.append(GpuSeries(f"GPU {gpu if gpu is not None else '?'} {name or ''}".strip(), mine["x"].to_list(),
-                                mine["util_gpu_pct"].to_list(), mine["util_mem_pct"].to_list(),
+        mine = series_frame.filter(pl.col("gpu_index").eq_missing(gpu))
+        title = f"GPU {gpu if gpu is not None else '?'} {names.get(gpu) or ''}".strip()
+        series.append(GpuSeries(title, mine["t_s"].to_list(), mine["util_gpu_pct"].to_list(), [],
                                 mine["power_w"].to_list(), means.get((run, gpu))))
     chart_id = f"util{n}"
-    caption = f"Utilization and power over time — {run}"
+    caption = f"GPU utilization and power over time — {run}"
     if len(gpus) > MAX_PANELS:
         caption += f" (first {MAX_PANELS} of {len(gpus)} GPUs)"
-    return [Heading(run), Chart(chart_id, utilization_svg(chart_id, series, window, timed), caption)]
-
-
-def binned(frame: pl.DataFrame, timed: bool) -> pl.DataFrame:
-    """x (seconds, or sample number without timestamps) and the series, at most MAX_POINTS bins."""
-    x = pl.col("elapsed_s") if timed else pl.int_range(pl.len()).cast(pl.Float64)
-    frame = frame.select(x.alias("x"), "util_gpu_pct", "util_mem_pct", "power_w").filter(pl.col("x").is_not_null())
-    frame = frame.sort("x")
-    if frame.height <= MAX_POINTS:
-        return frame
-    lo, hi = frame["x"].min(), frame["x"].max()
-    width = (hi - lo) / MAX_POINTS or 1.0
-    return (frame.group_by(((pl.col("x") - lo) / width).floor().alias("bin"))
-            .agg(pl.col("x", "util_gpu_pct", "util_mem_pct", "power_w").mean()).sort("bin").drop("bin"))
+    return [Heading(run), Chart(chart_id, utilization_svg(chart_id, series, window), caption)]
 
 
 def api_section(api: pl.DataFrame) -> Section:

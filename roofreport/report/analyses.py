@@ -16,6 +16,15 @@ from roofreport import hardware
 from roofreport.analysis import api, compare, regions, roofline, share, utilization
 
 
+# Kernel families worth following across a batch-size sweep (label -> Rust regex on full names).
+SWEEP_PATTERNS = {
+    "NCCL kernels": "(?i)nccl",
+    "winograd kernels": "(?i)winograd",
+    "FFT kernels": "(?i)fft",
+    "implicit-GEMM kernels": "(?i)implicit_?(?:convolve_)?[sdh]?gemm|implicit_gemm",
+}
+
+
 @dataclass
 class Analyses:
     tables: dict[str, pl.DataFrame]
@@ -27,6 +36,7 @@ class Analyses:
     top: pl.DataFrame                # share.top_kernels
     uncategorized: pl.DataFrame      # share.uncategorized_share
     sweeps: pl.DataFrame             # share.sweep_share
+    pattern_sweeps: pl.DataFrame     # share.sweep_pattern_share with SWEEP_PATTERNS
     incomplete: pl.DataFrame         # compare.incomplete_flops
     estimates: pl.DataFrame          # compare.estimates
     regions: pl.DataFrame            # regions.region_times
@@ -50,6 +60,7 @@ def run_analyses(dataset, options) -> Analyses:
         top=share.top_kernels(tables, n=options.top_n),
         uncategorized=share.uncategorized_share(tables),
         sweeps=share.sweep_share(tables),
+        pattern_sweeps=share.sweep_pattern_share(tables, SWEEP_PATTERNS),
         incomplete=compare.incomplete_flops(tables),
         estimates=compare.estimates(tables, list(options.inputs), db),
         regions=regions.region_times(tables),

@@ -93,11 +93,19 @@ def to_svg(fig, chart_id: str) -> str:
     return svg.strip()
 
 
+def row_major(handles: list, labels: list, ncol: int) -> tuple[list, list]:
+    """Reorder entries so a multi-column legend reads left to right (matplotlib fills columns)."""
+    rows = -(-len(handles) // ncol)
+    order = [r * ncol + c for c in range(ncol) for r in range(rows) if r * ncol + c < len(handles)]
+    return [handles[i] for i in order], [labels[i] for i in order]
+
+
 def legend_below(ax, handles, labels, max_cols: int = 4) -> None:
     """A legend under the axes, outside the plotting area, so it never covers a point."""
     if not handles:
         return
     ncol = min(max_cols, len(handles))
+    handles, labels = row_major(handles, labels, ncol)
     ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=ncol,
               frameon=False, handlelength=1.6, columnspacing=1.2, borderaxespad=0.0)
 

@@ -11,8 +11,8 @@ from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Section, Span
 from roofreport.report.tables import cell, name_cell, table
 
-RUN_COLUMNS = ["Run", "GPU", "Model", "Batch#", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Time#",
-               "Achieved#", "% of peak#", "Bound", "Estimate#"]
+RUN_COLUMNS = ["Run", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Time#", "Achieved#", "% of peak#", "Bound",
+               "FLOPs estimate#"]
 
 
 def runs_section(runs: pl.DataFrame, estimates: pl.DataFrame) -> Section:
@@ -47,21 +47,24 @@ def flops_cell(flops, complete) -> object:
 
 
 def _run_row(r: dict) -> list:
-    time = fmt.duration(r.get("time_ns"))
-    if r.get("time_source") and r.get("time_ns") is not None:
-        time = f"{time} ({r['time_source']})"
-    estimate = "–"
+    time = cell(fmt.duration(r.get("time_ns")), sub=r.get("time_source") if r.get("time_ns") is not None else None)
+    estimate = cell("–")
     if r.get("flops_estimate") is not None:
-        estimate = fmt.flops(r["flops_estimate"])
-        if r.get("flops_estimate_source"):
-            estimate += f" ({r['flops_estimate_source']})"
+        estimate = cell(fmt.flops(r["flops_estimate"]), sub=r.get("flops_estimate_source"))
     achieved = fmt.rate(r.get("achieved_flops_per_s"))
     if r.get("flops_complete") is False and r.get("achieved_flops_per_s") is not None:
         achieved = "≥ " + achieved
-    return [name_cell(r["run"], 40), r.get("gpu_model") or r.get("gpu") or "–", r.get("model") or "–",
-            fmt.count(r.get("batch_size")), flops_cell(r.get("flops"), r.get("flops_complete")),
+    return [run_cell(r), flops_cell(r.get("flops"), r.get("flops_complete")),
             fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("ai_dram")), time, achieved,
             fmt.percent(r.get("pct_of_peak")), bound_cell(r.get("bound")), estimate]
+
+
+def run_cell(r: dict):
+    """The run's name, with what it was (GPU · model · batch size) on a second line."""
+    what = [r.get("gpu_model") or r.get("gpu"), r.get("model"),
+            f"batch {r['batch_size']}" if r.get("batch_size") is not None else None, r.get("experiment")]
+    named = name_cell(r["run"], 40)
+    return cell(named.text, code=True, title=named.title, sub=" · ".join(str(w) for w in what if w) or None)
 
 
 def bound_cell(bound: str | None):

@@ -61,6 +61,7 @@ class Cell:
     code: bool = False
     title: str | None = None
     css: str = ""
+    sub: str | None = None           # a second, smaller line (e.g. where a time came from)
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,9 @@ def findings(an, files: list) -> list[Paragraph]:
     out: list[Paragraph] = []
     out += bound_findings(an.runs, an.roofline)
     out += time_findings(an.share, an.top)
-    out += incomplete_findings(an.incomplete, an.runs)
+    out += incomplete_findings(an.incomplete, an.runs, an.roofline)
     out += suspicious_findings(an.roofline, an.kernel_roofline, an.runs)
-    out += sweep_findings(an.sweeps)
+    out += sweep_findings(an.pattern_sweeps)
     out += utilization_findings(an.utilization_window if an.utilization_window is not None else an.utilization)
     out += input_findings(files)
     if not out:
@@ -46,47 +46,73 @@ def bound_findings(runs: pl.DataFrame, roofline: pl.DataFrame) -> list[Paragraph
     placed = runs.filter(pl.col("bound").is_not_null())
     for (gpu, bound), group in placed.group_by("gpu_model", "bound", maintain_order=True):
         names = group["run"].to_list()
-        ridge = roofline.filter(pl.col("run").is_in(names))["ridge_ai"].drop_nulls()
+        ridge = roofline.filter(pl.col("run").is_in(names) & (pl.col("bound") == bound))["ridge_ai"].drop_nulls()
         spans = [Span(f"On the {gpu or 'unidentified GPU'}, {len(names)} run{'s are' if len(names) > 1 else ' is'} "
                       f"{bound}-bound (")] + spans_list(names) + [Span(")")]
         spans.append(Span(f": arithmetic intensity {_span_range(group['ai_dram'].to_list(), fmt.intensity)}"))
         if ridge.len():
             spans.append(Span(f" against a ridge point of {_span_range(ridge.to_list(), fmt.intensity)}"))
         spans.append(Span(f"; they reach {_span_range(group['pct_of_peak'].to_list(), fmt.percent)} of peak"))
-        if (group["flops_complete"] == False).any():  # noqa: E712 - polars comparison
-            spans.append(Span(" (on incomplete FLOP counts, see below)"))
         out.append(Paragraph(spans + [Span(".")]))
-    unplaced = runs.filter(pl.col("bound").is_null())["run"].to_list()
-    if unplaced:
-        out.append(Paragraph([Span(f"{len(unplaced)} run{'s' if len(unplaced) > 1 else ''} cannot be placed on a "
-                                   "roofline (no FLOP or byte counts, only times): ")] + spans_list(unplaced, 4)
-                             + [Span(".")]))
+    unplaced = runs.filter(pl.col("bound").is_null())
+    incomplete = unplaced.filter(pl.col("flops_complete") == False)["run"].to_list()  # noqa: E712
+    if incomplete:
+        out.append(Paragraph([Span("No bound class for ")] + spans_list(incomplete, 4) + [Span(
+            ": their FLOP counts are incomplete, so the true points lie higher than the measured ones (see below).")]))
+    no_counts = unplaced.filter(pl.col("flops").is_null())["run"].to_list()
+    if no_counts:
+        out.append(Paragraph([Span(f"{len(no_counts)} run{'s' if len(no_counts) > 1 else ''} cannot be placed on a "
+                                   "roofline (no FLOP counts in their logs, only times): ")]
+                             + spans_list(no_counts, 4) + [Span(".")]))
     return out
+
+
+TRANSFERS = ("memcpy", "memset")
 
 
 def time_findings(share: pl.DataFrame, top: pl.DataFrame) -> list[Paragraph]:
     share = share.filter(pl.col("share").is_not_null())
     if not share.height:
         return []
-    leaders = share.sort("share", descending=True).group_by("run", maintain_order=True).first()
+    kernels = share.filter(~pl.col("category").is_in(TRANSFERS))
+    leaders = kernels.sort("share", descending=True).group_by("run", maintain_order=True).first()
+    moved = share.filter(pl.col("category").is_in(TRANSFERS)).group_by("run").agg(pl.col("share").sum())
     runs = share["run"].unique(maintain_order=True).to_list()
     if len(runs) > MANY_RUNS:
-        counts = Counter(leaders["category"].to_list())
-        parts = ", ".join(f"{c} in {n}" for c, n in counts.most_common())
-        return [Paragraph.of(f"Across {len(runs)} runs the largest share of kernel time goes to {parts} "
-                             f"(largest-category share {_span_range(leaders['share'].to_list(), fmt.share)}).")]
+        return [_time_summary(runs, leaders, moved)]
     out = []
     for run in runs:
-        lead = leaders.filter(pl.col("run") == run).row(0, named=True)
-        spans = [Span("In "), Span(run, code=True),
-                 Span(f", {lead['category']} kernels take {fmt.share(lead['share'])} of the kernel time")]
-        first = top.filter(pl.col("run") == run).sort("time_ns", descending=True, nulls_last=True)
-        if first.height:
-            k = first.row(0, named=True)
-            spans += [Span("; the largest single kernel is "), Span(_short(k["short_name"]), code=True),
-                      Span(f" ({fmt.share(k['share'])})")]
+        spans = [Span("In "), Span(run, code=True), Span(", ")]
+        transfer = moved.filter(pl.col("run") == run)["share"].sum()
+        if transfer >= 0.2:
+            spans.append(Span(f"host-device transfers take {fmt.share(transfer)} of the GPU time; among kernels, "))
+        lead = leaders.filter(pl.col("run") == run)
+        if lead.height:
+            lead_row = lead.row(0, named=True)
+            spans.append(Span(f"{lead_row['category']} takes {fmt.share(lead_row['share'])}"))
+            spans += _top_kernel_spans(top, run)
         out.append(Paragraph(spans + [Span(".")]))
     return out
+
+
+def _top_kernel_spans(top: pl.DataFrame, run: str) -> list[Span]:
+    first = top.filter((pl.col("run") == run) & ~pl.col("category").is_in(TRANSFERS)).sort(
+        "time_ns", descending=True, nulls_last=True)
+    if not first.height:
+        return []
+    k = first.row(0, named=True)
+    return [Span("; the largest single kernel is "), Span(_short(k["short_name"]), code=True),
+            Span(f" ({fmt.share(k['share'])})")]
+
+
+def _time_summary(runs: list[str], leaders: pl.DataFrame, moved: pl.DataFrame) -> Paragraph:
+    counts = Counter(leaders["category"].to_list())
+    parts = ", ".join(f"{c} in {n}" for c, n in counts.most_common())
+    text = (f"Across {len(runs)} runs the kernel category with the most time is {parts} "
+            f"(its share: {_span_range(leaders['share'].to_list(), fmt.share)})")
+    if moved.height and moved["share"].max() >= 0.05:
+        text += f"; host-device transfers take {_span_range(moved['share'].to_list(), fmt.share)} of the GPU time"
+    return Paragraph.of(text + ".")
 
 
 def _short(name: str | None, limit: int = 60) -> str:
@@ -94,23 +120,31 @@ def _short(name: str | None, limit: int = 60) -> str:
     return name if len(name) <= limit else name[:limit - 1] + "…"
 
 
-def incomplete_findings(incomplete: pl.DataFrame, runs: pl.DataFrame) -> list[Paragraph]:
+def incomplete_findings(incomplete: pl.DataFrame, runs: pl.DataFrame, roofline: pl.DataFrame) -> list[Paragraph]:
     if not incomplete.height:
         return []
     info = runs.select("run", "gpu_model", "model", "batch_size", "flops", "flops_complete")
     rows = incomplete.join(info, on="run", how="left")
     out = []
     for gpu, group in rows.group_by("gpu_model", maintain_order=True):
-        out.append(_incomplete_sentence(gpu[0], group, info))
+        out.append(_incomplete_sentence(gpu[0], group, info, _tensor_kind(roofline, group["run"])))
     return out
 
 
-def _incomplete_sentence(gpu: str | None, group: pl.DataFrame, info: pl.DataFrame) -> Paragraph:
+def _tensor_kind(roofline: pl.DataFrame, runs: pl.Series) -> str:
+    """"TF32 " / "BF16 " / "FP16 " as the analysis judged the tensor work (its ceiling), or ""."""
+    sources = roofline.filter(pl.col("run").is_in(runs.to_list()) & (pl.col("precision") == "tensor"))
+    kinds = sources["peak_source"].drop_nulls().str.extract(r"Tensor (TF32|BF16|FP16)", 1).drop_nulls()
+    return f"{kinds.mode().sort()[0]} " if kinds.len() else ""
+
+
+def _incomplete_sentence(gpu: str | None, group: pl.DataFrame, info: pl.DataFrame, kind: str) -> Paragraph:
     examples = list(dict.fromkeys(k for k in group["example_kernel"].to_list() if k))
     label = gpu or "unidentified GPU"
-    spans = [Span(f"The {label} FLOP counts of {len(group)} run{'s' if group.height > 1 else ''} are incomplete: "
-                  f"{group['reason'].drop_nulls().first() or 'tensor-core work is not counted'}")]
-    if examples:
+    reason = group["reason"].drop_nulls().first() or "tensor-core work is not counted"
+    spans = [Span(f"The {label} FLOP counts of {len(group)} run{'s' if group.height > 1 else ''} miss "
+                  f"{kind}tensor-core work: {reason}")]
+    if examples and not any(e in reason for e in examples):
         spans += [Span(" (e.g. ")] + spans_list([_short(e) for e in examples], 3) + [Span(")")]
     share = group["tensor_time_share"].drop_nulls()
     if share.len():
@@ -162,18 +196,24 @@ def suspicious_findings(roofline: pl.DataFrame, kernels: pl.DataFrame, runs: pl.
     return out
 
 
-def sweep_findings(sweeps: pl.DataFrame) -> list[Paragraph]:
-    comm = sweeps.filter(pl.col("category") == "communication") if sweeps.height else sweeps
-    if not comm.height:
+def sweep_findings(pattern_sweeps: pl.DataFrame) -> list[Paragraph]:
+    """Per GPU and kernel family (NCCL, winograd...): the sweep where its share moves most."""
+    if not pattern_sweeps.height:
         return []
     out = []
-    for (gpu,), group in comm.group_by("gpu", maintain_order=True):
-        ordered = group.sort("batch_size")
-        lo, hi = ordered.row(0, named=True), ordered.row(-1, named=True)
+    groups = pattern_sweeps.sort("batch_size").group_by("gpu", "label", "model", "experiment", maintain_order=True)
+    swings = pl.DataFrame([{"gpu": k[0], "label": k[1], "model": k[2], "experiment": k[3],
+                            "b0": g["batch_size"][0], "s0": g["share"][0], "b1": g["batch_size"][-1],
+                            "s1": g["share"][-1], "peak": g["share"].max()}
+                           for k, g in groups if g.height >= 2], infer_schema_length=None)
+    if not swings.height:
+        return []
+    swings = swings.filter(pl.col("peak") >= 0.05).with_columns((pl.col("s1") - pl.col("s0")).abs().alias("d"))
+    for r in swings.sort("d", descending=True).group_by("gpu", "label", maintain_order=True).first().iter_rows(named=True):
+        exp = f", experiment {r['experiment']}" if r["experiment"] else ""
         out.append(Paragraph.of(
-            f"On {gpu}, communication (NCCL) takes {fmt.share(lo['share'])} of kernel time at batch size "
-            f"{lo['batch_size']} and {fmt.share(hi['share'])} at {hi['batch_size']} "
-            f"({group['model'].n_unique()} model{'s' if group['model'].n_unique() > 1 else ''})."))
+            f"On {r['gpu']}, {r['label']} take {fmt.share(r['s0'])} of kernel time at batch size {r['b0']} and "
+            f"{fmt.share(r['s1'])} at {r['b1']} ({r['model']}{exp})."))
     return out
 
 

@@ -8,6 +8,7 @@ Unknown values print as an en dash, never as 0.
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 MISSING = "–"
 _PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
@@ -30,10 +31,12 @@ def si(value, unit: str = "", digits: int = 3) -> str:
 
 
 def _sig(x: float, digits: int) -> str:
+    """`digits` significant digits, halves rounded up as people do (1.555 -> 1.56, not 1.55)."""
     if x == 0:
         return "0"
     decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(x)))))
-    return f"{x:.{decimals}f}"
+    rounded = Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    return f"{rounded:.{decimals}f}"
 
 
 def flops(value) -> str:

@@ -10,7 +10,8 @@ import polars as pl
 from roofreport.analysis import roofline
 from roofreport.report import fmt
 from roofreport.report.comparison import bound_cell, flops_cell
-from roofreport.report.context import Chart, Heading, Paragraph, Section
+from roofreport.report.comparison import spans_list
+from roofreport.report.context import Bullets, Chart, Heading, Paragraph, Section, Span
 from roofreport.report.tables import name_cell, table
 
 KERNELS_PER_RUN = 12
@@ -50,7 +51,7 @@ def _gpu_blocks(an, runs: pl.DataFrame, gpu: str | None, per_run: int, n_charts:
         blocks.append(Paragraph.md(
             "No peaks for these runs: the logs do not name a GPU the database knows. Pass "
             "`--gpu NAME` or `--peaks FILE` to draw ceilings.", level="warning"))
-    ceilings = roofline.ceilings(spec) if spec else []
+    ceilings = roofline.ceilings(spec, _measured(mine)) if spec else []
     kernels = _top_kernel_points(an.kernel_roofline, mine, per_run)
     from roofreport.report.roofline_chart import roofline_svg
     svg = roofline_svg(f"roof{n_charts + 1}", ceilings, _run_points(mine) + kernels)
@@ -59,21 +60,51 @@ def _gpu_blocks(an, runs: pl.DataFrame, gpu: str | None, per_run: int, n_charts:
         caption += f"; ceilings: {_peak_sources(mine, spec)}"
     blocks.append(Chart(f"roof{n_charts + 1}", svg, caption))
     blocks.append(_points_table(mine))
+    blocks += _notes(mine)
     return blocks
 
 
+def _notes(runs: pl.DataFrame) -> list:
+    """The analysis' notes on points (incomplete FLOPs, above a roof...), each once, with its runs."""
+    noted = runs.filter(pl.col("note").is_not_null())
+    if not noted.height:
+        return []
+    items = []
+    for (note,), group in noted.group_by(["note"], maintain_order=True):
+        names = [f"{r} ({p})" for r, p in group.select("run", "precision").iter_rows()]
+        items.append(Paragraph([Span(note[0].upper() + note[1:]), Span(": ")] + spans_list(names, 8)
+                               + [Span(".")], level="warning"))
+    return [Bullets(items)]
+
+
 def _peak_sources(runs: pl.DataFrame, spec) -> str:
-    sources = [s for s in runs["peak_source"].unique(maintain_order=True).to_list() if s]
-    return "; ".join(sources) if sources else spec.source
+    parts = [p.strip() for s in runs["peak_source"].drop_nulls().to_list() for p in s.split(";")]
+    parts = list(dict.fromkeys(p for p in parts if p))
+    return "; ".join(parts) if parts else spec.source
+
+
+_LEVELS = {"dram": "peak_dram_bytes_per_s", "l2": "peak_l2_bytes_per_s", "l1": "peak_l1_bytes_per_s"}
+
+
+def _measured(runs: pl.DataFrame) -> dict:
+    """The ceilings the analysis judged these runs against (medians), in `ceilings()` terms, so
+    the chart draws the same roofs the table's % of roof used (measured or clock-scaled peaks)."""
+    out = {}
+    for precision in ("fp64", "fp32", "fp16"):
+        values = runs.filter(pl.col("precision") == precision)["peak_flops_per_s"].drop_nulls()
+        if values.len():
+            out[precision] = values.median()
+    for level, col in _LEVELS.items():
+        if col in runs.columns and runs[col].drop_nulls().len():
+            out[level] = runs[col].drop_nulls().median()
+    return out
 
 
 def _run_points(runs: pl.DataFrame) -> list:
     from roofreport.report.roofline_chart import RoofPoint
 
-    many = runs["precision"].n_unique() > 1
-    return [RoofPoint(group=f"{r['run']} ({r['precision']})" if many else r["run"], label=r["run"],
-                      ai=r["ai_dram"], perf=r["achieved_flops_per_s"], precision=r["precision"],
-                      above_roof=bool(r.get("above_roof")))
+    return [RoofPoint(group=r["run"], label=r["run"], ai=r["ai_dram"], perf=r["achieved_flops_per_s"],
+                      precision=r["precision"], above_roof=bool(r.get("above_roof")))
             for r in runs.iter_rows(named=True)]
 
 
@@ -82,14 +113,12 @@ def _top_kernel_points(kernels: pl.DataFrame, runs: pl.DataFrame, per_run: int) 
 
     if not kernels.height:
         return []
-    many = runs["precision"].n_unique() > 1
     keys = runs.select("run", "precision")
     top = (kernels.join(keys, on=["run", "precision"], how="semi")
            .filter(pl.col("ai_dram").is_not_null() & pl.col("achieved_flops_per_s").is_not_null())
            .sort("time_ns", descending=True, nulls_last=True)
            .group_by("run", "precision", maintain_order=True).head(per_run))
-    return [RoofPoint(group=f"{r['run']} ({r['precision']})" if many else r["run"],
-                      label=r.get("short_name") or "", ai=r["ai_dram"], perf=r["achieved_flops_per_s"],
+    return [RoofPoint(group=r["run"], label=r.get("short_name") or "", ai=r["ai_dram"], perf=r["achieved_flops_per_s"],
                       precision=r["precision"], kernel=True, above_roof=bool(r.get("above_roof")))
             for r in top.iter_rows(named=True)]
 
@@ -97,14 +126,17 @@ def _top_kernel_points(kernels: pl.DataFrame, runs: pl.DataFrame, per_run: int) 
 def _points_table(runs: pl.DataFrame):
     rows = []
     for r in runs.iter_rows(named=True):
-        note = "above the roof: counts or peaks suspect" if r.get("above_roof") else ""
-        rows.append([name_cell(r["run"], 36), r["precision"], flops_cell(r["flops"], r.get("flops_complete")),
-                     fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("ai_dram")),
-                     _levels(r), fmt.duration(r.get("time_ns")), fmt.rate(r.get("achieved_flops_per_s")),
-                     fmt.rate(r.get("attainable_flops_per_s")), fmt.percent(r.get("pct_of_roof")),
-                     bound_cell(r.get("bound")), note])
-    return table(["Run", "Precision", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "AI (L2 / L1)#", "Time#",
-                  "Achieved#", "Roof at this AI#", "% of roof#", "Bound", "Note"], rows, css="roofline")
+        row = [name_cell(r["run"], 36), r["precision"], flops_cell(r["flops"], r.get("flops_complete")),
+               fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("ai_dram")), _levels(r),
+               fmt.duration(r.get("time_ns")), fmt.rate(r.get("achieved_flops_per_s")),
+               fmt.rate(r.get("attainable_flops_per_s")), fmt.percent(r.get("pct_of_roof")), bound_cell(r.get("bound"))]
+        rows.append(row)
+    cols = ["Run", "Precision", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "AI (L2 / L1)#", "Time#", "Achieved#",
+            "Roof at this AI#", "% of roof#", "Bound"]
+    if runs.select(pl.col("ai_l2").is_null().all() & pl.col("ai_l1").is_null().all()).item():
+        cols.pop(5)
+        rows = [row[:5] + row[6:] for row in rows]
+    return table(cols, rows, css="roofline")
 
 
 def _levels(r: dict) -> str:

@@ -46,7 +46,7 @@ def share_bars_svg(chart_id: str, runs: list[str], categories: list[str],
     ax.set_yticks(y, [charts.label(r, 34) for r in runs])
     ax.set_xlim(0, 100)
     ax.set_ylim(-0.6, len(runs) - 0.4)
-    ax.set_xlabel("Share of the run's GPU kernel time (%)")
+    ax.set_xlabel("Share of the run's GPU time: kernels, and transfers when logged (%)")
     ax.grid(axis="y", visible=False)
     _legend_above(ax, handles, labels)
     return charts.to_svg(fig, chart_id)
@@ -54,7 +54,10 @@ def share_bars_svg(chart_id: str, runs: list[str], categories: list[str],
 
 def _legend_above(ax, handles, labels) -> None:
     """Above the bars: the distance stays the same whatever the number of runs."""
-    ax.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(6, len(handles)),
+    rows = -(-len(handles) // 7)
+    ncol = -(-len(handles) // rows)          # balanced rows: 8 entries -> 4 + 4, not 7 + 1
+    handles, labels = charts.row_major(handles, labels, ncol)
+    ax.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol,
               frameon=False, handlelength=1.2, columnspacing=1.0, borderaxespad=0.3)
 
 
@@ -62,49 +65,62 @@ def _legend_above(ax, handles, labels) -> None:
 class SweepLine:
     gpu: str
     model: str
-    category: str
+    label: str                # a category, or a kernel-name pattern's label
     batch_sizes: list[int]
     shares: list[float]       # 0..1
+    colour: str
+    dashed: bool = False      # kernel-name patterns dashed, categories solid
 
 
-def sweep_svg(chart_id: str, title: str, lines: list[SweepLine], categories: list[str]) -> str:
-    """Share (%) against batch size: one panel per GPU, colour = category, marker = model."""
+def sweep_svg(chart_id: str, title: str, lines: list[SweepLine]) -> str:
+    """Share (%) against batch size: a grid of panels (rows = models, columns = GPUs)."""
     gpus = list(dict.fromkeys(l.gpu for l in lines))
     models = list(dict.fromkeys(l.model for l in lines))
-    fig, axes = charts.figure(7.0, 3.2, ncols=len(gpus), sharey=True, squeeze=False)
-    for ax, gpu in zip(axes[0], gpus):
-        for line in (l for l in lines if l.gpu == gpu):
-            ax.plot(line.batch_sizes, [100 * s for s in line.shares], color=category_colour(line.category, categories),
-                    marker=charts.MARKERS[models.index(line.model) % len(charts.MARKERS)],
-                    linestyle=["-", "--", ":", "-."][models.index(line.model) % 4], markersize=4, linewidth=1.2)
-        ax.set_xscale("log", base=2)
-        ax.set_title(charts.label(gpu, 40))
-        ax.set_xlabel("Batch size (images)")
-        ax.xaxis.set_major_formatter(_int_ticks())
-    axes[0][0].set_ylabel("Share of kernel time (%)")
+    fig, axes = charts.figure(7.0, 0.9 + 1.9 * len(models), nrows=len(models), ncols=len(gpus),
+                              sharex=True, sharey=True, squeeze=False)
+    for row, model in enumerate(models):
+        for col, gpu in enumerate(gpus):
+            _sweep_panel(axes[row][col], [l for l in lines if l.gpu == gpu and l.model == model])
+            axes[row][col].set_title(charts.label(f"{gpu} · {model}", 50), fontsize=8)
+        axes[row][0].set_ylabel("Share of kernel time (%)")
+    for col in range(len(gpus)):
+        axes[-1][col].set_xlabel("Batch size")
     axes[0][0].set_ylim(bottom=0)
     fig.suptitle(charts.label(title, 90), fontsize=9.5)
-    handles, labels = _sweep_legend(lines, models, categories)
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(5, len(handles)),
-               frameon=False, handlelength=2.0)
+    handles, labels = _sweep_legend(lines)
     fig.tight_layout()
+    ncol = min(4, len(handles))
+    handles, labels = charts.row_major(handles, labels, ncol)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
+               frameon=False, handlelength=2.4)
     return charts.to_svg(fig, chart_id)
 
 
-def _sweep_legend(lines, models, categories):
+def _sweep_panel(ax, lines: list[SweepLine]) -> None:
+    for line in lines:
+        ax.plot(line.batch_sizes, [100 * s for s in line.shares], color=line.colour, marker="o",
+                markersize=3.5, linewidth=1.3, linestyle="--" if line.dashed else "-")
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(_int_ticks())
+    ax.xaxis.set_minor_formatter(_blank_ticks())
+
+
+def _sweep_legend(lines: list[SweepLine]):
     from matplotlib.lines import Line2D
 
-    shown = [c for c in categories if any(l.category == c for l in lines)]
-    handles = [Line2D([], [], color=category_colour(c, categories), linewidth=2.5) for c in shown]
-    labels = [charts.label(c, 30) for c in shown]
-    if len(models) > 1:
-        for i, model in enumerate(models):
-            handles.append(Line2D([], [], color=charts.MUTED, marker=charts.MARKERS[i % len(charts.MARKERS)],
-                                  linestyle=["-", "--", ":", "-."][i % 4]))
-            labels.append(charts.label(model, 24))
-    return handles, labels
+    seen = {}
+    for line in lines:
+        seen.setdefault(line.label, line)
+    handles = [Line2D([], [], color=l.colour, marker="o", markersize=3.5, linestyle="--" if l.dashed else "-")
+               for l in seen.values()]
+    return handles, [charts.label(label, 40) for label in seen]
 
 
 def _int_ticks():
     from matplotlib.ticker import FuncFormatter
     return FuncFormatter(lambda v, _pos: f"{v:g}")
+
+
+def _blank_ticks():
+    from matplotlib.ticker import NullFormatter
+    return NullFormatter()

@@ -13,7 +13,7 @@ from roofreport.report import fmt
 from roofreport.report.context import Chart, Heading, Paragraph, Section
 from roofreport.report.tables import cell, name_cell, table
 
-SWEEP_CATEGORIES = 4
+SWEEP_CATEGORIES = 3
 EMPTY = ("No kernel times: a kernel-share breakdown needs a kernel summary or trace, e.g. "
          "`nsys profile --stats=true python train.py` (cuda_gpu_kern_sum), "
          "`nsys stats --report cuda_gpu_trace --format csv report.nsys-rep`, or `nvprof python train.py`.")
@@ -28,7 +28,7 @@ def category_order(present: list[str]) -> list[str]:
 
 
 def share_section(an, top_n: int) -> Section:
-    section = Section("share", "Where the kernel time goes")
+    section = Section("share", "Where the GPU time goes")
     share = an.share.filter(pl.col("time_ns").is_not_null())
     if not share.height:
         section.empty = EMPTY
@@ -36,12 +36,13 @@ def share_section(an, top_n: int) -> Section:
     runs = share["run"].unique(maintain_order=True).to_list()
     cats = category_order(share["category"].unique().to_list())
     section.blocks.append(Paragraph.of(
-        "Share of each run's GPU kernel time by kernel category (rules: conv includes winograd, "
-        "implicit-GEMM and FFT convolutions; communication is NCCL; memcpy/memset when the log has them). "
-        "\"other\" is what no rule matched."))
+        "Share of each run's GPU time by kernel category, from one time source per run (a trace when there "
+        "is one). Rules: conv includes winograd, implicit-GEMM and FFT convolutions; communication is NCCL; "
+        "memcpy/memset are host-device transfers, counted when the log lists them. \"other\" is what no "
+        "rule matched (the uncategorized share)."))
     section.blocks += _bar_charts(share, runs, cats)
     section.blocks.append(_summary_table(share, an.uncategorized, runs))
-    section.blocks += sweep_blocks(an.sweeps, cats)
+    section.blocks += sweep_blocks(an.sweeps, an.pattern_sweeps, cats)
     section.blocks += _top_tables(an.top, runs, top_n)
     return section
 
@@ -56,8 +57,11 @@ def _bar_charts(share: pl.DataFrame, runs: list[str], cats: list[str]) -> list:
         chart_id = f"share{start // RUNS_PER_CHART + 1}"
         part = f" (runs {start + 1}–{start + len(chunk)} of {len(runs)})" if len(runs) > RUNS_PER_CHART else ""
         blocks.append(Chart(chart_id, share_bars_svg(chart_id, chunk, cats, values),
-                            f"Kernel time by category{part}"))
+                            f"GPU time by kernel category{part}"))
     return blocks
+
+
+TRANSFERS = ("memcpy", "memset")
 
 
 def _summary_table(share: pl.DataFrame, uncategorized: pl.DataFrame, runs: list[str]):
@@ -65,12 +69,21 @@ def _summary_table(share: pl.DataFrame, uncategorized: pl.DataFrame, runs: list[
     rows = []
     for run in runs:
         mine = share.filter(pl.col("run") == run).sort("time_ns", descending=True)
-        top = mine.row(0, named=True)
-        rows.append([name_cell(run, 48), fmt.duration(mine["time_ns"].sum()),
-                     f"{top['category']} ({fmt.share(top['share'])})",
-                     cell(fmt.share(other.get(run, 0.0)), css="warn" if (other.get(run) or 0) > 0.25 else "")])
-    return table(["Run", "Kernel time#", "Largest category", "Uncategorized#"], rows,
-                 caption="Kernel time per run")
+        compute = mine.filter(~pl.col("category").is_in(TRANSFERS))
+        source = mine["time_source"][0] if "time_source" in mine.columns else None
+        rows.append([name_cell(run, 48), cell(fmt.duration(mine["time_ns"].sum()), sub=source),
+                     fmt.share(mine.filter(pl.col("category").is_in(TRANSFERS))["share"].sum()),
+                     _lead(compute), cell(fmt.share(other.get(run, 0.0)),
+                                          css="warn" if (other.get(run) or 0) > 0.25 else "")])
+    return table(["Run", "GPU time#", "Transfers#", "Largest kernel category", "Uncategorized#"], rows,
+                 caption="GPU time per run")
+
+
+def _lead(frame: pl.DataFrame) -> str:
+    if not frame.height:
+        return "–"
+    top = frame.row(0, named=True)
+    return f"{top['category']} ({fmt.share(top['share'])})"
 
 
 def _top_tables(top: pl.DataFrame, runs: list[str], top_n: int) -> list:
@@ -89,34 +102,64 @@ def _top_tables(top: pl.DataFrame, runs: list[str], top_n: int) -> list:
     return blocks
 
 
-def sweep_blocks(sweeps: pl.DataFrame, cats: list[str]) -> list:
-    """Share against batch size, one chart per experiment, one panel per GPU."""
-    if not sweeps.height or sweeps["batch_size"].n_unique() < 2:
-        return []
-    from roofreport.report.share_charts import SweepLine, sweep_svg
+PATTERN_COLOURS = ["#332288", "#117733", "#AA4499", "#88CCEE"]
 
-    blocks: list = [Heading("Share against batch size")]
-    chosen = _sweep_categories(sweeps)
-    for i, experiment in enumerate(sweeps["experiment"].unique(maintain_order=True).to_list()):
-        part = sweeps.filter(pl.col("experiment").eq_missing(experiment) & pl.col("category").is_in(chosen))
-        lines = []
-        for key, group in part.sort("batch_size").group_by("gpu", "model", "category", maintain_order=True):
-            if group.height >= 2:
-                lines.append(SweepLine(str(key[0]), str(key[1]), str(key[2]),
-                                       group["batch_size"].to_list(), group["share"].to_list()))
-        if not lines:
-            continue
-        title = f"Kernel-time share vs batch size — experiment {experiment}" if experiment else \
-            "Kernel-time share vs batch size"
-        blocks.append(Chart(f"sweep{i + 1}", sweep_svg(f"sweep{i + 1}", title, lines, cats), title))
-    return blocks if len(blocks) > 1 else []
+
+def sweep_blocks(sweeps: pl.DataFrame, pattern_sweeps: pl.DataFrame, cats: list[str]) -> list:
+    """Share against batch size, one chart per experiment: the largest categories (solid) and the
+    kernel families of `analyses.SWEEP_PATTERNS` that take time (dashed)."""
+    frames = _sweep_frames(sweeps, pattern_sweeps, cats)
+    if not frames.height:
+        return []
+    from roofreport.report.share_charts import sweep_svg
+
+    blocks: list = [Heading("Share against batch size"), Paragraph.of(
+        "Runs that differ only in batch size, per GPU and model. Solid lines are kernel categories, dashed "
+        "lines kernel families picked by name (they overlap categories: winograd kernels are part of conv).")]
+    for i, experiment in enumerate(frames["experiment"].unique(maintain_order=True).to_list()):
+        lines = _sweep_lines(frames.filter(pl.col("experiment").eq_missing(experiment)))
+        if lines:
+            title = "Kernel-time share vs batch size" + (f" — experiment “{experiment}”" if experiment else "")
+            blocks.append(Chart(f"sweep{i + 1}", sweep_svg(f"sweep{i + 1}", title, lines), title))
+    return blocks if len(blocks) > 2 else []
+
+
+def _sweep_frames(sweeps: pl.DataFrame, patterns: pl.DataFrame, cats: list[str]) -> pl.DataFrame:
+    """gpu, model, experiment, batch_size, label, share, colour, dashed: the lines worth drawing."""
+    from roofreport.report.share_charts import category_colour
+
+    cols = ["gpu", "model", "experiment", "batch_size", "label", "share"]
+    parts = []
+    if sweeps.height:
+        chosen = _sweep_categories(sweeps)
+        part = sweeps.filter(pl.col("category").is_in(chosen)).rename({"category": "label"}).select(cols)
+        parts.append(part.with_columns(
+            pl.col("label").replace_strict({c: category_colour(c, cats) for c in chosen}).alias("colour"),
+            pl.lit(False).alias("dashed")))
+    if patterns.height:
+        shown = patterns.group_by("label").agg(pl.col("share").max()).filter(pl.col("share") > 0.01)["label"]
+        labels = patterns["label"].unique(maintain_order=True).to_list()
+        part = patterns.filter(pl.col("label").is_in(shown)).select(cols)
+        parts.append(part.with_columns(
+            pl.col("label").replace_strict({l: PATTERN_COLOURS[i % 4] for i, l in enumerate(labels)}).alias("colour"),
+            pl.lit(True).alias("dashed")))
+    parts = [p.with_columns(pl.col("gpu", "model", "experiment").cast(pl.String)) for p in parts if p.height]
+    return pl.concat(parts) if parts else pl.DataFrame()
+
+
+def _sweep_lines(frame: pl.DataFrame) -> list:
+    from roofreport.report.share_charts import SweepLine
+
+    lines = []
+    for key, group in frame.sort("batch_size").group_by("gpu", "model", "label", maintain_order=True):
+        if group.height >= 2:
+            lines.append(SweepLine(str(key[0]), str(key[1]), str(key[2]), group["batch_size"].to_list(),
+                                   group["share"].to_list(), group["colour"][0], bool(group["dashed"][0])))
+    return lines
 
 
 def _sweep_categories(sweeps: pl.DataFrame) -> list[str]:
-    """Communication (NCCL) whenever present, then the categories with the largest mean share."""
+    """The categories with the largest mean share across the sweep (not "other")."""
     means = (sweeps.group_by("category").agg(pl.col("share").mean().alias("m"), pl.col("share").max().alias("x"))
-             .filter(pl.col("x") > 0.02).sort("m", descending=True))
-    chosen = [c for c in means["category"].to_list() if c != "other"][:SWEEP_CATEGORIES]
-    if "communication" in means["category"].to_list() and "communication" not in chosen:
-        chosen = chosen[:SWEEP_CATEGORIES - 1] + ["communication"]
-    return chosen
+             .filter((pl.col("x") > 0.02) & (pl.col("category") != "other")).sort("m", descending=True))
+    return means["category"].to_list()[:SWEEP_CATEGORIES]

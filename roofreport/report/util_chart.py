@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from roofreport.report import charts
 
 MAX_PANELS = 8
+MAX_POINTS = 400
 
 
 @dataclass(frozen=True)
@@ -24,20 +25,16 @@ class GpuSeries:
     window_mean: float | None = None
 
 
-def utilization_svg(chart_id: str, series: list[GpuSeries], window: tuple[float, float] | None,
-                    timed: bool = True) -> str:
-    """`timed=False`: the log has no timestamps, x is the sample number."""
+def utilization_svg(chart_id: str, series: list[GpuSeries], window: tuple[float, float] | None) -> str:
     series = series[:MAX_PANELS]
     fig, axes = charts.figure(7.0, 0.6 + 1.55 * len(series), nrows=len(series), sharex=True, squeeze=False)
-    minutes = timed and max((s.elapsed_s[-1] for s in series if s.elapsed_s), default=0) > 600
+    minutes = max((s.elapsed_s[-1] for s in series if s.elapsed_s), default=0) > 600
     scale = 60.0 if minutes else 1.0
     for ax, s in zip(axes[:, 0], series):
         _panel(ax, s, scale, window)
-    if not timed:
-        axes[-1, 0].set_xlabel("Sample number (the log has no timestamps)")
-    else:
-        axes[-1, 0].set_xlabel(f"Time since the first sample ({'min' if minutes else 's'})")
-    handles, labels = _legend(any(_has(s.power_w) for s in series), window is not None)
+    axes[-1, 0].set_xlabel(f"Time since the first sample ({'min' if minutes else 's'})")
+    handles, labels = _legend(any(_has(s.util_mem) for s in series), any(_has(s.power_w) for s in series),
+                              window is not None)
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(handles), frameon=False)
     fig.tight_layout()
     return charts.to_svg(fig, chart_id)
@@ -72,13 +69,15 @@ def _nan(values):
     return [float("nan") if v is None else v for v in values]
 
 
-def _legend(power: bool, window: bool):
+def _legend(memory: bool, power: bool, window: bool):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles = [Line2D([], [], color=charts.PALETTE[0]), Line2D([], [], color=charts.PALETTE[2]),
-               Line2D([], [], color=charts.PALETTE[0], linestyle="--")]
-    labels = ["GPU utilization", "memory utilization", "mean GPU util. (window)" if window else "mean GPU util."]
+    handles = [Line2D([], [], color=charts.PALETTE[0]), Line2D([], [], color=charts.PALETTE[0], linestyle="--")]
+    labels = ["GPU utilization", "mean GPU util. (window)" if window else "mean GPU util."]
+    if memory:
+        handles.append(Line2D([], [], color=charts.PALETTE[2]))
+        labels.append("memory utilization")
     if power:
         handles.append(Line2D([], [], color=charts.PALETTE[3]))
         labels.append("power draw")

@@ -1,0 +1,208 @@
+"""The report layer on its own: number spelling, charts (deterministic, escaped), the page built
+from a small synthetic dataset whose names are hostile, empty sections, the offline fetcher.
+
+Real-log end-to-end reports are in test_report_render.py.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from roofreport import hardware, schema
+from roofreport.errors import LogWarning
+from roofreport.ingest import Dataset, FileOutcome
+from roofreport.report import ReportOptions, build_report, fmt
+from roofreport.report.context import Paragraph, Span, ticks
+
+EVIL = "<script>alert(1)</script>&"
+
+
+# -- numbers ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, unit, text", [
+    (1.234e12, "FLOP/s", "1.23 TFLOP/s"), (19.5e12, "FLOP/s", "19.5 TFLOP/s"), (9.79e9, "B", "9.79 GB"),
+    (1555e9, "B/s", "1.56 TB/s"), (512.0, "B", "512 B"), (0.0, "FLOP", "0 FLOP"), (None, "B", "–"),
+    (float("nan"), "B", "–"), (float("inf"), "B", "–"),
+])
+def test_si_prefixes(value, unit, text):
+    assert fmt.si(value, unit) == text
+
+
+def test_durations_percentages_ratios():
+    assert fmt.duration(21_050_000.0) == "21.1 ms"
+    assert fmt.duration(841_000.0) == "841 µs"
+    assert fmt.duration(4.5e9) == "4.50 s"
+    assert fmt.duration(None) == "–"
+    assert fmt.share(0.4467) == "44.7 %"
+    assert fmt.percent(8.8) == "8.8 %"
+    assert fmt.ratio(18.83) == "19×" and fmt.ratio(45.8) == "46×"
+    assert fmt.intensity(12.5) == "12.5 FLOP/B"
+    assert fmt.seconds(185.0) == "3.1 min"
+
+
+def test_backticks_mark_code_only_in_author_text():
+    assert ticks("log with `nvidia-smi -l 1` here") == [Span("log with "), Span("nvidia-smi -l 1", code=True),
+                                                        Span(" here")]
+    # Log text goes through Paragraph.of / Span and keeps its backticks as text.
+    assert Paragraph.of("a `b` c").spans == [Span("a `b` c")]
+
+
+# -- charts ----------------------------------------------------------------------------------
+
+def _roofline_svg(label: str) -> str:
+    from roofreport.analysis.roofline import ceilings
+    from roofreport.report.roofline_chart import RoofPoint, roofline_svg
+
+    spec = hardware.match("A100-SXM4-40GB")
+    points = [RoofPoint(label, label, 1.2, 5.6e11, "fp32"),
+              RoofPoint(label, label + "_kernel", 30.0, 5e12, "fp32", kernel=True),
+              RoofPoint("other $x$ run", "k", 0.2, 4e11, "fp32", kernel=True, above_roof=True)]
+    return roofline_svg("roof1", ceilings(spec), points)
+
+
+def test_roofline_svg_is_deterministic_escaped_and_prefixed():
+    first, second = _roofline_svg(EVIL), _roofline_svg(EVIL)
+    assert first == second
+    assert first.startswith("<svg") and "<?xml" not in first and "<metadata" not in first
+    assert "<script" not in first.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&amp;" in first      # the label, escaped (in a comment)
+    ids = re.findall(r'\bid="([^"]+)"', first)
+    assert ids and all(i.startswith("roof1-") for i in ids)
+    refs = re.findall(r'(?:url\(#|href="#)([^")]+)', first)
+    assert refs and all(r.startswith("roof1-") for r in refs) and set(refs) <= set(ids)
+    # Ceilings are labelled with their values; the two 312 TFLOP/s tensor roofs share one line.
+    for text in ("FP32 19.5 TFLOP/s", "DRAM 1.56 TB/s", "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)"):
+        assert text in first, text
+    assert "Tensor FP16 / Tensor BF16 312 TFLOP/s" in first or "Tensor BF16 / Tensor FP16 312 TFLOP/s" in first
+
+
+def test_chart_labels_are_not_mathtext_and_are_shortened():
+    from roofreport.report import charts
+
+    assert charts.label("a $x$ b") == r"a \$x\$ b"
+    assert len(charts.label("k" * 200, 48)) == 48 and charts.label("k" * 200, 48).endswith("…")
+
+
+def test_share_bars_and_sweep_charts_draw_every_label():
+    from roofreport.report.share_charts import SweepLine, share_bars_svg, sweep_svg
+
+    svg = share_bars_svg("share1", ["run a", EVIL], ["conv", "gemm", "other"],
+                         {("run a", "conv"): 0.6, ("run a", "other"): 0.4, (EVIL, "gemm"): 1.0})
+    assert "<script" not in svg.lower() and "Share of the run's GPU time" in svg
+    assert all(f"<!-- {c} -->" in svg for c in ("conv", "gemm", "other"))
+    lines = [SweepLine(gpu, "alexnet", "NCCL kernels", [4, 16, 64], [0.05, 0.12, 0.23], "#332288", True)
+             for gpu in ("Tesla K80", "Tesla P40")]
+    svg = sweep_svg("sweep1", "share vs batch", lines)
+    assert "Tesla K80 · alexnet" in svg and "Tesla P40 · alexnet" in svg and "NCCL kernels" in svg
+
+
+# -- the page from a synthetic dataset ---------------------------------------------------------
+
+def hostile_dataset() -> Dataset:
+    """Two runs on a known GPU whose kernel, run and file names are all HTML."""
+    run = f"a100/{EVIL}"
+    kernels = pl.DataFrame({
+        "run": [run, run, "v100/ok"], "source_file": [f"/logs/{EVIL}.txt"] * 2 + ["/logs/ok.txt"],
+        "source_line": [10, 20, 10], "launch_id": [1, 2, 1],
+        "name": [f"void {EVIL}<float>(int)", "volta_sgemm_128x64_nn", "volta_sgemm_128x64_nn"],
+        "kind": ["launch"] * 3, "count": [1, 1, 1], "duration_ns": [2.0e6, 1.0e6, 1.5e6],
+        "flops_fp32": [4.0e9, 2.0e9, 2.0e9], "dram_bytes": [1.0e9, 1.0e8, 1.0e8],
+        "flops_complete": [True, True, True], "tensor_active": [False, False, False],
+    })
+    runs = pl.DataFrame({"run": [run, "v100/ok"], "gpu": ["A100-SXM4-40GB", "Tesla V100-SXM2-16GB"],
+                         "gpu_model": [hardware.match("A100-SXM4-40GB").key, hardware.match("Tesla V100-SXM2-16GB").key],
+                         "model": ["vgg11", "vgg11"], "tool": ["ncu", "ncu"], "files": [1, 1]})
+    tables = {name: schema.empty(name) for name in schema.TABLES}
+    tables["kernels"] = schema.conform("kernels", kernels)
+    tables["runs"] = schema.conform("runs", runs)
+    files = [
+        FileOutcome(path=f"/logs/{EVIL}.txt", family="ncu", variant="text 2023+", status="partial",
+                    rows={"kernels": 2}, warnings=[LogWarning("ncu.truncated-name", f"name {EVIL} cut", 7)],
+                    error=f"/logs/{EVIL}.txt:9:3: bad value {EVIL}", run=run),
+        FileOutcome(path="/logs/ok.txt", family="ncu", variant="text 2023+", status="ok", rows={"kernels": 1},
+                    run="v100/ok"),
+        FileOutcome(path=f"/logs/{EVIL}.py", family=None, variant=None, status="skipped",
+                    error="not a profiler log (Python script)"),
+    ]
+    tables["files"] = schema.empty("files")
+    return Dataset(tables=tables, files=files)
+
+
+@pytest.fixture(scope="module")
+def hostile_html(tmp_path_factory) -> str:
+    out = tmp_path_factory.mktemp("hostile") / "report.html"
+    written = build_report(hostile_dataset(), out, None, ReportOptions(title=f"title {EVIL}", inputs=[Path("/logs")]))
+    assert written == [out]
+    html = out.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>")
+    return html.replace("<wbr>", "")     # line-break hints inside code spans
+
+
+def test_hostile_names_are_escaped_everywhere(hostile_html):
+    assert "<script" not in hostile_html.lower()
+    escaped = "&lt;script&gt;alert(1)&lt;/script&gt;&amp;"
+    # title, run names, file names, warnings and errors all show the text, escaped
+    assert hostile_html.count(escaped) >= 6
+    assert f"<title>title {escaped}</title>" in hostile_html
+    assert "ncu.truncated-name" in hostile_html
+
+
+def test_page_is_self_contained(hostile_html):
+    assert not re.search(r'<(?:link|img|script|iframe|object)\b', hostile_html, re.I)
+    assert not re.search(r'(?:src|href)="(?:https?:|file:|//)', hostile_html, re.I)
+    assert "@page" in hostile_html and "counter(page)" in hostile_html   # print CSS inline
+
+
+def test_every_section_is_present_and_empty_ones_say_which_log(hostile_html):
+    for section in ("findings", "inputs", "rooflines", "runs", "share", "regions", "utilization", "api",
+                    "methodology"):
+        assert f'id="{section}"' in hostile_html, section
+    assert "No nvidia-smi samples" in hostile_html
+    assert "<code>nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu" in hostile_html
+    assert "No CUDA API calls" in hostile_html
+    # The roofline has data here: one chart per GPU.
+    assert 'id="roof1"' in hostile_html and 'id="roof2"' in hostile_html
+
+
+def test_findings_and_inputs_report_what_happened(hostile_html):
+    assert "could not be read" in hostile_html and "skipped" in hostile_html
+    assert "not a profiler log (Python script)" in hostile_html
+    # Peaks used name their source from the GPU database.
+    assert hardware.match("A100-SXM4-40GB").source.split(";")[0] in hostile_html
+
+
+def test_same_input_same_html(tmp_path):
+    a, b = tmp_path / "a.html", tmp_path / "b.html"
+    for out in (a, b):
+        build_report(hostile_dataset(), out, None, ReportOptions(inputs=[Path("/logs")]))
+    assert a.read_bytes() == b.read_bytes()
+
+
+# -- offline rendering -------------------------------------------------------------------------
+
+def test_offline_fetcher_refuses_everything_but_data_uris():
+    from roofreport.report.render import RefusedFetch, refuse_fetch
+
+    for url in ("http://example.com/a.png", "https://x/y.css", "file:///etc/passwd", "ftp://h/f"):
+        with pytest.raises(RefusedFetch):
+            refuse_fetch(url)
+    refuse_fetch("data:image/png;base64,AAAA")
+
+
+def test_pdf_rendering_fetches_nothing(tmp_path, monkeypatch):
+    """External references in the page are refused before any opener runs."""
+    import urllib.request
+
+    from roofreport.report import render
+
+    opened = []
+    monkeypatch.setattr(urllib.request.OpenerDirector, "open", lambda self, *a, **k: opened.append(a) or None)
+    html = ('<html><body><p>x</p><img src="http://127.0.0.1:9/a.png"><img src="file:///etc/hostname">'
+            '<link rel="stylesheet" href="https://127.0.0.1:9/s.css"></body></html>')
+    render.write_pdf(html, tmp_path / "x.pdf")
+    assert (tmp_path / "x.pdf").read_bytes().startswith(b"%PDF")
+    assert opened == []
