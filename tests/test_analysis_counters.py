@@ -226,3 +226,52 @@ def test_sol_sm_frequency_is_the_clock_and_rates_are_not_multiplied_by_invocatio
     row = one(kernels, [(1, "SM Frequency", 1.5e9, "avg", SOL), (1, "Duration", 2000.0, "avg", SOL)])
     assert row["sm_clock_hz"] == 1.5e9
     assert row["duration_ns"] == 14 * 2000.0
+
+
+def test_hfma2_mma_register_moves_on_the_tensor_pipe_are_not_tensor_work():
+    # corpus/ncu/csv/a100_sgemm_roofline_metrics_print_fp.csv, kernel 2 (a CUDA-core sgemm):
+    # pipe_tensor 67,161,292,800 warp instructions, hfma 32x that many thread instructions.
+    row = one([{"launch_id": 1, "name": "void gemm_v1<float>(float *, float *, float *, int, int, int)"}],
+              [(1, "smsp__inst_executed_pipe_tensor.sum", 67161292800.0), (1, OP.format("ffma"), 34359738368000.0),
+               (1, OP.format("hfma"), 2149161369600.0), (1, OP.format("hadd"), 0.0), (1, OP.format("hmul"), 0.0)],
+              family="ampere")
+    assert row["tensor_active"] is False and row["flops_tensor"] == 0.0 and row["flops_complete"] is True
+    assert row["flops_fp32"] == 2 * 34359738368000.0
+    assert row["flops_fp16"] == 0.0          # the moves are not FP16 arithmetic
+    # Tensor-pipe instructions beyond the moves are MMA work nobody measured: incomplete.
+    row = one([{"launch_id": 1, "name": "my_wmma_kernel"}],
+              [(1, "smsp__inst_executed_pipe_tensor.sum", 100.0), (1, OP.format("hfma"), 32 * 40.0),
+               (1, OP.format("ffma"), 1.0)], family="ampere")
+    assert row["tensor_active"] is True and row["flops_complete"] is False
+    assert row["flops_fp16"] == 0.0
+
+
+# -- the same rules on real logs -------------------------------------------------------------
+
+def _ingest(*parts: str) -> pl.DataFrame:
+    from roofreport.ingest import ingest
+    from tests.conftest import corpus_path
+    return ingest([corpus_path(*parts)]).tables["kernels"]
+
+
+def test_a100_pytorch_csv_with_the_generic_tensor_count_is_complete():
+    # A100 (GA100) log with sm__inst_executed_pipe_tensor.sum and no op-path counters: every
+    # tensor-pipe instruction there is an HFMA2.MMA move; the x512 Volta rule must not apply.
+    kernels = _ingest("ncu", "csv", "a100_pytorch_gpt_roofline_metrics_kerneltime_rules.csv")
+    assert kernels.height == 26
+    assert kernels["flops_complete"].all() and not kernels["tensor_active"].any()
+    assert kernels["flops_tensor"].to_list() == [0.0] * 26
+    sgemm = kernels.filter(pl.col("short_name") == "ampere_sgemm_128x32_tn")
+    assert sgemm["flops_fp32"][0] == 76087296.0
+
+
+def test_rtx2080ti_raw_page_measured_ceilings():
+    kernels = _ingest("derived", "ncu", "rtx2080ti_sgemm_3136_64_64.raw_base.csv")
+    row = kernels.row(0, named=True)
+    assert row["short_name"] == "volta_sgemm_32x128_nn" and row["duration_ns"] == 10720.0
+    assert row["peak_flops_fp32"] == pytest.approx(2 * 4352 * 1305874122.04)
+    assert row["peak_dram_bytes_per_s"] == pytest.approx(96 * 6638805970.15)
+    assert row["peak_l1_bytes_per_s"] == pytest.approx(34816 * 1305874122.04)
+    # The auto-scaled export of the same profile gives the same ceilings.
+    scaled = _ingest("derived", "ncu", "rtx2080ti_sgemm_3136_64_64.raw.csv").row(0, named=True)
+    assert scaled["peak_dram_bytes_per_s"] == pytest.approx(row["peak_dram_bytes_per_s"], rel=1e-5)

@@ -58,7 +58,7 @@ def _run_row(run: dict, points: pl.DataFrame, roof: pl.DataFrame, times: pl.Data
     name = run["run"]
     row = {c: run.get(c) for c in ("run", "gpu", "gpu_model", "model", "batch_size", "experiment")}
     mine = times.filter(pl.col("run") == name)
-    kernels_only = mine.filter(~pl.col("category").is_in(["memcpy", "memset"]))
+    kernels_only = mine.filter(~pl.col("category").fill_null("").is_in(["memcpy", "memset"]))
     row.update(gpu_time_ns=mine["time_ns"].sum() if mine.height else None,
                gpu_time_source=mine["time_source"][0] if mine.height else None,
                kernel_count=int(kernels_only["count"].sum()) if kernels_only.height else None)

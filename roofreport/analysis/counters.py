@@ -8,6 +8,8 @@ log they came from:
   (ncu) or `flop_count_dp/sp/hp` (nvprof, already FMA = 2).
 * Tensor-core FLOPs (a.2, `tensor.py`): op-path counters, Volta's 512 × tensor instructions,
   instruction × 2·M·N·K when the kernel name gives the MMA shape (not on Hopper and later).
+  When a log has both the tensor-pipe instruction count and `hfma`, the HFMA2.MMA register moves
+  Turing+ compilers put on the tensor pipe leave fp16 (they are counted as hfma, but move data).
 * Bytes (b): DRAM = 32·sectors when sectors were logged (exact integers, while `dram__bytes.sum`
   is printed rounded to 3 significant digits in auto-scaled units), else the byte counters;
   L2 and L1 likewise; nvprof transactions × 32 (L1 global ld/st only from Maxwell on: Kepler
@@ -138,6 +140,9 @@ def kernel_counters(metrics: pl.DataFrame, families: dict[str, str] | None = Non
     tensor_cols = tensor.tensor_counters(metrics, families)
     if tensor_cols.height:
         counted = counted.join(tensor_cols, on=KEYS, how="full", coalesce=True)
+        # HFMA2.MMA moves are not FP16 arithmetic: 2 "FLOPs" each in hadd + hmul + 2·hfma.
+        fp16 = (pl.col("flops_fp16") - 2.0 * pl.col("hfma_moves").fill_null(0.0)).clip(lower_bound=0.0)
+        counted = counted.with_columns(fp16.alias("flops_fp16")).drop("hfma_moves")
     return counted
 
 

@@ -11,7 +11,10 @@ a.2). Per kernel, in this order:
 3. Turing/Ampere/Ada: warp MMA instructions × 2·M·N·K when the kernel name states the MMA
    shape (`s1688gemm`, `h16816`, `i8816`, `tensor16x8x16`); on Hopper and later never
    (wgmma's N varies per instruction: an instruction count alone cannot give FLOPs);
-4. tensor instructions counted and all zero: 0 tensor FLOPs;
+4. tensor instructions counted and all zero: 0 tensor FLOPs. Off Volta, the generic
+   `pipe_tensor` count first loses the HFMA2.MMA register moves compilers schedule on the tensor
+   pipe (one warp instruction per 32 thread `hfma`s): a kernel whose tensor-pipe instructions are
+   all such moves did no MMA work;
 5. otherwise unknown (null).
 
 `tensor_active` is true when any tensor pipe/instruction/op counter or nvprof
@@ -33,7 +36,7 @@ _INST_GENERIC = re.compile(r"^sm(?:sp)?__inst_executed_pipe_tensor\.sum$")
 _INST_OPCODE = re.compile(r"^sm(?:sp)?__inst_executed_pipe_tensor_(?:op|subpipe)_[a-z0-9]+\.sum$")
 _ACTIVITY = re.compile(r"pipe_tensor|ops_path_tensor|tensor_precision_fu_utilization|"
                        r"tensor_int_fu_utilization|tensor_pipe_active_cycles")
-_SPARSITY = re.compile(r"_sparsity_(?:on|off)$")
+_HFMA = re.compile(r"^sm(?:sp)?__sass_thread_inst_executed_op_hfma_pred_on\.sum$")
 _LEVEL = r"\((\d+)\)"  # nvprof utilization levels: `Idle (0)`, `Low (1)`
 
 # Warp-level MMA shapes named in kernel names -> (M, N, K).
@@ -84,6 +87,8 @@ def _classify(names: list[str]) -> dict[str, str]:
             roles[name] = "inst"
         elif _INST_OPCODE.match(name):
             roles[name] = "inst_opcode"
+        elif _HFMA.match(name):
+            roles[name] = "hfma"
         elif _ACTIVITY.search(name):
             roles[name] = "activity"
     return roles
@@ -101,26 +106,36 @@ def _ops_sum(rows: pl.DataFrame, role: str) -> pl.DataFrame:
 
 
 def tensor_counters(metrics: pl.DataFrame, families: dict[str, str] | None = None) -> pl.DataFrame:
-    """Per (source_file, launch_id) with any tensor counter: flops_tensor, tensor_active."""
+    """Per (source_file, launch_id) with any tensor counter: flops_tensor, tensor_active and
+    hfma_moves (thread `hfma`s that were HFMA2.MMA register moves, not arithmetic)."""
     roles = _classify(metrics["metric"].unique().drop_nulls().to_list()) if metrics.height else {}
-    if not roles:
-        return pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64,
-                                    "flops_tensor": pl.Float64, "tensor_active": pl.Boolean})
+    if not any(r != "hfma" for r in roles.values()):
+        return pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64, "flops_tensor": pl.Float64,
+                                    "tensor_active": pl.Boolean, "hfma_moves": pl.Float64})
     role_df = pl.DataFrame({"metric": list(roles), "role": list(roles.values())})
     rows = metrics.filter(pl.col("metric").is_in(list(roles))).join(role_df, on="metric")
     value = pl.coalesce(pl.col("value"),
                         pl.col("value_text").str.extract(_LEVEL, 1).cast(pl.Float64, strict=False))
     rows = rows.with_columns(value=value)
     counts = rows.filter(pl.col("stat").is_null() | (pl.col("stat") == "avg"))
-    per_kernel = rows.group_by(KEYS).agg(
+    per_kernel = rows.filter(pl.col("role") != "hfma").group_by(KEYS).agg(
         pl.col("kernel_name").drop_nulls().first().alias("kernel_name"),
-        (pl.col("value").fill_null(0) > 0).any().alias("tensor_active"))
-    for role in ("inst", "inst_opcode"):
+        pl.col("value").filter(pl.col("role") == "activity").max().alias("activity"))
+    for role in ("inst", "inst_opcode", "hfma"):
         summed = counts.filter(pl.col("role") == role).group_by(KEYS).agg(pl.col("value").sum().alias(role))
         per_kernel = per_kernel.join(summed, on=KEYS, how="left")
     for role in ("ops", "ops_opcode"):
         per_kernel = per_kernel.join(_ops_sum(counts, role), on=KEYS, how="left")
     return _tensor_flops(per_kernel, families)
+
+
+def _mma_instructions(family: pl.Expr) -> pl.Expr:
+    """Generic tensor-pipe instructions minus the HFMA2.MMA register moves Turing and later
+    compilers schedule on that pipe: each is one warp instruction and 32 thread `hfma`s (seen on
+    A100: pipe_tensor x 32 == hfma exactly, in elementwise kernels and a CUDA-core sgemm)."""
+    moves = pl.col("hfma") / 32.0
+    residual = (pl.col("inst") - moves).clip(lower_bound=0.0)
+    return pl.when((family != "volta") & pl.col("hfma").is_not_null()).then(residual).otherwise(pl.col("inst"))
 
 
 def _tensor_flops(per_kernel: pl.DataFrame, families: dict[str, str] | None) -> pl.DataFrame:
@@ -133,7 +148,8 @@ def _tensor_flops(per_kernel: pl.DataFrame, families: dict[str, str] | None) -> 
                             schema={"kernel_name": pl.String, "shape_flops": pl.Float64})
     df = df.join(shape_df, on="kernel_name", how="left", nulls_equal=True)
     family = pl.col("family").fill_null("")
-    inst_any = pl.coalesce("inst_opcode", "inst")
+    df = df.with_columns(_mma_instructions(family).alias("mma"))
+    inst_any = pl.coalesce("inst_opcode", "mma")
     flops = (pl.when(pl.col("ops").is_not_null()).then(pl.col("ops"))
              # Hopper's hmma op path reads 0 for wgmma kernels: 0 ops with instructions is unknown.
              .when(pl.col("ops_opcode").is_not_null()
@@ -142,4 +158,10 @@ def _tensor_flops(per_kernel: pl.DataFrame, families: dict[str, str] | None) -> 
              .when(family.is_in(list(_SHAPE_FAMILIES)) & inst_any.is_not_null()
                    & pl.col("shape_flops").is_not_null()).then(inst_any * pl.col("shape_flops"))
              .when((inst_any == 0) & pl.col("ops_opcode").is_null()).then(0.0))
-    return df.select(*KEYS, flops.alias("flops_tensor"), "tensor_active")
+    evidence = [pl.col(c) for c in ("ops", "ops_opcode", "inst_opcode", "mma", "activity")]
+    active = pl.when(pl.any_horizontal([e.is_not_null() for e in evidence])).then(
+        pl.any_horizontal([e.fill_null(0) > 0 for e in evidence]))
+    # Thread-level hfma instructions that were HFMA2.MMA moves (counted as FP16 FLOPs otherwise).
+    moves = pl.when((family != "volta") & pl.col("hfma").is_not_null() & pl.col("inst").is_not_null()).then(
+        pl.min_horizontal(pl.col("inst") * 32.0, pl.col("hfma")))
+    return df.select(*KEYS, flops.alias("flops_tensor"), active.alias("tensor_active"), moves.alias("hfma_moves"))

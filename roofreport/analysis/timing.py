@@ -164,7 +164,7 @@ def counted_kernel_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
 
 def _trace_launches(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     cand = _candidates(tables)
-    return cand.filter(pl.col("rank").is_in([1, 2, 5]) & ~pl.col("category").is_in(["memcpy", "memset"]))
+    return cand.filter(pl.col("rank").is_in([1, 2, 5]) & ~pl.col("category").fill_null("").is_in(["memcpy", "memset"]))
 
 
 def _align_run(own: pl.DataFrame, trace: pl.DataFrame) -> pl.DataFrame:
