@@ -23,8 +23,8 @@ def api_summary(api_calls: pl.DataFrame, n: int = 15) -> pl.DataFrame:
         pl.col("calls").fill_null(1))
     per_file = rows.group_by("run", "source_file", "rank").agg(pl.col("total_ns").sum().alias("t"))
     best = per_file.sort(["run", "rank", "t", "source_file"], descending=[False, False, True, False]) \
-        .group_by("run", maintain_order=True).first().select("run", "source_file")
-    rows = rows.join(best, on=["run", "source_file"])
+        .group_by("run", maintain_order=True).first().select("run", "source_file", "rank")
+    rows = rows.join(best, on=["run", "source_file", "rank"])
     out = rows.group_by("run", "name").agg(pl.col("calls").sum(), pl.col("total_ns").sum())
     out = out.with_columns((pl.col("total_ns") / pl.col("total_ns").sum().over("run")).alias("share"))
     out = out.sort(["run", "total_ns", "name"], descending=[False, True, False])
