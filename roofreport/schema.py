@@ -101,6 +101,7 @@ SAMPLES = {
     "temperature_c": F64,
     "sm_clock_mhz": F64,
     "mem_clock_mhz": F64,
+    "pstate": Str,                    # performance state as printed (P0..P12), nvidia-smi only
 }
 
 REGIONS = {

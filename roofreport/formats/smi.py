@@ -1,8 +1,139 @@
-"""smi logs (not yet readable: filled in by the smi issue)."""
+"""nvidia-smi logs -> the `samples` table: every output kind, drivers 384-591.
+
+* `--query-gpu=... --format=csv[,noheader][,nounits]` series (smi_query), with repeated
+  headers, date lines and prompts between blocks, multi-GPU sweeps with or without `index`;
+* `dmon` (smi_monitor; `pmon` is recognised and reported, not sampled);
+* the boxed table, alone, repeated in a loop under ctime lines, or painted by `watch`
+  (smi_table, smi_watch), and `-q` reports (smi_report);
+* CSV files written by wrappers whose every column is a known quantity (smi_wrapper).
+
+The syntax is `grammars/smi.lark`; smi_lines classifies and contextualises the lines once,
+each reader turns its sections into raw rows, and smi_samples numbers GPUs, dates samples and
+computes elapsed time for all of them. One file may mix kinds (a table, then a query loop).
+"""
 
 from __future__ import annotations
 
-from roofreport.formats.base import FormatSpec
+import re
+from collections import Counter
 
-SPECS: list[FormatSpec] = []
+import polars as pl
+
+from roofreport import grammar
+from roofreport.errors import ParseError
+from roofreport.formats import (smi_lines, smi_monitor, smi_query, smi_report, smi_samples,
+                                smi_sniff, smi_table, smi_watch, smi_wrapper)
+from roofreport.formats.base import FormatSpec, ParseResult
+from roofreport.formats.smi_time import interval_from_command, start_from_name
+from roofreport.textio import Document, Head
+
+FAMILY = "nvidia-smi"
+
+# nvidia-smi's own words when it could not sample anything.
+_FAILURES = re.compile(
+    r"NVIDIA-SMI has failed because.*|No devices were found|"
+    r"Failed to initialize NVML: .*|Unable to determine the device handle for GPU.*")
+_HOST = re.compile(r"[\w.-]+@([\w.-]+)")
+
+
+def sniff_text(head: Head) -> str | None:
+    return smi_sniff.sniff(head)
+
+
+def parse_text(doc: Document, variant: str) -> ParseResult:
+    result = ParseResult(family=FAMILY, variant=variant)
+    screens = smi_watch.screens(doc.text()) if variant.startswith("watch") else None
+    initial = "query" if variant == smi_sniff.HEADERLESS else None
+    lines = smi_lines.prepare(doc, initial, screens)
+    if lines.nul_lines:
+        result.warn("smi.nul-bytes", f"{lines.nul_lines} lines hold NUL bytes (several writers "
+                    "overwrote the same file); the NULs were removed", line=None)
+    period = _period(lines)
+    parts = [smi_table.read(lines, result, period), smi_query.read(lines, doc, result),
+             smi_monitor.read(lines, doc, result, period), smi_report.read(lines, doc, result)]
+    raw = [p.with_columns(interval_s=pl.lit(period, pl.Float64)) if "interval_s" not in p.columns
+           else p for p in parts if p.height]
+    if raw:
+        samples = smi_samples.finish(pl.concat(raw, how="diagonal_relaxed"), lines, result,
+                                     start_from_name(doc.path))
+        if screens is not None:  # watch: back from screen lines to the capture's lines
+            physical = dict(zip(screens["line_no"].to_list(), screens["physical_line"].to_list()))
+            samples = samples.with_columns(pl.col("source_line").replace_strict(physical))
+        result.add("samples", samples)
+        _hints(samples, result)
+    _failures(lines.frame, doc, result)
+    _host(lines.frame, result)
+    return result
+
+
+def parse_wrapper(doc: Document, variant: str) -> ParseResult:
+    result = ParseResult(family=FAMILY, variant=variant)
+    raw = smi_wrapper.parse(doc, result)
+    if raw.height:
+        lines = smi_lines.prepare(doc, None, pl.DataFrame(schema={"line_no": pl.Int64, "text": pl.String}))
+        samples = smi_samples.finish(raw, lines, result)
+        result.add("samples", samples)
+        _hints(samples, result)
+    return result
+
+
+def _period(lines: smi_lines.Lines) -> float | None:
+    """The loop period: an echoed `-l N`/`-lms N`/`-d N`, or watch's `Every 2.0s`."""
+    for command in lines.commands:
+        period = interval_from_command(command)
+        if period:
+            return period
+    g = grammar.load("smi")
+    titles = lines.frame.filter(pl.col("kind") == "watch_title_line")
+    if titles.height:
+        interval = titles.select(g.extract(pl.col("text"), "watch_title_line")[0])
+        return float(interval.item(0, 0))
+    return None
+
+
+def _hints(samples: pl.DataFrame, result: ParseResult) -> None:
+    """The device name is the GPU name most samples carry; a change of model is reported."""
+    names = samples.filter(pl.col("gpu_name").is_not_null())
+    if not names.height:
+        return
+    counts = Counter(names["gpu_name"].to_list())
+    result.hints.device_name = counts.most_common(1)[0][0]
+    # A table's cut name (`Tesla V100-SXM2...`) is the same GPU as its full name.
+    full = pl.col("gpu_name").str.strip_suffix("...").str.strip_chars()
+    changed = names.with_columns(_name=full).filter(
+        ~pl.col("_name").str.starts_with(pl.col("_name").shift(1).over("gpu_index"))
+        & ~pl.col("_name").shift(1).over("gpu_index").str.starts_with(pl.col("_name")))
+    for index, group in changed.group_by("gpu_index", maintain_order=True):
+        models = names.filter(pl.col("gpu_index") == index[0])["gpu_name"].unique(maintain_order=True)
+        result.warn("smi.gpu-changed", f"GPU {index[0]} changes model {group.height} times "
+                    f"({', '.join(models.to_list())}): several jobs or machines wrote this file",
+                    line=group["source_line"][0])
+
+
+def _failures(frame: pl.DataFrame, doc: Document, result: ParseResult) -> None:
+    if "samples" in result.tables:
+        return
+    found = frame.filter(pl.col("text").str.contains(_FAILURES.pattern))
+    if found.height:
+        line_no, text = found.row(0)[:2]
+        result.error = ParseError(f"nvidia-smi reported: {text.strip()}", path=doc.display,
+                                  line=line_no)
+    elif not result.warnings:
+        result.error = ParseError("no GPU samples found in this nvidia-smi output",
+                                  path=doc.display)
+
+
+def _host(frame: pl.DataFrame, result: ParseResult) -> None:
+    prompts = frame.filter(pl.col("kind").is_in(["shell_line", "command_line"]))
+    for text in prompts["text"].head(5).to_list():
+        found = _HOST.search(text)
+        if found:
+            result.hints.host = found.group(1)
+            return
+
+
+SPECS: list[FormatSpec] = [
+    FormatSpec(family=FAMILY, name="smi-text", sniff=sniff_text, parse=parse_text),
+    FormatSpec(family=FAMILY, name="smi-wrapper-csv", sniff=smi_wrapper.sniff, parse=parse_wrapper),
+]
 BINARY_SPECS: list[FormatSpec] = []

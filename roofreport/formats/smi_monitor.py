@@ -1,0 +1,115 @@
+"""`nvidia-smi dmon` and `pmon` -> raw samples.
+
+The `# gpu pwr gtemp ...` header (parsed by Lark once per distinct text) names the columns in
+the order `-s` asked for; the rows under it are split on whitespace by polars; `-` is a missing
+value. dmon prints no time unless `-o DT` added `Date`/`Time` columns: a row's time is its
+sample number times the `-d` period (1 s by default, or the `-d N` of an echoed command).
+
+pmon rows are per process, not per GPU: its `sm`/`mem` shares are sampled per process and do
+not add up to the GPU's utilisation, so pmon output is recognised but kept out of `samples`,
+with a warning saying so.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import polars as pl
+
+from roofreport import grammar, numbers
+from roofreport.errors import ParseError
+from roofreport.formats.base import ParseResult
+from roofreport.formats.smi_fields import MONITOR_FIELDS, VALUE_UNITS
+from roofreport.formats.smi_lines import Lines
+from roofreport.textio import Document
+
+DEFAULT_PERIOD_S = 1.0
+_MAX_ROW_WARNINGS = 20
+
+
+@lru_cache(maxsize=64)
+def column_names(header: str) -> tuple[str, ...]:
+    """`# gpu   pwr gtemp` -> ("gpu", "pwr", "gtemp") (Lark parses each distinct header once)."""
+    tree = grammar.load("smi").parse(header.strip(), "monitor_header_line")
+    names = next(tree.scan_values(lambda v: getattr(v, "type", "") == "MONITOR_NAMES"))
+    return tuple(str(names).split())
+
+
+def read(lines: Lines, doc: Document, result: ParseResult, period: float | None) -> pl.DataFrame:
+    frame = lines.frame
+    section = frame.filter(pl.col("section") == "monitor")
+    if not section.height:
+        return pl.DataFrame()
+    headers = frame.filter(pl.col("kind") == "monitor_header_line").select("line_no", "text")
+    names_of = {n: column_names(t) for n, t in headers.iter_rows()}
+    if any("pid" in names for names in names_of.values()):
+        result.warn("smi.pmon-not-sampled", "pmon output lists utilisation per process, which "
+                    "does not add up to per-GPU samples: recognised, not read into samples",
+                    line=headers["line_no"][0])
+    rows = _rows(section, doc, result)
+    parts = [_read_group(rows.filter(pl.col("header_line") == n), names, frame, doc, result)
+             for n, names in names_of.items() if "pid" not in names]
+    parts = [p for p in parts if p.height]
+    if not parts:
+        return pl.DataFrame()
+    return pl.concat(parts, how="diagonal_relaxed").with_columns(
+        part=pl.lit("monitor"), interval_s=pl.lit(period or DEFAULT_PERIOD_S))
+
+
+def _rows(section: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
+    """The data rows of the monitor sections; other text there (a prompt typed after the
+    capture, a message) is reported when it is not a known kind of line."""
+    g = grammar.load("smi")
+    candidates = section.filter(pl.col("kind") == "other")
+    is_row = pl.col("text").str.contains(g.regex("monitor_row_line"))
+    bad = candidates.filter(~is_row).select("line_no", "text")
+    for line_no, text in bad.head(_MAX_ROW_WARNINGS).iter_rows():
+        err = ParseError("nvidia-smi dmon: not a data row", path=doc.display, line=line_no,
+                         column=1, text=text)
+        result.warn("smi.bad-row", err.describe(), line=line_no)
+    # Damaged rows still were samples: counting them keeps the time of the rows after them.
+    candidates = candidates.with_columns(seq=pl.int_range(pl.len()).over("header_line"))
+    return candidates.filter(is_row).select(
+        "line_no", "header_line", "block", "seq", cells=pl.col("text").str.extract_all(r"\S+"))
+
+
+def _read_group(rows: pl.DataFrame, names: tuple[str, ...], frame: pl.DataFrame,
+                doc: Document, result: ParseResult) -> pl.DataFrame:
+    ok = rows.filter(pl.col("cells").list.len() == len(names))
+    for line_no, n in rows.filter(pl.col("cells").list.len() != len(names)).select(
+            "line_no", pl.col("cells").list.len()).head(_MAX_ROW_WARNINGS).iter_rows():
+        err = ParseError(f"nvidia-smi dmon: row has {n} columns, its header {len(names)}",
+                         path=doc.display, line=line_no, column=1)
+        result.warn("smi.bad-row", err.describe(), line=line_no)
+    units = _units(frame, rows)
+    exprs = []
+    date = clock = None
+    for i, name in enumerate(names):
+        target = MONITOR_FIELDS.get(name)
+        cell = pl.col("cells").list.get(i)
+        if target == "_date":
+            date = cell
+        elif target == "_clock":
+            clock = cell
+        elif target == "gpu_index":
+            exprs.append(cell.cast(pl.Int64, strict=False).alias(target))
+        elif target is not None and target not in [e.meta.output_name() for e in exprs]:
+            factor = VALUE_UNITS.get(units[i] if i < len(units) else "", 1.0)
+            exprs.append((numbers.parse_number(cell) * factor).alias(target))
+    if date is not None and clock is not None:
+        exprs.append((date + " " + clock).str.strptime(pl.Datetime("us"), "%Y%m%d %H:%M:%S",
+                                                         strict=False).alias("timestamp"))
+    out = ok.select(pl.col("line_no").alias("source_line"), "block", "seq", *exprs)
+    gpus = max(out["gpu_index"].n_unique(), 1) if "gpu_index" in out.columns else 1
+    return out.with_columns(sample_no=(pl.col("seq") // gpus).cast(pl.Int64)).drop("seq")
+
+
+def _units(frame: pl.DataFrame, rows: pl.DataFrame) -> list[str]:
+    """The `# Idx W C ...` line that follows the header of these rows."""
+    if not rows.height:
+        return []
+    header = rows["header_line"][0]
+    unit_line = frame.filter((pl.col("kind") == "monitor_units_line") & (pl.col("line_no") > header))
+    if not unit_line.height:
+        return []
+    return unit_line["text"][0].lstrip("#").split()

@@ -1,0 +1,201 @@
+"""`nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]` rows -> raw samples.
+
+The header line (parsed by Lark, once per distinct text) names the fields and their units;
+the rows under it are split at `,` by polars, and each cell is read with the grammar's
+`query_value` rule (number, unit, or a missing-value spelling). Fields map to columns through
+`smi_fields.QUERY_FIELDS`. Without a header (`noheader`), only the columns whose cells have an
+unambiguous shape are read (time, GPU name, bus id, uuid, pstate): the numbers' meaning is not
+in the file, and guessing it from units is wrong (`52 %` may be `fan.speed`).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from roofreport import grammar
+from roofreport.errors import ParseError
+from roofreport.formats.base import ParseResult
+from roofreport.formats.smi_fields import MEASUREMENTS, QUERY_FIELDS, VALUE_UNITS
+from roofreport.formats.smi_lines import Field, Lines
+from roofreport.formats.smi_time import parse_datetime, time_of_day_seconds
+from roofreport.textio import Document
+
+_SHAPES = (  # headerless column shape (grammar terminal) -> the query field it must be
+    ("NATIVE_TIMESTAMP", "timestamp"), ("GPU_NAME_TEXT", "name"), ("BUS_ID_TEXT", "pci.bus_id"),
+    ("UUID_TEXT", "uuid"), ("PSTATE_TEXT", "pstate"),
+)
+_MAX_ROW_WARNINGS = 20
+
+
+def read(lines: Lines, doc: Document, result: ParseResult) -> pl.DataFrame:
+    """Raw samples from every query-CSV row of the log (empty frame when there are none)."""
+    rows = lines.frame.filter((pl.col("section") == "query") & (pl.col("kind") == "other")
+                              & (pl.col("text").str.strip_chars() != ""))
+    if not rows.height:
+        return pl.DataFrame()
+    rows = _split_wrapper_time(rows, lines)
+    # One group per distinct header (a header repeated before every row is still one group).
+    keys = {n: "\x1f".join(f"{name}[{unit}]" for name, unit in fields)
+            for n, fields in lines.headers.items()}
+    fields_of = {keys[n]: fields for n, fields in lines.headers.items()}
+    rows = rows.with_columns(header_key=pl.col("header_line").replace_strict(
+        keys, default=None, return_dtype=pl.String))
+    parts = []
+    for key in rows["header_key"].unique(maintain_order=True).to_list():
+        group = rows.filter(pl.col("header_key").eq_missing(key))
+        fields = fields_of[key] if key is not None else _infer_fields(group, result)
+        parts.append(_read_group(group, fields, doc, result))
+    parts = [p for p in parts if p.height]
+    return pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+
+
+def _split_wrapper_time(rows: pl.DataFrame, lines: Lines) -> pl.DataFrame:
+    """Separate a time a wrapper wrote before nvidia-smi's cells (`1785951483,0, 72.60`,
+    `15:38:43.359 30, 636`): always without a header, with one only if it leaves the header's
+    field count."""
+    g = grammar.load("smi")
+    counts = {n: len(f) for n, f in lines.headers.items()}
+    expected = pl.col("header_line").replace_strict(counts, default=None, return_dtype=pl.Int64)
+    parts = rows.with_columns(*g.extract(pl.col("text"), "query_row_line"))
+    n_rest = pl.col("row_cells").str.count_matches(",") + 1
+    use = pl.col("row_time").is_not_null() & (pl.col("header_line").is_null() | (n_rest == expected))
+    return parts.with_columns(
+        body=pl.when(use).then(pl.col("row_cells")).otherwise(pl.col("text")),
+        row_time=pl.when(use).then(pl.col("row_time")),
+    ).drop("row_time_sep", "row_cells")
+
+
+# -- one header's rows -----------------------------------------------------------------------
+
+def _read_group(group: pl.DataFrame, fields: list[Field], doc: Document,
+                result: ParseResult) -> pl.DataFrame:
+    cells = group.with_columns(cells=pl.col("body").str.split(","))
+    ok = pl.col("cells").list.len() == len(fields)
+    _warn_bad_rows(cells.filter(~ok), len(fields), doc, result)
+    cells = cells.filter(ok)
+    if not cells.height:
+        return pl.DataFrame()
+    exprs, checks = [], []
+    for i, (name, unit) in enumerate(fields):
+        target = QUERY_FIELDS.get(name)
+        cell = pl.col("cells").list.get(i).str.strip_chars()
+        if target in MEASUREMENTS:
+            value, bad = _measurement(cell, unit)
+            exprs.append(value.alias(target))
+            checks.append(bad.alias(f"_bad_{i}"))
+        elif target is not None:
+            exprs.append(_identity(cell, target))
+    out = cells.select(pl.col("line_no").alias("source_line"), "block", "row_time", *exprs, *checks)
+    _warn_bad_values(out, fields, result)
+    return _with_row_time(out.drop(*[c for c in out.columns if c.startswith("_bad_")]))
+
+
+def _measurement(cell: pl.Expr, unit: str | None) -> tuple[pl.Expr, pl.Expr]:
+    """A cell as a number in its column's base unit, and whether it was unreadable (text, or a
+    unit missing/different from the header's: the tell-tale of a row cut by a crash)."""
+    parts = cell.str.extract_groups(grammar.load("smi").regex("query_value"))
+    number = parts.struct.field("number").cast(pl.Float64, strict=False)
+    printed = parts.struct.field("value_unit")
+    factor = printed.replace_strict(VALUE_UNITS, default=None, return_dtype=pl.Float64)
+    missing = parts.struct.field("missing_value").is_not_null() | (cell == "")
+    if unit is None:          # nounits, or a field printed without unit (temperature.gpu)
+        value, bad = number, number.is_null() & ~missing
+    elif unit == "?":         # from an echoed command: units present, which ones not said
+        value = number * factor.fill_null(1.0)
+        bad = number.is_null() & ~missing
+    else:
+        # `nounits` keeps `[%]` in the header and drops it from the cells: a column in which
+        # no cell has a unit is a nounits column; in one that has units, every cell needs one.
+        with_units = printed.is_not_null().any()
+        value = pl.when(with_units).then(pl.when(printed == unit).then(number * factor)) \
+            .otherwise(number)
+        bad = value.is_null() & ~missing
+    return value, bad
+
+
+def _identity(cell: pl.Expr, target: str) -> pl.Expr:
+    text = pl.when(cell.str.contains(r"^\[.*\]$|^N/A$") | (cell == "")).then(None).otherwise(cell)
+    if target == "_time":
+        return parse_datetime(text).alias("timestamp")
+    if target == "gpu_index":
+        return text.cast(pl.Int64, strict=False).alias("gpu_index")
+    if target == "_bus":
+        return text.alias("gpu_key")
+    return text.alias(target)
+
+
+def _with_row_time(out: pl.DataFrame) -> pl.DataFrame:
+    """A wrapper's time: a datetime (epoch, ISO) or a time of day (`15:38:43.359`)."""
+    rt = pl.col("row_time")
+    tod = pl.when(rt.str.contains(r"^\d\d:\d\d:\d\d")).then(time_of_day_seconds(rt))
+    stamp = pl.when(~rt.str.contains(r"^\d\d:\d\d:\d\d")).then(parse_datetime(rt))
+    cols = [tod.alias("tod_s"), pl.lit("query").alias("part")]
+    if "timestamp" in out.columns:
+        cols.append(pl.coalesce("timestamp", stamp).alias("timestamp"))
+    else:
+        cols.append(stamp.alias("timestamp"))
+    return out.with_columns(cols).drop("row_time")
+
+
+# -- headerless ------------------------------------------------------------------------------
+
+def _infer_fields(group: pl.DataFrame, result: ParseResult) -> list[Field]:
+    """Fields of `noheader` rows from the shape of each column; `?` where the shape does not
+    say (a bare number). The most common cell count is the row length."""
+    g = grammar.load("smi")
+    cells = group.select(pl.col("body").str.split(",").alias("cells"))
+    width = cells["cells"].list.len().mode().sort()[-1]
+    rows = cells.filter(pl.col("cells").list.len() == width)
+    fields: list[Field] = []
+    for i in range(width):
+        column = rows["cells"].list.get(i).str.strip_chars()
+        present = column.filter(~column.is_in(["", "[N/A]", "[Not Supported]", "N/A"]))
+        name = "?"
+        for terminal, field_name in _SHAPES:
+            if present.len() and present.str.contains(f"^(?:{g.terminal(terminal)})$").all():
+                name = field_name
+                break
+        fields.append((name, None))
+    unknown = sum(1 for name, _ in fields if name == "?")
+    if unknown:
+        result.warn("smi.no-header",
+                    f"--format=csv,noheader output: {unknown} of {width} columns hold values the "
+                    "file does not name (no header line, no echoed --query-gpu command); only "
+                    "times, GPU names and ids were read", line=group["line_no"][0])
+    return fields
+
+
+# -- warnings --------------------------------------------------------------------------------
+
+def _warn_bad_rows(bad: pl.DataFrame, width: int, doc: Document, result: ParseResult) -> None:
+    for line_no, text, body, n in bad.select("line_no", "text", "body",
+                                            pl.col("cells").list.len()).head(_MAX_ROW_WARNINGS).iter_rows():
+        column = _column_of_field(text, body, width) if n > width else len(text) + 1
+        what = f"row has {n} fields, its header {width}" + ("" if n > width else " (row cut short?)")
+        err = ParseError(f"nvidia-smi: {what}", path=doc.display, line=line_no, column=column, text=text)
+        result.warn("smi.bad-row", err.describe(), line=line_no)
+    if bad.height > _MAX_ROW_WARNINGS:
+        result.warn("smi.bad-row", f"{bad.height - _MAX_ROW_WARNINGS} more rows with the wrong "
+                    "number of fields were skipped", line=None)
+
+
+def _column_of_field(text: str, body: str, index: int) -> int:
+    """1-based column where field number `index` (0-based) starts: the first extra cell."""
+    offset = len(text) - len(body)
+    pos = -1
+    for _ in range(index):
+        pos = body.find(",", pos + 1)
+    return offset + pos + 2
+
+
+def _warn_bad_values(out: pl.DataFrame, fields: list[Field], result: ParseResult) -> None:
+    for i, (name, unit) in enumerate(fields):
+        col = f"_bad_{i}"
+        if col not in out.columns:
+            continue
+        bad = out.filter(pl.col(col))
+        if bad.height:
+            first = bad["source_line"][0]
+            expect = f" with unit {unit}" if unit not in (None, "?") else ""
+            result.warn("smi.bad-value", f"{bad.height} value(s) of {name} are not numbers{expect} "
+                        f"(first at line {first}); they are null", line=first)
