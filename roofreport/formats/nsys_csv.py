@@ -14,11 +14,11 @@ import io
 
 import polars as pl
 
-from roofreport import grammar
+from roofreport import grammar, numbers
 from roofreport.errors import ParseError
 from roofreport.formats.base import ParseResult
-from roofreport.formats.nsys_columns import (BY_HEADER, Column, Report, fields_of,
-                                             hint_from_filename, recognise)
+from roofreport.formats.nsys_columns import (BY_HEADER, TEXT_FIELDS, Column, Report,
+                                             fields_of, hint_from_filename, recognise)
 from roofreport.formats.nsys_tables import Cells, emit, typed
 from roofreport.textio import Document
 
@@ -79,26 +79,30 @@ def parse_csv(doc: Document, variant: str) -> ParseResult:
 
 # -- reading ---------------------------------------------------------------------------------
 
-def _read(doc: Document, header: Header, n_rows: int | None, ragged: bool) -> pl.DataFrame:
+def _read(doc: Document, header: Header, n_rows: int | None, ragged: bool,
+          typed: bool = False) -> pl.DataFrame:
+    """The report's rows as text, or (`typed`) with the numeric columns parsed by the CSV
+    reader itself, which raises on the first cell that is not a plain number."""
+    numeric = {f"c{i}": pl.Float64 for i, c in enumerate(header.cols)
+               if typed and c is not None and c.field not in TEXT_FIELDS}
     frame = pl.read_csv(io.BytesIO(doc.data), skip_lines=header.line_no - 1, n_rows=n_rows,
                         infer_schema=False, has_header=True, truncate_ragged_lines=ragged,
                         new_columns=[f"c{i}" for i in range(len(header.names))],
-                        raise_if_empty=False)
+                        schema_overrides=numeric or None,
+                        null_values=list(numbers.MISSING), raise_if_empty=False)
     return frame.with_columns(source_line=pl.int_range(header.line_no + 1,
                                                        header.line_no + 1 + frame.height, dtype=pl.Int64))
 
 
 def _fast_read(doc: Document, header: Header) -> pl.DataFrame | None:
-    """The whole rest of the file as one report, or None when it is not that simple."""
+    """The whole rest of the file as one report of plain numbers, or None when it is not
+    that simple (then the line path finds and locates what is wrong)."""
     try:
-        frame = _read(doc, header, None, ragged=False)
+        frame = _read(doc, header, None, ragged=False, typed=True)
     except pl.exceptions.PolarsError:
-        return None
-    body_lines = doc.data.count(b"\n") - (header.line_no - 1) - 1 + (not doc.data.endswith(b"\n"))
-    last = f"c{len(header.names) - 1}"
-    if frame.height != body_lines or frame[last].null_count() \
-            or frame["c0"].str.strip_chars().eq(header.names[0]).any():
-        return None  # blank lines, short rows or a second report: let the line path locate them
+        return None   # a cell that is not a number, a row too long, a second header...
+    if frame[f"c{len(header.names) - 1}"].null_count():
+        return None   # rows that stop short; blank lines, which the reader turns into null rows
     return frame
 
 

@@ -19,11 +19,12 @@ from roofreport.formats.nsys_columns import DEFAULT, TEXT_FIELDS, Column, Report
 
 ELLIPSIS = "\u2026"   # nsys cuts names (and console cells) at their column width with `…`
 
-# Trace rows are kernels unless their name says otherwise (first match wins).
+# Trace rows are kernels unless their name starts otherwise (first match wins).
 ACTIVITY_KINDS: list[tuple[str, str]] = [
-    (r"^\[CUDA memset", "memset"),
-    (r"^\[CUDA (?:Unified Memory )?memcpy", "memcpy"),
-    (r"^\[CUDA ", "other"),
+    ("[CUDA memset", "memset"),
+    ("[CUDA memcpy", "memcpy"),
+    ("[CUDA Unified Memory memcpy", "memcpy"),
+    ("[CUDA ", "other"),
 ]
 
 _NO_TEXT = ("", "None")   # printed for "no value" in text cells (2022.4 writes Python's None)
@@ -31,44 +32,64 @@ _NO_TEXT = ("", "None")   # printed for "no value" in text cells (2022.4 writes 
 
 @dataclass
 class Cells:
-    """One report's cells: `frame` holds `source_line` and one String column per field."""
+    """One report's cells: `frame` holds `source_line` and one column per field, String (or
+    already Float64 when the CSV reader parsed plain numbers). `padded`: console cells carry
+    the spaces of their column."""
 
     report: Report
     columns: list[Column]
     frame: pl.DataFrame
+    padded: bool = False
 
 
 def typed(cells: Cells) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(values, bad): numbers scaled to base units, text stripped; `bad` lists the cells
-    (`source_line`, `field`, `text`) that hold neither a number nor a "no value" mark."""
-    exprs, checks = [pl.col("source_line")], []
+    (`source_line`, `field`, `text`) that hold neither a number nor a "no value" mark.
+
+    Trace CSVs hold millions of plain numbers: a column whose every cell casts as it is
+    skips the careful parse (thousands separators, `(!)`, `%`), which only the others get."""
+    numeric = [c.field for c in cells.columns if c.field not in TEXT_FIELDS
+               and cells.frame.schema[c.field] == pl.String]
+    careful = _needs_care(cells.frame, numeric)
+    exprs = [pl.col("source_line")]
     for col in cells.columns:
-        raw = pl.col(col.field).str.strip_chars()
+        raw = pl.col(col.field).str.strip_chars() if cells.padded else pl.col(col.field)
         if col.field in TEXT_FIELDS:
-            exprs.append(pl.when(raw.is_in(_NO_TEXT)).then(None).otherwise(raw).alias(col.field))
+            # CSV cells come without padding and with "no value" marks already null.
+            text = pl.when(raw.is_in(_NO_TEXT)).then(None).otherwise(raw) if cells.padded else raw
+            exprs.append(text.alias(col.field))
             continue
         unit = cells.report.default_unit if col.unit == DEFAULT else col.unit
-        value = numbers.parse_number(raw) * units.scale(unit)[1]
-        exprs.append(value.alias(col.field))
-        broken = value.is_null() & raw.is_not_null() & ~raw.is_in(numbers.MISSING) \
-            & ~raw.str.ends_with(ELLIPSIS)
-        checks.append(pl.when(broken).then(pl.lit(col.field)).alias(f"bad_{col.field}"))
+        number = numbers.parse_number(raw) if col.field in careful \
+            else pl.col(col.field).cast(pl.Float64, strict=False).fill_nan(None)
+        factor = units.scale(unit)[1]
+        exprs.append((number * factor if factor != 1.0 else number).alias(col.field))
     values = cells.frame.select(exprs)
-    return values, _bad_cells(cells.frame, checks)
+    return values, _bad_cells(cells.frame, values, careful)
 
 
-def _bad_cells(frame: pl.DataFrame, checks: list[pl.Expr]) -> pl.DataFrame:
+def _needs_care(frame: pl.DataFrame, fields: list[str]) -> set[str]:
+    """Numeric fields with a cell that is neither a plain number nor a "no value" mark."""
+    if not fields:
+        return set()
+    odd = frame.select([(pl.col(f).cast(pl.Float64, strict=False).is_null() & pl.col(f).is_not_null()
+                         & ~pl.col(f).is_in(numbers.MISSING)).any().alias(f) for f in fields])
+    return {f for f in fields if odd[f][0]}
+
+
+def _bad_cells(frame: pl.DataFrame, values: pl.DataFrame, careful: set[str]) -> pl.DataFrame:
     schema = {"source_line": pl.Int64, "field": pl.String, "text": pl.String}
-    if not checks:
+    parts = []
+    for field in sorted(careful):
+        raw = frame[field].str.strip_chars()
+        broken = values[field].is_null() & raw.is_not_null() & ~raw.is_in(numbers.MISSING) \
+            & ~raw.str.ends_with(ELLIPSIS)
+        if broken.any():
+            parts.append(pl.DataFrame({"source_line": frame["source_line"].filter(broken),
+                                       "field": field, "text": raw.filter(broken)}))
+    if not parts:
         return pl.DataFrame(schema=schema)
-    flagged = frame.with_columns(pl.concat_list(checks).list.drop_nulls().alias("field"))
-    flagged = flagged.filter(pl.col("field").list.len() > 0).explode("field")
-    text = pl.coalesce([pl.when(pl.col("field") == f).then(pl.col(f)) for f in _numeric(frame)])
-    return flagged.select("source_line", "field", text.alias("text")).cast(schema)
-
-
-def _numeric(frame: pl.DataFrame) -> list[str]:
-    return [c for c in frame.columns if c != "source_line" and c not in TEXT_FIELDS]
+    return pl.concat(parts).cast(schema).sort("source_line")
 
 
 def truncated_values(cells: Cells) -> int:
@@ -103,9 +124,8 @@ def _ensure(values: pl.DataFrame) -> pl.DataFrame:
 
 def _dims(prefix: str) -> pl.Expr:
     """`(x, y, z)` from three numeric fields, null unless all three are known."""
-    parts = [pl.col(f"{prefix}_{axis}").cast(pl.Int64, strict=False).cast(pl.String) for axis in "xyz"]
-    return pl.when(pl.all_horizontal(p.is_not_null() for p in parts)).then(
-        pl.concat_str([pl.lit("("), pl.concat_str(parts, separator=", "), pl.lit(")")]))
+    parts = [pl.col(f"{prefix}_{axis}").cast(pl.Int64, strict=False) for axis in "xyz"]
+    return pl.format("({}, {}, {})", *parts)
 
 
 def _xyz(field: str) -> pl.Expr:
@@ -116,9 +136,9 @@ def _xyz(field: str) -> pl.Expr:
 
 def _activity_kind() -> pl.Expr:
     name = pl.col("name").fill_null("")
-    chain = pl.when(name.str.contains(ACTIVITY_KINDS[0][0])).then(pl.lit(ACTIVITY_KINDS[0][1]))
-    for pattern, kind in ACTIVITY_KINDS[1:]:
-        chain = chain.when(name.str.contains(pattern)).then(pl.lit(kind))
+    chain = pl.when(name.str.starts_with(ACTIVITY_KINDS[0][0])).then(pl.lit(ACTIVITY_KINDS[0][1]))
+    for prefix, kind in ACTIVITY_KINDS[1:]:
+        chain = chain.when(name.str.starts_with(prefix)).then(pl.lit(kind))
     return chain.otherwise(pl.lit("kernel"))
 
 

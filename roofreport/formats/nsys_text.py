@@ -174,7 +174,8 @@ def _read_table(table: Table, rows: pl.DataFrame, doc: Document, result: ParseRe
     rows = _drop_unfit(table, rows, doc, result)
     keep = [(i, c) for i, c in enumerate(table.cols) if c is not None]
     cells = Cells(table.report, [c for _, c in keep], rows.select(
-        pl.col("line_no").alias("source_line"), *[_cell(table, i).alias(c.field) for i, c in keep]))
+        pl.col("line_no").alias("source_line"), *[_cell(table, i).alias(c.field) for i, c in keep]),
+        padded=True)
     values, bad = typed(cells)
     _report_values(table, bad, doc, result)
     _warn_truncated(table, cells, values, result)
