@@ -30,6 +30,7 @@ def read(lines: Lines, result: ParseResult, period: float | None) -> pl.DataFram
         [pl.col(c).shift(1).alias(f"head_{c}") for c in ("kind", "gpu_index", "gpu_name", "bus_id")])
     rows = paired.filter((pl.col("kind") == "gpu_stats_line") & (pl.col("head_kind") == "gpu_head_line"))
     _warn_truncated_names(rows, result)
+    _warn_lone_lines(paired, result)
     return rows.select(
         pl.col("line_no").alias("source_line"), "block",
         pl.col("head_gpu_index").cast(pl.Int64).alias("gpu_index"),
@@ -64,3 +65,15 @@ def _warn_truncated_names(rows: pl.DataFrame, result: ParseResult) -> None:
         name = cut["head_gpu_name"][0].strip()
         result.warn("smi.truncated-name", f"the table cut the GPU name to {name!r} (use "
                     "--query-gpu=name for the full name)", line=cut["line_no"][0])
+
+
+def _warn_lone_lines(paired: pl.DataFrame, result: ParseResult) -> None:
+    """A GPU head line without its stats line (a table cut off by the next one, or the end of
+    the file), or stats without a head: that GPU's sample is missing."""
+    stats_next = pl.col("kind").shift(-1) == "gpu_stats_line"
+    lone = paired.filter(((pl.col("kind") == "gpu_head_line") & ~stats_next.fill_null(False))
+                         | ((pl.col("kind") == "gpu_stats_line") & (pl.col("head_kind") != "gpu_head_line")))
+    if lone.height:
+        line = lone["line_no"][0]
+        result.warn("smi.truncated-table", f"{lone.height} GPU line(s) of a table without their "
+                    f"other half (first at line {line}): a table was cut short", line=line)
