@@ -107,20 +107,18 @@ def parse_session_xml(doc: Document, variant: str) -> ParseResult:
 
 
 def _finish(result: ParseResult) -> None:
-    """Rows in file order; launch ids (the source lines of the kernel rows so far) renumbered
-    1..n, in `kernels` and `metrics` alike."""
+    """Rows in file order; numbers that overflowed a float (`1e999`) become null, with a
+    warning at their line (a kernel's launch id is its own line, so it never shifts)."""
     for name, frame in result.tables.items():
-        result.tables[name] = frame.sort("source_line", maintain_order=True)
-    kernels = result.tables.get("kernels")
-    if kernels is None or not kernels.height:
-        return
-    ids = kernels.select(pl.col("launch_id").unique().sort()).with_row_index("new_id", offset=1)
-    ids = ids.with_columns(pl.col("new_id").cast(pl.Int64))
-    for name in ("kernels", "metrics"):
-        frame = result.tables.get(name)
-        if frame is not None and frame.height:
-            joined = frame.join(ids, on="launch_id", how="left")
-            result.tables[name] = joined.with_columns(pl.col("new_id").alias("launch_id")).drop("new_id")
+        frame = frame.sort("source_line", maintain_order=True)
+        floats = [c for c, t in frame.schema.items() if t == pl.Float64]
+        bad = pl.any_horizontal([pl.col(c).is_infinite() | pl.col(c).is_nan() for c in floats])
+        for line_no in frame.filter(bad)["source_line"].unique().sort().head(20).to_list():
+            result.warn("nvprof.bad-number", f"{name}: a number at line {line_no} is not finite; "
+                        "kept as unknown", line=line_no)
+        result.tables[name] = frame.with_columns(
+            pl.when(pl.col(c).is_infinite() | pl.col(c).is_nan()).then(None).otherwise(pl.col(c)).alias(c)
+            for c in floats)
 
 
 SPECS: list[FormatSpec] = [

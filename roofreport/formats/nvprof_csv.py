@@ -98,18 +98,25 @@ def _read_rows(body: pl.DataFrame, names: tuple[str, ...], sep: str, kind: str,
     """The rows as text columns (internal names) plus `<column>_unit` from the units row."""
     mapping = _COLUMNS[kind]
     cols = [mapping.get(n, n) for n in names]
+    g = load()
+    record = g.regex("tsv_record" if sep == "\t" else "csv_record")
+    # Fields outside quotes; a row of another width is damaged (the reader would misalign it).
+    width = pl.col("text").str.replace_all(g.terminal("QUOTED_CELL"), "").str.count_matches(sep) + 1
+    fits = pl.col("text").str.contains(record) & (width == len(cols))
+    _report_short_rows(body.filter(~fits)["line_no"].to_list(), lines, doc, result,
+                       f"is not a record of {len(cols)} fields (cut, or damaged)")
+    body = body.filter(fits)
+    if not body.height:
+        return None
     data = "\n".join(body["text"].to_list()).encode()
-    frame = pl.read_csv(io.BytesIO(data), has_header=False, new_columns=cols, separator=sep,
-                        quote_char='"', infer_schema=False, truncate_ragged_lines=True)
+    frame = pl.read_csv(io.BytesIO(data), has_header=False, schema={c: pl.String for c in cols},
+                        separator=sep, quote_char='"', truncate_ragged_lines=True)
     if frame.height != body.height:
         result.warn("nvprof.unreadable-row", f"{doc.display}:{body['line_no'][0]}: a CSV row "
                     "spans several lines; this table was skipped", line=body["line_no"][0])
         return None
     frame = frame.with_columns(body.select(pl.col("line_no").alias("source_line"), "pid",
                                            "nvtx_path", "section"))
-    complete = pl.col(cols[-1]).is_not_null()
-    _report_short_rows(frame.filter(~complete)["source_line"].to_list(), lines, doc, result)
-    frame = frame.filter(complete)
     if units:
         frame = frame.with_columns(pl.lit(u, pl.String).alias(f"{c}_unit")
                                    for c, u in zip(cols, units + [""] * len(cols)))
@@ -117,13 +124,14 @@ def _read_rows(body: pl.DataFrame, names: tuple[str, ...], sep: str, kind: str,
 
 
 def _report_short_rows(line_nos: list[int], lines: pl.DataFrame, doc: Document,
-                       result: ParseResult) -> None:
-    """CSV rows with fewer fields than their header: cut off, or damaged."""
+                       result: ParseResult, what: str) -> None:
+    """CSV rows that cannot be read whole: cut off (the log's last line), or damaged."""
     last = lines.filter(pl.col("kind") != "blank_line")["line_no"].max()
     for line_no in line_nos[:20]:
         code = "nvprof.truncated" if line_no == last else "nvprof.unreadable-row"
-        result.warn(code, f"{doc.display}:{line_no}: CSV row has fewer fields than its header",
-                    line=line_no)
+        result.warn(code, f"{doc.display}:{line_no}: CSV row {what}; row skipped", line=line_no)
+    if len(line_nos) > 20:
+        result.warn("nvprof.unreadable-row", f"{len(line_nos) - 20} more unreadable CSV rows")
 
 
 def _unit(frame: pl.DataFrame, col: str) -> pl.Expr | None:
@@ -169,7 +177,7 @@ def _plain_summary(body: pl.DataFrame, lines: pl.DataFrame, doc: Document, resul
 def _counted(frame: pl.DataFrame, kind: str, result: ParseResult) -> None:
     stats = ["min", "max", "avg"] + (["total"] if kind == "events" else [])
     values = frame.select(
-        "source_line", "pid", "device", "kernel_name", V.integer(pl.col("invocations")).alias("invocations"),
+        "source_line", pl.lit(None, pl.Int64).alias("launch_id"), "pid", "device", "kernel_name", V.integer(pl.col("invocations")).alias("invocations"),
         "metric", pl.lit("Metric result" if kind == "metrics" else "Event result").alias("section"),
         *[pl.col(s) if s in frame.columns else pl.lit(None, pl.String).alias(s) for s in stats])
     T.add_counted(values, stats, result)

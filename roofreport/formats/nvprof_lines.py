@@ -81,6 +81,8 @@ def _with_context(lines: pl.DataFrame) -> pl.DataFrame:
                       opens_section | (status == "process_message")),
         kernel=_carry(kind == "kernel_line", pl.col("text"),
                       header | (kind == "device_line") | (kind == "status_line")),
+        kernel_line=_carry(kind == "kernel_line", pl.col("line_no"),
+                           header | (kind == "device_line") | (kind == "status_line")).cast(pl.Int64),
         nvtx_domain=_carry(status == "nvtx_domain_message", pl.col("message"),
                            status.is_in(["nvtx_thread_message", "nvtx_result_message"])
                            | (opens_section & (status != "nvtx_result_message"))),

@@ -9,8 +9,11 @@ printed results (the batch system killed the job) says so, quoting the scheduler
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
+from roofreport import runs
 from roofreport.errors import ParseError
 from roofreport.formats.base import ParseResult
 from roofreport.formats.nvprof_lines import load
@@ -107,6 +110,24 @@ def _hints(lines: pl.DataFrame, result: ParseResult) -> None:
         fields = dict(zip(g.groups(rule), _extract(first["message"], rule)))
         result.hints.command = (fields.get("command") or "").strip() or None
     result.hints.device_name = result.hints.device_name or _device(lines, result)
+    _label(lines, result)
+
+
+def _label(lines: pl.DataFrame, result: ParseResult) -> None:
+    """The configuration name a batch job echoed on the log's first line
+    (`alexnet_16_0.01_k80_full`, `hw_32_0.001_alexnet_k80`): model, batch size, learning rate,
+    and the GPU when the log names no device."""
+    if not lines.height or lines["kind"][0] != "other":
+        return
+    first = lines["text"][0].strip()
+    if not re.fullmatch(r"[\w.%-]{3,120}", first):
+        return
+    attrs = runs.attrs_from_name(first)
+    hints = result.hints
+    hints.model = hints.model or attrs.model
+    hints.batch_size = hints.batch_size or attrs.batch_size
+    hints.learning_rate = hints.learning_rate or attrs.learning_rate
+    hints.device_name = hints.device_name or attrs.gpu
 
 
 def _extract(text: str, rule: str) -> list[str | None]:

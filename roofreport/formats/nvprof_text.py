@@ -66,7 +66,7 @@ def rows_of(lines: pl.DataFrame, table: str, doc: Document, result: ParseResult)
     if not candidates.height:
         return candidates
     fields = candidates.with_columns(g.extract(pl.col("text"), spec.rule))
-    meant = pl.col("text").str.contains(g.regex(spec.start))
+    meant = pl.col("text").str.contains(g.regex(spec.start)) | pl.col("text").str.contains(g.regex("table_like"))
     bad = fields.filter(pl.col(spec.key).is_null() & meant)
     report_bad_rows(bad["line_no"].to_list(), bad["text"].to_list(), spec.rule, lines, doc, result)
     return fields.filter(pl.col(spec.key).is_not_null())
@@ -210,7 +210,7 @@ def add_gpu_trace(trace: pl.DataFrame, result: ParseResult) -> None:
 def _api_trace(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
     result.add("api_calls", rows.select(
         pl.col("line_no").alias("source_line"), pl.lit("trace").alias("kind"),
-        pl.col("trace_name").alias("name"), pl.lit(1).alias("calls"),
+        pl.col("api_name").alias("name"), pl.lit(1).alias("calls"),
         V.scaled(pl.col("start")).alias("start_ns"),
         V.scaled(pl.col("duration")).alias("total_ns")))
 
@@ -221,7 +221,7 @@ def _counted(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
     stats = ["min", "max", "avg"] + (["total"] if table == "events" else [])
     name_col = "metric_name" if table == "metrics" else "event_name"
     values = rows.select(
-        pl.col("line_no").alias("source_line"), "pid", "device",
+        pl.col("line_no").alias("source_line"), pl.col("kernel_line").alias("launch_id"), "pid", "device",
         pl.col("kernel").alias("kernel_name"), V.integer(pl.col("invocations")).alias("invocations"),
         pl.col(name_col).alias("metric"),
         pl.lit("Metric result" if table == "metrics" else "Event result").alias("section"),
@@ -230,12 +230,17 @@ def _counted(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
 
 
 def add_counted(values: pl.DataFrame, stats: list[str], result: ParseResult) -> None:
-    """Metric/event rows (source_line, pid, device, kernel_name, invocations, metric, section,
-    one text column per stat) -> metrics in long form, and one kernels row per kernel."""
+    """Metric/event rows (source_line, launch_id, pid, device, kernel_name, invocations, metric,
+    section, one text column per stat) -> metrics in long form, and one kernels row per kernel.
+
+    A kernel's rows share one launch id: the line of its `Kernel:` header in text (events and
+    metrics of one kernel meet there), its first row in CSV (`launch_id` null)."""
     keys = ["pid", "device", "kernel_name"]
     launches = values.group_by(keys, maintain_order=True).agg(
-        pl.col("source_line").min().alias("launch_id"), pl.col("invocations").max().alias("count"))
-    values = values.join(launches.select(*keys, "launch_id"), on=keys, how="left", nulls_equal=True)
+        pl.coalesce(pl.col("launch_id").min(), pl.col("source_line").min()).alias("launch_id"),
+        pl.col("invocations").max().alias("count"))
+    values = values.drop("launch_id").join(launches.select(*keys, "launch_id"), on=keys,
+                                           how="left", nulls_equal=True)
     result.add("kernels", launches.select(
         pl.col("launch_id").alias("source_line"), "launch_id", pl.col("kernel_name").alias("name"),
         pl.lit("summary").alias("kind"), "count", "device"))
