@@ -37,6 +37,13 @@ COURSE_2019 = re.compile(
     r"(?P<experiment>[a-z_]+?)$", re.I)
 # pranshu777 order: <model>_<gpu>_<batch>_<experiment>
 MODEL_GPU_BATCH = re.compile(r"^(?P<model>[a-z]+\d*)_(?P<gpu>[a-z]\d+)_(?P<batch>\d+)_(?P<experiment>[a-z_]+?)$", re.I)
+# Runs without a GPU in the name: general_[<timeout>_]<arch>_<batch>_<lr>_<experiment>
+GENERAL_2019 = re.compile(
+    r"^general_(?:\d+_)?(?P<model>[a-z]+\d*)_(?P<batch>\d+)_(?P<lr>\d*\.\d+)_(?P<experiment>[a-z_]+?)$", re.I)
+# The label `hw_<batch>_<lr>_<arch>[_<gpu>]` that some 2019 jobs echo on their first line.
+HW_2019 = re.compile(r"^hw_(?P<batch>\d+)_(?P<lr>\d*\.\d+)_(?P<model>[a-z]+\d*)(?:_(?P<gpu>[a-z]\d+))?$", re.I)
+# Whole-name patterns, tried in order; the model must be a known architecture (or `alex`).
+_NAME_PATTERNS = (COURSE_2019, MODEL_GPU_BATCH, GENERAL_2019, HW_2019)
 _STEM_PREFIX = re.compile(r"^(?:out|prev_out|n_out|ma_out|conv_out)\.|^(?:ncu|nsys|nvprof|smi)[-_](?:log[-_])?|"
                           r"^(?:ncu[-_]final[-_]metric|nsys[-_]final[-_]metric)[-_]", re.I)
 _JOB_SUFFIX = re.compile(r"(?:\.\d{4,}|%20)+$")
@@ -82,15 +89,10 @@ def clean_stem(name: str) -> str:
 def attrs_from_name(name: str) -> RunAttrs:
     """Configuration encoded in one path component or file name."""
     stem = clean_stem(name)
-    for pattern in (COURSE_2019, MODEL_GPU_BATCH):
+    for pattern in _NAME_PATTERNS:
         m = pattern.match(stem)
         if m and (MODEL_TOKEN.fullmatch(m["model"]) or m["model"].lower() == "alex"):
-            d = m.groupdict()
-            model = d["model"].lower()
-            model = {"alex": "alexnet"}.get(model, model)
-            lr = float(d["lr"]) if d.get("lr") else None
-            return RunAttrs(model=model, gpu=d["gpu"].upper(), batch_size=int(d["batch"]),
-                            learning_rate=lr, experiment=d["experiment"].lower())
+            return _course_attrs(m.groupdict())
     gpu = GPU_TOKEN.search(stem)
     model = MODEL_TOKEN.search(stem)
     batch = _BATCH.search(stem)
@@ -99,6 +101,14 @@ def attrs_from_name(name: str) -> RunAttrs:
         gpu=re.sub(r"\s+", "", gpu.group(1)).upper() if gpu else None,
         batch_size=int(batch.group(1)) if batch else None,
     )
+
+
+def _course_attrs(d: dict) -> RunAttrs:
+    model = d["model"].lower()
+    return RunAttrs(model={"alex": "alexnet"}.get(model, model),
+                    gpu=d["gpu"].upper() if d.get("gpu") else None, batch_size=int(d["batch"]),
+                    learning_rate=float(d["lr"]) if d.get("lr") else None,
+                    experiment=d["experiment"].lower() if d.get("experiment") else None)
 
 
 def attrs_from_command(command: str | None) -> RunAttrs:
@@ -142,10 +152,19 @@ def assign(rel_path: PurePosixPath, root_name: str) -> RunAssignment:
     elif dir_attrs.any():
         run = dir_label
     else:
-        stem = clean_stem(rel_path.name) or rel_path.name
+        stem = _standalone_label(rel_path.name)
         run = f"{dir_label}/{stem}" if dir_label else stem
     return RunAssignment(run=run or root_name, attrs=file_attrs.merged(dir_attrs),
                          source_dir=dir_label or ".")
+
+
+def _standalone_label(name: str) -> str:
+    """A file that stands alone is its own run: `out.expCloudML.546584` -> `expCloudML.546584`
+    (the Slurm job id kept, so two jobs of an unnamed configuration stay two runs)."""
+    stem = clean_stem(name) or name
+    job = _JOB_SUFFIX.search(name)
+    jobs = re.findall(r"\.(\d{4,})", job.group(0)) if job else []
+    return f"{stem}.{jobs[-1]}" if jobs else stem
 
 
 def _adds_to(file_attrs: RunAttrs, dir_attrs: RunAttrs) -> bool:
