@@ -76,15 +76,16 @@ def sniff(path: Path, display: str | None = None) -> Sniffed:
     for magic, family, variant, advice in _OPAQUE_REPORTS:
         if head.raw.startswith(magic):
             return Sniffed(**base, family=family, variant=variant, skip_reason=advice)
+    # Scripts and documents often quote log lines (`==PROF==`, headers): their suffix decides.
+    kind = _NOT_LOG_SUFFIXES.get(path.suffix.lower())
+    if kind:
+        return Sniffed(**base, skip_reason=f"not a profiler log ({kind})")
     for spec in REGISTRY:
         variant = _ask(spec, head)
         if variant:
             return Sniffed(**base, spec=spec, variant=variant, family=spec.family)
     if head.binary:
         return Sniffed(**base, skip_reason="binary file, not a profiler log")
-    kind = _NOT_LOG_SUFFIXES.get(path.suffix.lower())
-    if kind:
-        return Sniffed(**base, skip_reason=f"not a profiler log ({kind})")
     if not head.text.strip():
         return Sniffed(**base, skip_reason="blank file")
     return Sniffed(**base, skip_reason="not a profiler log (no known signature in the first 64 KiB)")

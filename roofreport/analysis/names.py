@@ -28,8 +28,9 @@ def short_name(name: str | None) -> str | None:
     if s.startswith("_Z"):
         return _demangle_nested(s) or s
     s = _LAMBDA.sub("lambda", s)
-    s = _strip_brackets(s, "<", ">")
+    # Anonymous namespaces first: `<unnamed>::` would otherwise be taken for template brackets.
     s = _ANON.sub("", s)
+    s = _strip_brackets(s, "<", ">")
     # The parameter list is the last top-level (...) group; drop it and anything after.
     s = _drop_params(s)
     s = s.strip()
