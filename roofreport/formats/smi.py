@@ -63,6 +63,7 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
         _hints(samples, result)
     _failures(lines.frame, doc, result)
     _host(lines.frame, result)
+    _truncation(doc, result)
     return result
 
 
@@ -121,6 +122,17 @@ def _failures(frame: pl.DataFrame, doc: Document, result: ParseResult) -> None:
     elif not result.warnings:
         result.error = ParseError("no GPU samples found in this nvidia-smi output",
                                   path=doc.display)
+
+
+def _truncation(doc: Document, result: ParseResult) -> None:
+    """A file that stops inside a row (a stdio buffer flushed at a crash, a copy cut short):
+    the row was reported where it was read; say why it is incomplete."""
+    if not doc.data or doc.data.endswith(b"\n"):
+        return
+    last = doc.lines().height
+    if any(w.line == last and w.code.startswith("smi.bad") for w in result.warnings):
+        result.warn("smi.truncated", f"the file ends in the middle of line {last} (no final line "
+                    "break): its last row is incomplete", line=last)
 
 
 def _host(frame: pl.DataFrame, result: ParseResult) -> None:

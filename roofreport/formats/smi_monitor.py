@@ -36,7 +36,8 @@ def column_names(header: str) -> tuple[str, ...]:
 
 
 def read(lines: Lines, doc: Document, result: ParseResult, period: float | None) -> pl.DataFrame:
-    frame = lines.frame
+    # A capture runs from one echoed command to the next (its header is reprinted every page).
+    frame = lines.frame.with_columns(capture=(pl.col("kind") == "command_line").cum_sum())
     section = frame.filter(pl.col("section") == "monitor")
     if not section.height:
         return pl.DataFrame()
@@ -68,7 +69,7 @@ def _rows(section: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataF
                          column=1, text=text)
         result.warn("smi.bad-row", err.describe(), line=line_no)
     # Damaged rows still were samples: counting them keeps the time of the rows after them.
-    candidates = candidates.with_columns(seq=pl.int_range(pl.len()).over("header_line"))
+    candidates = candidates.with_columns(seq=pl.int_range(pl.len()).over("capture"))
     return candidates.filter(is_row).select(
         "line_no", "header_line", "block", "seq", cells=pl.col("text").str.extract_all(r"\S+"))
 
@@ -82,7 +83,7 @@ def _read_group(rows: pl.DataFrame, names: tuple[str, ...], frame: pl.DataFrame,
                          path=doc.display, line=line_no, column=1)
         result.warn("smi.bad-row", err.describe(), line=line_no)
     units = _units(frame, rows)
-    exprs = []
+    exprs, bad = [], []
     date = clock = None
     for i, name in enumerate(names):
         target = MONITOR_FIELDS.get(name)
@@ -95,13 +96,26 @@ def _read_group(rows: pl.DataFrame, names: tuple[str, ...], frame: pl.DataFrame,
             exprs.append(cell.cast(pl.Int64, strict=False).alias(target))
         elif target is not None and target not in [e.meta.output_name() for e in exprs]:
             factor = VALUE_UNITS.get(units[i] if i < len(units) else "", 1.0)
-            exprs.append((numbers.parse_number(cell) * factor).alias(target))
+            value = numbers.parse_number(cell) * factor
+            exprs.append(value.alias(target))
+            bad.append((value.is_null() & (cell != "-")).alias(f"_bad_{name}"))
     if date is not None and clock is not None:
         exprs.append((date + " " + clock).str.strptime(pl.Datetime("us"), "%Y%m%d %H:%M:%S",
                                                          strict=False).alias("timestamp"))
-    out = ok.select(pl.col("line_no").alias("source_line"), "block", "seq", *exprs)
+    out = ok.select(pl.col("line_no").alias("source_line"), "block", "seq", *exprs, *bad)
+    _warn_bad_values(out, result)
     gpus = max(out["gpu_index"].n_unique(), 1) if "gpu_index" in out.columns else 1
-    return out.with_columns(sample_no=(pl.col("seq") // gpus).cast(pl.Int64)).drop("seq")
+    return out.with_columns(sample_no=(pl.col("seq") // gpus).cast(pl.Int64)).drop(
+        "seq", *[c for c in out.columns if c.startswith("_bad_")])
+
+
+def _warn_bad_values(out: pl.DataFrame, result: ParseResult) -> None:
+    for col in [c for c in out.columns if c.startswith("_bad_")]:
+        bad = out.filter(pl.col(col))
+        if bad.height:
+            first = bad["source_line"][0]
+            result.warn("smi.bad-value", f"{bad.height} value(s) of dmon column {col[5:]!r} are "
+                        f"neither a number nor `-` (first at line {first}); they are null", line=first)
 
 
 def _units(frame: pl.DataFrame, rows: pl.DataFrame) -> list[str]:

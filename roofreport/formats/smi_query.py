@@ -180,12 +180,14 @@ def _warn_bad_rows(bad: pl.DataFrame, width: int, doc: Document, result: ParseRe
 
 
 def _column_of_field(text: str, body: str, index: int) -> int:
-    """1-based column where field number `index` (0-based) starts: the first extra cell."""
+    """1-based column of the first character of field number `index` (0-based): the first
+    cell the header has no name for."""
     offset = len(text) - len(body)
     pos = -1
     for _ in range(index):
         pos = body.find(",", pos + 1)
-    return offset + pos + 2
+    rest = body[pos + 1:]
+    return offset + pos + 2 + len(rest) - len(rest.lstrip())
 
 
 def _warn_bad_values(out: pl.DataFrame, fields: list[Field], result: ParseResult) -> None:

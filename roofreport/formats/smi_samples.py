@@ -79,8 +79,8 @@ def _positions(rows: pl.DataFrame, result: ParseResult) -> pl.DataFrame:
         new = new_block.fill_null(True) | (dt > limit).fill_null(True) | (dt < 0).fill_null(False)
     elif rows["block"].n_unique() > 1:
         new = new_block.fill_null(True)
-    else:
-        new = pl.lit(True)
+    else:  # nothing tells sweeps apart: one GPU, each row its own sample
+        new = pl.repeat(True, pl.len())
     rows = rows.with_columns(_sweep=new.cum_sum())
     rows = rows.with_columns(gpu_index=pl.int_range(pl.len()).over("_sweep").cast(pl.Int64))
     return _check_sweeps(rows, result)
