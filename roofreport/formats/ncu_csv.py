@@ -151,9 +151,16 @@ def _records(lines: pl.DataFrame, header_line: int, ncols: int, g: grammar.Gramm
     if not records.height:
         return pl.DataFrame(schema={"line_no": pl.Int64, **{f"c{i}": pl.String for i in range(ncols)}})
     data = records.select(pl.col("text").str.join("\n")).item().encode("utf-8")
-    table = pl.read_csv(io.BytesIO(data), has_header=False, quote_char='"',
-                        schema={f"c{i}": pl.String for i in range(ncols)},
-                        truncate_ragged_lines=True, missing_columns="insert")
+    try:
+        # Rows longer than the header lose their extra fields, shorter ones get nulls (rule
+        # columns after a metric row's trailing comma).
+        table = pl.read_csv(io.BytesIO(data), has_header=False, quote_char='"',
+                            schema={f"c{i}": pl.String for i in range(ncols)},
+                            truncate_ragged_lines=True, missing_columns="insert",
+                            extra_columns="ignore")
+    except pl.exceptions.PolarsError as exc:
+        raise ParseError(f"ncu CSV: records could not be read ({str(exc).splitlines()[0]})",
+                         path=doc.display, line=header_line + 1) from None
     if table.height != records.height:
         raise ParseError(f"ncu CSV: {records.height} record lines gave {table.height} rows",
                          path=doc.display, line=header_line)
