@@ -90,8 +90,9 @@ def parse_log(doc: Document, variant: str) -> ParseResult:
     if nvprof_lines.is_spreadsheet(lines):
         lines = nvprof_lines.unspreadsheet(lines)
     lines = nvprof_lines.annotate(lines)
-    nvprof_text.read_all(lines, doc, result)
-    nvprof_csv.read_all(lines, doc, result)
+    counted = nvprof_text.read_all(lines, doc, result) + nvprof_csv.read_all(lines, doc, result)
+    if counted:
+        nvprof_text.add_counted(pl.concat(counted, how="vertical_relaxed"), result)
     nvprof_text.add_um_totals(lines, result)
     _finish(result)
     nvprof_status.apply(lines, doc, result)

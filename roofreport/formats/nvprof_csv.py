@@ -60,21 +60,27 @@ def report_kind(names: tuple[str, ...]) -> str | None:
     return None
 
 
-def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> None:
-    """Every CSV table of the log into `result` (one block per header line)."""
+def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> list[pl.DataFrame]:
+    """Every CSV table of the log into `result` (one block per header line); metric and event
+    rows are returned for `nvprof_text.add_counted`."""
     csv = lines.filter(pl.col("table") == "csv")
+    counted: list[pl.DataFrame] = []
     for _, block in csv.group_by("block", maintain_order=True):
-        _read_block(block, lines, doc, result)
+        frame = _read_block(block, lines, doc, result)
+        if frame is not None:
+            counted.append(frame)
+    return counted
 
 
-def _read_block(block: pl.DataFrame, lines: pl.DataFrame, doc: Document, result: ParseResult) -> None:
+def _read_block(block: pl.DataFrame, lines: pl.DataFrame, doc: Document,
+                result: ParseResult) -> pl.DataFrame | None:
     head = block.row(0, named=True)
     try:
         names, sep = header(head["text"])
     except ParseError as exc:
         result.warn("nvprof.unreadable-header", f"{doc.display}:{head['line_no']}: {exc.message}",
                     line=head["line_no"])
-        return
+        return None
     kind = report_kind(names)
     body = block.slice(1)
     units = None
@@ -83,13 +89,17 @@ def _read_block(block: pl.DataFrame, lines: pl.DataFrame, doc: Document, result:
         body = body.slice(1)
     body = body.filter(pl.col("kind") == "other")
     if kind is None or not body.height:
-        return
+        return None
     if kind == "summary" and "Type" not in names and '"' not in head["text"]:
         _plain_summary(body, lines, doc, result)
-        return
+        return None
     frame = _read_rows(body, names, sep, kind, units, lines, doc, result)
-    if frame is not None and frame.height:
-        _CONVERTERS[kind](frame, kind, result)
+    if frame is None or not frame.height:
+        return None
+    if kind in ("metrics", "events"):
+        return _counted(frame, kind)
+    _CONVERTERS[kind](frame, kind, result)
+    return None
 
 
 def _read_rows(body: pl.DataFrame, names: tuple[str, ...], sep: str, kind: str,
@@ -174,13 +184,13 @@ def _plain_summary(body: pl.DataFrame, lines: pl.DataFrame, doc: Document, resul
         "nvtx_path", "pid", pl.col("summary_name").alias("name"), *T.summary_values()), result)
 
 
-def _counted(frame: pl.DataFrame, kind: str, result: ParseResult) -> None:
-    stats = ["min", "max", "avg"] + (["total"] if kind == "events" else [])
-    values = frame.select(
-        "source_line", pl.lit(None, pl.Int64).alias("launch_id"), "pid", "device", "kernel_name", V.integer(pl.col("invocations")).alias("invocations"),
-        "metric", pl.lit("Metric result" if kind == "metrics" else "Event result").alias("section"),
-        *[pl.col(s) if s in frame.columns else pl.lit(None, pl.String).alias(s) for s in stats])
-    T.add_counted(values, stats, result)
+def _counted(frame: pl.DataFrame, kind: str) -> pl.DataFrame:
+    """Metric or event rows as `nvprof_text.add_counted` takes them."""
+    return frame.select(
+        "source_line", pl.lit(None, pl.Int64).alias("launch_id"), "pid", "device", "kernel_name",
+        V.integer(pl.col("invocations")).alias("invocations"), "metric",
+        pl.lit("Metric result" if kind == "metrics" else "Event result").alias("section"),
+        *[pl.col(s) if s in frame.columns else pl.lit(None, pl.String).alias(s) for s in T.STATS])
 
 
 def _dims(frame: pl.DataFrame, cols: list[str]) -> pl.Expr:
@@ -211,5 +221,4 @@ def _api_trace(frame: pl.DataFrame, kind: str, result: ParseResult) -> None:
         _cell(frame, "start").alias("start_ns"), _cell(frame, "duration").alias("total_ns")))
 
 
-_CONVERTERS = {"summary": _summary, "metrics": _counted, "events": _counted,
-               "gpu_trace": _gpu_trace, "api_trace": _api_trace}
+_CONVERTERS = {"summary": _summary, "gpu_trace": _gpu_trace, "api_trace": _api_trace}

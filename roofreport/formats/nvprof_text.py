@@ -48,14 +48,18 @@ RULES = {
 }
 
 
-def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> None:
-    """Every text table of the log into `result`."""
+def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> list[pl.DataFrame]:
+    """Every text table of the log into `result`; metric and event rows are returned instead
+    (`add_counted` takes them all at once, CSV ones too, so a kernel gets one launch)."""
     readers = {"summary": _summary, "gpu_trace": _gpu_trace, "api_trace": _api_trace,
-               "metrics": _counted, "events": _counted, "um": _unified_memory}
+               "um": _unified_memory}
     for table, reader in readers.items():
         rows = rows_of(lines, table, doc, result)
         if rows.height:
             reader(rows, table, result)
+    counted = [_counted(rows, table) for table in ("metrics", "events")
+               if (rows := rows_of(lines, table, doc, result)).height]
+    return counted
 
 
 def rows_of(lines: pl.DataFrame, table: str, doc: Document, result: ParseResult) -> pl.DataFrame:
@@ -217,21 +221,25 @@ def _api_trace(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
 
 # -- metrics and events ----------------------------------------------------------------------
 
-def _counted(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
-    stats = ["min", "max", "avg"] + (["total"] if table == "events" else [])
+STATS = ["min", "max", "avg", "total"]
+
+
+def _counted(rows: pl.DataFrame, table: str) -> pl.DataFrame:
+    """Metric or event rows as `add_counted` takes them."""
     name_col = "metric_name" if table == "metrics" else "event_name"
-    values = rows.select(
+    return rows.select(
         pl.col("line_no").alias("source_line"), pl.col("kernel_line").alias("launch_id"), "pid", "device",
         pl.col("kernel").alias("kernel_name"), V.integer(pl.col("invocations")).alias("invocations"),
         pl.col(name_col).alias("metric"),
         pl.lit("Metric result" if table == "metrics" else "Event result").alias("section"),
-        *[pl.col(f"value_{s}").alias(s) for s in stats])
-    add_counted(values, stats, result)
+        *[(pl.col(f"value_{s}") if f"value_{s}" in rows.columns else pl.lit(None, pl.String)).alias(s)
+          for s in STATS])
 
 
-def add_counted(values: pl.DataFrame, stats: list[str], result: ParseResult) -> None:
+def add_counted(values: pl.DataFrame, result: ParseResult) -> None:
     """Metric/event rows (source_line, launch_id, pid, device, kernel_name, invocations, metric,
-    section, one text column per stat) -> metrics in long form, and one kernels row per kernel.
+    section, one text column per stat of STATS) -> metrics in long form, and one kernels row per
+    (process, device, kernel).
 
     A kernel's rows share one launch id: the line of its `Kernel:` header in text (events and
     metrics of one kernel meet there), its first row in CSV (`launch_id` null)."""
@@ -248,7 +256,7 @@ def add_counted(values: pl.DataFrame, stats: list[str], result: ParseResult) -> 
         "source_line", "launch_id", "kernel_name", "device", "section", "metric",
         pl.lit(stat).alias("stat"), V.cell_unit(pl.col(stat)).alias("text_unit"),
         V.scaled(pl.col(stat)).alias("value"), pl.col(stat).str.strip_chars().alias("value_text"))
-        for stat in stats]
+        .filter(pl.col("value_text").is_not_null()) for stat in STATS]
     long = pl.concat(parts).sort("source_line", maintain_order=True)
     result.add("metrics", long.with_columns(V.base_unit(pl.col("text_unit")).alias("unit"))
                .drop("text_unit"))

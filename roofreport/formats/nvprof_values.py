@@ -57,7 +57,9 @@ def scaled(cell: pl.Expr, column_unit: pl.Expr | None = None) -> pl.Expr:
     unit = cell_unit(cell, column_unit)
     factor = pl.when(unit.is_null()).then(pl.lit(1.0)).otherwise(_factor(unit))
     level = cell.str.extract(_LEVEL, 1).cast(pl.Float64, strict=False)
-    return pl.coalesce(number * factor, level)
+    # 15 significant digits drop the float noise of the scaling (128.83 us * 1e3 is
+    # 128830.00000000001) and keep every digit nvprof prints.
+    return pl.coalesce((number * factor).round_sig_figs(15), level)
 
 
 def integer(cell: pl.Expr) -> pl.Expr:
