@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 
 import polars as pl
 
@@ -56,9 +57,8 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
     if raw:
         samples = smi_samples.finish(pl.concat(raw, how="diagonal_relaxed"), lines, result,
                                      start_from_name(doc.path))
-        if screens is not None:  # watch: back from screen lines to the capture's lines
-            physical = dict(zip(screens["line_no"].to_list(), screens["physical_line"].to_list()))
-            samples = samples.with_columns(pl.col("source_line").replace_strict(physical))
+        if screens is not None:
+            samples = _to_capture_lines(samples, screens, result)
         result.add("samples", samples)
         _hints(samples, result)
     _failures(lines.frame, doc, result)
@@ -76,6 +76,14 @@ def parse_wrapper(doc: Document, variant: str) -> ParseResult:
         result.add("samples", samples)
         _hints(samples, result)
     return result
+
+
+def _to_capture_lines(samples: pl.DataFrame, screens: pl.DataFrame,
+                      result: ParseResult) -> pl.DataFrame:
+    """watch: from the replayed screens' lines back to the lines of the capture file."""
+    physical = dict(zip(screens["line_no"].to_list(), screens["physical_line"].to_list()))
+    result.warnings = [replace(w, line=physical.get(w.line, w.line)) for w in result.warnings]
+    return samples.with_columns(pl.col("source_line").replace_strict(physical))
 
 
 def _period(lines: smi_lines.Lines) -> float | None:

@@ -40,6 +40,7 @@ def finish(raw: pl.DataFrame, lines: Lines, result: ParseResult,
     raw = raw.with_columns(sample_no=pl.coalesce(
         "sample_no", pl.int_range(pl.len()).over("part", "gpu_index").cast(pl.Int64)))
     raw = _context_times(raw, lines.frame)
+    _warn_backwards(raw, result)
     raw = _elapsed(raw, start)
     return schema.conform("samples", raw.select([c for c in schema.SAMPLES if c in raw.columns]))
 
@@ -118,6 +119,17 @@ def _context_times(raw: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
         timestamp=pl.coalesce("timestamp", pl.when(first_after).then(pl.col("_date"))),
         tod_s=pl.coalesce("tod_s", pl.when(first_after_tod).then(pl.col("_tod"))),
     )
+
+
+def _warn_backwards(raw: pl.DataFrame, result: ParseResult) -> None:
+    """Time running backwards within one GPU's series: the capture lost bytes or several
+    writers interleaved (elapsed times are still measured from the earliest sample)."""
+    back = raw.filter((pl.col("timestamp").diff().over("part", "gpu_index") < pl.duration(seconds=0))
+                      .fill_null(False))
+    if back.height:
+        first = back["source_line"][0]
+        result.warn("smi.time-backwards", f"time goes backwards {back.height} time(s): data "
+                    "was lost or several captures interleave", line=first)
 
 
 def _elapsed(raw: pl.DataFrame, start: datetime | None) -> pl.DataFrame:
