@@ -8,6 +8,7 @@ Library errors arrive as RoofreportError subclasses; no Python traceback reaches
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import click
 from roofreport import __version__
 from roofreport.errors import RoofreportError, UsageError
 from roofreport.ingest import Dataset, FileOutcome, ingest
-from roofreport.output import TABLE_FORMATS, check_not_input, write_tables
+from roofreport.output import TABLE_FORMATS, check_not_input, table_paths, write_tables
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -65,7 +66,8 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, strict: bool, quiet:
 
     Tables: kernels, metrics, activities, api_calls, samples, regions, runs, files.
     """
-    _guard(lambda: check_not_input(out_dir, paths))
+    for target in [out_dir, *table_paths(out_dir, fmt)]:
+        _guard(lambda: check_not_input(target, paths))
     dataset = _ingest(paths, jobs, quiet)
     written = _guard(lambda: write_tables(dataset, out_dir, fmt))
     if not quiet:
@@ -132,12 +134,21 @@ def _ingest(paths: tuple[Path, ...], jobs: int | None, quiet: bool) -> Dataset:
 
 
 def _guard(action):
+    """Run a library call; roofreport's errors become a message and an exit code. Anything
+    else is a defect: one line saying so (the traceback with ROOFREPORT_DEBUG=1), exit 1."""
     try:
         return action()
     except UsageError as exc:
         _usage(str(exc))
     except RoofreportError as exc:
         click.echo(f"roofreport: error: {exc}", err=True)
+        sys.exit(EXIT_FAILED)
+    except Exception as exc:  # noqa: BLE001 - no traceback reaches the user
+        if os.environ.get("ROOFREPORT_DEBUG"):
+            raise
+        first = str(exc).splitlines()[0][:300] if str(exc) else ""
+        click.echo(f"roofreport: internal error ({type(exc).__name__}: {first}); this is a "
+                   "roofreport defect: set ROOFREPORT_DEBUG=1 for the traceback", err=True)
         sys.exit(EXIT_FAILED)
 
 

@@ -120,25 +120,37 @@ def inspect_only(paths: list[Path], progress: Progress | None = None, jobs: int 
 # -- parsing ---------------------------------------------------------------------------------
 
 def parse_file(path: Path, spec_name: str, variant: str, display: str) -> ParseResult:
-    """Parse one sniffed file; any failure becomes the result's error, never an exception."""
+    """Parse one sniffed file; any failure becomes the result's error, never an exception.
+
+    Damage repaired while reading (NUL runs, non-UTF-8 bytes: textio) comes first among the
+    file's warnings. An exception that is not roofreport's own is a defect or an input no rule
+    foresaw: it is reported against the file (type and message; the traceback too with
+    ROOFREPORT_DEBUG=1) and the rest of the folder goes on."""
     spec = next(s for s in REGISTRY if s.name == spec_name)
+    repaired: list[LogWarning] = []
     try:
         source = path if spec.binary else Document.open(path, display=display)
+        repaired = [] if spec.binary else source.warnings
         result = spec.parse(source, variant)
     except RoofreportError as exc:
         result = ParseResult(family=spec.family, variant=variant)
         result.error = exc if isinstance(exc, ParseError) else ParseError(str(exc), path=display)
-    except (MemoryError, RecursionError, ValueError, KeyError, IndexError, TypeError,
-            OSError, UnicodeError, ArithmeticError, pl.exceptions.PolarsError) as exc:
-        # A defect or an input no rule foresaw: report it against the file, keep going.
-        detail = traceback.format_exc() if os.environ.get("ROOFREPORT_DEBUG") else ""
+    except Exception as exc:  # noqa: BLE001 - containment is this function's job
         result = ParseResult(family=spec.family, variant=variant)
-        result.error = ParseError(f"could not read this {spec.family} file ({type(exc).__name__}: "
-                                  f"{str(exc).splitlines()[0] if str(exc) else ''}){detail}", path=display)
+        result.error = ParseError(_unexpected(spec.family, exc), path=display)
+    result.warnings[:0] = [w for w in repaired if w not in result.warnings]
     if result.error is not None and not result.error.path:
         result.error.path = display
         result.error.args = (result.error.describe(),)
     return result
+
+
+def _unexpected(family: str, exc: Exception) -> str:
+    first = str(exc).splitlines()[0][:300] if str(exc) else ""
+    message = f"could not read this {family} file ({type(exc).__name__}: {first})"
+    if os.environ.get("ROOFREPORT_DEBUG"):
+        return f"{message}\n{traceback.format_exc()}"
+    return f"{message}; set ROOFREPORT_DEBUG=1 to see where it failed"
 
 
 def _parse_one(args: tuple[int, str, str, str, str]) -> tuple[int, ParseResult]:

@@ -18,32 +18,61 @@ TABLE_FORMATS = ("parquet", "csv", "json")
 
 @contextmanager
 def atomic_path(target: Path) -> Iterator[Path]:
-    """Yield a temporary path beside `target`; rename it onto `target` if the block succeeds."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
+    """Yield a temporary path beside `target`; rename it onto `target` if the block succeeds.
+
+    A failure (in the block or on the filesystem) leaves `target` as it was and no temporary
+    file behind. Filesystem errors come out as RoofreportError naming the target."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise RoofreportError(f"cannot write {target}: {exc.strerror or exc}") from None
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        _publishable(tmp_path)
         os.replace(tmp_path, target)
+    except OSError as exc:
+        raise RoofreportError(f"cannot write {target}: {exc.strerror or exc}") from None
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
 
 
+def _publishable(path: Path) -> None:
+    """mkstemp makes owner-only files; an output gets the mode a plain open() would give."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
 def check_not_input(output: Path, inputs: tuple[Path, ...] | list[Path]) -> None:
-    """Refuse an output path that is one of the inputs, or an existing profiler log inside an
-    input folder (a previous report there may be overwritten; a log never)."""
+    """Refuse an output path that is one of the inputs (also through a link), or an existing
+    profiler log inside an input folder (a previous report there may be overwritten; a log
+    never)."""
     from roofreport.sniff import sniff
 
     out = output.resolve()
     for given in inputs:
         src = Path(given).resolve()
-        if out == src or (src.is_dir() and out == src):
+        if out == src or _same_file(out, src):
             raise UsageError(f"output {output} is one of the inputs; choose another path")
         if src.is_dir() and src in out.parents and out.is_file() and sniff(out).family is not None:
             raise UsageError(f"output {output} is a profiler log inside the input folder {given}; "
                              "choose another path")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def table_paths(out_dir: Path, fmt: str) -> list[Path]:
+    """The files `write_tables` writes: one per table, named after it."""
+    return [out_dir / f"{name}.{fmt}" for name in schema.TABLES]
 
 
 def write_tables(dataset, out_dir: Path, fmt: str) -> list[Path]:

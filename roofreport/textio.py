@@ -3,15 +3,25 @@
 
 Everything downstream sees UTF-8 text with `\n` line ends; line numbers are 1-based and count
 every line break the file had (a lone CR counts as a break, as editors show it).
+
+Damage is repaired here, once, and reported as coded warnings on the Document: NUL runs (two
+jobs writing one log, unflushed blocks after a crash) are removed, and bytes that are not UTF-8
+(a log re-saved by a Windows spreadsheet, a latin-1 tail appended) are read as Windows-1252.
+Only regular files are opened: a FIFO or device in a log folder must not block or stream.
 """
 
 from __future__ import annotations
 
+import codecs
 import io
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
+
+from roofreport.errors import LogWarning
 
 HEAD_BYTES = 64 * 1024
 
@@ -54,14 +64,16 @@ def to_utf8(raw: bytes, encoding: str) -> bytes:
 
 
 def is_binary(head: bytes, encoding: str) -> bool:
-    """A file whose head is mostly control bytes (not text with a few NUL runs)."""
+    """A file whose head is mostly not text: control bytes, or bytes that are not UTF-8.
+    Text with a few NUL runs (two jobs overwriting one log) still counts as text."""
     if encoding.startswith("utf-16") or not head:
         return False
-    sample = head[:8192]
-    text_bytes = sum(1 for b in sample if b >= 0x20 or b in (9, 10, 13))
-    nul = sample.count(0)
-    # NUL runs from two jobs overwriting one log are tolerated when the rest is text.
-    return (text_bytes + nul) / len(sample) < 0.85 or (nul > len(sample) * 0.5 and text_bytes < len(sample) * 0.3)
+    sample = head[:8192].replace(b"\0", b"")
+    if not sample:
+        return True
+    control = sum(1 for b in sample if b < 0x20 and b not in (9, 10, 12, 13, 27))
+    undecodable = sample.decode("utf-8", errors="replace").count("\ufffd")
+    return (control + undecodable) / len(sample) > 0.10
 
 
 @dataclass
@@ -87,12 +99,21 @@ class Head:
         return is_binary(self.raw, self.encoding)
 
 
+def _regular_file(path: Path) -> os.stat_result:
+    """The file's stat; OSError for anything but a regular file (a FIFO would block forever)."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"not a regular file: {path}")
+    return st
+
+
 def read_head(path: Path, limit: int = HEAD_BYTES) -> Head:
+    size = _regular_file(path).st_size
     with open(path, "rb") as fh:
         raw = fh.read(limit)
-    size = path.stat().st_size
     encoding = detect_encoding(raw)
-    text = to_utf8(raw, encoding).decode("utf-8", errors="replace")
+    # NUL runs are removed as Document.open removes them, so sniffing sees the same lines.
+    text = to_utf8(raw, encoding).replace(b"\0", b"").decode("utf-8", errors="replace")
     return Head(path=path, raw=raw, encoding=encoding, text=text, size=size, truncated=size > limit)
 
 
@@ -105,18 +126,22 @@ class Document:
     encoding: str
     data: bytes
     _lines: pl.DataFrame | None = field(default=None, repr=False)
+    warnings: list[LogWarning] = field(default_factory=list)   # damage repaired on reading
 
     @classmethod
     def open(cls, path: Path, display: str | None = None) -> "Document":
+        _regular_file(path)
         raw = path.read_bytes()
         encoding = detect_encoding(raw[:HEAD_BYTES])
-        return cls(path=path, display=display or str(path), encoding=encoding,
-                   data=to_utf8(raw, encoding))
+        data, warnings = repair(to_utf8(raw, encoding))
+        return cls(path=path, display=display or str(path), encoding=encoding, data=data,
+                   warnings=warnings)
 
     @classmethod
     def from_text(cls, text: str, display: str = "<text>") -> "Document":
-        return cls(path=Path(display), display=display, encoding="utf-8",
-                   data=to_utf8(text.encode("utf-8"), "utf-8"))
+        data, warnings = repair(to_utf8(text.encode("utf-8"), "utf-8"))
+        return cls(path=Path(display), display=display, encoding="utf-8", data=data,
+                   warnings=warnings)
 
     def text(self) -> str:
         return self.data.decode("utf-8", errors="replace")
@@ -126,6 +151,56 @@ class Document:
         if self._lines is None:
             self._lines = split_lines(self.data)
         return self._lines
+
+
+# -- damage ----------------------------------------------------------------------------------
+
+def repair(data: bytes) -> tuple[bytes, list[LogWarning]]:
+    """Normalised UTF-8 bytes with NUL runs removed and non-UTF-8 bytes read as Windows-1252,
+    and a warning for each repair naming the first line it touched."""
+    warnings = []
+    if b"\0" in data:
+        warnings.append(_nul_warning(data))
+        data = data.replace(b"\0", b"")
+    bad_at = _first_invalid_utf8(data)
+    if bad_at is not None:
+        line = data.count(b"\n", 0, bad_at) + 1
+        data = data.decode("utf-8", errors=_CP1252_FALLBACK).encode("utf-8")
+        warnings.append(LogWarning(
+            "input.not-utf8", f"bytes that are not UTF-8 (first on line {line}) were read as "
+            "Windows-1252: the log was re-encoded or mixes encodings", line=line))
+    return data, warnings
+
+
+def _nul_warning(data: bytes) -> LogWarning:
+    first, last = data.find(b"\0"), data.rfind(b"\0")
+    line, last_line = data.count(b"\n", 0, first) + 1, data.count(b"\n", 0, last) + 1
+    where = f"line {line}" if line == last_line else f"lines {line}-{last_line}"
+    return LogWarning("input.nul-bytes", f"{data.count(0)} NUL bytes removed ({where}): two jobs "
+                      "wrote this log at once or it was not flushed; text there may be damaged",
+                      line=line)
+
+
+def _first_invalid_utf8(data: bytes, chunk: int = 16 << 20) -> int | None:
+    """Offset of the first byte that is not UTF-8, checked in chunks (no whole-file string)."""
+    if data.isascii():
+        return None
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    for start in range(0, len(data), chunk):
+        try:
+            decoder.decode(data[start:start + chunk], final=start + chunk >= len(data))
+        except UnicodeDecodeError as exc:
+            return start + exc.start
+    return None
+
+
+def _cp1252_fallback(exc: UnicodeDecodeError) -> tuple[str, int]:
+    bad = exc.object[exc.start:exc.end]
+    return bad.decode("cp1252", errors="replace"), exc.end
+
+
+_CP1252_FALLBACK = "roofreport-cp1252"
+codecs.register_error(_CP1252_FALLBACK, _cp1252_fallback)
 
 
 def split_lines(data: bytes) -> pl.DataFrame:
