@@ -30,10 +30,6 @@ from roofreport.textio import Document, Head
 
 FAMILY = "nvidia-smi"
 
-# nvidia-smi's own words when it could not sample anything.
-_FAILURES = re.compile(
-    r"NVIDIA-SMI has failed because.*|No devices were found|"
-    r"Failed to initialize NVML: .*|Unable to determine the device handle for GPU.*")
 _HOST = re.compile(r"[\w.-]+@([\w.-]+)")
 
 
@@ -120,14 +116,17 @@ def _hints(samples: pl.DataFrame, result: ParseResult) -> None:
 
 
 def _failures(frame: pl.DataFrame, doc: Document, result: ParseResult) -> None:
-    if "samples" in result.tables:
-        return
-    found = frame.filter(pl.col("text").str.contains(_FAILURES.pattern))
+    """nvidia-smi's own failure message is the file's error when nothing was sampled, and a
+    warning when samples were taken before or after it."""
+    found = frame.filter(pl.col("kind") == "failure_line").select("line_no", "text")
     if found.height:
-        line_no, text = found.row(0)[:2]
-        result.error = ParseError(f"nvidia-smi reported: {text.strip()}", path=doc.display,
-                                  line=line_no)
-    elif not result.warnings:
+        line_no, text = found.row(0)
+        message = f"nvidia-smi reported: {text.strip()}"
+        if "samples" in result.tables:
+            result.warn("smi.failed", message, line=line_no)
+        else:
+            result.error = ParseError(message, path=doc.display, line=line_no)
+    elif "samples" not in result.tables and not result.warnings:
         result.error = ParseError("no GPU samples found in this nvidia-smi output",
                                   path=doc.display)
 

@@ -42,7 +42,7 @@ def read(lines: Lines, doc: Document, result: ParseResult, period: float | None)
     if not section.height:
         return pl.DataFrame()
     headers = frame.filter(pl.col("kind") == "monitor_header_line").select("line_no", "text")
-    names_of = {n: column_names(t) for n, t in headers.iter_rows()}
+    names_of = _names_of(headers, result)
     if any("pid" in names for names in names_of.values()):
         result.warn("smi.pmon-not-sampled", "pmon output lists utilisation per process, which "
                     "does not add up to per-GPU samples: recognised, not read into samples",
@@ -55,6 +55,18 @@ def read(lines: Lines, doc: Document, result: ParseResult, period: float | None)
         return pl.DataFrame()
     return pl.concat(parts, how="diagonal_relaxed").with_columns(
         part=pl.lit("monitor"), interval_s=pl.lit(period or DEFAULT_PERIOD_S))
+
+
+def _names_of(headers: pl.DataFrame, result: ParseResult) -> dict[int, tuple[str, ...]]:
+    """Header line -> its column names; a header Lark refuses (damaged, or too long to parse)
+    is reported and its rows are left out."""
+    names_of = {}
+    for line_no, text in headers.iter_rows():
+        try:
+            names_of[line_no] = column_names(text)
+        except ParseError as exc:
+            result.warn("smi.bad-header", f"dmon header unreadable: {exc.message}", line=line_no)
+    return names_of
 
 
 def _rows(section: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
@@ -71,16 +83,17 @@ def _rows(section: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataF
     # Damaged rows still were samples: counting them keeps the time of the rows after them.
     candidates = candidates.with_columns(seq=pl.int_range(pl.len()).over("capture"))
     return candidates.filter(is_row).select(
-        "line_no", "header_line", "block", "seq", cells=pl.col("text").str.extract_all(r"\S+"))
+        "line_no", "text", "header_line", "block", "seq",
+        cells=pl.col("text").str.extract_all(r"\S+"))
 
 
 def _read_group(rows: pl.DataFrame, names: tuple[str, ...], frame: pl.DataFrame,
                 doc: Document, result: ParseResult) -> pl.DataFrame:
     ok = rows.filter(pl.col("cells").list.len() == len(names))
-    for line_no, n in rows.filter(pl.col("cells").list.len() != len(names)).select(
-            "line_no", pl.col("cells").list.len()).head(_MAX_ROW_WARNINGS).iter_rows():
+    for line_no, text, n in rows.filter(pl.col("cells").list.len() != len(names)).select(
+            "line_no", "text", pl.col("cells").list.len()).head(_MAX_ROW_WARNINGS).iter_rows():
         err = ParseError(f"nvidia-smi dmon: row has {n} columns, its header {len(names)}",
-                         path=doc.display, line=line_no, column=1)
+                         path=doc.display, line=line_no, column=1, text=text)
         result.warn("smi.bad-row", err.describe(), line=line_no)
     units = _units(frame, rows)
     exprs, bad = [], []

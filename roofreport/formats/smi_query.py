@@ -75,29 +75,34 @@ def _read_group(group: pl.DataFrame, fields: list[Field], doc: Document,
     cells = cells.filter(ok)
     if not cells.height:
         return pl.DataFrame()
-    exprs, checks = [], []
+    exprs, checks, split = [], [], []
+    rx = grammar.load("smi").regex("query_value")
     for i, (name, unit) in enumerate(fields):
         target = QUERY_FIELDS.get(name)
         cell = pl.col("cells").list.get(i).str.strip_chars()
         if target in MEASUREMENTS:
-            value, bad = _measurement(cell, unit)
+            # Each cell is cut by the grammar's `query_value` once, then read from the parts.
+            split.append(cell.str.extract_groups(rx).alias(f"_cell_{i}"))
+            value, bad = _measurement(pl.col(f"_cell_{i}"), unit)
             exprs.append(value.alias(target))
             checks.append(bad.alias(f"_bad_{i}"))
         elif target is not None:
             exprs.append(_identity(cell, target))
-    out = cells.select(pl.col("line_no").alias("source_line"), "block", "row_time", *exprs, *checks)
+    out = cells.with_columns(split).select(
+        pl.col("line_no").alias("source_line"), "block", "row_time", *exprs, *checks)
     _warn_bad_values(out, fields, result)
     return _with_row_time(out.drop(*[c for c in out.columns if c.startswith("_bad_")]))
 
 
-def _measurement(cell: pl.Expr, unit: str | None) -> tuple[pl.Expr, pl.Expr]:
-    """A cell as a number in its column's base unit, and whether it was unreadable (text, or a
-    unit missing/different from the header's: the tell-tale of a row cut by a crash)."""
-    parts = cell.str.extract_groups(grammar.load("smi").regex("query_value"))
+def _measurement(parts: pl.Expr, unit: str | None) -> tuple[pl.Expr, pl.Expr]:
+    """A cell (its `query_value` parts) as a number in its column's base unit, and whether it
+    was unreadable (text, or a unit missing/different from the header's: the tell-tale of a
+    row cut by a crash)."""
     number = parts.struct.field("number").cast(pl.Float64, strict=False)
     printed = parts.struct.field("value_unit")
     factor = printed.replace_strict(VALUE_UNITS, default=None, return_dtype=pl.Float64)
-    missing = parts.struct.field("missing_value").is_not_null() | (cell == "")
+    empty = number.is_null() & parts.struct.field("text_value").is_null()   # a blank cell
+    missing = parts.struct.field("missing_value").is_not_null() | empty
     if unit is None:          # nounits, or a field printed without unit (temperature.gpu)
         value, bad = number, number.is_null() & ~missing
     elif unit == "?":         # from an echoed command: units present, which ones not said

@@ -56,6 +56,8 @@ def sniff(head: Head) -> str | None:
     found = _structured(lines, kinds)
     if not found and _headerless(lines, kinds):
         found = [(0, HEADERLESS)]
+    if not found and "failure_line" in kinds and set(kinds) <= _IGNORED | {"failure_line"}:
+        found = [(0, "failed run")]
     return " + ".join(dict.fromkeys(v for _, v in sorted(found))) or None
 
 
