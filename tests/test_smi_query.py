@@ -268,3 +268,26 @@ def test_wrong_field_counts_are_reported_with_line_and_column():
     assert bad.line == 3
     assert bad.message.splitlines()[0] == "log.csv:3:9: nvidia-smi: row has 4 fields, its header 2"
     assert bad.message.splitlines()[-1].index("^") == 4 + 8
+
+
+def test_windows_batch_transcript_with_date_t_and_time_t():
+    # The shape of a `.bat` loop (prompts, `date /T`, `time /T`, blank lines, CRLF) as the field
+    # guide describes it for DucMinhNgo's gpu.log.
+    block = ("\nC:\\Users\\lab>date /T \nTue 08/18/2020\n\nC:\\Users\\lab>time /T \n{time}\n\n"
+             "C:\\Users\\lab>nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv \n"
+             "utilization.gpu [%], memory.used [MiB]\n{rows}\n")
+    text = (block.format(time="03:44 PM", rows="12 %, 1024 MiB\n7 %, 512 MiB")
+            + block.format(time="03:49 PM", rows="99 %, 4096 MiB\n98 %, 4000 MiB")).replace("\n", "\r\n")
+    samples, result = read_text(text)
+    assert result.variant == "query csv"
+    assert samples["gpu_index"].to_list() == [0, 1, 0, 1]
+    assert samples["timestamp"].to_list() == [datetime(2020, 8, 18, 15, 44)] * 2 + [datetime(2020, 8, 18, 15, 49)] * 2
+    assert samples["elapsed_s"].to_list() == [0.0, 0.0, 300.0, 300.0]
+    assert samples["util_gpu_pct"].to_list() == [12.0, 7.0, 99.0, 98.0]
+
+
+def test_a_query_without_measurements_gives_no_samples():
+    text = "pid, used_gpu_memory [MiB]\n4321, 2048 MiB\n"
+    samples, result = read_text(text)
+    assert samples.height == 0
+    assert "smi.no-measurement" in codes(result)

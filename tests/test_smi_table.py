@@ -169,3 +169,19 @@ def test_course_jobs_print_one_table_before_training():
     assert row["timestamp"] == datetime(2019, 10, 29, 18, 56, 52)
     versions = {f.tool_version for f in data.files if f.family == "nvidia-smi"}
     assert versions == {"driver 418.74", "driver 418.67"}   # C2/c2.out ran on another node
+
+
+def test_utf8_bom_before_the_table(tmp_path):
+    # A PowerShell `Out-File -Encoding utf8` capture starts with a BOM (authored table text).
+    table = ("Sat Sep 20 00:11:14 2025\n"
+             "| NVIDIA-SMI 560.94                 Driver Version: 560.94         CUDA Version: 12.6     |\n"
+             "|   0  NVIDIA GeForce RTX 3060      WDDM  |   00000000:07:00.0  On |                  N/A |\n"
+             "| 41%   55C    P0             42W /  170W |    1342MiB /  12288MiB |      3%      Default |\n")
+    path = tmp_path / "nvidia-smi.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + table.replace("\n", "\r\n").encode())
+    found = sniff(path)
+    assert (found.family, found.variant, found.encoding) == ("nvidia-smi", "table", "utf-8-sig")
+    result = parse_file(path, found.spec.name, found.variant, str(path))
+    samples = result.tables["samples"]
+    assert stats(samples) == (0, "NVIDIA GeForce RTX 3060", 55.0, "P0", 42.0, 170.0, 1342.0, 12288.0, 3.0)
+    assert samples["timestamp"][0] == datetime(2025, 9, 20, 0, 11, 14)

@@ -73,7 +73,7 @@ def _read_group(group: pl.DataFrame, fields: list[Field], doc: Document,
     ok = pl.col("cells").list.len() == len(fields)
     _warn_bad_rows(cells.filter(~ok), len(fields), doc, result)
     cells = cells.filter(ok)
-    if not cells.height:
+    if not cells.height or not _samples_something(fields, group, result):
         return pl.DataFrame()
     exprs, checks, split = [], [], []
     rx = grammar.load("smi").regex("query_value")
@@ -92,6 +92,19 @@ def _read_group(group: pl.DataFrame, fields: list[Field], doc: Document,
         pl.col("line_no").alias("source_line"), "block", "row_time", *exprs, *checks)
     _warn_bad_values(out, fields, result)
     return _with_row_time(out.drop(*[c for c in out.columns if c.startswith("_bad_")]))
+
+
+def _samples_something(fields: list[Field], group: pl.DataFrame, result: ParseResult) -> bool:
+    """A header that names no measurement (`--query-compute-apps=pid,used_gpu_memory`, a
+    list of names) gives no GPU samples; headerless rows are kept for their times."""
+    if group["header_line"][0] is None:
+        return True
+    targets = {QUERY_FIELDS.get(name) for name, _ in fields}
+    if targets & {*MEASUREMENTS, "pstate"}:
+        return True
+    result.warn("smi.no-measurement", f"the query ({', '.join(n for n, _ in fields)}) names no GPU "
+                "measurement: its rows are not samples", line=group["header_line"][0])
+    return False
 
 
 def _measurement(parts: pl.Expr, unit: str | None) -> tuple[pl.Expr, pl.Expr]:

@@ -24,7 +24,7 @@ from roofreport import grammar, schema
 from roofreport.formats.base import ParseResult
 from roofreport.formats.smi_lines import Lines
 from roofreport.formats.smi_time import (DT, elapsed_from_datetime, elapsed_from_time_of_day,
-                                         parse_datetime, time_of_day_seconds)
+                                         parse_datetime, parse_day, time_of_day_seconds)
 
 _HELPERS = {"part": pl.String, "block": pl.Int64, "gpu_key": pl.String, "tod_s": pl.Float64,
             "interval_s": pl.Float64, "sample_no": pl.Int64}
@@ -106,17 +106,22 @@ def _context_times(raw: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
     """Rows without a time of their own take the date/time line above them, if they are the
     first sweep after it (a table under its ctime line, a loop block under its `date`)."""
     g = grammar.load("smi")
+    date_text = g.extract(pl.col("text"), "date_line")[0]
     dates = lines.filter(pl.col("kind") == "date_line").select(
-        pl.col("line_no").alias("_date_line"),
-        parse_datetime(g.extract(pl.col("text"), "date_line")[0]).alias("_date"))
+        pl.col("line_no").alias("_date_line"), parse_datetime(date_text).alias("_date"),
+        parse_day(date_text).alias("_day"))
     tods = lines.filter(pl.col("kind") == "time_line").select(
         pl.col("line_no").alias("_tod_line"), time_of_day_seconds(pl.col("text")).alias("_tod"))
     raw = raw.join_asof(dates, left_on="source_line", right_on="_date_line", strategy="backward")
     raw = raw.join_asof(tods, left_on="source_line", right_on="_tod_line", strategy="backward")
     first_after = pl.int_range(pl.len()).over("_date_line", "gpu_index") == 0
     first_after_tod = pl.int_range(pl.len()).over("_tod_line", "gpu_index") == 0
+    # Windows batch files echo `date /T` (a day) then `time /T` (`03:44 PM`): together a time.
+    on_day = pl.col("_day") + pl.duration(microseconds=(pl.col("_tod") * 1e6).round().cast(pl.Int64))
+    dated = pl.when(first_after & pl.col("_date").is_not_null()).then(pl.col("_date")) \
+        .when(first_after_tod & (pl.col("_tod_line") > pl.col("_date_line"))).then(on_day)
     return raw.with_columns(
-        timestamp=pl.coalesce("timestamp", pl.when(first_after).then(pl.col("_date"))),
+        timestamp=pl.coalesce("timestamp", dated),
         tod_s=pl.coalesce("tod_s", pl.when(first_after_tod).then(pl.col("_tod"))),
     )
 

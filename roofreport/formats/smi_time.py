@@ -55,6 +55,11 @@ def parse_datetime(text: pl.Expr) -> pl.Expr:
     return pl.coalesce(epoch, *tries)
 
 
+def parse_day(text: pl.Expr) -> pl.Expr:
+    """A date without a time (Windows `date /T`: `Tue 08/18/2020`) -> midnight of that day."""
+    return text.str.strip_chars().str.strptime(DT, "%a %m/%d/%Y", strict=False)
+
+
 def time_of_day_seconds(text: pl.Expr) -> pl.Expr:
     """`13:25:50`, `15:38:43.359`, `03:44 PM` -> seconds since midnight (Float64)."""
     s = text.str.strip_chars()
