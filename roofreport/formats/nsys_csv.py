@@ -25,6 +25,8 @@ from roofreport.textio import Document
 FAMILY = "nsys"
 _MAX_PROBLEMS = 20
 _QUOTED = r'"(?:[^"]|"")*"'
+_FIELD = rf'(?:[^",]*|{_QUOTED})'
+_RECORD = rf"^{_FIELD}(?:,{_FIELD})*$"
 
 
 class Header:
@@ -47,10 +49,10 @@ def parse_header(text: str, line_no: int, filename: str = "") -> Header | None:
     first = text.split(",", 1)[0].strip()
     if "," not in text or first not in BY_HEADER:
         return None
-    g = grammar.load("nsys")
-    if not g.matches(text, "csv_header_line"):
+    try:
+        tree = grammar.load("nsys").parse(text, "csv_header_line")
+    except ParseError:
         return None
-    tree = g.parse(text, "csv_header_line")
     names = [str(t) for t in tree.scan_values(lambda v: getattr(v, "type", "") == "CSV_NAME")]
     cols, unknown = fields_of(names)
     if len(unknown) > len(names) // 2:
@@ -79,26 +81,24 @@ def parse_csv(doc: Document, variant: str) -> ParseResult:
 
 # -- reading ---------------------------------------------------------------------------------
 
-def _read(doc: Document, header: Header, n_rows: int | None, ragged: bool,
-          typed: bool = False) -> pl.DataFrame:
-    """The report's rows as text, or (`typed`) with the numeric columns parsed by the CSV
-    reader itself, which raises on the first cell that is not a plain number."""
+def _read_typed(doc: Document, header: Header) -> pl.DataFrame:
+    """The rest of the file as one report, its numeric columns parsed by the CSV reader
+    itself, which raises on the first cell that is not a plain number."""
     numeric = {f"c{i}": pl.Float64 for i, c in enumerate(header.cols)
-               if typed and c is not None and c.field not in TEXT_FIELDS}
-    frame = pl.read_csv(io.BytesIO(doc.data), skip_lines=header.line_no - 1, n_rows=n_rows,
-                        infer_schema=False, has_header=True, truncate_ragged_lines=ragged,
-                        new_columns=[f"c{i}" for i in range(len(header.names))],
-                        schema_overrides=numeric or None,
-                        null_values=list(numbers.MISSING), raise_if_empty=False)
-    return frame.with_columns(source_line=pl.int_range(header.line_no + 1,
-                                                       header.line_no + 1 + frame.height, dtype=pl.Int64))
+               if c is not None and c.field not in TEXT_FIELDS}
+    frame = pl.read_csv(io.BytesIO(doc.data), skip_lines=header.line_no - 1, infer_schema=False,
+                        has_header=True, new_columns=[f"c{i}" for i in range(len(header.names))],
+                        schema_overrides=numeric or None, null_values=list(numbers.MISSING),
+                        raise_if_empty=False)
+    first = header.line_no + 1
+    return frame.with_columns(source_line=pl.int_range(first, first + frame.height, dtype=pl.Int64))
 
 
 def _fast_read(doc: Document, header: Header) -> pl.DataFrame | None:
     """The whole rest of the file as one report of plain numbers, or None when it is not
     that simple (then the line path finds and locates what is wrong)."""
     try:
-        frame = _read(doc, header, None, ragged=False, typed=True)
+        frame = _read_typed(doc, header)
     except pl.exceptions.PolarsError:
         return None   # a cell that is not a number, a row too long, a second header...
     if frame[f"c{len(header.names) - 1}"].null_count():
@@ -117,28 +117,62 @@ def _slow_read(doc: Document, result: ParseResult) -> None:
     for header in headers:
         end = next(s for s in stops if s > header.line_no)
         body = lines.slice(header.line_no, end - header.line_no - 1)
-        bad = _wrong_field_counts(body, len(header.names))
+        bad = _malformed(body, len(header.names))
         _report_rows(bad, len(header.names), doc, result)
-        frame = _read(doc, header, body.height, ragged=True)
-        frame = frame.filter(~pl.col("source_line").is_in(bad["line_no"].implode()))
-        _finish(header, frame, doc, result)
+        good = body.filter(~pl.col("line_no").is_in(bad["line_no"].implode()))
+        frame = _read_lines(good, header, doc, result)
+        if frame is not None:
+            _finish(header, frame, doc, result)
 
 
-def _wrong_field_counts(body: pl.DataFrame, n_fields: int) -> pl.DataFrame:
-    commas = body["text"].str.replace_all(_QUOTED, "").str.count_matches(",")
-    return body.filter(commas != n_fields - 1)
+def _malformed(body: pl.DataFrame, n_fields: int) -> pl.DataFrame:
+    """Rows that are not a CSV record (a quote inside an unquoted field, text after a closing
+    quote) or have another number of fields than the header."""
+    text = body["text"]
+    commas = text.str.replace_all(_QUOTED, "").str.count_matches(",")
+    return body.filter((commas != n_fields - 1) | ~text.str.contains(_RECORD))
+
+
+def _read_lines(good: pl.DataFrame, header: Header, doc: Document,
+                result: ParseResult) -> pl.DataFrame | None:
+    """The well-formed rows of one report, read as text, each with its own line number."""
+    if not good.height:
+        return None
+    data = (good["text"].str.join("\n")[0] + "\n").encode("utf-8")
+    try:
+        frame = pl.read_csv(io.BytesIO(data), has_header=False, infer_schema=False,
+                            new_columns=[f"c{i}" for i in range(len(header.names))],
+                            null_values=list(numbers.MISSING), truncate_ragged_lines=True)
+    except pl.exceptions.PolarsError as exc:
+        _problem(result, "nsys.bad-row", ParseError(
+            f"the rows of this {header.report.id} report cannot be read as CSV: "
+            f"{str(exc).splitlines()[0]}", path=doc.display, line=header.line_no))
+        return None
+    if frame.height != good.height:
+        _problem(result, "nsys.bad-row", ParseError(
+            "rows of this report hold line breaks inside quotes", path=doc.display, line=header.line_no))
+        return None
+    return frame.with_columns(source_line=good["line_no"])
 
 
 def _report_rows(bad: pl.DataFrame, n_fields: int, doc: Document, result: ParseResult) -> None:
     for line_no, text in bad.head(_MAX_PROBLEMS).iter_rows():
-        # Point at the first field too many, or at the end of a row that stops short.
-        column = _cell_column(text, n_fields) - 1 if _cell_column(text, n_fields) <= len(text) \
-            else len(text) + 1
-        err = ParseError(f"row does not have the header's {n_fields} fields", path=doc.display,
-                         line=line_no, column=column, text=text)
+        message, column = _what_is_wrong(text, n_fields)
+        err = ParseError(message, path=doc.display, line=line_no, column=column, text=text)
         _problem(result, "nsys.bad-row", err)
     if bad.height > _MAX_PROBLEMS:
         result.warn("nsys.bad-row", f"{bad.height - _MAX_PROBLEMS} more rows with a wrong number of fields")
+
+
+def _what_is_wrong(text: str, n_fields: int) -> tuple[str, int]:
+    """The message and 1-based column for a malformed row."""
+    broken = _stray_quote(text)
+    if broken is not None:
+        return "row is not a CSV record (a quote inside a field or text after a closing quote)", broken
+    start = _cell_column(text, n_fields)
+    # Point at the first field too many, or at the end of a row that stops short.
+    column = start - 1 if start <= len(text) else len(text) + 1
+    return f"row does not have the header's {n_fields} fields", column
 
 
 def _problem(result: ParseResult, code: str, err: ParseError) -> None:
@@ -170,6 +204,35 @@ def _report_values(bad: pl.DataFrame, header: Header, doc: Document, result: Par
         _problem(result, "nsys.bad-value", err)
     if bad.height > _MAX_PROBLEMS:
         result.warn("nsys.bad-value", f"{bad.height - _MAX_PROBLEMS} more cells that are not numbers")
+
+
+def _stray_quote(line: str) -> int | None:
+    """1-based column where a line stops being a CSV record, or None when it is one.
+    Steps field by field with str.find (damaged lines can be megabytes long)."""
+    pos = 0
+    while pos <= len(line):
+        if line.startswith('"', pos):
+            end = pos + 1
+            while True:
+                end = line.find('"', end)
+                if end < 0:
+                    return len(line) + 1            # the quote never closes
+                if line.startswith('""', end):
+                    end += 2
+                    continue
+                break
+            after = end + 1
+            if after < len(line) and line[after] != ",":
+                return after + 1                    # text after the closing quote
+            pos = after + 1
+            continue
+        comma = line.find(",", pos)
+        stop = len(line) if comma < 0 else comma
+        quote = line.find('"', pos, stop)
+        if quote >= 0:
+            return quote + 1                        # a quote inside an unquoted field
+        pos = stop + 1
+    return None
 
 
 def _cell_column(line: str, index: int) -> int:
