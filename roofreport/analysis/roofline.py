@@ -22,6 +22,7 @@ FLOP/s, the attainable roof, % of roof, ridge point and bound class.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from statistics import median
 
@@ -136,14 +137,15 @@ def _measured_one(row: dict) -> dict:
     return {key: row[col] for key, col in _MEASURED.items() if row.get(col) is not None}
 
 
-def _tensor_kind(names: pl.Series) -> str:
+def _tensor_kind(names: list[str | None]) -> str:
+    """Which tensor peak a group of tensor kernels is judged by: TF32/BF16 by name, else FP16."""
     for kind, pattern in _TENSOR_KIND:
-        if names.drop_nulls().str.contains(pattern).any():
+        if any(n and re.search(pattern, n) for n in names):
             return kind
     return "tensor_fp16"
 
 
-def _peaks(spec: hardware.GpuSpec | None, measured: dict, precision: str, names: pl.Series) -> dict:
+def _peaks(spec: hardware.GpuSpec | None, measured: dict, precision: str, names: list[str | None]) -> dict:
     """peak FLOP/s and byte/s for one group of kernels, with where they came from."""
     key = _tensor_kind(names) if precision == "tensor" else precision
     found = {c.label: c for c in ceilings(spec, measured)} if spec else {}
@@ -237,7 +239,7 @@ def run_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> p
     rows = []
     for (run, precision), group in points.group_by(["run", "precision"], maintain_order=True):
         spec = gpus.get(run)
-        peaks = _peaks(spec, _measured(group), precision, group["name"])
+        peaks = _peaks(spec, _measured(group), precision, group["name"].to_list())
         base = {"run": run, "gpu_model": spec.key if spec else None, "precision": precision, **summarize(group)}
         rows.append(_point(base, peaks))
     return _frame(rows, COLUMNS).sort("run", "precision")
@@ -253,17 +255,21 @@ def kernel_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -
         return _empty(KERNEL_COLUMNS)
     gpus = run_gpus(tables, db)
     measured = {run: _measured(g) for (run,), g in points.group_by(["run"])}
+    cache: dict[tuple, dict] = {}
     rows = []
     for k in points.iter_rows(named=True):
         spec = gpus.get(k["run"])
-        peaks = _peaks(spec, _measured_one(k) or measured[k["run"]], k["precision"],
-                       pl.Series([k["name"]], dtype=pl.String))
+        ceiling = _measured_one(k) or measured[k["run"]]
+        kind = _tensor_kind([k["name"]]) if k["precision"] == "tensor" else k["precision"]
+        key = (k["run"], kind, tuple(sorted(ceiling.items())))
+        if key not in cache:  # many launches share a GPU, a precision and the log's ceilings
+            cache[key] = _peaks(spec, ceiling, k["precision"], [k["name"]])
         timed = k["time_ns"] is not None
         base = {key: k.get(key) for key in ("run", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes",
                                             "l1_bytes", "time_ns", "time_source", "source_file", "launch_id",
                                             "short_name", "category", "count")}
         base.update(gpu_model=spec.key if spec else None, timed_flops=k["flops"] if timed else None)
-        rows.append(_point(base, peaks))
+        rows.append(_point(base, cache[key]))
     return _frame(rows, KERNEL_COLUMNS)
 
 
