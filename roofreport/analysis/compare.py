@@ -151,7 +151,9 @@ def incomplete_flops(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
                      "tensor_kernels": int(group["count"].sum()),
                      "tensor_time_share": group["time_ns"].sum() / total if total else None,
                      "example_kernel": top["short_name"] or top["name"]})
-    return pl.DataFrame(rows, schema=INCOMPLETE_COLUMNS).sort("run") if rows else pl.DataFrame(schema=INCOMPLETE_COLUMNS)
+    if not rows:
+        return pl.DataFrame(schema=INCOMPLETE_COLUMNS)
+    return pl.DataFrame(rows, schema=INCOMPLETE_COLUMNS).sort("run")
 
 
 def _reason(tables: dict[str, pl.DataFrame], run: str, example: str) -> str:

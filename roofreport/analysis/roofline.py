@@ -11,7 +11,8 @@ FLOP/s, the attainable roof, % of roof, ridge point and bound class.
   peak scaled to the SM clock the log ran at (ncu locks clocks to base by default); the
   datasheet peak. Tensor work uses the tensor peak of its input type (TF32/BF16/FP16, by kernel
   name). DRAM: measured, else datasheet. L2/L1 roofs exist only where the log measured them.
-* Roof: attainable = min(peak FLOP/s, DRAM bandwidth × AI_DRAM); ridge = peak / bandwidth.
+* Roof: attainable = min(peak FLOP/s, DRAM bandwidth × AI_DRAM); ridge = peak / bandwidth;
+  `pct_of_roof` = 100 × achieved / attainable (a percentage, like `compare.pct_of_peak`).
 * Bound: "memory" when AI_DRAM < ridge, else "compute"; "latency" when achieved is below
   LATENCY_FRACTION (10 %) of the attainable roof, i.e. far below both ceilings (launch overhead,
   too little parallelism, dependency stalls); null when FLOPs are incomplete (tensor work not
@@ -99,8 +100,8 @@ def kernel_points(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     k = k.with_columns(dominant.alias("precision")).drop([f"__{p}" for p in PRECISIONS])
     # A tensor-active kernel with uncounted tensor work belongs with tensor work, not with the
     # epilogue FLOPs its CUDA cores left in the counters.
-    k = k.with_columns(pl.when(pl.col("flops_complete").not_().fill_null(False) & pl.col("tensor_active").fill_null(False))
-                       .then(pl.lit("tensor")).otherwise(pl.col("precision")).alias("precision"))
+    uncounted = pl.col("flops_complete").not_().fill_null(False) & pl.col("tensor_active").fill_null(False)
+    k = k.with_columns(pl.when(uncounted).then(pl.lit("tensor")).otherwise(pl.col("precision")).alias("precision"))
     times = timing.counted_kernel_times(tables)
     return k.join(times, on=["source_file", "launch_id"], how="left")
 
@@ -210,7 +211,8 @@ def _above(p: dict) -> bool | None:
     if not achieved:
         return None
     roofs = [p["peak_flops_per_s"]]
-    for level, peak in (("dram", "peak_dram_bytes_per_s"), ("l2", "peak_l2_bytes_per_s"), ("l1", "peak_l1_bytes_per_s")):
+    for level in ("dram", "l2", "l1"):
+        peak = f"peak_{level}_bytes_per_s"
         if p.get(peak) and p.get(f"ai_{level}"):
             roofs.append(p[peak] * p[f"ai_{level}"])
     roofs = [r for r in roofs if r]

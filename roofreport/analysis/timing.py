@@ -34,7 +34,8 @@ _LABELS = {1: "nsys trace", 2: "nvprof trace", 3: "nsys summary", 4: "nvprof sum
 _UNKNOWN_RANK = 5
 MIN_MATCHED = 0.9  # share of ncu launches a trace must match to give their time
 
-TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "name": pl.String, "short_name": pl.String,
+TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "name": pl.String,
+                "short_name": pl.String,
                 "category": pl.String, "region": pl.String, "count": pl.Int64, "time_ns": pl.Float64,
                 "tensor_active": pl.Boolean, "rank": pl.Int64, "time_source": pl.String}
 
@@ -129,7 +130,8 @@ def _transfers(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.Data
     moves = acts.filter(pl.col("kind").is_in(["memcpy", "memset"]) & pl.col("duration_ns").is_not_null())
     moves = moves.join(files, on=["run", "source_file"])
     return moves.select(
-        "run", "source_file", pl.col("source_line").alias("order"), "name", pl.col("name").alias("short_name"), pl.col("kind").alias("category"),
+        "run", "source_file", pl.col("source_line").alias("order"), "name", pl.col("name").alias("short_name"),
+        pl.col("kind").alias("category"),
         pl.lit(None, pl.String).alias("region"), pl.lit(1, pl.Int64).alias("count"),
         pl.col("duration_ns").alias("time_ns"), pl.lit(False).alias("tensor_active"), "rank")
 
