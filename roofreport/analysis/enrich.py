@@ -86,10 +86,11 @@ def file_gpus(kernels: pl.DataFrame, metrics: pl.DataFrame,
     db = db or hardware.load_database()
     files = kernels.select("source_file", "run").unique()
     named = _device_names(kernels, metrics)
+    ccs = _cc_families(metrics)
     rows = []
     for source_file, run in files.iter_rows():
         spec = _first_match(db, named.get(source_file, []))
-        family = spec.family if spec else _cc_family(metrics, source_file)
+        family = spec.family if spec else ccs.get(source_file)
         rows.append({"source_file": source_file, "run": run, "gpu_model": spec.key if spec else None,
                      "family": family})
     out = pl.DataFrame(rows, schema={"source_file": pl.String, "run": pl.String,
@@ -125,18 +126,19 @@ def _first_match(db: hardware.GpuDatabase, names: list[str]) -> hardware.GpuSpec
     return None
 
 
-def _cc_family(metrics: pl.DataFrame, source_file: str) -> str | None:
+def _cc_families(metrics: pl.DataFrame) -> dict[str, str]:
+    """source_file -> family from the compute capability a raw ncu page logs."""
     if not metrics.height:
-        return None
-    cc = metrics.filter((pl.col("source_file") == source_file)
-                        & pl.col("metric").is_in(["device__attribute_compute_capability_major",
-                                                  "device__attribute_compute_capability_minor"]))
-    values = dict(zip(cc["metric"].to_list(), cc["value"].to_list()))
-    major = values.get("device__attribute_compute_capability_major")
-    minor = values.get("device__attribute_compute_capability_minor")
-    if major is None:
-        return None
-    return family_of_cc(f"{int(major)}.{int(minor or 0)}")
+        return {}
+    names = ["device__attribute_compute_capability_major", "device__attribute_compute_capability_minor"]
+    cc = metrics.filter(pl.col("metric").is_in(names)).group_by("source_file").agg(
+        [pl.col("value").filter(pl.col("metric") == n).first().alias(n) for n in names])
+    out = {}
+    for source_file, major, minor in cc.iter_rows():
+        family = family_of_cc(f"{int(major)}.{int(minor or 0)}") if major is not None else None
+        if family:
+            out[source_file] = family
+    return out
 
 
 def _fill_from_run_and_path(gpus: pl.DataFrame, db: hardware.GpuDatabase) -> pl.DataFrame:
