@@ -60,6 +60,10 @@ def hostile_folder(root: Path, port: int) -> Path:
     run.mkdir(parents=True)
     name = payload(port) + "&lt;T&gt; & <T>(float*, int)"
     (run / "hostile_ncu.txt").write_text(ncu_log([(name, "12.35"), ("void k2<float, 4>(float const*)", "3.00")]))
+    # Matplotlib reads `$...$` as mathtext: a run named like this must still be drawn as text.
+    math = logs / r"m $\undefinedcmd{$ x_{"
+    math.mkdir()
+    (math / "mathtext_ncu.txt").write_text(ncu_log([(r"void k_$\frac{1}{$(int)", "7.00")]))
     whole = ncu_log([("void gemm<128>(float*)", "5.00"), ("void relu(float*)", "1.00")]).encode()
     (logs / "truncated_ncu.txt").write_bytes(whole[:whole.rindex(b"Duration") + 20])
     (logs / "binary.dat").write_bytes(bytes(range(256)) * 40)
@@ -173,7 +177,8 @@ def test_every_file_gets_its_status(built):
     assert status["failed_ncu.txt"][0] == "error"
     assert status["binary.dat"][0] == "skipped" and "binary" in status["binary.dat"][1]
     assert status["empty.log"] == ("skipped", "empty file")
-    for name in ("hostile_ncu.txt", "powershell_utf16.txt", "nul_damaged.txt", "truncated_ncu.txt"):
+    for name in ("hostile_ncu.txt", "powershell_utf16.txt", "nul_damaged.txt", "truncated_ncu.txt",
+                 "mathtext_ncu.txt"):
         assert status[name][0] == "ok", (name, status[name])
     rows = {Path(f["path"]).name: f["rows"].get("kernels", 0) for f in built["files"]}
     assert rows["hostile_ncu.txt"] == 2 and rows["powershell_utf16.txt"] == 1
