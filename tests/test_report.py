@@ -6,6 +6,7 @@ Real-log end-to-end reports are in test_report_render.py.
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 
@@ -151,10 +152,27 @@ def test_hostile_names_are_escaped_everywhere(hostile_html):
     assert "ncu.truncated-name" in hostile_html
 
 
+def chart_svgs(html: str) -> dict[str, str]:
+    """figure id -> the chart's SVG, decoded from its data: URI."""
+    found = re.findall(r'<figure class="chart" id="(\w+)">\s*<img class="chart" src="data:image/svg\+xml;base64,'
+                       r'([A-Za-z0-9+/=]+)"', html)
+    return {fid: base64.b64decode(data).decode("utf-8") for fid, data in found}
+
+
 def test_page_is_self_contained(hostile_html):
-    assert not re.search(r'<(?:link|img|script|iframe|object)\b', hostile_html, re.I)
-    assert not re.search(r'(?:src|href)="(?:https?:|file:|//)', hostile_html, re.I)
+    assert not re.search(r'<(?:link|script|iframe|object|embed)\b', hostile_html, re.I)
+    srcs = re.findall(r'\b(?:src|href)="([^"#][^"]*)"', hostile_html)
+    assert srcs and all(s.startswith("data:image/svg+xml;base64,") for s in srcs)
     assert "@page" in hostile_html and "counter(page)" in hostile_html   # print CSS inline
+
+
+def test_charts_are_images_with_escaped_labels(hostile_html):
+    svgs = chart_svgs(hostile_html)
+    assert set(svgs) >= {"roof1", "roof2"}
+    assert hostile_html.count('<figure class="chart"') == len(svgs)
+    for svg in svgs.values():
+        assert svg.startswith("<svg") and "<script" not in svg.lower() and "<!DOCTYPE" not in svg
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&amp;" in svgs["roof1"] + svgs["roof2"]
 
 
 def test_every_section_is_present_and_empty_ones_say_which_log(hostile_html):

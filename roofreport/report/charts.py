@@ -1,10 +1,10 @@
 """Charts as inline SVG: matplotlib (Agg) figures turned into deterministic, escaped markup.
 
 Imported only when a report is rendered (matplotlib costs half a second to import).
-Every chart function takes plain data (the dataclasses below, lists, floats) and returns SVG
-text ready to inline: no XML prologue, ids prefixed with the chart id (several charts live in
-one page), a fixed hash salt and no date (the same data gives the same bytes), glyphs drawn as
-paths (the page looks the same in every browser and in WeasyPrint). Text from logs goes
+Every chart function takes plain data (the dataclasses below, lists, floats) and returns a
+standalone SVG document (the page embeds it as a data: URI image): no XML prologue, ids prefixed
+with the chart id, a fixed hash salt and no date (the same data gives the same bytes), glyphs
+drawn as paths (the chart looks the same in every browser and in WeasyPrint). Text from logs goes
 through `label()`, which stops matplotlib from reading `$...$` as mathtext; matplotlib's SVG
 writer escapes `<`, `>` and `&` itself.
 """
@@ -68,14 +68,15 @@ def marker(i: int) -> str:
     return MARKERS[(i // len(PALETTE)) % len(MARKERS)]
 
 
-_XML_HEAD = re.compile(r"^.*?(?=<svg)", re.S)
+_XML_HEAD = re.compile(r"^.*?(?=<svg)", re.S)   # the XML declaration and DOCTYPE
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
 _ID = re.compile(r'\bid="([^"]+)"')
 _REF = re.compile(r'(url\(#|xlink:href="#|href="#)([^")]+)')
 
 
 def to_svg(fig, chart_id: str) -> str:
-    """The figure as inline SVG markup; every id gets the `chart_id` prefix."""
+    """The figure as a standalone SVG document without XML prologue, DOCTYPE (nothing to fetch)
+    or metadata; every id gets the `chart_id` prefix (unique across the report)."""
     plt = _pyplot()
     buf = io.StringIO()
     try:
@@ -85,11 +86,6 @@ def to_svg(fig, chart_id: str) -> str:
     svg = _METADATA.sub("", _XML_HEAD.sub("", buf.getvalue(), count=1))
     svg = _ID.sub(lambda m: f'id="{chart_id}-{m.group(1)}"', svg)
     svg = _REF.sub(lambda m: f"{m.group(1)}{chart_id}-{m.group(2)}", svg)
-    # Scale with the page: keep the aspect ratio, let CSS set the width.
-    svg = re.sub(r'<svg ([^>]*?)width="([\d.]+)pt" height="([\d.]+)pt"',
-                 lambda m: f'<svg {m.group(1)}class="chart" role="img" width="{m.group(2)}pt" '
-                           f'height="{m.group(3)}pt" preserveAspectRatio="xMidYMid meet"',
-                 svg, count=1)
     return svg.strip()
 
 

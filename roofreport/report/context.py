@@ -2,12 +2,14 @@
 
 A report is a title, findings and a list of sections; a section is a list of blocks
 (paragraphs, tables, charts, notes). Every string here is raw text (kernel names and log
-messages included): the templates escape it. The only pre-rendered markup is a chart's SVG,
-which `charts.py` produces from matplotlib (whose SVG writer escapes text) and marks safe.
+messages included): the templates escape it. A chart's SVG (from `charts.py`; matplotlib's SVG
+writer escapes its text) reaches the page only as a base64 `data:` URI of an <img>, so nothing in
+it is ever parsed as part of the HTML.
 """
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 
 
@@ -83,12 +85,24 @@ class Table:
 
 @dataclass
 class Chart:
-    """An inline SVG figure. `svg` is markup from charts.py (safe); the rest is text."""
+    """A figure: `svg` is a standalone SVG document from charts.py; the rest is text."""
 
     id: str
     svg: str
     caption: str
     kind: str = field(default="chart", init=False)
+
+    @property
+    def data_uri(self) -> str:
+        return "data:image/svg+xml;base64," + base64.b64encode(self.svg.encode("utf-8")).decode("ascii")
+
+    @property
+    def size_pt(self) -> tuple[float, float]:
+        """The figure's natural width and height in points (from the SVG's own attributes)."""
+        head = self.svg[:400]
+        width = head.split('width="', 1)[1].split("pt", 1)[0] if 'width="' in head else "504"
+        height = head.split('height="', 1)[1].split("pt", 1)[0] if 'height="' in head else "288"
+        return float(width), float(height)
 
 
 @dataclass

@@ -17,6 +17,8 @@ from roofreport.report.comparison import spans_list
 from roofreport.report.context import Paragraph, Span
 
 MANY_RUNS = 6
+SWEEP_FINDINGS = 2      # kernel families per GPU whose share moves most with batch size
+LOW_UTIL_PCT = 70.0     # a GPU busy less than this on average is called out
 
 
 def findings(an, files: list) -> list[Paragraph]:
@@ -209,7 +211,8 @@ def sweep_findings(pattern_sweeps: pl.DataFrame) -> list[Paragraph]:
     if not swings.height:
         return []
     swings = swings.filter(pl.col("peak") >= 0.05).with_columns((pl.col("s1") - pl.col("s0")).abs().alias("d"))
-    for r in swings.sort("d", descending=True).group_by("gpu", "label", maintain_order=True).first().iter_rows(named=True):
+    biggest = swings.sort("d", descending=True).group_by("gpu", "label", maintain_order=True).first()
+    for r in biggest.group_by("gpu", maintain_order=True).head(SWEEP_FINDINGS).iter_rows(named=True):
         exp = f", experiment {r['experiment']}" if r["experiment"] else ""
         out.append(Paragraph.of(
             f"On {r['gpu']}, {r['label']} take {fmt.share(r['s0'])} of kernel time at batch size {r['b0']} and "
@@ -218,22 +221,34 @@ def sweep_findings(pattern_sweeps: pl.DataFrame) -> list[Paragraph]:
 
 
 def utilization_findings(stats: pl.DataFrame) -> list[Paragraph]:
+    """GPUs busy less than LOW_UTIL_PCT on average one by one; the others in one sentence."""
     stats = stats.filter(pl.col("util_mean").is_not_null()) if stats.height else stats
     if not stats.height:
         return []
-    if stats.height > MANY_RUNS:
-        return [Paragraph.of(f"{stats.height} GPUs sampled by nvidia-smi: mean utilization "
-                             f"{_span_range(stats['util_mean'].to_list(), fmt.percent)}, idle "
-                             f"{_span_range(stats['idle_fraction'].to_list(), fmt.share)} of samples.")]
+    low = stats.filter(pl.col("util_mean") < LOW_UTIL_PCT)
+    busy = stats.filter(pl.col("util_mean") >= LOW_UTIL_PCT)
     out = []
-    for r in stats.iter_rows(named=True):
+    for r in low.head(MANY_RUNS).iter_rows(named=True):
         power = f", drawing {r['power_mean_w']:.0f} W on average" if r.get("power_mean_w") is not None else ""
-        level = "warning" if (r.get("util_mean") or 0) < 50 else "info"
-        out.append(Paragraph([Span(f"GPU {r['gpu_index']} of "), Span(r["run"], code=True),
-                              Span(f" was busy {fmt.percent(r['util_mean'])} of the time on average (idle in "
-                                   f"{fmt.share(r.get('idle_fraction'))} of {fmt.count(r.get('samples'))} samples)"
-                                   f"{power}.")], level=level))
+        out.append(Paragraph([Span(f"GPU {r['gpu_index']} of "), Span(r["run"], code=True), Span(
+            f" was busy only {fmt.percent(r['util_mean'])} of the time (idle in {fmt.share(r.get('idle_fraction'))} "
+            f"of {fmt.count(r.get('samples'))} samples){power}: it waited for the host (data loading, "
+            "synchronisation) rather than computing.")], level="warning"))
+    if low.height > MANY_RUNS:
+        out.append(Paragraph.of(f"{low.height - MANY_RUNS} more GPUs were busy less than {LOW_UTIL_PCT:.0f} % "
+                                "of the time (see GPU utilization).", level="warning"))
+    if busy.height:
+        who = "The other" if low.height else "All"
+        out.append(Paragraph.of(
+            f"{who} {busy.height} GPU{'s' if busy.height > 1 else ''} sampled by nvidia-smi "
+            f"{'were' if busy.height > 1 else 'was'} busy {_span_range(busy['util_mean'].to_list(), fmt.percent)} "
+            f"of the time on average" + (f", drawing {_span_range(busy['power_mean_w'].to_list(), _watts)}"
+                                         if busy["power_mean_w"].drop_nulls().len() else "") + "."))
     return out
+
+
+def _watts(w: float) -> str:
+    return f"{w:.0f} W"
 
 
 def input_findings(files: list) -> list[Paragraph]:

@@ -7,7 +7,9 @@ untrusted logs never reaches the network or the file system while rendering.
 
 from __future__ import annotations
 
+import logging
 import re
+from contextlib import contextmanager
 from functools import lru_cache
 
 from roofreport.errors import RenderError
@@ -19,12 +21,16 @@ TEMPLATE = "report.html"
 _BREAK_AFTER = re.compile(r"([/_:,(.])")
 
 
+_SHORT = 24
+
+
 def breakable(text) -> "Markup":
     """Escaped text with line-break opportunities after / _ : , ( . so that long kernel names
-    wrap inside narrow table cells instead of widening the page. Escaping comes first; the
-    characters chosen never occur inside an HTML entity."""
+    wrap inside narrow table cells instead of widening the page (short ones need none: each
+    <wbr> costs layout time). Escaping comes first; these characters never occur in an entity."""
     from markupsafe import Markup, escape
-    return Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(escape(text))))
+    escaped = str(escape(text))
+    return Markup(escaped if len(text) <= _SHORT else _BREAK_AFTER.sub(r"\1<wbr>", escaped))
 
 
 @lru_cache(maxsize=1)
@@ -77,10 +83,23 @@ def offline_fetcher():
     return fetch
 
 
+@contextmanager
+def _quiet(name: str = "weasyprint"):
+    """WeasyPrint logs CSS it skips and resources it may not load; the library prints nothing."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def write_pdf(html: str, target) -> None:
     import weasyprint
 
     try:
-        weasyprint.HTML(string=html, base_url=None, url_fetcher=offline_fetcher()).write_pdf(target)
+        with _quiet():
+            weasyprint.HTML(string=html, base_url=None, url_fetcher=offline_fetcher()).write_pdf(target)
     except (OSError, ValueError, TypeError, AttributeError, AssertionError) as exc:
         raise RenderError(f"PDF rendering failed: {type(exc).__name__}: {exc}") from exc

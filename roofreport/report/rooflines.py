@@ -51,7 +51,7 @@ def _gpu_blocks(an, runs: pl.DataFrame, gpu: str | None, per_run: int, n_charts:
         blocks.append(Paragraph.md(
             "No peaks for these runs: the logs do not name a GPU the database knows. Pass "
             "`--gpu NAME` or `--peaks FILE` to draw ceilings.", level="warning"))
-    ceilings = roofline.ceilings(spec, _measured(mine)) if spec else []
+    ceilings = roofline.ceilings(spec, _measured(mine, an.tables["kernels"])) if spec else []
     kernels = _top_kernel_points(an.kernel_roofline, mine, per_run)
     from roofreport.report.roofline_chart import roofline_svg
     svg = roofline_svg(f"roof{n_charts + 1}", ceilings, _run_points(mine) + kernels)
@@ -86,10 +86,14 @@ def _peak_sources(runs: pl.DataFrame, spec) -> str:
 _LEVELS = {"dram": "peak_dram_bytes_per_s", "l2": "peak_l2_bytes_per_s", "l1": "peak_l1_bytes_per_s"}
 
 
-def _measured(runs: pl.DataFrame) -> dict:
+def _measured(runs: pl.DataFrame, kernels: pl.DataFrame) -> dict:
     """The ceilings the analysis judged these runs against (medians), in `ceilings()` terms, so
-    the chart draws the same roofs the table's % of roof used (measured or clock-scaled peaks)."""
+    the chart draws the same roofs the table's % of roof used (measured or clock-scaled peaks),
+    and the SM clock the logs ran at (scales the datasheet peaks no row used, e.g. tensor)."""
     out = {}
+    clocks = kernels.filter(pl.col("run").is_in(runs["run"].to_list()))["sm_clock_hz"].drop_nulls()
+    if clocks.len():
+        out["sm_clock_hz"] = clocks.median()
     for precision in ("fp64", "fp32", "fp16"):
         values = runs.filter(pl.col("precision") == precision)["peak_flops_per_s"].drop_nulls()
         if values.len():

@@ -139,12 +139,17 @@ def _sweep_frames(sweeps: pl.DataFrame, patterns: pl.DataFrame, cats: list[str])
     if patterns.height:
         shown = patterns.group_by("label").agg(pl.col("share").max()).filter(pl.col("share") > 0.01)["label"]
         labels = patterns["label"].unique(maintain_order=True).to_list()
-        part = patterns.filter(pl.col("label").is_in(shown)).select(cols)
+        part = patterns.filter(pl.col("label").is_in(shown.to_list())).select(cols)
         parts.append(part.with_columns(
             pl.col("label").replace_strict({l: PATTERN_COLOURS[i % 4] for i, l in enumerate(labels)}).alias("colour"),
             pl.lit(True).alias("dashed")))
     parts = [p.with_columns(pl.col("gpu", "model", "experiment").cast(pl.String)) for p in parts if p.height]
-    return pl.concat(parts) if parts else pl.DataFrame()
+    if not parts:
+        return pl.DataFrame()
+    lines = pl.concat(parts)
+    if "NCCL kernels" in lines["label"].to_list():   # the same time as the communication category
+        lines = lines.filter(pl.col("label") != "communication")
+    return lines
 
 
 def _sweep_lines(frame: pl.DataFrame) -> list:

@@ -1,0 +1,234 @@
+"""Whole reports from real logs, checked as a reader sees them: the PDF's pages rendered to PNG
+(poppler's pdftoppm/pdftotext) and the HTML opened in headless Chromium. Without those tools the
+visual tests skip and say which package to install (`.ci/run` installs both).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from roofreport.cli import cli
+from tests.conftest import SAMPLE_LOGS, corpus_path
+from tests.test_report import chart_svgs
+
+PROJ1 = ("course", "Anoushka21-Cloud-and-MachineLearning", "proj1")
+PROJ1_RUNS = [f"{gpu}/{model}" for gpu in ("a100", "v100") for model in ("vgg11", "vgg13", "vgg19")]
+SECTIONS = ["findings", "inputs", "rooflines", "runs", "share", "regions", "utilization", "api", "methodology"]
+
+
+def need(tool: str, package: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        pytest.skip(f"{tool} not installed (Debian package {package}); `.ci/run` installs it")
+    return path
+
+
+def build(tmp: Path, *inputs: Path, exit_code: int = 0) -> tuple[Path, Path, str]:
+    """`roofreport build INPUTS -o report.pdf --html report.html` (exit 1: some inputs failed, the
+    report lists them)."""
+    pdf, html = tmp / "report.pdf", tmp / "report.html"
+    result = CliRunner().invoke(cli, ["build", *map(str, inputs), "-o", str(pdf), "--html", str(html), "--quiet"])
+    assert result.exit_code == exit_code, result.output
+    assert pdf.read_bytes().startswith(b"%PDF")
+    return pdf, html, html.read_text(encoding="utf-8")
+
+
+def text_of(html: str) -> str:
+    """The page's visible text (tags and line-break hints removed, entities decoded)."""
+    import html as htmllib
+    body = re.sub(r"<svg.*?</svg>", " ", html, flags=re.S)
+    return re.sub(r"\s+", " ", htmllib.unescape(re.sub(r"<[^>]+>", "", body.replace("<wbr>", ""))))
+
+
+@pytest.fixture(scope="module")
+def proj1(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("proj1"), corpus_path(*PROJ1))
+
+
+# -- what the report says ------------------------------------------------------------------------
+
+def test_proj1_names_every_run_and_both_gpus(proj1):
+    _, _, html = proj1
+    text = text_of(html)
+    for run in PROJ1_RUNS:
+        assert run in text, run
+    assert "6 runs" in text
+    assert "A100 SXM4 40GB (Ampere GA100)" in text and "Tesla V100 SXM2 16GB (Volta GV100)" in text
+
+
+def test_proj1_explains_the_incomplete_a100_flops(proj1):
+    text = text_of(proj1[2])
+    sentence = re.search(r"The A100 SXM4 40GB FLOP counts of 3 runs miss TF32 tensor-core work:[^•]*?"
+                         r"looks (\d+)× to (\d+)× slower than it is; the Tesla V100 SXM2 16GB count", text)
+    assert sentence, "finding about the TF32 tensor-core work missing from the A100 counts"
+    # V100 vgg11 222 GFLOP / A100 vgg11 11.8 GFLOP ≈ 19; vgg19 603 / 13.2 ≈ 46 (checked by hand).
+    assert (int(sentence.group(1)), int(sentence.group(2))) == (19, 46)
+    assert "No bound class for a100/vgg11, a100/vgg13 and a100/vgg19" in text
+
+
+def test_proj1_draws_one_roofline_per_gpu(proj1):
+    html = proj1[2]
+    section = html[html.index('<section id="rooflines"'):html.index('<section id="runs"')]
+    assert section.count('<figure class="chart"') == 2
+    assert "<h3>A100 SXM4 40GB (Ampere GA100)</h3>" in section
+    svgs = chart_svgs(section)
+    # Ceilings labelled with their values (glyphs are paths; the text is kept in SVG comments).
+    for fid, labels in {"roof1": ("FP32 19.5 TFLOP/s", "Tensor TF32 156 TFLOP/s", "DRAM 1.56 TB/s", "a100/vgg19"),
+                        "roof2": ("FP32 15.7 TFLOP/s", "DRAM 900 GB/s", "v100/vgg11")}.items():
+        for label in labels:
+            assert f"<!-- {label} -->" in svgs[fid], (fid, label)
+
+
+def test_proj1_sections_with_data_and_hints(proj1):
+    html = proj1[2]
+    for section in SECTIONS:
+        assert f'id="{section}"' in html, section
+    text = text_of(html)
+    assert "No nvidia-smi samples" in text and "nvidia-smi --query-gpu=timestamp" in text
+    assert "Top 10 kernels per run" in text and "xmma_new::gemm::kernel" in text
+    assert "Files skipped" in text and "Code/main2.py" in text
+
+
+# -- the PDF, page by page ---------------------------------------------------------------------------
+
+def page_images(pdf: Path, tmp: Path, dpi: int = 40) -> list[Path]:
+    need("pdftoppm", "poppler-utils")
+    subprocess.run(["pdftoppm", "-r", str(dpi), "-png", str(pdf), str(tmp / "page")], check=True, timeout=300)
+    return sorted(tmp.glob("page-*.png"))
+
+
+def ink(png: Path) -> tuple[float, float]:
+    """(fraction of non-white pixels, fraction of saturated colour pixels) of a page image."""
+    from PIL import Image
+
+    with Image.open(png) as img:
+        rgb = img.convert("RGB")
+        n = rgb.width * rgb.height
+        dark = sum(rgb.convert("L").histogram()[:235])
+        colourful = sum(rgb.convert("HSV").getchannel("S").histogram()[90:])
+    return dark / n, colourful / n
+
+
+def pages_mentioning(pdf: Path, needle: str) -> list[int]:
+    need("pdftotext", "poppler-utils")
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True, capture_output=True,
+                          text=True, timeout=300).stdout
+    return [i + 1 for i, page in enumerate(text.split("\f")) if needle in page]
+
+
+def test_pdf_pages_are_filled_and_charts_are_drawn(proj1, tmp_path):
+    pdf = proj1[0]
+    pages = page_images(pdf, tmp_path)
+    assert 6 <= len(pages) <= 20
+    for page in pages:
+        dark, _ = ink(page)
+        assert dark > 0.004, f"{page.name} looks blank"
+    roofline_pages = pages_mentioning(pdf, "Roofline of A100 SXM4 40GB")     # the figure's caption
+    assert len(roofline_pages) == 1
+    first = pages[roofline_pages[0] - 1]
+    # Text pages have no saturated pixels (< 0.01 %); the roofline's coloured points give more.
+    _, colour = ink(first)
+    assert colour > 0.0008, "the roofline page has no coloured points"
+    share_page = pages[pages_mentioning(pdf, "GPU time by kernel category")[0] - 1]
+    assert ink(share_page)[1] > 0.02, "the stacked share bars are missing"
+    assert pages_mentioning(pdf, f"Page 3 of {len(pages)}") == [3]
+
+
+def test_pdf_text_keeps_names_and_page_furniture(proj1):
+    pdf = proj1[0]
+    assert pages_mentioning(pdf, "GPU performance report: proj1")[:2] == [1, 2]   # title, then running header
+    assert pages_mentioning(pdf, "Appendix: Methodology")
+
+
+# -- the HTML in a browser ------------------------------------------------------------------------
+
+class _Figures(HTMLParser):
+    """Counts figures, the SVG images inside them, and scripts (there must be none)."""
+
+    def __init__(self):
+        super().__init__()
+        self.figures, self.svgs_in_figures, self.scripts, self._in_figure = 0, 0, 0, False
+
+    def handle_starttag(self, tag, attrs):
+        src = dict(attrs).get("src") or ""
+        if tag == "figure":
+            self.figures += 1
+            self._in_figure = True
+        elif tag == "img" and self._in_figure and src.startswith("data:image/svg+xml;base64,"):
+            self.svgs_in_figures += 1
+        elif tag == "script":
+            self.scripts += 1
+
+    def handle_endtag(self, tag):
+        if tag == "figure":
+            self._in_figure = False
+
+
+def chromium(*args: str, profile: Path) -> subprocess.CompletedProcess:
+    exe = need("chromium", "chromium")
+    base = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}"]
+    return subprocess.run(base + list(args), capture_output=True, text=True, timeout=300)
+
+
+def test_html_renders_in_chromium_with_every_chart(proj1, tmp_path):
+    _, html_path, html = proj1
+    source = _Figures()
+    source.feed(html)
+    assert source.figures == source.svgs_in_figures == html.count('<figure class="chart"') == 3
+    done = chromium("--dump-dom", html_path.as_uri(), profile=tmp_path / "profile")
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = _Figures()
+    dom.feed(done.stdout)
+    assert dom.figures == source.figures and dom.svgs_in_figures == source.figures
+    assert dom.scripts == 0
+    assert "Uncaught" not in done.stderr
+    for section in SECTIONS:
+        assert f'id="{section}"' in done.stdout
+
+
+def test_html_screenshot_is_not_blank(proj1, tmp_path):
+    _, html_path, _ = proj1
+    shot = tmp_path / "shot.png"
+    done = chromium(f"--screenshot={shot}", "--window-size=1100,6000", html_path.as_uri(),
+                    profile=tmp_path / "profile")
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    dark, colour = ink(shot)
+    assert dark > 0.01 and colour > 0.001      # text, and the charts' colours
+
+
+# -- other folders ---------------------------------------------------------------------------------
+
+def test_course_sweep_shows_share_against_batch_size(tmp_path):
+    """2019 K80/P40 nvprof runs: NCCL and winograd shares against batch size, per GPU."""
+    from roofreport.formats import nvprof
+
+    folder = corpus_path("course", "pramitmallick-examples", "imagenet", "final")
+    if not nvprof.SPECS:
+        pytest.skip("the nvprof parser is not registered yet (roofreport.formats.nvprof.SPECS is empty)")
+    _, _, html = build(tmp_path, folder, exit_code=1)     # the corpus keeps failed nvprof runs
+    assert "Files that failed" in html
+    share = html[html.index('<section id="share"'):html.index('<section id="regions"')]
+    sweeps = [svg for fid, svg in chart_svgs(share).items() if fid.startswith("sweep")]
+    assert sweeps, "no share-vs-batch-size chart"
+    joined = "\n".join(sweeps)
+    assert "<!-- NCCL kernels -->" in joined and "<!-- winograd kernels -->" in joined
+    assert re.search(r"<!-- Tesla K80[^>]*· alexnet -->", joined) and re.search(r"<!-- Tesla P40[^>]*· alexnet -->", joined)
+    text = text_of(html)
+    assert re.search(r"On Tesla K80[^.]*, NCCL kernels take", text)
+
+
+def test_sample_logs_fill_every_section(tmp_path):
+    if not SAMPLE_LOGS.is_dir() or not any(SAMPLE_LOGS.iterdir()):
+        pytest.skip("sample_logs/ is not written yet")
+    _, _, html = build(tmp_path, SAMPLE_LOGS)
+    empty = re.findall(r'<section id="(\w+)" class="section[^"]*\bempty\b', html)
+    assert empty == []
+    assert html.count('<figure class="chart"') == 3
