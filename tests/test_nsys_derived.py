@@ -133,3 +133,16 @@ def test_console_trace_agrees_with_the_csv_trace(profile):
     said = [w.message for w in result.warnings if w.code == "nsys.truncated-value"]
     assert lost <= (int(said[0].split()[0]) if said else 0)
     assert all(_same_name(a, b) for a, b in zip(console["name"], csv["name"]))
+
+
+def test_kernels_are_placed_in_the_nvtx_range_that_launched_them_as_nsys_does():
+    """nsys's nvtxkernsum counts a kernel under every range enclosing its launch; the
+    innermost one is the kernel's region: `forward` (1,240 launches) or none (1,242)."""
+    kernels = read(*SQLITE["flame_torch_rtxa4500"]).tables["kernels"]
+    leaf = kernels.with_columns(pl.col("region").str.extract(r"([^/]*)$", 1).alias("leaf"))
+    ours = _per_name(leaf.with_columns(name="leaf", n=pl.lit(1)), "n")
+    nsys = derived("flame_torch_rtxa4500", "_nvtxkernsum.csv").tables["kernels"]
+    theirs = _per_name(nsys.with_columns(name="region"), "count")
+    assert ours == {None: theirs[None], "forward": theirs["forward"]}
+    assert theirs["forward"] == (1240, 170_195_924)
+    assert leaf.filter(pl.col("leaf") == "forward")["region"][0] == "iteration10/forward"

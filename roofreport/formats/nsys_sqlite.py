@@ -8,8 +8,9 @@ from 2024; no `TARGET_INFO_GPU` in trimmed exports), so every table and column i
 before it is queried, and the column mappings below are data.
 
 Tables filled: `activities` (kernels, memcpy, memset, in start order, like `gputrace`),
-`kernels` (one launch row per kernel), `api_calls` (CUDA runtime/driver trace), `regions`
-(NVTX ranges with their push/pop path). `source_line` holds the row's SQLite rowid.
+`kernels` (one launch row per kernel, `region` = the NVTX range it was launched in),
+`api_calls` (CUDA runtime/driver trace), `regions` (NVTX ranges with their push/pop path,
+see `nsys_nvtx.py`). `source_line` holds the row's SQLite rowid.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import ParseError
+from roofreport.formats import nsys_nvtx
 from roofreport.formats.base import ParseResult
 from roofreport.textio import Head
 
@@ -34,7 +36,7 @@ NSYS_TABLES = (*META_TABLES, "StringIds", "TARGET_INFO_GPU", "CUPTI_ACTIVITY_KIN
 
 
 _COMMON = {"start": "start", "end": "end", "device_id": "deviceId", "context": "contextId",
-           "stream": "streamId", "correlation_id": "correlationId"}
+           "stream": "streamId", "correlation_id": "correlationId", "global_pid": "globalPid"}
 # CUPTI table -> (activity kind, field -> column). Grid and block only exist for kernels.
 ACTIVITY_TABLES: dict[str, tuple[str, dict[str, str]]] = {
     "CUPTI_ACTIVITY_KIND_KERNEL": ("kernel", {
@@ -62,11 +64,6 @@ RUNTIME_COLUMNS = {"start": "start", "end": "end", "thread": "globalTid", "corre
 NVTX_TABLE = "NVTX_EVENTS"
 NVTX_COLUMNS = {"start": "start", "end": "end", "event_type": "eventType", "text": "text",
                 "thread": "globalTid", "domain": "domainId"}
-# ENUM_NSYS_EVENT_TYPE ids (the table is absent from lean 2022.1 exports).
-NVTX_EVENT_TYPES = {"NvtxPushPopRange": 59, "NvtxStartEndRange": 60, "NvtxtPushPopRange": 70,
-                    "NvtxtStartEndRange": 71, "NvtxDomainCreate": 75}
-PUSH_POP = ("NvtxPushPopRange", "NvtxtPushPopRange")
-START_END = ("NvtxStartEndRange", "NvtxtStartEndRange")
 # Device names: TARGET_INFO_GPU (id, name); absent from trimmed exports.
 GPU_TABLE = "TARGET_INFO_GPU"
 
@@ -159,10 +156,17 @@ def _read_all(export: Export, result: ParseResult) -> None:
     result.tool_version = meta.get("EXPORT_PRODUCT_VERSION")
     devices = _guarded(export, result, "device names", lambda: _devices(export), {})
     activities = _guarded(export, result, "GPU activities", lambda: _activities(export, devices), None)
+    runtime = _guarded(export, result, "CUDA API calls", lambda: _runtime(export), pl.DataFrame())
+    ranges = _guarded(export, result, "NVTX ranges", lambda: _nvtx_ranges(export), pl.DataFrame())
     if activities is not None and activities.height:
+        if ranges.height and runtime.height:
+            activities = activities.with_columns(region=nsys_nvtx.launch_regions(
+                activities, runtime, nsys_nvtx.innermost(ranges)))
         _add_activities(activities, devices, result)
-    _guarded(export, result, "CUDA API calls", lambda: _api_calls(export, result), None)
-    _guarded(export, result, "NVTX ranges", lambda: _nvtx(export, result), None)
+    if runtime.height:
+        _add_api_calls(runtime, result)
+    if ranges.height:
+        _add_regions(ranges, result)
     if not result.rows() and result.error is None:
         result.error = ParseError("the SQLite export holds no CUDA kernels, memory operations, "
                                   "API calls or NVTX ranges", path=str(export.path))
@@ -246,8 +250,9 @@ def _add_activities(rows: pl.DataFrame, devices: dict[int, str], result: ParseRe
                                          "bytes", "correlation_id"))
     kernels = rows.filter(pl.col("kind") == "kernel")
     if kernels.height:
+        region = pl.col("region") if "region" in rows.columns else pl.lit(None, pl.String)
         result.add("kernels", kernels.select(*common, "launch_id", pl.lit("launch").alias("kind"),
-                                             pl.lit(1).alias("count")))
+                                             pl.lit(1).alias("count"), region.alias("region")))
     if devices:
         used = rows.filter(pl.col("kind") == "kernel") if kernels.height else rows
         ids = used["device_id"].drop_nulls().cast(pl.Int64).mode().sort()
@@ -256,12 +261,13 @@ def _add_activities(rows: pl.DataFrame, devices: dict[int, str], result: ParseRe
 
 # -- CUDA API --------------------------------------------------------------------------------
 
-def _api_calls(export: Export, result: ParseResult) -> None:
+def _runtime(export: Export) -> pl.DataFrame:
     if RUNTIME_TABLE not in export.tables:
-        return
-    calls = export.select(RUNTIME_TABLE, RUNTIME_COLUMNS, {"name": "nameId"})
-    if not calls.height:
-        return
+        return pl.DataFrame()
+    return export.select(RUNTIME_TABLE, RUNTIME_COLUMNS, {"name": "nameId"})
+
+
+def _add_api_calls(calls: pl.DataFrame, result: ParseResult) -> None:
     result.add("api_calls", calls.sort("start", nulls_last=True).select(
         "source_line", pl.lit("trace").alias("kind"),
         pl.col("name").cast(pl.String).str.replace(RUNTIME_SUFFIX, ""),
@@ -271,69 +277,30 @@ def _api_calls(export: Export, result: ParseResult) -> None:
 
 # -- NVTX ------------------------------------------------------------------------------------
 
-def _nvtx(export: Export, result: ParseResult) -> None:
+def _nvtx_ranges(export: Export) -> pl.DataFrame:
     if NVTX_TABLE not in export.tables:
-        return
-    types = _event_types(export)
+        return pl.DataFrame()
     events = export.select(NVTX_TABLE, NVTX_COLUMNS, {"text_id": "textId"})
     if not events.height:
-        return
+        return pl.DataFrame()
     events = events.with_columns(pl.coalesce(pl.col("text").cast(pl.String),
                                              pl.col("text_id").cast(pl.String)).alias("label"))
-    domains = dict(events.filter(pl.col("event_type") == types["NvtxDomainCreate"])
-                   .select("domain", "label").iter_rows())
-    ranges = events.filter(pl.col("event_type").is_in([types[t] for t in PUSH_POP + START_END]))
-    if not ranges.height:
-        return
-    named = ranges.with_columns(name=_range_name(domains),
-                                nested=pl.col("event_type").is_in([types[t] for t in PUSH_POP]))
-    paths = _paths(named)
-    result.add("regions", named.join(paths, on="source_line", how="left").sort("start").select(
+    return nsys_nvtx.named_ranges(events, _event_types(export))
+
+
+def _add_regions(ranges: pl.DataFrame, result: ParseResult) -> None:
+    result.add("regions", ranges.select(
         "source_line", pl.lit("nvtx").alias("kind"), "name", "path",
         pl.col("start").alias("start_ns"), (pl.col("end") - pl.col("start")).alias("duration_ns"),
         pl.lit(1).alias("count")))
 
 
 def _event_types(export: Export) -> dict[str, int]:
-    types = dict(NVTX_EVENT_TYPES)
+    types = dict(nsys_nvtx.EVENT_TYPES)
     if "ENUM_NSYS_EVENT_TYPE" in export.tables:
         rows = export.con.execute('SELECT name, id FROM "ENUM_NSYS_EVENT_TYPE"').fetchall()
-        types.update({str(n): int(i) for n, i in rows if str(n) in NVTX_EVENT_TYPES})
+        types.update({str(n): int(i) for n, i in rows if str(n) in types})
     return types
-
-
-def _range_name(domains: dict) -> pl.Expr:
-    """`domain:text` for ranges of a named domain (as nvtx_sum prints `NCCL:ncclAllReduce`)."""
-    domain = pl.col("domain").replace_strict(domains, default=None, return_dtype=pl.String) \
-        if domains else pl.lit(None, pl.String)
-    label = pl.col("label").fill_null("")
-    return pl.when(domain.is_not_null() & (pl.col("domain") != 0)) \
-        .then(pl.concat_str([domain, pl.lit(":"), label])).otherwise(label)
-
-
-def _paths(ranges: pl.DataFrame) -> pl.DataFrame:
-    """Full push/pop path of every range: a range nests in the enclosing push/pop ranges of
-    its thread. One pass over the ranges in start order (there are few, compared to kernels);
-    start/end ranges do not nest and are their own path."""
-    ordered = ranges.sort("thread", "start", pl.col("end"), descending=[False, False, True],
-                          nulls_last=True)
-    out_line, out_path = [], []
-    stacks: dict = {}
-    for line, thread, start, end, name, nested in ordered.select(
-            "source_line", "thread", "start", "end", "name", "nested").iter_rows():
-        if not nested:
-            out_line.append(line)
-            out_path.append(name)
-            continue
-        stack = stacks.setdefault(thread, [])
-        while stack and (stack[-1][0] is None or start is None or stack[-1][0] <= start):
-            stack.pop()
-        path = f"{stack[-1][1]}/{name}" if stack else name
-        stack.append((end, path))
-        out_line.append(line)
-        out_path.append(path)
-    return pl.DataFrame({"source_line": out_line, "path": out_path},
-                        schema={"source_line": pl.Int64, "path": pl.String})
 
 
 def _meta(con: sqlite3.Connection, tables: set[str]) -> dict[str, str]:
