@@ -63,7 +63,7 @@ def sniff_text(head: Head) -> str | None:
 
 
 def _text_variant(lines: pl.DataFrame, kinds: set[str], g: grammar.Grammar, head: Head) -> str:
-    heads = lines.filter(pl.col("kind") == "kernel_line").select(g.extract(pl.col("text"), "kernel_line"))
+    heads = ncu_text.kernel_fields(lines.filter(pl.col("kind") == "kernel_line"), g)
     if heads["block_size"].is_not_null().any():
         return "text summary per-gpu" if "device_line" in kinds else "text summary per-kernel"
     if heads["invocations"].is_not_null().any():

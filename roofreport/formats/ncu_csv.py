@@ -1,47 +1,38 @@
 """Nsight Compute CSV exports: the details page (`--csv`, one metric per row, 6 to 21 columns)
 and the raw page (`--page raw --csv`, one launch per row, every metric a column, units in the
-second row).
+second row). This module finds the header and reads the records; `ncu_csv_tables.py` says what
+the columns mean and fills the tables.
 
 The header line is parsed by the grammar (`csv_header_line` in `grammars/ncu.lark`, once per
-distinct header). What each column name means is data (`COLUMNS` below): a new ncu layout is a
-new row there, not a new branch. The grammar's line rules set apart ncu's status lines and
-program output around the CSV; the records themselves are read in bulk by `pl.read_csv`.
+distinct header). The records are read in bulk by `pl.read_csv` straight from the bytes after
+the header; lines that are not records (ncu status lines, program output: they do not start
+with a quote) are few and classified by the grammar's line rules. When polars cannot read the
+block (a broken quote, a cut line), every line after the header is checked against the
+grammar's `csv_record_line`: the broken ones are explained (line, column) and the rest read.
 """
 
 from __future__ import annotations
 
-import io
 import re
 from functools import lru_cache
 
 import polars as pl
 
-from roofreport import grammar, numbers, units
+from roofreport import grammar
 from roofreport.errors import ParseError
 from roofreport.formats import ncu_status
 from roofreport.formats.base import ParseResult
+from roofreport.formats.ncu_csv_tables import is_raw, read_details, read_raw, roles_of, variant_for
 from roofreport.textio import Document
 
 FAMILY = "ncu"
-
-# Header name -> role. Identity columns describe the launch (kernels table), detail columns
-# one metric (metrics table); rule columns carry rule advice, not metrics. On the raw page
-# every name not listed here is a metric (counter) name.
-COLUMNS: dict[str, str] = {
-    "ID": "launch_id", "Process ID": "pid", "Process Name": "process", "Host Name": "host",
-    "Kernel Name": "name", "Kernel Time": "kernel_time", "Context": "context", "Stream": "stream",
-    "Block Size": "block", "Grid Size": "grid", "Device": "device", "CC": "cc",
-    "Section Name": "section", "Body Item Label": "label", "Metric Name": "metric",
-    "Metric Unit": "unit", "Metric Value": "value_text",
-    "Rule Name": "rule_name", "Rule Type": "rule", "Rule Description": "rule",
-    "Estimated Speedup Type": "rule", "Estimated Speedup": "rule",
-}
-_DETAIL_ROLES = {"metric", "value_text"}
 
 # Lark explains short lines with the tokens it expected; longer ones (Earley is super-linear)
 # get the column where the grammar's CSV fields stop.
 ROW_LARK_MAX = 4096
 HEADER_LARK_MAX = 60_000
+
+__all__ = ["header_names_quick", "parse_csv", "variant_for"]
 
 
 # -- header ----------------------------------------------------------------------------------
@@ -75,23 +66,17 @@ def _csv_prefix_end(text: str) -> int:
     return match.end() if match else 0
 
 
-def is_raw(names: list[str] | tuple[str, ...]) -> bool:
-    return not _DETAIL_ROLES <= {COLUMNS.get(n) for n in names}
-
-
-def variant_for(names: list[str] | tuple[str, ...]) -> str:
-    return "csv raw" if is_raw(names) else f"csv details {len(names)} columns"
-
-
-def _roles(names: tuple[str, ...]) -> list[tuple[str, str, str]]:
-    """(positional column, header name, role) for every column."""
-    nvtx = re.compile(grammar.load("ncu").regex("nvtx_column"))
-    raw = is_raw(names)
-    out = []
-    for i, name in enumerate(names):
-        role = COLUMNS.get(name) or ("nvtx" if nvtx.match(name) else "counter" if raw else "unknown")
-        out.append((f"c{i}", name, role))
-    return out
+def _find_header(lines: pl.DataFrame, g: grammar.Grammar, doc: Document) -> tuple[int, tuple[str, ...]] | None:
+    """The first header line, or None; a line that starts like one but breaks is an error.
+    Only quoted lines can be the header; the first few thousand are looked at first."""
+    starts = "^" + g.terminal("HEADER_FIRST") + ","
+    quoted = lines.filter(pl.col("quoted"))
+    for part in (quoted.head(4096), quoted.slice(4096)):
+        found = part.filter(pl.col("text").str.contains(starts))
+        if found.height:
+            line_no, text = found.select("line_no", "text").row(0)
+            return line_no, header_names(text, doc.display, line_no)
+    return None
 
 
 # -- entry point -----------------------------------------------------------------------------
@@ -99,16 +84,15 @@ def _roles(names: tuple[str, ...]) -> list[tuple[str, str, str]]:
 def parse_csv(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     g = grammar.load("ncu")
-    lines = doc.lines().with_columns(kind=g.classify(pl.col("text"), "csv_line"))
+    lines = doc.lines().with_columns(quoted=pl.col("text").str.starts_with('"'))
+    # Lines that are not quoted are few (status lines, program output): the grammar classifies them.
+    plain = lines.filter(~pl.col("quoted")).with_columns(kind=g.classify(pl.col("text"), "csv_line"))
     try:
         header = _find_header(lines, g, doc)
     except ParseError as exc:
-        result.error = exc
-        header = None
-    has_results = False
-    if header is not None:
-        has_results = _read_body(lines, header, g, doc, result)
-    ncu_status.report(lines, result, has_results=has_results)
+        result.error, header = exc, None
+    has_results = header is not None and _read_body(lines, plain, header, g, doc, result)
+    ncu_status.report(plain, result, has_results=has_results)
     result.tool_version = ncu_status.tool_version(lines)
     if not has_results and result.error is None:
         what = "no CSV header" if header is None else "a CSV header but no kernel rows"
@@ -116,74 +100,84 @@ def parse_csv(doc: Document, variant: str) -> ParseResult:
     return result
 
 
-def _read_body(lines: pl.DataFrame, header: tuple[int, tuple[str, ...]], g: grammar.Grammar,
-               doc: Document, result: ParseResult) -> bool:
+def _read_body(lines: pl.DataFrame, plain: pl.DataFrame, header: tuple[int, tuple[str, ...]],
+               g: grammar.Grammar, doc: Document, result: ParseResult) -> bool:
     line_no, names = header
     result.variant = variant_for(names)
+    _program_output(plain.filter(pl.col("line_no") > line_no), result)
     try:
         table = _records(lines, line_no, len(names), g, doc, result)
     except ParseError as exc:
         result.error = exc
         return False
-    reader = _read_raw if is_raw(names) else _read_details
-    return reader(table, _roles(names), result, doc)
-
-
-def _find_header(lines: pl.DataFrame, g: grammar.Grammar, doc: Document) -> tuple[int, tuple[str, ...]] | None:
-    """The first header line, or None; a line that starts like one but breaks is an error."""
-    start = lines.filter(pl.col("text").str.contains("^" + g.terminal("HEADER_FIRST") + ","))
-    if not start.height:
-        return None
-    line_no, text = start.select("line_no", "text").row(0)
-    return line_no, header_names(text, doc.display, line_no)
+    reader = read_raw if is_raw(names) else read_details
+    return reader(table, roles_of(names), result, doc)
 
 
 # -- records ---------------------------------------------------------------------------------
 
 def _records(lines: pl.DataFrame, header_line: int, ncols: int, g: grammar.Grammar,
              doc: Document, result: ParseResult) -> pl.DataFrame:
-    """Every CSV record after the header, read by polars as strings `c0..cN` with `line_no`.
-    Program output between records is skipped with a warning; a broken record is explained
-    (line, column) and, when it is the file's last, fails the file after the rows before it."""
+    """Every CSV record after the header, as strings `c0..cN` with `line_no`."""
     after = lines.filter(pl.col("line_no") > header_line)
-    records = after.filter(pl.col("kind") == "csv_record_line")
-    _stray_lines(after, g, doc, result)
-    if not records.height:
-        return pl.DataFrame(schema={"line_no": pl.Int64, **{f"c{i}": pl.String for i in range(ncols)}})
-    data = records.select(pl.col("text").str.join("\n")).item().encode("utf-8")
+    start = _line_offset(lines, header_line, doc.data)
+    if start is not None:
+        try:
+            table = _read_block(doc.data[start:], ncols)
+            if table.height == after.height:  # one row per line: nothing spans lines
+                return table.with_columns(line_no=after["line_no"]).filter(after["quoted"])
+        except pl.exceptions.PolarsError:
+            pass
+    return _records_line_by_line(after, ncols, g, doc, result)
+
+
+def _line_offset(lines: pl.DataFrame, line_no: int, data: bytes) -> int | None:
+    """Byte offset where line `line_no + 1` starts (lines end with one newline after textio),
+    or None when the decoded lines are not the bytes (undecodable bytes were replaced)."""
+    before = lines.head(line_no)["text"]
+    start = int(before.str.len_bytes().sum()) + line_no
+    last = before[-1].encode("utf-8") + b"\n"
+    return start if data[start - len(last):start] == last else None
+
+
+def _read_block(data: bytes, ncols: int) -> pl.DataFrame:
+    # Rows longer than the header lose their extra fields, shorter ones get nulls (the rule
+    # columns after a metric row's trailing comma); a blank line gives an all-null row.
+    return pl.read_csv(data, has_header=False, quote_char='"',
+                       schema={f"c{i}": pl.String for i in range(ncols)},
+                       truncate_ragged_lines=True, missing_columns="insert",
+                       extra_columns="ignore", raise_if_empty=False)
+
+
+def _records_line_by_line(after: pl.DataFrame, ncols: int, g: grammar.Grammar, doc: Document,
+                          result: ParseResult) -> pl.DataFrame:
+    """The slow path: each quoted line checked by the grammar, broken ones explained (the
+    file's last one fails the file, after the rows before it), the others read."""
+    quoted = after.filter(pl.col("quoted"))
+    ok = quoted.filter(pl.col("text").str.contains(g.regex("csv_record_line")))
+    _broken(quoted.filter(~pl.col("text").str.contains(g.regex("csv_record_line"))), after, g, doc, result)
+    if not ok.height:
+        return pl.DataFrame(schema={**{f"c{i}": pl.String for i in range(ncols)}, "line_no": pl.Int64})
+    data = ok.select(pl.col("text").str.join("\n")).item().encode("utf-8")
     try:
-        # Rows longer than the header lose their extra fields, shorter ones get nulls (rule
-        # columns after a metric row's trailing comma).
-        table = pl.read_csv(io.BytesIO(data), has_header=False, quote_char='"',
-                            schema={f"c{i}": pl.String for i in range(ncols)},
-                            truncate_ragged_lines=True, missing_columns="insert",
-                            extra_columns="ignore")
+        table = _read_block(data, ncols)
     except pl.exceptions.PolarsError as exc:
         raise ParseError(f"ncu CSV: records could not be read ({str(exc).splitlines()[0]})",
-                         path=doc.display, line=header_line + 1) from None
-    if table.height != records.height:
-        raise ParseError(f"ncu CSV: {records.height} record lines gave {table.height} rows",
-                         path=doc.display, line=header_line)
-    return table.with_columns(line_no=records["line_no"])
+                         path=doc.display, line=int(ok["line_no"][0])) from None
+    return table.with_columns(line_no=ok["line_no"])
 
 
-def _stray_lines(after: pl.DataFrame, g: grammar.Grammar, doc: Document, result: ParseResult) -> None:
-    others = after.filter(~pl.col("kind").is_in(["csv_record_line", "blank_line", "status_line"]))
-    if not others.height:
+def _broken(broken: pl.DataFrame, after: pl.DataFrame, g: grammar.Grammar, doc: Document,
+            result: ParseResult) -> None:
+    if not broken.height:
         return
-    broken = others.filter(pl.col("text").str.starts_with('"'))
-    last_line = after.filter(pl.col("kind") != "blank_line")["line_no"].max()
+    last_line = after.filter(pl.col("text").str.strip_chars() != "")["line_no"].max()
     for line_no, text in broken.select("line_no", "text").head(20).iter_rows():
         error = _explain(g, text, doc.display, line_no)
         if line_no == last_line:
             result.error = error
         else:
             result.warn("ncu.unreadable-row", error.describe(), line=line_no)
-    output = others.filter(~pl.col("text").str.starts_with('"'))
-    if output.height:
-        first = output["line_no"][0]
-        result.warn("ncu.program-output", f"{output.height} line(s) of program output among the "
-                    f"CSV rows were skipped (first at line {first})", line=first)
 
 
 def _explain(g: grammar.Grammar, text: str, path: str, line_no: int) -> ParseError:
@@ -197,165 +191,10 @@ def _explain(g: grammar.Grammar, text: str, path: str, line_no: int) -> ParseErr
                       column=_csv_prefix_end(text) + 1, text=text)
 
 
-def _incomplete(table: pl.DataFrame, roles: list[tuple[str, str, str]], ncols: int,
-                doc: Document, result: ParseResult) -> pl.DataFrame:
-    """Rows missing their last fields: the file's last one fails the file (cut mid-row, the
-    rows before it are kept), others are skipped with a warning."""
-    value = next((c for c, _, r in roles if r == "value_text"), f"c{ncols - 1}")
-    complete = pl.col(value).is_not_null() | pl.col(f"c{ncols - 1}").is_not_null()
-    short = table.filter(~complete)
-    if not short.height:
-        return table
-    last = table["line_no"].max()
-    text_of = doc.lines()["text"]
-    for line_no in short["line_no"].head(20).to_list():
-        text = text_of[line_no - 1]
-        error = ParseError(f"ncu CSV: record ends after fewer fields than the header's {ncols}",
-                           path=doc.display, line=line_no, column=len(text) + 1, text=text)
-        if line_no == last:
-            result.error = error
-        else:
-            result.warn("ncu.short-row", error.describe(), line=line_no)
-    return table.filter(complete)
-
-
-# -- details page ----------------------------------------------------------------------------
-
-def _read_details(table: pl.DataFrame, roles: list[tuple[str, str, str]],
-                  result: ParseResult, doc: Document) -> bool:
-    _warn_unknown(roles, result)
-    table = _incomplete(table, roles, len(roles), doc, result)
-    frame = _named(table, roles)
-    frame = frame.with_columns(launch_id=_launch_ids(frame))
-    launches = frame.filter(pl.col("launch_id").is_not_null())
-    if not launches.height:
-        return False
-    # A launch may hold only rule rows (its sections printed no table): still a launch.
-    kernels = _kernels(launches)
-    result.add("kernels", kernels)
-    rows = launches.filter(pl.col("metric").is_not_null() & (pl.col("metric") != ""))
-    if rows.height:
-        result.add("metrics", _detail_metrics(rows, kernels))
-    return True
-
-
-def _named(table: pl.DataFrame, roles: list[tuple[str, str, str]]) -> pl.DataFrame:
-    """Positional columns renamed to their roles (first column of a role wins)."""
-    picked: dict[str, str] = {}
-    for col, _, role in roles:
-        if role not in ("rule", "rule_name", "unknown", "counter", "nvtx") and role not in picked:
-            picked[role] = col
-    nvtx = [c for c, _, r in roles if r == "nvtx"]
-    region = [_nvtx_region(nvtx).alias("region")] if nvtx else []
-    return table.select("line_no", *[pl.col(c).alias(r) for r, c in picked.items()], *region)
-
-
-def _launch_ids(frame: pl.DataFrame) -> pl.Expr:
-    """ncu's `ID`; era 0 (2019.1/2019.2) has none: a launch is a run of rows of one kernel
-    name and time, and a metric seen again within the run starts the next launch."""
-    if "launch_id" in frame.columns:
-        return pl.col("launch_id").str.strip_chars().cast(pl.Int64, strict=False)
-    key = pl.concat_str(pl.col("name").fill_null(""), pl.col("kernel_time").fill_null(""),
-                        separator="\x1f")
-    run = (key != key.shift()).fill_null(True).cum_sum()
-    seen = pl.int_range(pl.len()).over(run, pl.col("section"), pl.col("metric"))
-    return (pl.struct(run, seen).rank("dense") - 1).cast(pl.Int64)
-
-
-def _nvtx_region(columns: list[str]) -> pl.Expr:
-    """NVTX cells list `"id:domain:name:type:value"` items: the range names, joined by `/`."""
-    g = grammar.load("ncu")
-    rx = g.regex("nvtx_range_item", anchored=False)
-    name_group = 1 + list(re.compile(rx).groupindex).index("nvtx_range")
-    names = [pl.col(c).fill_null("").str.extract_all(rx).list.eval(
-        pl.element().str.extract(rx, name_group)) for c in columns]
-    joined = pl.concat_list(names).list.join("/")
-    return pl.when(joined != "").then(joined)
-
-
-def _kernels(rows: pl.DataFrame) -> pl.DataFrame:
-    first = rows.unique("launch_id", keep="first", maintain_order=True)
-    wanted = {"name", "device", "grid", "block", "region"} & set(first.columns)
-    return first.select(
-        pl.col("line_no").alias("source_line"), "launch_id", *sorted(wanted),
-        pl.lit("launch").alias("kind"), pl.lit(1, pl.Int64).alias("count"),
-        *[_int(c) for c in ("context", "stream") if c in first.columns],
-    )
-
-
-def _int(col: str) -> pl.Expr:
-    return pl.col(col).str.strip_chars().cast(pl.Int64, strict=False)
-
-
-def _detail_metrics(rows: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
-    section = pl.col("section") if "section" in rows.columns else pl.lit(None, pl.String)
-    if "label" in rows.columns:
-        labelled = pl.col("label").is_not_null() & (pl.col("label") != "")
-        section = pl.when(labelled).then(pl.concat_str(section, pl.lit(" / "), "label")).otherwise(section)
-    unit = pl.col("unit") if "unit" in rows.columns else pl.lit(None, pl.String)
-    long = rows.select(pl.col("line_no").alias("source_line"), "launch_id", section.alias("section"),
-                       "metric", pl.when(unit != "").then(unit).alias("unit"), "value_text")
-    return _with_values(long, kernels)
-
-
-def _with_values(long: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
-    """Value in base units (thousands separators and locale resolved once per file)."""
-    decimal_comma = numbers.detect_decimal_comma(long["value_text"])
-    factors = units.factors_for(long["unit"]).select("unit", "factor")
-    names = kernels.select("launch_id", pl.col("name").alias("kernel_name"),
-                           *(["device"] if "device" in kernels.columns else []))
-    out = long.join(factors, on="unit", how="left", nulls_equal=True, maintain_order="left")
-    out = out.join(names, on="launch_id", how="left", maintain_order="left")
-    value = numbers.parse_number(pl.col("value_text"), decimal_comma) * pl.col("factor")
-    return out.with_columns(value=value, stat=pl.lit(None, pl.String)).drop("factor")
-
-
-def _warn_unknown(roles: list[tuple[str, str, str]], result: ParseResult) -> None:
-    unknown = [name for _, name, role in roles if role == "unknown"]
-    if unknown:
-        result.warn("ncu.unknown-column", f"CSV columns not understood (kept out of the tables): "
-                    f"{', '.join(unknown)}")
-
-
-# -- raw page --------------------------------------------------------------------------------
-
-def _read_raw(table: pl.DataFrame, roles: list[tuple[str, str, str]],
-              result: ParseResult, doc: Document) -> bool:
-    table = _incomplete(table, roles, len(roles), doc, result)
-    id_col = next((c for c, _, r in roles if r == "launch_id"), "c0")
-    no_id = pl.col(id_col).fill_null("").str.strip_chars() == ""
-    unit_rows, launches = table.filter(no_id), table.filter(~no_id)
-    if not launches.height:
-        return False
-    if not unit_rows.height:
-        result.warn("ncu.no-units-row", "raw CSV has no units row after its header: values "
-                    "are kept as printed")
-    frame = _named(launches, roles).with_columns(launch_id=_launch_ids_raw())
-    kernels = _kernels(frame)
-    result.add("kernels", kernels)
-    metrics = _raw_metrics(launches.with_columns(launch_id=frame["launch_id"]), roles, unit_rows, kernels)
-    result.add("metrics", metrics)
-    result.hints.device_name = ncu_status.device_name(metrics)
-    return True
-
-
-def _launch_ids_raw() -> pl.Expr:
-    return pl.col("launch_id").str.strip_chars().cast(pl.Int64, strict=False)
-
-
-def _raw_metrics(launches: pl.DataFrame, roles: list[tuple[str, str, str]], unit_rows: pl.DataFrame,
-                 kernels: pl.DataFrame) -> pl.DataFrame:
-    """Every metric column of every launch, in long form, with the units row's unit."""
-    cols = [c for c, _, r in roles if r == "counter"]
-    units_row = unit_rows.row(0, named=True) if unit_rows.height else {}
-    mapping = pl.DataFrame({
-        "col": cols, "metric": [n for c, n, r in roles if r == "counter"],
-        "unit": [(units_row.get(c) or "").strip() or None for c in cols],
-    }, schema={"col": pl.String, "metric": pl.String, "unit": pl.String})
-    long = launches.unpivot(on=cols, index=["line_no", "launch_id"], variable_name="col",
-                            value_name="value_text")
-    long = long.filter(pl.col("value_text").is_not_null() & (pl.col("value_text") != ""))
-    long = long.join(mapping, on="col", how="left", maintain_order="left").select(
-        pl.col("line_no").alias("source_line"), "launch_id", pl.lit(None, pl.String).alias("section"),
-        "metric", "unit", "value_text")
-    return _with_values(long, kernels)
+def _program_output(plain_after: pl.DataFrame, result: ParseResult) -> None:
+    """Unquoted lines among the records that are not ncu's: skipped, with one warning."""
+    output = plain_after.filter(~pl.col("kind").is_in(["blank_line", "status_line"]))
+    if output.height:
+        first = output["line_no"][0]
+        result.warn("ncu.program-output", f"{output.height} line(s) of program output among the "
+                    f"CSV rows were skipped (first at line {first})", line=first)

@@ -91,14 +91,23 @@ def _kernel_heads(lines: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
     position for launches; summaries repeat one kernel's header before every section, so
     there the first header of the same text (in the same process and device) gives the id."""
     heads = lines.filter((pl.col("kind") == "kernel_line") & pl.col("in_results"))
-    fields = heads.select("line_no", "seq", "text", "pid", "gpu",
-                          *g.extract(pl.col("text"), "kernel_line"))
+    fields = kernel_fields(heads.select("line_no", "seq", "text", "pid", "gpu"), g)
     summary = pl.col("invocations").is_not_null()
     key = pl.concat_str(pl.col("pid").fill_null(""), pl.col("gpu").fill_null(""),
                         pl.col("text").str.strip_chars(), separator="\x1f")
     first = pl.when(summary).then(pl.col("seq").min().over(key)).otherwise(pl.col("seq"))
     return fields.with_columns(first=first).with_columns(
         launch_id=(pl.col("first").rank("dense") - 1).cast(pl.Int64))
+
+
+def kernel_fields(heads: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
+    """The fields of kernel header lines. The trailing fields (`kernel_tail`) are matched at
+    the line's end, the name is what precedes them: capture groups never run over names of
+    a thousand characters."""
+    text, tail = pl.col("text"), pl.col("tail")
+    found = heads.with_columns(tail=text.str.extract(f"({g.regex('kernel_tail', anchored=False)})$", 1))
+    name = text.str.head(text.str.len_chars() - tail.str.len_chars()).str.strip_chars()
+    return found.with_columns(name.alias("kernel_name"), *g.extract(tail, "kernel_tail")).drop("tail")
 
 
 def _with_launch_ids(lines: pl.DataFrame, heads: pl.DataFrame) -> pl.DataFrame:
