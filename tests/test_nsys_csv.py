@@ -139,3 +139,56 @@ def test_two_reports_captured_in_one_file_with_noise(tmp_path):
         ("cudaMalloc", 3, 5), ("cudaFree", 1, 6)]
     assert result.tables["kernels"].select("name", "count", "duration_ns", "source_line").rows() == [
         ("kern(int, float)", 2, 5000, 11)]
+
+
+# Report kinds the corpus holds no CSV of: headers as nsys documents them, rows written here.
+SYNTHETIC = {
+    "x_osrt_sum.csv": ("Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+                       "76.2,654980528678,64,10234070760.6,12481.5,1041,36451572053,16422014166.4,futex\n"),
+    "x_nvtx_gpu_proj_trace.csv": ("Name,Projected Start (ns),Projected Duration (ns),Orig Start (ns),"
+                                  "Orig Duration (ns),Style,PID,TID,NumGPUOps,Lvl,NumChild,RangeId,ParentId,RangeStack\n"
+                                  ":forward,1000,5000,900,4000,PushPop,42,42,12,0,1,1,,:1\n"),
+    "x_cuda_api_trace.csv": ("Start (ns),Duration (ns),Name,Result,CorrID,Pid,Tid,T-Pri,Thread Name\n"
+                             "1949099000,4120,cudaMalloc_v3020,0,140,64631,64631,20,python\n"),
+    "x_gpumemsizesum.csv": ("Total (MB),Count,Avg (MB),Med (MB),Min (MB),Max (MB),StdDev (MB),Operation\n"
+                            "13627.435,294,46.352,26.214,0.010,104.858,42.643,[CUDA memcpy Host-to-Device]\n"),
+    "x_gputrace.csv": ("Start(ns),Duration(ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem,DymSMem,"
+                       "Bytes,Thru(MB/s),SrcMemKd,DstMemKd,Device,Ctx,Strm,Name\n"
+                       "1000,20,5,2,1,1,32,1,1,16,0,0,,,,,Tesla T4 (0),1,7,k\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SYNTHETIC))
+def test_documented_report_headers(tmp_path, name):
+    path = tmp_path / name
+    path.write_text(SYNTHETIC[name])
+    variant = nsys.sniff_csv(read_head(path))
+    result = nsys_csv.parse_csv(Document.open(path), variant)
+    assert result.error is None
+    if name == "x_osrt_sum.csv":       # same columns as cuda_api_sum: the file name decides
+        assert variant == "osrtsum csv"
+        assert result.tables["api_calls"].select("kind", "name", "calls").row(0) == ("osrt_summary", "futex", 64)
+    elif name == "x_nvtx_gpu_proj_trace.csv":
+        assert variant == "nvtxgpuproj csv"
+        assert result.tables["regions"].select("kind", "name", "start_ns", "duration_ns").row(0) == (
+            "nvtx_gpu", ":forward", 1000, 5000)
+    elif name == "x_cuda_api_trace.csv":
+        assert variant == "apitrace csv"
+        assert result.tables["api_calls"].select("kind", "name", "total_ns", "start_ns").row(0) == (
+            "trace", "cudaMalloc_v3020", 4120, 1949099000)
+    elif name == "x_gpumemsizesum.csv":
+        metrics = result.tables["metrics"]
+        total = metrics.filter(pl.col("stat") == "total").row(0, named=True)
+        assert (total["kernel_name"], total["value"]) == ("[CUDA memcpy Host-to-Device]", pytest.approx(13627.435e6))
+        assert metrics.filter(pl.col("metric") == "memory operations")["value"].to_list() == [294]
+    else:
+        row = result.tables["activities"].row(0, named=True)
+        assert (row["start_ns"], row["duration_ns"], row["grid"], row["device"]) == (1000, 20, "(2, 1, 1)", "Tesla T4 (0)")
+
+
+def test_the_column_mapping_is_data_every_header_maps_once():
+    from roofreport.formats.nsys_columns import COLUMNS, REPORTS
+    headers = [c.header for c in COLUMNS]
+    assert len(headers) == len(set(headers))
+    fields = {c.field for c in COLUMNS}
+    assert all(r.requires <= fields for r in REPORTS)
