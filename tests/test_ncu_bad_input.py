@@ -231,3 +231,47 @@ def test_a_run_that_printed_only_status_lines_is_an_error_not_an_empty_success(t
     assert result.variant == "csv (no results)"
     assert not result.tables
     assert result.error.message == "ncu log holds no profiled kernel results"
+
+
+def _wide_table(rows: list[tuple[str, str, str]]) -> str:
+    """A 2019-2022 ("wide") table: 70/15/30-dash columns, unit and value right-aligned."""
+    rule = "    " + "-" * 70 + " " + "-" * 15 + " " + "-" * 30
+    body = [f"    {name:<70} {unit:>15} {value:>30}" for name, unit, value in rows]
+    return "\n".join([rule, *body, rule])
+
+
+APP_REPLAY = "\n".join([
+    "==PROF== Connected to process 100 (/bin/alexnet)",
+    '==PROF== Profiling "k" - 1: Application replay pass 1',
+    "epoch 1, loss 2.30",
+    "==PROF== Disconnected from process 100",
+    "==PROF== Connected to process 101 (/bin/alexnet)",
+    '==PROF== Profiling "k" - 1: Application replay pass 2',
+    "epoch 1, loss 2.30",
+    "==PROF== Disconnected from process 101",
+    "==PROF== Creating report from application replay data: 0%.....................100%",
+    "[100] alexnet@127.0.0.1",
+    "  k(float*), 2020-Nov-01 10:00:00, Context 1, Stream 7",
+    "    Section: Command line profiler metrics",
+    _wide_table([("dram__bytes.sum", "byte", "9119334400"), ("gpu__time_duration.sum", "usecond", "12.50")]),
+    "",
+])
+
+
+def test_application_replay_prints_results_once_under_the_first_process(tmp_path):
+    result = _parse(_write(tmp_path, "replay.txt", APP_REPLAY))
+    assert result.variant == "text 2019-2022" and result.error is None
+    (kernel,) = result.tables["kernels"].iter_rows(named=True)
+    assert (kernel["name"], kernel["source_line"], kernel["context"]) == ("k(float*)", 11, 1)
+    assert result.tables["metrics"]["value"].to_list() == [9119334400.0, 12500.0]
+
+
+def test_csv_header_beyond_the_sniffed_head_is_still_read(tmp_path):
+    lines = _csv_lines("ncu", "csv", "a100_sgemm_roofline_metrics_print_fp.csv")
+    chatter = [f"step {i}: loss 0.{i:04d}, lr 0.01" for i in range(3000)]  # ~100 KB of output
+    text = "\n".join(["==PROF== Connected to process 7 (/bin/sgemm)", *chatter, *lines]) + "\n"
+    path = _write(tmp_path, "late_header.csv", text)
+    result = _parse(path)
+    assert result.variant == "csv details 15 columns" and result.error is None
+    assert result.tables["kernels"]["source_line"].to_list() == [3003, 3018, 3033]
+    assert result.tables["metrics"].height == 45

@@ -19,7 +19,7 @@ import polars as pl
 
 from roofreport import grammar, numbers, units
 from roofreport.errors import ParseError
-from roofreport.formats import ncu_status
+from roofreport.formats import ncu_csv, ncu_status
 from roofreport.formats.base import ParseResult
 from roofreport.textio import Document
 
@@ -49,8 +49,15 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
     result.tool_version = ncu_status.tool_version(lines)
     _check_truncation(lines, result)
     if not kernels.height and result.error is None:
+        if _has_csv_header(lines, g):  # a CSV whose header lies beyond the sniffed head
+            return ncu_csv.parse_csv(doc, "csv details")
         result.error = ParseError("ncu log holds no profiled kernel results", path=doc.display)
     return result
+
+
+def _has_csv_header(lines: pl.DataFrame, g: grammar.Grammar) -> bool:
+    return lines.filter(pl.col("kind") == "other")["text"].str.contains(
+        "^" + g.terminal("HEADER_FIRST") + ",").any()
 
 
 # -- context ---------------------------------------------------------------------------------
@@ -59,29 +66,34 @@ def _with_context(lines: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
     """Carry forward, for every line: kernel header sequence number, whether we are inside a
     process's results (after `[pid] app@host`, until ncu speaks again), the process id, the
     per-gpu summary's device, the section and the table rule in force."""
-    kind = pl.col("kind")
-    section_name = pl.col("text").str.extract(g.regex("section_line"), 1).str.strip_chars()
+    kind, text = pl.col("kind"), pl.col("text")
+    section_name = _field(g, "section_line", "section").str.strip_chars()
     opens_kernel = kind.is_in(["kernel_line", "device_line", "process_line"])
     return lines.with_columns(
         seq=(kind == "kernel_line").cum_sum().cast(pl.Int64),
         in_results=pl.when(kind == "process_line").then(True)
         .when(kind == "status_line").then(False)
         .otherwise(None).forward_fill().fill_null(False),
-        pid=pl.when(kind == "process_line").then(pl.col("text").str.extract(r"^\[(\d+)\]", 1))
+        pid=pl.when(kind == "process_line").then(_field(g, "process_line", "pid"))
         .otherwise(None).forward_fill(),
-        gpu=pl.when(kind == "device_line").then(pl.col("text").str.extract(r"(\d+)", 1))
+        gpu=pl.when(kind == "device_line").then(_field(g, "device_line", "device"))
         .when(kind == "process_line").then(pl.lit(""))
         .otherwise(None).forward_fill(),
         section=pl.when(kind == "section_line").then(section_name)
         .when(opens_kernel).then(pl.lit(""))
         .otherwise(None).forward_fill(),
-        rule_text=pl.when(kind.is_in(_RULES)).then(pl.col("text"))
+        rule_text=pl.when(kind.is_in(_RULES)).then(text)
         .when(opens_kernel | (kind == "section_line")).then(pl.lit(""))
         .otherwise(None).forward_fill(),
         rule_kind=pl.when(kind.is_in(_RULES)).then(kind)
         .when(opens_kernel | (kind == "section_line")).then(pl.lit(""))
         .otherwise(None).forward_fill(),
     )
+
+
+def _field(g: grammar.Grammar, rule: str, name: str) -> pl.Expr:
+    """One named field of a line rule (null on lines of other kinds)."""
+    return next(e for e in g.extract(pl.col("text"), rule) if e.meta.output_name() == name)
 
 
 # -- kernels ---------------------------------------------------------------------------------
