@@ -11,6 +11,7 @@ of fields, blank lines) takes the line-by-line path, which locates each problem.
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -19,21 +20,23 @@ from roofreport.errors import ParseError
 from roofreport.formats.base import ParseResult
 from roofreport.formats.nsys_columns import (BY_HEADER, TEXT_FIELDS, Column, Report,
                                              fields_of, hint_from_filename, recognise)
-from roofreport.formats.nsys_tables import Cells, emit, typed
+from roofreport.formats.nsys_tables import MAX_PROBLEMS, Cells, emit, problem, typed
 from roofreport.textio import Document
 
 FAMILY = "nsys"
-_MAX_PROBLEMS = 20
 _QUOTED = r'"(?:[^"]|"")*"'
 _FIELD = rf'(?:[^",]*|{_QUOTED})'
 _RECORD = rf"^{_FIELD}(?:,{_FIELD})*$"
 
 
+@dataclass(frozen=True)
 class Header:
-    """One recognised report header: its line (1-based), Columns and report kind."""
+    """One recognised report header: its line (1-based), names, Columns and report kind."""
 
-    def __init__(self, line_no: int, names: list[str], cols: list[Column | None], report: Report):
-        self.line_no, self.names, self.cols, self.report = line_no, names, cols, report
+    line_no: int
+    names: list[str]
+    cols: list[Column | None]
+    report: Report
 
 
 def find_header(lines: list[str], filename: str = "", offset: int = 0) -> Header | None:
@@ -144,24 +147,24 @@ def _read_lines(good: pl.DataFrame, header: Header, doc: Document,
                             new_columns=[f"c{i}" for i in range(len(header.names))],
                             null_values=list(numbers.MISSING), truncate_ragged_lines=True)
     except pl.exceptions.PolarsError as exc:
-        _problem(result, "nsys.bad-row", ParseError(
+        problem(result, "nsys.bad-row", ParseError(
             f"the rows of this {header.report.id} report cannot be read as CSV: "
             f"{str(exc).splitlines()[0]}", path=doc.display, line=header.line_no))
         return None
     if frame.height != good.height:
-        _problem(result, "nsys.bad-row", ParseError(
+        problem(result, "nsys.bad-row", ParseError(
             "rows of this report hold line breaks inside quotes", path=doc.display, line=header.line_no))
         return None
     return frame.with_columns(source_line=good["line_no"])
 
 
 def _report_rows(bad: pl.DataFrame, n_fields: int, doc: Document, result: ParseResult) -> None:
-    for line_no, text in bad.head(_MAX_PROBLEMS).iter_rows():
+    for line_no, text in bad.head(MAX_PROBLEMS).iter_rows():
         message, column = _what_is_wrong(text, n_fields)
         err = ParseError(message, path=doc.display, line=line_no, column=column, text=text)
-        _problem(result, "nsys.bad-row", err)
-    if bad.height > _MAX_PROBLEMS:
-        result.warn("nsys.bad-row", f"{bad.height - _MAX_PROBLEMS} more rows with a wrong number of fields")
+        problem(result, "nsys.bad-row", err)
+    if bad.height > MAX_PROBLEMS:
+        result.warn("nsys.bad-row", f"{bad.height - MAX_PROBLEMS} more malformed rows")
 
 
 def _what_is_wrong(text: str, n_fields: int) -> tuple[str, int]:
@@ -174,11 +177,6 @@ def _what_is_wrong(text: str, n_fields: int) -> tuple[str, int]:
     column = start - 1 if start <= len(text) else len(text) + 1
     return f"row does not have the header's {n_fields} fields", column
 
-
-def _problem(result: ParseResult, code: str, err: ParseError) -> None:
-    result.warn(code, err.describe(), line=err.line)
-    if result.error is None:
-        result.error = err
 
 
 # -- typing ----------------------------------------------------------------------------------
@@ -197,13 +195,13 @@ def _report_values(bad: pl.DataFrame, header: Header, doc: Document, result: Par
         return
     texts = doc.lines()["text"]
     index = {c.field: i for i, c in enumerate(header.cols) if c is not None}
-    for line_no, field, cell in bad.head(_MAX_PROBLEMS).iter_rows():
+    for line_no, field, cell in bad.head(MAX_PROBLEMS).iter_rows():
         line = texts[line_no - 1]
         err = ParseError(f"{header.names[index[field]]}: {cell!r} is not a number", path=doc.display,
                          line=line_no, column=_cell_column(line, index[field]), text=line)
-        _problem(result, "nsys.bad-value", err)
-    if bad.height > _MAX_PROBLEMS:
-        result.warn("nsys.bad-value", f"{bad.height - _MAX_PROBLEMS} more cells that are not numbers")
+        problem(result, "nsys.bad-value", err)
+    if bad.height > MAX_PROBLEMS:
+        result.warn("nsys.bad-value", f"{bad.height - MAX_PROBLEMS} more cells that are not numbers")
 
 
 def _stray_quote(line: str) -> int | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from roofreport import numbers, units
+from roofreport.errors import ParseError
 from roofreport.formats.base import ParseResult
 from roofreport.formats.nsys_columns import DEFAULT, TEXT_FIELDS, Column, Report
 
@@ -28,6 +29,14 @@ ACTIVITY_KINDS: list[tuple[str, str]] = [
 ]
 
 _NO_TEXT = ("", "None")   # printed for "no value" in text cells (2022.4 writes Python's None)
+MAX_PROBLEMS = 20         # located problems reported per table; the rest are counted
+
+
+def problem(result: ParseResult, code: str, err: ParseError) -> None:
+    """A located problem: a coded warning, and the file's error (status "partial") if first."""
+    result.warn(code, err.describe(), line=err.line)
+    if result.error is None:
+        result.error = err
 
 
 @dataclass

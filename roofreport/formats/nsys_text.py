@@ -12,6 +12,7 @@ and emitters as the CSV reports write the shared tables.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 import polars as pl
@@ -21,11 +22,11 @@ from roofreport.errors import ParseError
 from roofreport.formats.base import ParseResult
 from roofreport.formats.nsys_columns import (BY_ID, Column, Report, fields_of, hint_from_title,
                                              recognise)
-from roofreport.formats.nsys_tables import ELLIPSIS, Cells, emit, truncated_values, typed
+from roofreport.formats.nsys_tables import (ELLIPSIS, MAX_PROBLEMS, Cells, emit, problem,
+                                            truncated_values, typed)
 from roofreport.textio import Document, Head
 
 FAMILY = "nsys"
-_MAX_PROBLEMS = 20
 _HINT_KINDS = ("processing_line", "step_line", "title_line")
 _NOTICE_CODES = {"SKIPPED": "nsys.skipped", "WARNING": "nsys.warning", "ERROR": "nsys.error"}
 
@@ -73,13 +74,13 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     lines = _context(doc.lines())
     result.tool_version = _tool_version(lines)
-    tables = _layouts(lines)
-    rows = lines.filter(pl.col("is_row"))
-    for table in tables:
+    rows = lines.filter(pl.col("is_row")).partition_by("table", as_dict=True)
+    for table in _layouts(lines):
         if table.report is None:
             _unknown(table, doc, result)
             continue
-        _read_table(table, rows.filter(pl.col("table") == table.table_id), doc, result)
+        empty = lines.clear()
+        _read_table(table, rows.get((table.table_id,), empty), doc, result)
     _notices(lines, result)
     if not result.rows() and result.error is None:
         result.error = _nothing_found(lines, doc)
@@ -87,17 +88,32 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
 
 
 def _context(lines: pl.DataFrame) -> pl.DataFrame:
-    """Per line: its kind, whether it heads a table, the table it belongs to, and the report
-    the nearest title/step/processing line named (`hint`, `args`)."""
+    """Per line: its kind, whether it heads a table, the table it belongs to, whether it is
+    one of that table's rows, and the report the nearest title/step/processing line named
+    (`hint`) with that report's options (`args`)."""
+    lines = _classified(lines)
+    header_line = pl.when(pl.col("is_header")).then(pl.col("line_no"))
+    lines = lines.with_columns(
+        table=pl.col("is_header").cum_sum().cast(pl.Int64),
+        header_line=header_line.forward_fill(),
+        header_block=pl.when(pl.col("is_header")).then(pl.col("block")).forward_fill(),
+        hint=pl.col("hint").forward_fill(), args=pl.col("args").forward_fill())
+    # A row: below its table's dash rule, in the same block of non-blank lines, not nsys talk.
+    is_row = (pl.col("table") > 0) & (pl.col("block") == pl.col("header_block")) \
+        & (pl.col("line_no") > pl.col("header_line") + 1) & (pl.col("kind") == "other") \
+        & ~pl.col("is_header")
+    return lines.with_columns(is_row=is_row.fill_null(False))
+
+
+def _classified(lines: pl.DataFrame) -> pl.DataFrame:
     g = grammar.load("nsys")
     kind = pl.col("kind")
     lines = lines.with_columns(kind=g.classify(pl.col("text"), "line"))
     report_id = pl.coalesce(*[pl.col("text").str.extract(g.regex(k), _group(k, "report_id"))
                               for k in _HINT_KINDS])
     args = pl.col("text").str.extract(g.regex("processing_line"), _group("processing_line", "report_args"))
-    is_header = (kind == "other") & (kind.shift(-1) == "rule_line")
-    lines = lines.with_columns(
-        is_header=is_header.fill_null(False),
+    return lines.with_columns(
+        is_header=((kind == "other") & (kind.shift(-1) == "rule_line")).fill_null(False),
         block=(kind == "blank_line").cum_sum(),
         hint=pl.when(kind.is_in(_HINT_KINDS)).then(report_id)
         .when(kind == "classic_title_line").then(pl.col("text").str.strip_chars()).otherwise(None),
@@ -105,15 +121,6 @@ def _context(lines: pl.DataFrame) -> pl.DataFrame:
         # line printed under a `Processing` line belongs to the same report.
         args=pl.when(kind.is_in(["processing_line", "step_line"])).then(args.fill_null("")).otherwise(None),
     )
-    header_line = pl.when(pl.col("is_header")).then(pl.col("line_no"))
-    lines = lines.with_columns(
-        table=pl.col("is_header").cum_sum().cast(pl.Int64),
-        header_line=header_line.forward_fill(),
-        header_block=pl.when(pl.col("is_header")).then(pl.col("block")).forward_fill(),
-        hint=pl.col("hint").forward_fill(), args=pl.col("args").forward_fill())
-    is_row = (pl.col("table") > 0) & (pl.col("block") == pl.col("header_block")) \
-        & (pl.col("line_no") > pl.col("header_line") + 1) & (kind == "other") & ~pl.col("is_header")
-    return lines.with_columns(is_row=is_row.fill_null(False))
 
 
 @lru_cache(maxsize=64)
@@ -122,13 +129,17 @@ def _group(rule: str, field: str) -> int:
     return re.compile(grammar.load("nsys").regex(rule)).groupindex[field]
 
 
+@dataclass(frozen=True)
 class Table:
     """One header + rule pair: where it is, its column spans and names, and its report."""
 
-    def __init__(self, table_id: int, line_no: int, header: str, spans: list[tuple[int, int]],
-                 names: list[str], cols: list[Column | None], report: Report | None, args: str):
-        self.table_id, self.line_no, self.header, self.spans = table_id, line_no, header, spans
-        self.names, self.cols, self.report, self.args = names, cols, report, args
+    table_id: int
+    line_no: int
+    spans: tuple[tuple[int, int], ...]
+    names: tuple[str, ...]
+    cols: list[Column | None]
+    report: Report | None
+    args: str
 
 
 def _layouts(lines: pl.DataFrame) -> list[Table]:
@@ -142,7 +153,7 @@ def _layouts(lines: pl.DataFrame) -> list[Table]:
         spans, names = layout
         cols, _ = fields_of(names)
         report = recognise(cols, _hint(hint))
-        tables.append(Table(table_id, line_no, header, list(spans), list(names), cols, report, args or ""))
+        tables.append(Table(table_id, line_no, spans, names, cols, report, args or ""))
     return tables
 
 
@@ -156,15 +167,16 @@ def _hint(hint: str | None) -> str | None:
 def _layout(header: str, rule: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]] | None:
     """Column spans of a rule line and the header's names cut at them (None: not a table)."""
     g = grammar.load("nsys")
-    if not g.matches(header, "header_line"):
+    try:
+        dashes = next(g.parse(rule, "rule_line").scan_values(lambda v: getattr(v, "type", "") == "DASHES"))
+        tokens = [str(t) for t in g.parse(header, "header_line").scan_values(
+            lambda v: getattr(v, "type", "") == "COLUMN_NAME")]
+    except ParseError:  # program output above a line of dashes, or a line too long to be one
         return None
-    tree = g.parse(rule, "rule_line")
-    dashes = next(tree.scan_values(lambda v: getattr(v, "type", "") == "DASHES"))
     base = dashes.column - 1
     spans = tuple((base + m.start(), base + m.end()) for m in re.finditer(r"-+", str(dashes)))
     names = [header[a:b].strip() for a, b in spans[:-1]] + [header[spans[-1][0]:].strip()]
-    tokens = [str(t) for t in g.parse(header, "header_line").scan_values(
-        lambda v: getattr(v, "type", "") == "COLUMN_NAME")]
+    # The names Lark reads must be the ones the dash spans cut: else it is not an nsys table.
     return (spans, tuple(names)) if names == tokens else None
 
 
@@ -198,12 +210,12 @@ def _drop_unfit(table: Table, rows: pl.DataFrame, doc: Document, result: ParseRe
     reaches_last = text.str.strip_chars_end().str.len_chars() > table.spans[-1][0]
     checked = rows.with_columns(fits=pl.all_horizontal(*gaps, reaches_last))
     bad = checked.filter(~pl.col("fits"))
-    for line_no, line in bad.select("line_no", "text").head(_MAX_PROBLEMS).iter_rows():
+    for line_no, line in bad.select("line_no", "text").head(MAX_PROBLEMS).iter_rows():
         message, column = _misfit(table, line)
         err = ParseError(message, path=doc.display, line=line_no, column=column, text=line)
-        _problem(result, "nsys.bad-row", err)
-    if bad.height > _MAX_PROBLEMS:
-        result.warn("nsys.bad-row", f"{bad.height - _MAX_PROBLEMS} more rows do not fit their table")
+        problem(result, "nsys.bad-row", err)
+    if bad.height > MAX_PROBLEMS:
+        result.warn("nsys.bad-row", f"{bad.height - MAX_PROBLEMS} more rows do not fit their table")
     return checked.filter(pl.col("fits"))
 
 
@@ -218,22 +230,17 @@ def _misfit(table: Table, line: str) -> tuple[str, int]:
             len(line.rstrip()) + 1)
 
 
-def _problem(result: ParseResult, code: str, err: ParseError) -> None:
-    result.warn(code, err.describe(), line=err.line)
-    if result.error is None:
-        result.error = err
-
 
 def _report_values(table: Table, bad: pl.DataFrame, doc: Document, result: ParseResult) -> None:
     texts = doc.lines()["text"]
     index = {c.field: i for i, c in enumerate(table.cols) if c is not None}
-    for line_no, field, cell in bad.head(_MAX_PROBLEMS).iter_rows():
+    for line_no, field, cell in bad.head(MAX_PROBLEMS).iter_rows():
         line = texts[line_no - 1]
         start = table.spans[index[field]][0]
         column = start + len(line[start:]) - len(line[start:].lstrip()) + 1
         err = ParseError(f"{table.names[index[field]]}: {cell!r} is not a number",
                          path=doc.display, line=line_no, column=column, text=line)
-        _problem(result, "nsys.bad-value", err)
+        problem(result, "nsys.bad-value", err)
 
 
 def _warn_truncated(table: Table, cells: Cells, values: pl.DataFrame, result: ParseResult) -> None:
