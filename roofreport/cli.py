@@ -143,8 +143,10 @@ def _guard(action):
     except RoofreportError as exc:
         click.echo(f"roofreport: error: {exc}", err=True)
         sys.exit(EXIT_FAILED)
-    except Exception as exc:  # noqa: BLE001 - no traceback reaches the user
-        if os.environ.get("ROOFREPORT_DEBUG"):
+    except BaseException as exc:  # noqa: BLE001 - no traceback reaches the user
+        # BaseException: a polars panic (pyo3 PanicException) is not an Exception.
+        if isinstance(exc, (SystemExit, KeyboardInterrupt, GeneratorExit)) \
+                or os.environ.get("ROOFREPORT_DEBUG"):
             raise
         first = str(exc).splitlines()[0][:300] if str(exc) else ""
         click.echo(f"roofreport: internal error ({type(exc).__name__}: {first}); this is a "

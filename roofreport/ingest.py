@@ -135,7 +135,8 @@ def parse_file(path: Path, spec_name: str, variant: str, display: str) -> ParseR
     except RoofreportError as exc:
         result = ParseResult(family=spec.family, variant=variant)
         result.error = exc if isinstance(exc, ParseError) else ParseError(str(exc), path=display)
-    except Exception as exc:  # noqa: BLE001 - containment is this function's job
+    except (Exception, pl.exceptions.PanicException) as exc:  # noqa: BLE001 - containment
+        # A polars panic (Rust assertion on odd input) is a BaseException: contained too.
         result = ParseResult(family=spec.family, variant=variant)
         result.error = ParseError(_unexpected(spec.family, exc), path=display)
     result.warnings[:0] = [w for w in repaired if w not in result.warnings]
@@ -145,7 +146,7 @@ def parse_file(path: Path, spec_name: str, variant: str, display: str) -> ParseR
     return result
 
 
-def _unexpected(family: str, exc: Exception) -> str:
+def _unexpected(family: str, exc: BaseException) -> str:
     first = str(exc).splitlines()[0][:300] if str(exc) else ""
     message = f"could not read this {family} file ({type(exc).__name__}: {first})"
     if os.environ.get("ROOFREPORT_DEBUG"):

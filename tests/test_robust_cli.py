@@ -176,3 +176,18 @@ def test_a_named_pipe_in_a_log_folder_is_skipped_not_waited_on(good):
     result = run("inspect", "--json", good)
     assert result.exit_code == 0, result.output
     assert '"cannot read: not a regular file' in result.output
+
+
+def test_a_polars_panic_in_a_parser_is_contained_too(good, monkeypatch):
+    """Rust panics reach Python as pyo3's PanicException, a BaseException."""
+    import polars as pl
+
+    spec = next(s for s in REGISTRY if s.name == "ncu-text")
+
+    def panics(doc, variant):
+        raise pl.exceptions.PanicException("assertion failed: i < self.len()")
+
+    monkeypatch.setattr(ingest_mod, "REGISTRY", [type(spec)(**{**spec.__dict__, "parse": panics})
+                                                 if s is spec else s for s in REGISTRY])
+    result = ingest_mod.parse_file(good / "ncu.txt", "ncu-text", "text 2019-2022", "ncu.txt")
+    assert "PanicException: assertion failed" in result.error.describe()

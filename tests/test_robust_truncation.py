@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -129,7 +130,7 @@ def parse_raw(sample: Sample, path: Path, display: str) -> ParseResult | Roofrep
         return spec.parse(source, sample.variant)
     except RoofreportError as exc:
         return exc
-    except Exception:  # noqa: BLE001 - the point: show what escaped
+    except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - show what escaped
         pytest.fail(f"{spec.name}.parse raised a raw exception on {display}:\n"
                     f"{traceback.format_exc()}")
 
@@ -137,7 +138,7 @@ def parse_raw(sample: Sample, path: Path, display: str) -> ParseResult | Roofrep
 def parse_contained(sample: Sample, path: Path, display: str) -> ParseResult:
     try:
         return parse_file(path, sample.spec_name, sample.variant, display)
-    except Exception:  # noqa: BLE001
+    except (Exception, pl.exceptions.PanicException):  # noqa: BLE001
         pytest.fail(f"ingest.parse_file let an exception escape on {display}:\n"
                     f"{traceback.format_exc()}")
 
