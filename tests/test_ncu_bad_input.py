@@ -275,3 +275,22 @@ def test_csv_header_beyond_the_sniffed_head_is_still_read(tmp_path):
     assert result.variant == "csv details 15 columns" and result.error is None
     assert result.tables["kernels"]["source_line"].to_list() == [3003, 3018, 3033]
     assert result.tables["metrics"].height == 45
+
+
+RAW_2019 = """\
+"Kernel Name","Kernel Time","gpu__time_duration.sum","dram__bytes_read.sum"
+"","","usecond","Mbyte"
+"bpnn_layerforward_CUDA","2019-Mar-19 15:15:23","12.50","1.25"
+"bpnn_adjust_weights_cuda","2019-Mar-19 15:15:24","3.00","2.00"
+"""
+
+
+def test_raw_page_without_ids_has_one_launch_per_row(tmp_path):
+    result = _parse(_write(tmp_path, "raw2019.csv", RAW_2019))
+    assert result.variant == "csv raw"
+    assert result.tables["kernels"].select("launch_id", "name", "source_line").rows() == [
+        (0, "bpnn_layerforward_CUDA", 3), (1, "bpnn_adjust_weights_cuda", 4)]
+    metrics = result.tables["metrics"]
+    assert metrics.select("launch_id", "metric", "unit", "value").rows() == [
+        (0, "gpu__time_duration.sum", "usecond", 12500.0), (0, "dram__bytes_read.sum", "Mbyte", 1.25e6),
+        (1, "gpu__time_duration.sum", "usecond", 3000.0), (1, "dram__bytes_read.sum", "Mbyte", 2e6)]

@@ -18,11 +18,11 @@ from roofreport.formats import ncu_status
 from roofreport.formats.base import ParseResult
 from roofreport.textio import Document
 
+Roles = list[tuple[str, str, str]]  # (positional column, header name, role) per column
+
 # Header name -> role. Identity columns describe the launch (kernels table), detail columns
 # one metric (metrics table); rule columns carry rule advice, not metrics. On the raw page
 # every name not listed here is a metric (counter) name.
-Roles = list[tuple[str, str, str]]  # (positional column, header name, role) per column
-
 COLUMNS: dict[str, str] = {
     "ID": "launch_id", "Process ID": "pid", "Process Name": "process", "Host Name": "host",
     "Kernel Name": "name", "Kernel Time": "kernel_time", "Context": "context", "Stream": "stream",
@@ -79,13 +79,12 @@ def _incomplete(table: pl.DataFrame, roles: Roles, ncols: int,
 
 # -- details page ----------------------------------------------------------------------------
 
-def read_details(table: pl.DataFrame, roles: Roles,
-                  result: ParseResult, doc: Document) -> bool:
+def read_details(table: pl.DataFrame, roles: Roles, result: ParseResult, doc: Document) -> bool:
     _warn_unknown(roles, result)
     table = _incomplete(table, roles, len(roles), doc, result)
     frame = _named(table, roles)
     frame = frame.with_columns(launch_id=_launch_ids(frame))
-    launches = frame.filter(pl.col("launch_id").is_not_null())
+    launches = _with_ids(frame, result)
     if not launches.height:
         return False
     # A launch may hold only rule rows (its sections printed no table): still a launch.
@@ -95,6 +94,15 @@ def read_details(table: pl.DataFrame, roles: Roles,
     if rows.height:
         result.add("metrics", _detail_metrics(rows, kernels))
     return True
+
+
+def _with_ids(frame: pl.DataFrame, result: ParseResult) -> pl.DataFrame:
+    """Rows whose ID is not a number belong to no launch: skipped, the first one named."""
+    bad = frame.filter(pl.col("launch_id").is_null())
+    if bad.height:
+        result.warn("ncu.bad-id", f"{bad.height} CSV row(s) without a numeric ID were skipped "
+                    f"(first at line {bad['line_no'][0]})", line=int(bad["line_no"][0]))
+    return frame.filter(pl.col("launch_id").is_not_null())
 
 
 def _named(table: pl.DataFrame, roles: Roles) -> pl.DataFrame:
@@ -109,10 +117,13 @@ def _named(table: pl.DataFrame, roles: Roles) -> pl.DataFrame:
 
 
 def _launch_ids(frame: pl.DataFrame) -> pl.Expr:
-    """ncu's `ID`; era 0 (2019.1/2019.2) has none: a launch is a run of rows of one kernel
-    name and time, and a metric seen again within the run starts the next launch."""
+    """ncu's `ID`; era 0 (2019.1/2019.2) has none: on its details page a launch is a run of
+    rows of one kernel name and time, and a metric seen again within the run starts the next
+    launch; on its raw page each row is a launch."""
     if "launch_id" in frame.columns:
         return pl.col("launch_id").str.strip_chars().cast(pl.Int64, strict=False)
+    if "metric" not in frame.columns:  # a raw page without IDs: one launch per row
+        return pl.int_range(pl.len(), dtype=pl.Int64)
     key = pl.concat_str(pl.col("name").fill_null(""), pl.col("kernel_time").fill_null(""),
                         separator="\x1f")
     run = (key != key.shift()).fill_null(True).cum_sum()
@@ -177,8 +188,7 @@ def _warn_unknown(roles: Roles, result: ParseResult) -> None:
 
 # -- raw page --------------------------------------------------------------------------------
 
-def read_raw(table: pl.DataFrame, roles: Roles,
-              result: ParseResult, doc: Document) -> bool:
+def read_raw(table: pl.DataFrame, roles: Roles, result: ParseResult, doc: Document) -> bool:
     table = _incomplete(table, roles, len(roles), doc, result)
     id_col = next((c for c, _, r in roles if r == "launch_id"), "c0")
     no_id = pl.col(id_col).fill_null("").str.strip_chars() == ""
@@ -188,17 +198,18 @@ def read_raw(table: pl.DataFrame, roles: Roles,
     if not unit_rows.height:
         result.warn("ncu.no-units-row", "raw CSV has no units row after its header: values "
                     "are kept as printed")
-    frame = _named(launches, roles).with_columns(launch_id=_launch_ids_raw())
+    named = _named(launches, roles)
+    named = named.with_columns(launch_id=_launch_ids(named))
+    launches = launches.filter(named["launch_id"].is_not_null())
+    frame = _with_ids(named, result)
+    if not frame.height:
+        return False
     kernels = _kernels(frame)
     result.add("kernels", kernels)
     metrics = _raw_metrics(launches.with_columns(launch_id=frame["launch_id"]), roles, unit_rows, kernels)
     result.add("metrics", metrics)
     result.hints.device_name = ncu_status.device_name(metrics)
     return True
-
-
-def _launch_ids_raw() -> pl.Expr:
-    return pl.col("launch_id").str.strip_chars().cast(pl.Int64, strict=False)
 
 
 def _raw_metrics(launches: pl.DataFrame, roles: Roles, unit_rows: pl.DataFrame,
@@ -212,7 +223,9 @@ def _raw_metrics(launches: pl.DataFrame, roles: Roles, unit_rows: pl.DataFrame,
     }, schema={"col": pl.String, "metric": pl.String, "unit": pl.String})
     long = launches.unpivot(on=cols, index=["line_no", "launch_id"], variable_name="col",
                             value_name="value_text")
-    long = long.filter(pl.col("value_text").is_not_null() & (pl.col("value_text") != ""))
+    # Unpivot goes column by column: back to file order, one launch's counters together.
+    long = long.filter(pl.col("value_text").is_not_null() & (pl.col("value_text") != "")) \
+        .sort("line_no", maintain_order=True)
     long = long.join(mapping, on="col", how="left", maintain_order="left").select(
         pl.col("line_no").alias("source_line"), "launch_id", pl.lit(None, pl.String).alias("section"),
         "metric", "unit", "value_text")

@@ -144,7 +144,7 @@ def _kernels(heads: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
     )
     regions = _nvtx_regions(lines)
     if regions.height:
-        out = out.join(regions, on="launch_id", how="left")
+        out = out.join(regions, on="launch_id", how="left", maintain_order="left")
     return out
 
 
