@@ -118,3 +118,27 @@ def test_damaged_sqlite_profile_is_an_error_not_a_crash(tmp_path):
     result = sniffed.spec.parse(cut, sniffed.variant)
     assert result.error is not None
     assert "nvprof SQLite profile" in result.error.message or result.rows()
+
+
+@pytest.mark.parametrize("parts", [
+    ("derived", "nvprof", "darknet_jetson_xavier_nvprof_sqlite_out.gputrace.csv"),
+    ("nvprof", "trace", "cs533_mpi_vecadd_v100_gpu_trace_allprocs.txt"),
+])
+def test_the_one_read_csv_path_reads_as_the_line_path(parts):
+    """A CSV trace that is one table is read by one `read_csv` call (nvprof_fast); the line by
+    line path gives the very same tables. Other logs are left to the line path."""
+    from roofreport.formats import nvprof, nvprof_fast
+    from roofreport.formats.base import ParseResult
+    from roofreport.textio import Document
+
+    doc = Document.open(corpus_path(*parts))
+    fast, slow = ParseResult("nvprof", "x"), ParseResult("nvprof", "x")
+    taken = nvprof_fast.read(doc, fast) is not None
+    assert taken == parts[-1].endswith(".csv")
+    if taken:
+        nvprof.read_lines(doc, slow)
+        nvprof._finish(fast)
+        nvprof._finish(slow)
+        assert fast.tables.keys() == slow.tables.keys() == {"activities", "kernels"}
+        for name in fast.tables:
+            assert fast.tables[name].equals(slow.tables[name]), name

@@ -11,13 +11,11 @@ Tables filled: `kernels`, `metrics`, `activities`, `api_calls`, `regions`.
 
 from __future__ import annotations
 
-import re
-from functools import cache
-
 import polars as pl
 
 from roofreport.errors import ParseError
-from roofreport.formats import nvprof_csv, nvprof_lines, nvprof_sqlite, nvprof_status, nvprof_text
+from roofreport.formats import (nvprof_csv, nvprof_fast, nvprof_lines, nvprof_sqlite, nvprof_status,
+                                nvprof_text)
 from roofreport.formats.base import FormatSpec, ParseResult
 from roofreport.textio import Document, Head
 
@@ -41,17 +39,12 @@ _VARIANTS = {
 
 # -- sniffing --------------------------------------------------------------------------------
 
-@cache
-def _regex(rule: str) -> re.Pattern:
-    return re.compile(nvprof_lines.load().regex(rule))
-
-
 def sniff_log(head: Head) -> str | None:
     status_seen = False
     for line in head.lines[:5000]:
-        if _regex("status_line").match(line):
+        if nvprof_lines.matches(line, "status_line"):
             message = line.split("==", 2)[-1].lstrip("=")
-            status_seen = status_seen or any(_regex(k).match(message) for k in _STRONG_STATUS)
+            status_seen = status_seen or any(nvprof_lines.matches(message, k) for k in _STRONG_STATUS)
             continue
         variant = _header_variant(line)
         if variant:
@@ -61,9 +54,9 @@ def sniff_log(head: Head) -> str | None:
 
 def _header_variant(line: str) -> str | None:
     for kind, variant in _VARIANTS.items():
-        if _regex(kind).match(line):
+        if nvprof_lines.matches(line, kind):
             return variant
-    if not _regex("csv_header_line").match(line):
+    if not nvprof_lines.matches(line, "csv_header_line"):
         return None
     try:
         names, sep = nvprof_csv.header(line)
@@ -86,6 +79,17 @@ def sniff_session_xml(head: Head) -> str | None:
 
 def parse_log(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
+    lines = nvprof_fast.read(doc, result)
+    if lines is None:
+        result = ParseResult(family=FAMILY, variant=variant)
+        lines = read_lines(doc, result)
+    _finish(result)
+    nvprof_status.apply(lines, doc, result)
+    return result
+
+
+def read_lines(doc: Document, result: ParseResult) -> pl.DataFrame:
+    """Every table of the log, line by line; returns the annotated lines."""
     lines = doc.lines()
     if nvprof_lines.is_spreadsheet(lines):
         lines = nvprof_lines.unspreadsheet(lines)
@@ -94,9 +98,7 @@ def parse_log(doc: Document, variant: str) -> ParseResult:
     if counted:
         nvprof_text.add_counted(pl.concat(counted, how="vertical_relaxed"), result)
     nvprof_text.add_um_totals(lines, result)
-    _finish(result)
-    nvprof_status.apply(lines, doc, result)
-    return result
+    return lines
 
 
 def parse_session_xml(doc: Document, variant: str) -> ParseResult:

@@ -3,7 +3,7 @@ row when nvprof printed one (one unit per column: `,%,ms,,us,us,ms,`), hand-made
 Type column or quotes, and spreadsheet re-saves with TABs.
 
 Each header line is parsed by Lark (`csv_header_line`, once per distinct header); the rows under
-it are read by `pl.read_csv`; column meanings are data (`_COLUMNS`), the conversions are the
+it are read by `pl.read_csv`; column meanings are data (`COLUMNS`), the conversions are the
 text tables' (`nvprof_text.add_*`), so both forms land in the same tables the same way.
 """
 
@@ -26,7 +26,7 @@ _KINDS = [("metrics", "Metric Name"), ("events", "Event Name"), ("gpu_trace", "G
           ("gpu_trace", "Size"), ("summary", "Calls"), ("api_trace", "Start")]
 
 # raw header -> internal column, per report kind (anything else is kept under its own name)
-_COLUMNS = {
+COLUMNS = {
     "summary": {"Type": "activity_type", "Time(%)": "time_percent", "Time": "time_total",
                 "Calls": "calls", "Avg": "time_avg", "Min": "time_min", "Max": "time_max",
                 "Name": "summary_name"},
@@ -98,7 +98,7 @@ def _read_block(block: pl.DataFrame, lines: pl.DataFrame, doc: Document,
         return None
     if kind in ("metrics", "events"):
         return _counted(frame, kind)
-    _CONVERTERS[kind](frame, kind, result)
+    CONVERTERS[kind](frame, kind, result)
     return None
 
 
@@ -106,31 +106,66 @@ def _read_rows(body: pl.DataFrame, names: tuple[str, ...], sep: str, kind: str,
                units: list[str] | None, lines: pl.DataFrame, doc: Document,
                result: ParseResult) -> pl.DataFrame | None:
     """The rows as text columns (internal names) plus `<column>_unit` from the units row."""
-    mapping = _COLUMNS[kind]
+    mapping = COLUMNS[kind]
     cols = [mapping.get(n, n) for n in names]
-    g = load()
-    record = g.regex("tsv_record" if sep == "\t" else "csv_record")
-    # Fields outside quotes; a row of another width is damaged (the reader would misalign it).
-    width = pl.col("text").str.replace_all(g.terminal("QUOTED_CELL"), "").str.count_matches(sep) + 1
-    fits = pl.col("text").str.contains(record) & (width == len(cols))
-    _report_short_rows(body.filter(~fits)["line_no"].to_list(), lines, doc, result,
+    frame = _try_read(body, cols, sep, _block_bytes(body, lines, doc))
+    if frame is None:  # an open quote swallowed lines, or the reader refused: check each row
+        body = _records(body, cols, sep, lines, doc, result)
+        frame = _try_read(body, cols, sep) if body.height else None
+        if frame is None:
+            return None
+    # A row with fields missing (nvprof's last column is never empty) is cut or damaged.
+    fits = pl.col(cols[-1]).is_not_null()
+    _report_short_rows(frame.filter(~fits)["source_line"].to_list(), lines, doc, result,
                        f"is not a record of {len(cols)} fields (cut, or damaged)")
-    body = body.filter(fits)
-    if not body.height:
-        return None
-    data = "\n".join(body["text"].to_list()).encode()
-    frame = pl.read_csv(io.BytesIO(data), has_header=False, schema={c: pl.String for c in cols},
-                        separator=sep, quote_char='"', truncate_ragged_lines=True)
-    if frame.height != body.height:
-        result.warn("nvprof.unreadable-row", f"{doc.display}:{body['line_no'][0]}: a CSV row "
-                    "spans several lines; this table was skipped", line=body["line_no"][0])
-        return None
-    frame = frame.with_columns(body.select(pl.col("line_no").alias("source_line"), "pid",
-                                           "nvtx_path", "section"))
+    frame = frame.filter(fits)
     if units:
         frame = frame.with_columns(pl.lit(u, pl.String).alias(f"{c}_unit")
                                    for c, u in zip(cols, units + [""] * len(cols)))
     return frame
+
+
+def _block_bytes(body: pl.DataFrame, lines: pl.DataFrame, doc: Document) -> bytes | None:
+    """The rows' bytes as the document holds them, when they are consecutive lines (the usual
+    case: no copy of millions of rows through Python strings)."""
+    first, last = body["line_no"][0], body["line_no"][-1]
+    if last - first + 1 != body.height:
+        return None
+    sizes = lines["text"].str.len_bytes() + 1
+    if int(sizes.sum()) not in (len(doc.data), len(doc.data) + 1):
+        return None  # bytes the line splitter replaced (invalid UTF-8): offsets would drift
+    start = int(sizes.head(first - 1).sum())
+    return doc.data[start:start + int(sizes.slice(first - 1, body.height).sum())]
+
+
+def _try_read(body: pl.DataFrame, cols: list[str], sep: str,
+              data: bytes | None = None) -> pl.DataFrame | None:
+    """`pl.read_csv` of the rows; None when the reader refuses them (a row with a field too
+    many, an open quote) or does not give one row per line. Short rows get nulls."""
+    if data is None:
+        data = body.select(pl.col("text").str.join("\n")).item().encode()
+    try:
+        frame = pl.read_csv(io.BytesIO(data), has_header=False, schema={c: pl.String for c in cols},
+                            separator=sep, quote_char='"', missing_columns="insert")
+    except pl.exceptions.PolarsError:
+        return None
+    if frame.height != body.height:
+        return None
+    return frame.with_columns(body.select(pl.col("line_no").alias("source_line"), "pid",
+                                          "nvtx_path", "section"))
+
+
+def _records(body: pl.DataFrame, cols: list[str], sep: str, lines: pl.DataFrame, doc: Document,
+             result: ParseResult) -> pl.DataFrame:
+    """The lines that are CSV records (grammar rule `csv_record`) of the header's width;
+    the others are reported."""
+    g = load()
+    bare = pl.col("text").str.replace_all(g.terminal("QUOTED_CELL"), "")
+    fits = pl.col("text").str.contains(g.regex("csv_record")) \
+        & (bare.str.count_matches(sep, literal=True) == len(cols) - 1)
+    _report_short_rows(body.filter(~fits)["line_no"].to_list(), lines, doc, result,
+                       f"is not a record of {len(cols)} fields (cut, or damaged)")
+    return body.filter(fits)
 
 
 def _report_short_rows(line_nos: list[int], lines: pl.DataFrame, doc: Document,
@@ -149,9 +184,17 @@ def _unit(frame: pl.DataFrame, col: str) -> pl.Expr | None:
 
 
 def _cell(frame: pl.DataFrame, col: str) -> pl.Expr:
-    """A column's value in base units, using the units row when there is one."""
+    """A column's value in base units, using the units row when there is one. A column of
+    plain numbers under a known unit is cast at once (the common case, millions of cells);
+    cells with units of their own go through the pattern."""
     if col not in frame.columns:
         return pl.lit(None, pl.Float64)
+    unit = frame[f"{col}_unit"][0] if f"{col}_unit" in frame.columns else ""
+    if frame.schema[col].is_numeric():  # typed by the reader (nvprof_fast)
+        return V.plain(pl.col(col), unit) if unit in V.UNITS or unit == "" else pl.lit(None, pl.Float64)
+    plain = frame[col].cast(pl.Float64, strict=False)
+    if plain.null_count() == frame[col].null_count() and (unit == "" or unit in V.UNITS):
+        return V.plain(pl.col(col), unit)
     return V.scaled(pl.col(col), _unit(frame, col))
 
 
@@ -193,6 +236,12 @@ def _counted(frame: pl.DataFrame, kind: str) -> pl.DataFrame:
         *[pl.col(s) if s in frame.columns else pl.lit(None, pl.String).alias(s) for s in T.STATS])
 
 
+def _int(frame: pl.DataFrame, col: str) -> pl.Expr:
+    if col not in frame.columns:
+        return pl.lit(None, pl.Int64)
+    return pl.col(col) if frame.schema[col] == pl.Int64 else V.integer(pl.col(col))
+
+
 def _dims(frame: pl.DataFrame, cols: list[str]) -> pl.Expr:
     if not all(c in frame.columns for c in cols):
         return pl.lit(None, pl.String)
@@ -209,8 +258,8 @@ def _gpu_trace(frame: pl.DataFrame, kind: str, result: ParseResult) -> None:
         "source_line", text("name").alias("name"),
         _cell(frame, "start").alias("start_ns"), _cell(frame, "duration").alias("duration_ns"),
         _cell(frame, "size").alias("bytes"), text("device").alias("device"),
-        V.integer(text("context")).alias("context"), V.integer(text("stream")).alias("stream"),
-        V.integer(text("correlation_id")).alias("correlation_id"),
+        _int(frame, "context").alias("context"), _int(frame, "stream").alias("stream"),
+        _int(frame, "correlation_id").alias("correlation_id"),
         _dims(frame, ["gx", "gy", "gz"]).alias("grid"), _dims(frame, ["bx", "by", "bz"]).alias("block"))
     T.add_gpu_trace(trace, result)
 
@@ -221,4 +270,4 @@ def _api_trace(frame: pl.DataFrame, kind: str, result: ParseResult) -> None:
         _cell(frame, "start").alias("start_ns"), _cell(frame, "duration").alias("total_ns")))
 
 
-_CONVERTERS = {"summary": _summary, "gpu_trace": _gpu_trace, "api_trace": _api_trace}
+CONVERTERS = {"summary": _summary, "gpu_trace": _gpu_trace, "api_trace": _api_trace}

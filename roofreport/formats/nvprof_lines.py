@@ -9,6 +9,9 @@ Spreadsheet re-saves (TAB-separated, quoted banner lines) are normalised first.
 
 from __future__ import annotations
 
+import re
+from functools import cache
+
 import polars as pl
 
 from roofreport import grammar
@@ -42,12 +45,46 @@ def load() -> grammar.Grammar:
     return grammar.load("nvprof")
 
 
+@cache
+def _compiled(rule: str) -> re.Pattern:
+    return re.compile(load().regex(rule))
+
+
+def kind_of(text: str) -> str:
+    """The `line` kind of one line (for the few lines looked at one by one: a file's head)."""
+    for kind in load().alternatives("line"):
+        if _compiled(kind).match(text):
+            return kind
+    return "other"
+
+
+def matches(text: str, rule: str) -> bool:
+    return _compiled(rule).match(text) is not None
+
+
 def annotate(lines: pl.DataFrame) -> pl.DataFrame:
     """`lines` (line_no, text) with kind, status, message, pid and the carried context."""
     g = load()
-    lines = lines.with_columns(kind=g.classify(pl.col("text"), "line"))
+    lines = _classify(lines, g)
     lines = _with_status(lines, g)
     return _with_context(lines)
+
+
+@cache
+def _any_kind(g: grammar.Grammar) -> str:
+    """One regex matching a line of any kind of `line` (capture names dropped): a single pass
+    finds the few structural lines among millions of table rows."""
+    kinds = [re.sub(r"\(\?P<\w+>", "(?:", g.regex(k)) for k in g.alternatives("line")]
+    return "|".join(f"(?:{rx})" for rx in kinds)
+
+
+def _classify(lines: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
+    """The `line` kind of every line; only lines of some kind go through the rule by rule
+    classification, the rest (table rows, program output) are `other` at once."""
+    known = lines.filter(pl.col("text").str.contains(_any_kind(g)))
+    kinds = known.select("line_no", g.classify(pl.col("text"), "line").alias("kind"))
+    return lines.join(kinds, on="line_no", how="left", maintain_order="left") \
+        .with_columns(pl.col("kind").fill_null("other"))
 
 
 def _with_status(lines: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:

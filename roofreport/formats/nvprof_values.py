@@ -62,6 +62,13 @@ def scaled(cell: pl.Expr, column_unit: pl.Expr | None = None) -> pl.Expr:
     return pl.coalesce((number * factor).round_sig_figs(15), level)
 
 
+def plain(cell: pl.Expr, unit: str) -> pl.Expr:
+    """A column of plain numbers in one unit (`""` for none), in base units."""
+    factor = UNITS[unit][0] if unit else 1.0
+    number = cell.cast(pl.Float64, strict=False)
+    return number if factor == 1.0 else (number * factor).round_sig_figs(15)
+
+
 def integer(cell: pl.Expr) -> pl.Expr:
     return cell.str.strip_chars().cast(pl.Int64, strict=False)
 
