@@ -55,8 +55,10 @@ def sniff_text(head: Head) -> str | None:
     lines = pl.DataFrame({"text": head.lines}, schema={"text": pl.String})
     lines = lines.with_columns(kind=g.classify(pl.col("text"), "line"))
     kinds = set(lines["kind"].unique().to_list())
-    own_status = lines.filter(pl.col("kind") == "status_line")["text"].str.contains(
-        ncu_status.NCU_ONLY.pattern).any()
+    # Without results, ncu's own status messages must open a line: quoted in a table or a
+    # note (a manifest, a README), they are someone writing about ncu.
+    status = lines.filter((pl.col("kind") == "status_line") & pl.col("text").str.starts_with("=="))
+    own_status = status["text"].str.contains(ncu_status.NCU_ONLY.pattern).any()
     if not ({"kernel_line", "section_line"} & kinds or own_status):
         return None
     return _text_variant(lines, kinds, g, head)
