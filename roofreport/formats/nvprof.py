@@ -40,10 +40,11 @@ _VARIANTS = {
 # -- sniffing --------------------------------------------------------------------------------
 
 def sniff_log(head: Head) -> str | None:
+    """The first table's kind, `log` for nvprof output without a table in the head, or None."""
     status_seen = False
     for line in head.lines[:5000]:
-        if nvprof_lines.matches(line, "status_line"):
-            message = line.split("==", 2)[-1].lstrip("=")
+        message = nvprof_lines.status_message(line)
+        if message is not None:
             status_seen = status_seen or any(nvprof_lines.matches(message, k) for k in _STRONG_STATUS)
             continue
         variant = _header_variant(line)

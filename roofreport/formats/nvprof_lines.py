@@ -62,40 +62,51 @@ def matches(text: str, rule: str) -> bool:
     return _compiled(rule).match(text) is not None
 
 
+def status_message(text: str) -> str | None:
+    """What a `==PID==` line says (None for other lines)."""
+    m = _compiled("status_line").match(text)
+    return m.group("status_message") or "" if m else None
+
+
 def annotate(lines: pl.DataFrame) -> pl.DataFrame:
     """`lines` (line_no, text) with kind, status, message, pid and the carried context."""
     g = load()
-    lines = _classify(lines, g)
-    lines = _with_status(lines, g)
+    known = lines.filter(pl.col("text").str.contains(_any_kind(g)))
+    known = _fields(known.with_columns(kind=g.classify(pl.col("text"), "line")), g)
+    lines = lines.join(known.drop("text"), on="line_no", how="left", maintain_order="left") \
+        .with_columns(pl.col("kind").fill_null("other"))
     return _with_context(lines)
 
 
 @cache
 def _any_kind(g: grammar.Grammar) -> str:
     """One regex matching a line of any kind of `line` (capture names dropped): a single pass
-    finds the few structural lines among millions of table rows."""
+    finds the few structural lines among millions of table rows and program output."""
     kinds = [re.sub(r"\(\?P<\w+>", "(?:", g.regex(k)) for k in g.alternatives("line")]
     return "|".join(f"(?:{rx})" for rx in kinds)
 
 
-def _classify(lines: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
-    """The `line` kind of every line; only lines of some kind go through the rule by rule
-    classification, the rest (table rows, program output) are `other` at once."""
-    known = lines.filter(pl.col("text").str.contains(_any_kind(g)))
-    kinds = known.select("line_no", g.classify(pl.col("text"), "line").alias("kind"))
-    return lines.join(kinds, on="line_no", how="left", maintain_order="left") \
-        .with_columns(pl.col("kind").fill_null("other"))
+def _field(g: grammar.Grammar, text: pl.Expr, rule: str, field: str) -> pl.Expr:
+    return g.extract(text, rule)[g.groups(rule).index(field)]
 
 
-def _with_status(lines: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
-    is_status = pl.col("kind") == "status_line"
-    prefix, message = g.extract(pl.col("text"), "status_line")
-    lines = lines.with_columns(
-        message=pl.when(is_status).then(message.fill_null("")),
-        pid=pl.when(is_status).then(prefix.str.extract(r"(\d+)", 1).cast(pl.Int64)),
+def _fields(known: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
+    """What the structural lines say: status message, kind and PID; device, kernel and NVTX
+    names (grammar fields), on the few lines that have them."""
+    kind, text = pl.col("kind"), pl.col("text")
+    is_status = kind == "status_line"
+    known = known.with_columns(
+        message=pl.when(is_status).then(_field(g, text, "status_line", "status_message").fill_null("")),
+        pid=pl.when(is_status).then(
+            _field(g, text, "status_line", "status_prefix").str.extract(r"(\d+)", 1).cast(pl.Int64)),
+        device_name=pl.when(kind == "device_line").then(_field(g, text, "device_line", "device_name")),
+        kernel_name=pl.when(kind == "kernel_line").then(_field(g, text, "kernel_line", "kernel_name")),
     )
-    return lines.with_columns(
-        status=pl.when(is_status).then(g.classify(pl.col("message"), "status_kind", other="note")))
+    message = pl.col("message")
+    return known.with_columns(
+        status=pl.when(is_status).then(g.classify(message, "status_kind", other="note")),
+        domain_name=_field(g, message, "nvtx_domain_message", "nvtx_domain"),
+        range_name=_field(g, message, "nvtx_range_message", "nvtx_range"))
 
 
 def _carry(start: pl.Expr, value: pl.Expr, reset: pl.Expr) -> pl.Expr:
@@ -109,40 +120,29 @@ def _with_context(lines: pl.DataFrame) -> pl.DataFrame:
     kind, status = pl.col("kind"), pl.col("status")
     header = kind.is_in(list(TABLES))
     opens_section = status.is_in(list(SECTIONS))
+    new_kernel = header | (kind == "device_line") | (kind == "status_line")
     return lines.with_columns(
         pid=pl.col("pid").forward_fill(),
         section=_carry(opens_section, status.replace_strict(SECTIONS, default=None), pl.lit(False)),
         table=_carry(header, kind.replace_strict(TABLES, default=None), kind.is_in(_ENDS_TABLE)),
         block=header.cum_sum().cast(pl.Int64),
-        device=_carry(kind == "device_line", pl.col("text"),
+        device=_carry(kind == "device_line", pl.col("device_name"),
                       opens_section | (status == "process_message")),
-        kernel=_carry(kind == "kernel_line", pl.col("text"),
-                      header | (kind == "device_line") | (kind == "status_line")),
-        kernel_line=_carry(kind == "kernel_line", pl.col("line_no"),
-                           header | (kind == "device_line") | (kind == "status_line")).cast(pl.Int64),
-        nvtx_domain=_carry(status == "nvtx_domain_message", pl.col("message"),
+        kernel=_carry(kind == "kernel_line", pl.col("kernel_name"), new_kernel),
+        kernel_line=_carry(kind == "kernel_line", pl.col("line_no"), new_kernel).cast(pl.Int64),
+        nvtx_domain=_carry(status == "nvtx_domain_message", pl.col("domain_name"),
                            status.is_in(["nvtx_thread_message", "nvtx_result_message"])
                            | (opens_section & (status != "nvtx_result_message"))),
-        nvtx_range=_carry(status == "nvtx_range_message", pl.col("message"),
+        nvtx_range=_carry(status == "nvtx_range_message", pl.col("range_name"),
                           status.is_in(["nvtx_domain_message", "nvtx_thread_message"]) | opens_section),
-    ).with_columns(_nvtx_path(), _device_name(), _kernel_name())
+    ).with_columns(_nvtx_path())
 
 
 def _nvtx_path() -> pl.Expr:
-    """`Domain "NCCL"` + `Range "ncclAllReduce"` -> `NCCL/ncclAllReduce` (unnamed domain dropped)."""
-    domain = pl.col("nvtx_domain").str.extract(r'Domain "([^"]+)"', 1)
-    rng = pl.col("nvtx_range").str.extract(r'Range "([^"]+)"', 1)
-    domain = pl.when(domain == "<unnamed>").then(None).otherwise(domain)
-    path = pl.concat_str([domain, rng], separator="/", ignore_nulls=True)
-    return pl.when(rng.is_null()).then(None).otherwise(path).alias("nvtx_path")
-
-
-def _device_name() -> pl.Expr:
-    return pl.col("device").str.extract(r'Device "([^"]+)"', 1).alias("device")
-
-
-def _kernel_name() -> pl.Expr:
-    return pl.col("kernel").str.extract(r"Kernel: (.*?)[ \t]*$", 1).alias("kernel")
+    """Domain `NCCL` + range `ncclAllReduce` -> `NCCL/ncclAllReduce` (unnamed domain dropped)."""
+    domain = pl.when(pl.col("nvtx_domain") == "<unnamed>").then(None).otherwise(pl.col("nvtx_domain"))
+    path = pl.concat_str([domain, pl.col("nvtx_range")], separator="/", ignore_nulls=True)
+    return pl.when(pl.col("nvtx_range").is_null()).then(None).otherwise(path).alias("nvtx_path")
 
 
 # -- spreadsheet re-saves -------------------------------------------------------------------

@@ -28,8 +28,6 @@ _WARNINGS = {
     "warning_message": "nvprof.warning",
 }
 _FATAL = ("error_message", "unsupported_message")
-# Informational warnings that say nothing about the data.
-_QUIET = r"will be replayed|This can happen if"
 _TIMEOUT_NOTE = ("the profiled application was stopped at nvprof's --timeout; the results cover "
                  "only the part of the run before it")
 
@@ -58,9 +56,8 @@ def _notes(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message").str.strip_chars()
     notes = lines.filter(status.is_in(list(_WARNINGS)) | pl.col("kind").is_in(["no_data_line", "job_end_line"]))
     _, job_end = load().extract(pl.col("text"), "job_end_line")
-    notes = notes.select("line_no", pl.coalesce(status, pl.col("kind")).alias("kind"),
-                         pl.coalesce(message, job_end, pl.col("text").str.strip_chars()).alias("text"))
-    return notes.filter(~pl.col("text").str.contains(_QUIET))
+    return notes.select("line_no", pl.coalesce(status, pl.col("kind")).alias("kind"),
+                        pl.coalesce(message, job_end, pl.col("text").str.strip_chars()).alias("text"))
 
 
 def _why_empty(lines: pl.DataFrame, notes: pl.DataFrame, doc: Document) -> ParseError:
