@@ -132,10 +132,10 @@ class Export:
             self._columns[table] = [r[1] for r in rows]
         return self._columns[table]
 
-    def select(self, table: str, mapping: dict[str, str], joins: dict[str, str] | None = None,
-               where: str = "") -> pl.DataFrame:
-        """`mapping` (field -> column) read from `table`; absent columns give nulls, and
-        `joins` fields are resolved through StringIds (ids) or kept (text)."""
+    def select(self, table: str, mapping: dict[str, str], joins: dict[str, str] | None = None) -> pl.DataFrame:
+        """`mapping` (field -> column) read from `table`, plus `joins` (field -> column of
+        StringIds ids) resolved to their text; absent columns give nulls. Table and column
+        names come from this module's mappings and were checked against the file's schema."""
         have = set(self.columns(table))
         parts = ["t.rowid AS source_line"]
         parts += [f't."{col}" AS {field}' if col in have else f"NULL AS {field}"
@@ -147,7 +147,7 @@ class Export:
                 tail.append(f'LEFT JOIN StringIds s{i} ON s{i}.id = t."{col}"')
             else:
                 parts.append(f"NULL AS {field}")
-        sql = f'SELECT {", ".join(parts)} FROM "{table}" t {" ".join(tail)} {where}'
+        sql = f'SELECT {", ".join(parts)} FROM "{table}" t {" ".join(tail)}'
         cursor = self.con.execute(sql)
         names = [d[0] for d in cursor.description]
         return pl.DataFrame(cursor.fetchall(), schema=names, orient="row", infer_schema_length=None)
