@@ -126,6 +126,8 @@ _EXPECTED = ("start", "duration", "name", "device", "context", "stream", "correl
 
 
 def _ensure(values: pl.DataFrame) -> pl.DataFrame:
+    """Fields a report may lack (older or narrower headers) as typed nulls, so every
+    emitter can name them."""
     missing = [pl.lit(None, pl.String if c in TEXT_FIELDS else pl.Float64).alias(c)
                for c in _EXPECTED if c not in values.columns]
     return values.with_columns(missing) if missing else values
@@ -182,6 +184,15 @@ def _kernel_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None
         "source_line", name.alias("name"), region.alias("region"), pl.lit("summary").alias("kind"),
         pl.col("instances").alias("count"), pl.col("total").alias("duration_ns"),
         _xyz("grid_xyz").alias("grid"), _xyz("block_xyz").alias("block")))
+
+
+def _nvtx_kernel_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    _kernel_summary(v, result, context)
+    if v["range"].drop_nulls().n_unique() > 1:
+        result.warn("nsys.overlapping-rows",
+                    "nvtxkernsum lists a kernel under every NVTX range open at its launch: rows of "
+                    "nested ranges count the same launches again (sum gpukernsum or a trace instead)",
+                    line=int(v["source_line"][0]))
 
 
 def _memtime_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
@@ -241,7 +252,7 @@ def _memsize_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> Non
 EMITTERS = {
     "gputrace": _gputrace,
     "gpukernsum": _kernel_summary,
-    "nvtxkernsum": _kernel_summary,
+    "nvtxkernsum": _nvtx_kernel_summary,
     "gpumemtimesum": _memtime_summary,
     "gpumemsizesum": _memsize_summary,
     "cudaapisum": _api_summary("summary"),
