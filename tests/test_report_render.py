@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from roofreport.cli import cli
 from tests.conftest import SAMPLE_LOGS, corpus_path
-from tests.test_report import chart_svgs
+from tests.test_report import chart_svgs, svg_texts
 
 PROJ1 = ("course", "Anoushka21-Cloud-and-MachineLearning", "proj1")
 PROJ1_RUNS = [f"{gpu}/{model}" for gpu in ("a100", "v100") for model in ("vgg11", "vgg13", "vgg19")]
@@ -79,11 +79,11 @@ def test_proj1_draws_one_roofline_per_gpu(proj1):
     assert section.count('<figure class="chart"') == 2
     assert "<h3>A100 SXM4 40GB (Ampere GA100)</h3>" in section
     svgs = chart_svgs(section)
-    # Ceilings labelled with their values (glyphs are paths; the text is kept in SVG comments).
+    # Ceilings labelled with their values, runs in the legend.
     for fid, labels in {"roof1": ("FP32 19.5 TFLOP/s", "Tensor TF32 156 TFLOP/s", "DRAM 1.56 TB/s", "a100/vgg19"),
                         "roof2": ("FP32 15.7 TFLOP/s", "DRAM 900 GB/s", "v100/vgg11")}.items():
         for label in labels:
-            assert f"<!-- {label} -->" in svgs[fid], (fid, label)
+            assert label in svg_texts(svgs[fid]), (fid, label)
 
 
 def test_proj1_sections_with_data_and_hints(proj1):
@@ -219,8 +219,9 @@ def test_course_sweep_shows_share_against_batch_size(tmp_path):
     sweeps = [svg for fid, svg in chart_svgs(share).items() if fid.startswith("sweep")]
     assert sweeps, "no share-vs-batch-size chart"
     joined = "\n".join(sweeps)
-    assert "<!-- NCCL kernels -->" in joined and "<!-- winograd kernels -->" in joined
-    assert re.search(r"<!-- Tesla K80[^>]*· alexnet -->", joined) and re.search(r"<!-- Tesla P40[^>]*· alexnet -->", joined)
+    texts = set(svg_texts(joined))
+    assert {"NCCL kernels", "winograd kernels"} <= texts
+    assert {"Tesla K80 (per GK210 GPU) · alexnet", "Tesla P40 · alexnet"} <= texts
     text = text_of(html)
     assert re.search(r"On Tesla K80[^.]*, NCCL kernels take", text)
 
@@ -231,4 +232,13 @@ def test_sample_logs_fill_every_section(tmp_path):
     _, _, html = build(tmp_path, SAMPLE_LOGS)
     empty = re.findall(r'<section id="(\w+)" class="section[^"]*\bempty\b', html)
     assert empty == []
-    assert html.count('<figure class="chart"') == 3
+    kinds = {re.sub(r"\d+$", "", fid) for fid in chart_svgs(html)}
+    assert kinds == {"roof", "share", "sweep", "util"}
+    # The story the demo folder tells (sample_logs/README.md), in the findings' words.
+    text = text_of(html)
+    assert "The A100 SXM4 40GB FLOP counts of 1 run miss TF32 tensor-core work" in text
+    assert "GPU 0 of a100/resnet18 was busy only" in text
+    nccl = re.search(r"NCCL kernels take ([\d.]+) % of kernel time at batch size 16 and ([\d.]+) % at 128", text)
+    wino = re.search(r"winograd kernels take ([\d.]+) % of kernel time at batch size 16 and ([\d.]+) % at 128", text)
+    assert nccl and float(nccl.group(1)) > float(nccl.group(2))      # NCCL's share falls as the batch grows
+    assert wino and float(wino.group(1)) < float(wino.group(2))      # winograd's rises

@@ -16,6 +16,7 @@ from roofreport.report.context import Chart, Heading, Paragraph, Section
 from roofreport.report.tables import name_cell, table
 
 REGIONS_PER_RUN = 20
+API_PER_RUN = 15
 EMPTY_REGIONS = ("No regions: the logs carry no NVTX ranges, profiler ranges or phase names. Annotate the "
                  "code with `torch.cuda.nvtx.range_push(\"forward\")`/`range_pop()` and profile with "
                  "`nsys profile --trace=cuda,nvtx` (nvtx_sum report) or `ncu --nvtx`.")
@@ -25,17 +26,24 @@ EMPTY_API = ("No CUDA API calls: `nsys profile --stats=true` (cuda_api_sum) or `
              "lists them.")
 
 
+def rows_per_run(runs: int, few: int) -> int:
+    """Table rows per run: all `few` for a handful of runs, fewer when a folder holds dozens."""
+    return few if runs <= 6 else max(5, few // 3)
+
+
 def regions_section(regions: pl.DataFrame) -> Section:
     section = Section("regions", "Regions and phases")
     if not regions.height:
         section.empty = EMPTY_REGIONS
         return section
-    for run in regions["run"].unique(maintain_order=True).to_list():
+    runs = regions["run"].unique(maintain_order=True).to_list()
+    limit = rows_per_run(len(runs), REGIONS_PER_RUN)
+    for run in runs:
         mine = regions.filter(pl.col("run") == run).sort("time_ns", descending=True, nulls_last=True)
         rows = [[r["kind"], name_cell(r["region"], 80), fmt.duration(r.get("time_ns")), fmt.share(r.get("share")),
                  fmt.count(r.get("count"))] for r in mine.iter_rows(named=True)]
         section.blocks.append(table(["Kind", "Region", "Time#", "Share#", "Count#"], rows, caption=run,
-                                    limit=REGIONS_PER_RUN, what="regions"))
+                                    limit=limit, what="regions"))
     return section
 
 
@@ -105,9 +113,12 @@ def api_section(api: pl.DataFrame) -> Section:
         "Host-side CUDA runtime/driver calls by total time. Long cudaMemcpy or cudaDeviceSynchronize "
         "times usually mean the host waited for the GPU; long cudaMalloc/cudaFree times mean allocation "
         "churn."))
-    for run in api["run"].unique(maintain_order=True).to_list():
+    runs = api["run"].unique(maintain_order=True).to_list()
+    limit = rows_per_run(len(runs), API_PER_RUN)
+    for run in runs:
         mine = api.filter(pl.col("run") == run).sort("total_ns", descending=True, nulls_last=True)
         rows = [[name_cell(r["name"], 60), fmt.count(r.get("calls")), fmt.duration(r.get("total_ns")),
                  fmt.share(r.get("share"))] for r in mine.iter_rows(named=True)]
-        section.blocks.append(table(["API call", "Calls#", "Total time#", "Share#"], rows, caption=run, css="api"))
+        section.blocks.append(table(["API call", "Calls#", "Total time#", "Share#"], rows, caption=run, css="api",
+                                    limit=limit, what="calls"))
     return section

@@ -3,10 +3,11 @@
 Imported only when a report is rendered (matplotlib costs half a second to import).
 Every chart function takes plain data (the dataclasses below, lists, floats) and returns a
 standalone SVG document (the page embeds it as a data: URI image): no XML prologue, ids prefixed
-with the chart id, a fixed hash salt and no date (the same data gives the same bytes), glyphs
-drawn as paths (the chart looks the same in every browser and in WeasyPrint). Text from logs goes
-through `label()`, which stops matplotlib from reading `$...$` as mathtext; matplotlib's SVG
-writer escapes `<`, `>` and `&` itself.
+with the chart id, a fixed hash salt and no date (the same data gives the same bytes). Text stays
+text (`svg.fonttype` none, DejaVu Sans as matplotlib measured it, then Arial/Helvetica): half the
+size and a third of the rendering time of glyph paths. Text from logs goes through `label()`,
+which stops matplotlib from reading `$...$` as mathtext; matplotlib's SVG writer escapes `<`,
+`>` and `&` itself.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def _pyplot():
         matplotlib.use("Agg", force=True)
         import matplotlib.pyplot as plt
         matplotlib.rcParams.update({
-            "svg.hashsalt": "roofreport", "svg.fonttype": "path", "font.family": "DejaVu Sans",
+            "svg.hashsalt": "roofreport", "svg.fonttype": "none", "font.family": "sans-serif",
+            "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
             "font.size": 8.5, "axes.titlesize": 9.5, "axes.labelsize": 8.5, "legend.fontsize": 7.5,
             "xtick.labelsize": 7.5, "ytick.labelsize": 7.5, "axes.edgecolor": INK,
             "axes.labelcolor": INK, "text.color": INK, "xtick.color": INK, "ytick.color": INK,

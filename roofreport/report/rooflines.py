@@ -58,6 +58,10 @@ def _gpu_blocks(an, runs: pl.DataFrame, gpu: str | None, per_run: int, n_charts:
     caption = f"Roofline of {title}"
     if spec is not None:
         caption += f"; ceilings: {_peak_sources(mine, spec)}"
+    untimed = mine.filter(pl.col("achieved_flops_per_s").is_null())["run"].unique(maintain_order=True).to_list()
+    if untimed:
+        caption += (f". No point for {', '.join(untimed[:4])}{' and more' if len(untimed) > 4 else ''}: "
+                    "FLOPs were counted but no kernel time was logged")
     blocks.append(Chart(f"roof{n_charts + 1}", svg, caption))
     blocks.append(_points_table(mine))
     blocks += _notes(mine)
