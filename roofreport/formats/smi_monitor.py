@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import polars as pl
 
-from roofreport import grammar, numbers
+from roofreport import grammar
 from roofreport.errors import ParseError
 from roofreport.formats.base import ParseResult
 from roofreport.formats.smi_fields import MONITOR_FIELDS, VALUE_UNITS
@@ -41,15 +41,18 @@ def read(lines: Lines, doc: Document, result: ParseResult, period: float | None)
     section = frame.filter(pl.col("section") == "monitor")
     if not section.height:
         return pl.DataFrame()
-    headers = frame.filter(pl.col("kind") == "monitor_header_line").select("line_no", "text")
+    headers = frame.filter(pl.col("kind") == "monitor_header_line").select(
+        header_line="line_no", header_text="text")
     names_of = _names_of(headers, result)
     if any("pid" in names for names in names_of.values()):
         result.warn("smi.pmon-not-sampled", "pmon output lists utilisation per process, which "
                     "does not add up to per-GPU samples: recognised, not read into samples",
-                    line=headers["line_no"][0])
-    rows = _rows(section, doc, result)
-    parts = [_read_group(rows.filter(pl.col("header_line") == n), names, frame, doc, result)
-             for n, names in names_of.items() if "pid" not in names]
+                    line=headers["header_line"][0])
+    rows = _rows(section, doc, result).join(headers, on="header_line", how="left")
+    # One group per distinct header: dmon reprints its header every page.
+    parts = [_read_group(rows.filter(pl.col("header_text") == text), names,
+                         _units(frame, headers, text), doc, result)
+             for text, names in names_of.items() if "pid" not in names]
     parts = [p for p in parts if p.height]
     if not parts:
         return pl.DataFrame()
@@ -57,13 +60,14 @@ def read(lines: Lines, doc: Document, result: ParseResult, period: float | None)
         part=pl.lit("monitor"), interval_s=pl.lit(period or DEFAULT_PERIOD_S))
 
 
-def _names_of(headers: pl.DataFrame, result: ParseResult) -> dict[int, tuple[str, ...]]:
-    """Header line -> its column names; a header Lark refuses (damaged, or too long to parse)
-    is reported and its rows are left out."""
+def _names_of(headers: pl.DataFrame, result: ParseResult) -> dict[str, tuple[str, ...]]:
+    """Distinct header text -> its column names; a header Lark refuses (damaged, or too long to
+    parse) is reported and its rows are left out."""
     names_of = {}
-    for line_no, text in headers.iter_rows():
+    firsts = headers.group_by("header_text", maintain_order=True).agg(pl.col("header_line").first())
+    for text, line_no in firsts.iter_rows():
         try:
-            names_of[line_no] = column_names(text)
+            names_of[text] = column_names(text)
         except ParseError as exc:
             result.warn("smi.bad-header", f"dmon header unreadable: {exc.message}", line=line_no)
     return names_of
@@ -87,7 +91,7 @@ def _rows(section: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataF
         cells=pl.col("text").str.extract_all(r"\S+"))
 
 
-def _read_group(rows: pl.DataFrame, names: tuple[str, ...], frame: pl.DataFrame,
+def _read_group(rows: pl.DataFrame, names: tuple[str, ...], units: list[str],
                 doc: Document, result: ParseResult) -> pl.DataFrame:
     ok = rows.filter(pl.col("cells").list.len() == len(names))
     for line_no, text, n in rows.filter(pl.col("cells").list.len() != len(names)).select(
@@ -95,31 +99,35 @@ def _read_group(rows: pl.DataFrame, names: tuple[str, ...], frame: pl.DataFrame,
         err = ParseError(f"nvidia-smi dmon: row has {n} columns, its header {len(names)}",
                          path=doc.display, line=line_no, column=1, text=text)
         result.warn("smi.bad-row", err.describe(), line=line_no)
-    units = _units(frame, rows)
-    exprs, bad = [], []
-    date = clock = None
+    ok = ok.select("line_no", "block", "seq", *[
+        pl.col("cells").list.get(i).alias(f"_c{i}") for i in range(len(names))])
+    exprs, bad, taken = [], [], set()
     for i, name in enumerate(names):
-        target = MONITOR_FIELDS.get(name)
-        cell = pl.col("cells").list.get(i)
-        if target == "_date":
-            date = cell
-        elif target == "_clock":
-            clock = cell
-        elif target == "gpu_index":
+        target, cell = MONITOR_FIELDS.get(name), pl.col(f"_c{i}")
+        if target == "gpu_index":
             exprs.append(cell.cast(pl.Int64, strict=False).alias(target))
-        elif target is not None and target not in [e.meta.output_name() for e in exprs]:
-            factor = VALUE_UNITS.get(units[i] if i < len(units) else "", 1.0)
-            value = numbers.parse_number(cell) * factor
+        elif target in ("_date", "_clock") or target is None or target in taken:
+            continue               # `temp` and `gtemp` both feed temperature_c: the first wins
+        else:
+            value = _number(cell) * VALUE_UNITS.get(units[i] if i < len(units) else "", 1.0)
             exprs.append(value.alias(target))
             bad.append((value.is_null() & (cell != "-")).alias(f"_bad_{name}"))
-    if date is not None and clock is not None:
-        exprs.append((date + " " + clock).str.strptime(pl.Datetime("us"), "%Y%m%d %H:%M:%S",
-                                                         strict=False).alias("timestamp"))
+        taken.add(target)
+    if "Date" in names and "Time" in names:   # `-o DT`
+        stamp = pl.col(f"_c{names.index('Date')}") + " " + pl.col(f"_c{names.index('Time')}")
+        exprs.append(stamp.str.strptime(pl.Datetime("us"), "%Y%m%d %H:%M:%S", strict=False)
+                     .alias("timestamp"))
     out = ok.select(pl.col("line_no").alias("source_line"), "block", "seq", *exprs, *bad)
     _warn_bad_values(out, result)
     gpus = max(out["gpu_index"].n_unique(), 1) if "gpu_index" in out.columns else 1
     return out.with_columns(sample_no=(pl.col("seq") // gpus).cast(pl.Int64)).drop(
         "seq", *[c for c in out.columns if c.startswith("_bad_")])
+
+
+def _number(cell: pl.Expr) -> pl.Expr:
+    """A dmon cell: a plain integer (dmon prints no separators or units in cells), or `-`."""
+    value = cell.cast(pl.Float64, strict=False)
+    return pl.when(value.is_finite()).then(value)
 
 
 def _warn_bad_values(out: pl.DataFrame, result: ParseResult) -> None:
@@ -131,12 +139,10 @@ def _warn_bad_values(out: pl.DataFrame, result: ParseResult) -> None:
                         f"neither a number nor `-` (first at line {first}); they are null", line=first)
 
 
-def _units(frame: pl.DataFrame, rows: pl.DataFrame) -> list[str]:
-    """The `# Idx W C ...` line that follows the header of these rows."""
-    if not rows.height:
-        return []
-    header = rows["header_line"][0]
-    unit_line = frame.filter((pl.col("kind") == "monitor_units_line") & (pl.col("line_no") > header))
+def _units(frame: pl.DataFrame, headers: pl.DataFrame, text: str) -> list[str]:
+    """The `# Idx W C ...` line that follows the first print of this header."""
+    first = headers.filter(pl.col("header_text") == text)["header_line"][0]
+    unit_line = frame.filter((pl.col("kind") == "monitor_units_line") & (pl.col("line_no") > first))
     if not unit_line.height:
         return []
     return unit_line["text"][0].lstrip("#").split()

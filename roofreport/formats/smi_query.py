@@ -2,7 +2,7 @@
 
 The header line (parsed by Lark, once per distinct text) names the fields and their units;
 the rows under it are split at `,` by polars, and each cell is read with the grammar's
-`query_value` rule (number, unit, or a missing-value spelling). Fields map to columns through
+`query_number` rule (number and unit; `MISSING_VALUE` spellings are null). Fields map to columns through
 `smi_fields.QUERY_FIELDS`. Without a header (`noheader`), only the columns whose cells have an
 unambiguous shape are read (time, GPU name, bus id, uuid, pstate): the numbers' meaning is not
 in the file, and guessing it from units is wrong (`52 %` may be `fan.speed`).
@@ -52,17 +52,18 @@ def read(lines: Lines, doc: Document, result: ParseResult) -> pl.DataFrame:
 def _split_wrapper_time(rows: pl.DataFrame, lines: Lines) -> pl.DataFrame:
     """Separate a time a wrapper wrote before nvidia-smi's cells (`1785951483,0, 72.60`,
     `15:38:43.359 30, 636`): always without a header, with one only if it leaves the header's
-    field count."""
+    field count. Only the rows that could hold one are cut by the regex."""
     g = grammar.load("smi")
     counts = {n: len(f) for n, f in lines.headers.items()}
     expected = pl.col("header_line").replace_strict(counts, default=None, return_dtype=pl.Int64)
-    parts = rows.with_columns(*g.extract(pl.col("text"), "query_row_line"))
-    n_rest = pl.col("row_cells").str.count_matches(",") + 1
-    use = pl.col("row_time").is_not_null() & (pl.col("header_line").is_null() | (n_rest == expected))
-    return parts.with_columns(
-        body=pl.when(use).then(pl.col("row_cells")).otherwise(pl.col("text")),
-        row_time=pl.when(use).then(pl.col("row_time")),
-    ).drop("row_time_sep", "row_cells")
+    n_fields = pl.col("text").str.count_matches(",", literal=True) + 1
+    rows = rows.with_columns(body=pl.col("text"), row_time=pl.lit(None, pl.String))
+    maybe = rows.filter(pl.col("header_line").is_null() | (n_fields == expected + 1))
+    if not maybe.height:
+        return rows
+    cut = maybe.select("line_no", *g.extract(pl.col("text"), "query_row_line")).filter(
+        pl.col("row_time").is_not_null()).select("line_no", "row_time", body="row_cells")
+    return rows.update(cut, on="line_no")
 
 
 # -- one header's rows -----------------------------------------------------------------------
@@ -75,23 +76,33 @@ def _read_group(group: pl.DataFrame, fields: list[Field], doc: Document,
     cells = cells.filter(ok)
     if not cells.height or not _samples_something(fields, group, result):
         return pl.DataFrame()
-    exprs, checks, split = [], [], []
-    rx = grammar.load("smi").regex("query_value")
+    # In stages, each materialised once: the cells, their grammar parts, then the values.
+    cells = cells.select("line_no", "block", "row_time", *[
+        pl.col("cells").list.get(i).str.strip_chars().alias(f"_c{i}") for i in range(len(fields))])
+    measured = [i for i, (name, _) in enumerate(fields) if QUERY_FIELDS.get(name) in MEASUREMENTS]
+    rx = grammar.load("smi").regex("query_number")
+    cells = cells.with_columns([pl.col(f"_c{i}").str.extract_groups(rx).alias(f"_p{i}") for i in measured])
+    exprs, checks = [], []
     for i, (name, unit) in enumerate(fields):
         target = QUERY_FIELDS.get(name)
-        cell = pl.col("cells").list.get(i).str.strip_chars()
-        if target in MEASUREMENTS:
-            # Each cell is cut by the grammar's `query_value` once, then read from the parts.
-            split.append(cell.str.extract_groups(rx).alias(f"_cell_{i}"))
-            value, bad = _measurement(pl.col(f"_cell_{i}"), unit)
+        if i in measured:
+            value, bad = _measurement(pl.col(f"_c{i}"), pl.col(f"_p{i}"), _unit(cells, i, unit))
             exprs.append(value.alias(target))
             checks.append(bad.alias(f"_bad_{i}"))
         elif target is not None:
-            exprs.append(_identity(cell, target))
-    out = cells.with_columns(split).select(
-        pl.col("line_no").alias("source_line"), "block", "row_time", *exprs, *checks)
+            exprs.append(_identity(pl.col(f"_c{i}"), target))
+    out = cells.select(pl.col("line_no").alias("source_line"), "block", "row_time", *exprs, *checks)
     _warn_bad_values(out, fields, result)
     return _with_row_time(out.drop(*[c for c in out.columns if c.startswith("_bad_")]))
+
+
+def _unit(cells: pl.DataFrame, i: int, unit: str | None) -> str | None:
+    """The unit column `i`'s cells carry: `nounits` keeps `[%]` in the header and drops it from
+    the cells, so a column in which no cell has a unit is read as plain numbers."""
+    if unit in (None, "?"):
+        return unit
+    printed = cells.select(pl.col(f"_p{i}").struct.field("value_unit").is_not_null().any()).item()
+    return unit if printed else None
 
 
 def _samples_something(fields: list[Field], group: pl.DataFrame, result: ParseResult) -> bool:
@@ -107,28 +118,21 @@ def _samples_something(fields: list[Field], group: pl.DataFrame, result: ParseRe
     return False
 
 
-def _measurement(parts: pl.Expr, unit: str | None) -> tuple[pl.Expr, pl.Expr]:
-    """A cell (its `query_value` parts) as a number in its column's base unit, and whether it
-    was unreadable (text, or a unit missing/different from the header's: the tell-tale of a
-    row cut by a crash)."""
+def _measurement(cell: pl.Expr, parts: pl.Expr, unit: str | None) -> tuple[pl.Expr, pl.Expr]:
+    """A cell (its grammar `query_number` parts, or a `MISSING_VALUE`) as a number in its
+    column's base unit, and whether it was unreadable: text, or a unit missing or other than
+    the header's (the tell-tale of a row cut by a crash)."""
     number = parts.struct.field("number").cast(pl.Float64, strict=False)
     printed = parts.struct.field("value_unit")
-    factor = printed.replace_strict(VALUE_UNITS, default=None, return_dtype=pl.Float64)
-    empty = number.is_null() & parts.struct.field("text_value").is_null()   # a blank cell
-    missing = parts.struct.field("missing_value").is_not_null() | empty
+    missing = cell.str.contains(f"^(?:{grammar.load('smi').terminal('MISSING_VALUE')})$") | (cell == "")
     if unit is None:          # nounits, or a field printed without unit (temperature.gpu)
-        value, bad = number, number.is_null() & ~missing
+        value = pl.when(printed.is_null()).then(number)
     elif unit == "?":         # from an echoed command: units present, which ones not said
-        value = number * factor.fill_null(1.0)
-        bad = number.is_null() & ~missing
+        factor = printed.replace_strict(VALUE_UNITS, default=1.0, return_dtype=pl.Float64)
+        value = number * factor
     else:
-        # `nounits` keeps `[%]` in the header and drops it from the cells: a column in which
-        # no cell has a unit is a nounits column; in one that has units, every cell needs one.
-        with_units = printed.is_not_null().any()
-        value = pl.when(with_units).then(pl.when(printed == unit).then(number * factor)) \
-            .otherwise(number)
-        bad = value.is_null() & ~missing
-    return value, bad
+        value = pl.when(printed == unit).then(number * VALUE_UNITS.get(unit, 1.0))
+    return value, value.is_null() & ~missing
 
 
 def _identity(cell: pl.Expr, target: str) -> pl.Expr:

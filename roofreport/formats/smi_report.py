@@ -36,7 +36,7 @@ def read(lines: Lines, doc: Document, result: ParseResult) -> pl.DataFrame:
     wide = gpus.group_by("report", "gpu_line", maintain_order=True).agg(
         [_first_value(c) for c in sorted(set(REPORT_FIELDS.values()))])
     times = fields.filter(pl.col("path") == "Timestamp").group_by("report").agg(
-        parse_datetime(pl.col("value").first()).alias("timestamp"))
+        pl.col("value").first()).select("report", parse_datetime(pl.col("value")).alias("timestamp"))
     return wide.join(times, on="report", how="left").with_columns(
         pl.col("gpu_line").alias("source_line"),
         pl.int_range(pl.len()).over("report").cast(pl.Int64).alias("gpu_index"),

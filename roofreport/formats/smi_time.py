@@ -47,6 +47,31 @@ _NAME_START = re.compile(r"(?<!\d)(20\d{2})(\d\d)(\d\d)[_-]?(\d\d)(\d\d)(\d\d)(?
 
 def parse_datetime(text: pl.Expr) -> pl.Expr:
     """Printed times -> Datetime (null where no known spelling fits)."""
+    return text.map_batches(_parse_datetimes, return_dtype=DT)
+
+
+def _parse_datetimes(text: pl.Series) -> pl.Series:
+    """A log writes one spelling throughout: the first that reads a sample of the column is
+    applied to all of it (one strptime pass); only values it misses try every spelling."""
+    frame = pl.DataFrame({"t": text.cast(pl.String)})
+    sample = frame.filter(pl.col("t").is_not_null()).head(16)
+    fmt = next((f for f in _FORMATS if sample.height and sample.select(
+        _strptime(pl.col("t"), f).is_not_null().all()).item()), None)
+    if fmt is None:
+        return frame.select(_every_spelling(pl.col("t")))["t"]
+    fast = frame.select(_strptime(pl.col("t"), fmt))["t"]
+    missed = (fast.is_null() & text.is_not_null()).arg_true()
+    if missed.len():
+        slow = frame[missed].select(_every_spelling(pl.col("t")))["t"]
+        fast = fast.scatter(missed, slow)
+    return fast
+
+
+def _strptime(text: pl.Expr, fmt: str) -> pl.Expr:
+    return text.str.strip_chars().str.strptime(DT, fmt, strict=False)
+
+
+def _every_spelling(text: pl.Expr) -> pl.Expr:
     s = (text.str.strip_chars().str.replace_all(r"\s+", " ")
          .str.replace(_ZONE, " ${1}").str.replace(_OFFSET, ""))
     epoch = pl.when(s.str.contains(_EPOCH)).then(
