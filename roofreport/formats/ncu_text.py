@@ -64,36 +64,36 @@ def _has_csv_header(lines: pl.DataFrame, g: grammar.Grammar) -> bool:
 
 def _with_context(lines: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
     """Carry forward, for every line: kernel header sequence number, whether we are inside a
-    process's results (after `[pid] app@host`, until ncu speaks again), the process id, the
-    per-gpu summary's device, the section and the table rule in force."""
-    kind, text = pl.col("kind"), pl.col("text")
-    section_name = _field(g, "section_line", "section").str.strip_chars()
+    process's results (after `[pid] app@host`, until ncu speaks again), and the line numbers of
+    the process line, the per-gpu summary's device line, the section line and the table rule in
+    force (0 when none). Their fields are extracted from those few lines only (`_fields_at`)."""
+    kind = pl.col("kind")
     opens_kernel = kind.is_in(["kernel_line", "device_line", "process_line"])
+
+    def last(this: pl.Expr, reset: pl.Expr | None = None) -> pl.Expr:
+        at = pl.when(this).then(pl.col("line_no"))
+        if reset is not None:
+            at = at.when(reset).then(pl.lit(0, pl.Int64))
+        return at.otherwise(None).forward_fill().fill_null(0)
+
     return lines.with_columns(
         seq=(kind == "kernel_line").cum_sum().cast(pl.Int64),
         in_results=pl.when(kind == "process_line").then(True)
         .when(kind == "status_line").then(False)
         .otherwise(None).forward_fill().fill_null(False),
-        pid=pl.when(kind == "process_line").then(_field(g, "process_line", "pid"))
-        .otherwise(None).forward_fill(),
-        gpu=pl.when(kind == "device_line").then(_field(g, "device_line", "device"))
-        .when(kind == "process_line").then(pl.lit(""))
-        .otherwise(None).forward_fill(),
-        section=pl.when(kind == "section_line").then(section_name)
-        .when(opens_kernel).then(pl.lit(""))
-        .otherwise(None).forward_fill(),
-        rule_text=pl.when(kind.is_in(_RULES)).then(text)
-        .when(opens_kernel | (kind == "section_line")).then(pl.lit(""))
-        .otherwise(None).forward_fill(),
-        rule_kind=pl.when(kind.is_in(_RULES)).then(kind)
-        .when(opens_kernel | (kind == "section_line")).then(pl.lit(""))
-        .otherwise(None).forward_fill(),
+        process_at=last(kind == "process_line"),
+        device_at=last(kind == "device_line", reset=kind == "process_line"),
+        section_at=last(kind == "section_line", reset=opens_kernel),
+        rule_at=last(kind.is_in(_RULES), reset=opens_kernel | (kind == "section_line")),
     )
 
 
-def _field(g: grammar.Grammar, rule: str, name: str) -> pl.Expr:
-    """One named field of a line rule (null on lines of other kinds)."""
-    return next(e for e in g.extract(pl.col("text"), rule) if e.meta.output_name() == name)
+def _fields_at(lines: pl.DataFrame, g: grammar.Grammar, rule: str, names: dict[str, str],
+               at: str) -> pl.DataFrame:
+    """`at` (line number) -> the named fields of the `rule` lines, renamed by `names`."""
+    found = lines.filter(pl.col("kind") == rule)
+    fields = found.select(pl.col("line_no").alias(at), *g.extract(pl.col("text"), rule))
+    return fields.select(at, *[pl.col(f).str.strip_chars().alias(n) for f, n in names.items()])
 
 
 # -- kernels ---------------------------------------------------------------------------------
@@ -103,7 +103,12 @@ def _kernel_heads(lines: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
     position for launches; summaries repeat one kernel's header before every section, so
     there the first header of the same text (in the same process and device) gives the id."""
     heads = lines.filter((pl.col("kind") == "kernel_line") & pl.col("in_results"))
-    fields = kernel_fields(heads.select("line_no", "seq", "text", "pid", "gpu"), g)
+    heads = heads.select("line_no", "seq", "text", "process_at", "device_at") \
+        .join(_fields_at(lines, g, "process_line", {"pid": "pid"}, "process_at"),
+              on="process_at", how="left", maintain_order="left") \
+        .join(_fields_at(lines, g, "device_line", {"device": "gpu"}, "device_at"),
+              on="device_at", how="left", maintain_order="left")
+    fields = kernel_fields(heads, g)
     summary = pl.col("invocations").is_not_null()
     key = pl.concat_str(pl.col("pid").fill_null(""), pl.col("gpu").fill_null(""),
                         pl.col("text").str.strip_chars(), separator="\x1f")
@@ -136,7 +141,7 @@ def _kernels(heads: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("kernel_name").alias("name"),
         pl.when(invocations.is_not_null()).then(pl.lit("summary")).otherwise(pl.lit("launch")).alias("kind"),
         invocations.fill_null(1).alias("count"),
-        pl.coalesce("device", pl.when(pl.col("gpu") != "").then("gpu")).alias("device"),
+        pl.coalesce("device", "gpu").alias("device"),
         pl.col("context").cast(pl.Int64, strict=False),
         pl.col("stream").cast(pl.Int64, strict=False),
         pl.coalesce("grid", "grid_size").alias("grid"),
@@ -178,31 +183,40 @@ def _cuts(rule_text: str, rule: str) -> tuple[int, ...]:
     return (start, *(start + m.end() for m in re.finditer(r"-+", dashes)))
 
 
-def _cut_table(pairs: pl.DataFrame) -> pl.DataFrame:
-    cuts = [list(_cuts(t, k)) if t else None for t, k in pairs.iter_rows()]
-    return pairs.with_columns(
+def _rule_columns(lines: pl.DataFrame) -> pl.DataFrame:
+    """rule_at (a rule line's number) -> its column cuts; distinct rule texts are few, so each
+    is parsed once however many tables share it."""
+    rules = lines.filter(pl.col("kind").is_in(_RULES)).select(
+        pl.col("line_no").alias("rule_at"), pl.col("text").alias("rule_text"), "kind")
+    distinct = rules.select("rule_text", "kind").unique()
+    cuts = [list(_cuts(t, k)) for t, k in distinct.iter_rows()]
+    table = distinct.with_columns(
         cuts=pl.Series(cuts, dtype=pl.List(pl.Int64)),
-        ncols=pl.Series([len(c) - 1 if c else None for c in cuts], dtype=pl.Int64))
+        ncols=pl.Series([len(c) - 1 for c in cuts], dtype=pl.Int64))
+    return rules.join(table, on=["rule_text", "kind"], how="left").select(
+        "rule_at", pl.col("kind").alias("rule_kind"), "cuts", "ncols")
 
 
 def _table_rows(lines: pl.DataFrame, g: grammar.Grammar, doc: Document,
                 result: ParseResult) -> pl.DataFrame:
     kind, rule_kind = pl.col("kind"), pl.col("rule_kind")
-    detail_row = (kind == "table_row_line") & (rule_kind == "table_rule_line") & (pl.col("section") != "")
+    rows = lines.filter(kind.is_in(["table_row_line", "raw_row_line"]) & (pl.col("rule_at") > 0)
+                        & pl.col("in_results") & pl.col("launch_id").is_not_null())
+    rows = rows.join(_rule_columns(lines), on="rule_at", how="left")
+    # Detail rows sit in a section under a four-space rule, raw-page rows under a two-space one.
+    detail_row = (kind == "table_row_line") & (rule_kind == "table_rule_line") & (pl.col("section_at") > 0)
     raw_row = (kind == "raw_row_line") & (rule_kind == "raw_rule_line")
-    rows = lines.filter((detail_row | raw_row) & pl.col("in_results") & pl.col("launch_id").is_not_null())
+    rows = rows.filter(detail_row | raw_row)
     if not rows.height:
         return pl.DataFrame()
-    rows = rows.join(_cut_table(rows.select("rule_text", "rule_kind").unique()),
-                     on=["rule_text", "rule_kind"], how="left")
+    rows = rows.join(_fields_at(lines, g, "section_line", {"section": "section"}, "section_at"),
+                     on="section_at", how="left")
     sliced = _slice_cells(rows)
     loose = sliced.filter(~pl.col("fits"))
     if loose.height:
         sliced = sliced.update(_split_loose(loose, g, doc, result), on="line_no")
     sliced = sliced.filter(pl.col("metric").is_not_null() & (pl.col("metric") != ""))
-    return sliced.with_columns(
-        unit=pl.when(pl.col("unit") == "").then(None).otherwise(pl.col("unit")),
-        section=pl.when(pl.col("section") == "").then(None).otherwise(pl.col("section")))
+    return sliced.with_columns(unit=pl.when(pl.col("unit") == "").then(None).otherwise(pl.col("unit")))
 
 
 def _slice_cells(rows: pl.DataFrame) -> pl.DataFrame:
@@ -298,7 +312,7 @@ def _check_truncation(lines: pl.DataFrame, result: ParseResult) -> None:
                                & (pl.col("kind").shift(1) == "table_row_line")).height
     last = meaningful.row(-1, named=True)
     if closes and last["kind"] == "table_row_line" and last["in_results"] \
-            and last["launch_id"] is not None:
+            and last["launch_id"] is not None and last["rule_at"]:
         result.warn("ncu.truncated",
                     f"log ends inside a metrics table (line {last['line_no']}): the last kernel "
                     "may be incomplete", line=last["line_no"])
