@@ -95,3 +95,14 @@ def test_a_header_lark_refuses_is_reported_not_raised():
     doc = Document.from_text(f"{long_header}\n# Idx W\n    0   100\n", display="dmon.txt")
     result = smi.parse_text(doc, "dmon")
     assert "smi.bad-header" in {w.code for w in result.warnings}
+
+
+def test_a_damaged_row_does_not_hide_a_long_headerless_capture():
+    rows = [f"2025/09/08 14:14:{i:02d}.120, {i % 100}, 11409" for i in range(40)]
+    rows[17] = "2025/09/08 14:14:17.1\x01\x02 garbage"
+    doc = Document.from_text("\n".join(rows) + "\n", display="gpu_stats.csv")
+    assert smi.sniff_text(_head(doc)) == "query csv (noheader)"
+    result = smi.parse_text(doc, "query csv (noheader)")
+    samples = result.tables["samples"]
+    assert samples.height == 39 and 18 not in samples["source_line"].to_list()
+    assert [w.line for w in result.warnings if w.code == "smi.bad-row"] == [18]

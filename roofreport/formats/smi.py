@@ -10,6 +10,14 @@
 The syntax is `grammars/smi.lark`; smi_lines classifies and contextualises the lines once,
 each reader turns its sections into raw rows, and smi_samples numbers GPUs, dates samples and
 computes elapsed time for all of them. One file may mix kinds (a table, then a query loop).
+
+Warning codes: `smi.bad-row` (a row that does not fit its header: file:line:column and the
+line), `smi.bad-value` (a cell that is not a number in its unit: null), `smi.bad-header`,
+`smi.no-header` (noheader output: the numbers' meaning is not in the file, only times and ids
+are read), `smi.no-measurement`, `smi.gpu-by-position`, `smi.gpu-unknown`, `smi.gpu-changed`,
+`smi.truncated-name`, `smi.truncated-table`, `smi.truncated` (file ends mid-row),
+`smi.time-backwards`, `smi.multiline-cell`, `smi.nul-bytes`, `smi.pmon-not-sampled`,
+`smi.failed` (nvidia-smi's failure message beside samples; alone it is the file's error).
 """
 
 from __future__ import annotations

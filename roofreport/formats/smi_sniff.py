@@ -25,6 +25,7 @@ _OTHER_FAMILIES = re.compile(
 _IGNORED = {"blank_line", "date_line", "time_line", "separator_line", "command_line",
             "shell_line", "watch_title_line"}
 _MIN_SHARE = 0.9
+_MIN_SHARE_OF_ROWS = 0.95
 
 
 @cache
@@ -82,8 +83,14 @@ def _headerless(lines: list[str], kinds: list[str]) -> bool:
     """Every data line a row of nvidia-smi-shaped cells, most of one length, and saying
     something only nvidia-smi says (a unit, its timestamp, several `, `-separated cells)."""
     rows = [line.strip() for line, kind in zip(lines, kinds) if kind not in _IGNORED]
-    if not rows or not all(_rule("headerless_row").match(r) for r in rows):
+    matching = [r for r in rows if _rule("headerless_row").match(r)]
+    # A damaged row or two (NUL runs, a cut line) must not hide a long capture; the first line
+    # must be a row (a header of any other kind means another kind of file).
+    if not matching or matching[0] is not rows[0]:
         return False
+    if len(matching) < (_MIN_SHARE_OF_ROWS * len(rows) if len(rows) >= 20 else len(rows)):
+        return False
+    rows = matching
     widths = Counter(_rule("query_row_line").match(r).group("row_cells").count(", ") + 1
                      for r in rows)
     width, count = widths.most_common(1)[0]
