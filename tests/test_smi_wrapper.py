@@ -73,6 +73,17 @@ def test_ctime_times():
     ("GPUId,TimeStampUs,Field,Values", False),                 # DCGM long format
     ("timestamp,index,name", False),                           # nothing measured
     ("model,batch_size,gpu_util,throughput", False),           # a results table, not a series
+    ("timestamp,gpu_util,fan_rpm", True),                      # fan_rpm skipped with a warning
 ])
 def test_a_wrapper_header_is_read_only_when_every_column_is_known(header, readable):
     assert (smi_wrapper.mapping(header) is not None) == readable
+
+
+def test_an_unknown_wrapper_column_is_skipped_with_a_reason():
+    from roofreport.formats import smi
+    from roofreport.textio import Document
+    doc = Document.from_text("timestamp,gpu_util,fan_rpm\n1686584907.5,40,1200\n", display="w.csv")
+    result = smi.parse_wrapper(doc, "wrapper csv")
+    assert result.tables["samples"]["util_gpu_pct"].to_list() == [40.0]
+    (warning,) = result.warnings
+    assert warning.code == "smi.unknown-column" and "'fan_rpm'" in warning.message

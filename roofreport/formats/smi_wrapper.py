@@ -1,9 +1,10 @@
 """CSV files written by wrappers around nvidia-smi or NVML (shell loops with their own header,
 pynvml scripts): `timestamp,gpu_index,temperature_C,utilization_gpu_percent,power_W`.
 
-Read only when EVERY header name is one `smi_fields.WRAPPER_NAMES` knows, at least one is a
-measurement, and no column is claimed twice (a file with both `gpu` and `index` is ambiguous).
-Anything else is not guessed at: `sniff` returns None and the file is skipped as not a log.
+Read when the header names at least one measurement `smi_fields.WRAPPER_NAMES` knows, no
+quantity twice (a file with both `gpu` and `index` is ambiguous), and more known columns than
+unknown ones; unknown columns are skipped with a warning, never guessed at. Anything else:
+`sniff` returns None and the file is skipped as not a log.
 The bulk is read by polars' CSV reader, which also copes with quoted cells holding a newline
 (`"26.11\n0"`: the first line is the value, the rest is reported).
 """
@@ -32,15 +33,18 @@ def normalise(name: str) -> str:
 
 
 def mapping(header: str) -> dict[str, str | None] | None:
-    """Raw column name -> target, or None when the header is not a readable wrapper header."""
-    names = [n for n in header.split(",")]
+    """Raw column name -> target (`?` for a name WRAPPER_NAMES does not know), or None when
+    the header is not a readable wrapper header: no measurement, a quantity claimed by two
+    columns, or as many unknown columns as known ones (then it is some other table)."""
+    names = header.split(",")
     if len(names) < 2:
         return None
     targets = {n: WRAPPER_NAMES.get(normalise(n), "?") for n in names}
-    kept = [t for t in targets.values() if t is not None]
-    if "?" in kept or len(kept) != len(set(kept)):
+    known = [t for t in targets.values() if t not in (None, "?")]
+    unknown = sum(1 for t in targets.values() if t == "?")
+    if len(known) != len(set(known)) or unknown >= len(known):
         return None
-    if not any(t in MEASUREMENTS for t in kept):
+    if not any(t in MEASUREMENTS for t in known):
         return None
     return targets
 
@@ -66,7 +70,10 @@ def parse(doc: Document, result: ParseResult) -> pl.DataFrame:
     _warn_multiline(frame, doc, result)
     cols = [pl.col("source_line")]
     for name, target in targets.items():
-        if target is None or name not in frame.columns:
+        if target == "?":
+            result.warn("smi.unknown-column", f"wrapper column {name.strip()!r} is no quantity "
+                        "roofreport knows: not read", line=1)
+        if target in (None, "?") or name not in frame.columns:
             continue
         cols.append(_column(pl.col(name).str.split("\n").list.first().str.strip_chars(), target))
     return frame.select(cols).with_columns(part=pl.lit("wrapper"), block=pl.lit(0, pl.Int64))
