@@ -107,7 +107,7 @@ def test_share_bars_and_sweep_charts_draw_every_label():
     assert any(t.startswith("Share of the run's GPU time") for t in texts)
     lines = [SweepLine(gpu, "alexnet", "NCCL kernels", [4, 16, 64], [0.05, 0.12, 0.23], "#332288", True)
              for gpu in ("Tesla K80", "Tesla P40")]
-    texts = svg_texts(sweep_svg("sweep1", "share vs batch", lines))
+    texts = svg_texts(sweep_svg("sweep1", lines))
     assert {"Tesla K80 · alexnet", "Tesla P40 · alexnet", "NCCL kernels", "Batch size"} <= set(texts)
 
 

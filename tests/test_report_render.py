@@ -43,7 +43,7 @@ def build(tmp: Path, *inputs: Path, exit_code: int = 0) -> tuple[Path, Path, str
 def text_of(html: str) -> str:
     """The page's visible text (tags and line-break hints removed, entities decoded)."""
     import html as htmllib
-    body = re.sub(r"<svg.*?</svg>", " ", html, flags=re.S)
+    body = re.sub(r"<(svg|style)\b.*?</\1>", " ", html, flags=re.S)
     return re.sub(r"\s+", " ", htmllib.unescape(re.sub(r"<[^>]+>", "", body.replace("<wbr>", ""))))
 
 
@@ -238,7 +238,29 @@ def test_sample_logs_fill_every_section(tmp_path):
     text = text_of(html)
     assert "The A100 SXM4 40GB FLOP counts of 1 run miss TF32 tensor-core work" in text
     assert "GPU 0 of a100/resnet18 was busy only" in text
-    nccl = re.search(r"NCCL kernels take ([\d.]+) % of kernel time at batch size 16 and ([\d.]+) % at 128", text)
-    wino = re.search(r"winograd kernels take ([\d.]+) % of kernel time at batch size 16 and ([\d.]+) % at 128", text)
+    nccl = re.search(r"NCCL kernels take ([\d.]+) % of GPU time at batch size 16 and ([\d.]+) % at 128", text)
+    wino = re.search(r"winograd kernels take ([\d.]+) % of GPU time at batch size 16 and ([\d.]+) % at 128", text)
     assert nccl and float(nccl.group(1)) > float(nccl.group(2))      # NCCL's share falls as the batch grows
     assert wino and float(wino.group(1)) < float(wino.group(2))      # winograd's rises
+
+
+def test_build_options_window_top_title_peaks(tmp_path):
+    """--window adds window statistics and shading, --top limits the kernel tables, --title is
+    escaped, --peaks replaces a GPU's datasheet values and says so."""
+    run_dir = SAMPLE_LOGS / "a100"
+    if not run_dir.is_dir():
+        pytest.skip("sample_logs/a100 is not written yet")
+    peaks = tmp_path / "peaks.tsv"
+    peaks.write_text("gpu\tfp32_tflops\tsource\nA100 SXM4 40GB\t18.1\tour lab's ERT run <2024>\n", encoding="utf-8")
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(cli, ["build", str(run_dir), "-o", str(out), "--window", "60:120", "--top", "3",
+                                      "--title", "Lab <b>report</b>", "--peaks", str(peaks), "--quiet"])
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    text = text_of(html)
+    assert "<title>Lab &lt;b&gt;report&lt;/b&gt;</title>" in html
+    assert "Whole series" in text and "Window 60 s to 120 s" in text
+    assert "Top 3 kernels per run" in text
+    kernels_table = re.search(r"<caption>resnet18</caption>.*?</table>", html, flags=re.S)
+    assert kernels_table and kernels_table.group(0).count("<tr>") == 1 + 3
+    assert "our lab's ERT run <2024> [overridden by" in text and "18.1 TFLOP/s" in text

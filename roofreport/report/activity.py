@@ -13,7 +13,7 @@ import polars as pl
 from roofreport.analysis import utilization
 from roofreport.report import fmt
 from roofreport.report.context import Chart, Heading, Paragraph, Section
-from roofreport.report.tables import name_cell, table
+from roofreport.report.tables import cell, name_cell, table
 
 REGIONS_PER_RUN = 20
 API_PER_RUN = 15
@@ -36,14 +36,23 @@ def regions_section(regions: pl.DataFrame) -> Section:
     if not regions.height:
         section.empty = EMPTY_REGIONS
         return section
+    section.blocks.append(Paragraph.of(
+        "NVTX and profiler ranges as logged (share of the run's top-level ranges of that kind), and "
+        "forward/backward/optimizer phases where kernel names tell (share of the run's kernel time)."))
     runs = regions["run"].unique(maintain_order=True).to_list()
     limit = rows_per_run(len(runs), REGIONS_PER_RUN)
+    rows, hidden = [], 0
     for run in runs:
         mine = regions.filter(pl.col("run") == run).sort("time_ns", descending=True, nulls_last=True)
-        rows = [[r["kind"], name_cell(r["region"], 80), fmt.duration(r.get("time_ns")), fmt.share(r.get("share")),
-                 fmt.count(r.get("count"))] for r in mine.iter_rows(named=True)]
-        section.blocks.append(table(["Kind", "Region", "Time#", "Share#", "Count#"], rows, caption=run,
-                                    limit=limit, what="regions"))
+        hidden += max(0, mine.height - limit)
+        for i, r in enumerate(mine.head(limit).iter_rows(named=True)):
+            rows.append([name_cell(run, 40) if i == 0 else "", cell(r["kind"], sub=r.get("basis")),
+                         name_cell(r["region"], 70), fmt.duration(r.get("time_ns")), fmt.share(r.get("share")),
+                         fmt.count(r.get("count"))])
+    regions_table = table(["Run", "Kind", "Region", "Time#", "Share#", "Count#"], rows, css="regions")
+    if hidden:
+        regions_table.note = f"{hidden} more regions not shown (at most {limit} per run)."
+    section.blocks.append(regions_table)
     return section
 
 
@@ -59,7 +68,7 @@ def utilization_section(stats: pl.DataFrame, window_stats: pl.DataFrame | None, 
     section.blocks.append(_stats_table(stats, "Whole series"))
     if window_stats is not None:
         start, end = window
-        label = f"Window {fmt.number(start)} s to {'end' if end == float('inf') else fmt.number(end) + ' s'}"
+        label = f"Window {start:g} s to {'the end' if end == float('inf') else f'{end:g} s'}"
         section.blocks.append(_stats_table(window_stats, label))
     means = {(r["run"], r["gpu_index"]): r["util_mean"]
              for r in (window_stats if window_stats is not None else stats).iter_rows(named=True)}

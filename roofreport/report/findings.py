@@ -215,7 +215,7 @@ def sweep_findings(pattern_sweeps: pl.DataFrame) -> list[Paragraph]:
     for r in biggest.group_by("gpu", maintain_order=True).head(SWEEP_FINDINGS).iter_rows(named=True):
         exp = f", experiment {r['experiment']}" if r["experiment"] else ""
         out.append(Paragraph.of(
-            f"On {r['gpu']}, {r['label']} take {fmt.share(r['s0'])} of kernel time at batch size {r['b0']} and "
+            f"On {r['gpu']}, {r['label']} take {fmt.share(r['s0'])} of GPU time at batch size {r['b0']} and "
             f"{fmt.share(r['s1'])} at {r['b1']} ({r['model']}{exp})."))
     return out
 

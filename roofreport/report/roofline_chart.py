@@ -27,6 +27,7 @@ class RoofPoint:
     precision: str
     kernel: bool = False  # a kernel (small marker) or a run total (large)
     above_roof: bool = False
+    level: str = "dram"   # the memory level of `ai`: "l2"/"l1" points are drawn hollow
 
 
 def roofline_svg(chart_id: str, ceilings: list, points: list[RoofPoint]) -> str:
@@ -141,10 +142,14 @@ def _spread(levels: list[float], ylim, gap_fraction: float) -> list[float]:
     return placed
 
 
+_LEVEL_SIZE = {"l2": 46, "l1": 24}
+
+
 def _draw_points(ax, points: list[RoofPoint]):
     groups = list(dict.fromkeys(p.group for p in points))
     colours = {g: charts.colour(i) for i, g in enumerate(groups)}
-    for p in sorted(points, key=lambda p: not p.kernel):   # run totals on top
+    _draw_levels(ax, [p for p in points if p.level != "dram"], points, colours)
+    for p in sorted((p for p in points if p.level == "dram"), key=lambda p: not p.kernel):  # runs on top
         size = 14 if p.kernel else 64
         ax.scatter([p.ai], [p.perf], s=size, marker=PRECISION_MARKERS.get(p.precision, "o"),
                    color=colours[p.group], alpha=0.55 if p.kernel else 0.95,
@@ -156,12 +161,31 @@ def _draw_points(ax, points: list[RoofPoint]):
     return _legend(points, groups, colours)
 
 
+def _draw_levels(ax, levels: list[RoofPoint], points: list[RoofPoint], colours: dict) -> None:
+    """Hierarchical roofline: the same run at its L2 and L1 intensity (same FLOP/s), hollow,
+    joined to its DRAM point by a thin line."""
+    dram = {(p.group, p.precision): p for p in points if p.level == "dram" and not p.kernel}
+    for p in levels:
+        marker = PRECISION_MARKERS.get(p.precision, "o")
+        ax.scatter([p.ai], [p.perf], s=_LEVEL_SIZE.get(p.level, 30), marker=marker, facecolors="none",
+                   edgecolors=colours[p.group], linewidths=1.0, zorder=5)
+        anchor = dram.get((p.group, p.precision))
+        if anchor is not None:
+            ax.plot([anchor.ai, p.ai], [anchor.perf, p.perf], color=colours[p.group], linewidth=0.6,
+                    alpha=0.6, zorder=3)
+
+
 def _legend(points, groups, colours):
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], marker="o", linestyle="", color=colours[g], markeredgecolor=charts.INK,
                       markersize=6) for g in groups]
     labels = [charts.label(g, 40) for g in groups]
+    for level, text in (("l2", "hollow: the run at its L2 intensity"), ("l1", "small hollow: at its L1 intensity")):
+        if any(p.level == level for p in points):
+            handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="none",
+                                  markeredgecolor=charts.MUTED, markersize=6 if level == "l2" else 4.5))
+            labels.append(text)
     if any(p.kernel for p in points):
         handles.append(Line2D([], [], marker="o", linestyle="", color=charts.MUTED, markersize=3.5))
         labels.append("small: top kernels of the run")

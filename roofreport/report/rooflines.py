@@ -30,9 +30,10 @@ def roofline_section(an, top_n: int) -> Section:
         return section
     section.blocks.append(Paragraph.of(
         "Achieved FLOP/s against arithmetic intensity (FLOP per DRAM byte), log-log. Large markers are "
-        "runs, small ones their most time-consuming kernels. Sloped lines are memory bandwidth ceilings, "
-        "flat ones compute ceilings; a point under the sloped part is memory-bound, under the flat part "
-        "compute-bound, far below both latency-bound."))
+        "runs, small ones their most time-consuming kernels; hollow markers place a run at its L2 and L1 "
+        "intensity when the log counted those bytes (hierarchical roofline). Sloped lines are memory "
+        "bandwidth ceilings, flat ones compute ceilings; a point under the sloped part is memory-bound, "
+        "under the flat part compute-bound, far below both latency-bound."))
     for gpu in _gpus(runs):
         section.blocks += _gpu_blocks(an, runs, gpu, min(top_n, KERNELS_PER_RUN), len(section.charts))
     return section
@@ -109,11 +110,17 @@ def _measured(runs: pl.DataFrame, kernels: pl.DataFrame) -> dict:
 
 
 def _run_points(runs: pl.DataFrame) -> list:
+    """Each run at its DRAM intensity, and at its L2/L1 intensities when the log had those bytes."""
     from roofreport.report.roofline_chart import RoofPoint
 
-    return [RoofPoint(group=r["run"], label=r["run"], ai=r["ai_dram"], perf=r["achieved_flops_per_s"],
-                      precision=r["precision"], above_roof=bool(r.get("above_roof")))
-            for r in runs.iter_rows(named=True)]
+    points = []
+    for r in runs.iter_rows(named=True):
+        for level in ("dram", "l2", "l1"):
+            if r.get(f"ai_{level}") is not None:
+                points.append(RoofPoint(group=r["run"], label=r["run"], ai=r[f"ai_{level}"],
+                                        perf=r["achieved_flops_per_s"], precision=r["precision"],
+                                        above_roof=bool(r.get("above_roof")) and level == "dram", level=level))
+    return points
 
 
 def _top_kernel_points(kernels: pl.DataFrame, runs: pl.DataFrame, per_run: int) -> list:

@@ -72,7 +72,7 @@ class SweepLine:
     dashed: bool = False      # kernel-name patterns dashed, categories solid
 
 
-def sweep_svg(chart_id: str, title: str, lines: list[SweepLine]) -> str:
+def sweep_svg(chart_id: str, lines: list[SweepLine]) -> str:
     """Share (%) against batch size: a grid of panels (rows = models, columns = GPUs)."""
     gpus = list(dict.fromkeys(l.gpu for l in lines))
     models = list(dict.fromkeys(l.model for l in lines))
@@ -82,11 +82,10 @@ def sweep_svg(chart_id: str, title: str, lines: list[SweepLine]) -> str:
         for col, gpu in enumerate(gpus):
             _sweep_panel(axes[row][col], [l for l in lines if l.gpu == gpu and l.model == model])
             axes[row][col].set_title(charts.label(f"{gpu} · {model}", 50), fontsize=8)
-        axes[row][0].set_ylabel("Share of kernel time (%)")
+        axes[row][0].set_ylabel("Share of GPU time (%)")
     for col in range(len(gpus)):
         axes[-1][col].set_xlabel("Batch size")
     axes[0][0].set_ylim(bottom=0)
-    fig.suptitle(charts.label(title, 90), fontsize=9.5)
     handles, labels = _sweep_legend(lines)
     fig.tight_layout()
     ncol = min(4, len(handles))

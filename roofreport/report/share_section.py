@@ -120,7 +120,7 @@ def sweep_blocks(sweeps: pl.DataFrame, pattern_sweeps: pl.DataFrame, cats: list[
         lines = _sweep_lines(frames.filter(pl.col("experiment").eq_missing(experiment)))
         if lines:
             title = "Kernel-time share vs batch size" + (f" — experiment “{experiment}”" if experiment else "")
-            blocks.append(Chart(f"sweep{i + 1}", sweep_svg(f"sweep{i + 1}", title, lines), title))
+            blocks.append(Chart(f"sweep{i + 1}", sweep_svg(f"sweep{i + 1}", lines), title))
     return blocks if len(blocks) > 2 else []
 
 
