@@ -18,6 +18,7 @@ The helpers here (corpus sampling, row comparison) are also used by test_robust_
 from __future__ import annotations
 
 import math
+import os
 import tempfile
 import traceback
 from collections import Counter
@@ -52,8 +53,9 @@ NOT_LOGS = {"MANIFEST.tsv", "README.md"}
 # Modest, reproducible example counts: the whole suite must stay fast on 2 cores. No shrinking:
 # a failure is shown as first found (the message says what was cut or damaged), because
 # shrinking a parser defect costs minutes of CI per family.
+# ROOFREPORT_ROBUST_EXAMPLES=500 explores further on a developer's machine.
 ROBUST_SETTINGS = settings(
-    max_examples=40, deadline=None, derandomize=True, database=None, print_blob=True,
+    max_examples=int(os.environ.get("ROOFREPORT_ROBUST_EXAMPLES", "40")), deadline=None, derandomize=True, database=None, print_blob=True,
     phases=(Phase.explicit, Phase.generate), report_multiple_bugs=False,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                            HealthCheck.filter_too_much],
