@@ -264,3 +264,18 @@ def test_build_options_window_top_title_peaks(tmp_path):
     kernels_table = re.search(r"<caption>resnet18</caption>.*?</table>", html, flags=re.S)
     assert kernels_table and kernels_table.group(0).count("<tr>") == 1 + 3
     assert "our lab's ERT run <2024> [overridden by" in text and "18.1 TFLOP/s" in text
+
+
+def test_same_logs_same_html(tmp_path):
+    """Real data through every analysis and chart twice: byte-identical pages (no dates, no
+    unordered groups, fixed SVG hash salt)."""
+    folder = SAMPLE_LOGS / "k80_sweep"
+    if not folder.is_dir():
+        pytest.skip("sample_logs/k80_sweep is not written yet")
+    pages = []
+    for name in ("a.html", "b.html"):
+        result = CliRunner().invoke(cli, ["build", str(folder), "-o", str(tmp_path / name), "--quiet"])
+        assert result.exit_code == 0, result.output
+        pages.append((tmp_path / name).read_bytes())
+    assert pages[0] == pages[1]
+    assert b'id="sweep1"' in pages[0]

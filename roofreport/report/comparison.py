@@ -28,6 +28,7 @@ def runs_section(runs: pl.DataFrame, estimates: pl.DataFrame) -> Section:
         "replays); a FLOP count marked ≥ misses tensor-core work and is a lower bound."))
     section.blocks.append(table(RUN_COLUMNS, [_run_row(r) for r in runs.iter_rows(named=True)],
                                 caption="Runs", css="runs"))
+    section.blocks += _estimate_notes(runs)
     if estimates.height:
         section.blocks.append(_estimates_table(estimates))
     else:
@@ -50,7 +51,8 @@ def _run_row(r: dict) -> list:
     time = cell(fmt.duration(r.get("time_ns")), sub=r.get("time_source") if r.get("time_ns") is not None else None)
     estimate = cell("–")
     if r.get("flops_estimate") is not None:
-        estimate = cell(fmt.flops(r["flops_estimate"]), sub=r.get("flops_estimate_source"))
+        source = r.get("flops_estimate_source") or ""
+        estimate = cell(fmt.flops(r["flops_estimate"]), sub=source.split(":")[0] or None, title=source or None)
     achieved = fmt.rate(r.get("achieved_flops_per_s"))
     if r.get("flops_complete") is False and r.get("achieved_flops_per_s") is not None:
         achieved = "≥ " + achieved
@@ -65,6 +67,16 @@ def run_cell(r: dict):
             f"batch {r['batch_size']}" if r.get("batch_size") is not None else None, r.get("experiment")]
     named = name_cell(r["run"], 40)
     return cell(named.text, code=True, title=named.title, sub=" · ".join(str(w) for w in what if w) or None)
+
+
+def _estimate_notes(runs: pl.DataFrame) -> list:
+    """How the FLOPs estimates were made, once per distinct method (the analysis' own words)."""
+    sources = runs["flops_estimate_source"].drop_nulls().to_list() if "flops_estimate_source" in runs.columns else []
+    methods = list(dict.fromkeys(s.split(":", 1)[1].strip() for s in sources if ":" in s))
+    if not methods:
+        return []
+    return [Paragraph.of("FLOPs estimate for runs whose counts miss tensor-core work, from the run named under "
+                         "the number: " + "; ".join(methods) + ".")]
 
 
 def bound_cell(bound: str | None):

@@ -15,6 +15,7 @@ import polars as pl
 from roofreport.report import fmt
 from roofreport.report.comparison import spans_list
 from roofreport.report.context import Paragraph, Span
+from roofreport.report.inputs import display_root, relative
 
 MANY_RUNS = 6
 SWEEP_FINDINGS = 2      # kernel families per GPU whose share moves most with batch size
@@ -254,10 +255,11 @@ def _watts(w: float) -> str:
 def input_findings(files: list) -> list[Paragraph]:
     out = []
     failed = [f for f in files if f.status in ("error", "partial")]
+    root = display_root([f.path for f in files])
     if failed:
         out.append(Paragraph([Span(f"{len(failed)} file{'s' if len(failed) > 1 else ''} could not be read "
                                    "completely (details under Inputs): ")]
-                             + spans_list([f.path.rsplit('/', 1)[-1] for f in failed], 4) + [Span(".")],
+                             + spans_list([relative(f.path, root) for f in failed], 4) + [Span(".")],
                              level="problem"))
     skipped = [f for f in files if f.status == "skipped"]
     if skipped:

@@ -166,5 +166,6 @@ def _sweep_lines(frame: pl.DataFrame) -> list:
 def _sweep_categories(sweeps: pl.DataFrame) -> list[str]:
     """The categories with the largest mean share across the sweep (not "other")."""
     means = (sweeps.group_by("category").agg(pl.col("share").mean().alias("m"), pl.col("share").max().alias("x"))
-             .filter((pl.col("x") > 0.02) & (pl.col("category") != "other")).sort("m", descending=True))
+             .filter((pl.col("x") > 0.02) & (pl.col("category") != "other"))
+             .sort(["m", "category"], descending=[True, False]))
     return means["category"].to_list()[:SWEEP_CATEGORIES]
