@@ -17,7 +17,7 @@ share: no look-around, no back-references. A test compiles every rule of every g
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, cached_property
 
 import polars as pl
 from lark import Lark, Token, Tree
@@ -43,17 +43,24 @@ class Grammar:
         self.name = name
         self._text = text
         imports = [str(data_dir("grammars"))]
-        rules = _rule_names(text, imports)
-        self._lark = Lark(_greedy(text), parser="earley", lexer="dynamic_complete", start=rules,
-                          import_paths=imports, propagate_positions=True, maybe_placeholders=False)
         builder = GrammarBuilder(import_paths=imports)
         builder.load_grammar(text, name)
         built = builder.build()
+        rules = [str(r[0]) for r in built.rule_defs if not str(r[0]).startswith("_")]
+        self._imports, self._starts = imports, rules
         self._rule_trees = {str(r[0]): r[2] for r in built.rule_defs}
         # Terminals of the grammar as written (lazy quantifiers kept), for the line regexes.
         terminals, _, _ = built.compile(rules, set())
         self._terms = {t.name: _term_regex(t) for t in terminals}
         self._regex_cache: dict[tuple[str, bool], str] = {}
+
+    @cached_property
+    def _lark(self) -> Lark:
+        """The Earley parser, built on first use: the regex path needs only the rule trees and
+        terminals, and building Lark costs ~0.2 s of CPU per grammar and process."""
+        return Lark(_greedy(self._text), parser="earley", lexer="dynamic_complete",
+                    start=self._starts, import_paths=self._imports, propagate_positions=True,
+                    maybe_placeholders=False)
 
     @property
     def rules(self) -> list[str]:
@@ -195,12 +202,6 @@ def _greedy(text: str) -> str:
     lexer tries every prefix of a terminal's match, so it needs the longest match to see them
     all, while the compiled line regexes keep `.*?` to prefer the shortest kernel name."""
     return re.sub(r"(?<!\\)([*+}])\?", r"\1", text)
-
-
-def _rule_names(text: str, imports: list[str]) -> list[str]:
-    builder = GrammarBuilder(import_paths=imports)
-    builder.load_grammar(text, "<rules>")
-    return [str(r[0]) for r in builder.build().rule_defs if not str(r[0]).startswith("_")]
 
 
 def _field(group: str) -> str:
