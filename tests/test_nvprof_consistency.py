@@ -36,10 +36,19 @@ def results():
     return {form: parse(corpus_path(*parts)) for form, parts in FORMS.items()}
 
 
+def _gpu_rows(result) -> pl.DataFrame:
+    """Every GPU activity: the summary lists copies and sets among its kernels; a trace puts
+    them in `activities` only (its `kernels` hold the kernel launches, as nsys traces do)."""
+    kernels = result.tables["kernels"]
+    if set(kernels["kind"]) == {"summary"}:
+        return kernels
+    return result.tables["activities"].with_columns(count=pl.lit(1, pl.Int64))
+
+
 def _per_kernel(result) -> pl.DataFrame:
     # The SQLite stores names mangled (`_Z11fill_kerneliPfi`), the exports demangled: compare
     # short names, which both reduce to `fill_kernel`.
-    kernels = with_short_names(result.tables["kernels"])
+    kernels = with_short_names(_gpu_rows(result))
     return kernels.group_by("short_name").agg(pl.col("count").sum(), pl.col("duration_ns").sum(),
                                               pl.len().alias("rows"))
 
@@ -69,6 +78,17 @@ def test_same_kernels_and_launch_counts_in_every_form(results):
     # Traces and the SQLite have one row per launch, summaries one row per kernel.
     assert _per_kernel(results["gpu trace text"])["rows"].sum() == 6699
     assert _per_kernel(results["summary csv"])["rows"].sum() == 15
+
+
+def test_trace_kernels_are_the_kernel_launches_only(results):
+    """Trace rows fill `activities` (and `kernels` for kernel launches): 2011 launches of the
+    6699 activities; the summary keeps copies among its kernels (kind "summary")."""
+    for form in ("gpu trace text", "gpu trace csv", "sqlite"):
+        kernels = results[form].tables["kernels"]
+        assert kernels.height == 2011 and set(kernels["kind"]) == {"launch"}, form
+        assert not kernels["name"].str.starts_with("[CUDA").any(), form
+    summary = results["summary csv"].tables["kernels"]
+    assert "[CUDA memcpy HtoD]" in set(summary["name"])
 
 
 def test_exact_forms_agree_to_the_nanosecond(results):

@@ -35,9 +35,10 @@ def test_gpu_trace_text():
     assert (kernel["kind"], kernel["correlation_id"], kernel["start_ns"], kernel["duration_ns"]) == \
         ("kernel", 129, 271550.0, 35996.0)
     assert (kernel["grid"], kernel["block"], kernel["bytes"]) == ("(4097, 1, 1)", "(512, 1, 1)", None)
-    # Every activity is also a kernels launch (copies too, as the summary lists them).
-    assert kernels.height == 120 and set(kernels["kind"]) == {"launch"} and set(kernels["count"]) == {1}
-    assert kernels["launch_id"].n_unique() == 120
+    # Kernel launches are also `kernels` rows; copies are activities only (as in nsys traces).
+    assert kernels.height == 30 and set(kernels["kind"]) == {"launch"} and set(kernels["count"]) == {1}
+    assert kernels["launch_id"].n_unique() == 30
+    assert set(kernels["name"]) == {"vector_add_kernel(float const *, float const *, float*, int)"}
     # The Device column is cut to its width: no device name is claimed from it.
     assert result.hints.device_name is None
 

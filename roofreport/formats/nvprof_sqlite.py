@@ -1,7 +1,7 @@
 """nvprof's own profile files (`nvprof -o x.nvvp|x.prof`): SQLite, read with sqlite3, read-only.
 
 Kernels (`CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL`, else `..._KERNEL`), copies and sets become
-`activities` and `kernels` launches, as `--print-gpu-trace` would print them; runtime and driver
+`activities` (kernels also `kernels` launches), as `--print-gpu-trace` would print them; runtime and driver
 API records become `api_calls` (kind "trace"), as `--print-api-trace` would. Times are made
 relative to the first GPU activity (API calls: the first API call), like nvprof's own traces.
 Names come from `StringTable` and stay mangled (`_Z11fill_kerneliPfi`) as nvprof stored them.

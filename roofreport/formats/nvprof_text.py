@@ -2,7 +2,8 @@
 
 * summary mode -> `kernels` (kind "summary") and `api_calls` (kind "summary"); NVTX ranges ->
   `regions`, the activities inside each range -> `metrics` (section "NVTX <path>: <type>");
-* `--print-gpu-trace` -> `activities` and `kernels` (kind "launch"); `--print-api-trace` ->
+* `--print-gpu-trace` -> `activities`, and `kernels` (kind "launch") for the kernel launches
+  only (memcpy/memset rows are activities only, as in nsys traces); `--print-api-trace` ->
   `api_calls` (kind "trace");
 * `--metrics` / `--events` -> `metrics` (stat min/max/avg/total) plus one `kernels` row per
   (process, device, kernel) holding the invocation count, sharing its `launch_id`;
@@ -201,11 +202,12 @@ def _gpu_trace(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
 
 
 def add_gpu_trace(trace: pl.DataFrame, result: ParseResult) -> None:
-    """Trace rows -> one activity each, and one `kernels` launch each (memcpy and memset rows
-    too, as the summary lists them)."""
+    """Trace rows -> one activity each, and one `kernels` launch per kernel launch (memcpy and
+    memset rows are activities only, as in the nsys trace; the summary mode alone lists copies
+    among the kernels)."""
     trace = trace.with_columns(_activity_kind(pl.col("name")).alias("kind"))
     result.add("activities", trace)
-    result.add("kernels", trace.select(
+    result.add("kernels", trace.filter(pl.col("kind") == "kernel").select(
         "source_line", pl.col("source_line").alias("launch_id"), "name",
         pl.lit("launch").alias("kind"), pl.lit(1).alias("count"), "duration_ns", "device",
         "context", "stream", "grid", "block"))
