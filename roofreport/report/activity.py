@@ -12,7 +12,7 @@ import polars as pl
 
 from roofreport.analysis import utilization
 from roofreport.report import fmt
-from roofreport.report.context import Chart, Heading, Paragraph, Section
+from roofreport.report.context import Chart, Paragraph, Section
 from roofreport.report.tables import cell, name_cell, table
 
 REGIONS_PER_RUN = 20
@@ -72,8 +72,7 @@ def utilization_section(stats: pl.DataFrame, window_stats: pl.DataFrame | None, 
         section.blocks.append(_stats_table(window_stats, label))
     means = {(r["run"], r["gpu_index"]): r["util_mean"]
              for r in (window_stats if window_stats is not None else stats).iter_rows(named=True)}
-    for i, run in enumerate(samples["run"].unique(maintain_order=True).to_list()):
-        section.blocks += _run_chart(samples.filter(pl.col("run") == run), run, stats, means, window, i + 1)
+    section.blocks += _charts(samples, stats, means, window)
     return section
 
 
@@ -91,26 +90,44 @@ def _watts(w) -> str:
     return "–" if w is None else f"{w:.0f} W"
 
 
-def _run_chart(samples: pl.DataFrame, run: str, stats: pl.DataFrame, means: dict, window, n: int) -> list:
-    from roofreport.report.util_chart import MAX_PANELS, MAX_POINTS, GpuSeries, utilization_svg
+def _run_series(samples: pl.DataFrame, run: str, stats: pl.DataFrame, means: dict) -> list:
+    """One GpuSeries per GPU of a run (at most MAX_PANELS), binned to at most MAX_POINTS points."""
+    from roofreport.report.util_chart import MAX_PANELS, MAX_POINTS, GpuSeries
 
     duration = stats.filter(pl.col("run") == run)["duration_s"].max()
     if not duration:
-        return [Heading(run), Paragraph.of("The samples of this run carry no time, so no time series is drawn.")]
-    series_frame = utilization.utilization_series(samples, bin_s=max(duration / MAX_POINTS, 1e-3))
+        return []
+    frame = utilization.utilization_series(samples, bin_s=max(duration / MAX_POINTS, 1e-3))
     names = dict(stats.filter(pl.col("run") == run).select("gpu_index", "gpu_name").iter_rows())
     series = []
-    gpus = series_frame["gpu_index"].unique(maintain_order=True).to_list()
-    for gpu in gpus[:MAX_PANELS]:
-        mine = series_frame.filter(pl.col("gpu_index").eq_missing(gpu))
-        title = f"GPU {gpu if gpu is not None else '?'} {names.get(gpu) or ''}".strip()
+    for gpu in frame["gpu_index"].unique(maintain_order=True).to_list()[:MAX_PANELS]:
+        mine = frame.filter(pl.col("gpu_index").eq_missing(gpu))
+        title = f"{run} · GPU {gpu if gpu is not None else '?'} {names.get(gpu) or ''}".strip()
         series.append(GpuSeries(title, mine["t_s"].to_list(), mine["util_gpu_pct"].to_list(), [],
                                 mine["power_w"].to_list(), means.get((run, gpu))))
-    chart_id = f"util{n}"
-    caption = f"GPU utilization and power over time — {run}"
-    if len(gpus) > MAX_PANELS:
-        caption += f" (first {MAX_PANELS} of {len(gpus)} GPUs)"
-    return [Heading(run), Chart(chart_id, utilization_svg(chart_id, series, window), caption)]
+    return series
+
+
+def _charts(samples: pl.DataFrame, stats: pl.DataFrame, means: dict, window) -> list:
+    """The time series of every run and GPU, PANELS_PER_CHART panels per figure."""
+    from roofreport.report.util_chart import PANELS_PER_CHART, utilization_svg
+
+    series, untimed = [], []
+    for run in samples["run"].unique(maintain_order=True).to_list():
+        mine = _run_series(samples.filter(pl.col("run") == run), run, stats, means)
+        series += mine
+        if not mine:
+            untimed.append(run)
+    blocks: list = []
+    for start in range(0, len(series), PANELS_PER_CHART):
+        chunk = series[start:start + PANELS_PER_CHART]
+        chart_id = f"util{start // PANELS_PER_CHART + 1}"
+        runs = list(dict.fromkeys(s.title.split(" · ")[0] for s in chunk))
+        caption = "GPU utilization and power over time: " + ", ".join(runs)
+        blocks.append(Chart(chart_id, utilization_svg(chart_id, chunk, window), caption))
+    if untimed:
+        blocks.append(Paragraph.of(f"No time series for {', '.join(untimed)}: their samples carry no time."))
+    return blocks
 
 
 def api_section(api: pl.DataFrame) -> Section:

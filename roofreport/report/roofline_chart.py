@@ -37,6 +37,7 @@ def roofline_svg(chart_id: str, ceilings: list, points: list[RoofPoint]) -> str:
     fig, ax = charts.figure(7.0, 4.3)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.minorticks_off()     # decades are gridded; minor ticks only cost drawing time
     xlim, ylim = _limits(compute, memory, points)
     ax.set_xlim(*xlim)
     ax.set_ylim(*ylim)

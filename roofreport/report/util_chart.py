@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from roofreport.report import charts
 
-MAX_PANELS = 8
+MAX_PANELS = 8          # GPUs drawn per run
+PANELS_PER_CHART = 4
 MAX_POINTS = 400
 
 
@@ -26,8 +27,7 @@ class GpuSeries:
 
 
 def utilization_svg(chart_id: str, series: list[GpuSeries], window: tuple[float, float] | None) -> str:
-    series = series[:MAX_PANELS]
-    fig, axes = charts.figure(7.0, 0.6 + 1.55 * len(series), nrows=len(series), sharex=True, squeeze=False)
+    fig, axes = charts.figure(7.0, 0.6 + 1.65 * len(series), nrows=len(series), squeeze=False)
     minutes = max((s.elapsed_s[-1] for s in series if s.elapsed_s), default=0) > 600
     scale = 60.0 if minutes else 1.0
     for ax, s in zip(axes[:, 0], series):
