@@ -52,21 +52,27 @@ def _gpu_blocks(an, runs: pl.DataFrame, gpu: str | None, per_run: int, n_charts:
         blocks.append(Paragraph.md(
             "No peaks for these runs: the logs do not name a GPU the database knows. Pass "
             "`--gpu NAME` or `--peaks FILE` to draw ceilings.", level="warning"))
-    ceilings = roofline.ceilings(spec, _measured(mine, an.tables["kernels"])) if spec else []
-    kernels = _top_kernel_points(an.kernel_roofline, mine, per_run)
-    from roofreport.report.roofline_chart import roofline_svg
-    svg = roofline_svg(f"roof{n_charts + 1}", ceilings, _run_points(mine) + kernels)
-    caption = f"Roofline of {title}"
-    if spec is not None:
-        caption += f"; ceilings: {_peak_sources(mine, spec)}"
     untimed = mine.filter(pl.col("achieved_flops_per_s").is_null())["run"].unique(maintain_order=True).to_list()
     if untimed:
-        caption += (f". No point for {', '.join(untimed[:4])}{' and more' if len(untimed) > 4 else ''}: "
-                    "FLOPs were counted but no kernel time was logged")
-    blocks.append(Chart(f"roof{n_charts + 1}", svg, caption))
+        blocks.append(Paragraph([Span("No point for ")] + spans_list(untimed, 4) + [Span(
+            ": FLOPs were counted but no kernel time was logged with them (an nvprof --metrics run, for "
+            "example, times nothing).")]))
+    if mine.height > len(untimed):
+        blocks.append(_chart(an, mine, spec, title, per_run, f"roof{n_charts + 1}"))
     blocks.append(_points_table(mine))
     blocks += _notes(mine)
     return blocks
+
+
+def _chart(an, mine: pl.DataFrame, spec, title: str, per_run: int, chart_id: str) -> Chart:
+    from roofreport.report.roofline_chart import roofline_svg
+
+    ceilings = roofline.ceilings(spec, _measured(mine, an.tables["kernels"])) if spec else []
+    kernels = _top_kernel_points(an.kernel_roofline, mine, per_run)
+    caption = f"Roofline of {title}"
+    if spec is not None:
+        caption += f"; ceilings: {_peak_sources(mine, spec)}"
+    return Chart(chart_id, roofline_svg(chart_id, ceilings, _run_points(mine) + kernels), caption)
 
 
 def _notes(runs: pl.DataFrame) -> list:
