@@ -88,3 +88,38 @@ def test_nvprof_summary_keeps_copies_among_kernels():
     assert set(kernels["kind"]) == {"summary"}
     htod = kernels.filter(pl.col("name") == "[CUDA memcpy HtoD]")
     assert htod["count"].to_list() == [4518]
+
+
+# -- 3. roofline ceilings at the clock of the time source -----------------------------------
+
+def _vgg11_fp32(paths):
+    from roofreport import hardware
+    from roofreport.analysis import roofline
+    from roofreport.ingest import ingest
+    rows = roofline.run_roofline(ingest(paths, jobs=1).tables, hardware.load_database())
+    return rows.filter(pl.col("run").str.ends_with("vgg11") & (pl.col("precision") == "fp32")
+                       & pl.col("gpu_model").str.starts_with("A100")).row(0, named=True)
+
+
+def test_trace_time_is_judged_against_boost_peaks():
+    """a100/vgg11: kernel time from the nsys trace (boost clock), so the FP32 roof is the A100
+    datasheet 19.5 TFLOP/s, not 19.5 x 1100/1410 MHz (ncu's locked clock): 64 %, not 82 %."""
+    from tests.conftest import SAMPLE_LOGS
+    p = _vgg11_fp32([SAMPLE_LOGS])
+    assert p["time_source"].startswith("nsys trace")
+    assert p["peak_flops_per_s"] == pytest.approx(19.5e12)
+    assert p["pct_of_roof"] == pytest.approx(64.14, abs=0.05)
+    assert "at 1100 MHz" not in p["peak_source"]
+
+
+def test_ncu_time_is_judged_against_peaks_at_the_logged_clock(tmp_path):
+    """The same ncu log without its trace: time from gpu__time_duration at 1100 MHz, so the
+    datasheet peak is scaled to that clock (19.5e12 x 1100 / 1410)."""
+    from tests.conftest import SAMPLE_LOGS
+    run = tmp_path / "a100" / "vgg11"
+    run.mkdir(parents=True)
+    (run / "ncu-log-vgg11.txt").symlink_to(SAMPLE_LOGS / "a100" / "vgg11" / "ncu-log-vgg11.txt")
+    p = _vgg11_fp32([tmp_path])
+    assert p["time_source"].startswith("ncu")
+    assert p["peak_flops_per_s"] == pytest.approx(19.5e12 * 1100 / 1410, rel=2e-3)
+    assert "at 1100 MHz" in p["peak_source"]

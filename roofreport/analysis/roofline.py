@@ -9,7 +9,9 @@ FLOP/s, the attainable roof, % of roof, ridge point and bound class.
   Achieved FLOP/s = FLOPs of the timed kernels / their time.
 * Ceilings, best first: the log's own `.peak_sustained` × clock (ncu, measured); the datasheet
   peak scaled to the SM clock the log ran at (ncu locks clocks to base by default); the
-  datasheet peak. Tensor work uses the tensor peak of its input type (TF32/BF16/FP16, by kernel
+  datasheet peak. Compute ceilings follow the clock of the TIME source (METHODOLOGY.md c.1):
+  ncu time -> the logged clock; trace time (nsys/nvprof, kernels at boost) -> the datasheet
+  (boost) peaks, never ncu's locked clock, which would inflate % of roof. Tensor work uses the tensor peak of its input type (TF32/BF16/FP16, by kernel
   name). DRAM: measured, else datasheet. L2/L1 roofs exist only where the log measured them.
 * Roof: attainable = min(peak FLOP/s, DRAM bandwidth × AI_DRAM); ridge = peak / bandwidth;
   `pct_of_roof` = 100 × achieved / attainable (a percentage, like `compare.pct_of_peak`).
@@ -138,6 +140,21 @@ def _measured_one(row: dict) -> dict:
     return {key: row[col] for key, col in _MEASURED.items() if row.get(col) is not None}
 
 
+def _trace_timed(sources: list[str | None]) -> bool:
+    """Most timed kernels got their time from a trace or a non-ncu log (boost clock), not from
+    ncu's own clock-locked `gpu__time_duration`."""
+    timed = [s for s in sources if s]
+    return sum(not s.startswith("ncu") for s in timed) * 2 > len(timed)
+
+
+def _at_time_clock(measured: dict, trace_timed: bool) -> dict:
+    """The log's ceilings minus what ran at ncu's locked clock when the time did not: its SM
+    clock and its compute peaks (the datasheet's boost peaks then apply); memory roofs stay."""
+    if not trace_timed:
+        return measured
+    return {k: v for k, v in measured.items() if k not in ("sm_clock_hz", "fp64", "fp32", "fp16")}
+
+
 def _tensor_kind(names: list[str | None]) -> str:
     """Which tensor peak a group of tensor kernels is judged by: TF32/BF16 by name, else FP16."""
     for kind, pattern in _TENSOR_KIND:
@@ -241,7 +258,9 @@ def run_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> p
     rows = []
     for (run, precision), group in points.group_by(["run", "precision"], maintain_order=True):
         spec = gpus.get(run)
-        peaks = _peaks(spec, _measured(group), precision, group["name"].to_list())
+        timed = group.filter(pl.col("time_ns").is_not_null())["time_source"].to_list()
+        measured = _at_time_clock(_measured(group), _trace_timed(timed))
+        peaks = _peaks(spec, measured, precision, group["name"].to_list())
         base = {"run": run, "gpu_model": spec.key if spec else None, "precision": precision, **summarize(group)}
         rows.append(_point(base, peaks))
     return _frame(rows, COLUMNS).sort("run", "precision")
@@ -262,6 +281,7 @@ def kernel_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -
     for k in points.iter_rows(named=True):
         spec = gpus.get(k["run"])
         ceiling = _measured_one(k) or measured[k["run"]]
+        ceiling = _at_time_clock(ceiling, k["time_ns"] is not None and _trace_timed([k["time_source"]]))
         kind = _tensor_kind([k["name"]]) if k["precision"] == "tensor" else k["precision"]
         key = (k["run"], kind, tuple(sorted(ceiling.items())))
         if key not in cache:  # many launches share a GPU, a precision and the log's ceilings
