@@ -64,7 +64,7 @@ def utilization_section(stats: pl.DataFrame, window_stats: pl.DataFrame | None, 
         return section
     section.blocks.append(Paragraph.of(
         "nvidia-smi's utilization.gpu is the share of time at least one kernel was running, not how busy "
-        "the SMs were: a one-thread kernel reads 100 %. Idle = samples at 0 %."))
+        f"the SMs were: a one-thread kernel reads 100 %. Idle = samples below {utilization.IDLE_PCT:g} %."))
     section.blocks.append(_stats_table(stats, "Whole series"))
     if window_stats is not None:
         start, end = window

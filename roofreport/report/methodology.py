@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from roofreport.analysis import roofline
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span
 from roofreport.report.tables import cell, table
@@ -27,7 +28,8 @@ FORMULAS = [
     [Span("Arithmetic intensity AI = FLOPs / bytes (per memory level); achieved = FLOPs / time; "
           "roof = min(peak, bandwidth × AI); ridge point = peak / bandwidth; % of roof = achieved / roof.")],
     [Span("Bound class: memory when AI is left of the ridge point, compute when right of it, latency when "
-          "the point sits far below the roof at its intensity (the hardware was mostly waiting).")],
+          f"achieved FLOP/s are below {roofline.LATENCY_FRACTION:.0%} of the roof at that intensity (the hardware "
+          "was mostly waiting); none when the FLOPs are incomplete or the point lies above a roof.")],
     [Span("Kernel share: time per kernel summed per category from an ordered list of name rules; the first "
           "matching rule wins; \"other\" (uncategorized) is always shown.")],
 ]
