@@ -23,6 +23,7 @@ import polars as pl
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.grammar import NonTerminal, Terminal
+from lark.lexer import PatternStr
 from lark.load_grammar import GrammarBuilder
 
 from roofreport.errors import ParseError
@@ -52,6 +53,9 @@ class Grammar:
         # Terminals of the grammar as written (lazy quantifiers kept), for the line regexes.
         terminals, _, _ = built.compile(rules, set())
         self._terms = {t.name: _term_regex(t) for t in terminals}
+        # Terminals that are plain strings, for the literal gates of `classify`.
+        self._term_literals = {t.name: t.pattern.value for t in terminals
+                               if isinstance(t.pattern, PatternStr) and not t.pattern.flags}
         self._regex_cache: dict[tuple[str, bool], str] = {}
 
     @cached_property
@@ -113,10 +117,56 @@ class Grammar:
     def classify(self, text: pl.Expr, rule: str = "line", other: str = "other") -> pl.Expr:
         """The first alternative of `rule` each string matches, tried in the grammar's order."""
         kinds = self.alternatives(rule)
-        chain = pl.when(text.str.contains(self.regex(kinds[0]))).then(pl.lit(kinds[0]))
-        for kind in kinds[1:]:
-            chain = chain.when(text.str.contains(self.regex(kind))).then(pl.lit(kind))
-        return chain.otherwise(pl.lit(other))
+        # The chain picks small integer codes (a string chain copies a string column per
+        # alternative); one lookup turns them into the kinds' names at the end.
+        chain = pl.when(self._matches(text, kinds[0])).then(pl.lit(0, pl.UInt8))
+        for code, kind in enumerate(kinds[1:], start=1):
+            chain = chain.when(self._matches(text, kind)).then(pl.lit(code, pl.UInt8))
+        codes = chain.otherwise(pl.lit(len(kinds), pl.UInt8))
+        return codes.replace_strict(list(range(len(kinds) + 1)), [*kinds, other],
+                                    return_dtype=pl.String)
+
+    def gate(self, rule: str) -> tuple[str, str]:
+        """(prefix, literal) every line matching `rule` must start with / contain, derived from
+        the rule itself (leading literals; the longest literal the rule's one sequence always
+        holds); "" when the rule gives none."""
+        tree = self._rule_trees[rule]
+        if len(tree.children) != 1:  # alternatives: no single sequence to read literals from
+            return "", ""
+        items = tree.children[0].children
+        prefix = ""
+        for item in items:
+            text, whole = self._leading(item)
+            prefix += text
+            if not whole:
+                break
+        required = max((self._leading(i)[0] for i in items if self._leading(i)[1]), key=len, default="")
+        return prefix, required
+
+    def _matches(self, text: pl.Expr, rule: str) -> pl.Expr:
+        """`text` matches `rule`. A rule that starts with a literal fails fast in the regex
+        engine already; one that does not (`.*?==PROF==`) runs its regex only on the lines
+        holding its literal (null elsewhere, which `when` reads as false)."""
+        prefix, required = self.gate(rule)
+        if prefix or not required:
+            return text.str.contains(self.regex(rule))
+        gated = pl.when(text.str.contains(required, literal=True)).then(text)
+        return gated.str.contains(self.regex(rule))
+
+    def _leading(self, item) -> tuple[str, bool]:
+        """(literal text `item` always starts with, whether that text is all of it)."""
+        if isinstance(item, Tree) and item.data in ("value", "literal") and len(item.children) == 1:
+            return self._leading(item.children[0])
+        if isinstance(item, Terminal):
+            if item.name in self._term_literals:
+                return self._term_literals[item.name], True
+            return _regex_prefix(self._terms[item.name]), False
+        if isinstance(item, Token) and str(item).startswith('"'):
+            body, _, flags = str(item)[1:].rpartition('"')
+            if flags:
+                return "", False
+            return body.encode("latin-1", "backslashreplace").decode("unicode_escape"), True
+        return "", False
 
     def parse(self, text: str, rule: str, path: str = "", line: int | None = None) -> Tree:
         """Parse `text` with Lark as `rule`; a failure becomes a ParseError at file:line:column."""
@@ -214,6 +264,23 @@ def _term_regex(term) -> str:
     rx = term.pattern.to_regexp()
     flags = "".join(sorted(term.pattern.flags))
     return f"(?{flags}:{rx})" if flags else rx
+
+
+def _regex_prefix(rx: str) -> str:
+    """The literal text every match of the regex `rx` starts with ("" when unsure)."""
+    if "|" in rx:
+        return ""
+    out = ""
+    for i, ch in enumerate(rx):
+        if ch in ".^$*+?{}[]()|\\":
+            break
+        after = rx[i + 1:i + 2]
+        if after in ("*", "?", "{"):
+            break
+        out += ch
+        if after == "+":
+            break
+    return out
 
 
 def _literal_regex(token: str) -> str:
