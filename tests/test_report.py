@@ -96,6 +96,18 @@ def test_chart_labels_are_not_mathtext_and_are_shortened():
     assert len(charts.label("k" * 200, 48)) == 48 and charts.label("k" * 200, 48).endswith("…")
 
 
+def test_a_chart_that_cannot_be_drawn_leaves_a_note():
+    from roofreport.report.context import Chart, chart
+
+    def broken(chart_id, values):
+        raise ValueError(f"cannot plot {values}")
+
+    block = chart("roof9", "Roofline of X", broken, [float("nan")])
+    assert isinstance(block, Paragraph) and block.level == "problem"
+    assert block.text == "Roofline of X: the chart could not be drawn (ValueError: cannot plot [nan])."
+    assert isinstance(chart("roof9", "ok", lambda chart_id: "<svg/>"), Chart)
+
+
 def test_share_bars_and_sweep_charts_draw_every_label():
     from roofreport.report.share_charts import SweepLine, share_bars_svg, sweep_svg
 

@@ -91,6 +91,7 @@ def test_proj1_sections_with_data_and_hints(proj1):
     for section in SECTIONS:
         assert f'id="{section}"' in html, section
     text = text_of(html)
+    assert "could not be drawn" not in text
     assert "No nvidia-smi samples" in text and "nvidia-smi --query-gpu=timestamp" in text
     assert "Top 10 kernels per run" in text and "xmma_new::gemm::kernel" in text
     assert "Files skipped" in text and "Code/main2.py" in text

@@ -12,7 +12,7 @@ import polars as pl
 
 from roofreport.analysis import utilization
 from roofreport.report import fmt
-from roofreport.report.context import Chart, Paragraph, Section
+from roofreport.report.context import Paragraph, Section, chart
 from roofreport.report.tables import cell, name_cell, table
 
 REGIONS_PER_RUN = 20
@@ -124,7 +124,7 @@ def _charts(samples: pl.DataFrame, stats: pl.DataFrame, means: dict, window) -> 
         chart_id = f"util{start // PANELS_PER_CHART + 1}"
         runs = list(dict.fromkeys(s.title.split(" · ")[0] for s in chunk))
         caption = "GPU utilization and power over time: " + ", ".join(runs)
-        blocks.append(Chart(chart_id, utilization_svg(chart_id, chunk, window), caption))
+        blocks.append(chart(chart_id, caption, utilization_svg, chunk, window))
     if untimed:
         blocks.append(Paragraph.of(f"No time series for {', '.join(untimed)}: their samples carry no time."))
     return blocks

@@ -114,6 +114,17 @@ class Bullets:
 Block = Paragraph | Heading | Table | Chart | Bullets
 
 
+def chart(chart_id: str, caption: str, draw, *args) -> "Chart | Paragraph":
+    """`draw(chart_id, *args)` as a Chart; if matplotlib fails on data no rule foresaw, the report
+    keeps its place with the reason instead of losing every other section."""
+    try:
+        return Chart(chart_id, draw(chart_id, *args), caption)
+    except (ValueError, TypeError, OverflowError, ZeroDivisionError, IndexError, KeyError,
+            RuntimeError, MemoryError) as exc:
+        return Paragraph([Span(f"{caption}: the chart could not be drawn ({type(exc).__name__}: {exc}).")],
+                         level="problem")
+
+
 @dataclass
 class Section:
     """One numbered part of the report. `empty` says which log would fill it when it has no data."""

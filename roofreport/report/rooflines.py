@@ -11,7 +11,7 @@ from roofreport.analysis import roofline
 from roofreport.report import fmt
 from roofreport.report.comparison import bound_cell, flops_cell
 from roofreport.report.comparison import spans_list
-from roofreport.report.context import Bullets, Chart, Heading, Paragraph, Section, Span
+from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart
 from roofreport.report.tables import name_cell, table
 
 KERNELS_PER_RUN = 12
@@ -34,8 +34,8 @@ def roofline_section(an, top_n: int) -> Section:
         "intensity when the log counted those bytes (hierarchical roofline). Sloped lines are memory "
         "bandwidth ceilings, flat ones compute ceilings; a point under the sloped part is memory-bound, "
         "under the flat part compute-bound, far below both latency-bound."))
-    for gpu in _gpus(runs):
-        section.blocks += _gpu_blocks(an, runs, gpu, min(top_n, KERNELS_PER_RUN), len(section.charts))
+    for i, gpu in enumerate(_gpus(runs)):
+        section.blocks += _gpu_blocks(an, runs, gpu, min(top_n, KERNELS_PER_RUN), f"roof{i + 1}")
     return section
 
 
@@ -43,7 +43,7 @@ def _gpus(runs: pl.DataFrame) -> list[str | None]:
     return runs.select(pl.col("gpu_model").unique(maintain_order=True)).to_series().to_list()
 
 
-def _gpu_blocks(an, runs: pl.DataFrame, gpu: str | None, per_run: int, n_charts: int) -> list:
+def _gpu_blocks(an, runs: pl.DataFrame, gpu: str | None, per_run: int, chart_id: str) -> list:
     mine = runs.filter(pl.col("gpu_model").eq_missing(gpu))
     spec = an.db.get(gpu) if gpu else None
     title = f"{spec.key} ({spec.arch})" if spec and spec.arch else (gpu or "GPU not identified")
@@ -58,13 +58,13 @@ def _gpu_blocks(an, runs: pl.DataFrame, gpu: str | None, per_run: int, n_charts:
             ": FLOPs were counted but no kernel time was logged with them (an nvprof --metrics run, for "
             "example, times nothing).")]))
     if mine.height > len(untimed):
-        blocks.append(_chart(an, mine, spec, title, per_run, f"roof{n_charts + 1}"))
+        blocks.append(_chart(an, mine, spec, title, per_run, chart_id))
     blocks.append(_points_table(mine))
     blocks += _notes(mine)
     return blocks
 
 
-def _chart(an, mine: pl.DataFrame, spec, title: str, per_run: int, chart_id: str) -> Chart:
+def _chart(an, mine: pl.DataFrame, spec, title: str, per_run: int, chart_id: str):
     from roofreport.report.roofline_chart import roofline_svg
 
     ceilings = roofline.ceilings(spec, _measured(mine, an.tables["kernels"])) if spec else []
@@ -72,7 +72,7 @@ def _chart(an, mine: pl.DataFrame, spec, title: str, per_run: int, chart_id: str
     caption = f"Roofline of {title}"
     if spec is not None:
         caption += f"; ceilings: {_peak_sources(mine, spec)}"
-    return Chart(chart_id, roofline_svg(chart_id, ceilings, _run_points(mine) + kernels), caption)
+    return chart(chart_id, caption, roofline_svg, ceilings, _run_points(mine) + kernels)
 
 
 def _notes(runs: pl.DataFrame) -> list:

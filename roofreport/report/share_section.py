@@ -10,7 +10,7 @@ import polars as pl
 
 from roofreport.analysis import categories as cat_rules
 from roofreport.report import fmt
-from roofreport.report.context import Chart, Heading, Paragraph, Section
+from roofreport.report.context import Heading, Paragraph, Section, chart
 from roofreport.report.tables import cell, name_cell, table
 
 SWEEP_CATEGORIES = 3
@@ -56,8 +56,7 @@ def _bar_charts(share: pl.DataFrame, runs: list[str], cats: list[str]) -> list:
         chunk = runs[start:start + RUNS_PER_CHART]
         chart_id = f"share{start // RUNS_PER_CHART + 1}"
         part = f" (runs {start + 1}–{start + len(chunk)} of {len(runs)})" if len(runs) > RUNS_PER_CHART else ""
-        blocks.append(Chart(chart_id, share_bars_svg(chart_id, chunk, cats, values),
-                            f"GPU time by kernel category{part}"))
+        blocks.append(chart(chart_id, f"GPU time by kernel category{part}", share_bars_svg, chunk, cats, values))
     return blocks
 
 
@@ -120,7 +119,7 @@ def sweep_blocks(sweeps: pl.DataFrame, pattern_sweeps: pl.DataFrame, cats: list[
         lines = _sweep_lines(frames.filter(pl.col("experiment").eq_missing(experiment)))
         if lines:
             title = "Kernel-time share vs batch size" + (f" — experiment “{experiment}”" if experiment else "")
-            blocks.append(Chart(f"sweep{i + 1}", sweep_svg(f"sweep{i + 1}", lines), title))
+            blocks.append(chart(f"sweep{i + 1}", title, sweep_svg, lines))
     return blocks if len(blocks) > 2 else []
 
 
