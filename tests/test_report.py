@@ -246,3 +246,17 @@ def test_pdf_rendering_fetches_nothing(tmp_path, monkeypatch):
     render.write_pdf(html, tmp_path / "x.pdf")
     assert (tmp_path / "x.pdf").read_bytes().startswith(b"%PDF")
     assert opened == []
+
+
+def test_a_defect_while_building_is_a_render_error(tmp_path, monkeypatch):
+    """Only roofreport's own errors reach the CLI, with the cause in the message."""
+    from roofreport.errors import RenderError
+    from roofreport.report import assemble
+
+    def broken(dataset, options):
+        raise KeyError("gpu_model")
+
+    monkeypatch.setattr(assemble, "assemble", broken)
+    with pytest.raises(RenderError, match=r"the report could not be built \(KeyError: 'gpu_model'\)"):
+        build_report(hostile_dataset(), tmp_path / "r.html", None, ReportOptions())
+    assert not (tmp_path / "r.html").exists()

@@ -7,6 +7,8 @@ WeasyPrint are imported only once rendering starts (the CLI stays fast for other
 
 from __future__ import annotations
 
+import os
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,10 +42,9 @@ class ReportOptions:
 
 def build_report(dataset, output: Path, html_out: Path | None, options: ReportOptions) -> list[Path]:
     """Write the report to `output` (.pdf or .html) and, when given, the HTML to `html_out`."""
-    from roofreport.report.assemble import assemble
-    from roofreport.report.render import render_html, write_pdf
+    from roofreport.report.render import write_pdf
 
-    html = render_html(assemble(dataset, options))
+    html = _page(dataset, options)
     written = []
     html_target = html_out or (output if output.suffix.lower() in (".html", ".htm") else None)
     if html_target is not None:
@@ -55,3 +56,22 @@ def build_report(dataset, output: Path, html_out: Path | None, options: ReportOp
             write_pdf(html, tmp)
         written.append(output)
     return written
+
+
+def _page(dataset, options: ReportOptions) -> str:
+    """The HTML; a defect on data no rule foresaw becomes a RenderError naming it (the CLI reports
+    it without a traceback; ROOFREPORT_DEBUG=1 adds the traceback to the message)."""
+    import polars as pl
+
+    from roofreport.errors import RenderError, RoofreportError
+    from roofreport.report.assemble import assemble
+    from roofreport.report.render import render_html
+
+    try:
+        return render_html(assemble(dataset, options))
+    except RoofreportError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError,
+            pl.exceptions.PolarsError) as exc:
+        detail = "\n" + traceback.format_exc() if os.environ.get("ROOFREPORT_DEBUG") else ""
+        raise RenderError(f"the report could not be built ({type(exc).__name__}: {exc}){detail}") from exc
