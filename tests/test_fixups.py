@@ -123,3 +123,48 @@ def test_ncu_time_is_judged_against_peaks_at_the_logged_clock(tmp_path):
     assert p["time_source"].startswith("ncu")
     assert p["peak_flops_per_s"] == pytest.approx(19.5e12 * 1100 / 1410, rel=2e-3)
     assert "at 1100 MHz" in p["peak_source"]
+
+
+# -- 4. FLOPs from ncu raw pages that log only per-cycle rates ------------------------------
+
+def _named(metrics: pl.DataFrame) -> pl.DataFrame:
+    return metrics.with_columns(source_file=pl.lit("page"))  # ingest sets it; parse_file does not
+
+
+def test_flops_from_per_cycle_rates_worked_example():
+    """volta_sgemm_32x128_nn on 3136x64x64 (tiles pad M to 3200): the raw page logs
+    ffma 936.297417 and fmul 14.629647 inst/cycle, smsp__cycles_elapsed.avg.per_second
+    1.305874 cycle/ns and gpu__time_duration 10.72 us, i.e. 13,999 cycles per SMSP
+    (smsp__cycles_elapsed.sum 3,807,720 / 272 SMSPs): ffma = 13,107,200 = 3200·64·64,
+    fmul = 204,800 = 3200·64, FP32 FLOPs = 2·ffma + fmul = 26,419,200."""
+    result = parse(corpus_path("derived", "ncu", "rtx2080ti_sgemm_3136_64_64.raw.csv"))
+    from roofreport.analysis.counters import kernel_counters
+    row = kernel_counters(_named(result.tables["metrics"])).row(0, named=True)
+    assert row["flops_fp32"] == pytest.approx(26_419_200, rel=1e-6)
+    assert row["flops_fp64"] == 0.0
+
+
+def test_per_cycle_rates_only_used_without_counts():
+    from roofreport.analysis.counters import kernel_counters
+    rows = [("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 100.0),
+            ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", 999.0),
+            ("smsp__cycles_elapsed.avg.per_second", 1e9), ("gpu__time_duration.sum", 1000.0)]
+    metrics = pl.DataFrame({"source_file": ["f"] * 4, "launch_id": [1] * 4, "section": [None] * 4,
+                            "metric": [m for m, _ in rows], "stat": [None] * 4,
+                            "value": [v for _, v in rows]})
+    assert kernel_counters(metrics)["flops_fp32"].to_list() == [200.0]
+    rates_only = metrics.filter(pl.col("metric") != rows[0][0])
+    # 999 inst/cycle x 1 GHz x 1000 ns = 999,000 FFMA = 1,998,000 FLOPs
+    assert kernel_counters(rates_only)["flops_fp32"].to_list() == [pytest.approx(1_998_000.0)]
+
+
+@pytest.mark.parametrize("stem", ["rtx2080ti_sgemm_3136_64_64", "julia_indexspaces_profile",
+                                  "speedy_scan_profile"])
+def test_raw_csv_and_text_pages_agree_on_flops(stem):
+    """The same profile printed as a raw CSV and a raw text page (rates rounded to 3 digits)."""
+    from roofreport.analysis.counters import kernel_counters
+    csv = kernel_counters(_named(parse(corpus_path("derived", "ncu", f"{stem}.raw.csv")).tables["metrics"]))
+    txt = kernel_counters(_named(parse(corpus_path("derived", "ncu", f"{stem}.raw.txt")).tables["metrics"]))
+    assert csv.height == txt.height and csv["flops_fp32"].null_count() == 0
+    for a, b in zip(csv.sort("launch_id")["flops_fp32"], txt.sort("launch_id")["flops_fp32"]):
+        assert a == pytest.approx(b, rel=5e-3, abs=1e-9)

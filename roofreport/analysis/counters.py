@@ -5,7 +5,10 @@ log they came from:
 
 * CUDA-core FLOPs (a.1): fp64 = dadd + dmul + 2·dfma, fp32 = fadd + fmul + 2·ffma,
   fp16 = hadd + hmul + 2·hfma, from `smsp__` or `sm__sass_thread_inst_executed_op_*_pred_on.sum`
-  (ncu) or `flop_count_dp/sp/hp` (nvprof, already FMA = 2).
+  (ncu) or `flop_count_dp/sp/hp` (nvprof, already FMA = 2). Raw pages that carry only the
+  rates `smsp__..._pred_on.sum.per_cycle_elapsed` (= count / smsp__cycles_elapsed.avg) give
+  the count as rate × `smsp__cycles_elapsed.avg.per_second` × `gpu__time_duration.sum`, as
+  ncu's roofline sections compute achieved FLOP/s from them [S2][S18].
 * Tensor-core FLOPs (a.2, `tensor.py`): op-path counters, Volta's 512 × tensor instructions,
   instruction × 2·M·N·K when the kernel name gives the MMA shape (not on Hopper and later).
   When a log has both the tensor-pipe instruction count and `hfma`, the HFMA2.MMA register moves
@@ -38,6 +41,7 @@ _FLOP_TERMS = {
     "flops_fp32": [(1, "fadd"), (1, "fmul"), (2, "ffma")],
     "flops_fp16": [(1, "hadd"), (1, "hmul"), (2, "hfma")],
 }
+_PER_CYCLE = ".per_cycle_elapsed"  # smsp__X.sum.per_cycle_elapsed = X.sum / smsp__cycles_elapsed.avg
 _NVPROF_FLOPS = {"flops_fp64": "flop_count_dp", "flops_fp32": "flop_count_sp", "flops_fp16": "flop_count_hp"}
 
 # output column -> ordered alternatives, each a list of (weight, counter); first complete one wins.
@@ -91,6 +95,7 @@ def _flop_names() -> set[str]:
         for _, op in terms:
             names.add("smsp__" + _OP.format(op))
             names.add("sm__" + _OP.format(op))
+            names.add("smsp__" + _OP.format(op) + _PER_CYCLE)
     return names
 
 
@@ -165,7 +170,22 @@ def _flops(column: str, terms: list[tuple[int, str]]) -> pl.Expr:
     present = pl.any_horizontal([op(name).is_not_null() for _, name in terms])
     total = pl.sum_horizontal([op(name).fill_null(0) * w for w, name in terms])
     ncu = pl.when(present).then(total)
-    return pl.coalesce(ncu, pl.col(_NVPROF_FLOPS[column])).alias(column)
+    return pl.coalesce(ncu, _flops_from_rates(terms), pl.col(_NVPROF_FLOPS[column])).alias(column)
+
+
+def _flops_from_rates(terms: list[tuple[int, str]]) -> pl.Expr:
+    """METHODOLOGY.md a.1 from per-cycle rates only (raw pages) [S2][S18]: ncu's roofline takes
+    achieved FLOP/s = (fadd + fmul + 2·ffma).per_cycle_elapsed × smsp__cycles_elapsed.avg.per_second,
+    so FLOPs = that × gpu__time_duration (per_second divides by that duration, so the product is
+    smsp__cycles_elapsed.avg × rate = the .sum count, to the printed digits: a text page's
+    `1.31 cycle/nsecond` costs 0.3 %); smsp__cycles_elapsed.avg itself is used when logged."""
+    rates = [pl.col("smsp__" + _OP.format(name) + _PER_CYCLE) for _, name in terms]
+    present = pl.any_horizontal([r.is_not_null() for r in rates])
+    per_cycle = pl.sum_horizontal([r.fill_null(0) * w for r, (w, _) in zip(rates, terms)])
+    seconds = pl.coalesce([pl.col(n) for n in _DURATION[:2]]) * 1e-9
+    cycles = pl.coalesce(pl.col("smsp__cycles_elapsed.avg"),
+                         pl.col("smsp__cycles_elapsed.avg.per_second") * seconds)
+    return pl.when(present).then(per_cycle * cycles)
 
 
 def _first_complete(column: str, alternatives: list[list[tuple[int, str]]]) -> pl.Expr:
