@@ -29,15 +29,27 @@ def detect_decimal_comma(values: pl.Series) -> bool:
 def parse_number(expr: pl.Expr, decimal_comma: bool = False) -> pl.Expr:
     """Printed number -> Float64 (null when not a number). Handles `1,234.5`, `1 234,5`, `1e+10`,
     a leading `(!) ` marker and a trailing `%`."""
-    s = expr.str.strip_chars().str.replace(r"^\(!\)\s*", "").str.strip_suffix("%")
-    s = s.str.replace_all(r"[ \u00a0\u202f']", "")
+    stripped = expr.str.strip_chars()
     if decimal_comma:
-        s = s.str.replace_all(r"\.", "").str.replace(",", ".", literal=True)
+        number = _cleaned(stripped, decimal_comma).cast(pl.Float64, strict=False)
     else:
-        s = s.str.replace_all(",", "", literal=True)
-    number = s.cast(pl.Float64, strict=False)
+        # Most printed values are plain numbers: cast them directly and clean only the rest
+        # (null elsewhere, so the cleaning passes skip those rows): half the CPU. Cleaning
+        # never changes a string that casts as it is (the cast refuses spaces, commas, `%`).
+        direct = stripped.cast(pl.Float64, strict=False)
+        rest = _cleaned(pl.when(direct.is_null()).then(stripped), decimal_comma)
+        number = pl.when(direct.is_null()).then(rest.cast(pl.Float64, strict=False)).otherwise(direct)
     # "nan"/"inf" text casts to float NaN/inf; a log's nan is "no value".
     return pl.when(number.is_nan() | number.is_infinite()).then(None).otherwise(number)
+
+
+def _cleaned(s: pl.Expr, decimal_comma: bool) -> pl.Expr:
+    """Printed number text without the `(!)` marker, `%` and grouping, with a decimal point."""
+    s = s.str.replace(r"^\(!\)\s*", "").str.strip_suffix("%")
+    s = s.str.replace_all(r"[ \u00a0\u202f']", "")
+    if decimal_comma:
+        return s.str.replace_all(r"\.", "").str.replace(",", ".", literal=True)
+    return s.str.replace_all(",", "", literal=True)
 
 
 def to_float(text: str | None, decimal_comma: bool = False) -> float | None:

@@ -213,7 +213,9 @@ def split_lines(data: bytes) -> pl.DataFrame:
     frame = pl.read_csv(
         io.BytesIO(data), has_header=False, separator="\x1f", quote_char=None,
         new_columns=["text"], infer_schema=False, truncate_ragged_lines=True,
-        encoding="utf8-lossy",
+        encoding="utf8-lossy", empty_string_is_null=False,
     )
-    return frame.with_row_index("line_no", offset=1).with_columns(
-        pl.col("line_no").cast(pl.Int64), pl.col("text").fill_null(""))
+    # Blank lines are read as "" (not null), so no second copy of the text column is made.
+    text = pl.col("text")
+    return frame.select(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line_no"),
+                        pl.when(text.null_count() > 0).then(text.fill_null("")).otherwise(text))
