@@ -260,3 +260,21 @@ def test_a_defect_while_building_is_a_render_error(tmp_path, monkeypatch):
     with pytest.raises(RenderError, match=r"the report could not be built \(KeyError: 'gpu_model'\)"):
         build_report(hostile_dataset(), tmp_path / "r.html", None, ReportOptions())
     assert not (tmp_path / "r.html").exists()
+
+
+def test_inputs_of_a_big_folder_print_each_warning_message_once():
+    from roofreport.report.inputs import inputs_section
+
+    files = [FileOutcome(path=f"/runs/out.{i}", family="nvprof", variant="summary csv", status="ok",
+                         rows={"kernels": 3}, warnings=[LogWarning("nvprof.timeout", "Execution timeout", 4),
+                                                        LogWarning("nvprof.timeout", "Execution timeout", 9)])
+             for i in range(12)]
+    files.append(FileOutcome(path="/runs/bad", family="nvprof", variant="summary", status="error",
+                             error="/runs/bad:3:1: no result table"))
+    section = inputs_section(files)
+    by_code = next(b for b in section.blocks if getattr(b, "caption", None) == "Warnings by code")
+    assert [[c.text for c in row] for row in by_code.rows] == [["nvprof.timeout", "12", "24", "Execution timeout"]]
+    compact = section.blocks[-1]
+    assert len(compact.items) == 12 and compact.items[0].text == "out.0: nvprof.timeout ×2 (lines 4, 9)"
+    failed = next(b for b in section.blocks if b.kind == "bullets" and b.items[0].level == "problem")
+    assert failed.items[0].text == "bad (error): bad:3:1: no result table"     # paths relative to /runs

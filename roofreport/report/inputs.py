@@ -16,6 +16,7 @@ from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span
 from roofreport.report.tables import cell, name_cell, table
 
 _EXAMPLES = 3
+DETAILED_FILES = 8   # up to this many warned files, each warning's message is printed with it
 
 
 def display_root(paths: list[str]) -> str:
@@ -87,25 +88,63 @@ def _problems(read: list, root: str) -> list:
     if failed:
         blocks.append(Heading("Files that failed"))
         blocks.append(Bullets([Paragraph([Span(relative(f.path, root), code=True),
-                                          Span(f" ({f.status}): "), Span(f.error, code=True)],
+                                          Span(f" ({f.status}): "), Span(_unrooted(f.error, root), code=True)],
                                          level="problem") for f in failed]))
     warned = [f for f in read if f.warnings]
     if warned:
         blocks.append(Heading("Warnings per file"))
-        blocks.append(Bullets([item for f in warned for item in _warning_items(f, root)]))
+        if len(warned) > DETAILED_FILES:      # a big folder: each message once, then where
+            blocks.append(_codes_table(warned))
+            blocks.append(Bullets([_compact_item(f, root) for f in warned]))
+        else:
+            blocks.append(Bullets([item for f in warned for item in _warning_items(f, root)]))
     return blocks
 
 
-def _warning_items(f, root: str) -> list[Paragraph]:
+def _unrooted(text: str, root: str) -> str:
+    """A parser message with the common folder left out of the paths it quotes."""
+    return text.replace(root.rstrip("/") + "/", "") if root else text
+
+
+def _by_code(warnings: list) -> dict[str, list]:
     by_code: dict[str, list] = {}
-    for w in f.warnings:
+    for w in warnings:
         by_code.setdefault(w.code, []).append(w)
+    return by_code
+
+
+def _where(group: list) -> str:
+    lines = [str(w.line) for w in group[:_EXAMPLES] if w.line]
+    if not lines:
+        return ""
+    more = ", …" if len(group) > _EXAMPLES else ""
+    return f" (line{'s' if len(lines) > 1 else ''} {', '.join(lines)}{more})"
+
+
+def _codes_table(warned: list):
+    rows: dict[str, list] = {}
+    for f in warned:
+        for code, group in _by_code(f.warnings).items():
+            entry = rows.setdefault(code, [code, 0, 0, group[0].message.splitlines()[0]])
+            entry[1] += 1
+            entry[2] += len(group)
+    return table(["Code", "Files#", "Warnings#", "First message"],
+                 [[cell(c, code=True), fmt.count(n), fmt.count(k), m] for c, n, k, m in rows.values()],
+                 caption="Warnings by code")
+
+
+def _compact_item(f, root: str) -> Paragraph:
+    spans = [Span(relative(f.path, root), code=True), Span(": ")]
+    for i, (code, group) in enumerate(_by_code(f.warnings).items()):
+        times = f" ×{len(group)}" if len(group) > 1 else ""
+        spans += [Span("; " if i else ""), Span(code, code=True), Span(f"{times}{_where(group)}")]
+    return Paragraph([s for s in spans if s.text], level="warning")
+
+
+def _warning_items(f, root: str) -> list[Paragraph]:
     items = []
-    for code, group in by_code.items():
-        lines = [str(w.line) for w in group[:_EXAMPLES] if w.line]
-        where = f" (line{'s' if len(lines) > 1 else ''} {', '.join(lines)}{', …' if len(group) > _EXAMPLES else ''})" \
-            if lines else ""
+    for code, group in _by_code(f.warnings).items():
         times = f" ×{len(group)}" if len(group) > 1 else ""
         items.append(Paragraph([Span(relative(f.path, root), code=True), Span(": "), Span(code, code=True),
-                                Span(f"{times}{where}: {group[0].message.splitlines()[0]}")], level="warning"))
+                                Span(f"{times}{_where(group)}: {group[0].message.splitlines()[0]}")], level="warning"))
     return items
