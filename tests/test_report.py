@@ -278,3 +278,15 @@ def test_inputs_of_a_big_folder_print_each_warning_message_once():
     assert len(compact.items) == 12 and compact.items[0].text == "out.0: nvprof.timeout ×2 (lines 4, 9)"
     failed = next(b for b in section.blocks if b.kind == "bullets" and b.items[0].level == "problem")
     assert failed.items[0].text == "bad (error): bad:3:1: no result table"     # paths relative to /runs
+
+
+def test_a_folder_without_logs_says_so_first(tmp_path):
+    files = [FileOutcome(path="/x/train.py", family=None, variant=None, status="skipped",
+                         error="not a profiler log (Python script)")]
+    tables = {name: schema.empty(name) for name in schema.TABLES}
+    out = tmp_path / "r.html"
+    build_report(Dataset(tables=tables, files=files), out, None, ReportOptions(inputs=[Path("/x")]))
+    html = out.read_text(encoding="utf-8")
+    findings = html[html.index('<section id="findings"'):html.index('<section id="inputs"')]
+    assert "The only file found is not a profiler log roofreport can read" in findings
+    assert html.count('class="note empty"') == 6     # every data section says which log would fill it

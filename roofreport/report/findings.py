@@ -262,7 +262,14 @@ def input_findings(files: list) -> list[Paragraph]:
                              + spans_list([relative(f.path, root) for f in failed], 4) + [Span(".")],
                              level="problem"))
     skipped = [f for f in files if f.status == "skipped"]
-    if skipped:
+    if files and len(skipped) == len(files):
+        out.append(Paragraph.md(
+            f"{'The only file found is not' if len(files) == 1 else f'None of the {len(files)} files is'} "
+            "a profiler log roofreport can read, so there is nothing to "
+            "analyse. It reads Nsight Compute, Nsight Systems, nvprof and nvidia-smi output (text, CSV, "
+            "nsys SQLite); binary `.ncu-rep`/`.nsys-rep` reports must be exported first (see Inputs).",
+            level="problem"))
+    elif skipped:
         out.append(Paragraph.of(f"{len(skipped)} file{'s' if len(skipped) > 1 else ''} skipped as not profiler "
                                 "logs or not readable offline (listed under Inputs with the reason)."))
     return out
