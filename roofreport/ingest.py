@@ -11,6 +11,7 @@ import json
 import os
 import traceback
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from multiprocessing import get_context
@@ -82,16 +83,17 @@ class Dataset:
 
 def ingest(paths: list[Path], progress: Progress | None = None, jobs: int | None = None) -> Dataset:
     found = discover(paths)
-    sniffed = [sniff(path, display=str(path)) for path, _ in found]
-    work = [(i, s) for i, s in enumerate(sniffed) if s.readable]
     results: dict[int, ParseResult] = {}
-    total = len(found)
-    done = total - len(work)
-    for i, result in _parse_all(work, jobs):
-        results[i] = result
-        done += 1
-        if progress:
-            progress(done, total, sniffed[i].display)
+    with _pool(len(found), jobs) as pool:
+        sniffed = _sniff_all([path for path, _ in found], pool)
+        work = [(i, s) for i, s in enumerate(sniffed) if s.readable]
+        total = len(found)
+        done = total - len(work)
+        for i, result in _parse_all(work, pool):
+            results[i] = result
+            done += 1
+            if progress:
+                progress(done, total, sniffed[i].display)
     outcomes, frames, hints = [], {name: [] for name in schema.PARSED_TABLES}, {}
     for i, ((path, root), sn) in enumerate(zip(found, sniffed)):
         assignment = _assign(path, root)
@@ -159,18 +161,35 @@ def _parse_one(args: tuple[int, str, str, str, str]) -> tuple[int, ParseResult]:
     return i, parse_file(Path(path), spec_name, variant, display)
 
 
-def _parse_all(work: list[tuple[int, Sniffed]], jobs: int | None):
-    tasks = [(i, str(s.path), s.spec.name, s.variant, s.display) for i, s in work]
+def _pool(count: int, jobs: int | None):
+    """Worker processes for many files (sniffing and parsing both run there, so both cores
+    work), or no pool (None) for a few files or one job. Spawn, because polars' threads and
+    fork do not mix."""
     workers = jobs if jobs is not None else min(os.cpu_count() or 1, 4)
-    if workers <= 1 or len(tasks) < _PARALLEL_MIN_FILES:
+    if workers <= 1 or count < _PARALLEL_MIN_FILES:
+        return nullcontext(None)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+
+
+def _sniff_one(path: Path) -> Sniffed:
+    return sniff(path, display=str(path))
+
+
+def _sniff_all(paths: list[Path], pool: ProcessPoolExecutor | None) -> list[Sniffed]:
+    if pool is None:
+        return [_sniff_one(path) for path in paths]
+    return list(pool.map(_sniff_one, paths, chunksize=max(1, min(32, len(paths) // 8))))
+
+
+def _parse_all(work: list[tuple[int, Sniffed]], pool: ProcessPoolExecutor | None):
+    tasks = [(i, str(s.path), s.spec.name, s.variant, s.display) for i, s in work]
+    if pool is None or len(tasks) < _PARALLEL_MIN_FILES:
         for task in tasks:
             yield _parse_one(task)
         return
-    # Largest files first so the pool stays balanced; spawn, because polars' threads and fork
-    # do not mix.
+    # Largest files first so the pool stays balanced.
     tasks.sort(key=lambda t: -_size(t[1]))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        yield from pool.map(_parse_one, tasks, chunksize=4)
+    yield from pool.map(_parse_one, tasks, chunksize=4)
 
 
 def _size(path: str) -> int:
