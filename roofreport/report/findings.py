@@ -55,13 +55,16 @@ def bound_findings(runs: pl.DataFrame, roofline: pl.DataFrame) -> list[Paragraph
         spans.append(Span(f": arithmetic intensity {_span_range(group['ai_dram'].to_list(), fmt.intensity)}"))
         if ridge.len():
             spans.append(Span(f" against a ridge point of {_span_range(ridge.to_list(), fmt.intensity)}"))
-        spans.append(Span(f"; they reach {_span_range(group['pct_of_peak'].to_list(), fmt.percent)} of peak"))
+        spans.append(Span(f"; {'they reach' if len(names) > 1 else 'it reaches'} "
+                          f"{_span_range(group['pct_of_peak'].to_list(), fmt.percent)} of peak"))
         out.append(Paragraph(spans + [Span(".")]))
     unplaced = runs.filter(pl.col("bound").is_null())
     incomplete = unplaced.filter(pl.col("flops_complete") == False)["run"].to_list()  # noqa: E712
     if incomplete:
+        many = len(incomplete) > 1
         out.append(Paragraph([Span("No bound class for ")] + spans_list(incomplete, 4) + [Span(
-            ": their FLOP counts are incomplete, so the true points lie higher than the measured ones (see below).")]))
+            f": {'their FLOP counts are' if many else 'its FLOP count is'} incomplete, so the true "
+            f"point{'s lie' if many else ' lies'} higher than the measured one{'s' if many else ''} (see below).")]))
     no_counts = unplaced.filter(pl.col("flops").is_null())["run"].to_list()
     if no_counts:
         out.append(Paragraph([Span(f"{len(no_counts)} run{'s' if len(no_counts) > 1 else ''} cannot be placed on a "
@@ -145,8 +148,9 @@ def _incomplete_sentence(gpu: str | None, group: pl.DataFrame, info: pl.DataFram
     examples = list(dict.fromkeys(k for k in group["example_kernel"].to_list() if k))
     label = gpu or "unidentified GPU"
     reason = group["reason"].drop_nulls().first() or "tensor-core work is not counted"
-    spans = [Span(f"The {label} FLOP counts of {len(group)} run{'s' if group.height > 1 else ''} miss "
-                  f"{kind}tensor-core work: {reason}")]
+    many = group.height > 1
+    spans = [Span(f"The {label} FLOP count{'s' if many else ''} of {len(group)} run{'s' if many else ''} "
+                  f"miss{'' if many else 'es'} {kind}tensor-core work: {reason}")]
     if examples and not any(e in reason for e in examples):
         spans += [Span(" (e.g. ")] + spans_list([_short(e) for e in examples], 3) + [Span(")")]
     share = group["tensor_time_share"].drop_nulls()
