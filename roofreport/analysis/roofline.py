@@ -140,7 +140,7 @@ def _measured_one(row: dict) -> dict:
     return {key: row[col] for key, col in _MEASURED.items() if row.get(col) is not None}
 
 
-def _trace_timed(sources: list[str | None]) -> bool:
+def trace_timed(sources: list[str | None]) -> bool:
     """Most timed kernels got their time from a trace or a non-ncu log (boost clock), not from
     ncu's own clock-locked `gpu__time_duration`."""
     timed = [s for s in sources if s]
@@ -259,7 +259,7 @@ def run_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> p
     for (run, precision), group in points.group_by(["run", "precision"], maintain_order=True):
         spec = gpus.get(run)
         timed = group.filter(pl.col("time_ns").is_not_null())["time_source"].to_list()
-        measured = _at_time_clock(_measured(group), _trace_timed(timed))
+        measured = _at_time_clock(_measured(group), trace_timed(timed))
         peaks = _peaks(spec, measured, precision, group["name"].to_list())
         base = {"run": run, "gpu_model": spec.key if spec else None, "precision": precision, **summarize(group)}
         rows.append(_point(base, peaks))
@@ -281,7 +281,7 @@ def kernel_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -
     for k in points.iter_rows(named=True):
         spec = gpus.get(k["run"])
         ceiling = _measured_one(k) or measured[k["run"]]
-        ceiling = _at_time_clock(ceiling, k["time_ns"] is not None and _trace_timed([k["time_source"]]))
+        ceiling = _at_time_clock(ceiling, k["time_ns"] is not None and trace_timed([k["time_source"]]))
         kind = _tensor_kind([k["name"]]) if k["precision"] == "tensor" else k["precision"]
         key = (k["run"], kind, tuple(sorted(ceiling.items())))
         if key not in cache:  # many launches share a GPU, a precision and the log's ceilings

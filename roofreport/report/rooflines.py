@@ -103,7 +103,8 @@ def _measured(runs: pl.DataFrame, kernels: pl.DataFrame) -> dict:
     and the SM clock the logs ran at (scales the datasheet peaks no row used, e.g. tensor)."""
     out = {}
     clocks = kernels.filter(pl.col("run").is_in(runs["run"].to_list()))["sm_clock_hz"].drop_nulls()
-    if clocks.len():
+    # Runs timed by a trace ran at boost clock: their roofs are unscaled, as in the analysis.
+    if clocks.len() and not roofline.trace_timed(runs["time_source"].to_list()):
         out["sm_clock_hz"] = clocks.median()
     for precision in ("fp64", "fp32", "fp16"):
         values = runs.filter(pl.col("precision") == precision)["peak_flops_per_s"].drop_nulls()
