@@ -23,12 +23,12 @@ from __future__ import annotations
 import csv
 import io
 import re
-import tomllib
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from pathlib import Path
 
 from roofreport.errors import UsageError
+from roofreport.userfiles import read_records
 
 _DATA = Path(__file__).resolve().parent / "data"
 
@@ -224,12 +224,7 @@ class GpuDatabase:
     def with_overrides(self, path: Path) -> "GpuDatabase":
         """A new database with the rows of a user file (TSV with gpu_specs.tsv's columns, or TOML
         `[[gpu]]` tables with the same keys) added, or merged into the GPU of the same name."""
-        path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot read GPU peaks file {path}: {exc}") from exc
-        rows = _toml_rows(text, path) if path.suffix.lower() == ".toml" else _read_tsv(text)
+        rows = read_records(path, "gpu", "GPU peaks file", delimiter="\t")
         current = {s.key: s for s in self.specs}
         added: list[str] = []
         for row in rows:
@@ -248,17 +243,6 @@ class GpuDatabase:
             return None
         found = current.get(name) or self._exact(_normalize(name))
         return current.get(found.key) if found else None
-
-
-def _toml_rows(text: str, path: Path) -> list[dict]:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"GPU peaks file {path}: {exc}") from exc
-    rows = data.get("gpu", [])
-    if not isinstance(rows, list):
-        raise UsageError(f"GPU peaks file {path}: expected [[gpu]] tables")
-    return [dict(r) for r in rows]
 
 
 def _load_tokens() -> list[_Token]:

@@ -11,14 +11,12 @@ or TOML `[[rule]]` tables with the same keys): `categorize(names, load_rules(p) 
 
 from __future__ import annotations
 
-import csv
-import io
-import tomllib
 from pathlib import Path
 
 import polars as pl
 
 from roofreport.errors import UsageError
+from roofreport.userfiles import read_records
 
 _DEFAULT = Path(__file__).resolve().parent.parent / "data" / "kernel_categories.tsv"
 OTHER = "other"
@@ -30,18 +28,7 @@ Rule = tuple[str, str]
 
 def load_rules(path: Path) -> list[Rule]:
     """(category, pattern) rules from a TSV or TOML file, in file order; patterns are checked."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read category rules {path}: {exc}") from exc
-    if path.suffix.lower() == ".toml":
-        try:
-            rows = tomllib.loads(text).get("rule", [])
-        except tomllib.TOMLDecodeError as exc:
-            raise UsageError(f"category rules {path}: {exc}") from exc
-    else:
-        rows = list(csv.DictReader(io.StringIO(text), delimiter="\t"))
+    rows = read_records(path, "rule", "category rules", delimiter="\t")
     rules = []
     for i, row in enumerate(rows, start=1):
         category, pattern = (row.get("category") or "").strip(), row.get("pattern") or ""

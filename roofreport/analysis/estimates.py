@@ -22,18 +22,16 @@ Two sources (README "Estimates"):
 
 from __future__ import annotations
 
-import csv
 import fnmatch
-import io
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from roofreport.errors import UsageError
+from roofreport.userfiles import read_records
 
 ESTIMATE_NAMES = ("roofreport-estimates.toml", "roofreport_estimates.toml", "estimates.toml",
                   "roofreport-estimates.csv", "roofreport_estimates.csv", "estimates.csv")
@@ -89,19 +87,8 @@ def _runs(tables: dict[str, pl.DataFrame]) -> list[dict]:
 
 def read_entries(path: Path) -> list[dict]:
     """The raw entries of an estimates file (TOML `[[estimate]]` tables or CSV rows)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise UsageError(f"cannot read estimates file {path}: {exc}") from exc
-    if path.suffix.lower() == ".toml":
-        try:
-            entries = tomllib.loads(text).get("estimate", [])
-        except tomllib.TOMLDecodeError as exc:
-            raise UsageError(f"estimates file {path}: {exc}") from exc
-    else:
-        entries = [{k: v for k, v in row.items() if v not in (None, "")}
-                   for row in csv.DictReader(io.StringIO(text))]
-    return [dict(e) for e in entries]
+    entries = read_records(path, "estimate", "estimates file")
+    return [{k: v for k, v in e.items() if v not in (None, "")} for e in entries]
 
 
 def _number(entry: dict, key: str, path: Path) -> float | None:
