@@ -126,6 +126,83 @@ class Grammar:
         return codes.replace_strict(list(range(len(kinds) + 1)), [*kinds, other],
                                     return_dtype=pl.String)
 
+    def classify_lines(self, text: pl.Series, rule: str = "line", other: str = "other") -> pl.Series:
+        """The kinds `classify` gives, computed alternative by alternative on the lines still
+        unclassified: each rule's regex runs only on lines passing its literal gates (prefix,
+        required literals), so a big file's common line kind is not scanned by every regex
+        before its own (ncu text: 640 k table rows were matched by 12 regexes each)."""
+        kinds = self.alternatives(rule)
+        codes = pl.repeat(len(kinds), text.len(), dtype=pl.UInt8, eager=True)
+        pending = pl.DataFrame({"i": pl.int_range(0, text.len(), dtype=pl.UInt32, eager=True),
+                                "t": text})
+        one_line = not text.str.contains("\n", literal=True).any()
+        for code, kind in enumerate(kinds):
+            if not pending.height:
+                break
+            rx = _open_ended(self.regex(kind)) if one_line else self.regex(kind)
+            pos, hit = self._hits(pending, kind, rx)
+            if not hit.any():
+                continue
+            cand = pending["i"] if pos is None else pending["i"].gather(pos)
+            codes.scatter(cand.filter(hit), code)
+            drop = hit.arg_true() if pos is None else pos.filter(hit)
+            pending = pending.filter(pl.repeat(True, pending.height, eager=True).scatter(drop, False))
+        return codes.replace_strict(list(range(len(kinds) + 1)), [*kinds, other],
+                                    return_dtype=pl.String)
+
+    def _hits(self, pending: pl.DataFrame, kind: str, rx: str) -> tuple[pl.Series | None, pl.Series]:
+        """(positions of the gated lines or None for all, whether each of them matches)."""
+        gate = self._gate_expr(kind)
+        if gate is None:
+            return None, pending["t"].str.contains(rx).fill_null(False)
+        mask = pending.select(gate.fill_null(False)).to_series()
+        if mask.sum() * 2 > pending.height:  # most lines pass: gathering them costs more
+            return None, (mask & pending["t"].str.contains(rx)).fill_null(False)
+        pos = mask.arg_true()
+        return pos, pending["t"].gather(pos).str.contains(rx).fill_null(False)
+
+    def _gate_expr(self, rule: str) -> pl.Expr | None:
+        """A cheap necessary condition for a line to match `rule` (None: no literal known)."""
+        text, conds = pl.col("t"), []
+        prefix, _ = self.gate(rule)
+        if prefix:
+            conds.append(text.str.starts_with(prefix))
+        needed = self.required_literals(rule)
+        if needed and not any(literal in prefix for literal in needed):
+            conds.append(text.str.contains(next(iter(needed)), literal=True) if len(needed) == 1
+                         else text.str.contains_any(sorted(needed)))
+        if not conds:
+            return None
+        return conds[0] if len(conds) == 1 else conds[0] & conds[1]
+
+    def required_literals(self, rule: str) -> frozenset[str] | None:
+        """Literals of which every match of `rule` holds at least one (None when unsure)."""
+        return self._required(self._rule_trees[rule], (rule,))
+
+    def _required(self, node, stack: tuple[str, ...]) -> frozenset[str] | None:
+        if isinstance(node, Terminal):
+            literal = self._term_literals.get(node.name) or _regex_prefix(self._terms[node.name])
+            return frozenset([literal]) if literal else None
+        if isinstance(node, NonTerminal):
+            if node.name in stack:
+                return None
+            return self._required(self._rule_trees[node.name], stack + (node.name,))
+        if isinstance(node, Token):
+            literal, whole = self._leading(node)
+            return frozenset([literal]) if literal and whole else None
+        kind, kids = node.data, node.children
+        if kind == "expansions":
+            sets = [self._required(k, stack) for k in kids]
+            return None if any(s is None for s in sets) else frozenset().union(*sets)
+        if kind == "expansion":
+            sets = [s for s in (self._required(k, stack) for k in kids) if s]
+            return max(sets, key=lambda s: (min(map(len, s)), -len(s)), default=None)
+        if kind in ("value", "literal", "alias"):
+            return self._required(kids[0], stack)
+        if kind == "expr" and kids[1] == "+":
+            return self._required(kids[0], stack)
+        return None
+
     def gate(self, rule: str) -> tuple[str, str]:
         """(prefix, literal) every line matching `rule` must start with / contain, derived from
         the rule itself (leading literals; the longest literal the rule's one sequence always
@@ -244,6 +321,17 @@ class Grammar:
             expected, what = [], "unexpected end of line"
         hint = f" (expected {', '.join(expected[:6])})" if expected else ""
         return ParseError(f"{self.name}: {what}{hint}", path=path, line=line, column=col, text=text)
+
+
+def _open_ended(rx: str) -> str:
+    """`^(...X.*)$` -> `^(...X)`: on text without line breaks a trailing `.*` matches whatever
+    follows, so the engine need not scan the rest of every line. Only for regexes without
+    alternatives (an earlier alternative would lose its end anchor)."""
+    body = rx[:-1].rstrip(")") if rx.endswith("$") else ""
+    if "|" in rx or not body.endswith(".*") or body.endswith("\\.*") or body.endswith("?.*"):
+        return rx
+    closing = len(rx) - 1 - len(body)
+    return body[:-2] + ")" * closing
 
 
 def _greedy(text: str) -> str:

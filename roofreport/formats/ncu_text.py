@@ -32,7 +32,8 @@ LARK_MAX = 4096
 def parse_text(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     g = grammar.load("ncu")
-    lines = doc.lines().with_columns(kind=g.classify(pl.col("text"), "line"))
+    lines = doc.lines()
+    lines = lines.with_columns(kind=g.classify_lines(lines["text"], "line"))
     lines = _with_context(lines, g)
     heads = _kernel_heads(lines, g)
     lines = _with_launch_ids(lines, heads)

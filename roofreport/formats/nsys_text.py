@@ -108,7 +108,7 @@ def _context(lines: pl.DataFrame) -> pl.DataFrame:
 def _classified(lines: pl.DataFrame) -> pl.DataFrame:
     g = grammar.load("nsys")
     kind = pl.col("kind")
-    lines = lines.with_columns(kind=g.classify(pl.col("text"), "line"))
+    lines = lines.with_columns(kind=g.classify_lines(lines["text"], "line"))
     report_id = pl.coalesce(*[pl.col("text").str.extract(g.regex(k), _group(k, "report_id"))
                               for k in _HINT_KINDS])
     args = pl.col("text").str.extract(g.regex("processing_line"), _group("processing_line", "report_args"))

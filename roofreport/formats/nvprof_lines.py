@@ -72,7 +72,7 @@ def annotate(lines: pl.DataFrame) -> pl.DataFrame:
     """`lines` (line_no, text) with kind, status, message, pid and the carried context."""
     g = load()
     known = lines.filter(pl.col("text").str.contains(_any_kind(g)))
-    known = _fields(known.with_columns(kind=g.classify(pl.col("text"), "line")), g)
+    known = _fields(known.with_columns(kind=g.classify_lines(known["text"], "line")), g)
     lines = lines.join(known.drop("text"), on="line_no", how="left", maintain_order="left") \
         .with_columns(pl.col("kind").fill_null("other"))
     return _with_context(lines)
