@@ -119,12 +119,16 @@ def read_head(path: Path, limit: int = HEAD_BYTES) -> Head:
 
 @dataclass
 class Document:
-    """A whole log, normalised to UTF-8 with LF line ends."""
+    """A whole log, normalised to UTF-8 with LF line ends.
+
+    A file that needs no normalising (UTF-8 without BOM, no CR, NUL or U+001F, valid UTF-8) is
+    not kept in memory: `data` reads it on first use, and `lines()` and `source()` let polars
+    read the file itself, so a big log is not held twice (bytes and lines) while it is parsed."""
 
     path: Path
     display: str
     encoding: str
-    data: bytes
+    _data: bytes | None = field(default=None, repr=False)
     _lines: pl.DataFrame | None = field(default=None, repr=False)
     warnings: list[LogWarning] = field(default_factory=list)   # damage repaired on reading
 
@@ -133,15 +137,34 @@ class Document:
         _regular_file(path)
         raw = path.read_bytes()
         encoding = detect_encoding(raw[:HEAD_BYTES])
+        if encoding == "utf-8" and _as_is(raw):
+            return cls(path=path, display=display or str(path), encoding=encoding)
         data, warnings = repair(to_utf8(raw, encoding))
-        return cls(path=path, display=display or str(path), encoding=encoding, data=data,
+        return cls(path=path, display=display or str(path), encoding=encoding, _data=data,
                    warnings=warnings)
 
     @classmethod
     def from_text(cls, text: str, display: str = "<text>") -> "Document":
         data, warnings = repair(to_utf8(text.encode("utf-8"), "utf-8"))
-        return cls(path=Path(display), display=display, encoding="utf-8", data=data,
+        return cls(path=Path(display), display=display, encoding="utf-8", _data=data,
                    warnings=warnings)
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            self._data = self.path.read_bytes()   # a file read as it is (see the class)
+        return self._data
+
+    def head(self, limit: int) -> bytes:
+        """The first `limit` bytes of `data`, without reading the whole file."""
+        if self._data is not None:
+            return self._data[:limit]
+        with open(self.path, "rb") as fh:
+            return fh.read(limit)
+
+    def source(self) -> Path | io.BytesIO:
+        """What `pl.read_csv` reads `data` from: the file itself when it is read as it is."""
+        return self.path if self._data is None else io.BytesIO(self._data)
 
     def text(self) -> str:
         return self.data.decode("utf-8", errors="replace")
@@ -149,8 +172,14 @@ class Document:
     def lines(self) -> pl.DataFrame:
         """Columns `line_no` (1-based, Int64) and `text` (String, "" for blank lines)."""
         if self._lines is None:
-            self._lines = split_lines(self.data)
+            self._lines = split_lines(self.data if self._data is not None else self.path)
         return self._lines
+
+
+def _as_is(raw: bytes) -> bool:
+    """The file's bytes need no normalising (repair, line ends, the line splitter's separator)."""
+    return (b"\r" not in raw and b"\0" not in raw and b"\x1f" not in raw
+            and _first_invalid_utf8(raw) is None)
 
 
 # -- damage ----------------------------------------------------------------------------------
@@ -203,15 +232,21 @@ _CP1252_FALLBACK = "roofreport-cp1252"
 codecs.register_error(_CP1252_FALLBACK, _cp1252_fallback)
 
 
-def split_lines(data: bytes) -> pl.DataFrame:
-    """Split UTF-8 bytes into lines with polars' CSV reader (one column, no quoting): the
-    fastest line splitter at hand, and the baseline the benchmark compares against."""
-    if not data:
+def split_lines(data: bytes | Path) -> pl.DataFrame:
+    """Split UTF-8 bytes (or a file of them holding no U+001F) into lines with polars' CSV
+    reader (one column, no quoting): the fastest line splitter at hand, and the baseline the
+    benchmark compares against."""
+    if isinstance(data, Path):
+        if not data.stat().st_size:
+            return pl.DataFrame(schema={"line_no": pl.Int64, "text": pl.String})
+        source = data
+    elif not data:
         return pl.DataFrame(schema={"line_no": pl.Int64, "text": pl.String})
-    if b"\x1f" in data:  # the reader's field separator must not occur in the text
-        data = data.replace(b"\x1f", b" ")
+    else:
+        # The reader's field separator must not occur in the text.
+        source = io.BytesIO(data.replace(b"\x1f", b" ") if b"\x1f" in data else data)
     frame = pl.read_csv(
-        io.BytesIO(data), has_header=False, separator="\x1f", quote_char=None,
+        source, has_header=False, separator="\x1f", quote_char=None,
         new_columns=["text"], infer_schema=False, truncate_ragged_lines=True,
         encoding="utf8-lossy", empty_string_is_null=False,
     )

@@ -66,7 +66,7 @@ def parse_header(text: str, line_no: int, filename: str = "") -> Header | None:
 
 def parse_csv(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
-    head_lines = doc.data[:65536].decode("utf-8", errors="replace").split("\n")[:-1] or [""]
+    head_lines = doc.head(65536).decode("utf-8", errors="replace").split("\n")[:-1] or [""]
     header = find_header(head_lines[:400], doc.path.name)
     if header is None:
         result.error = ParseError("no nsys CSV report header found", path=doc.display)
@@ -89,7 +89,7 @@ def _read_typed(doc: Document, header: Header) -> pl.DataFrame:
     itself, which raises on the first cell that is not a plain number."""
     numeric = {f"c{i}": pl.Float64 for i, c in enumerate(header.cols)
                if c is not None and c.field not in TEXT_FIELDS}
-    frame = pl.read_csv(io.BytesIO(doc.data), skip_lines=header.line_no - 1, infer_schema=False,
+    frame = pl.read_csv(doc.source(), skip_lines=header.line_no - 1, infer_schema=False,
                         has_header=True, new_columns=[f"c{i}" for i in range(len(header.names))],
                         schema_overrides=numeric or None, null_values=list(numbers.MISSING),
                         raise_if_empty=False)
