@@ -24,3 +24,13 @@ def corpus_path(*parts: str) -> Path:
 @pytest.fixture
 def corpus() -> Path:
     return corpus_path()
+
+
+def parse_path(path: Path, family: str | None = None):
+    """Sniff and parse one file as the pipeline does (the file must be a log of `family`)."""
+    from roofreport.ingest import parse_file
+    from roofreport.sniff import sniff
+
+    sniffed = sniff(path)
+    assert sniffed.readable and (family is None or sniffed.family == family), (path, sniffed.family)
+    return parse_file(path, sniffed.spec.name, sniffed.variant, str(path))

@@ -7,15 +7,12 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport.ingest import parse_file
 from roofreport.sniff import sniff
-from tests.conftest import CORPUS, corpus_path
+from tests.conftest import CORPUS, corpus_path, parse_path
 
 
 def parse(path):
-    sniffed = sniff(path)
-    assert sniffed.family is not None, path
-    return parse_file(path, sniffed.spec.name, sniffed.variant, str(path))
+    return parse_path(path)
 
 
 # -- 1. nvidia-smi: headerless single-GPU captures are one GPU ------------------------------

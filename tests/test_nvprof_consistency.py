@@ -11,9 +11,7 @@ import polars as pl
 import pytest
 
 from roofreport.analysis.names import with_short_names
-from roofreport.ingest import parse_file
-from roofreport.sniff import sniff
-from tests.conftest import corpus_path
+from tests.conftest import corpus_path, parse_path
 
 STEM = "darknet_jetson_xavier_nvprof_sqlite_out"
 FORMS = {
@@ -26,9 +24,7 @@ FORMS = {
 
 
 def parse(path):
-    sniffed = sniff(path)
-    assert sniffed.family == "nvprof", path
-    return parse_file(path, sniffed.spec.name, sniffed.variant, str(path))
+    return parse_path(path, "nvprof")
 
 
 @pytest.fixture(scope="module")

@@ -8,19 +8,14 @@ import polars as pl
 import pytest
 
 from roofreport.formats import nvprof
-from roofreport.ingest import parse_file
-from roofreport.sniff import sniff
 from roofreport.textio import Document
-from tests.conftest import corpus_path
+from tests.conftest import corpus_path, parse_path
 
 COURSE = "course"
 
 
 def parse(*parts):
-    path = corpus_path(*parts)
-    sniffed = sniff(path)
-    assert sniffed.family == "nvprof", path
-    return parse_file(path, sniffed.spec.name, sniffed.variant, str(path))
+    return parse_path(corpus_path(*parts), "nvprof")
 
 
 def test_internal_profiling_error():

@@ -7,16 +7,12 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport.ingest import parse_file
 from roofreport.sniff import sniff
-from tests.conftest import corpus_path
+from tests.conftest import corpus_path, parse_path
 
 
 def parse(*parts):
-    path = corpus_path(*parts)
-    sniffed = sniff(path)
-    assert sniffed.family == "nvprof", path
-    return parse_file(path, sniffed.spec.name, sniffed.variant, str(path))
+    return parse_path(corpus_path(*parts), "nvprof")
 
 
 def test_gpu_trace_text():
