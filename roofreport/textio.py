@@ -162,6 +162,25 @@ class Document:
         with open(self.path, "rb") as fh:
             return fh.read(limit)
 
+    def tail(self, limit: int) -> bytes:
+        """The last `limit` bytes of `data` (all when shorter), without reading the whole file."""
+        if self._data is not None:
+            return self._data[max(0, len(self._data) - limit):]
+        with open(self.path, "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - limit))
+            return fh.read()
+
+    def line_count(self) -> int:
+        """Lines of `data`: its line breaks, plus one for a last line without a break (and 1
+        for an empty document). A file read as it is is counted in chunks, not held."""
+        if self._data is not None:
+            return self._data.count(b"\n") + (not self._data.endswith(b"\n"))
+        count, last = 0, b""
+        with open(self.path, "rb") as fh:
+            while chunk := fh.read(16 << 20):
+                count, last = count + chunk.count(b"\n"), chunk[-1:]
+        return count + (last != b"\n")
+
     def source(self) -> Path | io.BytesIO:
         """What `pl.read_csv` reads `data` from: the file itself when it is read as it is."""
         return self.path if self._data is None else io.BytesIO(self._data)

@@ -11,8 +11,6 @@ locating each problem.
 
 from __future__ import annotations
 
-import io
-
 import polars as pl
 
 from roofreport.errors import ParseError
@@ -33,7 +31,7 @@ _TYPED = {
 def read(doc: Document, result: ParseResult) -> pl.DataFrame | None:
     """The log's lines outside the table (for `nvprof_status`), with the table read into
     `result`; None when the file is not that simple."""
-    head = doc.data[:HEAD_BYTES].decode("utf-8", errors="replace").split("\n")[:-1]
+    head = doc.head(HEAD_BYTES).decode("utf-8", errors="replace").split("\n")[:-1]
     found = _header(head)
     if found is None:
         return None
@@ -42,7 +40,7 @@ def read(doc: Document, result: ParseResult) -> pl.DataFrame | None:
     kind = nvprof_csv.report_kind(names)
     mapping = nvprof_csv.COLUMNS[kind]
     cols = [mapping.get(n, n) for n in names]
-    total = _line_count(doc.data)
+    total = doc.line_count()
     frame = _rows(doc, cols, sep, skip, total)
     if frame is None:
         return None
@@ -75,14 +73,10 @@ def _header(head: list[str]) -> tuple[int, tuple[str, ...], str, list[str] | Non
     return index, names, sep, head[index + 1].split(sep) if has_units else None
 
 
-def _line_count(data: bytes) -> int:
-    return data.count(b"\n") + (not data.endswith(b"\n"))
-
-
 def _rows(doc: Document, cols: list[str], sep: str, skip: int, total: int):
     """(table rows, trailer line count), or None when the rest is not one clean table."""
     try:
-        frame = pl.read_csv(io.BytesIO(doc.data), skip_lines=skip, has_header=False,
+        frame = pl.read_csv(doc.source(), skip_lines=skip, has_header=False,
                             schema={c: _TYPED.get(c, pl.String) for c in cols},
                             separator=sep, quote_char='"', missing_columns="insert")
     except pl.exceptions.PolarsError:
@@ -96,9 +90,12 @@ def _rows(doc: Document, cols: list[str], sep: str, skip: int, total: int):
     return frame.head(rows), frame.height - rows
 
 
-def _last_lines(data: bytes, count: int) -> list[str]:
+def _last_lines(doc: Document, count: int) -> list[str]:
     if not count:
         return []
+    data = doc.tail(64 * 1024)
+    if data.count(b"\n") <= count:   # the last lines are longer than the tail read
+        data = doc.data
     body = data[:-1] if data.endswith(b"\n") else data
     return [t.decode("utf-8", errors="replace") for t in body.rsplit(b"\n", count)[-count:]]
 
@@ -107,7 +104,7 @@ def _outside_lines(doc: Document, head: list[str], trailer: int, total: int) -> 
     """The head lines and the trailer lines, numbered as in the file and annotated; None when
     the trailer is not nvprof's own lines (rows the reader could not finish)."""
     numbers = list(range(1, len(head) + 1)) + list(range(total - trailer + 1, total + 1))
-    frame = pl.DataFrame({"line_no": numbers, "text": head + _last_lines(doc.data, trailer)},
+    frame = pl.DataFrame({"line_no": numbers, "text": head + _last_lines(doc, trailer)},
                          schema={"line_no": pl.Int64, "text": pl.String})
     lines = nvprof_lines.annotate(frame)
     trailing = lines.filter(pl.col("line_no") > len(head))
