@@ -115,10 +115,6 @@ def ingest(paths: list[Path], progress: Progress | None = None, jobs: int | None
     return Dataset(tables=tables, files=outcomes)
 
 
-def inspect_only(paths: list[Path], progress: Progress | None = None, jobs: int | None = None) -> list[FileOutcome]:
-    return ingest(paths, progress=progress, jobs=jobs).files
-
-
 # -- parsing ---------------------------------------------------------------------------------
 
 def parse_file(path: Path, spec_name: str, variant: str, display: str) -> ParseResult:

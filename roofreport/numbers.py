@@ -52,10 +52,3 @@ def _cleaned(s: pl.Expr, decimal_comma: bool) -> pl.Expr:
     if decimal_comma:
         return s.str.replace_all(r"\.", "").str.replace(",", ".", literal=True)
     return s.str.replace_all(",", "", literal=True)
-
-
-def to_float(text: str | None, decimal_comma: bool = False) -> float | None:
-    """Scalar version of parse_number, for the few structural values parsed one by one."""
-    if text is None:
-        return None
-    return pl.select(parse_number(pl.lit(text, dtype=pl.String), decimal_comma)).item()

@@ -56,12 +56,6 @@ def scale(unit: str | None) -> tuple[str, float]:
     return (u, 1.0)
 
 
-def factor_expr(unit_col: str) -> pl.Expr:
-    """A polars expression giving the scale factor of each row's unit (1.0 when unknown)."""
-    return pl.col(unit_col).map_elements(lambda u: scale(u)[1], return_dtype=pl.Float64,
-                                         skip_nulls=False)
-
-
 def factors_for(units: pl.Series) -> pl.DataFrame:
     """A small (unit, factor, base_unit) table for the distinct units of a column, to join on."""
     distinct = [u for u in units.unique().to_list()]
