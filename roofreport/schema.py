@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from roofreport.frames import shared_strings
+
 Str, I64, F64, Bool = pl.String, pl.Int64, pl.Float64, pl.Boolean
 
 _SOURCE = {"run": Str, "source_file": Str, "source_line": I64}
@@ -166,8 +168,16 @@ def empty(name: str) -> pl.DataFrame:
 
 
 def conform(name: str, df: pl.DataFrame) -> pl.DataFrame:
-    """Add missing columns as nulls, cast to the schema's types, order as the schema."""
+    """Add missing columns as nulls, cast to the schema's types, order as the schema.
+
+    A Categorical column becomes a String column whose rows share one copy of each distinct
+    value (`frames.shared_strings`): parsers read repeated names as Categorical so a million
+    launches of forty kernels do not hold a million copies of the names."""
     schema = TABLES[name]
+    shared = {col: shared_strings(df[col]) for col in df.columns
+              if df.schema[col] == pl.Categorical and schema.get(col) == pl.String}
+    if shared:
+        df = df.with_columns(**shared)
     unknown = set(df.columns) - set(schema)
     if unknown:
         raise KeyError(f"table {name!r} has no column(s) {sorted(unknown)}")
