@@ -22,11 +22,12 @@ from pathlib import PurePath
 import polars as pl
 
 from roofreport import hardware
-from roofreport.analysis.categories import Rule, with_categories
+from roofreport.analysis.categories import Rule, categorize
 from roofreport.analysis.counters import fill_kernel_counters
-from roofreport.analysis.names import with_short_names
+from roofreport.analysis.names import short_name
 from roofreport.analysis.regions import phase_of
 from roofreport.analysis.tensor import names_look_tensor
+from roofreport.frames import per_distinct
 
 FLOP_COLUMNS = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor"]
 _CC_FAMILY = [(r"^3\.", "kepler"), (r"^5\.", "maxwell"), (r"^6\.", "pascal"), (r"^7\.[02]$", "volta"),
@@ -50,10 +51,30 @@ def enrich_kernels(kernels: pl.DataFrame, metrics: pl.DataFrame, families: dict[
     if families is None:
         families = file_families(kernels, metrics)
     kernels = fill_kernel_counters(kernels, metrics, families)
-    kernels = with_short_names(kernels)
-    kernels = with_categories(kernels, rules)
-    kernels = with_phase_regions(kernels)
-    return with_tensor_flags(kernels)
+    return with_name_facts(kernels, rules)
+
+
+def name_facts(names: pl.Series, rules: list[Rule] | None = None) -> pl.DataFrame:
+    """What a kernel name alone tells, one row per name: short name, category, phase, and
+    whether it names a tensor-core kernel."""
+    return pl.DataFrame({
+        "__short": pl.Series([short_name(n) for n in names.to_list()], dtype=pl.String),
+        "__category": categorize(names, rules),
+        "__phase": phase_of(names),
+        "__tensor_name": pl.select(names_look_tensor(pl.lit(names.cast(pl.String)))).to_series(),
+    })
+
+
+def with_name_facts(kernels: pl.DataFrame, rules: list[Rule] | None = None) -> pl.DataFrame:
+    """short_name, category (kept where a parser set them), phase region (where the log gave
+    none) and tensor flags. A trace names a few dozen kernels a million times: the facts are
+    worked out once per distinct name and gathered back to the rows (`frames.per_distinct`)."""
+    facts = per_distinct(kernels["name"], lambda names: name_facts(names, rules))
+    kernels = kernels.with_columns(
+        pl.coalesce(pl.col("short_name"), facts["__short"]).alias("short_name"),
+        pl.coalesce(pl.col("category"), facts["__category"]).alias("category"),
+        pl.coalesce(pl.col("region"), facts["__phase"]).alias("region"))
+    return with_tensor_flags(kernels, facts["__tensor_name"].fill_null(False))
 
 
 def with_phase_regions(kernels: pl.DataFrame) -> pl.DataFrame:
@@ -61,20 +82,19 @@ def with_phase_regions(kernels: pl.DataFrame) -> pl.DataFrame:
     return kernels.with_columns(pl.coalesce(pl.col("region"), phases).alias("region"))
 
 
-def with_tensor_flags(kernels: pl.DataFrame) -> pl.DataFrame:
-    """tensor_active from counters (when any) else from the name; flops_complete from both."""
-    by_name = names_look_tensor(pl.col("name"))
+def with_tensor_flags(kernels: pl.DataFrame, by_name: pl.Series | None = None) -> pl.DataFrame:
+    """tensor_active from counters (when any) else from the name; flops_complete from both.
+    `by_name`: whether each row's name is a tensor-core kernel's (worked out here if None)."""
+    by_name = names_look_tensor(pl.col("name")) if by_name is None else pl.lit(by_name)
     active = pl.coalesce(pl.col("tensor_active"), by_name)
     counted = pl.any_horizontal([pl.col(c).is_not_null() for c in FLOP_COLUMNS])
     # Tensor work is "missing from the counters" when something was counted, or tensor counters
     # themselves showed the work; a bare trace counted nothing and stays unknown.
     measured = counted | pl.col("tensor_active").is_not_null()
-    complete = (pl.when(pl.col("__active") & pl.col("flops_tensor").is_null() & measured).then(False)
+    complete = (pl.when(active & pl.col("flops_tensor").is_null() & measured).then(False)
                 .when(counted).then(True))
-    return (kernels.with_columns(active.alias("__active"))
-            .with_columns(pl.coalesce(pl.col("flops_complete"), complete).alias("flops_complete"),
-                          pl.col("__active").alias("tensor_active"))
-            .drop("__active"))
+    return kernels.with_columns(pl.coalesce(pl.col("flops_complete"), complete).alias("flops_complete"),
+                                active.alias("tensor_active"))
 
 
 # -- which GPU each file ran on --------------------------------------------------------------
