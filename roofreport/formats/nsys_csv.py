@@ -27,6 +27,7 @@ FAMILY = "nsys"
 _QUOTED = r'"(?:[^"]|"")*"'
 _FIELD = rf'(?:[^",]*|{_QUOTED})'
 _RECORD = rf"^{_FIELD}(?:,{_FIELD})*$"
+_REPEATED_TEXT = ("name", "device", "src_kind", "dst_kind")
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,10 @@ def _read_typed(doc: Document, header: Header) -> pl.DataFrame:
     itself, which raises on the first cell that is not a plain number."""
     numeric = {f"c{i}": pl.Float64 for i, c in enumerate(header.cols)
                if c is not None and c.field not in TEXT_FIELDS}
+    if header.report.id == "gputrace":
+        # Kernel names repeat a million times in a trace: stored once each (see frames.py).
+        numeric.update({f"c{i}": pl.Categorical for i, c in enumerate(header.cols)
+                        if c is not None and c.field in _REPEATED_TEXT})
     frame = pl.read_csv(doc.source(), skip_lines=header.line_no - 1, infer_schema=False,
                         has_header=True, new_columns=[f"c{i}" for i in range(len(header.names))],
                         schema_overrides=numeric or None, null_values=list(numbers.MISSING),

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from roofreport import numbers, units
+from roofreport import numbers, schema, units
 from roofreport.errors import ParseError
 from roofreport.formats.base import ParseResult
 from roofreport.formats.nsys_columns import DEFAULT, TEXT_FIELDS, Column, Report
+from roofreport.frames import per_distinct
 
 ELLIPSIS = "\u2026"   # nsys cuts names (and console cells) at their column width with `…`
 
@@ -145,6 +146,11 @@ def _xyz(field: str) -> pl.Expr:
     return pl.when(spaced.is_not_null()).then(pl.concat_str([pl.lit("("), spaced, pl.lit(")")]))
 
 
+def activity_kinds(names: pl.Series) -> pl.DataFrame:
+    """The activity kind of each name (memcpy, memset, other, kernel), one row per name."""
+    return pl.DataFrame({"name": names.cast(pl.String)}).select(_activity_kind().alias("kind"))
+
+
 def _activity_kind() -> pl.Expr:
     name = pl.col("name").fill_null("")
     chain = pl.when(name.str.starts_with(ACTIVITY_KINDS[0][0])).then(pl.lit(ACTIVITY_KINDS[0][1]))
@@ -154,17 +160,22 @@ def _activity_kind() -> pl.Expr:
 
 
 def _gputrace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    rows = v.with_columns(kind=_activity_kind(), grid=_dims("grid"), block=_dims("block"),
-                          launch_id=pl.int_range(1, v.height + 1, dtype=pl.Int64))
+    # A trace names a few dozen kernels a million times: the kind is decided once per name.
+    kind = per_distinct(v["name"], activity_kinds)["kind"].fill_null("kernel")
     common = [pl.col("source_line"), pl.col("name"), pl.col("duration").alias("duration_ns"),
-              "device", "context", "stream", "grid", "block"]
-    result.add("activities", rows.select(
-        *common, "kind", pl.col("start").alias("start_ns"), "bytes", "correlation_id"))
-    kernels = rows.filter(pl.col("kind") == "kernel")
-    if kernels.height:
-        result.add("kernels", kernels.select(
-            *common, "launch_id", pl.lit("launch").alias("kind"), pl.lit(1).alias("count")))
-    devices = rows["device"].drop_nulls()
+              "device", "context", "stream", _dims("grid").alias("grid"), _dims("block").alias("block")]
+    activities = schema.conform("activities", v.select(
+        *common, pl.lit(kind).alias("kind"), pl.col("start").alias("start_ns"), "bytes", "correlation_id"))
+    result.add("activities", activities)
+    # Kernels are the activities' kernel rows (columns picked before filtering: no copies of
+    # the rest); launch ids count every row of the trace.
+    is_kernel = kind == "kernel"
+    if is_kernel.any():
+        result.add("kernels", activities.select(
+            "source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block",
+            pl.int_range(1, v.height + 1, dtype=pl.Int64).alias("launch_id"),
+            pl.lit("launch").alias("kind"), pl.lit(1).alias("count")).filter(is_kernel))
+    devices = activities["device"].drop_nulls()
     if devices.len() and result.hints.device_name is None:
         result.hints.device_name = device_name(devices[0])
 
