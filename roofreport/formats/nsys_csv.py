@@ -20,7 +20,7 @@ from roofreport.errors import ParseError
 from roofreport.formats.base import ParseResult
 from roofreport.formats.nsys_columns import (BY_HEADER, TEXT_FIELDS, Column, Report,
                                              fields_of, hint_from_filename, recognise)
-from roofreport.formats.nsys_tables import MAX_PROBLEMS, Cells, emit, problem, typed
+from roofreport.formats.nsys_tables import MAX_PROBLEMS, USED_FIELDS, Cells, emit, problem, typed
 from roofreport.textio import Document
 
 FAMILY = "nsys"
@@ -111,7 +111,13 @@ def _fast_read(doc: Document, header: Header) -> pl.DataFrame | None:
         return None   # a cell that is not a number, a row too long, a second header...
     if frame[f"c{len(header.names) - 1}"].null_count():
         return None   # rows that stop short; blank lines, which the reader turns into null rows
-    return frame
+    used = USED_FIELDS.get(header.report.id)
+    if used is not None:   # every cell was checked by the reader; keep what the tables use
+        frame = frame.select("source_line", *[f"c{i}" for i, c in enumerate(header.cols)
+                                              if c is not None and c.field in used])
+    # One contiguous chunk per column: the reader returns hundreds, and the first select
+    # over them would copy the whole frame anyway while the original is still alive.
+    return frame.rechunk()
 
 
 def _slow_read(doc: Document, result: ParseResult) -> None:
@@ -187,7 +193,7 @@ def _what_is_wrong(text: str, n_fields: int) -> tuple[str, int]:
 # -- typing ----------------------------------------------------------------------------------
 
 def _finish(header: Header, frame: pl.DataFrame, doc: Document, result: ParseResult) -> None:
-    keep = [(i, c) for i, c in enumerate(header.cols) if c is not None]
+    keep = [(i, c) for i, c in enumerate(header.cols) if c is not None and f"c{i}" in frame.columns]
     cells = Cells(header.report, [c for _, c in keep],
                   frame.select("source_line", *[pl.col(f"c{i}").alias(c.field) for i, c in keep]))
     values, bad = typed(cells)

@@ -70,12 +70,20 @@ def typed(cells: Cells) -> tuple[pl.DataFrame, pl.DataFrame]:
             exprs.append(text.alias(col.field))
             continue
         unit = cells.report.default_unit if col.unit == DEFAULT else col.unit
-        number = numbers.parse_number(raw) if col.field in careful \
-            else pl.col(col.field).cast(pl.Float64, strict=False).fill_nan(None)
+        number = numbers.parse_number(raw) if col.field in careful else _plain(cells.frame, col.field)
         factor = units.scale(unit)[1]
         exprs.append((number * factor if factor != 1.0 else number).alias(col.field))
     values = cells.frame.select(exprs)
     return values, _bad_cells(cells.frame, values, careful)
+
+
+def _plain(frame: pl.DataFrame, field: str) -> pl.Expr:
+    """A column of plain numbers as Float64, NaN as null. A column the CSV reader already
+    typed is used as it is unless it holds a NaN (no copy of a million-row column for nothing)."""
+    column = pl.col(field)
+    if frame.schema[field] == pl.Float64 and not frame[field].is_nan().any():
+        return column
+    return column.cast(pl.Float64, strict=False).fill_nan(None)
 
 
 def _needs_care(frame: pl.DataFrame, fields: list[str]) -> set[str]:
@@ -157,6 +165,12 @@ def _activity_kind() -> pl.Expr:
     for prefix, kind in ACTIVITY_KINDS[1:]:
         chain = chain.when(name.str.starts_with(prefix)).then(pl.lit(kind))
     return chain.otherwise(pl.lit("kernel"))
+
+
+# Fields an emitter reads, for reports big enough that the rest is worth dropping early.
+USED_FIELDS = {"gputrace": frozenset({"start", "duration", "name", "device", "context", "stream",
+                                      "correlation_id", "bytes", "grid_x", "grid_y", "grid_z",
+                                      "block_x", "block_y", "block_z"})}
 
 
 def _gputrace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
