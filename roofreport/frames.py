@@ -16,18 +16,20 @@ import polars as pl
 
 
 def codes_and_distinct(series: pl.Series) -> tuple[pl.Series, pl.Series]:
-    """(codes, distinct): `distinct.gather(codes)` equals `series` (nulls stay null).
+    """(codes, distinct): the distinct non-null values, and for each row the index of its
+    value among them (null for null), so `distinct.gather(codes)` equals `series`.
 
-    Codes are the physical values of a Categorical; polars' categories are global, so the
-    lookup is laid out by code (only codes present in the series are filled)."""
+    Hashing goes through a Categorical (free when the column already is one); polars'
+    categories are global to the process, so their physical codes are mapped to dense ones."""
     cat = series if series.dtype == pl.Categorical else series.cast(pl.String).cast(pl.Categorical)
-    codes = cat.to_physical()
     present = cat.unique().drop_nulls()
+    distinct = present.cast(pl.String).alias(series.name)
     if not present.len():
-        return codes, pl.Series(series.name, [], dtype=pl.String)
-    present_codes = present.to_physical()
-    lookup = pl.Series(series.name, [None] * (int(present_codes.max()) + 1), dtype=pl.String)
-    return codes, lookup.scatter(present_codes, present.cast(pl.String))
+        return pl.Series(series.name, [None] * series.len(), dtype=pl.UInt32), distinct
+    physical = present.to_physical()
+    dense = pl.Series([None] * (int(physical.max()) + 1), dtype=pl.UInt32).scatter(
+        physical, pl.int_range(0, present.len(), dtype=pl.UInt32, eager=True))
+    return dense.gather(cat.to_physical()), distinct
 
 
 def shared_strings(series: pl.Series) -> pl.Series:

@@ -25,7 +25,7 @@ def test_codes_index_the_distinct_values():
     codes, distinct = codes_and_distinct(pl.Series("name", NAMES))
     assert distinct.gather(codes).to_list() == NAMES
     assert codes.null_count() == 1
-    assert set(distinct.drop_nulls().to_list()) >= {"void gemm<float>(int)", "[CUDA memcpy HtoD]", "relu"}
+    assert sorted(distinct.to_list()) == ["[CUDA memcpy HtoD]", "relu", "void gemm<float>(int)"]
 
 
 def test_per_distinct_derives_once_per_value_and_gathers_back():
@@ -37,7 +37,7 @@ def test_per_distinct_derives_once_per_value_and_gathers_back():
 
     names = pl.Series("name", NAMES * 1000)
     out = per_distinct(names, derive)
-    assert len(calls) == 1 and calls[0] < names.len()   # not once per row
+    assert calls == [3]                      # once per distinct name, not per row
     assert out.height == names.len()
     assert out["length"].to_list()[:5] == [21, 18, None, 21, 4]
 
