@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 import os
 import traceback
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
-from multiprocessing import get_context
 from pathlib import Path, PurePosixPath
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import polars as pl
 
@@ -27,6 +25,9 @@ from roofreport.errors import LogWarning, ParseError, RoofreportError
 from roofreport.formats import REGISTRY, ParseResult, RunHints
 from roofreport.sniff import Sniffed, discover, sniff
 from roofreport.textio import Document
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 Progress = Callable[[int, int, str], None]
 
@@ -164,6 +165,8 @@ def _pool(count: int, jobs: int | None):
     workers = jobs if jobs is not None else min(os.cpu_count() or 1, 4)
     if workers <= 1 or count < _PARALLEL_MIN_FILES:
         return nullcontext(None)
+    from concurrent.futures import ProcessPoolExecutor   # only when used: start-up cost
+    from multiprocessing import get_context
     return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
 
 
