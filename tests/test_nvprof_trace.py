@@ -139,3 +139,87 @@ def test_the_one_read_csv_path_reads_as_the_line_path(parts):
         assert fast.tables.keys() == slow.tables.keys() == {"activities", "kernels"}
         for name in fast.tables:
             assert fast.tables[name].equals(slow.tables[name]), name
+
+
+# -- the one-table CSV trace read by the CSV reader alone (nvprof_fast) ------------------------
+
+_TRACE_CSV = ("derived", "nvprof", "darknet_jetson_xavier_nvprof_sqlite_out.gputrace.csv")
+
+
+def _both_ways(path, monkeypatch):
+    """(fast path taken, fast result, line-path result) of `nvprof.parse_log` on one file."""
+    from roofreport.formats import nvprof, nvprof_fast
+    from roofreport.textio import Document
+
+    taken = nvprof_fast.read(Document.open(path), nvprof.ParseResult("nvprof", "x")) is not None
+    fast = nvprof.parse_log(Document.open(path), "gpu trace csv")
+    with monkeypatch.context() as m:
+        m.setattr(nvprof_fast, "read", lambda doc, result: None)
+        slow = nvprof.parse_log(Document.open(path), "gpu trace csv")
+    return taken, fast, slow
+
+
+def _assert_same(fast, slow):
+    assert fast.tables.keys() == slow.tables.keys()
+    for name in fast.tables:
+        assert fast.tables[name].equals(slow.tables[name]), name
+    assert fast.warnings == slow.warnings
+    assert fast.hints == slow.hints
+    assert str(fast.error) == str(slow.error)
+
+
+def _variant(tmp_path, edit) -> "Path":
+    """The corpus trace CSV with an edit (lines in, lines out), written to a temp file."""
+    lines = corpus_path(*_TRACE_CSV).read_bytes().split(b"\n")
+    path = tmp_path / "trace.csv"
+    path.write_bytes(b"\n".join(edit(lines)))
+    return path
+
+
+_TRAILER = [b"==8431== Generated result file: /tmp/prof.nvvp", b"", b"==8431== Warning: 3 records "
+            b"have invalid timestamps due to insufficient device buffer space.", b""]
+
+
+@pytest.mark.parametrize("edit, taken", [
+    (lambda lines: ([b"==8431== NVPROF is profiling process 8431, command: ./darknet detect"]
+                    + lines[:-1] + _TRAILER), True),                    # nvprof's own trailer
+    (lambda lines: lines[:-1], True),                                   # no line break at the end
+    (lambda lines: lines[:500] + [b""] + lines[500:], False),           # a blank line in the table
+    (lambda lines: lines[:-2] + [lines[-2][:40], b""], False),          # the last row cut short
+    (lambda lines: lines[:9] + [lines[9].replace(b'"[CUDA', b'"x\n[CUDA')] + lines[10:], False),
+    (lambda lines: lines[:9] + [lines[9].replace(b"0.00", b"zz", 1)] + lines[10:], False),
+])
+def test_the_csv_reader_path_reads_as_the_line_path_or_declines(tmp_path, monkeypatch, edit, taken):
+    """Whatever the trace CSV holds around and inside its table, the one-table path gives the
+    line path's tables, warnings and hints, or leaves the file to it (a blank line, a quoted
+    line break, a short row or a cell that is no number: the line path says where)."""
+    path = _variant(tmp_path, edit)
+    was_taken, fast, slow = _both_ways(path, monkeypatch)
+    assert was_taken == taken
+    _assert_same(fast, slow)
+    assert fast.tables["activities"].height == 6699 if taken else fast.tables["activities"].height
+
+
+def test_the_trailer_keeps_its_line_numbers(tmp_path, monkeypatch):
+    path = _variant(tmp_path, lambda lines: lines[:-1] + _TRAILER)
+    taken, fast, _ = _both_ways(path, monkeypatch)
+    last_row = len(corpus_path(*_TRACE_CSV).read_bytes().split(b"\n")) - 1
+    assert taken
+    # (the trailer's process printed no `Profiling result:` line of its own)
+    assert [(w.code, w.line) for w in fast.warnings] == [("nvprof.warning", last_row + 3),
+                                                         ("nvprof.no-result", last_row + 1)]
+    assert fast.tables["activities"]["source_line"].max() == last_row
+
+
+def test_the_rows_are_read_in_pieces_cut_at_line_breaks(monkeypatch):
+    """Pieces of a few kB (many per file, cut mid-way through lines and moved to the next
+    break) give the rows of one whole read."""
+    from roofreport.formats import nvprof_fast
+
+    path = corpus_path(*_TRACE_CSV)
+    whole = _both_ways(path, monkeypatch)[1]
+    monkeypatch.setattr(nvprof_fast, "_PIECE_BYTES", 4099)
+    taken, pieces, _ = _both_ways(path, monkeypatch)
+    assert taken
+    _assert_same(pieces, whole)
+    assert whole.tables["activities"].height == 6699

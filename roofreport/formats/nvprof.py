@@ -114,15 +114,19 @@ def _finish(result: ParseResult) -> None:
     """Rows in file order; numbers that overflowed a float (`1e999`) become null, with a
     warning at their line (a kernel's launch id is its own line, so it never shifts)."""
     for name, frame in result.tables.items():
-        frame = frame.sort("source_line", maintain_order=True)
+        if not frame["source_line"].is_sorted():  # (a sort would copy the frame all the same)
+            frame = frame.sort("source_line", maintain_order=True)
         floats = [c for c, t in frame.schema.items() if t == pl.Float64]
         bad = pl.any_horizontal([pl.col(c).is_infinite() | pl.col(c).is_nan() for c in floats])
-        for line_no in frame.filter(bad)["source_line"].unique().sort().head(20).to_list():
+        bad_lines = frame.filter(bad)["source_line"].unique().sort()
+        for line_no in bad_lines.head(20).to_list():
             result.warn("nvprof.bad-number", f"{name}: a number at line {line_no} is not finite; "
                         "kept as unknown", line=line_no)
-        result.tables[name] = frame.with_columns(
-            pl.when(pl.col(c).is_infinite() | pl.col(c).is_nan()).then(None).otherwise(pl.col(c)).alias(c)
-            for c in floats)
+        if len(bad_lines):  # (no copy of every float column when all are finite)
+            frame = frame.with_columns(
+                pl.when(pl.col(c).is_infinite() | pl.col(c).is_nan()).then(None).otherwise(pl.col(c))
+                .alias(c) for c in floats)
+        result.tables[name] = frame
 
 
 SPECS: list[FormatSpec] = [

@@ -14,11 +14,13 @@ from functools import lru_cache
 
 import polars as pl
 
+from roofreport import schema
 from roofreport.errors import ParseError
 from roofreport.formats import nvprof_text as T
 from roofreport.formats import nvprof_values as V
 from roofreport.formats.base import ParseResult
 from roofreport.formats.nvprof_lines import load
+from roofreport.frames import per_distinct
 from roofreport.textio import Document
 
 # report kind -> column that identifies it in a header
@@ -93,21 +95,29 @@ def _read_block(block: pl.DataFrame, lines: pl.DataFrame, doc: Document,
     if kind == "summary" and "Type" not in names and '"' not in head["text"]:
         _plain_summary(body, lines, doc, result)
         return None
-    frame = _read_rows(body, names, sep, kind, units, lines, doc, result)
+    frame = _read_rows(body, names, sep, kind, lines, doc, result)
     if frame is None or not frame.height:
         return None
     if kind in ("metrics", "events"):
         return _counted(frame, kind)
-    CONVERTERS[kind](frame, kind, result)
+    CONVERTERS[kind](frame, column_units(internal_names(kind, names), units), result)
     return None
 
 
+def internal_names(kind: str, names: tuple[str, ...]) -> list[str]:
+    """The header's names as the converters know them (`COLUMNS`; others kept as printed)."""
+    return [COLUMNS[kind].get(n, n) for n in names]
+
+
+def column_units(cols: list[str], units: list[str] | None) -> dict[str, str] | None:
+    """Column -> its unit in the units row (`""` for none); None without a units row."""
+    return dict(zip(cols, units + [""] * len(cols))) if units else None
+
+
 def _read_rows(body: pl.DataFrame, names: tuple[str, ...], sep: str, kind: str,
-               units: list[str] | None, lines: pl.DataFrame, doc: Document,
-               result: ParseResult) -> pl.DataFrame | None:
-    """The rows as text columns (internal names) plus `<column>_unit` from the units row."""
-    mapping = COLUMNS[kind]
-    cols = [mapping.get(n, n) for n in names]
+               lines: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame | None:
+    """The rows as text columns (internal names)."""
+    cols = internal_names(kind, names)
     frame = _try_read(body, cols, sep, _block_bytes(body, lines, doc))
     if frame is None:  # an open quote swallowed lines, or the reader refused: check each row
         body = _records(body, cols, sep, lines, doc, result)
@@ -118,11 +128,7 @@ def _read_rows(body: pl.DataFrame, names: tuple[str, ...], sep: str, kind: str,
     fits = pl.col(cols[-1]).is_not_null()
     _report_short_rows(frame.filter(~fits)["source_line"].to_list(), lines, doc, result,
                        f"is not a record of {len(cols)} fields (cut, or damaged)")
-    frame = frame.filter(fits)
-    if units:
-        frame = frame.with_columns(pl.lit(u, pl.String).alias(f"{c}_unit")
-                                   for c, u in zip(cols, units + [""] * len(cols)))
-    return frame
+    return frame.filter(fits)
 
 
 def _block_bytes(body: pl.DataFrame, lines: pl.DataFrame, doc: Document) -> bytes | None:
@@ -179,37 +185,34 @@ def _report_short_rows(line_nos: list[int], lines: pl.DataFrame, doc: Document,
         result.warn("nvprof.unreadable-row", f"{len(line_nos) - 20} more unreadable CSV rows")
 
 
-def _unit(frame: pl.DataFrame, col: str) -> pl.Expr | None:
-    return pl.col(f"{col}_unit") if f"{col}_unit" in frame.columns else None
-
-
-def _cell(frame: pl.DataFrame, col: str) -> pl.Expr:
+def _cell(frame: pl.DataFrame, col: str, units: dict[str, str] | None) -> pl.Expr:
     """A column's value in base units, using the units row when there is one. A column of
     plain numbers under a known unit is cast at once (the common case, millions of cells);
     cells with units of their own go through the pattern."""
     if col not in frame.columns:
         return pl.lit(None, pl.Float64)
-    unit = frame[f"{col}_unit"][0] if f"{col}_unit" in frame.columns else ""
+    unit = units.get(col, "") if units else ""
     if frame.schema[col].is_numeric():  # typed by the reader (nvprof_fast)
         return V.plain(pl.col(col), unit) if unit in V.UNITS or unit == "" else pl.lit(None, pl.Float64)
     plain = frame[col].cast(pl.Float64, strict=False)
     if plain.null_count() == frame[col].null_count() and (unit == "" or unit in V.UNITS):
         return V.plain(pl.col(col), unit)
-    return V.scaled(pl.col(col), _unit(frame, col))
+    return V.scaled(pl.col(col), pl.lit(unit, pl.String) if units else None)
 
 
 # -- converters ------------------------------------------------------------------------------
 
-def _summary(frame: pl.DataFrame, kind: str, result: ParseResult) -> None:
+def _summary(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseResult) -> None:
     default_type = pl.when(pl.col("section") == "api").then(pl.lit("API calls")) \
         .otherwise(pl.lit("GPU activities"))
     activity = pl.col("activity_type") if "activity_type" in frame.columns else pl.lit(None, pl.String)
     rows = frame.select(
         "source_line", activity.fill_null(default_type).alias("activity_type"), "nvtx_path", "pid",
         pl.col("summary_name").alias("name"),
-        _cell(frame, "time_percent").alias("percent"), _cell(frame, "time_total").alias("total_ns"),
-        V.integer(pl.col("calls")).alias("calls"), _cell(frame, "time_avg").alias("avg_ns"),
-        _cell(frame, "time_min").alias("min_ns"), _cell(frame, "time_max").alias("max_ns"),
+        _cell(frame, "time_percent", units).alias("percent"),
+        _cell(frame, "time_total", units).alias("total_ns"), V.integer(pl.col("calls")).alias("calls"),
+        _cell(frame, "time_avg", units).alias("avg_ns"), _cell(frame, "time_min", units).alias("min_ns"),
+        _cell(frame, "time_max", units).alias("max_ns"),
         *[pl.col(cell).alias(f"{col}_text") for col, cell in T.SUMMARY_TEXT.items()])
     T.add_summary(rows, result)
 
@@ -242,32 +245,92 @@ def _int(frame: pl.DataFrame, col: str) -> pl.Expr:
     return pl.col(col) if frame.schema[col] == pl.Int64 else V.integer(pl.col(col))
 
 
-def _dims(frame: pl.DataFrame, cols: list[str]) -> pl.Expr:
-    if not all(c in frame.columns for c in cols):
-        return pl.lit(None, pl.String)
+def _joined(cols: list[str]) -> pl.Expr:
+    """`(x, y, z)` from three columns (null when the first is, as in memcpy rows)."""
     joined = pl.concat_str([pl.lit("("), pl.concat_str([pl.col(c) for c in cols], separator=", "),
                             pl.lit(")")])
     return pl.when(pl.col(cols[0]).is_not_null()).then(joined)
 
 
-def _gpu_trace(frame: pl.DataFrame, kind: str, result: ParseResult) -> None:
+def _dims(frame: pl.DataFrame, cols: list[str]) -> pl.Expr | pl.Series:
+    if not all(c in frame.columns for c in cols):
+        return pl.lit(None, pl.String)
+    if all(frame.schema[c].is_integer() for c in cols):  # typed by the reader (nvprof_fast)
+        if any(frame[c].null_count() == frame.height for c in cols):
+            return pl.lit(None, pl.String)  # (memcpy rows only: no launch shape at all)
+        packed = _packed(frame, cols)
+        if packed is not None:
+            return _dims_per_distinct(frame, cols, packed)
+    return _joined(cols)
+
+
+def _packed(frame: pl.DataFrame, cols: list[str]) -> pl.Series | None:
+    """One integer per row holding the three non-negative dimensions side by side (-1 when one
+    is null), or None when they do not fit in 63 bits."""
+    stats = frame.select(pl.col(cols).min().name.suffix("_low"), pl.col(cols).max()).row(0)
+    lows, highs = stats[:len(cols)], stats[len(cols):]
+    if min(lows) < 0:
+        return None
+    widths = [max(int(h), 1).bit_length() for h in highs]
+    if sum(widths) > 63:
+        return None
+    dtype = pl.Int32 if sum(widths) <= 31 else pl.Int64
+    shifts = [sum(widths[i + 1:]) for i in range(len(cols))]
+    key = pl.sum_horizontal([pl.col(c).cast(dtype) * (1 << s) for c, s in zip(cols, shifts)],
+                            ignore_nulls=False)
+    return frame.select(key.fill_null(-1).alias("key"))["key"]
+
+
+def _dims_per_distinct(frame: pl.DataFrame, cols: list[str], packed: pl.Series) -> pl.Series:
+    """`_joined` computed once per distinct (x, y, z) and gathered back to the rows: a trace of
+    millions of launches has a few dozen launch shapes, and formatting numbers is slow."""
+    first = packed.arg_unique()
+    shapes = frame.select(cols).gather(first).with_columns(key=packed.gather(first)).sort("key")
+    texts = shapes.select(_joined(cols).alias("text"))["text"]
+    return texts.gather(shapes["key"].search_sorted(packed))
+
+
+def _gpu_trace(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseResult) -> None:
     def text(col: str) -> pl.Expr:
         return pl.col(col) if col in frame.columns else pl.lit(None, pl.String)
 
     trace = frame.select(
-        "source_line", text("name").alias("name"),
-        _cell(frame, "start").alias("start_ns"), _cell(frame, "duration").alias("duration_ns"),
-        _cell(frame, "size").alias("bytes"), text("device").alias("device"),
+        "source_line", _activity_kinds(frame).alias("kind"), text("name").alias("name"),
+        _cell(frame, "start", units).alias("start_ns"),
+        _cell(frame, "duration", units).alias("duration_ns"), _cell(frame, "size", units).alias("bytes"),
+        text("device").alias("device"),
         _int(frame, "context").alias("context"), _int(frame, "stream").alias("stream"),
         _int(frame, "correlation_id").alias("correlation_id"),
         _dims(frame, ["gx", "gy", "gz"]).alias("grid"), _dims(frame, ["bx", "by", "bz"]).alias("block"))
-    T.add_gpu_trace(trace, result)
+    _add_trace(trace, result)
 
 
-def _api_trace(frame: pl.DataFrame, kind: str, result: ParseResult) -> None:
+def _activity_kinds(frame: pl.DataFrame) -> pl.Series | pl.Expr:
+    """Each row's activity kind (`nvprof_text`'s rule), decided once per distinct name (a row
+    without a name counts as a kernel there too)."""
+    if "name" not in frame.columns:
+        return pl.lit("kernel")
+    return per_distinct(frame["name"], lambda names: names.to_frame("name").select(
+        T._activity_kind(pl.col("name")).alias("kind")))["kind"].fill_null("kernel")
+
+
+def _add_trace(trace: pl.DataFrame, result: ParseResult) -> None:
+    """As `nvprof_text.add_gpu_trace`, the kind already known: one activity per row and one
+    `kernels` launch per kernel row. The kernels are picked from the conformed activities, so
+    both tables share one copy of each name (Categorical -> shared-buffer String)."""
+    activities = schema.conform("activities", trace)
+    result.add("activities", activities)
+    result.add("kernels", activities.filter(pl.col("kind") == "kernel").select(
+        "source_line", pl.col("source_line").alias("launch_id"), "name",
+        pl.lit("launch").alias("kind"), pl.lit(1).alias("count"), "duration_ns", "device",
+        "context", "stream", "grid", "block"))
+
+
+def _api_trace(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseResult) -> None:
     result.add("api_calls", frame.select(
         "source_line", pl.lit("trace").alias("kind"), "name", pl.lit(1).alias("calls"),
-        _cell(frame, "start").alias("start_ns"), _cell(frame, "duration").alias("total_ns")))
+        _cell(frame, "start", units).alias("start_ns"),
+        _cell(frame, "duration", units).alias("total_ns")))
 
 
 CONVERTERS = {"summary": _summary, "gpu_trace": _gpu_trace, "api_trace": _api_trace}

@@ -1,15 +1,25 @@
-"""The common big case read in one `pl.read_csv` call: a `--print-gpu-trace --csv` log that is
-one table (nvprof's banner and warnings before it, its trailer after it).
+"""The common big case read by the CSV reader alone: a `--print-gpu-trace --csv` (or
+`--print-api-trace --csv`) log that is one table (nvprof's banner and warnings before it, its
+trailer after it).
 
 Traces run to millions of rows; splitting and classifying every line first would cost more than
-reading them. Here only the head (up to the units row) and the trailer are classified as lines
-(`nvprof_lines`), for the status messages and hints; the rows go straight to the CSV reader and
-the same converters as the line path. Anything unusual (a second table, a row cut short, an
-open quote, a blank line inside the table) returns False and the line path reads the file,
-locating each problem.
+reading them. Here only the head (up to the units row) and the trailer (the `==PID==` and blank
+lines after the last row, found in the file's tail) are classified as lines (`nvprof_lines`),
+for the status messages and hints. The bytes between them go straight to `pl.read_csv`, typed
+as they are read: numbers as numbers, the repeated texts (kernel names, devices) as
+Categorical, so each distinct name is held once; columns no table uses are not kept. They are
+read in pieces of ~16 MB cut after a line break (polars parses each on all cores): reading the
+whole file at once leaves its read buffers (~0.7x the file) with polars' allocator, and
+counting its lines from the path maps the whole file. The same converters as the line path make the tables. Anything unusual (a second table, a row
+cut short, an open quote, a blank line inside the table, a cell that is no number) returns None
+and the line path reads the file, locating each problem.
 """
 
 from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 
@@ -20,39 +30,55 @@ from roofreport.textio import HEAD_BYTES, Document
 
 _FAST_KINDS = ("gpu_trace", "api_trace")
 # Columns the reader itself types (it refuses a cell that is no number: then the line path,
-# which reports that cell's row, reads the file).
+# which reports that cell's row, reads the file). Launch dimensions fit 32 bits (CUDA caps a
+# grid at 2^31 - 1 blocks). Names and devices repeat on every row: Categorical holds each once
+# (`schema.conform` makes them shared-buffer String columns).
 _TYPED = {
     "start": pl.Float64, "duration": pl.Float64, "size": pl.Float64,
-    "gx": pl.Int64, "gy": pl.Int64, "gz": pl.Int64, "bx": pl.Int64, "by": pl.Int64, "bz": pl.Int64,
+    "gx": pl.Int32, "gy": pl.Int32, "gz": pl.Int32, "bx": pl.Int32, "by": pl.Int32, "bz": pl.Int32,
     "context": pl.Int64, "stream": pl.Int64, "correlation_id": pl.Int64,
+    "name": pl.Categorical, "device": pl.Categorical,
 }
+# Lines that may follow the table's last row (nvprof's trailer).
+_TRAILER = ("status_line", "blank_line", "job_end_line")
+_TAIL_BYTES = 64 * 1024
+_PIECE_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the table's rows are: after the first `skip` lines (`start` bytes), up to the
+    `trailer` lines (which begin at byte `end`)."""
+
+    skip: int
+    start: int
+    end: int
+    trailer: list[str]
 
 
 def read(doc: Document, result: ParseResult) -> pl.DataFrame | None:
     """The log's lines outside the table (for `nvprof_status`), with the table read into
     `result`; None when the file is not that simple."""
-    head = doc.head(HEAD_BYTES).decode("utf-8", errors="replace").split("\n")[:-1]
+    raw_head = doc.head(HEAD_BYTES)
+    head = raw_head.decode("utf-8", errors="replace").split("\n")[:-1]
     found = _header(head)
     if found is None:
         return None
     index, names, sep, units = found
-    skip = index + 1 + (units is not None)
     kind = nvprof_csv.report_kind(names)
-    mapping = nvprof_csv.COLUMNS[kind]
-    cols = [mapping.get(n, n) for n in names]
-    total = doc.line_count()
-    frame = _rows(doc, cols, sep, skip, total)
-    if frame is None:
+    cols = nvprof_csv.internal_names(kind, names)
+    layout = _layout(doc, raw_head, index + 1 + (units is not None))
+    if layout is None or len(set(cols)) != len(cols):
         return None
-    rows, trailer = frame
-    lines = _outside_lines(doc, head[:skip], trailer, total)
-    if lines is None:
+    rows = _rows(doc, cols, _used(cols, nvprof_csv.COLUMNS[kind]), sep, layout)
+    if rows is None:
         return None
-    rows = rows.with_columns(source_line=pl.int_range(skip + 1, skip + 1 + rows.height, dtype=pl.Int64))
-    if units:
-        rows = rows.with_columns(pl.lit(u, pl.String).alias(f"{c}_unit")
-                                 for c, u in zip(cols, units + [""] * len(cols)))
-    nvprof_csv.CONVERTERS[kind](rows, kind, result)
+    lines = _outside_lines(head[:layout.skip], layout, rows.height)
+    if not lines.filter(pl.col("line_no") > layout.skip)["kind"].is_in(_TRAILER).all():
+        return None
+    first = layout.skip + 1
+    rows = rows.with_columns(source_line=pl.int_range(first, first + rows.height, dtype=pl.Int64))
+    nvprof_csv.CONVERTERS[kind](rows, nvprof_csv.column_units(cols, units), result)
     return lines
 
 
@@ -73,41 +99,119 @@ def _header(head: list[str]) -> tuple[int, tuple[str, ...], str, list[str] | Non
     return index, names, sep, head[index + 1].split(sep) if has_units else None
 
 
-def _rows(doc: Document, cols: list[str], sep: str, skip: int, total: int):
-    """(table rows, trailer line count), or None when the rest is not one clean table."""
+def _used(cols: list[str], mapping: dict[str, str]) -> list[str]:
+    """The columns the converters read (the mapped ones) and the last one, which proves a row
+    whole (nvprof never leaves it empty)."""
+    known = set(mapping.values())
+    return [c for i, c in enumerate(cols) if c in known or i == len(cols) - 1]
+
+
+# -- where the rows are ----------------------------------------------------------------------
+
+def _layout(doc: Document, raw_head: bytes, skip: int) -> _Layout | None:
+    """The rows' place in the document; None when the trailer does not fit in the tail read
+    or no row is left."""
+    found = _trailer(doc)
+    if found is None:
+        return None
+    trailer, trailer_bytes = found
+    start = sum(len(line) + 1 for line in raw_head.split(b"\n")[:skip])
+    end = _size(doc) - trailer_bytes
+    return _Layout(skip, start, end, trailer) if end > start else None
+
+
+def _trailer(doc: Document) -> tuple[list[str], int] | None:
+    """The lines after the table's last row (nvprof's trailer: `==PID==` messages, blank
+    lines, the batch system's last word), in order, and their size in bytes."""
+    tail = doc.tail(_TAIL_BYTES)
+    ends_line = tail.endswith(b"\n")
+    raw = (tail[:-1] if ends_line else tail).split(b"\n")
+    complete = len(raw) - (len(tail) == _TAIL_BYTES)  # the first line may be cut
+    count = 0
+    while count < complete and nvprof_lines.kind_of(_text(raw[-1 - count])) in _TRAILER:
+        count += 1
+    if count == complete:
+        return None
+    lines = raw[len(raw) - count:]
+    size = sum(len(line) + 1 for line in lines) - (bool(lines) and not ends_line)
+    return [_text(line) for line in lines], size
+
+
+def _text(line: bytes) -> str:
+    return line.decode("utf-8", errors="replace")
+
+
+def _size(doc: Document) -> int:
+    source = doc.source()
+    return source.stat().st_size if isinstance(source, Path) else len(doc.data)
+
+
+def _outside_lines(head: list[str], layout: _Layout, rows: int) -> pl.DataFrame:
+    """The head lines and the trailer lines (after the `rows` table lines), numbered as in the
+    file and annotated."""
+    after = len(head) + rows
+    numbers = list(range(1, len(head) + 1)) + list(range(after + 1, after + len(layout.trailer) + 1))
+    frame = pl.DataFrame({"line_no": numbers, "text": head + layout.trailer},
+                         schema={"line_no": pl.Int64, "text": pl.String})
+    return nvprof_lines.annotate(frame)
+
+
+# -- reading the rows ------------------------------------------------------------------------
+
+def _rows(doc: Document, cols: list[str], used: list[str], sep: str,
+          layout: _Layout) -> pl.DataFrame | None:
+    """The rows, typed, only the `used` columns; None unless every line is one whole record
+    (a blank line or an open quote would shift rows, a short row leaves the last column empty,
+    a cell that is no number is refused)."""
+    schema = {c: _TYPED.get(c, pl.String) for c in cols}
+    projection = [cols.index(c) for c in used]
+    parts, lines = [], 0
     try:
-        frame = pl.read_csv(doc.source(), skip_lines=skip, has_header=False,
-                            schema={c: _TYPED.get(c, pl.String) for c in cols},
-                            separator=sep, quote_char='"', missing_columns="insert")
+        for start, end in _spans(doc, layout.start, layout.end):
+            data = _bytes(doc, start, end)
+            parts.append(pl.read_csv(data, has_header=False, schema=schema, columns=projection,
+                                     separator=sep, quote_char='"', missing_columns="insert"))
+            lines += _line_count(data)
     except pl.exceptions.PolarsError:
         return None
-    if frame.height != total - skip:
-        return None  # blank lines skipped, or quoted line breaks: not one row per line
-    complete = frame[cols[-1]].is_not_null()
-    rows = int(complete.sum())
-    if not complete.head(rows).all():
-        return None  # a short row inside the table
-    return frame.head(rows), frame.height - rows
-
-
-def _last_lines(doc: Document, count: int) -> list[str]:
-    if not count:
-        return []
-    data = doc.tail(64 * 1024)
-    if data.count(b"\n") <= count:   # the last lines are longer than the tail read
-        data = doc.data
-    body = data[:-1] if data.endswith(b"\n") else data
-    return [t.decode("utf-8", errors="replace") for t in body.rsplit(b"\n", count)[-count:]]
-
-
-def _outside_lines(doc: Document, head: list[str], trailer: int, total: int) -> pl.DataFrame | None:
-    """The head lines and the trailer lines, numbered as in the file and annotated; None when
-    the trailer is not nvprof's own lines (rows the reader could not finish)."""
-    numbers = list(range(1, len(head) + 1)) + list(range(total - trailer + 1, total + 1))
-    frame = pl.DataFrame({"line_no": numbers, "text": head + _last_lines(doc, trailer)},
-                         schema={"line_no": pl.Int64, "text": pl.String})
-    lines = nvprof_lines.annotate(frame)
-    trailing = lines.filter(pl.col("line_no") > len(head))
-    if not trailing["kind"].is_in(["status_line", "blank_line", "job_end_line"]).all():
+    # One chunk per column: later filters and sorts would realign the pieces' chunks each time.
+    frame = pl.concat(parts)
+    if frame.height != lines or frame[cols[-1]].null_count():
         return None
-    return lines
+    return frame
+
+
+def _line_count(data: bytes) -> int:
+    """Lines in `data` (a last one without a line break counts), by polars' row counter
+    (no quoting: one row a line; several GB/s)."""
+    return pl.scan_csv(data, has_header=False, separator="\x1f", quote_char=None,
+                       schema={"line": pl.String}).select(pl.len()).collect().item()
+
+
+def _spans(doc: Document, start: int, end: int) -> list[tuple[int, int]]:
+    """[start, end) in spans of about `_PIECE_BYTES`, each ending after a line break."""
+    spans = []
+    while start < end:
+        cut = _line_end(doc, min(start + _PIECE_BYTES, end), end)
+        spans.append((start, cut))
+        start = cut
+    return spans
+
+
+def _line_end(doc: Document, pos: int, end: int) -> int:
+    """The offset just after the first line break at or after `pos` (`end` when none)."""
+    while pos < end:
+        probe = _bytes(doc, pos, min(pos + _TAIL_BYTES, end))
+        found = probe.find(b"\n")
+        if found >= 0:
+            return pos + found + 1
+        pos += len(probe)
+    return end
+
+
+def _bytes(doc: Document, start: int, end: int) -> bytes:
+    source = doc.source()
+    if not isinstance(source, Path):
+        return doc.data[start:end]
+    with open(source, "rb") as fh:
+        return os.pread(fh.fileno(), end - start, start)
