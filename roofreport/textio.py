@@ -18,6 +18,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 
@@ -135,11 +136,13 @@ class Document:
     @classmethod
     def open(cls, path: Path, display: str | None = None) -> "Document":
         _regular_file(path)
-        raw = path.read_bytes()
-        encoding = detect_encoding(raw[:HEAD_BYTES])
-        if encoding == "utf-8" and _as_is(raw):
-            return cls(path=path, display=display or str(path), encoding=encoding)
-        data, warnings = repair(to_utf8(raw, encoding))
+        with open(path, "rb") as fh:
+            encoding = detect_encoding(fh.read(HEAD_BYTES))
+            fh.seek(0)
+            if encoding == "utf-8" and _as_is(fh):
+                return cls(path=path, display=display or str(path), encoding=encoding)
+        # Only a file that needs repair is held in memory (whole: the warnings name lines).
+        data, warnings = repair(to_utf8(path.read_bytes(), encoding))
         return cls(path=path, display=display or str(path), encoding=encoding, _data=data,
                    warnings=warnings)
 
@@ -194,11 +197,32 @@ class Document:
             self._lines = split_lines(self.data if self._data is not None else self.path)
         return self._lines
 
+    def scan_lines(self) -> pl.LazyFrame:
+        """`lines()` as a lazy frame read from the file (or the normalised bytes): a streaming
+        query over it keeps only the lines and columns it selects, never the whole text."""
+        return scan_split_lines(self._data if self._data is not None else self.path)
 
-def _as_is(raw: bytes) -> bool:
-    """The file's bytes need no normalising (repair, line ends, the line splitter's separator)."""
-    return (b"\r" not in raw and b"\0" not in raw and b"\x1f" not in raw
-            and _first_invalid_utf8(raw) is None)
+
+def _as_is(fh: BinaryIO, chunk: int = 8 << 20) -> bool:
+    """The file's bytes need no normalising (repair, line ends, the line splitter's separator),
+    checked chunk by chunk into one buffer: a big log is neither held nor copied whole."""
+    buffer = bytearray(chunk)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    while size := fh.readinto(buffer):
+        data = buffer if size == chunk else memoryview(buffer)[:size].tobytes()
+        if b"\r" in data or b"\0" in data or b"\x1f" in data:
+            return False
+        if data.isascii() and not decoder.getstate()[0]:
+            continue  # ASCII after a complete character: valid UTF-8, nothing to decode
+        try:
+            decoder.decode(data)
+        except UnicodeDecodeError:
+            return False
+    try:
+        decoder.decode(b"", final=True)  # a character cut by the end of the file
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 # -- damage ----------------------------------------------------------------------------------
@@ -251,25 +275,40 @@ _CP1252_FALLBACK = "roofreport-cp1252"
 codecs.register_error(_CP1252_FALLBACK, _cp1252_fallback)
 
 
+# One column, no quoting: polars' CSV reader as a line splitter (`split_lines`, `scan_split_lines`).
+_LINE_READER = dict(has_header=False, separator="\x1f", quote_char=None, new_columns=["text"],
+                    infer_schema=False, truncate_ragged_lines=True, encoding="utf8-lossy",
+                    empty_string_is_null=False)
+
+
+def _line_source(data: bytes | Path) -> Path | io.BytesIO | None:
+    """What the line splitter reads (None for an empty input)."""
+    if isinstance(data, Path):
+        return data if data.stat().st_size else None
+    if not data:
+        return None
+    # The reader's field separator must not occur in the text.
+    return io.BytesIO(data.replace(b"\x1f", b" ") if b"\x1f" in data else data)
+
+
 def split_lines(data: bytes | Path) -> pl.DataFrame:
     """Split UTF-8 bytes (or a file of them holding no U+001F) into lines with polars' CSV
     reader (one column, no quoting): the fastest line splitter at hand, and the baseline the
     benchmark compares against."""
-    if isinstance(data, Path):
-        if not data.stat().st_size:
-            return pl.DataFrame(schema={"line_no": pl.Int64, "text": pl.String})
-        source = data
-    elif not data:
+    source = _line_source(data)
+    if source is None:
         return pl.DataFrame(schema={"line_no": pl.Int64, "text": pl.String})
-    else:
-        # The reader's field separator must not occur in the text.
-        source = io.BytesIO(data.replace(b"\x1f", b" ") if b"\x1f" in data else data)
-    frame = pl.read_csv(
-        source, has_header=False, separator="\x1f", quote_char=None,
-        new_columns=["text"], infer_schema=False, truncate_ragged_lines=True,
-        encoding="utf8-lossy", empty_string_is_null=False,
-    )
+    frame = pl.read_csv(source, **_LINE_READER)
     # Blank lines are read as "" (not null), so no second copy of the text column is made.
     text = pl.col("text")
     return frame.select(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line_no"),
                         pl.when(text.null_count() > 0).then(text.fill_null("")).otherwise(text))
+
+
+def scan_split_lines(data: bytes | Path) -> pl.LazyFrame:
+    """`split_lines` as a lazy frame (the same lines, numbers and text) for streaming queries."""
+    source = _line_source(data)
+    if source is None:
+        return pl.LazyFrame(schema={"line_no": pl.Int64, "text": pl.String})
+    return pl.scan_csv(source, **_LINE_READER).with_row_index("line_no", offset=1).select(
+        pl.col("line_no").cast(pl.Int64), pl.col("text").fill_null(""))
