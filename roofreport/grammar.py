@@ -2,9 +2,11 @@
 
 Two ways to use one grammar, so the syntax is written once and never drifts:
 
-* `Grammar.parse(text, rule)` runs Lark (Earley, complete dynamic lexer) on one line or one small
-  block. It is used for the few distinct structural lines (CSV headers, table titles) and to
-  explain a bad line with line, column and the expected tokens.
+* `Grammar.parse(text, rule)` gives Lark's parse tree of one line or one small block. It is used
+  for the few distinct structural lines (CSV headers, table titles) and to explain a bad line
+  with line, column and the expected tokens. A line the rule's regex matches is walked with the
+  regexes of the rule's parts (`grammar_tree`: the same tree, no Earley parser to build); Lark
+  itself (Earley, complete dynamic lexer) parses the rest and says what is wrong.
 * `Grammar.regex(rule)` compiles the same rule's EBNF (sequences, alternatives, `?`, `[...]`,
   `*`, `+`, terminals, literals, sub-rules) into one anchored regular expression whose named
   groups are the rule's named terminals (lower-cased). Vectorised polars string operations
@@ -23,10 +25,14 @@ import polars as pl
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.grammar import NonTerminal, Terminal
-from lark.lexer import PatternStr
-from lark.load_grammar import GrammarBuilder
+from lark.lexer import PatternStr, TerminalDef
+from lark.load_grammar import Grammar as LarkGrammar
+from lark.load_grammar import GrammarBuilder, PrepareLiterals, TerminalTreeToPattern, nr_deepcopy_tree
 
+from roofreport import grammar_cache
 from roofreport.errors import ParseError
+from roofreport.grammar_cache import Parts
+from roofreport.grammar_tree import TreeBuilder
 from roofreport.resources import data_dir, grammar_path
 
 
@@ -40,23 +46,19 @@ MAX_LARK_CHARS = 64 * 1024
 class Grammar:
     """One family's grammar: a Lark parser plus regexes compiled from its rules."""
 
-    def __init__(self, name: str, text: str):
+    def __init__(self, name: str, text: str, parts: Parts | None = None):
         self.name = name
         self._text = text
-        imports = [str(data_dir("grammars"))]
-        builder = GrammarBuilder(import_paths=imports)
-        builder.load_grammar(text, name)
-        built = builder.build()
-        rules = [str(r[0]) for r in built.rule_defs if not str(r[0]).startswith("_")]
-        self._imports, self._starts = imports, rules
-        self._rule_trees = {str(r[0]): r[2] for r in built.rule_defs}
+        self._imports = [str(data_dir("grammars"))]
+        parts = parts or build_parts(name, text)
+        self._starts = parts.starts
+        self._rule_trees, self._rule_options, self._rule_params = parts.trees, parts.options, parts.params
         # Terminals of the grammar as written (lazy quantifiers kept), for the line regexes.
-        terminals, _, _ = built.compile(rules, set())
-        self._terms = {t.name: _term_regex(t) for t in terminals}
+        self._terms = parts.terms
         # Terminals that are plain strings, for the literal gates of `classify`.
-        self._term_literals = {t.name: t.pattern.value for t in terminals
-                               if isinstance(t.pattern, PatternStr) and not t.pattern.flags}
+        self._term_literals = parts.literals
         self._regex_cache: dict[tuple[str, bool], str] = {}
+        self._trees = TreeBuilder(self)
 
     @cached_property
     def _lark(self) -> Lark:
@@ -251,6 +253,9 @@ class Grammar:
             raise ParseError(f"{self.name}: line is {len(text)} characters long; lines over "
                              f"{MAX_LARK_CHARS} characters are not parsed", path=path, line=line,
                              column=MAX_LARK_CHARS + 1, text=text[:MAX_LARK_CHARS + 1])
+        tree = self._trees.tree(text, rule)  # a matching line needs no Earley parser
+        if tree is not None:
+            return tree
         try:
             return self._lark.parse(text, start=rule)
         except UnexpectedInput as exc:
@@ -259,6 +264,8 @@ class Grammar:
     def matches(self, text: str, rule: str) -> bool:
         if len(text) > MAX_LARK_CHARS:
             return False
+        if self._trees.supported(rule):
+            return self._trees.tree(text, rule) is not None
         try:
             self._lark.parse(text, start=rule)
             return True
@@ -267,7 +274,9 @@ class Grammar:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _compile(self, node, seen: dict[str, int], stack: tuple[str, ...]) -> str:
+    def _compile(self, node, seen: dict[str, int] | None, stack: tuple[str, ...]) -> str:
+        """The regex of a rule-tree node; named terminals become named groups, or plain
+        groups when `seen` is None (pieces of a rule, for `grammar_tree`)."""
         if isinstance(node, Terminal):
             return self._group(node.name, self._terms[node.name], seen)
         if isinstance(node, NonTerminal):
@@ -298,8 +307,8 @@ class Grammar:
         raise ValueError(f"{self.name}.lark: cannot compile {kind!r} to a regex")
 
     @staticmethod
-    def _group(name: str, pattern: str, seen: dict[str, int]) -> str:
-        if name.startswith("_") or name.startswith("__"):
+    def _group(name: str, pattern: str, seen: dict[str, int] | None) -> str:
+        if seen is None or name.startswith("_"):
             return f"(?:{pattern})"
         group = name.lower()
         seen[group] = seen.get(group, 0) + 1
@@ -348,6 +357,14 @@ def _field(group: str) -> str:
     return base if base and suffix.isdigit() else group
 
 
+def _terminals(built: LarkGrammar) -> list[TerminalDef]:
+    """The grammar's named terminals as patterns: the first step of Lark's `Grammar.compile`
+    alone (compiling every rule to BNF as well would cost 3-4 times more)."""
+    to_pattern = PrepareLiterals() * TerminalTreeToPattern()
+    return [TerminalDef(name, to_pattern.transform(nr_deepcopy_tree(tree)), priority)
+            for name, (tree, priority) in built.term_defs if tree]
+
+
 def _term_regex(term) -> str:
     rx = term.pattern.to_regexp()
     flags = "".join(sorted(term.pattern.flags))
@@ -383,6 +400,26 @@ def _literal_regex(token: str) -> str:
 
 @cache
 def load(name: str) -> Grammar:
-    """The grammar `grammars/<name>.lark`, built once per process."""
-    path = grammar_path(name)
-    return Grammar(name, path.read_text(encoding="utf-8"))
+    """The grammar `grammars/<name>.lark`, made once per process from the shipped cache of its
+    rule trees (`grammar_cache`), or built from the source when that is stale."""
+    return Grammar(name, source(name), grammar_cache.read(name))
+
+
+def source(name: str) -> str:
+    return grammar_path(name).read_text(encoding="utf-8")
+
+
+def build_parts(name: str, text: str) -> Parts:
+    """Rule trees and terminal regexes of a grammar's text, built by Lark's GrammarBuilder."""
+    builder = GrammarBuilder(import_paths=[str(data_dir("grammars"))])
+    builder.load_grammar(text, name)
+    built = builder.build()
+    terminals = _terminals(built)
+    return Parts(
+        starts=[str(r[0]) for r in built.rule_defs if not str(r[0]).startswith("_")],
+        trees={str(rule): tree for rule, _, tree, _ in built.rule_defs},
+        options={str(rule): options for rule, _, _, options in built.rule_defs},
+        params={str(rule): list(params) for rule, params, _, _ in built.rule_defs},
+        terms={t.name: _term_regex(t) for t in terminals},
+        literals={t.name: t.pattern.value for t in terminals
+                  if isinstance(t.pattern, PatternStr) and not t.pattern.flags})
