@@ -165,20 +165,22 @@ def _rows(doc: Document, cols: list[str], used: list[str], sep: str,
     a cell that is no number is refused)."""
     schema = {c: _TYPED.get(c, pl.String) for c in cols}
     projection = [cols.index(c) for c in used]
-    parts, lines = [], 0
     try:
-        for start, end in _spans(doc, layout.start, layout.end):
-            data = _bytes(doc, start, end)
-            parts.append(pl.read_csv(data, has_header=False, schema=schema, columns=projection,
-                                     separator=sep, quote_char='"', missing_columns="insert"))
-            lines += _line_count(data)
+        pieces = [_piece(_bytes(doc, *span), schema, projection, sep)
+                  for span in _spans(doc, layout.start, layout.end)]
     except pl.exceptions.PolarsError:
         return None
-    # One chunk per column: later filters and sorts would realign the pieces' chunks each time.
-    frame = pl.concat(parts)
-    if frame.height != lines or frame[cols[-1]].null_count():
+    frame = pl.concat([rows for rows, _ in pieces])
+    if frame.height != sum(lines for _, lines in pieces) or frame[cols[-1]].null_count():
         return None
     return frame
+
+
+def _piece(data: bytes, schema: dict, projection: list[int], sep: str) -> tuple[pl.DataFrame, int]:
+    """The rows of a piece of the table, and how many lines it has."""
+    rows = pl.read_csv(data, has_header=False, schema=schema, columns=projection, separator=sep,
+                       quote_char='"', missing_columns="insert")
+    return rows, _line_count(data)
 
 
 def _line_count(data: bytes) -> int:
@@ -205,6 +207,8 @@ def _line_end(doc: Document, pos: int, end: int) -> int:
         found = probe.find(b"\n")
         if found >= 0:
             return pos + found + 1
+        if not probe:
+            break  # (the file shrank while read)
         pos += len(probe)
     return end
 
