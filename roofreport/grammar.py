@@ -58,7 +58,16 @@ class Grammar:
         # Terminals that are plain strings, for the literal gates of `classify`.
         self._term_literals = parts.literals
         self._regex_cache: dict[tuple[str, bool], str] = {}
+        self._derived_cache: dict[tuple[str, str], object] = {}
         self._trees = TreeBuilder(self)
+
+    def _derived(self, kind: str, rule: str, make):
+        """`make(rule)`, computed once per rule: classifying asks for the same rule facts
+        (alternatives, gates) on every call, for every file."""
+        key = (kind, rule)
+        if key not in self._derived_cache:
+            self._derived_cache[key] = make(rule)
+        return self._derived_cache[key]
 
     @cached_property
     def _lark(self) -> Lark:
@@ -108,6 +117,9 @@ class Grammar:
 
     def alternatives(self, rule: str) -> list[str]:
         """The sub-rules of a rule written as `a | b | c` (e.g. the line kinds of a format)."""
+        return list(self._derived("alternatives", rule, self._alternatives))
+
+    def _alternatives(self, rule: str) -> list[str]:
         tree = self._rule_trees[rule]
         names = []
         for expansion in tree.children:
@@ -165,6 +177,9 @@ class Grammar:
 
     def _gate_expr(self, rule: str) -> pl.Expr | None:
         """A cheap necessary condition for a line to match `rule` (None: no literal known)."""
+        return self._derived("gate_expr", rule, self._make_gate_expr)
+
+    def _make_gate_expr(self, rule: str) -> pl.Expr | None:
         text, conds = pl.col("t"), []
         prefix, _ = self.gate(rule)
         if prefix:
@@ -179,7 +194,7 @@ class Grammar:
 
     def required_literals(self, rule: str) -> frozenset[str] | None:
         """Literals of which every match of `rule` holds at least one (None when unsure)."""
-        return self._required(self._rule_trees[rule], (rule,))
+        return self._derived("required", rule, lambda r: self._required(self._rule_trees[r], (r,)))
 
     def _required(self, node, stack: tuple[str, ...]) -> frozenset[str] | None:
         if isinstance(node, Terminal):
@@ -209,6 +224,9 @@ class Grammar:
         """(prefix, literal) every line matching `rule` must start with / contain, derived from
         the rule itself (leading literals; the longest literal the rule's one sequence always
         holds); "" when the rule gives none."""
+        return self._derived("gate", rule, self._gate)
+
+    def _gate(self, rule: str) -> tuple[str, str]:
         tree = self._rule_trees[rule]
         if len(tree.children) != 1:  # alternatives: no single sequence to read literals from
             return "", ""

@@ -206,6 +206,10 @@ class Document:
 def _as_is(fh: BinaryIO, chunk: int = 8 << 20) -> bool:
     """The file's bytes need no normalising (repair, line ends, the line splitter's separator),
     checked chunk by chunk into one buffer: a big log is neither held nor copied whole."""
+    try:  # a small file gets a small buffer: zeroing 8 MB costs more than reading a small log
+        chunk = min(chunk, os.fstat(fh.fileno()).st_size + 1)
+    except OSError:  # not a file (io.UnsupportedOperation)
+        pass
     buffer = bytearray(chunk)
     decoder = codecs.getincrementaldecoder("utf-8")()
     while size := fh.readinto(buffer):
