@@ -104,6 +104,20 @@ def test_walked_trees_are_larks_on_every_structural_line_of_the_corpus(name, rul
         assert _same_tree(fast, g._lark.parse(line, start=rule)), line
 
 
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", GRAMMARS)
+def test_classifying_in_passes_gives_the_kinds_of_the_one_expression(name):
+    """`classify_lines` runs `classify` on a few lines and its own passes on many: same kinds."""
+    lines = _corpus_lines()
+    lines = lines.sample(n=min(len(lines), 60_000), seed=1)
+    assert len(lines) > grammar._FEW_LINES
+    g = grammar.load(name)
+    kinds = g.classify_lines(lines)
+    assert kinds.to_list() == pl.select(g.classify(pl.lit(lines))).to_series().to_list()
+    assert kinds.value_counts().height > 3  # the sample holds several kinds of this family
+    assert g.classify_lines(lines.head(50)).to_list() == kinds.head(50).to_list()
+
+
 def test_a_header_tree_has_lark_positions():
     tree = grammar.load("nvprof").parse('"Start","Duration",Name', "csv_header_line")
     names = [t for t in tree.scan_values(lambda v: isinstance(v, Token)) if t.type == "CSV_NAME"]
