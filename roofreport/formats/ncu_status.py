@@ -9,6 +9,7 @@ whatever page or format it was asked for: its error is ncu's own message.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import polars as pl
 
@@ -43,8 +44,11 @@ def status_frame(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("text").str.extract(_TAG, 2).str.strip_chars().alias("msg"))
 
 
-def report(lines: pl.DataFrame, result: ParseResult, has_results: bool) -> None:
-    """Warnings for ncu's WARNING/ERROR lines; when nothing was read, ncu's reason as the error."""
+def report(lines: pl.DataFrame, result: ParseResult, has_results: bool,
+           all_lines: Callable[[], pl.DataFrame] | None = None) -> None:
+    """Warnings for ncu's WARNING/ERROR lines; when nothing was read, ncu's reason as the error.
+    `lines` holds at least the status lines; `all_lines` gives every line (for the list of
+    available kernels) when `lines` does not."""
     status = status_frame(lines)
     for line_no, _, tag, msg in status.filter(pl.col("tag") != "PROF").iter_rows():
         code = "ncu.error" if tag == "ERROR" else "ncu.warning"
@@ -54,7 +58,8 @@ def report(lines: pl.DataFrame, result: ParseResult, has_results: bool) -> None:
     reason = _first_refusal(status.filter(pl.col("tag") == "ERROR")) or _first_refusal(status)
     if reason is not None:
         line_no, text, msg = reason
-        result.error = ParseError(f"ncu reported: {msg}{_available(lines)}", line=line_no, text=text)
+        every = lines if all_lines is None else all_lines()
+        result.error = ParseError(f"ncu reported: {msg}{_available(every)}", line=line_no, text=text)
 
 
 def _first_refusal(status: pl.DataFrame) -> tuple[int, str, str] | None:

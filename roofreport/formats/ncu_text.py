@@ -1,10 +1,20 @@
 """Nsight Compute text output of every era and page: details (wide 2019-2022 and table 2023+
 layouts), the raw page (`--page raw`), and summaries (`--print-summary per-kernel|per-gpu`).
 
-The syntax lives in `grammars/ncu.lark`. Parsing is vectorised: every line is classified by
-the grammar's line rules at once, the context (process, kernel, section, table columns) is
-carried forward with polars window operations, and table rows are cut at the columns of their
-table's dash rule. Only the few distinct rule lines go through Lark one by one.
+The syntax lives in `grammars/ncu.lark`. Parsing is vectorised and reads the file a block of
+whole lines at a time (`BLOCK_BYTES`), so a big log is never held whole:
+
+* every line gets its kind (`classify`): a line shaped like a table row (most of a big log)
+  is one when it holds none of the starts and literals the line rules tried before the rows
+  need; every other line goes through the grammar's line rules, once per distinct text;
+* the context (process, device, kernel header, section, table rule) is carried forward with
+  polars window operations over the lines that are not rows, starting from what the block
+  before left (`Carry`); each row takes the context of the last such line above it;
+* rows are cut at the columns of their table's dash rule (`ncu_text_rows.py`).
+
+Repeated texts (kernel names, sections, metric names, units, values) are kept as codes into
+one per-log set of categories (`Blocks.texts`) until the tables are built, so every output
+row shares one copy of each distinct string, and a block's text is freed with the block.
 
 Tables filled: `kernels` (one row per profiled launch, or per kernel in summary modes) and
 `metrics` (every row the log printed, value scaled to base units, text kept).
@@ -12,48 +22,89 @@ Tables filled: `kernels` (one row per profiled launch, or per kernel in summary 
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Iterator
 
 import polars as pl
 
-from roofreport import grammar, numbers, units
+from roofreport import grammar
 from roofreport.errors import ParseError
-from roofreport.formats import ncu_csv, ncu_status
+from roofreport.formats import ncu_csv, ncu_status, ncu_text_rows
 from roofreport.formats.base import ParseResult
-from roofreport.textio import Document
+from roofreport.textio import Document, split_lines
 
 FAMILY = "ncu"
+BLOCK_BYTES = 48 << 20
+_ROWS = ("table_row_line", "raw_row_line")
 _RULES = ("table_rule_line", "raw_rule_line")
-# Longest line handed to Lark (Earley is super-linear; real table lines are far shorter).
-LARK_MAX = 4096
+_OPENS_KERNEL = ("kernel_line", "device_line", "process_line")
+
+# A line shaped like a table row (`    name  unit  value`, two spaces on the raw page) is one
+# when no line rule tried before the rows matches it. Those rules need, at a row's indent, one
+# of the starts below (sections, NVTX titles, advice, column titles, the per-gpu `Device` line)
+# or anywhere `==` (status tags) or `, ` (the `, Context`/`, Device`/`, Block Size` fields
+# that end a kernel header). Lines naming an Nsight Compute path (`sight`) are read for the
+# version, so they go through the grammar too. tests/test_ncu_text_fast.py checks both agree.
+_ROW_SHAPE = {"table_row_line": r"^    [^\s-]", "raw_row_line": r"^  [^\s-]"}
+_NOT_ROW_STARTS = ("    Section: ", "    NVTX ", "    OPT", "    INF", "    WRN", "    ERR",
+                   "    Metric Name", "  Device ", "  Metric Name")
+_NOT_ROW_LITERALS = "==|, |sight"   # a regex: polars finds literal alternatives fastest
+_PREFIX = 12  # characters of a line that decide its shape (held inline by polars)
+_NOTES = r"^\[libprotobuf |[Nn]sight"   # ncu_status reads protobuf errors and the version here
+_NONE = (1 << 32) - 1  # a field reset (no process/device/section/rule in force), before filling
+
+
+@lru_cache(maxsize=4)
+def kinds(g: grammar.Grammar) -> tuple[str, ...]:
+    """Line kinds in the grammar's order, then "other": a line's kind code is its index."""
+    return (*g.alternatives("line"), "other")
+
+
+def code(g: grammar.Grammar, *names: str) -> list[int]:
+    return [kinds(g).index(name) for name in names]
 
 
 def parse_text(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     g = grammar.load("ncu")
-    lines = doc.lines()
-    lines = lines.with_columns(kind=g.classify_lines(lines["text"], "line"))
-    lines = _with_context(lines, g)
-    heads = _kernel_heads(lines, g)
-    lines = _with_launch_ids(lines, heads)
-    kernels = _kernels(heads, lines)
-    rows = _table_rows(lines, g, doc, result)
+    blocks = Blocks(g, doc, result)
+    for lines in read_blocks(doc):
+        blocks.read(lines)
+    kernels = blocks.kernels()
     if kernels.height:
         result.add("kernels", kernels)
-    if rows.height:
-        metrics = _metrics(rows, kernels)
+    metrics = blocks.metrics(kernels)
+    if metrics.height:
         result.add("metrics", metrics)
-        result.hints.device_name = ncu_status.device_name(metrics)
-    ncu_status.report(lines, result, has_results=kernels.height > 0)
-    ncu_status.protobuf_warnings(lines, result)
-    result.tool_version = ncu_status.tool_version(lines)
-    _check_truncation(lines, result)
-    if not kernels.height and result.error is None:
-        if _has_csv_header(lines, g):  # a CSV whose header lies beyond the sniffed head
+        result.hints.device_name = blocks.tables.device_name(result.tables["metrics"])
+    return _finish(blocks, kernels.height > 0, doc, g, result)
+
+
+def _finish(blocks: "Blocks", has_results: bool, doc: Document, g: grammar.Grammar,
+            result: ParseResult) -> ParseResult:
+    """ncu's own messages, the version, a cut-off log; a log without results is ncu's refusal,
+    a CSV whose header lay beyond the sniffed head, or an error."""
+    whole = None if has_results else _whole_lines(doc, g)
+    ncu_status.report(blocks.kept("status"), result, has_results=has_results, all_lines=whole)
+    notes = blocks.kept("notes")
+    ncu_status.protobuf_warnings(notes, result)
+    result.tool_version = ncu_status.tool_version(notes)
+    blocks.check_truncation()
+    if whole is not None and result.error is None:
+        if _has_csv_header(whole(), g):  # a CSV whose header lies beyond the sniffed head
             return ncu_csv.parse_csv(doc, "csv details")
         result.error = ParseError("ncu log holds no profiled kernel results", path=doc.display)
     return result
+
+
+def _whole_lines(doc: Document, g: grammar.Grammar) -> Callable[[], pl.DataFrame]:
+    """All lines with their kind names, read when first asked (only logs without results)."""
+    def read() -> pl.DataFrame:
+        lines = doc.lines()
+        return lines.with_columns(kind=pl.Series(kinds(g)).gather(classify(lines["text"], g)[0]))
+    return lru_cache(maxsize=1)(read)
 
 
 def _has_csv_header(lines: pl.DataFrame, g: grammar.Grammar) -> bool:
@@ -61,62 +112,311 @@ def _has_csv_header(lines: pl.DataFrame, g: grammar.Grammar) -> bool:
         "^" + g.terminal("HEADER_FIRST") + ",").any()
 
 
+# -- reading and classifying -----------------------------------------------------------------
+
+def read_blocks(doc: Document, size: int = BLOCK_BYTES) -> Iterator[pl.DataFrame]:
+    """The document's lines (`line_no`, `text`), about `size` bytes of whole lines at a time.
+    A block is read where the last one ended; a line cut by the block's end is read again at
+    the start of the next one, so no bytes are copied to glue blocks."""
+    source = doc.source()
+    with (open(source, "rb") if isinstance(source, Path) else source) as fh:
+        pos, first = 0, 1
+        while True:
+            fh.seek(pos)
+            data = fh.read(size)
+            if not data:
+                return
+            end = len(data) if len(data) < size else data.rfind(b"\n") + 1
+            if end == 0:  # one line longer than the block: read a bigger one
+                size *= 2
+                continue
+            lines = split_lines(data)
+            if end < len(data):
+                lines = lines.head(lines.height - 1)
+            yield lines.with_columns(pl.col("line_no") + (first - 1))
+            pos, first = pos + end, first + lines.height
+
+
+def classify(text: pl.Series, g: grammar.Grammar) -> tuple[pl.Series, pl.Series]:
+    """(kind code of every line, whether the grammar classified it). Rows are told by the
+    first characters (once per distinct start) and the absence of the literals of earlier
+    rules; every other line goes through `Grammar.classify_lines`, once per distinct text."""
+    start = pl.Categories.random()
+    t = pl.col("t")
+    shape = pl.DataFrame({"t": text}).select(
+        start=t.str.slice(0, _PREFIX).cast(pl.Categorical(start)),
+        special=t.str.contains(_NOT_ROW_LITERALS))
+    by_start = _row_kind(start.to_series(), g).gather(shape["start"].to_physical())
+    fast = pl.select(pl.when(pl.lit(shape["special"])).then(None).otherwise(by_start)).to_series()
+    looked_at = fast.is_null()
+    names = kinds(g)
+
+    def by_grammar(distinct: pl.Series) -> pl.Series:
+        found = g.classify_lines(distinct, "line")
+        return found.replace_strict(list(names), list(range(len(names))), return_dtype=pl.UInt8)
+
+    return fast.scatter(looked_at.arg_true(), by_distinct(text.filter(looked_at), by_grammar)), looked_at
+
+
+def _row_kind(starts: pl.Series, g: grammar.Grammar) -> pl.Series:
+    """For the first characters of lines: the row kind they make (null: ask the grammar)."""
+    s = pl.col("s")
+    kind = pl.lit(None, pl.UInt8)
+    for name in reversed(_ROWS):
+        kind = pl.when(s.str.contains(_ROW_SHAPE[name])).then(pl.lit(code(g, name)[0], pl.UInt8)).otherwise(kind)
+    maybe_other = pl.any_horizontal([s.str.starts_with(p[:_PREFIX]) for p in _NOT_ROW_STARTS])
+    return pl.DataFrame({"s": starts}).select(pl.when(maybe_other).then(None).otherwise(kind)).to_series()
+
+
+def by_distinct(values: pl.Series, derive: Callable[[pl.Series], pl.Series | pl.DataFrame]):
+    """`derive` (one value or row per input string, in order) computed once per distinct
+    string of `values` and gathered back to every row (categories of their own, freed after)."""
+    cats = pl.Categories.random()
+    coded = values.cast(pl.Categorical(cats))
+    return derive(cats.to_series())[coded.to_physical()]
+
+
+@dataclass
+class Distinct:
+    """A block's distinct lines (`texts`) and each line's index among them (`codes`), when
+    its lines repeat enough that working per distinct line pays (a big log printing the same
+    kernels' tables over and over)."""
+
+    codes: pl.Series
+    texts: pl.Series
+
+    SAMPLE = 4096
+    MOST = 0.25   # at most this share of a sample's lines distinct
+
+    @classmethod
+    def of(cls, text: pl.Series) -> "Distinct | None":
+        sample = text.gather_every(max(1, text.len() // cls.SAMPLE))
+        if sample.n_unique() > cls.MOST * sample.len():
+            return None
+        cats = pl.Categories.random()
+        coded = text.cast(pl.Categorical(cats))
+        return cls(coded.to_physical(), cats.to_series())
+
+    def per_line(self, codes: pl.Series, derive: Callable[[pl.Series], pl.DataFrame]) -> pl.DataFrame:
+        """`derive` (one row per text) computed once per distinct line among `codes`."""
+        present = codes.unique()
+        at = pl.repeat(None, self.texts.len(), dtype=pl.UInt32, eager=True).scatter(
+            present, pl.int_range(present.len(), dtype=pl.UInt32, eager=True))
+        return derive(self.texts.gather(present))[at.gather(codes)]
+
+
 # -- context ---------------------------------------------------------------------------------
 
-def _with_context(lines: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
-    """Carry forward, for every line: kernel header sequence number, whether we are inside a
-    process's results (after `[pid] app@host`, until ncu speaks again), and the line numbers of
-    the process line, the per-gpu summary's device line, the section line and the table rule in
-    force (0 when none). Their fields are extracted from those few lines only (`_fields_at`)."""
-    kind = pl.col("kind")
-    opens_kernel = kind.is_in(["kernel_line", "device_line", "process_line"])
+@dataclass
+class Carry:
+    """The context in force after the lines read so far, which the next block starts from:
+    kernel headers seen (`seq`), inside a process's results, whether the current header is
+    (then it is a launch), and the codes of the pid, gpu, section and table rule in force."""
 
-    def last(this: pl.Expr, reset: pl.Expr | None = None) -> pl.Expr:
-        at = pl.when(this).then(pl.col("line_no"))
-        if reset is not None:
-            at = at.when(reset).then(pl.lit(0, pl.Int64))
-        return at.otherwise(None).forward_fill().fill_null(0)
+    seq: int = 0
+    in_results: bool = False
+    seq_ok: bool = False
+    pid: int | None = None
+    gpu: int | None = None
+    section: int | None = None
+    rule: int | None = None
 
-    return lines.with_columns(
-        seq=(kind == "kernel_line").cum_sum().cast(pl.Int64),
-        in_results=pl.when(kind == "process_line").then(True)
-        .when(kind == "status_line").then(False)
-        .otherwise(None).forward_fill().fill_null(False),
-        process_at=last(kind == "process_line"),
-        device_at=last(kind == "device_line", reset=kind == "process_line"),
-        section_at=last(kind == "section_line", reset=opens_kernel),
-        rule_at=last(kind.is_in(_RULES), reset=opens_kernel | (kind == "section_line")),
-    )
+    def frame(self) -> pl.DataFrame:
+        values = {name: [getattr(self, name)] for name in _CONTEXT}
+        return pl.DataFrame(values, schema=_CONTEXT)
+
+    @classmethod
+    def after(cls, ctx: pl.DataFrame) -> "Carry":
+        return cls(**{name: ctx[name][-1] for name in _CONTEXT})
 
 
-def _fields_at(lines: pl.DataFrame, g: grammar.Grammar, rule: str, names: dict[str, str],
-               at: str) -> pl.DataFrame:
-    """`at` (line number) -> the named fields of the `rule` lines, renamed by `names`."""
-    found = lines.filter(pl.col("kind") == rule)
-    fields = found.select(pl.col("line_no").alias(at), *g.extract(pl.col("text"), rule))
-    return fields.select(at, *[pl.col(f).str.strip_chars().alias(n) for f, n in names.items()])
+_CONTEXT = {"seq": pl.Int64, "in_results": pl.Boolean, "seq_ok": pl.Boolean,
+            "pid": pl.UInt32, "gpu": pl.UInt32, "section": pl.UInt32, "rule": pl.UInt32}
+# field -> (the line kinds that set it, the line kinds that end it)
+_FIELDS = {"pid": (("process_line",), ()),
+           "gpu": (("device_line",), ("process_line",)),
+           "section": (("section_line",), _OPENS_KERNEL),
+           "rule": (_RULES, (*_OPENS_KERNEL, "section_line"))}
+
+
+# -- the blocks ------------------------------------------------------------------------------
+
+@dataclass
+class Blocks:
+    """What the blocks of one log gave: kernel headers, table rows, NVTX items and ncu's own
+    lines, with repeated texts as codes into `texts`; and the context between blocks."""
+
+    g: grammar.Grammar
+    doc: Document
+    result: ParseResult
+    texts: pl.Categories = field(default_factory=pl.Categories.random)
+    carry: Carry = field(default_factory=Carry)
+    heads: list[pl.DataFrame] = field(default_factory=list)
+    rows: list[pl.DataFrame] = field(default_factory=list)
+    nvtx: list[pl.DataFrame] = field(default_factory=list)
+    lines: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {"status": [], "notes": []})
+    ending: dict = field(default_factory=lambda: {"closes": False, "last": None})
+    tables: ncu_text_rows.Tables = field(init=False)
+
+    def __post_init__(self):
+        # Categories live while some data uses them; the blocks keep codes only.
+        self._alive = pl.Series([], dtype=pl.Categorical(self.texts))
+        names = kinds(self.g)
+        self.tables = ncu_text_rows.Tables(self.g, self.doc, self.result, self.texts,
+                                           {name: i for i, name in enumerate(names)})
+
+    def read(self, lines: pl.DataFrame) -> None:
+        distinct = Distinct.of(lines["text"])
+        if distinct is None:
+            k, looked_at = classify(lines["text"], self.g)
+        else:
+            k, looked_at = (s.gather(distinct.codes) for s in classify(distinct.texts, self.g))
+        lines = lines.with_columns(k=k)
+        is_row = k.is_in(code(self.g, *_ROWS))
+        ctx = self._context(lines.filter(~is_row))
+        at = (~is_row).cast(pl.UInt32).cum_sum()   # each line's context: row `at` of ctx
+        self.rows.append(self.tables.rows(lines, ctx, at, distinct))
+        self._keep_heads(ctx)
+        self._keep_lines(ctx, lines.filter(looked_at))
+        self._track_ending(lines, ctx, at)
+        self.carry = Carry.after(ctx)
+
+    def code_of(self, text: pl.Expr | pl.Series):
+        """Strings as codes into `texts` (UInt32): kept across blocks without their bytes."""
+        return text.cast(pl.Categorical(self.texts)).to_physical()
+
+    def text_of(self, codes: pl.Series) -> pl.Series:
+        return self.texts.to_series().gather(codes)
+
+    # -- context
+
+    def _context(self, lines: pl.DataFrame) -> pl.DataFrame:
+        """For the carried context (row 0) and every line of `lines` (the block's lines that
+        are not rows): `_CONTEXT`, carried forward from the lines that set or end each part.
+        Results start at a process line (`[pid] app@host`) and end where ncu speaks again."""
+        k = pl.col("k")
+        kernel, process, status = code(self.g, "kernel_line", "process_line", "status_line")
+        marks = {name: self._marks(lines, name) for name in _FIELDS}
+        marked = lines.select(
+            "line_no", "k", "text", kernel=k == kernel, seq=pl.lit(None, pl.Int64),
+            in_results=pl.when(k == process).then(True).when(k == status).then(False),
+            seq_ok=pl.lit(None, pl.Boolean), **marks)
+        first = self.carry.frame().with_columns(pl.col(*_FIELDS).fill_null(_NONE), kernel=pl.lit(False))
+        ctx = pl.concat([first, marked], how="diagonal_relaxed").with_columns(
+            pl.col("in_results", *_FIELDS).forward_fill(),
+            seq=pl.col("kernel").cum_sum().cast(pl.Int64) + self.carry.seq)
+        return ctx.with_columns(
+            *[pl.when(pl.col(name) != _NONE).then(name).alias(name) for name in _FIELDS],
+            seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill())
+
+    def _marks(self, lines: pl.DataFrame, name: str) -> pl.Series:
+        """The field's value (a code) on the lines that set it, `_NONE` on those that end it."""
+        sets, ends = _FIELDS[name]
+        k = lines["k"]
+        at = k.is_in(code(self.g, *sets))
+        values = pl.repeat(None, lines.height, dtype=pl.UInt32, eager=True).alias(name)
+        if at.any():
+            values = values.scatter(at.arg_true(), self._field(name, lines.filter(at)))
+        if not ends:
+            return values
+        return pl.select(pl.when(pl.lit(k).is_in(code(self.g, *ends))).then(pl.lit(_NONE, pl.UInt32))
+                         .otherwise(pl.lit(values))).to_series().alias(name)
+
+    def _field(self, name: str, lines: pl.DataFrame) -> pl.Series:
+        """Codes of the pid, gpu or section of their lines (once per distinct line), or the
+        ids of table rules."""
+        if name == "rule":
+            return self.tables.rule_ids(lines["text"], lines["k"])
+        rule, group = {"pid": ("process_line", "pid"), "gpu": ("device_line", "device"),
+                       "section": ("section_line", "section")}[name]
+
+        def derive(distinct: pl.Series) -> pl.Series:
+            found = pl.DataFrame({"text": distinct}).select(*self.g.extract(pl.col("text"), rule))
+            return self.code_of(found[group].str.strip_chars())
+
+        return by_distinct(lines["text"], derive)
+
+    # -- kernel headers, NVTX items, ncu's own lines
+
+    def _keep_heads(self, ctx: pl.DataFrame) -> None:
+        heads = ctx.filter(pl.col("kernel") & pl.col("in_results"))
+        if heads.height:
+            fields = by_distinct(heads["text"], lambda d: head_fields(d, self.g, self.code_of))
+            self.heads.append(pl.concat([heads.select("line_no", "seq", "pid", "gpu"), fields],
+                                        how="horizontal"))
+        items = ctx.filter((pl.col("k") == code(self.g, "nvtx_item_line")[0]) & pl.col("seq_ok"))
+        if items.height:
+            self.nvtx.append(items.select("seq", part=self.code_of(nvtx_part(pl.col("text")))))
+
+    def _keep_lines(self, ctx: pl.DataFrame, looked_at: pl.DataFrame) -> None:
+        """ncu's status lines; `[libprotobuf` lines and lines naming an Nsight Compute path
+        (notes), their texts as codes (the block's buffers are not kept alive)."""
+        text = pl.col("text")
+        kept = {"status": ctx.filter(pl.col("k") == code(self.g, "status_line")[0]),
+                "notes": looked_at.filter(text.str.contains(_NOTES))}
+        for name, found in kept.items():
+            if found.height:
+                self.lines[name].append(found.select("line_no", text=self.code_of(text)))
+
+    def kept(self, name: str) -> pl.DataFrame:
+        """The status lines (kind `status_line`) or the notes, with their texts."""
+        if not self.lines[name]:
+            return pl.DataFrame(schema={"line_no": pl.Int64, "text": pl.String, "kind": pl.String})
+        found = pl.concat(self.lines[name])
+        return found.with_columns(text=self.text_of(found["text"]), kind=pl.lit("status_line"))
+
+    # -- the end of the log
+
+    def _track_ending(self, lines: pl.DataFrame, ctx: pl.DataFrame, at: pl.Series) -> None:
+        """What `check_truncation` needs: whether a rule ever closed a table (a rule right
+        after a row, blank and other lines aside), and the last meaningful line."""
+        k = pl.col("k")
+        meaningful = lines.select("line_no", "k", at=at).filter(
+            ~k.is_in(code(self.g, "blank_line", "other")))
+        if not meaningful.height:
+            return
+        last = self.ending["last"]
+        prev = k.shift(1, fill_value=pl.lit(last["k"] if last else None, pl.UInt8))
+        self.ending["closes"] |= bool(meaningful.select(
+            (k.is_in(code(self.g, *_RULES)) & (prev == code(self.g, "table_row_line")[0])).any()).item())
+        line_no, kind, row = meaningful.row(-1)
+        self.ending["last"] = {"line_no": line_no, "k": kind,
+                               **ctx.select("in_results", "seq_ok", "rule").row(row, named=True)}
+
+    def check_truncation(self) -> None:
+        """A table still open at the end of the file means the log was cut mid-kernel, in the
+        layouts that close every table with a rule (detail pages; raw pages and old summaries
+        simply stop)."""
+        last = self.ending["last"]
+        if last and self.ending["closes"] and last["k"] == code(self.g, "table_row_line")[0] \
+                and last["in_results"] and last["seq_ok"] and last["rule"] is not None:
+            self.result.warn("ncu.truncated",
+                             f"log ends inside a metrics table (line {last['line_no']}): the last "
+                             "kernel may be incomplete", line=last["line_no"])
+
+    # -- tables
+
+    def kernels(self) -> pl.DataFrame:
+        heads = launch_ids(pl.concat(self.heads)) if self.heads else pl.DataFrame()
+        self.heads = [heads] if heads.height else []
+        return kernel_table(heads, self._regions(heads), self.text_of)
+
+    def _regions(self, heads: pl.DataFrame) -> pl.DataFrame:
+        """`--nvtx` context under a kernel header -> one region path per launch."""
+        if not self.nvtx or not heads.height:
+            return pl.DataFrame()
+        items = pl.concat(self.nvtx).drop_nulls("part").join(
+            heads.select("seq", "launch_id"), on="seq", maintain_order="left")
+        named = items.select("launch_id", part=self.text_of(items["part"]))
+        return named.group_by("launch_id", maintain_order=True).agg(
+            pl.col("part").str.join("/").alias("region"))
+
+    def metrics(self, kernels: pl.DataFrame) -> pl.DataFrame:
+        heads = self.heads[0] if self.heads else pl.DataFrame()
+        return self.tables.metrics(self.rows, heads, kernels)
 
 
 # -- kernels ---------------------------------------------------------------------------------
-
-def _kernel_heads(lines: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
-    """Every kernel header inside results, with its fields and its launch id: the header's
-    position for launches; summaries repeat one kernel's header before every section, so
-    there the first header of the same text (in the same process and device) gives the id."""
-    heads = lines.filter((pl.col("kind") == "kernel_line") & pl.col("in_results"))
-    heads = heads.select("line_no", "seq", "text", "process_at", "device_at") \
-        .join(_fields_at(lines, g, "process_line", {"pid": "pid"}, "process_at"),
-              on="process_at", how="left", maintain_order="left") \
-        .join(_fields_at(lines, g, "device_line", {"device": "gpu"}, "device_at"),
-              on="device_at", how="left", maintain_order="left")
-    fields = kernel_fields(heads, g)
-    summary = pl.col("invocations").is_not_null()
-    key = pl.concat_str(pl.col("pid").fill_null(""), pl.col("gpu").fill_null(""),
-                        pl.col("text").str.strip_chars(), separator="\x1f")
-    first = pl.when(summary).then(pl.col("seq").min().over(key)).otherwise(pl.col("seq"))
-    return fields.with_columns(first=first).with_columns(
-        launch_id=(pl.col("first").rank("dense") - 1).cast(pl.Int64))
-
 
 def kernel_fields(heads: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
     """The fields of kernel header lines. The trailing fields (`kernel_tail`) are matched at
@@ -128,192 +428,50 @@ def kernel_fields(heads: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
     return found.with_columns(name.alias("kernel_name"), *g.extract(tail, "kernel_tail")).drop("tail")
 
 
-def _with_launch_ids(lines: pl.DataFrame, heads: pl.DataFrame) -> pl.DataFrame:
-    ids = heads.select("seq", "launch_id")
-    return lines.join(ids, on="seq", how="left", maintain_order="left")
+def head_fields(texts: pl.Series, g: grammar.Grammar, code_of: Callable[[pl.Expr], pl.Expr]) -> pl.DataFrame:
+    """The kernel table's fields of distinct kernel header texts (texts as codes). Summaries
+    repeat one kernel's header before every section: `same` (the header's text) finds the first."""
+    found = kernel_fields(pl.DataFrame({"text": texts}), g)
+    invocations = pl.col("invocations")
+    return found.select(
+        summary=invocations.is_not_null(),
+        same=pl.when(invocations.is_not_null()).then(code_of(pl.col("text").str.strip_chars())),
+        name=code_of(pl.col("kernel_name")),
+        count=invocations.cast(pl.Int64, strict=False),
+        device=code_of(pl.col("device")),
+        context=pl.col("context").cast(pl.Int64, strict=False),
+        stream=pl.col("stream").cast(pl.Int64, strict=False),
+        grid=code_of(pl.coalesce("grid", "grid_size")),
+        block=code_of(pl.coalesce("block", "block_size")))
 
 
-def _kernels(heads: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+def launch_ids(heads: pl.DataFrame) -> pl.DataFrame:
+    """Launch id of every header: its position for launches; in summaries, the position of
+    the first header of the same text in the same process and device."""
+    first = pl.when("summary").then(pl.col("seq").min().over("pid", "gpu", "same")).otherwise("seq")
+    return heads.with_columns(first=first).with_columns(
+        launch_id=(pl.col("first").rank("dense") - 1).cast(pl.Int64))
+
+
+def kernel_table(heads: pl.DataFrame, regions: pl.DataFrame,
+                 text_of: Callable[[pl.Series], pl.Series]) -> pl.DataFrame:
     if not heads.height:
         return pl.DataFrame()
-    invocations = pl.col("invocations").cast(pl.Int64, strict=False)
-    out = heads.unique("launch_id", keep="first", maintain_order=True).select(
+    first = heads.unique("launch_id", keep="first", maintain_order=True)
+    out = first.select(
         pl.col("line_no").alias("source_line"), "launch_id",
-        pl.col("kernel_name").alias("name"),
-        pl.when(invocations.is_not_null()).then(pl.lit("summary")).otherwise(pl.lit("launch")).alias("kind"),
-        invocations.fill_null(1).alias("count"),
-        pl.coalesce("device", "gpu").alias("device"),
-        pl.col("context").cast(pl.Int64, strict=False),
-        pl.col("stream").cast(pl.Int64, strict=False),
-        pl.coalesce("grid", "grid_size").alias("grid"),
-        pl.coalesce("block", "block_size").alias("block"),
-    )
-    regions = _nvtx_regions(lines)
+        name=text_of(first["name"]),
+        kind=pl.when(pl.col("count").is_not_null()).then(pl.lit("summary")).otherwise(pl.lit("launch")),
+        count=pl.col("count").fill_null(1),
+        device=text_of(first.select(pl.coalesce("device", "gpu")).to_series()),
+        context="context", stream="stream", grid=text_of(first["grid"]), block=text_of(first["block"]))
     if regions.height:
         out = out.join(regions, on="launch_id", how="left", maintain_order="left")
     return out
 
 
-def _nvtx_regions(lines: pl.DataFrame) -> pl.DataFrame:
-    """`--nvtx` context under a kernel header -> one region path per launch."""
-    items = lines.filter((pl.col("kind") == "nvtx_item_line") & pl.col("launch_id").is_not_null())
-    if not items.height:
-        return pl.DataFrame()
-    item = pl.col("text").str.strip_chars().str.strip_prefix("<").str.strip_suffix(">")
-    # `<0,Gate_nvtx>` is a range (id, name); `<default domain>` a domain.
-    named = items.with_columns(
-        part=pl.when(item.str.contains(r"^\d+,")).then(item.str.replace(r"^\d+,", ""))
-        .when(item == "default domain").then(None).otherwise(item))
-    return named.drop_nulls("part").group_by("launch_id", maintain_order=True).agg(
-        pl.col("part").str.join("/").alias("region"))
-
-
-# -- table rows ------------------------------------------------------------------------------
-
-@lru_cache(maxsize=1024)
-def _cuts(rule_text: str, rule: str) -> tuple[int, ...]:
-    """Start of the first dash run, then the end offset of every dash run, of one table rule
-    line (parsed by Lark, once per distinct text)."""
-    if len(rule_text) > LARK_MAX:  # no real rule is this long; Earley is super-linear
-        start = len(rule_text) - len(rule_text.lstrip(" "))
-        dashes = rule_text.strip()
-    else:
-        tree = grammar.load("ncu").parse(rule_text, rule)
-        token = next(t for t in tree.scan_values(lambda v: getattr(v, "type", "") == "DASHES"))
-        start, dashes = token.column - 1, str(token)
-    return (start, *(start + m.end() for m in re.finditer(r"-+", dashes)))
-
-
-def _rule_columns(lines: pl.DataFrame) -> pl.DataFrame:
-    """rule_at (a rule line's number) -> its column cuts; distinct rule texts are few, so each
-    is parsed once however many tables share it."""
-    rules = lines.filter(pl.col("kind").is_in(_RULES)).select(
-        pl.col("line_no").alias("rule_at"), pl.col("text").alias("rule_text"), "kind")
-    distinct = rules.select("rule_text", "kind").unique()
-    cuts = [list(_cuts(t, k)) for t, k in distinct.iter_rows()]
-    table = distinct.with_columns(
-        cuts=pl.Series(cuts, dtype=pl.List(pl.Int64)),
-        ncols=pl.Series([len(c) - 1 for c in cuts], dtype=pl.Int64))
-    return rules.join(table, on=["rule_text", "kind"], how="left").select(
-        "rule_at", pl.col("kind").alias("rule_kind"), "cuts", "ncols")
-
-
-def _table_rows(lines: pl.DataFrame, g: grammar.Grammar, doc: Document,
-                result: ParseResult) -> pl.DataFrame:
-    kind, rule_kind = pl.col("kind"), pl.col("rule_kind")
-    rows = lines.filter(kind.is_in(["table_row_line", "raw_row_line"]) & (pl.col("rule_at") > 0)
-                        & pl.col("in_results") & pl.col("launch_id").is_not_null())
-    rows = rows.join(_rule_columns(lines), on="rule_at", how="left")
-    # Detail rows sit in a section under a four-space rule, raw-page rows under a two-space one.
-    detail_row = (kind == "table_row_line") & (rule_kind == "table_rule_line") & (pl.col("section_at") > 0)
-    raw_row = (kind == "raw_row_line") & (rule_kind == "raw_rule_line")
-    rows = rows.filter(detail_row | raw_row)
-    if not rows.height:
-        return pl.DataFrame()
-    rows = rows.join(_fields_at(lines, g, "section_line", {"section": "section"}, "section_at"),
-                     on="section_at", how="left")
-    sliced = _slice_cells(rows)
-    loose = sliced.filter(~pl.col("fits"))
-    if loose.height:
-        sliced = sliced.update(_split_loose(loose, g, doc, result), on="line_no")
-    sliced = sliced.filter(pl.col("metric").is_not_null() & (pl.col("metric") != ""))
-    return sliced.with_columns(unit=pl.when(pl.col("unit") == "").then(None).otherwise(pl.col("unit")))
-
-
-def _slice_cells(rows: pl.DataFrame) -> pl.DataFrame:
-    """Cut each row at its table's columns. A row fits its columns when the rule's gaps (the
-    character after each column) are blank."""
-    text, cuts = pl.col("text"), pl.col("cuts")
-    summary = pl.col("ncols") == 5
-
-    def cut(i: int) -> pl.Expr:
-        return cuts.list.get(i, null_on_oob=True)
-
-    def cell(i: int) -> pl.Expr:
-        return text.str.slice(cut(i), cut(i + 1) - cut(i)).str.strip_chars()
-
-    def gap_blank(i: int) -> pl.Expr:
-        return text.str.slice(cut(i), 1).is_in([" ", ""]) | cut(i).is_null()
-
-    fits = cuts.is_not_null() & gap_blank(1) & gap_blank(2) & \
-        pl.when(summary).then(gap_blank(3) & gap_blank(4)).otherwise(True)
-    return rows.with_columns(
-        fits=fits, metric=cell(0), unit=cell(1),
-        value_text=pl.when(summary).then(cell(4)).otherwise(text.str.slice(cut(2)).str.strip_chars()),
-        min_text=pl.when(summary).then(cell(2)),
-        max_text=pl.when(summary).then(cell(3)),
-    )
-
-
-def _split_loose(loose: pl.DataFrame, g: grammar.Grammar, doc: Document,
-                 result: ParseResult) -> pl.DataFrame:
-    """Rows that overflow their columns, split from the right on 2+ spaces (grammar rules)."""
-    m = loose.select("line_no", *g.extract(pl.col("text"), "metric_row"))
-    s = loose.select("line_no", *g.extract(pl.col("text"), "summary_row"))
-    summary = loose.select("line_no", (pl.col("ncols") == 5).alias("is_summary"))
-    fixed = m.join(s, on="line_no", how="left", suffix="_s").join(summary, on="line_no").select(
-        "line_no",
-        pl.when(pl.col("is_summary")).then("metric_name_s").otherwise("metric_name").alias("metric"),
-        pl.when(pl.col("is_summary")).then("metric_unit_s").otherwise("metric_unit").alias("unit"),
-        pl.when(pl.col("is_summary")).then("average").otherwise("metric_value").alias("value_text"),
-        pl.when(pl.col("is_summary")).then("minimum").alias("min_text"),
-        pl.when(pl.col("is_summary")).then("maximum").alias("max_text"))
-    bad = fixed.filter(pl.col("metric").is_null())
-    for line_no in bad["line_no"].head(20).to_list():
-        result.warn("ncu.unreadable-row", _explain(doc, g, line_no), line=line_no)
-    return fixed.filter(pl.col("metric").is_not_null())
-
-
-def _explain(doc: Document, g: grammar.Grammar, line_no: int) -> str:
-    text = doc.lines()["text"][line_no - 1]
-    if len(text) <= LARK_MAX:
-        try:
-            g.parse(text, "metric_row", path=doc.display, line=line_no)
-        except ParseError as exc:
-            return exc.describe()
-    return ParseError("table row does not fit its columns", path=doc.display, line=line_no,
-                      column=1, text=text).describe()
-
-
-def _metrics(rows: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
-    decimal_comma = numbers.detect_decimal_comma(
-        pl.concat([rows["value_text"], rows["min_text"].drop_nulls()]))
-    factors = units.factors_for(rows["unit"])
-    base = rows.join(factors, on="unit", how="left", nulls_equal=True)
-    names = kernels.select("launch_id", pl.col("name").alias("kernel_name"), "device") \
-        if kernels.height else pl.DataFrame(schema={"launch_id": pl.Int64, "kernel_name": pl.String,
-                                                   "device": pl.String})
-    base = base.join(names, on="launch_id", how="left")
-    common = [pl.col("line_no").alias("source_line"), "launch_id", "kernel_name", "device",
-              "section", "metric", "unit"]
-
-    def value(col: str) -> pl.Expr:
-        return (numbers.parse_number(pl.col(col), decimal_comma) * pl.col("factor")).alias("value")
-
-    single = base.filter(pl.col("min_text").is_null()).select(
-        *common, pl.lit(None, pl.String).alias("stat"), value("value_text"), "value_text")
-    summary = base.filter(pl.col("min_text").is_not_null())
-    parts = [single]
-    for stat, col in (("min", "min_text"), ("max", "max_text"), ("avg", "value_text")):
-        parts.append(summary.select(*common, pl.lit(stat).alias("stat"), value(col),
-                                    pl.col(col).alias("value_text")))
-    return pl.concat(parts, how="vertical").sort("source_line", "stat", nulls_last=False)
-
-
-# -- end of file -----------------------------------------------------------------------------
-
-def _check_truncation(lines: pl.DataFrame, result: ParseResult) -> None:
-    """A table still open at the end of the file means the log was cut mid-kernel, in the
-    layouts that close every table with a rule (detail pages; raw pages and old summaries
-    simply stop)."""
-    meaningful = lines.filter(~pl.col("kind").is_in(["blank_line", "other"]))
-    if not meaningful.height:
-        return
-    closes = meaningful.filter(pl.col("kind").is_in(_RULES)
-                               & (pl.col("kind").shift(1) == "table_row_line")).height
-    last = meaningful.row(-1, named=True)
-    if closes and last["kind"] == "table_row_line" and last["in_results"] \
-            and last["launch_id"] is not None and last["rule_at"]:
-        result.warn("ncu.truncated",
-                    f"log ends inside a metrics table (line {last['line_no']}): the last kernel "
-                    "may be incomplete", line=last["line_no"])
+def nvtx_part(text: pl.Expr) -> pl.Expr:
+    """`<0,Gate_nvtx>` is a range (id, name), `<default domain>` a domain (no part)."""
+    item = text.str.strip_chars().str.strip_prefix("<").str.strip_suffix(">")
+    return pl.when(item.str.contains(r"^\d+,")).then(item.str.replace(r"^\d+,", "")) \
+        .when(item == "default domain").then(None).otherwise(item)

@@ -1,0 +1,300 @@
+"""Table rows of Nsight Compute text pages, cut at their table's columns, and the `metrics`
+table made from them (`ncu_text.py` reads the blocks and carries the context).
+
+A table's columns are the dash runs of its rule line (`table_rule_line`, `raw_rule_line`),
+split once per distinct rule text with the rule's own regex. The rows under one rule are cut
+at its columns with fixed offsets: the metric and unit cells together (`key`) and the value
+cells. Each distinct cell text is stripped and checked once (a log repeats a few metric
+names, units and values millions of times) and kept as a code into the log's text categories.
+A row overflowing its columns is split on runs of spaces by the grammar's `metric_row` /
+`summary_row` rules; Lark explains one that fits nothing. Values are parsed once per distinct
+text when the whole log is read (the decimal comma is decided per file).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from roofreport import grammar, numbers, units
+from roofreport.errors import ParseError
+from roofreport.formats import ncu_status
+from roofreport.formats.base import ParseResult
+from roofreport.textio import Document
+
+if TYPE_CHECKING:
+    from roofreport.formats import ncu_text
+
+# Longest line handed to Lark (Earley is super-linear; real table lines are far shorter).
+LARK_MAX = 4096
+_MAX_WARNED = 20
+_SUMMARY_COLUMNS = 5   # metric, unit, minimum, maximum, average
+_VALUES = ("v", "n", "x")   # value (the average in summaries), minimum, maximum
+_DEVICE_NAME = "device__attribute_display_name"
+
+
+@dataclass
+class Tables:
+    """The rule columns met so far, and the rows of one log as codes into `texts`."""
+
+    g: grammar.Grammar
+    doc: Document
+    result: ParseResult
+    texts: pl.Categories
+    kind: dict[str, int]               # line kind -> its code (`ncu_text.kinds`)
+    rules: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (kind, cuts)
+    _rule_id: dict[str, int] = field(default_factory=dict)
+    _warned: int = 0
+    _device: str | None | bool = False   # False: not known from the codes
+
+    def code_of(self, text: pl.Series) -> pl.Series:
+        return text.cast(pl.Categorical(self.texts)).to_physical()
+
+    # -- rules
+
+    def rule_ids(self, text: pl.Series, kind: pl.Series) -> pl.Series:
+        """Rule id of each rule line (an index into `rules`), its columns found once per text."""
+        names = {c: name for name, c in self.kind.items()}
+        for line, k in pl.DataFrame({"t": text, "k": kind}).unique().iter_rows():
+            if line not in self._rule_id:
+                self._rule_id[line] = len(self.rules)
+                self.rules.append((k, _cuts(self.g, line, names[k])))
+        return text.replace_strict(self._rule_id, return_dtype=pl.UInt32)
+
+    def _row_rules(self, k: pl.Series, ctx: pl.DataFrame, at: pl.Series) -> pl.Series:
+        """Per line, the rule whose columns cut it (null: not a table row of a launch): detail
+        rows in a section under a four-space rule, raw-page rows under a two-space one."""
+        kind = pl.Series([k for k, _ in self.rules], dtype=pl.UInt8)
+        per_ctx = ctx.select(
+            pl.col("rule"), kind=pl.lit(kind).gather(pl.col("rule")),
+            base=pl.col("in_results") & pl.col("seq_ok") & pl.col("rule").is_not_null())
+        per_ctx = per_ctx.select(
+            table=pl.when(pl.col("base") & (pl.col("kind") == self.kind["table_rule_line"])
+                          & ctx["section"].is_not_null()).then("rule"),
+            raw=pl.when(pl.col("base") & (pl.col("kind") == self.kind["raw_rule_line"])).then("rule"))
+        lines = pl.DataFrame({"k": k, "at": at})
+        return lines.select(
+            pl.when(pl.col("k") == self.kind["table_row_line"]).then(pl.lit(per_ctx["table"]).gather("at"))
+            .when(pl.col("k") == self.kind["raw_row_line"]).then(pl.lit(per_ctx["raw"]).gather("at"))
+        ).to_series()
+
+    # -- one block
+
+    def rows(self, lines: pl.DataFrame, ctx: pl.DataFrame, at: pl.Series,
+             distinct: "ncu_text.Distinct | None" = None) -> pl.DataFrame:
+        """The block's table rows of launches: line, kernel header (`seq`), section and cells
+        (`m`etric, `u`nit, `v`alue, mi`n`, ma`x`) as codes into `texts`. With `distinct`
+        (the block's lines repeat), cells are cut once per distinct line and rule."""
+        if not self.rules:
+            return pl.DataFrame()
+        rule = self._row_rules(lines["k"], ctx, at)
+        line = {} if distinct is None else {"line": distinct.codes}
+        rows = lines.select("line_no", "text", at=at, rule=rule, **line).filter(pl.col("rule").is_not_null())
+        if not rows.height:
+            return pl.DataFrame()
+        present = rows["rule"].unique().to_list()
+        parts = []
+        for rid in present:
+            part = rows if len(present) == 1 else rows.filter(pl.col("rule") == rid)
+            cells = self._cells(part["text"], rid) if distinct is None else \
+                distinct.per_line(part["line"], lambda texts: self._cells(texts, rid))
+            parts.append(pl.concat([part.select("line_no", "at"), cells], how="horizontal"))
+        rows = pl.concat(parts, how="diagonal_relaxed")
+        if len(parts) > 1:
+            rows = rows.sort("line_no")
+        loose = rows.filter(~pl.col("fits"))
+        if loose.height:
+            fixed = self._split_loose(loose, lines)
+            rows = rows.update(fixed.select("line_no", *[c for c in fixed.columns if c in rows.columns
+                                                         and c != "line_no"]), on="line_no")
+        rows = rows.filter(pl.col("m").is_not_null())
+        return rows.select("line_no", *[c for c in ("m", "u", *_VALUES) if c in rows.columns],
+                           seq=ctx["seq"].gather(rows["at"]), sec=ctx["section"].gather(rows["at"]))
+
+    def _cells(self, text: pl.Series, rid: int) -> pl.DataFrame:
+        """Lines under one rule cut at its columns: cells as codes (each distinct cell text
+        stripped once), and whether the line fits the columns."""
+        cuts = self.rules[rid][1]
+        summary = len(cuts) - 1 == _SUMMARY_COLUMNS
+        keys, values = pl.Categories.random(), pl.Categories.random()
+        cells = pl.DataFrame({"text": text}).select(
+            key=_key_cell(cuts).cast(pl.Categorical(keys)),
+            **{c: e.cast(pl.Categorical(values)) for c, e in _value_cells(cuts).items()})
+        key = _key_fields(keys.to_series(), cuts, self.code_of)[cells["key"].to_physical()]
+        value = _value_fields(values.to_series(), self.code_of)
+        fits = key["fits"]
+        if summary:   # the gaps before the maximum and the average
+            fits = fits & value["blank"].gather(cells["x"].to_physical()) \
+                & value["blank"].gather(cells["v"].to_physical())
+        coded = {c: value["code"].gather(cells[c].to_physical()) for c in _value_cells(cuts)}
+        return cells.select(m=key["m"], u=key["u"], fits=fits, summary=pl.lit(summary),
+                            **{"v": pl.lit(None, pl.UInt32), **coded})
+
+    def _split_loose(self, loose: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+        """Rows that overflow their columns, split from the right on 2+ spaces (grammar rules)."""
+        g = self.g
+        loose = loose.select("line_no", "summary",
+                             text=lines["text"].gather(loose["line_no"] - lines["line_no"][0]))
+        m = loose.select("line_no", *g.extract(pl.col("text"), "metric_row"))
+        s = loose.select("line_no", *g.extract(pl.col("text"), "summary_row"))
+        fixed = m.join(s, on="line_no", how="left", suffix="_s").join(
+            loose.select("line_no", "summary", "text"), on="line_no")
+        summary = pl.col("summary")
+        fixed = fixed.select(
+            "line_no", "text",
+            m=pl.when(summary).then("metric_name_s").otherwise("metric_name"),
+            u=pl.when(summary).then("metric_unit_s").otherwise("metric_unit"),
+            v=pl.when(summary).then("average").otherwise("metric_value"),
+            n=pl.when(summary).then("minimum"), x=pl.when(summary).then("maximum"))
+        bad = fixed.filter(pl.col("m").is_null())
+        for line_no, text in bad.select("line_no", "text").head(_MAX_WARNED - self._warned).iter_rows():
+            self.result.warn("ncu.unreadable-row", _explain(self.doc, g, text, line_no), line=line_no)
+            self._warned += 1
+        fixed = fixed.filter(pl.col("m").is_not_null())
+        return fixed.select("line_no", *[self.code_of(fixed[c]).alias(c) for c in ("m", "u", *_VALUES)])
+
+    # -- the whole log
+
+    def metrics(self, blocks: list[pl.DataFrame], heads: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
+        """The `metrics` table from every block's rows; values parsed once per distinct text."""
+        blocks = [b for b in blocks if b.height]
+        if not blocks or not heads.height:
+            return pl.DataFrame()
+        rows = pl.concat(blocks, how="diagonal_relaxed")
+        texts = self.texts.to_series()
+        number = _numbers(texts, rows)
+        factor = _factors(texts, rows["u"])
+        by_seq = _by_seq(heads, kernels)
+        text = pl.lit(texts)
+
+        def part(stat: str | None, cell: str) -> list[pl.Expr]:
+            return [pl.col("line_no").alias("source_line"),
+                    *[pl.lit(by_seq[c]).gather(pl.col("seq")).alias(c) for c in by_seq.columns],
+                    text.gather(pl.col("sec")).alias("section"), text.gather(pl.col("m")).alias("metric"),
+                    text.gather(pl.col("u")).alias("unit"), pl.lit(stat, pl.String).alias("stat"),
+                    (pl.lit(number).gather(pl.col(cell)) * pl.lit(factor).gather(pl.col("u"))
+                     .fill_null(units.scale(None)[1])).alias("value"),
+                    text.gather(pl.col(cell)).alias("value_text")]
+
+        if "n" not in rows.columns or rows["n"].null_count() == rows.height:
+            self._device = _device_name(rows, texts)
+            return rows.select(part(None, "v"))
+        single, summary = rows.filter(pl.col("n").is_null()), rows.filter(pl.col("n").is_not_null())
+        parts = [single.select(part(None, "v")), summary.select(part("min", "n")),
+                 summary.select(part("max", "x")), summary.select(part("avg", "v"))]
+        return pl.concat(parts, how="vertical").sort("source_line", "stat", nulls_last=False)
+
+    def device_name(self, metrics: pl.DataFrame) -> str | None:
+        """The GPU's display name when the log listed device attributes (raw pages); read
+        from the codes when no row holds several values."""
+        return self._device if self._device is not False else ncu_status.device_name(metrics)
+
+
+def _cuts(g: grammar.Grammar, rule_text: str, rule: str) -> tuple[int, ...]:
+    """Start of the first dash run, then the end offset of every dash run, of one table rule
+    line (its DASHES field, as the rule's regex reads it)."""
+    found = _rule_regex(g, rule).match(rule_text)
+    start, dashes = found.start("dashes"), found.group("dashes")
+    return (start, *(start + m.end() for m in re.finditer(r"-+", dashes)))
+
+
+_RULE_REGEX: dict[tuple[int, str], re.Pattern] = {}
+
+
+def _rule_regex(g: grammar.Grammar, rule: str) -> re.Pattern:
+    key = (id(g), rule)
+    if key not in _RULE_REGEX:
+        _RULE_REGEX[key] = re.compile(g.regex(rule))
+    return _RULE_REGEX[key]
+
+
+# -- cells -----------------------------------------------------------------------------------
+# A rule's cuts c0 < c1 < c2 ...: the metric is text[c0:c1], the unit text[c1:c2], the value
+# everything from c2 (in summaries, minimum, maximum and average are text[c2:c3], [c3:c4],
+# [c4:c5]). A row fits when the character starting each cell after the metric is blank.
+
+def _key_cell(cuts: tuple[int, ...]) -> pl.Expr:
+    """Metric and unit cells and the gap after them (the rest of the line for one column)."""
+    text = pl.col("text")
+    return text.str.slice(cuts[0], cuts[2] - cuts[0] + 1) if len(cuts) > 2 else text.str.slice(cuts[0])
+
+
+def _value_cells(cuts: tuple[int, ...]) -> dict[str, pl.Expr]:
+    text, n = pl.col("text"), len(cuts) - 1
+    if n == _SUMMARY_COLUMNS:
+        return {c: text.str.slice(cuts[i], cuts[i + 1] - cuts[i]) for c, i in (("n", 2), ("x", 3), ("v", 4))}
+    return {"v": text.str.slice(cuts[2])} if n >= 2 else {}
+
+
+def _key_fields(keys: pl.Series, cuts: tuple[int, ...], code_of) -> pl.DataFrame:
+    """Per distinct key cell: metric and unit as codes (null when empty) and whether the gaps
+    after the metric and after the unit are blank."""
+    one, two = cuts[1] - cuts[0], (cuts[2] - cuts[0] if len(cuts) > 2 else None)
+    key = pl.col("key")
+
+    def blank(at: int) -> pl.Expr:
+        return key.str.slice(at, 1).is_in([" ", ""])
+
+    cells = pl.DataFrame({"key": keys}).select(
+        m=key.str.slice(0, one).str.strip_chars(),
+        u=(key.str.slice(one, two - one) if two else key.str.slice(one)).str.strip_chars(),
+        fits=blank(one) & (blank(two) if two else True))
+    return cells.select(*[pl.when(pl.col(c) != "").then(code_of(cells[c])).alias(c) for c in "mu"], "fits")
+
+
+def _value_fields(values: pl.Series, code_of) -> pl.DataFrame:
+    """Per distinct value cell: its stripped text as a code, and whether it starts blank."""
+    return pl.DataFrame({"code": code_of(values.str.strip_chars()),
+                         "blank": values.str.slice(0, 1).is_in([" ", ""])})
+
+
+# -- values ----------------------------------------------------------------------------------
+
+def _numbers(texts: pl.Series, rows: pl.DataFrame) -> pl.Series:
+    """Each distinct text as a number, in the log's decimal convention: that of most printed
+    values and minimums (`numbers.detect_decimal_comma`'s votes, weighed per row)."""
+    printed = texts.str.strip_chars()
+    comma = printed.str.contains(numbers._DECIMAL_COMMA_HINT)
+    dot = printed.str.contains(numbers._DOT_HINT)
+    codes = pl.concat([rows["v"], *([rows["n"]] if "n" in rows.columns else [])]).drop_nulls()
+    decimal_comma = comma.gather(codes).sum() > dot.gather(codes).sum()
+    return pl.select(numbers.parse_number(pl.lit(texts), decimal_comma)).to_series()
+
+
+def _factors(texts: pl.Series, unit: pl.Series) -> pl.Series:
+    """Per text code, the factor from that unit to the base unit (for the units in use)."""
+    present = unit.unique().drop_nulls()
+    return pl.Series([None] * texts.len(), dtype=pl.Float64).scatter(
+        present, [units.scale(texts[c])[1] for c in present.to_list()])
+
+
+def _by_seq(heads: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
+    """Per kernel header number: launch id, kernel name and device of its launch."""
+    launch = pl.Series([None] * (int(heads["seq"].max()) + 1), dtype=pl.Int64).scatter(
+        heads["seq"], heads["launch_id"])
+    by_launch = kernels.sort("launch_id")
+    return pl.DataFrame({"launch_id": launch, "kernel_name": by_launch["name"].gather(launch),
+                         "device": by_launch["device"].gather(launch)})
+
+
+def _device_name(rows: pl.DataFrame, texts: pl.Series) -> str | None:
+    """`ncu_status.device_name` on rows of one value each, as codes."""
+    wanted = (texts == _DEVICE_NAME).arg_true()
+    if not wanted.len():
+        return None
+    values = texts.gather(rows.filter(pl.col("m").is_in(wanted.to_list()))["v"].drop_nulls())
+    values = values.filter(values.str.strip_chars() != "")
+    return values[0].strip() if values.len() else None
+
+
+def _explain(doc: Document, g: grammar.Grammar, text: str, line_no: int) -> str:
+    if len(text) <= LARK_MAX:
+        try:
+            g.parse(text, "metric_row", path=doc.display, line=line_no)
+        except ParseError as exc:
+            return exc.describe()
+    return ParseError("table row does not fit its columns", path=doc.display, line=line_no,
+                      column=1, text=text).describe()
