@@ -111,12 +111,22 @@ def counter_names() -> set[str]:
     return names
 
 
-def _wanted(metrics: pl.DataFrame) -> pl.DataFrame:
-    wanted = metrics.filter(pl.col("metric").is_in(list(counter_names()))
-                            & (pl.col("stat").is_null() | (pl.col("stat") == "avg")))
-    section = pl.col("section").fill_null("")
-    return wanted.filter(~pl.col("metric").is_in(list(_SOL_ONLY))
-                         | section.str.contains("(?i)speed of light"))
+def _wanted(metrics: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """KEYS, value and `counter` (index in `names`) of the rows of counters this module reads
+    (single values or summary averages); display names of `_SOL_ONLY` count only inside the
+    Speed Of Light section. Rows keep their order; each name is looked up once per row."""
+    stat = pl.col("stat")
+    wanted = metrics.select(
+        *KEYS, "value", "section", single=stat.is_null() | (stat == "avg"),
+        counter=pl.col("metric").replace_strict(names, list(range(len(names))), default=None,
+                                                return_dtype=pl.UInt32),
+    ).filter(pl.col("counter").is_not_null() & pl.col("single"))
+    sol_only = wanted["counter"].is_in([names.index(n) for n in _SOL_ONLY])
+    if sol_only.any():  # the section is checked on those rows only
+        at = sol_only.arg_true()
+        in_sol = wanted["section"].gather(at).fill_null("").str.contains("(?i)speed of light")
+        wanted = wanted.filter(~sol_only.scatter(at, ~in_sol))
+    return wanted.select(*KEYS, "value", "counter")
 
 
 def kernel_counters(metrics: pl.DataFrame, families: dict[str, str] | None = None) -> pl.DataFrame:
@@ -124,16 +134,11 @@ def kernel_counters(metrics: pl.DataFrame, families: dict[str, str] | None = Non
     counters. `families` maps source_file -> GPU family ("volta", "ampere"...) where known; it
     decides the architecture-specific rules (tensor FLOPs, Kepler transactions).
 
-    Counters absent from the log give null, never 0.
+    Counters absent from the log give null, never 0; a counter logged twice for one kernel
+    counts with its first value.
     """
-    wanted = _wanted(metrics)
     names = sorted(counter_names())
-    if wanted.height:
-        wide = wanted.group_by(KEYS).agg(
-            [pl.col("value").filter(pl.col("metric") == name).first().alias(name) for name in names])
-    else:
-        wide = pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64,
-                                    **{n: pl.Float64 for n in names}})
+    wide = _wide(_wanted(metrics, names), names)
     wide = _with_family(wide, families)
     out = [_flops(col, terms) for col, terms in _FLOP_TERMS.items()]
     out += [_first_complete(col, alts) for col, alts in _BYTE_RULES.items()]
@@ -149,6 +154,25 @@ def kernel_counters(metrics: pl.DataFrame, families: dict[str, str] | None = Non
         fp16 = (pl.col("flops_fp16") - 2.0 * pl.col("hfma_moves").fill_null(0.0)).clip(lower_bound=0.0)
         counted = counted.with_columns(fp16.alias("flops_fp16")).drop("hfma_moves")
     return counted
+
+
+def _wide(wanted: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """One row per (source_file, launch_id), one column per counter name: the value of its
+    first row (null when absent). Rows are numbered by (kernel, counter) cell and ordered
+    stably by cell, so each cell's first row comes first."""
+    if not wanted.height:
+        return pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64,
+                                    **{n: pl.Float64 for n in names}})
+    n = len(names)
+    kernel = (pl.struct(*KEYS).rank("dense").cast(pl.UInt64) - 1)
+    cells = wanted.select(cell=kernel * n + pl.col("counter"), row=pl.int_range(pl.len(), dtype=pl.UInt32)) \
+        .sort("cell", maintain_order=True)
+    first = cells.filter((pl.col("cell") != pl.col("cell").shift(1)).fill_null(True))
+    starts = first.filter((pl.col("cell") // n != (pl.col("cell") // n).shift(1)).fill_null(True))
+    kernels = wanted.select(*KEYS)[starts["row"]]
+    flat = pl.repeat(None, kernels.height * n, dtype=pl.Float64, eager=True).scatter(
+        first["cell"], wanted["value"].gather(first["row"]))
+    return kernels.with_columns(flat.gather_every(n, offset=i).alias(name) for i, name in enumerate(names))
 
 
 def _with_family(wide: pl.DataFrame, families: dict[str, str] | None) -> pl.DataFrame:
