@@ -303,3 +303,28 @@ def test_file_gpus_from_device_names_other_files_of_the_run_and_path_tokens():
         "/x/v100/vgg11/ncu-log.txt": ("Tesla V100 SXM2 16GB", "volta"),  # path token
         "/x/other/log.txt": (None, "hopper"),                           # compute capability 9.0
     }
+
+
+# -- the counter table: first value per (kernel, counter), however launches are numbered ------
+
+def _metrics(rows: list[tuple]) -> pl.DataFrame:
+    """rows: (source_file, launch_id, metric, value)."""
+    return pl.DataFrame(rows, schema={"source_file": pl.String, "launch_id": pl.Int64,
+                                      "metric": pl.String, "value": pl.Float64}, orient="row") \
+        .with_columns(stat=pl.lit(None, pl.String), section=pl.lit(SOL))
+
+
+@pytest.mark.parametrize("launches", [(0, 1), (5, 2), (-3, 7), (None, 4), (0, 10**12)])
+def test_counter_table_takes_each_counters_first_row_per_kernel(launches):
+    """Launch ids 0..n (slots), negative, null or huge ids (kernels numbered by key) give the
+    same table; a counter printed twice for one kernel counts with its first row."""
+    from roofreport.analysis.counters import kernel_counters
+    a, b = launches
+    dram = "dram__bytes.sum"
+    rows = [("x.txt", a, dram, 100.0), ("x.txt", b, dram, 200.0), ("x.txt", a, dram, 999.0),
+            ("y.txt", a, dram, 300.0), ("x.txt", b, "gpu__time_duration.sum", 50.0),
+            ("y.txt", a, "inst_executed", 1.0)]
+    out = kernel_counters(_metrics(rows)).sort("source_file", "launch_id", nulls_last=True)
+    got = {(f, l): (d, t) for f, l, d, t in out.select("source_file", "launch_id", "dram_bytes",
+                                                      "duration_ns").iter_rows()}
+    assert got == {("x.txt", a): (100.0, None), ("x.txt", b): (200.0, 50.0), ("y.txt", a): (300.0, None)}

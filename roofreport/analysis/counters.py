@@ -158,21 +158,50 @@ def kernel_counters(metrics: pl.DataFrame, families: dict[str, str] | None = Non
 
 def _wide(wanted: pl.DataFrame, names: list[str]) -> pl.DataFrame:
     """One row per (source_file, launch_id), one column per counter name: the value of its
-    first row (null when absent). Rows are numbered by (kernel, counter) cell and ordered
-    stably by cell, so each cell's first row comes first."""
+    first row (null when absent). Each row's value is scattered into a flat array at its
+    (counter, kernel) cell; no string is copied and nothing is grouped per row."""
     if not wanted.height:
         return pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64,
                                     **{n: pl.Float64 for n in names}})
-    n = len(names)
-    kernel = (pl.struct(*KEYS).rank("dense").cast(pl.UInt64) - 1)
-    cells = wanted.select(cell=kernel * n + pl.col("counter"), row=pl.int_range(pl.len(), dtype=pl.UInt32)) \
-        .sort("cell", maintain_order=True)
-    first = cells.filter((pl.col("cell") != pl.col("cell").shift(1)).fill_null(True))
-    starts = first.filter((pl.col("cell") // n != (pl.col("cell") // n).shift(1)).fill_null(True))
-    kernels = wanted.select(*KEYS)[starts["row"]]
-    flat = pl.repeat(None, kernels.height * n, dtype=pl.Float64, eager=True).scatter(
-        first["cell"], wanted["value"].gather(first["row"]))
-    return kernels.with_columns(flat.gather_every(n, offset=i).alias(name) for i, name in enumerate(names))
+    slot, size, keys_of = _kernel_slots(wanted)
+    present = sorted(wanted["counter"].unique().to_list())
+    position = wanted["counter"].replace_strict(present, list(range(len(present))), return_dtype=pl.UInt64)
+    values, seen = _first_values(position * size + slot, wanted["value"], len(present) * size)
+    seen_by_counter = pl.DataFrame([seen.slice(i * size, size).alias(str(i)) for i in range(len(present))])
+    occupied = seen_by_counter.select(pl.any_horizontal(pl.all() > 0)).to_series().arg_true()
+    columns = {names[c]: values.slice(i * size, size).gather(occupied) for i, c in enumerate(present)}
+    return keys_of(occupied).with_columns(
+        (columns[n] if n in columns else pl.lit(None, pl.Float64)).alias(n) for n in names)
+
+
+def _kernel_slots(wanted: pl.DataFrame):
+    """(slot of each row's kernel, number of slots, slots -> their (source_file, launch_id)).
+    Launch ids of a file are usually 0..n-1: the slot is file × (largest id + 1) + launch id;
+    otherwise kernels are numbered in key order."""
+    cats = pl.Categories.random()
+    files = wanted["source_file"].cast(pl.String).cast(pl.Categorical(cats))
+    codes, names, launch = files.to_physical().cast(pl.UInt64), cats.to_series(), wanted["launch_id"]
+    width = (launch.max() or 0) + 1
+    if not launch.null_count() and launch.min() >= 0 and names.len() * width <= 4 * launch.len() + 1024:
+        def keys_of(slots: pl.Series) -> pl.DataFrame:
+            return pl.DataFrame({"source_file": names.gather(slots // width),
+                                 "launch_id": (slots % width).cast(pl.Int64)})
+        return codes * width + launch.cast(pl.UInt64), names.len() * width, keys_of
+    kernel = pl.DataFrame({"f": codes, "l": launch}).select(pl.struct("f", "l").rank("dense")).to_series()
+    kernel = kernel.cast(pl.UInt64) - 1
+    kernels = wanted.select(*KEYS).with_columns(kernel=kernel).unique("kernel").sort("kernel")
+    return kernel, kernels.height, lambda slots: kernels.select(*KEYS)[slots]
+
+
+def _first_values(cell: pl.Series, value: pl.Series, size: int) -> tuple[pl.Series, pl.Series]:
+    """(value per cell from its first row, null when none; how many rows fell in each cell)."""
+    seen = pl.repeat(0, size, dtype=pl.UInt8, eager=True).scatter(cell, 1)
+    if seen.sum() != cell.len():  # a counter logged twice for one kernel: the first row counts
+        rows = pl.DataFrame({"cell": cell, "row": pl.int_range(cell.len(), dtype=pl.UInt32, eager=True)})
+        first = rows.sort("cell", maintain_order=True).filter(
+            (pl.col("cell") != pl.col("cell").shift(1)).fill_null(True))
+        cell, value = first["cell"], value.gather(first["row"])
+    return pl.repeat(None, size, dtype=pl.Float64, eager=True).scatter(cell, value), seen
 
 
 def _with_family(wide: pl.DataFrame, families: dict[str, str] | None) -> pl.DataFrame:
