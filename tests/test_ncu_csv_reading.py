@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from roofreport import grammar, numbers
-from roofreport.formats import ncu_csv
+from roofreport.formats import ncu_csv, ncu_status
 from roofreport.formats.ncu_csv_tables import roles_of, row_columns
 from roofreport.textio import Document
 from tests.conftest import CORPUS, corpus_path, parse_path
@@ -67,6 +67,26 @@ def test_rows_read_only_the_columns_every_row_needs():
     # ID, section, metric, unit and value (the last column); the launch's own columns
     # (process, kernel name, grid, ...) are read from each launch's first row.
     assert row_columns(roles_of(names)) == [0, 11, 12, 13, 14]
+
+
+@pytest.mark.parametrize("path", _ncu_csv_files(), ids=lambda p: p.name)
+def test_tool_version_from_the_kept_lines_is_the_one_all_lines_give(path):
+    doc = Document.open(path)
+    kept = ncu_csv.Lines.scan(doc, grammar.load("ncu")).kept
+    assert ncu_status.tool_version(kept) == ncu_status.tool_version(doc.lines())
+
+
+@pytest.mark.parametrize(("line", "version"), [
+    ("==PROF== /opt/nvidia/nsight-compute/2024.3.2/ncu", "2024.3.2"),
+    ('"0","See NVIDIA Nsight Compute/2022.4.1/Sections/x.py"', "2022.4.1"),  # a quoted row
+    ('"x","NSIGHT-COMPUTE/2024.1/y"', None),  # not how a path to ncu is spelled
+])
+def test_tool_version_hints_in_any_line_are_kept(tmp_path, line, version):
+    lines = _lines(*SGEMM)
+    path = _write(tmp_path, "v.csv", lines[:3] + [line] + lines[3:])
+    doc = Document.open(path)
+    kept = ncu_csv.Lines.scan(doc, grammar.load("ncu")).kept
+    assert ncu_status.tool_version(kept) == ncu_status.tool_version(doc.lines()) == version
 
 
 # -- damage where the rows are not kept ------------------------------------------------------
