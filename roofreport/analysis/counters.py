@@ -111,22 +111,26 @@ def counter_names() -> set[str]:
     return names
 
 
-def _wanted(metrics: pl.DataFrame, names: list[str]) -> pl.DataFrame:
-    """KEYS, value and `counter` (index in `names`) of the rows of counters this module reads
-    (single values or summary averages); display names of `_SOL_ONLY` count only inside the
-    Speed Of Light section. Rows keep their order; each name is looked up once per row."""
-    stat = pl.col("stat")
+def _wanted(metrics: pl.DataFrame, names: list[str]) -> tuple[pl.DataFrame, pl.Series]:
+    """(file (a code), launch_id, value and counter (index in `names`) of the rows of counters
+    this module reads: single values or summary averages, display names of `_SOL_ONLY` only
+    inside the Speed Of Light section; the file names by code). Rows keep their order; each
+    name is looked up once per row, and no string column is copied."""
+    stat, files = pl.col("stat"), pl.Categories.random()
     wanted = metrics.select(
-        *KEYS, "value", "section", single=stat.is_null() | (stat == "avg"),
+        "launch_id", "value", file=pl.col("source_file").cast(pl.String).cast(pl.Categorical(files)),
         counter=pl.col("metric").replace_strict(names, list(range(len(names))), default=None,
                                                 return_dtype=pl.UInt32),
-    ).filter(pl.col("counter").is_not_null() & pl.col("single"))
-    sol_only = wanted["counter"].is_in([names.index(n) for n in _SOL_ONLY])
+        keep=stat.is_null() | (stat == "avg"))
+    file_names = files.to_series()   # while the categorical column keeps them alive
+    wanted = wanted.with_columns(pl.col("file").to_physical())
+    keep = wanted["keep"] & wanted["counter"].is_not_null()
+    sol_only = keep & wanted["counter"].is_in([names.index(n) for n in _SOL_ONLY])
     if sol_only.any():  # the section is checked on those rows only
         at = sol_only.arg_true()
-        in_sol = wanted["section"].gather(at).fill_null("").str.contains("(?i)speed of light")
-        wanted = wanted.filter(~sol_only.scatter(at, ~in_sol))
-    return wanted.select(*KEYS, "value", "counter")
+        keep = keep.scatter(at, metrics["section"].gather(at).fill_null("").str.contains("(?i)speed of light"))
+    wanted = wanted.drop("keep")
+    return (wanted if keep.all() else wanted.filter(keep)), file_names
 
 
 def kernel_counters(metrics: pl.DataFrame, families: dict[str, str] | None = None) -> pl.DataFrame:
@@ -138,7 +142,7 @@ def kernel_counters(metrics: pl.DataFrame, families: dict[str, str] | None = Non
     counts with its first value.
     """
     names = sorted(counter_names())
-    wide = _wide(_wanted(metrics, names), names)
+    wide = _wide(*_wanted(metrics, names), names)
     wide = _with_family(wide, families)
     out = [_flops(col, terms) for col, terms in _FLOP_TERMS.items()]
     out += [_first_complete(col, alts) for col, alts in _BYTE_RULES.items()]
@@ -156,17 +160,18 @@ def kernel_counters(metrics: pl.DataFrame, families: dict[str, str] | None = Non
     return counted
 
 
-def _wide(wanted: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+def _wide(wanted: pl.DataFrame, files: pl.Series, names: list[str]) -> pl.DataFrame:
     """One row per (source_file, launch_id), one column per counter name: the value of its
     first row (null when absent). Each row's value is scattered into a flat array at its
-    (counter, kernel) cell; no string is copied and nothing is grouped per row."""
+    (counter, kernel) cell; nothing is grouped per row."""
     if not wanted.height:
         return pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64,
                                     **{n: pl.Float64 for n in names}})
-    slot, size, keys_of = _kernel_slots(wanted)
+    slot, size, keys_of = _kernel_slots(wanted, files)
     present = sorted(wanted["counter"].unique().to_list())
-    position = wanted["counter"].replace_strict(present, list(range(len(present))), return_dtype=pl.UInt64)
-    values, seen = _first_values(position * size + slot, wanted["value"], len(present) * size)
+    cell_type = pl.UInt32 if len(present) * size < 1 << 32 else pl.UInt64
+    position = wanted["counter"].replace_strict(present, list(range(len(present))), return_dtype=cell_type)
+    values, seen = _first_values(position * size + slot.cast(cell_type), wanted["value"], len(present) * size)
     seen_by_counter = pl.DataFrame([seen.slice(i * size, size).alias(str(i)) for i in range(len(present))])
     occupied = seen_by_counter.select(pl.any_horizontal(pl.all() > 0)).to_series().arg_true()
     columns = {names[c]: values.slice(i * size, size).gather(occupied) for i, c in enumerate(present)}
@@ -174,23 +179,21 @@ def _wide(wanted: pl.DataFrame, names: list[str]) -> pl.DataFrame:
         (columns[n] if n in columns else pl.lit(None, pl.Float64)).alias(n) for n in names)
 
 
-def _kernel_slots(wanted: pl.DataFrame):
+def _kernel_slots(wanted: pl.DataFrame, files: pl.Series):
     """(slot of each row's kernel, number of slots, slots -> their (source_file, launch_id)).
     Launch ids of a file are usually 0..n-1: the slot is file × (largest id + 1) + launch id;
-    otherwise kernels are numbered in key order."""
-    cats = pl.Categories.random()
-    files = wanted["source_file"].cast(pl.String).cast(pl.Categorical(cats))
-    codes, names, launch = files.to_physical().cast(pl.UInt64), cats.to_series(), wanted["launch_id"]
+    otherwise kernels are numbered in (file, launch id) order."""
+    file, launch = wanted["file"].cast(pl.UInt64), wanted["launch_id"]
     width = (launch.max() or 0) + 1
-    if not launch.null_count() and launch.min() >= 0 and names.len() * width <= 4 * launch.len() + 1024:
+    if not launch.null_count() and launch.min() >= 0 and files.len() * width <= 4 * launch.len() + 1024:
         def keys_of(slots: pl.Series) -> pl.DataFrame:
-            return pl.DataFrame({"source_file": names.gather(slots // width),
+            return pl.DataFrame({"source_file": files.gather(slots // width),
                                  "launch_id": (slots % width).cast(pl.Int64)})
-        return codes * width + launch.cast(pl.UInt64), names.len() * width, keys_of
-    kernel = pl.DataFrame({"f": codes, "l": launch}).select(pl.struct("f", "l").rank("dense")).to_series()
-    kernel = kernel.cast(pl.UInt64) - 1
-    kernels = wanted.select(*KEYS).with_columns(kernel=kernel).unique("kernel").sort("kernel")
-    return kernel, kernels.height, lambda slots: kernels.select(*KEYS)[slots]
+        return file * width + launch.cast(pl.UInt64), files.len() * width, keys_of
+    kernel = wanted.select(pl.struct("file", "launch_id").rank("dense").cast(pl.UInt64) - 1).to_series()
+    kernels = wanted.select("file", "launch_id", kernel=kernel).unique("kernel").sort("kernel")
+    keys = kernels.select(source_file=files.gather(kernels["file"]), launch_id="launch_id")
+    return kernel, kernels.height, lambda slots: keys[slots]
 
 
 def _first_values(cell: pl.Series, value: pl.Series, size: int) -> tuple[pl.Series, pl.Series]:

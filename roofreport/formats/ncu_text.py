@@ -22,6 +22,7 @@ Tables filled: `kernels` (one row per profiled launch, or per kernel in summary 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -52,7 +53,8 @@ _NOT_ROW_STARTS = ("    Section: ", "    NVTX ", "    OPT", "    INF", "    WRN"
                    "    Metric Name", "  Device ", "  Metric Name")
 _NOT_ROW_LITERALS = "==|, |sight"   # a regex: polars finds literal alternatives fastest
 _PREFIX = 12  # characters of a line that decide its shape (held inline by polars)
-_NOTES = r"^\[libprotobuf |[Nn]sight"   # ncu_status reads protobuf errors and the version here
+_NSIGHT = ["nsight", "Nsight"]   # lines naming an Nsight Compute path: ncu_status reads the version
+_ALARMS = ["==WARNING==", "==ERROR=="]
 _NONE = (1 << 32) - 1  # a field reset (no process/device/section/rule in force), before filling
 
 
@@ -87,7 +89,8 @@ def _finish(blocks: "Blocks", has_results: bool, doc: Document, g: grammar.Gramm
     """ncu's own messages, the version, a cut-off log; a log without results is ncu's refusal,
     a CSV whose header lay beyond the sniffed head, or an error."""
     whole = None if has_results else _whole_lines(doc, g)
-    ncu_status.report(blocks.kept("status"), result, has_results=has_results, all_lines=whole)
+    status = blocks.kept("status") if has_results else whole()
+    ncu_status.report(status, result, has_results=has_results, all_lines=whole)
     notes = blocks.kept("notes")
     ncu_status.protobuf_warnings(notes, result)
     result.tool_version = ncu_status.tool_version(notes)
@@ -116,25 +119,38 @@ def _has_csv_header(lines: pl.DataFrame, g: grammar.Grammar) -> bool:
 
 def read_blocks(doc: Document, size: int = BLOCK_BYTES) -> Iterator[pl.DataFrame]:
     """The document's lines (`line_no`, `text`), about `size` bytes of whole lines at a time.
-    A block is read where the last one ended; a line cut by the block's end is read again at
-    the start of the next one, so no bytes are copied to glue blocks."""
+    A block is read where the last one ended (a line cut by the block's end is read again at
+    the start of the next, so no bytes are copied to glue blocks); the next block is read and
+    split in a thread while the caller works on this one."""
     source = doc.source()
-    with (open(source, "rb") if isinstance(source, Path) else source) as fh:
-        pos, first = 0, 1
+    with (open(source, "rb") if isinstance(source, Path) else source) as fh, \
+            ThreadPoolExecutor(max_workers=1) as reader:
+        first, ahead = 1, reader.submit(_read_block, fh, 0, size)
         while True:
-            fh.seek(pos)
-            data = fh.read(size)
-            if not data:
+            lines, pos, size = ahead.result()
+            if lines is None:
                 return
-            end = len(data) if len(data) < size else data.rfind(b"\n") + 1
-            if end == 0:  # one line longer than the block: read a bigger one
-                size *= 2
-                continue
-            lines = split_lines(data)
-            if end < len(data):
-                lines = lines.head(lines.height - 1)
+            ahead = reader.submit(_read_block, fh, pos, size)
             yield lines.with_columns(pl.col("line_no") + (first - 1))
-            pos, first = pos + end, first + lines.height
+            first += lines.height
+
+
+def _read_block(fh, pos: int, size: int) -> tuple[pl.DataFrame | None, int, int]:
+    """(lines of the block at `pos`, where the next block starts, the block size to go on
+    with: doubled while one line is longer than a block)."""
+    while True:
+        fh.seek(pos)
+        data = fh.read(size)
+        if not data:
+            return None, pos, size
+        end = len(data) if len(data) < size else data.rfind(b"\n") + 1
+        if end:
+            break
+        size *= 2
+    lines = split_lines(data)
+    if end < len(data):
+        lines = lines.head(lines.height - 1)
+    return lines, pos + end, size
 
 
 def classify(text: pl.Series, g: grammar.Grammar) -> tuple[pl.Series, pl.Series]:
@@ -257,6 +273,8 @@ class Blocks:
     lines: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {"status": [], "notes": []})
     ending: dict = field(default_factory=lambda: {"closes": False, "last": None})
     tables: ncu_text_rows.Tables = field(init=False)
+    _distinct: "Distinct | None" = field(default=None, init=False)   # the block being read
+    _first: int = field(default=1, init=False)                       # its first line number
 
     def __post_init__(self):
         # Categories live while some data uses them; the blocks keep codes only.
@@ -266,7 +284,8 @@ class Blocks:
                                            {name: i for i, name in enumerate(names)})
 
     def read(self, lines: pl.DataFrame) -> None:
-        distinct = Distinct.of(lines["text"])
+        distinct = self._distinct = Distinct.of(lines["text"])
+        self._first = lines["line_no"][0]
         if distinct is None:
             k, looked_at = classify(lines["text"], self.g)
         else:
@@ -323,10 +342,10 @@ class Blocks:
                          .otherwise(pl.lit(values))).to_series().alias(name)
 
     def _field(self, name: str, lines: pl.DataFrame) -> pl.Series:
-        """Codes of the pid, gpu or section of their lines (once per distinct line), or the
-        ids of table rules."""
+        """Codes of the pid, gpu or section of their lines, or the ids of table rules (once
+        per distinct line)."""
         if name == "rule":
-            return self.tables.rule_ids(lines["text"], lines["k"])
+            return self._per_line(lines, self.tables.rule_ids)
         rule, group = {"pid": ("process_line", "pid"), "gpu": ("device_line", "device"),
                        "section": ("section_line", "section")}[name]
 
@@ -334,14 +353,20 @@ class Blocks:
             found = pl.DataFrame({"text": distinct}).select(*self.g.extract(pl.col("text"), rule))
             return self.code_of(found[group].str.strip_chars())
 
-        return by_distinct(lines["text"], derive)
+        return self._per_line(lines, derive)
+
+    def _per_line(self, lines: pl.DataFrame, derive: Callable[[pl.Series], pl.Series | pl.DataFrame]):
+        """`derive` of the texts of some of the block's lines, once per distinct text."""
+        if self._distinct is None:
+            return by_distinct(lines["text"], derive)
+        return self._distinct.per_line(self._distinct.codes.gather(lines["line_no"] - self._first), derive)
 
     # -- kernel headers, NVTX items, ncu's own lines
 
     def _keep_heads(self, ctx: pl.DataFrame) -> None:
         heads = ctx.filter(pl.col("kernel") & pl.col("in_results"))
         if heads.height:
-            fields = by_distinct(heads["text"], lambda d: head_fields(d, self.g, self.code_of))
+            fields = self._per_line(heads, lambda d: head_fields(d, self.g, self.code_of))
             self.heads.append(pl.concat([heads.select("line_no", "seq", "pid", "gpu"), fields],
                                         how="horizontal"))
         items = ctx.filter((pl.col("k") == code(self.g, "nvtx_item_line")[0]) & pl.col("seq_ok"))
@@ -351,12 +376,19 @@ class Blocks:
     def _keep_lines(self, ctx: pl.DataFrame, looked_at: pl.DataFrame) -> None:
         """ncu's status lines; `[libprotobuf` lines and lines naming an Nsight Compute path
         (notes), their texts as codes (the block's buffers are not kept alive)."""
-        text = pl.col("text")
-        kept = {"status": ctx.filter(pl.col("k") == code(self.g, "status_line")[0]),
-                "notes": looked_at.filter(text.str.contains(_NOTES))}
+        # With results, only WARNING and ERROR lines matter (ncu_status.report); without,
+        # the whole log is read again.
+        status = ctx.filter(pl.col("k") == code(self.g, "status_line")[0])
+        kept = {"status": status.filter(self._where(status, lambda t: t.str.contains_any(_ALARMS))),
+                "notes": looked_at.filter(self._where(looked_at, lambda t: t.str.starts_with("[libprotobuf ")
+                                                      | t.str.contains_any(_NSIGHT)))}
         for name, found in kept.items():
             if found.height:
-                self.lines[name].append(found.select("line_no", text=self.code_of(text)))
+                self.lines[name].append(found.select("line_no", text=self.code_of(pl.col("text"))))
+
+    def _where(self, lines: pl.DataFrame, test: Callable[[pl.Series], pl.Series]) -> pl.Series:
+        """`test` of the lines' texts (once per distinct line when the block repeats)."""
+        return test(lines["text"]) if self._distinct is None else self._per_line(lines, test)
 
     def kept(self, name: str) -> pl.DataFrame:
         """The status lines (kind `status_line`) or the notes, with their texts."""

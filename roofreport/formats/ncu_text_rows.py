@@ -55,14 +55,13 @@ class Tables:
 
     # -- rules
 
-    def rule_ids(self, text: pl.Series, kind: pl.Series) -> pl.Series:
-        """Rule id of each rule line (an index into `rules`), its columns found once per text."""
-        names = {c: name for name, c in self.kind.items()}
-        for line, k in pl.DataFrame({"t": text, "k": kind}).unique().iter_rows():
+    def rule_ids(self, distinct: pl.Series) -> pl.Series:
+        """Rule id (an index into `rules`) of distinct rule lines, their columns found once."""
+        for line in distinct.to_list():
             if line not in self._rule_id:
                 self._rule_id[line] = len(self.rules)
-                self.rules.append((k, _cuts(self.g, line, names[k])))
-        return text.replace_strict(self._rule_id, return_dtype=pl.UInt32)
+                self.rules.append(_rule(self.g, line, self.kind))
+        return pl.Series([self._rule_id[line] for line in distinct.to_list()], dtype=pl.UInt32)
 
     def _row_rules(self, k: pl.Series, ctx: pl.DataFrame, at: pl.Series) -> pl.Series:
         """Per line, the rule whose columns cut it (null: not a table row of a launch): detail
@@ -168,12 +167,16 @@ class Tables:
         number = _numbers(texts, rows)
         factor = _factors(texts, rows["u"])
         by_seq = _by_seq(heads, kernels)
+        launched = by_seq.filter(pl.col("launch_id").is_not_null())
+        sec = rows["sec"]
+        section = texts.gather(pl.Series([sec.min(), sec.max()], dtype=pl.UInt32)) \
+            if sec.null_count() in (0, sec.len()) else texts.gather(sec.unique())
         text = pl.lit(texts)
 
         def part(stat: str | None, cell: str) -> list[pl.Expr]:
-            return [pl.col("line_no").alias("source_line"),
-                    *[pl.lit(by_seq[c]).gather(pl.col("seq")).alias(c) for c in by_seq.columns],
-                    text.gather(pl.col("sec")).alias("section"), text.gather(pl.col("m")).alias("metric"),
+            return [pl.col("line_no").alias("source_line"), pl.lit(by_seq["launch_id"]).gather(pl.col("seq")),
+                    *[_spread(by_seq[c], "seq", launched[c]).alias(c) for c in ("kernel_name", "device")],
+                    _spread(texts, "sec", section).alias("section"), text.gather(pl.col("m")).alias("metric"),
                     text.gather(pl.col("u")).alias("unit"), pl.lit(stat, pl.String).alias("stat"),
                     (pl.lit(number).gather(pl.col(cell)) * pl.lit(factor).gather(pl.col("u"))
                      .fill_null(units.scale(None)[1])).alias("value"),
@@ -193,12 +196,16 @@ class Tables:
         return self._device if self._device is not False else ncu_status.device_name(metrics)
 
 
-def _cuts(g: grammar.Grammar, rule_text: str, rule: str) -> tuple[int, ...]:
-    """Start of the first dash run, then the end offset of every dash run, of one table rule
-    line (its DASHES field, as the rule's regex reads it)."""
-    found = _rule_regex(g, rule).match(rule_text)
-    start, dashes = found.start("dashes"), found.group("dashes")
-    return (start, *(start + m.end() for m in re.finditer(r"-+", dashes)))
+def _rule(g: grammar.Grammar, rule_text: str, kind: dict[str, int]) -> tuple[int, tuple[int, ...]]:
+    """(kind code, cuts) of a rule line: the first rule kind whose regex reads it (the order of
+    the grammar's `line`), and the start of its first dash run, then the end offset of every
+    dash run (its DASHES field)."""
+    for rule in ("table_rule_line", "raw_rule_line"):
+        found = _rule_regex(g, rule).match(rule_text)
+        if found:
+            start, dashes = found.start("dashes"), found.group("dashes")
+            return kind[rule], (start, *(start + m.end() for m in re.finditer(r"-+", dashes)))
+    raise ValueError(f"not a rule line: {rule_text!r}")
 
 
 _RULE_REGEX: dict[tuple[int, str], re.Pattern] = {}
@@ -255,12 +262,10 @@ def _value_fields(values: pl.Series, code_of) -> pl.DataFrame:
 
 def _numbers(texts: pl.Series, rows: pl.DataFrame) -> pl.Series:
     """Each distinct text as a number, in the log's decimal convention: that of most printed
-    values and minimums (`numbers.detect_decimal_comma`'s votes, weighed per row)."""
-    printed = texts.str.strip_chars()
-    comma = printed.str.contains(numbers._DECIMAL_COMMA_HINT)
-    dot = printed.str.contains(numbers._DOT_HINT)
+    values and minimums (each distinct text weighed by the rows printing it)."""
     codes = pl.concat([rows["v"], *([rows["n"]] if "n" in rows.columns else [])]).drop_nulls()
-    decimal_comma = comma.gather(codes).sum() > dot.gather(codes).sum()
+    counted = codes.rename("code").value_counts()
+    decimal_comma = numbers.detect_decimal_comma(texts.gather(counted["code"]), counted["count"])
     return pl.select(numbers.parse_number(pl.lit(texts), decimal_comma)).to_series()
 
 
@@ -269,6 +274,15 @@ def _factors(texts: pl.Series, unit: pl.Series) -> pl.Series:
     present = unit.unique().drop_nulls()
     return pl.Series([None] * texts.len(), dtype=pl.Float64).scatter(
         present, [units.scale(texts[c])[1] for c in present.to_list()])
+
+
+def _spread(lookup: pl.Series, codes: str, values: pl.Series) -> pl.Expr:
+    """`lookup` gathered by the column `codes`; a constant when all `values` it can take are
+    the same (a log of one GPU, one section): a constant column holds no string per row."""
+    if values.len() and (values.null_count() == values.len()
+                         or not values.null_count() and values.min() == values.max()):
+        return pl.lit(values[0], pl.String)
+    return pl.lit(lookup).gather(pl.col(codes))
 
 
 def _by_seq(heads: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
