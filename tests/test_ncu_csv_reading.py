@@ -45,7 +45,9 @@ def _ncu_csv_files() -> list[Path]:
 @pytest.mark.parametrize("crlf", [False, True], ids=["as-is", "normalised"])
 def test_line_scan_keeps_the_lines_that_are_not_records_and_finds_any_line_again(tmp_path, crlf):
     lines = _lines(*SGEMM)
-    lines = ["==PROF== Connected to process 7 (/opt/nvidia/nsight-compute/2023.2.1/target/x)", "Epoch 1, µs ok"] + lines
+    prelude = ["==PROF== Connected to process 7 (/opt/nvidia/nsight-compute/2023.2.1/target/x)",
+               "Epoch 1, µs ok"]
+    lines = prelude + lines
     path = _write(tmp_path, "scan.csv", lines, newline="\r\n" if crlf else "\n")
     doc = Document.open(path)
     scan = ncu_csv.Lines.scan(doc, grammar.load("ncu"))
@@ -133,24 +135,15 @@ def test_raw_page_metrics_keep_file_order_with_the_units_rows_units():
     result = parse_path(path, "ncu")
     metrics = result.tables["metrics"]
     launch0 = metrics.filter(pl.col("launch_id") == 0)
-    counters = [(name, unit or None, value) for name, unit, value in zip(header[11:], unit_row[11:], first[11:])
-                if value != ""]
+    counters = [(name, unit or None, value)
+                for name, unit, value in zip(header[11:], unit_row[11:], first[11:]) if value != ""]
     assert launch0.select("metric", "unit", "value_text").rows() == counters
     assert launch0.height == 463 and set(launch0["source_line"].to_list()) == {5}
     assert metrics["source_line"].is_sorted()  # launch by launch, as in the file
     duration = metrics.filter(pl.col("metric") == "gpu__time_duration.sum")
-    assert duration.select("launch_id", "unit", "value").rows()[:2] == [(0, "ns", 15616.0), (1, "ns", 556544.0)]
+    assert duration.select("launch_id", "unit", "value").rows()[:2] == [
+        (0, "ns", 15616.0), (1, "ns", 556544.0)]
     assert result.hints.device_name == "NVIDIA B200"
-
-
-def test_raw_header_names_from_the_grammar_regex_are_larks_names():
-    line = next(line for line in _lines(*RAW) if line.startswith('"ID"'))
-    assert len(line) > 20_000
-    names = ncu_csv.header_names(line)
-    tree = grammar.load("ncu").parse(line, "csv_header_line")
-    lark = [str(t)[1:-1] for t in tree.scan_values(lambda v: getattr(v, "type", "") in ("HEADER_FIRST", "CSV_NAME"))]
-    assert list(names) == lark and len(names) == 475
-    assert names[:3] == ("ID", "Process ID", "Process Name") and names[-1] == lark[-1]
 
 
 # -- numbers once per distinct text ----------------------------------------------------------

@@ -293,7 +293,8 @@ def read_raw(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: Line
     result.add("metrics", metrics)
     # Only the name's rows, as strings (ncu_status reads the metrics table as printed).
     named = metrics.filter(pl.col("metric") == "device__attribute_display_name")
-    result.hints.device_name = ncu_status.device_name(named.with_columns(pl.col(pl.Categorical).cast(pl.String)))
+    named = named.with_columns(pl.col(pl.Categorical).cast(pl.String))
+    result.hints.device_name = ncu_status.device_name(named)
     return True
 
 
