@@ -37,7 +37,7 @@ from roofreport.formats.base import ParseResult
 from roofreport.textio import Document, split_lines
 
 FAMILY = "ncu"
-BLOCK_BYTES = 48 << 20
+BLOCK_BYTES = 31 << 20   # under glibc's 32 MiB mmap threshold: a block's bytes reuse the last one's memory
 _ROWS = ("table_row_line", "raw_row_line")
 _RULES = ("table_rule_line", "raw_rule_line")
 _OPENS_KERNEL = ("kernel_line", "device_line", "process_line")
@@ -215,7 +215,8 @@ class Distinct:
 
     def per_line(self, codes: pl.Series, derive: Callable[[pl.Series], pl.DataFrame]) -> pl.DataFrame:
         """`derive` (one row per text) computed once per distinct line among `codes`."""
-        present = codes.unique()
+        seen = pl.repeat(False, self.texts.len(), eager=True).scatter(codes, True)
+        present = seen.arg_true()
         at = pl.repeat(None, self.texts.len(), dtype=pl.UInt32, eager=True).scatter(
             present, pl.int_range(present.len(), dtype=pl.UInt32, eager=True))
         return derive(self.texts.gather(present))[at.gather(codes)]
@@ -315,7 +316,10 @@ class Blocks:
         Results start at a process line (`[pid] app@host`) and end where ncu speaks again."""
         k = pl.col("k")
         kernel, process, status = code(self.g, "kernel_line", "process_line", "status_line")
-        marks = {name: self._marks(lines, name) for name in _FIELDS}
+        value = pl.lit(self._field_values(lines))
+        marks = {name: pl.when(k.is_in(code(self.g, *sets))).then(value)
+                 .when(k.is_in(code(self.g, *ends))).then(pl.lit(_NONE, pl.UInt32))
+                 for name, (sets, ends) in _FIELDS.items()}
         marked = lines.select(
             "line_no", "k", "text", kernel=k == kernel, seq=pl.lit(None, pl.Int64),
             in_results=pl.when(k == process).then(True).when(k == status).then(False),
@@ -328,32 +332,25 @@ class Blocks:
             *[pl.when(pl.col(name) != _NONE).then(name).alias(name) for name in _FIELDS],
             seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill())
 
-    def _marks(self, lines: pl.DataFrame, name: str) -> pl.Series:
-        """The field's value (a code) on the lines that set it, `_NONE` on those that end it."""
-        sets, ends = _FIELDS[name]
-        k = lines["k"]
-        at = k.is_in(code(self.g, *sets))
-        values = pl.repeat(None, lines.height, dtype=pl.UInt32, eager=True).alias(name)
-        if at.any():
-            values = values.scatter(at.arg_true(), self._field(name, lines.filter(at)))
-        if not ends:
+    def _field_values(self, lines: pl.DataFrame) -> pl.Series:
+        """Per line, what it sets: the code of its pid, gpu or section, or its rule's id."""
+        setting = lines["k"].is_in(code(self.g, *[kind for sets, _ in _FIELDS.values() for kind in sets]))
+        values = pl.repeat(None, lines.height, dtype=pl.UInt32, eager=True)
+        if not setting.any():
             return values
-        return pl.select(pl.when(pl.lit(k).is_in(code(self.g, *ends))).then(pl.lit(_NONE, pl.UInt32))
-                         .otherwise(pl.lit(values))).to_series().alias(name)
+        return values.scatter(setting.arg_true(), self._per_line(lines.filter(setting), self._fields_of))
 
-    def _field(self, name: str, lines: pl.DataFrame) -> pl.Series:
-        """Codes of the pid, gpu or section of their lines, or the ids of table rules (once
-        per distinct line)."""
-        if name == "rule":
-            return self._per_line(lines, self.tables.rule_ids)
-        rule, group = {"pid": ("process_line", "pid"), "gpu": ("device_line", "device"),
-                       "section": ("section_line", "section")}[name]
-
-        def derive(distinct: pl.Series) -> pl.Series:
-            found = pl.DataFrame({"text": distinct}).select(*self.g.extract(pl.col("text"), rule))
-            return self.code_of(found[group].str.strip_chars())
-
-        return self._per_line(lines, derive)
+    def _fields_of(self, texts: pl.Series) -> pl.Series:
+        """For distinct texts of process, section, rule and device lines (tried in the order of
+        the grammar's `line`, so each text is read as the kind it was classified as): the code
+        of the pid, section or gpu, or the rule's id."""
+        found = pl.DataFrame({"text": texts}).select(
+            *[self.g.extract(pl.col("text"), rule)[self.g.groups(rule).index(group)].str.strip_chars()
+              .alias(rule) for rule, group in (("process_line", "pid"), ("section_line", "section"),
+                                               ("device_line", "device"))])
+        codes = found.select(self.code_of(pl.col(c)) for c in found.columns)
+        rules = self.tables.rule_ids(texts)
+        return codes.select(pl.coalesce("process_line", "section_line", pl.lit(rules), "device_line")).to_series()
 
     def _per_line(self, lines: pl.DataFrame, derive: Callable[[pl.Series], pl.Series | pl.DataFrame]):
         """`derive` of the texts of some of the block's lines, once per distinct text."""
@@ -402,18 +399,17 @@ class Blocks:
     def _track_ending(self, lines: pl.DataFrame, ctx: pl.DataFrame, at: pl.Series) -> None:
         """What `check_truncation` needs: whether a rule ever closed a table (a rule right
         after a row, blank and other lines aside), and the last meaningful line."""
-        k = pl.col("k")
-        meaningful = lines.select("line_no", "k", at=at).filter(
-            ~k.is_in(code(self.g, "blank_line", "other")))
-        if not meaningful.height:
+        meaningful = ~lines["k"].is_in(code(self.g, "blank_line", "other"))
+        kinds = lines["k"].filter(meaningful)
+        if not kinds.len():
             return
         last = self.ending["last"]
-        prev = k.shift(1, fill_value=pl.lit(last["k"] if last else None, pl.UInt8))
-        self.ending["closes"] |= bool(meaningful.select(
-            (k.is_in(code(self.g, *_RULES)) & (prev == code(self.g, "table_row_line")[0])).any()).item())
-        line_no, kind, row = meaningful.row(-1)
-        self.ending["last"] = {"line_no": line_no, "k": kind,
-                               **ctx.select("in_results", "seq_ok", "rule").row(row, named=True)}
+        prev = kinds.shift(1, fill_value=last["k"] if last else None)
+        self.ending["closes"] |= bool((kinds.is_in(code(self.g, *_RULES))
+                                       & (prev == code(self.g, "table_row_line")[0])).any())
+        i = lines.height - 1 - meaningful.reverse().arg_max()
+        self.ending["last"] = {"line_no": lines["line_no"][i], "k": kinds[-1],
+                               **ctx.select("in_results", "seq_ok", "rule").row(at[i], named=True)}
 
     def check_truncation(self) -> None:
         """A table still open at the end of the file means the log was cut mid-kernel, in the

@@ -56,11 +56,14 @@ class Tables:
     # -- rules
 
     def rule_ids(self, distinct: pl.Series) -> pl.Series:
-        """Rule id (an index into `rules`) of distinct rule lines, their columns found once."""
+        """Rule id (an index into `rules`) of distinct texts that are rule lines (null for
+        others), their columns found once."""
         for line in distinct.to_list():
             if line not in self._rule_id:
-                self._rule_id[line] = len(self.rules)
-                self.rules.append(_rule(self.g, line, self.kind))
+                rule = _rule(self.g, line, self.kind)
+                self._rule_id[line] = None if rule is None else len(self.rules)
+                if rule is not None:
+                    self.rules.append(rule)
         return pl.Series([self._rule_id[line] for line in distinct.to_list()], dtype=pl.UInt32)
 
     def _row_rules(self, k: pl.Series, ctx: pl.DataFrame, at: pl.Series) -> pl.Series:
@@ -90,8 +93,8 @@ class Tables:
         if not self.rules:
             return pl.DataFrame()
         rule = self._row_rules(lines["k"], ctx, at)
-        line = {} if distinct is None else {"line": distinct.codes}
-        rows = lines.select("line_no", "text", at=at, rule=rule, **line).filter(pl.col("rule").is_not_null())
+        line = {"text": lines["text"]} if distinct is None else {"line": distinct.codes}
+        rows = lines.select("line_no", at=at, rule=rule, **line).filter(pl.col("rule").is_not_null())
         if not rows.height:
             return pl.DataFrame()
         present = rows["rule"].unique().to_list()
@@ -196,16 +199,16 @@ class Tables:
         return self._device if self._device is not False else ncu_status.device_name(metrics)
 
 
-def _rule(g: grammar.Grammar, rule_text: str, kind: dict[str, int]) -> tuple[int, tuple[int, ...]]:
+def _rule(g: grammar.Grammar, rule_text: str, kind: dict[str, int]) -> tuple[int, tuple[int, ...]] | None:
     """(kind code, cuts) of a rule line: the first rule kind whose regex reads it (the order of
     the grammar's `line`), and the start of its first dash run, then the end offset of every
-    dash run (its DASHES field)."""
+    dash run (its DASHES field). None: not a rule line."""
     for rule in ("table_rule_line", "raw_rule_line"):
         found = _rule_regex(g, rule).match(rule_text)
         if found:
             start, dashes = found.start("dashes"), found.group("dashes")
             return kind[rule], (start, *(start + m.end() for m in re.finditer(r"-+", dashes)))
-    raise ValueError(f"not a rule line: {rule_text!r}")
+    return None
 
 
 _RULE_REGEX: dict[tuple[int, str], re.Pattern] = {}
