@@ -275,6 +275,7 @@ class Blocks:
     ending: dict = field(default_factory=lambda: {"closes": False, "last": None})
     tables: ncu_text_rows.Tables = field(init=False)
     _distinct: "Distinct | None" = field(default=None, init=False)   # the block being read
+    _texts: pl.Series | None = field(default=None, init=False)        # `texts` as strings
     _first: int = field(default=1, init=False)                       # its first line number
 
     def __post_init__(self):
@@ -286,6 +287,7 @@ class Blocks:
 
     def read(self, lines: pl.DataFrame) -> None:
         distinct = self._distinct = Distinct.of(lines["text"])
+        self._texts = None
         self._first = lines["line_no"][0]
         if distinct is None:
             k, looked_at = classify(lines["text"], self.g)
@@ -305,8 +307,14 @@ class Blocks:
         """Strings as codes into `texts` (UInt32): kept across blocks without their bytes."""
         return text.cast(pl.Categorical(self.texts)).to_physical()
 
+    def all_texts(self) -> pl.Series:
+        """`texts` as strings, by code (made once after the last block)."""
+        if self._texts is None:
+            self._texts = self.texts.to_series()
+        return self._texts
+
     def text_of(self, codes: pl.Series) -> pl.Series:
-        return self.texts.to_series().gather(codes)
+        return self.all_texts().gather(codes)
 
     # -- context
 
@@ -441,7 +449,7 @@ class Blocks:
 
     def metrics(self, kernels: pl.DataFrame) -> pl.DataFrame:
         heads = self.heads[0] if self.heads else pl.DataFrame()
-        return self.tables.metrics(self.rows, heads, kernels)
+        return self.tables.metrics(self.rows, heads, kernels, self.all_texts())
 
 
 # -- kernels ---------------------------------------------------------------------------------

@@ -117,23 +117,18 @@ class Tables:
                            seq=ctx["seq"].gather(rows["at"]), sec=ctx["section"].gather(rows["at"]))
 
     def _cells(self, text: pl.Series, rid: int) -> pl.DataFrame:
-        """Lines under one rule cut at its columns: cells as codes (each distinct cell text
-        stripped once), and whether the line fits the columns."""
+        """Lines under one rule cut at its columns: cells as codes (the metric and unit cells
+        read once per distinct text), and whether the line fits the columns."""
         cuts = self.rules[rid][1]
         summary = len(cuts) - 1 == _SUMMARY_COLUMNS
-        keys, values = pl.Categories.random(), pl.Categories.random()
+        keys = pl.Categories.random()
+        values = {c: self.code_of(e.str.strip_chars()) for c, e in _value_cells(cuts).items()}
+        gaps = {"gaps": _blank_at(cuts[3]) & _blank_at(cuts[4])} if summary else {}
         cells = pl.DataFrame({"text": text}).select(
-            key=_key_cell(cuts).cast(pl.Categorical(keys)),
-            **{c: e.cast(pl.Categorical(values)) for c, e in _value_cells(cuts).items()})
+            key=_key_cell(cuts).cast(pl.Categorical(keys)), **values, **gaps)
         key = _key_fields(keys.to_series(), cuts, self.code_of)[cells["key"].to_physical()]
-        value = _value_fields(values.to_series(), self.code_of)
-        fits = key["fits"]
-        if summary:   # the gaps before the maximum and the average
-            fits = fits & value["blank"].gather(cells["x"].to_physical()) \
-                & value["blank"].gather(cells["v"].to_physical())
-        coded = {c: value["code"].gather(cells[c].to_physical()) for c in _value_cells(cuts)}
-        return cells.select(m=key["m"], u=key["u"], fits=fits, summary=pl.lit(summary),
-                            **{"v": pl.lit(None, pl.UInt32), **coded})
+        return cells.select(m=key["m"], u=key["u"], fits=key["fits"] & cells["gaps"] if summary else key["fits"],
+                            summary=pl.lit(summary), **{"v": pl.lit(None, pl.UInt32), **{c: c for c in values}})
 
     def _split_loose(self, loose: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
         """Rows that overflow their columns, split from the right on 2+ spaces (grammar rules)."""
@@ -160,13 +155,14 @@ class Tables:
 
     # -- the whole log
 
-    def metrics(self, blocks: list[pl.DataFrame], heads: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
-        """The `metrics` table from every block's rows; values parsed once per distinct text."""
+    def metrics(self, blocks: list[pl.DataFrame], heads: pl.DataFrame, kernels: pl.DataFrame,
+                texts: pl.Series) -> pl.DataFrame:
+        """The `metrics` table from every block's rows (`texts`: the texts of the codes);
+        values parsed once per distinct text."""
         blocks = [b for b in blocks if b.height]
         if not blocks or not heads.height:
             return pl.DataFrame()
         rows = pl.concat(blocks, how="diagonal_relaxed")
-        texts = self.texts.to_series()
         number = _numbers(texts, rows)
         factor = _factors(texts, rows["u"])
         by_seq = _by_seq(heads, kernels)
@@ -255,10 +251,9 @@ def _key_fields(keys: pl.Series, cuts: tuple[int, ...], code_of) -> pl.DataFrame
     return cells.select(*[pl.when(pl.col(c) != "").then(code_of(cells[c])).alias(c) for c in "mu"], "fits")
 
 
-def _value_fields(values: pl.Series, code_of) -> pl.DataFrame:
-    """Per distinct value cell: its stripped text as a code, and whether it starts blank."""
-    return pl.DataFrame({"code": code_of(values.str.strip_chars()),
-                         "blank": values.str.slice(0, 1).is_in([" ", ""])})
+def _blank_at(at: int) -> pl.Expr:
+    """The character at `at` is blank (or the line ends before it)."""
+    return pl.col("text").str.slice(at, 1).is_in([" ", ""])
 
 
 # -- values ----------------------------------------------------------------------------------
