@@ -76,8 +76,7 @@ def read(doc: Document, result: ParseResult) -> pl.DataFrame | None:
     lines = _outside_lines(head[:layout.skip], layout, rows.height)
     if not lines.filter(pl.col("line_no") > layout.skip)["kind"].is_in(_TRAILER).all():
         return None
-    first = layout.skip + 1
-    rows = rows.with_columns(source_line=pl.int_range(first, first + rows.height, dtype=pl.Int64))
+    rows = _numbered(rows, layout.skip + 1)
     nvprof_csv.CONVERTERS[kind](rows, nvprof_csv.column_units(cols, units), result)
     return lines
 
@@ -181,6 +180,17 @@ def _piece(data: bytes, schema: dict, projection: list[int], sep: str) -> tuple[
     rows = pl.read_csv(data, has_header=False, schema=schema, columns=projection, separator=sep,
                        quote_char='"', missing_columns="insert")
     return rows, _line_count(data)
+
+
+def _numbered(rows: pl.DataFrame, first: int) -> pl.DataFrame:
+    """`rows` with their `source_line` (from `first`), cut like the rows' own chunks (the
+    pieces'): a column chunked otherwise makes polars copy the whole frame into single chunks
+    at its next select."""
+    parts = []
+    for length in rows.get_column(rows.columns[0]).chunk_lengths():
+        parts.append(pl.int_range(first, first + length, dtype=pl.Int64, eager=True))
+        first += length
+    return rows.with_columns(pl.concat(parts, rechunk=False).alias("source_line"))
 
 
 def _line_count(data: bytes) -> int:
