@@ -9,7 +9,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from roofreport import grammar
-from roofreport.formats import ncu_text
+from roofreport.formats import ncu_text, ncu_text_lines
 from roofreport.textio import Document
 from tests.conftest import CORPUS, corpus_path
 
@@ -33,7 +33,7 @@ TRICKY = [
 
 def _kind_names(text: pl.Series) -> list[str]:
     g = grammar.load("ncu")
-    return pl.Series(ncu_text.kinds(g)).gather(ncu_text.classify(text, g)[0]).to_list()
+    return pl.Series(ncu_text_lines.kinds(g)).gather(ncu_text_lines.classify(text, g)[0]).to_list()
 
 
 def test_fast_classification_agrees_with_the_grammar_on_tricky_lines():
@@ -72,20 +72,33 @@ def _same(a, b) -> None:
 def test_small_blocks_and_distinct_lines_give_the_same_tables(rel, monkeypatch):
     whole = _parse(rel)
     # Blocks of ~2 KB cut kernels, tables and sections apart: the context crosses blocks.
-    monkeypatch.setattr(ncu_text, "BLOCK_BYTES", 2048)
-    monkeypatch.setattr(ncu_text.read_blocks, "__defaults__", (2048,))
+    monkeypatch.setattr(ncu_text_lines.read_blocks, "__defaults__", (2048,))
     blocks = _parse(rel)
     _same(whole, blocks)
     # Every block worked per distinct line, or none.
     for most in (1.0, 0.0):
-        monkeypatch.setattr(ncu_text.Distinct, "MOST", most)
+        monkeypatch.setattr(ncu_text_lines.Distinct, "MOST", most)
         _same(whole, _parse(rel))
+
+
+@pytest.mark.parametrize("rel", TEXT_LOGS)
+def test_blocks_hold_the_documents_lines(rel):
+    """Blocks of 1 KB (a BOM or U+001F starting a block included) give Document.lines()."""
+    doc = Document.open(corpus_path(*rel.split("/")))
+    assert_frame_equal(pl.concat(ncu_text_lines.read_blocks(doc, size=1024)), doc.lines())
+
+
+def test_blocks_hold_the_lines_of_odd_bytes():
+    text = "\ufeff\ufeffhead\n" + "x\x1fy\n\ufeffz\n\n" * 200 + "\u00e9 last"
+    doc = Document.from_text(text)
+    for size in (7, 64, 1 << 20):
+        assert_frame_equal(pl.concat(ncu_text_lines.read_blocks(doc, size=size)), doc.lines())
 
 
 def test_block_boundaries_fall_between_lines():
     """A line cut by a block's end is read whole in the next block; lines are numbered on."""
     doc = Document.from_text("a\n\nbb\nccc\n" * 3 + "last")
-    got = list(ncu_text.read_blocks(doc, size=5))
+    got = list(ncu_text_lines.read_blocks(doc, size=5))
     lines = pl.concat(got)
     assert lines["text"].to_list() == ["a", "", "bb", "ccc"] * 3 + ["last"]
     assert lines["line_no"].to_list() == list(range(1, 14))
@@ -96,7 +109,7 @@ def test_values_read_in_blocks_on_a_real_log(monkeypatch):
     """rtx30 metrics log: 41 launches of add_heat_kernel_2d (headers on lines 45 ... 525), 5
     counters each; read in 4 KB blocks. First row line 50 `3.58 Kbyte` = 3580 byte, last
     launch's `dram__bytes_write.sum byte 128` on line 531."""
-    monkeypatch.setattr(ncu_text.read_blocks, "__defaults__", (4096,))
+    monkeypatch.setattr(ncu_text_lines.read_blocks, "__defaults__", (4096,))
     result = _parse("ncu/text/rtx30_metrics_flops_dram_kbyte.txt")
     kernels, metrics = result.tables["kernels"], result.tables["metrics"]
     assert kernels.height == 41 and set(kernels["name"]) == {"add_heat_kernel_2d(float *, int, int, int, int)"}

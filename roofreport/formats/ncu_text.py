@@ -2,11 +2,9 @@
 layouts), the raw page (`--page raw`), and summaries (`--print-summary per-kernel|per-gpu`).
 
 The syntax lives in `grammars/ncu.lark`. Parsing is vectorised and reads the file a block of
-whole lines at a time (`BLOCK_BYTES`), so a big log is never held whole:
+whole lines at a time, so a big log is never held whole:
 
-* every line gets its kind (`classify`): a line shaped like a table row (most of a big log)
-  is one when it holds none of the starts and literals the line rules tried before the rows
-  need; every other line goes through the grammar's line rules, once per distinct text;
+* every line gets its kind from the grammar's line rules (`ncu_text_lines.py`);
 * the context (process, device, kernel header, section, table rule) is carried forward with
   polars window operations over the lines that are not rows, starting from what the block
   before left (`Carry`); each row takes the context of the last such line above it;
@@ -22,11 +20,9 @@ Tables filled: `kernels` (one row per profiled launch, or per kernel in summary 
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import polars as pl
 
@@ -34,38 +30,15 @@ from roofreport import grammar
 from roofreport.errors import ParseError
 from roofreport.formats import ncu_csv, ncu_status, ncu_text_rows
 from roofreport.formats.base import ParseResult
-from roofreport.textio import Document, split_lines
+from roofreport.formats.ncu_text_lines import ROWS, Distinct, by_distinct, classify, code, kinds, read_blocks
+from roofreport.textio import Document
 
 FAMILY = "ncu"
-BLOCK_BYTES = 31 << 20   # under glibc's 32 MiB mmap threshold: a block's bytes reuse the last one's memory
-_ROWS = ("table_row_line", "raw_row_line")
 _RULES = ("table_rule_line", "raw_rule_line")
 _OPENS_KERNEL = ("kernel_line", "device_line", "process_line")
-
-# A line shaped like a table row (`    name  unit  value`, two spaces on the raw page) is one
-# when no line rule tried before the rows matches it. Those rules need, at a row's indent, one
-# of the starts below (sections, NVTX titles, advice, column titles, the per-gpu `Device` line)
-# or anywhere `==` (status tags) or `, ` (the `, Context`/`, Device`/`, Block Size` fields
-# that end a kernel header). Lines naming an Nsight Compute path (`sight`) are read for the
-# version, so they go through the grammar too. tests/test_ncu_text_fast.py checks both agree.
-_ROW_SHAPE = {"table_row_line": r"^    [^\s-]", "raw_row_line": r"^  [^\s-]"}
-_NOT_ROW_STARTS = ("    Section: ", "    NVTX ", "    OPT", "    INF", "    WRN", "    ERR",
-                   "    Metric Name", "  Device ", "  Metric Name")
-_NOT_ROW_LITERALS = "==|, |sight"   # a regex: polars finds literal alternatives fastest
-_PREFIX = 12  # characters of a line that decide its shape (held inline by polars)
 _NSIGHT = ["nsight", "Nsight"]   # lines naming an Nsight Compute path: ncu_status reads the version
 _ALARMS = ["==WARNING==", "==ERROR=="]
 _NONE = (1 << 32) - 1  # a field reset (no process/device/section/rule in force), before filling
-
-
-@lru_cache(maxsize=4)
-def kinds(g: grammar.Grammar) -> tuple[str, ...]:
-    """Line kinds in the grammar's order, then "other": a line's kind code is its index."""
-    return (*g.alternatives("line"), "other")
-
-
-def code(g: grammar.Grammar, *names: str) -> list[int]:
-    return [kinds(g).index(name) for name in names]
 
 
 def parse_text(doc: Document, variant: str) -> ParseResult:
@@ -113,113 +86,6 @@ def _whole_lines(doc: Document, g: grammar.Grammar) -> Callable[[], pl.DataFrame
 def _has_csv_header(lines: pl.DataFrame, g: grammar.Grammar) -> bool:
     return lines.filter(pl.col("kind") == "other")["text"].str.contains(
         "^" + g.terminal("HEADER_FIRST") + ",").any()
-
-
-# -- reading and classifying -----------------------------------------------------------------
-
-def read_blocks(doc: Document, size: int = BLOCK_BYTES) -> Iterator[pl.DataFrame]:
-    """The document's lines (`line_no`, `text`), about `size` bytes of whole lines at a time.
-    A block is read where the last one ended (a line cut by the block's end is read again at
-    the start of the next, so no bytes are copied to glue blocks); the next block is read and
-    split in a thread while the caller works on this one."""
-    source = doc.source()
-    with (open(source, "rb") if isinstance(source, Path) else source) as fh, \
-            ThreadPoolExecutor(max_workers=1) as reader:
-        first, ahead = 1, reader.submit(_read_block, fh, 0, size)
-        while True:
-            lines, pos, size = ahead.result()
-            if lines is None:
-                return
-            ahead = reader.submit(_read_block, fh, pos, size)
-            yield lines.with_columns(pl.col("line_no") + (first - 1))
-            first += lines.height
-
-
-def _read_block(fh, pos: int, size: int) -> tuple[pl.DataFrame | None, int, int]:
-    """(lines of the block at `pos`, where the next block starts, the block size to go on
-    with: doubled while one line is longer than a block)."""
-    while True:
-        fh.seek(pos)
-        data = fh.read(size)
-        if not data:
-            return None, pos, size
-        end = len(data) if len(data) < size else data.rfind(b"\n") + 1
-        if end:
-            break
-        size *= 2
-    lines = split_lines(data)
-    if end < len(data):
-        lines = lines.head(lines.height - 1)
-    return lines, pos + end, size
-
-
-def classify(text: pl.Series, g: grammar.Grammar) -> tuple[pl.Series, pl.Series]:
-    """(kind code of every line, whether the grammar classified it). Rows are told by the
-    first characters (once per distinct start) and the absence of the literals of earlier
-    rules; every other line goes through `Grammar.classify_lines`, once per distinct text."""
-    start = pl.Categories.random()
-    t = pl.col("t")
-    shape = pl.DataFrame({"t": text}).select(
-        start=t.str.slice(0, _PREFIX).cast(pl.Categorical(start)),
-        special=t.str.contains(_NOT_ROW_LITERALS))
-    by_start = _row_kind(start.to_series(), g).gather(shape["start"].to_physical())
-    fast = pl.select(pl.when(pl.lit(shape["special"])).then(None).otherwise(by_start)).to_series()
-    looked_at = fast.is_null()
-    names = kinds(g)
-
-    def by_grammar(distinct: pl.Series) -> pl.Series:
-        found = g.classify_lines(distinct, "line")
-        return found.replace_strict(list(names), list(range(len(names))), return_dtype=pl.UInt8)
-
-    return fast.scatter(looked_at.arg_true(), by_distinct(text.filter(looked_at), by_grammar)), looked_at
-
-
-def _row_kind(starts: pl.Series, g: grammar.Grammar) -> pl.Series:
-    """For the first characters of lines: the row kind they make (null: ask the grammar)."""
-    s = pl.col("s")
-    kind = pl.lit(None, pl.UInt8)
-    for name in reversed(_ROWS):
-        kind = pl.when(s.str.contains(_ROW_SHAPE[name])).then(pl.lit(code(g, name)[0], pl.UInt8)).otherwise(kind)
-    maybe_other = pl.any_horizontal([s.str.starts_with(p[:_PREFIX]) for p in _NOT_ROW_STARTS])
-    return pl.DataFrame({"s": starts}).select(pl.when(maybe_other).then(None).otherwise(kind)).to_series()
-
-
-def by_distinct(values: pl.Series, derive: Callable[[pl.Series], pl.Series | pl.DataFrame]):
-    """`derive` (one value or row per input string, in order) computed once per distinct
-    string of `values` and gathered back to every row (categories of their own, freed after)."""
-    cats = pl.Categories.random()
-    coded = values.cast(pl.Categorical(cats))
-    return derive(cats.to_series())[coded.to_physical()]
-
-
-@dataclass
-class Distinct:
-    """A block's distinct lines (`texts`) and each line's index among them (`codes`), when
-    its lines repeat enough that working per distinct line pays (a big log printing the same
-    kernels' tables over and over)."""
-
-    codes: pl.Series
-    texts: pl.Series
-
-    SAMPLE = 4096
-    MOST = 0.25   # at most this share of a sample's lines distinct
-
-    @classmethod
-    def of(cls, text: pl.Series) -> "Distinct | None":
-        sample = text.gather_every(max(1, text.len() // cls.SAMPLE))
-        if sample.n_unique() > cls.MOST * sample.len():
-            return None
-        cats = pl.Categories.random()
-        coded = text.cast(pl.Categorical(cats))
-        return cls(coded.to_physical(), cats.to_series())
-
-    def per_line(self, codes: pl.Series, derive: Callable[[pl.Series], pl.DataFrame]) -> pl.DataFrame:
-        """`derive` (one row per text) computed once per distinct line among `codes`."""
-        seen = pl.repeat(False, self.texts.len(), eager=True).scatter(codes, True)
-        present = seen.arg_true()
-        at = pl.repeat(None, self.texts.len(), dtype=pl.UInt32, eager=True).scatter(
-            present, pl.int_range(present.len(), dtype=pl.UInt32, eager=True))
-        return derive(self.texts.gather(present))[at.gather(codes)]
 
 
 # -- context ---------------------------------------------------------------------------------
@@ -294,7 +160,7 @@ class Blocks:
         else:
             k, looked_at = (s.gather(distinct.codes) for s in classify(distinct.texts, self.g))
         lines = lines.with_columns(k=k)
-        is_row = k.is_in(code(self.g, *_ROWS))
+        is_row = k.is_in(code(self.g, *ROWS))
         ctx = self._context(lines.filter(~is_row))
         at = (~is_row).cast(pl.UInt32).cum_sum()   # each line's context: row `at` of ctx
         self.rows.append(self.tables.rows(lines, ctx, at, distinct))
@@ -396,11 +262,12 @@ class Blocks:
         return test(lines["text"]) if self._distinct is None else self._per_line(lines, test)
 
     def kept(self, name: str) -> pl.DataFrame:
-        """The status lines (kind `status_line`) or the notes, with their texts."""
+        """The kept status lines or notes: line_no, text, kind."""
         if not self.lines[name]:
             return pl.DataFrame(schema={"line_no": pl.Int64, "text": pl.String, "kind": pl.String})
         found = pl.concat(self.lines[name])
-        return found.with_columns(text=self.text_of(found["text"]), kind=pl.lit("status_line"))
+        kind = "status_line" if name == "status" else "other"   # notes: whatever their kind, unused
+        return found.with_columns(text=self.text_of(found["text"]), kind=pl.lit(kind))
 
     # -- the end of the log
 

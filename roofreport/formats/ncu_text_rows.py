@@ -114,7 +114,7 @@ class Tables:
                                                          and c != "line_no"]), on="line_no")
         rows = rows.filter(pl.col("m").is_not_null())
         return rows.select("line_no", *[c for c in ("m", "u", *_VALUES) if c in rows.columns],
-                           seq=ctx["seq"].gather(rows["at"]), sec=ctx["section"].gather(rows["at"]))
+                           seq=ctx["seq"].cast(pl.UInt32).gather(rows["at"]), sec=ctx["section"].gather(rows["at"]))
 
     def _cells(self, text: pl.Series, rid: int) -> pl.DataFrame:
         """Lines under one rule cut at its columns: cells as codes (the metric and unit cells
