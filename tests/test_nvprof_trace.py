@@ -223,3 +223,13 @@ def test_the_rows_are_read_in_pieces_cut_at_line_breaks(monkeypatch):
     assert taken
     _assert_same(pieces, whole)
     assert whole.tables["activities"].height == 6699
+
+
+def test_a_crlf_trace_is_read_from_the_normalised_text(tmp_path, monkeypatch):
+    """A CRLF file is normalised in memory (textio); the pieces come from those bytes."""
+    path = tmp_path / "trace_crlf.csv"
+    path.write_bytes(corpus_path(*_TRACE_CSV).read_bytes().replace(b"\n", b"\r\n"))
+    taken, fast, slow = _both_ways(path, monkeypatch)
+    assert taken
+    _assert_same(fast, slow)
+    assert fast.tables["activities"]["source_line"].to_list()[:2] == [4, 5]
