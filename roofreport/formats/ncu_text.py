@@ -30,7 +30,7 @@ from roofreport import grammar
 from roofreport.errors import ParseError
 from roofreport.formats import ncu_csv, ncu_status, ncu_text_rows
 from roofreport.formats.base import ParseResult
-from roofreport.formats.ncu_text_lines import ROWS, Distinct, by_distinct, classify, code, kinds, read_blocks
+from roofreport.formats.ncu_text_lines import ROWS, Distinct, by_distinct, classify, code, kinds, read_blocks_ahead
 from roofreport.textio import Document
 
 FAMILY = "ncu"
@@ -45,8 +45,8 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     g = grammar.load("ncu")
     blocks = Blocks(g, doc, result)
-    for lines in read_blocks(doc):
-        blocks.read(lines)
+    for lines, distinct in read_blocks_ahead(doc, prepare=Distinct.of):
+        blocks.read(lines, distinct)
     kernels = blocks.kernels()
     if kernels.height:
         result.add("kernels", kernels)
@@ -151,8 +151,9 @@ class Blocks:
         self.tables = ncu_text_rows.Tables(self.g, self.doc, self.result, self.texts,
                                            {name: i for i, name in enumerate(names)})
 
-    def read(self, lines: pl.DataFrame) -> None:
-        distinct = self._distinct = Distinct.of(lines["text"])
+    def read(self, lines: pl.DataFrame, distinct: Distinct | None) -> None:
+        """Take in one block: `lines` (line_no, text), with its `distinct` lines when they repeat."""
+        self._distinct = distinct
         self._texts = None
         self._first = lines["line_no"][0]
         if distinct is None:

@@ -50,32 +50,40 @@ def code(g: grammar.Grammar, *names: str) -> list[int]:
 
 # -- reading ---------------------------------------------------------------------------------
 
-def read_blocks(doc: Document, size: int = BLOCK_BYTES) -> Iterator[pl.DataFrame]:
+def read_blocks(doc: Document, size: int | None = None) -> Iterator[pl.DataFrame]:
     """The document's lines (`line_no`, `text`), about `size` bytes of whole lines at a time.
     A block is read where the last one ended (a line cut by the block's end is read again at
-    the start of the next, so no bytes are copied to glue blocks); the next block is read and
-    split in a thread while the caller works on this one."""
+    the start of the next, so no bytes are copied to glue blocks); `BLOCK_BYTES` by default."""
+    for lines, _ in read_blocks_ahead(doc, size, lambda text: None):
+        yield lines
+
+
+def read_blocks_ahead(doc: Document, size: int | None = None,
+                      prepare: Callable[[pl.Series], object] = lambda text: None) -> Iterator[tuple]:
+    """(lines, `prepare(text)`) of each block of `read_blocks`: the next block is read, split
+    and prepared in a thread while the caller works on this one."""
+    size = size or BLOCK_BYTES
     source = doc.source()
     with (open(source, "rb") if isinstance(source, Path) else source) as fh, \
             ThreadPoolExecutor(max_workers=1) as reader:
-        first, ahead = 1, reader.submit(_read_block, fh, 0, size)
+        first, ahead = 1, reader.submit(_read_block, fh, 0, size, prepare)
         while True:
-            lines, pos, size = ahead.result()
+            lines, prepared, pos, size = ahead.result()
             if lines is None:
                 return
-            ahead = reader.submit(_read_block, fh, pos, size)
-            yield lines.with_columns(pl.col("line_no") + (first - 1))
+            ahead = reader.submit(_read_block, fh, pos, size, prepare)
+            yield lines.with_columns(pl.col("line_no") + (first - 1)), prepared
             first += lines.height
 
 
-def _read_block(fh, pos: int, size: int) -> tuple[pl.DataFrame | None, int, int]:
-    """(lines of the block at `pos`, where the next block starts, the block size to go on
-    with: doubled while one line is longer than a block)."""
+def _read_block(fh, pos: int, size: int, prepare: Callable[[pl.Series], object]) -> tuple:
+    """(lines of the block at `pos`, `prepare` of their text, where the next block starts,
+    the block size to go on with: doubled while one line is longer than a block)."""
     while True:
         fh.seek(pos)
         data = fh.read(size)
         if not data:
-            return None, pos, size
+            return None, None, pos, size
         end = len(data) if len(data) < size else data.rfind(b"\n") + 1
         if end:
             break
@@ -83,7 +91,7 @@ def _read_block(fh, pos: int, size: int) -> tuple[pl.DataFrame | None, int, int]
     lines = lines_of(data, at_start=pos == 0)
     if end < len(data):
         lines = lines.head(lines.height - 1)
-    return lines, pos + end, size
+    return lines, prepare(lines["text"]), pos + end, size
 
 
 def lines_of(data: bytes, at_start: bool) -> pl.DataFrame:
