@@ -170,7 +170,8 @@ def _wide(wanted: pl.DataFrame, files: pl.Series, names: list[str]) -> pl.DataFr
     slot, size, keys_of = _kernel_slots(wanted, files)
     present = sorted(wanted["counter"].unique().to_list())
     cell_type = pl.UInt32 if len(present) * size < 1 << 32 else pl.UInt64
-    position = wanted["counter"].replace_strict(present, list(range(len(present))), return_dtype=cell_type)
+    position = pl.Series([None] * len(names), dtype=cell_type).scatter(present, list(range(len(present)))) \
+        .gather(wanted["counter"])
     values, seen = _first_values(position * size + slot.cast(cell_type), wanted["value"], len(present) * size)
     seen_by_counter = pl.DataFrame([seen.slice(i * size, size).alias(str(i)) for i in range(len(present))])
     occupied = seen_by_counter.select(pl.any_horizontal(pl.all() > 0)).to_series().arg_true()
