@@ -20,6 +20,7 @@ Tables filled: `kernels` (one row per profiled launch, or per kernel in summary 
 
 from __future__ import annotations
 
+from contextlib import closing
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
@@ -45,8 +46,9 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     g = grammar.load("ncu")
     blocks = Blocks(g, doc, result)
-    for lines, distinct in read_blocks_ahead(doc, prepare=Distinct.of):
-        blocks.read(lines, distinct)
+    with closing(read_blocks_ahead(doc, prepare=Distinct.of)) as ahead:  # closed on an error too
+        for lines, distinct in ahead:
+            blocks.read(lines, distinct)
     kernels = blocks.kernels()
     if kernels.height:
         result.add("kernels", kernels)

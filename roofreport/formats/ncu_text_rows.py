@@ -26,7 +26,7 @@ from roofreport.formats.base import ParseResult
 from roofreport.textio import Document
 
 if TYPE_CHECKING:
-    from roofreport.formats import ncu_text
+    from roofreport.formats.ncu_text_lines import Distinct
 
 # Longest line handed to Lark (Earley is super-linear; real table lines are far shorter).
 LARK_MAX = 4096
@@ -44,7 +44,7 @@ class Tables:
     doc: Document
     result: ParseResult
     texts: pl.Categories
-    kind: dict[str, int]               # line kind -> its code (`ncu_text.kinds`)
+    kind: dict[str, int]               # line kind -> its code (`ncu_text_lines.kinds`)
     rules: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (kind, cuts)
     _rule_id: dict[str, int] = field(default_factory=dict)
     _warned: int = 0
@@ -86,7 +86,7 @@ class Tables:
     # -- one block
 
     def rows(self, lines: pl.DataFrame, ctx: pl.DataFrame, at: pl.Series,
-             distinct: "ncu_text.Distinct | None" = None) -> pl.DataFrame:
+             distinct: Distinct | None = None) -> pl.DataFrame:
         """The block's table rows of launches: line, kernel header (`seq`), section and cells
         (`m`etric, `u`nit, `v`alue, mi`n`, ma`x`) as codes into `texts`. With `distinct`
         (the block's lines repeat), cells are cut once per distinct line and rule."""
