@@ -3,10 +3,10 @@ table made from them (`ncu_text.py` reads the blocks and carries the context).
 
 A table's columns are the dash runs of its rule line (`table_rule_line`, `raw_rule_line`),
 split once per distinct rule text with the rule's own regex. The rows under one rule are cut
-at its columns with fixed offsets: the metric and unit cells together (`key`) and the value
-cells. Each distinct cell text is stripped and checked once (a log repeats a few metric
-names, units and values millions of times) and kept as a code into the log's text categories.
-A row overflowing its columns is split on runs of spaces by the grammar's `metric_row` /
+at its columns with fixed offsets: the metric and unit cells together (`key`, read once per
+distinct text: a log repeats a few metric names and units millions of times) and the value
+cells, stripped; every cell is kept as a code into the log's text categories. A row
+overflowing its columns is split on runs of spaces by the grammar's `metric_row` /
 `summary_row` rules; Lark explains one that fits nothing. Values are parsed once per distinct
 text when the whole log is read (the decimal comma is decided per file).
 """
