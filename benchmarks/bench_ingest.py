@@ -25,7 +25,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import polars as pl
+# polars writes its allocator settings into this process's environment when imported; the
+# measured processes get the environment the user started the benchmark with, as from a shell.
+_USER_MALLOC_CONF = os.environ.get("_RJEM_MALLOC_CONF")
+
+import polars as pl  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
@@ -125,9 +129,12 @@ def build_input(item: Input, size_mb: int) -> Path | None:
 
 def run_measured(args: list[str]) -> tuple[float, int, float, int]:
     """(wall seconds, peak RSS bytes, CPU seconds, exit code) of one child process."""
+    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
+    if _USER_MALLOC_CONF is not None:
+        env["_RJEM_MALLOC_CONF"] = _USER_MALLOC_CONF
     start = time.perf_counter()
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         err.seek(0)
