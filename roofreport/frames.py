@@ -51,3 +51,34 @@ def per_distinct(series: pl.Series, derive: Callable[[pl.Series], pl.DataFrame])
 def _gather_nullable(frame: pl.DataFrame, codes: pl.Series) -> pl.DataFrame:
     """Rows of `frame` by code; a null code gives a row of nulls."""
     return frame.select(pl.all().gather(codes))
+
+
+def per_distinct_ints(frame: pl.DataFrame, cols: list[str], expr: pl.Expr) -> pl.Series | pl.Expr:
+    """`expr` over `frame[cols]` (whole numbers, e.g. a launch's grid x, y, z) worked out once
+    per distinct combination and gathered back to the rows: a trace of millions of launches
+    has a few dozen launch shapes, and formatting numbers row by row is slow. Falls back to
+    `expr` itself (per row) when the combination does not pack into one 63-bit key."""
+    packed = _packed(frame, cols)
+    if packed is None:
+        return expr
+    first = packed.arg_unique()
+    shapes = frame.select(cols).gather(first).with_columns(__key=packed.gather(first)).sort("__key")
+    values = shapes.select(expr.alias("__value"))["__value"]
+    return values.gather(shapes["__key"].search_sorted(packed))
+
+
+def _packed(frame: pl.DataFrame, cols: list[str]) -> pl.Series | None:
+    """One integer per row holding the non-negative whole numbers of `cols` side by side (-1
+    when one is null), or None when they do not fit in 63 bits or are not whole numbers."""
+    ints = [pl.col(c).cast(pl.Int64, strict=False) for c in cols]
+    stats = frame.select([i.min().alias(f"lo{n}") for n, i in enumerate(ints)]
+                         + [i.max().alias(f"hi{n}") for n, i in enumerate(ints)]).row(0)
+    lows, highs = stats[:len(cols)], stats[len(cols):]
+    if any(v is None for v in lows) or min(lows) < 0:
+        return None
+    widths = [max(int(h), 1).bit_length() for h in highs]
+    if sum(widths) > 63:
+        return None
+    shifts = [sum(widths[i + 1:]) for i in range(len(cols))]
+    key = pl.sum_horizontal([i * (1 << s) for i, s in zip(ints, shifts)], ignore_nulls=False)
+    return frame.select(key.fill_null(-1).alias("key"))["key"]

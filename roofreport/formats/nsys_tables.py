@@ -17,7 +17,7 @@ from roofreport import numbers, schema, units
 from roofreport.errors import ParseError
 from roofreport.formats.base import ParseResult
 from roofreport.formats.nsys_columns import DEFAULT, TEXT_FIELDS, Column, Report
-from roofreport.frames import per_distinct
+from roofreport.frames import per_distinct, per_distinct_ints
 
 ELLIPSIS = "\u2026"   # nsys cuts names (and console cells) at their column width with `…`
 
@@ -148,6 +148,12 @@ def _dims(prefix: str) -> pl.Expr:
     return pl.format("({}, {}, {})", *parts)
 
 
+def _launch_dims(v: pl.DataFrame, prefix: str) -> pl.Expr:
+    """`_dims` once per distinct launch shape (a trace has a few dozen), gathered back."""
+    dims = per_distinct_ints(v, [f"{prefix}_{axis}" for axis in "xyz"], _dims(prefix))
+    return (pl.lit(dims) if isinstance(dims, pl.Series) else dims).alias(prefix)
+
+
 def _xyz(field: str) -> pl.Expr:
     """`   1 1568    1` (GridXYZ/BlockXYZ of kernel summaries) -> `(1, 1568, 1)`."""
     spaced = pl.col(field).str.strip_chars().str.replace_all(r"\s+", ", ")
@@ -177,7 +183,7 @@ def _gputrace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
     # A trace names a few dozen kernels a million times: the kind is decided once per name.
     kind = per_distinct(v["name"], activity_kinds)["kind"].fill_null("kernel")
     common = [pl.col("source_line"), pl.col("name"), pl.col("duration").alias("duration_ns"),
-              "device", "context", "stream", _dims("grid").alias("grid"), _dims("block").alias("block")]
+              "device", "context", "stream", _launch_dims(v, "grid"), _launch_dims(v, "block")]
     activities = schema.conform("activities", v.select(
         *common, pl.lit(kind).alias("kind"), pl.col("start").alias("start_ns"), "bytes", "correlation_id"))
     result.add("activities", activities)

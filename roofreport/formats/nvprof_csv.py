@@ -20,7 +20,7 @@ from roofreport.formats import nvprof_text as T
 from roofreport.formats import nvprof_values as V
 from roofreport.formats.base import ParseResult
 from roofreport.formats.nvprof_lines import load
-from roofreport.frames import per_distinct
+from roofreport.frames import per_distinct, per_distinct_ints
 from roofreport.textio import Document
 
 # report kind -> column that identifies it in a header
@@ -258,36 +258,8 @@ def _dims(frame: pl.DataFrame, cols: list[str]) -> pl.Expr | pl.Series:
     if all(frame.schema[c].is_integer() for c in cols):  # typed by the reader (nvprof_fast)
         if any(frame[c].null_count() == frame.height for c in cols):
             return pl.lit(None, pl.String)  # (memcpy rows only: no launch shape at all)
-        packed = _packed(frame, cols)
-        if packed is not None:
-            return _dims_per_distinct(frame, cols, packed)
+        return per_distinct_ints(frame, cols, _joined(cols))
     return _joined(cols)
-
-
-def _packed(frame: pl.DataFrame, cols: list[str]) -> pl.Series | None:
-    """One integer per row holding the three non-negative dimensions side by side (-1 when one
-    is null), or None when they do not fit in 63 bits."""
-    stats = frame.select(pl.col(cols).min().name.suffix("_low"), pl.col(cols).max()).row(0)
-    lows, highs = stats[:len(cols)], stats[len(cols):]
-    if min(lows) < 0:
-        return None
-    widths = [max(int(h), 1).bit_length() for h in highs]
-    if sum(widths) > 63:
-        return None
-    dtype = pl.Int32 if sum(widths) <= 31 else pl.Int64
-    shifts = [sum(widths[i + 1:]) for i in range(len(cols))]
-    key = pl.sum_horizontal([pl.col(c).cast(dtype) * (1 << s) for c, s in zip(cols, shifts)],
-                            ignore_nulls=False)
-    return frame.select(key.fill_null(-1).alias("key"))["key"]
-
-
-def _dims_per_distinct(frame: pl.DataFrame, cols: list[str], packed: pl.Series) -> pl.Series:
-    """`_joined` computed once per distinct (x, y, z) and gathered back to the rows: a trace of
-    millions of launches has a few dozen launch shapes, and formatting numbers is slow."""
-    first = packed.arg_unique()
-    shapes = frame.select(cols).gather(first).with_columns(key=packed.gather(first)).sort("key")
-    texts = shapes.select(_joined(cols).alias("text"))["text"]
-    return texts.gather(shapes["key"].search_sorted(packed))
 
 
 def _gpu_trace(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseResult) -> None:
