@@ -169,8 +169,12 @@ def _rows(doc: Document, cols: list[str], used: list[str], sep: str,
                   for span in _spans(doc, layout.start, layout.end)]
     except pl.exceptions.PolarsError:
         return None
-    frame = pl.concat([rows for rows, _ in pieces])
-    if frame.height != sum(lines for _, lines in pieces) or frame[cols[-1]].null_count():
+    # One chunk per column: columns computed later (kinds, launch shapes) come as one chunk,
+    # and polars copies a whole frame whose columns are chunked differently at its next select.
+    lines = sum(count for _, count in pieces)
+    frame = pl.concat([rows for rows, _ in pieces]).rechunk()
+    del pieces
+    if frame.height != lines or frame[cols[-1]].null_count():
         return None
     return frame
 
