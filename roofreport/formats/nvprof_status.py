@@ -139,7 +139,10 @@ def _device(lines: pl.DataFrame, result: ParseResult) -> str | None:
         if table in result.tables:
             names.append(result.tables[table]["device"])
     for series in names:
-        full = series.drop_nulls().filter(series.drop_nulls().str.contains(r"\(\d+\)$"))
+        # The first distinct value in order of appearance: a trace repeats one or two devices
+        # a million times, so the pattern runs over those, not every row.
+        distinct = series.drop_nulls().unique(maintain_order=True)
+        full = distinct.filter(distinct.str.contains(r"\(\d+\)$"))
         if full.len():
             return full[0].rsplit(" (", 1)[0].strip()
     return None
