@@ -17,7 +17,6 @@ and the line path reads the file, locating each problem.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import polars as pl
 from roofreport.errors import ParseError
 from roofreport.formats import nvprof_csv, nvprof_lines
 from roofreport.formats.base import ParseResult
+from roofreport.pieces import PIECE_BYTES, read_csv_pieces
 from roofreport.textio import HEAD_BYTES, Document
 
 _FAST_KINDS = ("gpu_trace", "api_trace")
@@ -42,7 +42,7 @@ _TYPED = {
 # Lines that may follow the table's last row (nvprof's trailer).
 _TRAILER = ("status_line", "blank_line", "job_end_line")
 _TAIL_BYTES = 64 * 1024
-_PIECE_BYTES = 16 << 20
+_PIECE_BYTES = PIECE_BYTES
 
 
 @dataclass(frozen=True)
@@ -163,73 +163,18 @@ def _rows(doc: Document, cols: list[str], used: list[str], sep: str,
     (a blank line or an open quote would shift rows, a short row leaves the last column empty,
     a cell that is no number is refused)."""
     schema = {c: _TYPED.get(c, pl.String) for c in cols}
-    projection = [cols.index(c) for c in used]
     try:
-        pieces = [_piece(_bytes(doc, *span), schema, projection, sep)
-                  for span in _spans(doc, layout.start, layout.end)]
+        frame, lines = read_csv_pieces(
+            doc, layout.start, layout.end, _PIECE_BYTES, has_header=False, schema=schema,
+            columns=[cols.index(c) for c in used], separator=sep, quote_char='"',
+            missing_columns="insert")
     except pl.exceptions.PolarsError:
         return None
-    # One chunk per column: columns computed later (kinds, launch shapes) come as one chunk,
-    # and polars copies a whole frame whose columns are chunked differently at its next select.
-    lines = sum(count for _, count in pieces)
-    frame = pl.concat([rows for rows, _ in pieces]).rechunk()
-    del pieces
     if frame.height != lines or frame[cols[-1]].null_count():
         return None
     return frame
 
 
-def _piece(data: bytes, schema: dict, projection: list[int], sep: str) -> tuple[pl.DataFrame, int]:
-    """The rows of a piece of the table, and how many lines it has."""
-    rows = pl.read_csv(data, has_header=False, schema=schema, columns=projection, separator=sep,
-                       quote_char='"', missing_columns="insert")
-    return rows, _line_count(data)
-
-
 def _numbered(rows: pl.DataFrame, first: int) -> pl.DataFrame:
-    """`rows` with their `source_line` (from `first`), cut like the rows' own chunks (the
-    pieces'): a column chunked otherwise makes polars copy the whole frame into single chunks
-    at its next select."""
-    parts = []
-    for length in rows.get_column(rows.columns[0]).chunk_lengths():
-        parts.append(pl.int_range(first, first + length, dtype=pl.Int64, eager=True))
-        first += length
-    return rows.with_columns(pl.concat(parts, rechunk=False).alias("source_line"))
-
-
-def _line_count(data: bytes) -> int:
-    """Lines in `data` (a last one without a line break counts), by polars' row counter
-    (no quoting: one row a line; several GB/s)."""
-    return pl.scan_csv(data, has_header=False, separator="\x1f", quote_char=None,
-                       schema={"line": pl.String}).select(pl.len()).collect().item()
-
-
-def _spans(doc: Document, start: int, end: int) -> list[tuple[int, int]]:
-    """[start, end) in spans of about `_PIECE_BYTES`, each ending after a line break."""
-    spans = []
-    while start < end:
-        cut = _line_end(doc, min(start + _PIECE_BYTES, end), end)
-        spans.append((start, cut))
-        start = cut
-    return spans
-
-
-def _line_end(doc: Document, pos: int, end: int) -> int:
-    """The offset just after the first line break at or after `pos` (`end` when none)."""
-    while pos < end:
-        probe = _bytes(doc, pos, min(pos + _TAIL_BYTES, end))
-        found = probe.find(b"\n")
-        if found >= 0:
-            return pos + found + 1
-        if not probe:
-            break  # (the file shrank while read)
-        pos += len(probe)
-    return end
-
-
-def _bytes(doc: Document, start: int, end: int) -> bytes:
-    source = doc.source()
-    if not isinstance(source, Path):
-        return doc.data[start:end]
-    with open(source, "rb") as fh:
-        return os.pread(fh.fileno(), end - start, start)
+    """`rows` with their `source_line` (from `first`)."""
+    return rows.with_columns(pl.int_range(first, first + rows.height, dtype=pl.Int64).alias("source_line"))
