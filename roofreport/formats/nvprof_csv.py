@@ -292,10 +292,11 @@ def _add_trace(trace: pl.DataFrame, result: ParseResult) -> None:
     both tables share one copy of each name (Categorical -> shared-buffer String)."""
     activities = schema.conform("activities", trace)
     result.add("activities", activities)
-    result.add("kernels", activities.filter(pl.col("kind") == "kernel").select(
+    # Columns picked before filtering: the filter copies only what the kernels keep.
+    result.add("kernels", activities.select(
         "source_line", pl.col("source_line").alias("launch_id"), "name",
         pl.lit("launch").alias("kind"), pl.lit(1).alias("count"), "duration_ns", "device",
-        "context", "stream", "grid", "block"))
+        "context", "stream", "grid", "block").filter(activities["kind"] == "kernel"))
 
 
 def _api_trace(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseResult) -> None:
