@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import UsageError
+from roofreport.frames import per_distinct
 from roofreport.userfiles import read_records
 
 _DEFAULT = Path(__file__).resolve().parent.parent / "data" / "kernel_categories.tsv"
@@ -50,17 +51,13 @@ CATEGORIES: list[Rule] = load_rules(_DEFAULT)
 
 
 def categorize(names: pl.Series, rules: list[Rule] | None = None) -> pl.Series:
-    """The category of every name (first matching rule; "other" when none; null for null)."""
+    """The category of every name (first matching rule; "other" when none; null for null),
+    decided once per distinct name."""
     rules = CATEGORIES if rules is None else rules
-    distinct = names.unique().drop_nulls()
-    if distinct.len() == 0:
-        return pl.Series(names.name, [None] * names.len(), dtype=pl.String)
     expr = pl.lit(OTHER)
     for category, pattern in reversed(rules):
         expr = pl.when(pl.col("n").str.contains(pattern)).then(pl.lit(category)).otherwise(expr)
-    mapping = pl.DataFrame({"n": distinct}).with_columns(expr.alias("category"))
-    out = pl.DataFrame({"n": names}).join(mapping, on="n", how="left", maintain_order="left")
-    return out["category"].alias("category")
+    return per_distinct(names, lambda d: d.to_frame("n").select(expr.alias("category")))["category"]
 
 
 def with_categories(frame: pl.DataFrame, rules: list[Rule] | None = None,

@@ -13,6 +13,8 @@ from functools import lru_cache
 
 import polars as pl
 
+from roofreport.frames import per_distinct
+
 _CORR_ID = re.compile(r" \[\d+\]$")
 _ANON = re.compile(r"\((?:anonymous namespace)\)::|<unnamed>::|unnamed>::|_GLOBAL__N__\w+::")
 _LAMBDA = re.compile(r"\{lambda\([^()]*\)#\d+\}|\[lambda\([^()]*\) \(instance \d+\)\]")
@@ -90,14 +92,11 @@ def _demangle_nested(s: str) -> str | None:
 
 
 def with_short_names(frame: pl.DataFrame, name_col: str = "name", out_col: str = "short_name") -> pl.DataFrame:
+    """`frame` with `out_col` filled (where null) from `name_col`, once per distinct name."""
     if not frame.height:
         return frame
-    distinct = frame.select(pl.col(name_col).unique()).to_series()
-    mapping = pl.DataFrame({name_col: distinct, "__short": [short_name(n) for n in distinct.to_list()]},
-                           schema={name_col: pl.String, "__short": pl.String})
-    joined = frame.join(mapping, on=name_col, how="left", nulls_equal=True)
+    shorts = per_distinct(frame[name_col], lambda d: pl.DataFrame(
+        {"s": pl.Series([short_name(n) for n in d.to_list()], dtype=pl.String)}))["s"]
     if out_col in frame.columns:
-        joined = joined.with_columns(pl.coalesce(out_col, "__short").alias(out_col)).drop("__short")
-    else:
-        joined = joined.rename({"__short": out_col})
-    return joined
+        return frame.with_columns(pl.coalesce(pl.col(out_col), shorts).alias(out_col))
+    return frame.with_columns(shorts.alias(out_col))

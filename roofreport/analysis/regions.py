@@ -19,6 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport.analysis import timing
+from roofreport.frames import per_distinct
 
 # Ordered: the first phase whose pattern matches wins (Rust regex, case-insensitive).
 PHASES = [
@@ -35,14 +36,12 @@ COLUMNS = {"run": pl.String, "kind": pl.String, "region": pl.String, "time_ns": 
 
 
 def phase_of(names: pl.Series) -> pl.Series:
-    """"forward", "backward", "optimizer" where a kernel name tells, else null."""
-    distinct = names.unique().drop_nulls()
+    """"forward", "backward", "optimizer" where a kernel name tells, else null (decided once
+    per distinct name)."""
     expr = pl.lit(None, pl.String)
     for phase, pattern in reversed(PHASES):
         expr = pl.when(pl.col("n").str.contains(pattern)).then(pl.lit(phase)).otherwise(expr)
-    mapping = pl.DataFrame({"n": distinct}, schema={"n": pl.String}).with_columns(expr.alias("phase"))
-    out = pl.DataFrame({"n": names.cast(pl.String)}).join(mapping, on="n", how="left", maintain_order="left")
-    return out["phase"].alias("phase")
+    return per_distinct(names, lambda d: d.to_frame("n").select(expr.alias("phase")))["phase"]
 
 
 def region_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
