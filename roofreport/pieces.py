@@ -9,9 +9,6 @@ while the tables are built) and reads the file in one call.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import polars as pl
 
 from roofreport.textio import Document
@@ -27,8 +24,8 @@ def read_csv_pieces(doc: Document, start: int, end: int, piece_bytes: int = PIEC
     last line without a break counts). `keep`: the columns kept of each piece once read (the
     reader still checked every cell of the others). Raises what `pl.read_csv` raises."""
     parts, lines = [], 0
-    for low, high in spans(doc, start, end, piece_bytes):
-        data = byte_range(doc, low, high)
+    for span in spans(doc, start, end, piece_bytes):
+        data = doc.byte_ranges([span])[0]
         part = pl.read_csv(data, **read_csv)
         parts.append(part.select(keep) if keep is not None else part)
         lines += line_count(data)
@@ -61,7 +58,7 @@ def spans(doc: Document, start: int, end: int, piece_bytes: int = PIECE_BYTES) -
 def _line_end(doc: Document, pos: int, end: int) -> int:
     """The offset just after the first line break at or after `pos` (`end` when none)."""
     while pos < end:
-        probe = byte_range(doc, pos, min(pos + _PROBE_BYTES, end))
+        probe = doc.byte_ranges([(pos, min(pos + _PROBE_BYTES, end))])[0]
         found = probe.find(b"\n")
         if found >= 0:
             return pos + found + 1
@@ -69,12 +66,3 @@ def _line_end(doc: Document, pos: int, end: int) -> int:
             break  # (the file shrank while read)
         pos += len(probe)
     return end
-
-
-def byte_range(doc: Document, start: int, end: int) -> bytes:
-    """Bytes [start, end) of the document, read from the file when it is not held."""
-    source = doc.source()
-    if not isinstance(source, Path):
-        return doc.data[start:end]
-    with open(source, "rb") as fh:
-        return os.pread(fh.fileno(), end - start, start)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import mmap
 import os
 import stat
 from dataclasses import dataclass, field
@@ -183,6 +184,20 @@ class Document:
             while chunk := fh.read(16 << 20):
                 count, last = count + chunk.count(b"\n"), chunk[-1:]
         return count + (last != b"\n")
+
+    def size(self) -> int:
+        """Bytes of `data` (the file's size when it is read as it is)."""
+        return len(self._data) if self._data is not None else self.path.stat().st_size
+
+    def byte_ranges(self, spans: list[tuple[int, int]]) -> list[bytes]:
+        """The bytes [start, end) of `data` for each span, read through a map of the file when
+        it is not held: a few scattered lines or a big piece cost no read of the whole."""
+        if self._data is not None:
+            return [self._data[start:end] for start, end in spans]
+        if not spans:
+            return []
+        with open(self.path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return [mapped[start:end] for start, end in spans]
 
     def source(self) -> Path | io.BytesIO:
         """What `pl.read_csv` reads `data` from: the file itself when it is read as it is."""

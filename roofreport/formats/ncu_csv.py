@@ -21,7 +21,6 @@ spanning lines), every line after the header is checked against the grammar's
 from __future__ import annotations
 
 import io
-import mmap
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -149,12 +148,7 @@ class Lines:
         size = self.lengths.cast(pl.Int64)
         starts = ((size + 1).cum_sum() - size - 1).gather(index).to_list()
         ends = [s + n for s, n in zip(starts, size.gather(index).to_list())]
-        source = self.doc.source()
-        if not isinstance(source, Path):
-            data = self.doc.data
-            return [data[s:e] for s, e in zip(starts, ends)]
-        with open(source, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            return [mapped[s:e] for s, e in zip(starts, ends)]
+        return self.doc.byte_ranges(list(zip(starts, ends)))
 
 
 # -- entry point -----------------------------------------------------------------------------

@@ -18,7 +18,6 @@ and the line path reads the file, locating each problem.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import polars as pl
 
@@ -115,7 +114,7 @@ def _layout(doc: Document, raw_head: bytes, skip: int) -> _Layout | None:
         return None
     trailer, trailer_bytes = found
     start = sum(len(line) + 1 for line in raw_head.split(b"\n")[:skip])
-    end = _size(doc) - trailer_bytes
+    end = doc.size() - trailer_bytes
     return _Layout(skip, start, end, trailer) if end > start else None
 
 
@@ -138,11 +137,6 @@ def _trailer(doc: Document) -> tuple[list[str], int] | None:
 
 def _text(line: bytes) -> str:
     return line.decode("utf-8", errors="replace")
-
-
-def _size(doc: Document) -> int:
-    source = doc.source()
-    return source.stat().st_size if isinstance(source, Path) else len(doc.data)
 
 
 def _outside_lines(head: list[str], layout: _Layout, rows: int) -> pl.DataFrame:
