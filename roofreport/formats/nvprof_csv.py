@@ -263,10 +263,15 @@ def _dims(frame: pl.DataFrame, cols: list[str]) -> pl.Expr | pl.Series:
 
 
 def _gpu_trace(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseResult) -> None:
+    add_trace(gpu_trace_table(frame, units), result)
+
+
+def gpu_trace_table(frame: pl.DataFrame, units: dict[str, str] | None) -> pl.DataFrame:
+    """A GPU trace's rows as activities: kind, times and sizes in base units, launch shapes."""
     def text(col: str) -> pl.Expr:
         return pl.col(col) if col in frame.columns else pl.lit(None, pl.String)
 
-    trace = frame.select(
+    return frame.select(
         "source_line", _activity_kinds(frame).alias("kind"), text("name").alias("name"),
         _cell(frame, "start", units).alias("start_ns"),
         _cell(frame, "duration", units).alias("duration_ns"), _cell(frame, "size", units).alias("bytes"),
@@ -274,7 +279,6 @@ def _gpu_trace(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseR
         _int(frame, "context").alias("context"), _int(frame, "stream").alias("stream"),
         _int(frame, "correlation_id").alias("correlation_id"),
         _dims(frame, ["gx", "gy", "gz"]).alias("grid"), _dims(frame, ["bx", "by", "bz"]).alias("block"))
-    _add_trace(trace, result)
 
 
 def _activity_kinds(frame: pl.DataFrame) -> pl.Series | pl.Expr:
@@ -286,7 +290,7 @@ def _activity_kinds(frame: pl.DataFrame) -> pl.Series | pl.Expr:
         T._activity_kind(pl.col("name")).alias("kind")))["kind"].fill_null("kernel")
 
 
-def _add_trace(trace: pl.DataFrame, result: ParseResult) -> None:
+def add_trace(trace: pl.DataFrame, result: ParseResult) -> None:
     """As `nvprof_text.add_gpu_trace`, the kind already known: one activity per row and one
     `kernels` launch per kernel row. The kernels are picked from the conformed activities, so
     both tables share one copy of each name (Categorical -> shared-buffer String)."""
