@@ -28,6 +28,8 @@ _QUOTED = r'"(?:[^"]|"")*"'
 _FIELD = rf'(?:[^",]*|{_QUOTED})'
 _RECORD = rf"^{_FIELD}(?:,{_FIELD})*$"
 _REPEATED_TEXT = ("name", "device", "src_kind", "dst_kind")
+_WHOLE_NUMBERS = ("correlation_id", "context", "stream", "grid_x", "grid_y", "grid_z",
+                  "block_x", "block_y", "block_z")
 
 
 @dataclass(frozen=True)
@@ -92,8 +94,11 @@ def _read_typed(doc: Document, header: Header) -> pl.DataFrame:
                if c is not None and c.field not in TEXT_FIELDS}
     if header.report.id == "gputrace":
         # Kernel names repeat a million times in a trace: stored once each (see frames.py).
-        numeric.update({f"c{i}": pl.Categorical for i, c in enumerate(header.cols)
-                        if c is not None and c.field in _REPEATED_TEXT})
+        # Ids and launch dimensions are whole numbers the tables keep as such: read as Int64,
+        # no Float64 copy to cast (a cell that is not one sends the file down the line path).
+        numeric.update({f"c{i}": pl.Categorical if c.field in _REPEATED_TEXT else pl.Int64
+                        for i, c in enumerate(header.cols)
+                        if c is not None and c.field in _REPEATED_TEXT + _WHOLE_NUMBERS})
     frame = pl.read_csv(doc.source(), skip_lines=header.line_no - 1, infer_schema=False,
                         has_header=True, new_columns=[f"c{i}" for i in range(len(header.names))],
                         schema_overrides=numeric or None, null_values=list(numbers.MISSING),

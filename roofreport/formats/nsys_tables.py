@@ -78,9 +78,12 @@ def typed(cells: Cells) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def _plain(frame: pl.DataFrame, field: str) -> pl.Expr:
-    """A column of plain numbers as Float64, NaN as null. A column the CSV reader already
+    """A column of plain numbers as Float64 (whole numbers the reader typed stay so), NaN as
+    null. A column the CSV reader already
     typed is used as it is unless it holds a NaN (no copy of a million-row column for nothing)."""
     column = pl.col(field)
+    if frame.schema[field].is_integer():   # read as whole numbers (ids, launch dimensions)
+        return column
     if frame.schema[field] == pl.Float64 and not frame[field].is_nan().any():
         return column
     return column.cast(pl.Float64, strict=False).fill_nan(None)
