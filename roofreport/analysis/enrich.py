@@ -70,11 +70,18 @@ def with_name_facts(kernels: pl.DataFrame, rules: list[Rule] | None = None) -> p
     none) and tensor flags. A trace names a few dozen kernels a million times: the facts are
     worked out once per distinct name and gathered back to the rows (`frames.per_distinct`)."""
     facts = per_distinct(kernels["name"], lambda names: name_facts(names, rules))
-    kernels = kernels.with_columns(
-        pl.coalesce(pl.col("short_name"), facts["__short"]).alias("short_name"),
-        pl.coalesce(pl.col("category"), facts["__category"]).alias("category"),
-        pl.coalesce(pl.col("region"), facts["__phase"]).alias("region"))
+    kernels = kernels.with_columns(_kept_or(kernels, "short_name", facts["__short"]),
+                                   _kept_or(kernels, "category", facts["__category"]),
+                                   _kept_or(kernels, "region", facts["__phase"]))
     return with_tensor_flags(kernels, facts["__tensor_name"].fill_null(False))
+
+
+def _kept_or(kernels: pl.DataFrame, column: str, derived: pl.Series) -> pl.Expr:
+    """`column` where the log set it, else `derived`. A column the log left empty (every
+    trace) takes the gathered values themselves: coalescing would copy a million views."""
+    if kernels[column].null_count() == kernels.height:
+        return pl.lit(derived).alias(column)
+    return pl.coalesce(pl.col(column), derived).alias(column)
 
 
 def with_phase_regions(kernels: pl.DataFrame) -> pl.DataFrame:
