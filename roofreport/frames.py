@@ -45,12 +45,7 @@ def per_distinct(series: pl.Series, derive: Callable[[pl.Series], pl.DataFrame])
     derived = derive(distinct)
     if derived.height != distinct.len():
         raise ValueError("derive must return one row per distinct value")
-    return derived[codes] if codes.null_count() == 0 else _gather_nullable(derived, codes)
-
-
-def _gather_nullable(frame: pl.DataFrame, codes: pl.Series) -> pl.DataFrame:
-    """Rows of `frame` by code; a null code gives a row of nulls."""
-    return frame.select(pl.all().gather(codes))
+    return derived.select(pl.all().gather(codes))   # a null code (null value) gives nulls
 
 
 def per_distinct_ints(frame: pl.DataFrame, cols: list[str], expr: pl.Expr) -> pl.Series | pl.Expr:

@@ -52,3 +52,9 @@ def test_conform_turns_categorical_names_into_strings():
     out = schema.conform("kernels", frame)
     assert out.schema["name"] == pl.String
     assert_series_equal(out["name"], pl.Series("name", NAMES))
+
+
+def test_per_distinct_of_an_all_null_column_gives_null_rows():
+    out = per_distinct(pl.Series("name", [None, None], dtype=pl.String),
+                       lambda values: pl.DataFrame({"length": values.str.len_chars()}))
+    assert out["length"].to_list() == [None, None]
