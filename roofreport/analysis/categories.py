@@ -58,14 +58,3 @@ def categorize(names: pl.Series, rules: list[Rule] | None = None) -> pl.Series:
     for category, pattern in reversed(rules):
         expr = pl.when(pl.col("n").str.contains(pattern)).then(pl.lit(category)).otherwise(expr)
     return per_distinct(names, lambda d: d.to_frame("n").select(expr.alias("category")))["category"]
-
-
-def with_categories(frame: pl.DataFrame, rules: list[Rule] | None = None,
-                    name_col: str = "name") -> pl.DataFrame:
-    """`frame` with its `category` column filled where it is null."""
-    if not frame.height:
-        return frame
-    cats = categorize(frame[name_col], rules)
-    if "category" in frame.columns:
-        return frame.with_columns(pl.coalesce(pl.col("category"), cats).alias("category"))
-    return frame.with_columns(cats)

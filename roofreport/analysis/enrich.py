@@ -24,7 +24,7 @@ import polars as pl
 from roofreport import hardware
 from roofreport.analysis.categories import Rule, categorize
 from roofreport.analysis.counters import fill_kernel_counters
-from roofreport.analysis.names import short_name
+from roofreport.analysis.names import short_names
 from roofreport.analysis.regions import phase_of
 from roofreport.analysis.tensor import names_look_tensor
 from roofreport.frames import per_distinct
@@ -58,7 +58,7 @@ def name_facts(names: pl.Series, rules: list[Rule] | None = None) -> pl.DataFram
     """What a kernel name alone tells, one row per name: short name, category, phase, and
     whether it names a tensor-core kernel."""
     return pl.DataFrame({
-        "__short": pl.Series([short_name(n) for n in names.to_list()], dtype=pl.String),
+        "__short": short_names(names),
         "__category": categorize(names, rules),
         "__phase": phase_of(names),
         "__tensor_name": pl.select(names_look_tensor(pl.lit(names.cast(pl.String)))).to_series(),

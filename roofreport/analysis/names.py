@@ -91,12 +91,16 @@ def _demangle_nested(s: str) -> str | None:
     return "::".join(p for p in parts if p) or None
 
 
+def short_names(names: pl.Series) -> pl.Series:
+    """`short_name` of each of a few names (a Python call per value: give it distinct ones)."""
+    return pl.Series([short_name(n) for n in names.to_list()], dtype=pl.String)
+
+
 def with_short_names(frame: pl.DataFrame, name_col: str = "name", out_col: str = "short_name") -> pl.DataFrame:
     """`frame` with `out_col` filled (where null) from `name_col`, once per distinct name."""
     if not frame.height:
         return frame
-    shorts = per_distinct(frame[name_col], lambda d: pl.DataFrame(
-        {"s": pl.Series([short_name(n) for n in d.to_list()], dtype=pl.String)}))["s"]
+    shorts = per_distinct(frame[name_col], lambda d: short_names(d).to_frame("s"))["s"]
     if out_col in frame.columns:
         return frame.with_columns(pl.coalesce(pl.col(out_col), shorts).alias(out_col))
     return frame.with_columns(shorts.alias(out_col))
