@@ -7,7 +7,7 @@ import pytest
 from polars.testing import assert_series_equal
 
 from roofreport import schema
-from roofreport.frames import codes_and_distinct, per_distinct, shared_strings
+from roofreport.frames import codes_and_distinct, distinct_rows, per_distinct, shared_strings
 
 NAMES = ["void gemm<float>(int)", "[CUDA memcpy HtoD]", None, "void gemm<float>(int)", "relu"]
 
@@ -58,3 +58,17 @@ def test_per_distinct_of_an_all_null_column_gives_null_rows():
     out = per_distinct(pl.Series("name", [None, None], dtype=pl.String),
                        lambda values: pl.DataFrame({"length": values.str.len_chars()}))
     assert out["length"].to_list() == [None, None]
+
+
+def test_distinct_rows_are_unique_in_first_seen_order_with_nulls():
+    frame = pl.DataFrame({"file": ["b", "b", "a", "a", "b", None, None, "a"],
+                          "device": ["x", "x", "y", None, "x", None, None, None],
+                          "other": range(8)})
+    got = distinct_rows(frame, ["file", "device"])
+    assert got.rows() == [("b", "x"), ("a", "y"), ("a", None), (None, None)]
+    assert got.rows() == frame.select("file", "device").unique(maintain_order=True).rows()
+
+
+def test_distinct_rows_of_an_empty_frame_is_empty():
+    frame = pl.DataFrame(schema={"file": pl.String, "device": pl.String})
+    assert distinct_rows(frame, ["file", "device"]).height == 0

@@ -27,7 +27,7 @@ from roofreport.analysis.counters import fill_kernel_counters
 from roofreport.analysis.names import short_names
 from roofreport.analysis.regions import phase_of
 from roofreport.analysis.tensor import names_look_tensor
-from roofreport.frames import per_distinct
+from roofreport.frames import distinct_rows, per_distinct
 
 FLOP_COLUMNS = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor"]
 _CC_FAMILY = [(r"^3\.", "kepler"), (r"^5\.", "maxwell"), (r"^6\.", "pascal"), (r"^7\.[02]$", "volta"),
@@ -111,7 +111,7 @@ def file_gpus(kernels: pl.DataFrame, metrics: pl.DataFrame,
     """source_file, run, gpu_model, family: from device names in the logs, then the compute
     capability, then other files of the same run, then GPU tokens in the file's path."""
     db = db or hardware.load_database()
-    files = kernels.select("source_file", "run").unique()
+    files = distinct_rows(kernels, ["source_file", "run"])
     named = _device_names(kernels, metrics)
     ccs = _cc_families(metrics)
     rows = []
@@ -131,9 +131,9 @@ def file_families(kernels: pl.DataFrame, metrics: pl.DataFrame) -> dict[str, str
 
 
 def _device_names(kernels: pl.DataFrame, metrics: pl.DataFrame) -> dict[str, list[str]]:
-    parts = [kernels.select("source_file", pl.col("device").alias("n"))]
+    parts = [distinct_rows(kernels, ["source_file", "device"]).rename({"device": "n"})]
     if metrics.height:
-        parts.append(metrics.select("source_file", pl.col("device").alias("n")))
+        parts.append(distinct_rows(metrics, ["source_file", "device"]).rename({"device": "n"}))
         parts.append(metrics.filter(pl.col("metric") == "device__attribute_display_name")
                      .select("source_file", pl.col("value_text").alias("n")))
     names = pl.concat(parts).drop_nulls().unique(maintain_order=True)
