@@ -10,6 +10,7 @@ from polars.testing import assert_frame_equal
 
 from roofreport import grammar
 from roofreport.formats import ncu_text, ncu_text_lines
+from roofreport.formats.ncu_text_lines import Distinct, Memo
 from roofreport.textio import Document
 from tests.conftest import CORPUS, corpus_path
 
@@ -82,17 +83,51 @@ def test_small_blocks_and_distinct_lines_give_the_same_tables(rel, monkeypatch):
 
 
 @pytest.mark.parametrize("rel", TEXT_LOGS)
-def test_blocks_hold_the_documents_lines(rel):
-    """Blocks of 1 KB (a BOM or U+001F starting a block included) give Document.lines()."""
+@pytest.mark.parametrize("coded", [False, True])
+def test_blocks_hold_the_documents_lines(rel, coded, monkeypatch):
+    """Blocks of 1 KB (a BOM or U+001F starting a block included) give Document.lines(),
+    read as text or (every block, whatever its sample) as codes of distinct lines."""
+    monkeypatch.setattr(ncu_text_lines.Distinct, "MOST", 1.0)
     doc = Document.open(corpus_path(*rel.split("/")))
-    assert_frame_equal(pl.concat(ncu_text_lines.read_blocks(doc, size=1024)), doc.lines())
+    assert_frame_equal(pl.concat(ncu_text_lines.read_blocks(doc, size=1024, coded=coded)), doc.lines())
 
 
-def test_blocks_hold_the_lines_of_odd_bytes():
+@pytest.mark.parametrize("coded", [False, True])
+def test_blocks_hold_the_lines_of_odd_bytes(coded, monkeypatch):
+    monkeypatch.setattr(ncu_text_lines.Distinct, "MOST", 1.0)
     text = "\ufeff\ufeffhead\n" + "x\x1fy\n\ufeffz\n\n" * 200 + "\u00e9 last"
     doc = Document.from_text(text)
     for size in (7, 64, 1 << 20):
-        assert_frame_equal(pl.concat(ncu_text_lines.read_blocks(doc, size=size)), doc.lines())
+        assert_frame_equal(pl.concat(ncu_text_lines.read_blocks(doc, size=size, coded=coded)), doc.lines())
+
+
+def test_coded_blocks_only_where_lines_repeat():
+    """A block is read as codes when few of its sampled lines are distinct."""
+    repeating = b"    dram__bytes.sum    Mbyte    76.02\n" * 5000
+    distinct = Distinct.read(repeating)
+    assert distinct is not None and distinct.texts.to_list() == ["    dram__bytes.sum    Mbyte    76.02"]
+    assert distinct.codes.len() == 5000 and distinct.codes.n_unique() == 1
+    assert Distinct.read(b"".join(b"    m%d  unit  %d\n" % (i, i) for i in range(5000))) is None
+    blanks = Distinct.read(b"a\n\n" * 3000)   # blank lines are "" as split_lines gives them
+    assert blanks.texts.gather(blanks.codes).head(3).to_list() == ["a", "", "a"]
+
+
+def test_memo_derives_each_distinct_text_once():
+    memo, calls = Memo(), []
+
+    def derive(texts: pl.Series) -> pl.DataFrame:
+        calls.append(texts.to_list())
+        return pl.DataFrame({"n": texts.str.len_chars()})
+
+    for block in (["ab", "c"], ["c", "ab", "defg"], ["defg"]):
+        texts = pl.Series(block)
+        assert memo.derive("len", memo.ids(texts), texts, derive)["n"].to_list() == [len(t) for t in block]
+    assert calls == [["ab", "c"], ["defg"]]
+    # Past `MOST` texts the memo starts afresh (derives again).
+    memo.MOST = 2
+    texts = pl.Series(["x", "y", "z"])
+    assert memo.derive("len", memo.ids(texts), texts, derive)["n"].to_list() == [1, 1, 1]
+    assert calls[-1] == ["x", "y", "z"]
 
 
 def test_block_boundaries_fall_between_lines():

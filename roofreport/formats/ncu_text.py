@@ -31,7 +31,8 @@ from roofreport import grammar
 from roofreport.errors import ParseError
 from roofreport.formats import ncu_csv, ncu_status, ncu_text_rows
 from roofreport.formats.base import ParseResult
-from roofreport.formats.ncu_text_lines import ROWS, Distinct, by_distinct, classify, code, kinds, read_blocks_ahead
+from roofreport.formats.ncu_text_lines import (ROWS, Distinct, Memo, by_distinct, classify, code, kinds,
+                                              read_blocks_ahead)
 from roofreport.textio import Document
 
 FAMILY = "ncu"
@@ -39,6 +40,7 @@ _RULES = ("table_rule_line", "raw_rule_line")
 _OPENS_KERNEL = ("kernel_line", "device_line", "process_line")
 _NSIGHT = ["nsight", "Nsight"]   # lines naming an Nsight Compute path: ncu_status reads the version
 _ALARMS = ["==WARNING==", "==ERROR=="]
+_TAIL = 256   # a block's last lines, where its last meaningful line is looked for first
 _NONE = (1 << 32) - 1  # a field reset (no process/device/section/rule in force), before filling
 
 
@@ -46,7 +48,7 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     g = grammar.load("ncu")
     blocks = Blocks(g, doc, result)
-    with closing(read_blocks_ahead(doc, prepare=Distinct.of)) as ahead:  # closed on an error too
+    with closing(read_blocks_ahead(doc, coded=True)) as ahead:  # closed on an error too
         for lines, distinct in ahead:
             blocks.read(lines, distinct)
     kernels = blocks.kernels()
@@ -88,6 +90,14 @@ def _whole_lines(doc: Document, g: grammar.Grammar) -> Callable[[], pl.DataFrame
 def _has_csv_header(lines: pl.DataFrame, g: grammar.Grammar) -> bool:
     return lines.filter(pl.col("kind") == "other")["text"].str.contains(
         "^" + g.terminal("HEADER_FIRST") + ",").any()
+
+
+def _is_alarm(text: pl.Series) -> pl.Series:
+    return text.str.contains_any(_ALARMS)
+
+
+def _is_note(text: pl.Series) -> pl.Series:
+    return text.str.starts_with("[libprotobuf ") | text.str.contains_any(_NSIGHT)
 
 
 # -- context ---------------------------------------------------------------------------------
@@ -141,6 +151,7 @@ class Blocks:
     nvtx: list[pl.DataFrame] = field(default_factory=list)
     lines: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {"status": [], "notes": []})
     ending: dict = field(default_factory=lambda: {"closes": False, "last": None})
+    memo: Memo = field(default_factory=Memo)   # per distinct line, across blocks
     tables: ncu_text_rows.Tables = field(init=False)
     _distinct: "Distinct | None" = field(default=None, init=False)   # the block being read
     _texts: pl.Series | None = field(default=None, init=False)        # `texts` as strings
@@ -161,14 +172,19 @@ class Blocks:
         if distinct is None:
             k, looked_at = classify(lines["text"], self.g)
         else:
-            k, looked_at = (s.gather(distinct.codes) for s in classify(distinct.texts, self.g))
+            distinct.attach(self.memo)
+            facts = distinct.per_text(self._facts, "facts")
+            k = facts["k"].gather(distinct.codes)
         lines = lines.with_columns(k=k)
         is_row = k.is_in(code(self.g, *ROWS))
         ctx = self._context(lines.filter(~is_row))
         at = (~is_row).cast(pl.UInt32).cum_sum()   # each line's context: row `at` of ctx
         self.rows.append(self.tables.rows(lines, ctx, at, distinct))
         self._keep_heads(ctx)
-        self._keep_lines(ctx, lines.filter(looked_at))
+        if distinct is None:
+            self._keep_lines(ctx, lines.filter(looked_at))
+        else:
+            self._keep_coded_lines(lines, facts)
         self._track_ending(lines, ctx, at)
         self.carry = Carry.after(ctx)
 
@@ -197,17 +213,18 @@ class Blocks:
         marks = {name: pl.when(k.is_in(code(self.g, *sets))).then(value)
                  .when(k.is_in(code(self.g, *ends))).then(pl.lit(_NONE, pl.UInt32))
                  for name, (sets, ends) in _FIELDS.items()}
-        marked = lines.select(
+        marked = lines.lazy().select(
             "line_no", "k", "text", kernel=k == kernel, seq=pl.lit(None, pl.Int64),
             in_results=pl.when(k == process).then(True).when(k == status).then(False),
             seq_ok=pl.lit(None, pl.Boolean), **marks)
-        first = self.carry.frame().with_columns(pl.col(*_FIELDS).fill_null(_NONE), kernel=pl.lit(False))
-        ctx = pl.concat([first, marked], how="diagonal_relaxed").with_columns(
+        first = self.carry.frame().lazy().with_columns(pl.col(*_FIELDS).fill_null(_NONE), kernel=pl.lit(False))
+        # One query: polars fills the columns in parallel.
+        return pl.concat([first, marked], how="diagonal_relaxed").with_columns(
             pl.col("in_results", *_FIELDS).forward_fill(),
-            seq=pl.col("kernel").cum_sum().cast(pl.Int64) + self.carry.seq)
-        return ctx.with_columns(
+            seq=pl.col("kernel").cum_sum().cast(pl.Int64) + self.carry.seq
+        ).with_columns(
             *[pl.when(pl.col(name) != _NONE).then(name).alias(name) for name in _FIELDS],
-            seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill())
+            seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill()).collect()
 
     def _field_values(self, lines: pl.DataFrame) -> pl.Series:
         """Per line, what it sets: the code of its pid, gpu or section, or its rule's id."""
@@ -215,7 +232,7 @@ class Blocks:
         values = pl.repeat(None, lines.height, dtype=pl.UInt32, eager=True)
         if not setting.any():
             return values
-        return values.scatter(setting.arg_true(), self._per_line(lines.filter(setting), self._fields_of))
+        return values.scatter(setting.arg_true(), self._per_line(lines.filter(setting), self._fields_of, "fields"))
 
     def _fields_of(self, texts: pl.Series) -> pl.Series:
         """For distinct texts of process, section, rule and device lines (tried in the order of
@@ -229,18 +246,19 @@ class Blocks:
         rules = self.tables.rule_ids(texts)
         return codes.select(pl.coalesce("process_line", "section_line", pl.lit(rules), "device_line")).to_series()
 
-    def _per_line(self, lines: pl.DataFrame, derive: Callable[[pl.Series], pl.Series | pl.DataFrame]):
-        """`derive` of the texts of some of the block's lines, once per distinct text."""
+    def _per_line(self, lines: pl.DataFrame, derive: Callable[[pl.Series], pl.Series | pl.DataFrame], key: str):
+        """`derive` of the texts of some of the block's lines, once per distinct text (once per
+        log under `key` when the blocks repeat their lines)."""
         if self._distinct is None:
             return by_distinct(lines["text"], derive)
-        return self._distinct.per_line(self._distinct.codes.gather(lines["line_no"] - self._first), derive)
+        return self._distinct.per_line(self._distinct.codes.gather(lines["line_no"] - self._first), derive, key)
 
     # -- kernel headers, NVTX items, ncu's own lines
 
     def _keep_heads(self, ctx: pl.DataFrame) -> None:
         heads = ctx.filter(pl.col("kernel") & pl.col("in_results"))
         if heads.height:
-            fields = self._per_line(heads, lambda d: head_fields(d, self.g, self.code_of))
+            fields = self._per_line(heads, lambda d: head_fields(d, self.g, self.code_of), "head")
             self.heads.append(pl.concat([heads.select("line_no", "seq", "pid", "gpu"), fields],
                                         how="horizontal"))
         items = ctx.filter((pl.col("k") == code(self.g, "nvtx_item_line")[0]) & pl.col("seq_ok"))
@@ -253,16 +271,26 @@ class Blocks:
         # With results, only WARNING and ERROR lines matter (ncu_status.report); without,
         # the whole log is read again.
         status = ctx.filter(pl.col("k") == code(self.g, "status_line")[0])
-        kept = {"status": status.filter(self._where(status, lambda t: t.str.contains_any(_ALARMS))),
-                "notes": looked_at.filter(self._where(looked_at, lambda t: t.str.starts_with("[libprotobuf ")
-                                                      | t.str.contains_any(_NSIGHT)))}
+        kept = {"status": status.filter(_is_alarm(status["text"])), "notes": looked_at.filter(_is_note(looked_at["text"]))}
         for name, found in kept.items():
             if found.height:
                 self.lines[name].append(found.select("line_no", text=self.code_of(pl.col("text"))))
 
-    def _where(self, lines: pl.DataFrame, test: Callable[[pl.Series], pl.Series]) -> pl.Series:
-        """`test` of the lines' texts (once per distinct line when the block repeats)."""
-        return test(lines["text"]) if self._distinct is None else self._per_line(lines, test)
+    def _facts(self, texts: pl.Series) -> pl.DataFrame:
+        """Of distinct line texts: the kind code (`k`), and the text's code when it is a
+        status line kept (`status`) or a note (`notes`), as `_keep_lines` keeps them."""
+        k, looked_at = classify(texts, self.g)
+        kept = {"status": (k == code(self.g, "status_line")[0]) & _is_alarm(texts),
+                "notes": looked_at & _is_note(texts)}
+        return pl.DataFrame({"k": k, "text": texts}).select(
+            "k", **{name: pl.when(pl.lit(keep)).then(self.code_of(pl.col("text"))) for name, keep in kept.items()})
+
+    def _keep_coded_lines(self, lines: pl.DataFrame, facts: pl.DataFrame) -> None:
+        """`_keep_lines` of a block read as codes, from the `_facts` of its distinct lines."""
+        for name in self.lines:
+            if facts[name].null_count() < facts.height:
+                found = lines.select("line_no", text=facts[name].gather(self._distinct.codes))
+                self.lines[name].append(found.filter(pl.col("text").is_not_null()))
 
     def kept(self, name: str) -> pl.DataFrame:
         """The kept status lines or notes: line_no, text, kind."""
@@ -276,18 +304,26 @@ class Blocks:
 
     def _track_ending(self, lines: pl.DataFrame, ctx: pl.DataFrame, at: pl.Series) -> None:
         """What `check_truncation` needs: whether a rule ever closed a table (a rule right
-        after a row, blank and other lines aside), and the last meaningful line."""
-        meaningful = ~lines["k"].is_in(code(self.g, "blank_line", "other"))
-        kinds = lines["k"].filter(meaningful)
-        if not kinds.len():
-            return
+        after a row, blank and other lines aside), and the last meaningful line (looked for
+        in the block's last lines first)."""
+        k, meaningful = lines["k"], self._meaningful
         last = self.ending["last"]
-        prev = kinds.shift(1, fill_value=last["k"] if last else None)
-        self.ending["closes"] |= bool((kinds.is_in(code(self.g, *_RULES))
-                                       & (prev == code(self.g, "table_row_line")[0])).any())
-        i = lines.height - 1 - meaningful.reverse().arg_max()
-        self.ending["last"] = {"line_no": lines["line_no"][i], "k": kinds[-1],
+        if not self.ending["closes"]:
+            kinds = k.filter(meaningful(k))
+            prev = kinds.shift(1, fill_value=last["k"] if last else None)
+            self.ending["closes"] = bool((kinds.is_in(code(self.g, *_RULES))
+                                          & (prev == code(self.g, "table_row_line")[0])).any())
+        found = meaningful(k.tail(_TAIL))
+        if not found.any():
+            found = meaningful(k)
+            if not found.any():
+                return
+        i = lines.height - 1 - found.reverse().arg_max()
+        self.ending["last"] = {"line_no": lines["line_no"][i], "k": k[i],
                                **ctx.select("in_results", "seq_ok", "rule").row(at[i], named=True)}
+
+    def _meaningful(self, k: pl.Series) -> pl.Series:
+        return ~k.is_in(code(self.g, "blank_line", "other"))
 
     def check_truncation(self) -> None:
         """A table still open at the end of the file means the log was cut mid-kernel, in the

@@ -11,6 +11,7 @@ the same kernels' tables over and over) is worked per distinct line (`Distinct`)
 from __future__ import annotations
 
 import codecs
+import io
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,7 +21,7 @@ from typing import Callable, Iterator
 import polars as pl
 
 from roofreport import grammar
-from roofreport.textio import Document, split_lines
+from roofreport.textio import _LINE_READER, Document, split_lines
 
 BLOCK_BYTES = 31 << 20   # under glibc's 32 MiB mmap threshold: a block's bytes reuse the last one's memory
 ROWS = ("table_row_line", "raw_row_line")
@@ -50,48 +51,54 @@ def code(g: grammar.Grammar, *names: str) -> list[int]:
 
 # -- reading ---------------------------------------------------------------------------------
 
-def read_blocks(doc: Document, size: int | None = None) -> Iterator[pl.DataFrame]:
+def read_blocks(doc: Document, size: int | None = None, coded: bool = False) -> Iterator[pl.DataFrame]:
     """The document's lines (`line_no`, `text`), about `size` bytes of whole lines at a time.
     A block is read where the last one ended (a line cut by the block's end is read again at
     the start of the next, so no bytes are copied to glue blocks); `BLOCK_BYTES` by default."""
-    for lines, _ in read_blocks_ahead(doc, size, lambda text: None):
+    for lines, _ in read_blocks_ahead(doc, size, coded):
         yield lines
 
 
-def read_blocks_ahead(doc: Document, size: int | None = None,
-                      prepare: Callable[[pl.Series], object] = lambda text: None) -> Iterator[tuple]:
-    """(lines, `prepare(text)`) of each block of `read_blocks`: the next block is read, split
-    and prepared in a thread while the caller works on this one."""
+def read_blocks_ahead(doc: Document, size: int | None = None, coded: bool = False) -> Iterator[tuple]:
+    """(lines, `Distinct` or None) of each block of `read_blocks`: the next block is read and
+    split in a thread while the caller works on this one. With `coded`, a block whose lines
+    repeat is read as codes of its distinct lines (`Distinct.read`)."""
     size = size or BLOCK_BYTES
     source = doc.source()
+    # One buffer takes every block's bytes (no fresh pages per block); a small log's is small.
+    buffer = bytearray(min(size, doc.size() + 1))
     with (open(source, "rb") if isinstance(source, Path) else source) as fh, \
             ThreadPoolExecutor(max_workers=1) as reader:
-        first, ahead = 1, reader.submit(_read_block, fh, 0, size, prepare)
+        ahead = reader.submit(_read_block, fh, buffer, 0, size, 1, coded)
         while True:
-            lines, prepared, pos, size = ahead.result()
+            lines, distinct, pos, size = ahead.result()
             if lines is None:
                 return
-            ahead = reader.submit(_read_block, fh, pos, size, prepare)
-            yield lines.with_columns(pl.col("line_no") + (first - 1)), prepared
-            first += lines.height
+            ahead = reader.submit(_read_block, fh, buffer, pos, size, lines["line_no"][-1] + 1, coded)
+            yield lines, distinct
 
 
-def _read_block(fh, pos: int, size: int, prepare: Callable[[pl.Series], object]) -> tuple:
-    """(lines of the block at `pos`, `prepare` of their text, where the next block starts,
-    the block size to go on with: doubled while one line is longer than a block)."""
+def _read_block(fh, buffer: bytearray, pos: int, size: int, first: int, coded: bool) -> tuple:
+    """(the whole lines of the `size` bytes at `pos`, numbered from `first`, their `Distinct`
+    (None: not coded), where the next block starts, the block size to go on with: doubled
+    while one line is longer than a block). The bytes are read into `buffer`."""
     while True:
+        if len(buffer) < size:
+            buffer.extend(bytes(size - len(buffer)))
         fh.seek(pos)
-        data = fh.read(size)
-        if not data:
+        got = fh.readinto(memoryview(buffer)[:size])
+        if not got:
             return None, None, pos, size
-        end = len(data) if len(data) < size else data.rfind(b"\n") + 1
+        end = got if got < size else buffer.rfind(b"\n", 0, got) + 1
         if end:
             break
         size *= 2
-    lines = lines_of(data, at_start=pos == 0)
-    if end < len(data):
-        lines = lines.head(lines.height - 1)
-    return lines, prepare(lines["text"]), pos + end, size
+    data = memoryview(buffer)[:end].tobytes()
+    # A later block starting with a BOM is split by `lines_of` (see there), never coded.
+    distinct = Distinct.read(data) if coded and (pos == 0 or not data.startswith(codecs.BOM_UTF8)) else None
+    if distinct is not None:
+        return distinct.lines(first), distinct, pos + end, size
+    return lines_of(data, at_start=pos == 0).with_columns(pl.col("line_no") + (first - 1)), None, pos + end, size
 
 
 def lines_of(data: bytes, at_start: bool) -> pl.DataFrame:
@@ -150,27 +157,114 @@ def by_distinct(values: pl.Series, derive: Callable[[pl.Series], pl.Series | pl.
 class Distinct:
     """A block's distinct lines (`texts`) and each line's index among them (`codes`), when
     its lines repeat enough that working per distinct line pays (a big log printing the same
-    kernels' tables over and over)."""
+    kernels' tables over and over). With a `Memo` attached, what is derived of a line is kept
+    for the lines of later blocks with the same text."""
 
     codes: pl.Series
     texts: pl.Series
+    memo: "Memo | None" = None
+    ids: pl.Series | None = None   # each distinct text's id in `memo`
 
-    SAMPLE = 4096
+    SAMPLE = 32, 8 << 10   # pieces of a block's bytes, their size: the lines sampled
     MOST = 0.25   # at most this share of a sample's lines distinct
 
     @classmethod
-    def of(cls, text: pl.Series) -> "Distinct | None":
-        sample = text.gather_every(max(1, text.len() // cls.SAMPLE))
-        if sample.n_unique() > cls.MOST * sample.len():
+    def read(cls, data: bytes) -> "Distinct | None":
+        """The lines of `data` (a block's bytes, split as `textio.split_lines` splits them) as
+        codes of their distinct texts, or None when a sample of them does not repeat enough."""
+        if not cls._repeats(data):
             return None
         cats = pl.Categories.random()
-        coded = text.cast(pl.Categorical(cats))
-        return cls(coded.to_physical(), cats.to_series())
+        source = io.BytesIO(data.replace(b"\x1f", b" ") if b"\x1f" in data else data)
+        codes = pl.read_csv(source, **_LINE_READER, schema={"text": pl.Categorical(cats)})["text"]
+        if codes.null_count():  # blank lines ("" in split_lines)
+            codes = codes.fill_null(pl.Series([""], dtype=pl.Categorical(cats))[0])
+        return cls(codes.to_physical(), cats.to_series())
 
-    def per_line(self, codes: pl.Series, derive: Callable[[pl.Series], pl.DataFrame]) -> pl.DataFrame:
-        """`derive` (one row per text) computed once per distinct line among `codes`."""
+    @classmethod
+    def _repeats(cls, data: bytes) -> bool:
+        """Whether few of the lines in pieces spread over `data` are distinct."""
+        pieces, size = cls.SAMPLE
+        if len(data) <= pieces * size:
+            sample = data.split(b"\n")
+        else:
+            step = (len(data) - size) // (pieces - 1)
+            sample = [line for at in range(0, pieces * step, step) for line in data[at:at + size].split(b"\n")[1:-1]]
+        return len(set(sample)) <= cls.MOST * len(sample)
+
+    def lines(self, first: int = 1) -> pl.DataFrame:
+        """line_no (from `first`), text: the lines as `textio.split_lines` gives them."""
+        return pl.DataFrame({"line_no": pl.int_range(first, first + self.codes.len(), dtype=pl.Int64, eager=True),
+                             "text": self.texts.gather(self.codes)})
+
+    def attach(self, memo: "Memo") -> None:
+        self.memo, self.ids = memo, memo.ids(self.texts)
+
+    def per_line(self, codes: pl.Series, derive: Callable[[pl.Series], pl.DataFrame],
+                 key: object = None) -> pl.DataFrame:
+        """`derive` (one row per text) computed once per distinct line among `codes` (once
+        per log for a `key` when a memo is attached)."""
+        found, at = self.found(codes, derive, key)
+        return found[at]
+
+    def found(self, codes: pl.Series, derive: Callable[[pl.Series], pl.DataFrame],
+              key: object = None) -> tuple[pl.DataFrame, pl.Series]:
+        """(`derive` of the distinct lines among `codes`, each code's row in it)."""
         seen = pl.repeat(False, self.texts.len(), eager=True).scatter(codes, True)
         present = seen.arg_true()
         at = pl.repeat(None, self.texts.len(), dtype=pl.UInt32, eager=True).scatter(
             present, pl.int_range(present.len(), dtype=pl.UInt32, eager=True))
-        return derive(self.texts.gather(present))[at.gather(codes)]
+        texts = self.texts.gather(present)
+        if key is None or self.memo is None:
+            return derive(texts), at.gather(codes)
+        return self.memo.derive(key, self.ids.gather(present), texts, derive), at.gather(codes)
+
+    def per_text(self, derive: Callable[[pl.Series], pl.DataFrame], key: object) -> pl.DataFrame:
+        """`derive` of every distinct text, in order (once per log with a memo attached)."""
+        if self.memo is None:
+            return derive(self.texts)
+        return self.memo.derive(key, self.ids, self.texts, derive)
+
+
+class Memo:
+    """What was derived of distinct lines, by `key` and line text, kept across a log's blocks:
+    a log repeating its lines block after block reads each distinct line once. The texts are
+    held as categories of their own; past `MOST` of them the memo starts afresh (memory)."""
+
+    MOST = 1 << 20
+
+    def __init__(self):
+        self._fresh()
+
+    def _fresh(self) -> None:
+        self._cats = pl.Categories.random()
+        self._alive = pl.Series([], dtype=pl.Categorical(self._cats))   # keeps the texts
+        self._known = 0
+        self._slots: dict[object, pl.Series] = {}    # key -> row in `_found` per text id
+        self._found: dict[object, pl.DataFrame | pl.Series] = {}
+
+    def ids(self, texts: pl.Series) -> pl.Series:
+        """Ids of distinct texts (UInt32), given on first sight."""
+        if self._known and self._known + texts.len() > self.MOST:
+            self._fresh()
+        ids = texts.cast(pl.Categorical(self._cats)).to_physical()
+        self._known = max(self._known, ids.max() + 1 if ids.len() else 0)
+        return ids
+
+    def derive(self, key: object, ids: pl.Series, texts: pl.Series,
+               derive: Callable[[pl.Series], pl.DataFrame]) -> pl.DataFrame:
+        """`derive` of `texts` (whose ids are `ids`), computed only for texts not seen before."""
+        slots = self._slots.get(key, pl.Series(dtype=pl.UInt32))
+        if slots.len() < self._known:
+            slots = slots.extend_constant(None, self._known - slots.len())
+        at = slots.gather(ids)
+        new = at.is_null()
+        if new.any() or key not in self._found:
+            found = derive(texts.filter(new))
+            done = len(self._found[key]) if key in self._found else 0
+            slots = slots.scatter(ids.filter(new), pl.int_range(done, done + len(found), dtype=pl.UInt32,
+                                                                 eager=True))
+            self._found[key] = found if not done else pl.concat([self._found[key], found], how="vertical")
+            at = slots.gather(ids)
+        self._slots[key] = slots
+        return self._found[key][at]

@@ -98,23 +98,34 @@ class Tables:
         if not rows.height:
             return pl.DataFrame()
         present = rows["rule"].unique().to_list()
-        parts = []
-        for rid in present:
-            part = rows if len(present) == 1 else rows.filter(pl.col("rule") == rid)
-            cells = self._cells(part["text"], rid) if distinct is None else \
-                distinct.per_line(part["line"], lambda texts: self._cells(texts, rid))
-            parts.append(pl.concat([part.select("line_no", "at"), cells], how="horizontal"))
-        rows = pl.concat(parts, how="diagonal_relaxed")
+        parts = [self._rows_under(rows if len(present) == 1 else rows.filter(pl.col("rule") == rid), rid, distinct)
+                 for rid in present]
+        rows = pl.concat([part for part, _, _ in parts], how="diagonal_relaxed")
         if len(parts) > 1:
             rows = rows.sort("line_no")
-        loose = rows.filter(~pl.col("fits"))
-        if loose.height:
+        if not all(fit for _, fit, _ in parts):
+            loose = rows.filter(~pl.col("fits"))
             fixed = self._split_loose(loose, lines)
             rows = rows.update(fixed.select("line_no", *[c for c in fixed.columns if c in rows.columns
                                                          and c != "line_no"]), on="line_no")
-        rows = rows.filter(pl.col("m").is_not_null())
+        if not all(named for _, _, named in parts):
+            rows = rows.filter(pl.col("m").is_not_null())
         return rows.select("line_no", *[c for c in ("m", "u", *_VALUES) if c in rows.columns],
                            seq=ctx["seq"].cast(pl.UInt32).gather(rows["at"]), sec=ctx["section"].gather(rows["at"]))
+
+    def _rows_under(self, part: pl.DataFrame, rid: int, distinct: Distinct | None) -> tuple[pl.DataFrame, bool, bool]:
+        """(the rows under rule `rid` with their cells, whether all fit the columns, whether
+        all name a metric). With `distinct`, the cells are cut once per distinct line and
+        only the cells needed are gathered to the rows."""
+        if distinct is None:
+            found, at = self._cells(part["text"], rid), None
+        else:
+            found, at = distinct.found(part["line"], lambda texts: self._cells(texts, rid), ("cells", rid))
+        fit, named = bool(found["fits"].all()), not found["m"].null_count()
+        if fit:
+            found = found.drop("fits", "summary")
+        cells = found if at is None else found[at]
+        return pl.concat([part.select("line_no", "at"), cells], how="horizontal"), fit, named
 
     def _cells(self, text: pl.Series, rid: int) -> pl.DataFrame:
         """Lines under one rule cut at its columns: cells as codes (the metric and unit cells
