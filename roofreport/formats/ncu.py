@@ -15,7 +15,7 @@ from functools import lru_cache
 import polars as pl
 
 from roofreport import grammar
-from roofreport.formats import ncu_csv, ncu_status, ncu_text
+from roofreport.formats import later
 from roofreport.formats.base import FormatSpec
 from roofreport.textio import Head
 
@@ -39,6 +39,8 @@ def sniff_csv(head: Head) -> str | None:
     start = _header_start()
     for line in head.lines:
         if start.match(line):
+            from roofreport.formats import ncu_csv  # only for a file with an ncu CSV header
+
             return ncu_csv.variant_for(ncu_csv.header_names_quick(line))
     tail = head.text.rsplit("\n", 1)[-1] if head.truncated else ""
     if start.match(tail):
@@ -51,6 +53,8 @@ def sniff_csv(head: Head) -> str | None:
 def sniff_text(head: Head) -> str | None:
     if not any(marker in head.text for marker in _TEXT_MARKERS):
         return None
+    from roofreport.formats import ncu_status  # only for a file with an ncu marker
+
     g = grammar.load("ncu")
     lines = pl.DataFrame({"text": head.lines}, schema={"text": pl.String})
     lines = lines.with_columns(kind=g.classify(pl.col("text"), "line"))
@@ -65,6 +69,8 @@ def sniff_text(head: Head) -> str | None:
 
 
 def _text_variant(lines: pl.DataFrame, kinds: set[str], g: grammar.Grammar, head: Head) -> str:
+    from roofreport.formats import ncu_text
+
     heads = ncu_text.kernel_fields(lines.filter(pl.col("kind") == "kernel_line"), g)
     if heads["block_size"].is_not_null().any():
         return "text summary per-gpu" if "device_line" in kinds else "text summary per-kernel"
@@ -80,6 +86,8 @@ def _text_variant(lines: pl.DataFrame, kinds: set[str], g: grammar.Grammar, head
 
 
 SPECS: list[FormatSpec] = [
-    FormatSpec(family=FAMILY, name="ncu-csv", sniff=sniff_csv, parse=ncu_csv.parse_csv),
-    FormatSpec(family=FAMILY, name="ncu-text", sniff=sniff_text, parse=ncu_text.parse_text),
+    FormatSpec(family=FAMILY, name="ncu-csv", sniff=sniff_csv,
+               parse=later("roofreport.formats.ncu_csv", "parse_csv")),
+    FormatSpec(family=FAMILY, name="ncu-text", sniff=sniff_text,
+               parse=later("roofreport.formats.ncu_text", "parse_text")),
 ]

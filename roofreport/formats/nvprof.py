@@ -4,7 +4,8 @@ The syntax lives in `grammars/nvprof.lark`. A log is read in one pass over its l
 (`nvprof_lines`): text tables (`nvprof_text`) and CSV tables (`nvprof_csv`) wherever their
 headers appear, as many processes as the log holds, then what nvprof said about the run
 (`nvprof_status`). SQLite profiles are read by `nvprof_sqlite`; an NVVP session file (XML) is
-recognised and reported as holding no profile data.
+recognised and reported as holding no profile data. Sniffing needs only `nvprof_lines` (and the
+CSV reader for a header of nvprof's own columns); the readers are imported to parse.
 
 Tables filled: `kernels`, `metrics`, `activities`, `api_calls`, `regions`.
 """
@@ -14,12 +15,12 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport.errors import ParseError
-from roofreport.formats import (nvprof_csv, nvprof_fast, nvprof_lines, nvprof_sqlite, nvprof_status,
-                                nvprof_text)
+from roofreport.formats import later, nvprof_lines
 from roofreport.formats.base import FormatSpec, ParseResult
 from roofreport.textio import Document, Head
 
 FAMILY = "nvprof"
+_SQLITE_MAGIC = b"SQLite format 3\x00"  # (`nvprof_sqlite._MAGIC`) every SQLite file starts so
 
 # Status messages only nvprof prints (a bare `==PID== Warning:` is valgrind's style too).
 _STRONG_STATUS = ("process_message", "application_message", "result_message",
@@ -59,6 +60,8 @@ def _header_variant(line: str) -> str | None:
             return variant
     if not nvprof_lines.matches(line, "csv_header_line"):
         return None
+    from roofreport.formats import nvprof_csv  # a header of nvprof's column names only
+
     try:
         names, sep = nvprof_csv.header(line)
     except ParseError:
@@ -71,6 +74,14 @@ def _header_variant(line: str) -> str | None:
     return f"{kind.replace('_', ' ')} {form}{suffix}"
 
 
+def sniff_sqlite(head: Head) -> str | None:
+    if not head.raw.startswith(_SQLITE_MAGIC):
+        return None
+    from roofreport.formats import nvprof_sqlite
+
+    return nvprof_sqlite.sniff(head)
+
+
 def sniff_session_xml(head: Head) -> str | None:
     text = head.text.lstrip()
     return "nvvp session (xml)" if text.startswith("<?xml") and "<session" in text[:4096] else None
@@ -79,6 +90,8 @@ def sniff_session_xml(head: Head) -> str | None:
 # -- parsing ---------------------------------------------------------------------------------
 
 def parse_log(doc: Document, variant: str) -> ParseResult:
+    from roofreport.formats import nvprof_fast, nvprof_status
+
     result = ParseResult(family=FAMILY, variant=variant)
     lines = nvprof_fast.read(doc, result)
     if lines is None:
@@ -91,6 +104,8 @@ def parse_log(doc: Document, variant: str) -> ParseResult:
 
 def read_lines(doc: Document, result: ParseResult) -> pl.DataFrame:
     """Every table of the log, line by line; returns the annotated lines."""
+    from roofreport.formats import nvprof_csv, nvprof_text
+
     lines = doc.lines()
     if nvprof_lines.is_spreadsheet(lines):
         lines = nvprof_lines.unspreadsheet(lines)
@@ -135,6 +150,6 @@ SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="nvprof-log", sniff=sniff_log, parse=parse_log),
 ]
 BINARY_SPECS: list[FormatSpec] = [
-    FormatSpec(family=FAMILY, name="nvprof-sqlite", sniff=nvprof_sqlite.sniff,
-               parse=nvprof_sqlite.parse, binary=True),
+    FormatSpec(family=FAMILY, name="nvprof-sqlite", sniff=sniff_sqlite,
+               parse=later("roofreport.formats.nvprof_sqlite", "parse"), binary=True),
 ]

@@ -18,6 +18,9 @@ are read), `smi.no-measurement`, `smi.gpu-by-position`, `smi.gpu-unknown`, `smi.
 `smi.truncated-name`, `smi.truncated-table`, `smi.truncated` (file ends mid-row),
 `smi.time-backwards`, `smi.multiline-cell`, `smi.nul-bytes`, `smi.pmon-not-sampled`,
 `smi.failed` (nvidia-smi's failure message beside samples; alone it is the file's error).
+
+Every file not claimed by another family is sniffed here, so the readers are imported only when
+a file is parsed (sniffing needs `smi_sniff`, or `smi_wrapper` for a CSV header).
 """
 
 from __future__ import annotations
@@ -25,16 +28,17 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from roofreport import grammar
 from roofreport.errors import ParseError
-from roofreport.formats import (smi_lines, smi_monitor, smi_query, smi_report, smi_samples,
-                                smi_sniff, smi_table, smi_watch, smi_wrapper)
 from roofreport.formats.base import FormatSpec, ParseResult
-from roofreport.formats.smi_time import interval_from_command, start_from_name
 from roofreport.textio import Document, Head
+
+if TYPE_CHECKING:
+    from roofreport.formats.smi_lines import Lines
 
 FAMILY = "nvidia-smi"
 
@@ -42,10 +46,22 @@ _HOST = re.compile(r"[\w.-]+@([\w.-]+)")
 
 
 def sniff_text(head: Head) -> str | None:
+    from roofreport.formats import smi_sniff
+
     return smi_sniff.sniff(head)
 
 
+def sniff_wrapper(head: Head) -> str | None:
+    from roofreport.formats import smi_wrapper
+
+    return smi_wrapper.sniff(head)
+
+
 def parse_text(doc: Document, variant: str) -> ParseResult:
+    from roofreport.formats import (smi_lines, smi_monitor, smi_query, smi_report, smi_samples,
+                                    smi_sniff, smi_table, smi_watch)
+    from roofreport.formats.smi_time import start_from_name
+
     result = ParseResult(family=FAMILY, variant=variant)
     screens = smi_watch.screens(doc.text()) if variant.startswith("watch") else None
     initial = "query" if variant == smi_sniff.HEADERLESS else None
@@ -72,6 +88,8 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
 
 
 def parse_wrapper(doc: Document, variant: str) -> ParseResult:
+    from roofreport.formats import smi_lines, smi_samples, smi_wrapper
+
     result = ParseResult(family=FAMILY, variant=variant)
     raw = smi_wrapper.parse(doc, result)
     if raw.height:
@@ -90,8 +108,10 @@ def _to_capture_lines(samples: pl.DataFrame, screens: pl.DataFrame,
     return samples.with_columns(pl.col("source_line").replace_strict(physical))
 
 
-def _period(lines: smi_lines.Lines) -> float | None:
+def _period(lines: Lines) -> float | None:
     """The loop period: an echoed `-l N`/`-lms N`/`-d N`, or watch's `Every 2.0s`."""
+    from roofreport.formats.smi_time import interval_from_command
+
     for command in lines.commands:
         period = interval_from_command(command)
         if period:
@@ -161,6 +181,6 @@ def _host(frame: pl.DataFrame, result: ParseResult) -> None:
 
 SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="smi-text", sniff=sniff_text, parse=parse_text),
-    FormatSpec(family=FAMILY, name="smi-wrapper-csv", sniff=smi_wrapper.sniff, parse=parse_wrapper),
+    FormatSpec(family=FAMILY, name="smi-wrapper-csv", sniff=sniff_wrapper, parse=parse_wrapper),
 ]
 BINARY_SPECS: list[FormatSpec] = []
