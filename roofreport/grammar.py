@@ -14,26 +14,27 @@ Two ways to use one grammar, so the syntax is written once and never drifts:
 
 Terminal patterns must stay within the regex dialect Python's `re` and polars (Rust `regex`)
 share: no look-around, no back-references. A test compiles every rule of every grammar with both.
+
+Lark itself is imported only when a parse tree is asked for, the Earley parser is needed or the
+shipped cache is stale: the rule trees the regexes come from are `grammar_cache`'s own nodes.
 """
 
 from __future__ import annotations
 
 import re
 from functools import cache, cached_property
+from typing import TYPE_CHECKING
 
 import polars as pl
-from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-from lark.grammar import NonTerminal, Terminal
-from lark.lexer import PatternStr, TerminalDef
-from lark.load_grammar import Grammar as LarkGrammar
-from lark.load_grammar import GrammarBuilder, PrepareLiterals, TerminalTreeToPattern, nr_deepcopy_tree
 
 from roofreport import grammar_cache
 from roofreport.errors import ParseError
-from roofreport.grammar_cache import Parts
+from roofreport.grammar_cache import NonTerminal, Parts, Terminal, Token, Tree
 from roofreport.grammar_tree import TreeBuilder
 from roofreport.resources import data_dir, grammar_path
+
+if TYPE_CHECKING:
+    import lark
 
 
 # Lark's Earley parser with the complete dynamic lexer is super-linear in the length of a
@@ -74,9 +75,11 @@ class Grammar:
         return self._derived_cache[key]
 
     @cached_property
-    def _lark(self) -> Lark:
+    def _lark(self) -> lark.Lark:
         """The Earley parser, built on first use: the regex path needs only the rule trees and
         terminals, and building Lark costs ~0.2 s of CPU per grammar and process."""
+        from lark import Lark
+
         return Lark(_greedy(self._text), parser="earley", lexer="dynamic_complete",
                     start=self._starts, import_paths=self._imports, propagate_positions=True,
                     maybe_placeholders=False)
@@ -271,7 +274,7 @@ class Grammar:
             return body.encode("latin-1", "backslashreplace").decode("unicode_escape"), True
         return "", False
 
-    def parse(self, text: str, rule: str, path: str = "", line: int | None = None) -> Tree:
+    def parse(self, text: str, rule: str, path: str = "", line: int | None = None) -> lark.Tree:
         """Parse `text` with Lark as `rule`; a failure becomes a ParseError at file:line:column."""
         if len(text) > MAX_LARK_CHARS:
             raise ParseError(f"{self.name}: line is {len(text)} characters long; lines over "
@@ -280,6 +283,8 @@ class Grammar:
         tree = self._trees.tree(text, rule)  # a matching line needs no Earley parser
         if tree is not None:
             return tree
+        from lark.exceptions import UnexpectedInput
+
         try:
             return self._lark.parse(text, start=rule)
         except UnexpectedInput as exc:
@@ -290,6 +295,8 @@ class Grammar:
             return False
         if self._trees.supported(rule):
             return self._trees.tree(text, rule) is not None
+        from lark.exceptions import UnexpectedInput
+
         try:
             self._lark.parse(text, start=rule)
             return True
@@ -340,7 +347,10 @@ class Grammar:
             group = f"{group}_{seen[group]}"
         return f"(?P<{group}>{pattern})"
 
-    def _error(self, exc: UnexpectedInput, text: str, path: str, line: int | None) -> ParseError:
+    def _error(self, exc: lark.exceptions.UnexpectedInput, text: str, path: str,
+               line: int | None) -> ParseError:
+        from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
         col = getattr(exc, "column", None)
         if isinstance(exc, UnexpectedEOF) or col in (None, -1):
             col = len(text) + 1
@@ -381,9 +391,12 @@ def _field(group: str) -> str:
     return base if base and suffix.isdigit() else group
 
 
-def _terminals(built: LarkGrammar) -> list[TerminalDef]:
+def _terminals(built: lark.load_grammar.Grammar) -> list[lark.lexer.TerminalDef]:
     """The grammar's named terminals as patterns: the first step of Lark's `Grammar.compile`
     alone (compiling every rule to BNF as well would cost 3-4 times more)."""
+    from lark.lexer import TerminalDef
+    from lark.load_grammar import PrepareLiterals, TerminalTreeToPattern, nr_deepcopy_tree
+
     to_pattern = PrepareLiterals() * TerminalTreeToPattern()
     return [TerminalDef(name, to_pattern.transform(nr_deepcopy_tree(tree)), priority)
             for name, (tree, priority) in built.term_defs if tree]
@@ -435,15 +448,19 @@ def source(name: str) -> str:
 
 def build_parts(name: str, text: str) -> Parts:
     """Rule trees and terminal regexes of a grammar's text, built by Lark's GrammarBuilder."""
+    from lark.lexer import PatternStr
+    from lark.load_grammar import GrammarBuilder
+
     builder = GrammarBuilder(import_paths=[str(data_dir("grammars"))])
     builder.load_grammar(text, name)
     built = builder.build()
     terminals = _terminals(built)
     return Parts(
         starts=[str(r[0]) for r in built.rule_defs if not str(r[0]).startswith("_")],
-        trees={str(rule): tree for rule, _, tree, _ in built.rule_defs},
-        options={str(rule): options for rule, _, _, options in built.rule_defs},
-        params={str(rule): list(params) for rule, params, _, _ in built.rule_defs},
+        trees={str(rule): grammar_cache.from_lark(tree) for rule, _, tree, _ in built.rule_defs},
+        options={str(rule): grammar_cache.options_from_lark(options)
+                 for rule, _, _, options in built.rule_defs},
+        params={str(rule): [str(p) for p in params] for rule, params, _, _ in built.rule_defs},
         terms={t.name: _term_regex(t) for t in terminals},
         literals={t.name: t.pattern.value for t in terminals
                   if isinstance(t.pattern, PatternStr) and not t.pattern.flags})

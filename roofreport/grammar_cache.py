@@ -11,24 +11,133 @@ is slower, never wrong. After editing a grammar, regenerate it:
     python -m roofreport.grammar_cache
 
 (`tests/test_startup.py` fails while the shipped cache is stale.)
+
+The rule trees are held in this module's own small node classes (`Tree`, `NonTerminal`,
+`Terminal`, `Token`, `Options`, shaped as Lark's), decoded rule by rule when first asked for,
+so that a run whose regexes suffice never imports Lark (~10 ms): only the parse trees of
+structural lines (`grammar_tree`) and the Earley parser need it. `build_parts` turns what
+GrammarBuilder builds into the same classes (`from_lark`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator, Mapping
 from functools import cache
+from importlib.util import find_spec
 from pathlib import Path
 from typing import NamedTuple
-
-import lark
-from lark import Token, Tree
-from lark.grammar import NonTerminal, RuleOptions, Terminal
 
 from roofreport.resources import data_dir
 
 CACHE_PATH = Path(__file__).resolve().parent / "data" / "grammar_cache.json"
-_FORMAT = 1  # bump when the stored form changes
+_FORMAT = 2  # bump when the stored form or the key changes
+
+
+# -- rule-tree nodes ---------------------------------------------------------------------------
+
+class Tree:
+    """A node of a rule's EBNF tree (`expansions`, `expansion`, `expr`, `value`, ...)."""
+
+    __slots__ = ("data", "children")
+
+    def __init__(self, data: str, children: list):
+        self.data, self.children = data, children
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Tree and self.data == other.data and self.children == other.children
+
+    __hash__ = None  # mutable, like Lark's
+
+    def __repr__(self) -> str:
+        return f"Tree({self.data!r}, {self.children!r})"
+
+
+class Symbol:
+    """A rule (`NonTerminal`) or terminal (`Terminal`) named in a rule."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and self.name == other.name
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.name))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class NonTerminal(Symbol):
+    __slots__ = ()
+
+
+class Terminal(Symbol):
+    __slots__ = ("filter_out",)
+
+    def __init__(self, name: str, filter_out: bool = False):
+        super().__init__(name)
+        self.filter_out = filter_out
+
+
+class Token(str):
+    """A literal or operator written in a rule (`"=="`, `/re/`, `?`), with its Lark type."""
+
+    def __new__(cls, type_: str, value: str):
+        token = super().__new__(cls, value)
+        token.type = type_
+        return token
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Token) and self.type != other.type:
+            return False
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+    def __repr__(self) -> str:
+        return f"Token({self.type!r}, {str(self)!r})"
+
+
+class Options(NamedTuple):
+    """A rule's options (Lark's RuleOptions: `?rule`, `!rule`, priority, template)."""
+
+    keep_all_tokens: bool
+    expand1: bool
+    priority: int | None
+    template_source: str | None
+    empty_indices: tuple
+
+
+def from_lark(node):
+    """A rule-tree node as GrammarBuilder builds it (Lark's classes) in this module's classes."""
+    from lark import Token as LarkToken
+    from lark import Tree as LarkTree
+    from lark.grammar import NonTerminal as LarkNonTerminal
+    from lark.grammar import Terminal as LarkTerminal
+
+    if isinstance(node, LarkTree):
+        return Tree(str(node.data), [from_lark(kid) for kid in node.children])
+    if isinstance(node, LarkNonTerminal):
+        return NonTerminal(node.name)
+    if isinstance(node, LarkTerminal):
+        return Terminal(node.name, node.filter_out)
+    if isinstance(node, LarkToken):
+        return Token(node.type, str(node))
+    if node is None:
+        return None
+    raise TypeError(f"grammar cache: cannot hold a {type(node).__name__}")
+
+
+def options_from_lark(options) -> Options | None:
+    if options is None:
+        return None
+    return Options(options.keep_all_tokens, options.expand1, options.priority,
+                   options.template_source, tuple(options.empty_indices))
 
 
 class Parts(NamedTuple):
@@ -45,9 +154,18 @@ class Parts(NamedTuple):
 def key(name: str) -> str:
     """Hash of everything a grammar's parts depend on: every .lark file (a grammar imports
     others), its name, Lark's version and this cache's format."""
-    digest = hashlib.sha256(f"{_FORMAT}\0{lark.__version__}\0{name}\0".encode())
+    return hashlib.sha256(f"{_FORMAT}\0{name}\0{_sources_digest()}".encode()).hexdigest()
+
+
+@cache
+def _sources_digest() -> str:
+    """The .lark files and Lark's version (the bytes of lark/__init__.py, which spell it: found
+    without importing Lark), read once per process."""
+    digest = hashlib.sha256()
+    spec = find_spec("lark")
+    digest.update(Path(spec.origin).read_bytes() if spec and spec.origin else b"no lark")
     for path in sorted(data_dir("grammars").glob("*.lark")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(b"\0" + path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -58,10 +176,30 @@ def read(name: str) -> Parts | None:
         return None
     rules = entry["rules"]
     return Parts(starts=entry["starts"],
-                 trees={r: _decode(tree) for r, (tree, _, _) in rules.items()},
+                 trees=_Trees({r: tree for r, (tree, _, _) in rules.items()}),
                  options={r: _options(opts) for r, (_, opts, _) in rules.items()},
                  params={r: params for r, (_, _, params) in rules.items()},
                  terms=entry["terms"], literals=entry["literals"])
+
+
+class _Trees(Mapping):
+    """rule -> rule tree, each decoded from its JSON form when first asked for (a run uses a
+    few rules of a grammar), then kept: `grammar_tree` caches patterns by node identity."""
+
+    def __init__(self, encoded: dict):
+        self._encoded = encoded
+        self._decoded: dict = {}
+
+    def __getitem__(self, rule: str):
+        if rule not in self._decoded:
+            self._decoded[rule] = _decode(self._encoded[rule])
+        return self._decoded[rule]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._encoded)
+
+    def __len__(self) -> int:
+        return len(self._encoded)
 
 
 @cache
@@ -85,6 +223,7 @@ def write() -> Path:
     """Rebuild every grammar from its source and store the cache."""
     from roofreport import grammar
 
+    _sources_digest.cache_clear()
     names = sorted(p.stem for p in data_dir("grammars").glob("*.lark") if p.stem != "common")
     entries = {name: entry(name, grammar.build_parts(name, grammar.source(name))) for name in names}
     CACHE_PATH.write_text(json.dumps(entries, indent=0, sort_keys=True) + "\n", encoding="utf-8")
@@ -121,20 +260,23 @@ def _decode(item):
     return Token(item[1], item[2])
 
 
-def _options_json(options: RuleOptions | None) -> list | None:
+def _options_json(options: Options | None) -> list | None:
     if options is None:
         return None
     return [options.keep_all_tokens, options.expand1, options.priority, options.template_source,
             list(options.empty_indices)]
 
 
-def _options(item: list | None) -> RuleOptions | None:
+def _options(item: list | None) -> Options | None:
     if item is None:
         return None
     keep_all_tokens, expand1, priority, template_source, empty = item
-    return RuleOptions(keep_all_tokens, expand1, priority=priority,
-                       template_source=template_source, empty_indices=tuple(empty))
+    return Options(keep_all_tokens, expand1, priority, template_source, tuple(empty))
 
 
 if __name__ == "__main__":
-    print(f"wrote {write()}")
+    # (run as __main__, this file is a second module: its node classes are not the ones
+    # `grammar` builds with, so write through the imported module)
+    from roofreport import grammar_cache
+
+    print(f"wrote {grammar_cache.write()}")

@@ -19,6 +19,9 @@ lines logs hold); when that gets stuck, it walks again with the rest of the rule
 which follows the regex engine's own choices. Rules using what the walk does not model (aliases,
 `!rule`, templates, `~` ranges, priorities, inline /regexp/ tokens, recursion) get None, as do
 lines the regex does not match: Lark parses those and explains what is wrong.
+
+The rule trees walked are `grammar_cache`'s nodes; the trees built are Lark's own `Tree` and
+`Token` (Lark is imported with the first tree built).
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from lark import Token, Tree
-from lark.grammar import NonTerminal, Terminal
+from roofreport.grammar_cache import NonTerminal, Terminal, Token
 
 if TYPE_CHECKING:
+    import lark
+
     from roofreport.grammar import Grammar
 
 
@@ -46,7 +50,7 @@ class TreeBuilder:
         self._patterns: dict[tuple[int, str | None], re.Pattern] = {}
         self._supported: dict[str, bool] = {}
 
-    def tree(self, text: str, rule: str) -> Tree | None:
+    def tree(self, text: str, rule: str) -> lark.Tree | None:
         """Lark's tree of `text` as `rule`, or None when Lark must parse it (no match, or a
         rule the walk does not model)."""
         if not self.supported(rule):
@@ -61,7 +65,7 @@ class TreeBuilder:
             except _Stuck:
                 continue
             if end == len(text):
-                return Tree(Token("RULE", rule), kids)
+                return _rule_tree(rule, kids)
         return None
 
     def supported(self, rule: str) -> bool:
@@ -126,7 +130,7 @@ class TreeBuilder:
             return kids
         if self._g._rule_options[name].expand1 and len(kids) == 1:
             return kids
-        return [Tree(Token("RULE", name), kids)]
+        return [_rule_tree(name, kids)]
 
     def _fits(self, node, text: str, pos: int, cont: str | None) -> bool:
         return self._pattern(node, cont).match(text, pos) is not None
@@ -175,12 +179,21 @@ class TreeBuilder:
         return all(self._models(k, stack, seen) for k in kids if not (kind == "expr" and k is kids[1]))
 
 
-def _token(name: str, text: str, start: int, end: int) -> Token:
+def _rule_tree(rule: str, kids: list) -> lark.Tree:
+    from lark import Token as LarkToken
+    from lark import Tree as LarkTree
+
+    return LarkTree(LarkToken("RULE", rule), kids)
+
+
+def _token(name: str, text: str, start: int, end: int) -> lark.Token:
     """A Token placed as Lark's dynamic Earley lexer places it (1-based line and column; the
     end column is one past the last character's)."""
+    from lark import Token as LarkToken
+
     line, column = _line_col(text, start)
     end_line, end_column = _line_col(text, end - 1)
-    return Token(name, text[start:end], start, line, column, end_line, end_column + 1, end)
+    return LarkToken(name, text[start:end], start, line, column, end_line, end_column + 1, end)
 
 
 def _line_col(text: str, pos: int) -> tuple[int, int]:
