@@ -24,11 +24,11 @@ import csv
 import io
 import re
 from dataclasses import dataclass, fields, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from roofreport.errors import UsageError
-from roofreport.userfiles import read_records
 
 _DATA = Path(__file__).resolve().parent / "data"
 
@@ -163,11 +163,21 @@ def _read_tsv(text: str) -> list[dict]:
     return [dict(r) for r in csv.DictReader(io.StringIO(text), delimiter="\t")]
 
 
-@dataclass(frozen=True)
-class _Token:
-    pattern: re.Pattern
+class _Token(NamedTuple):
+    """A GPU token of `gpu_tokens.tsv`: its regex (compiled when a name gets this far), the
+    spec it stands for, and what was assumed."""
+
+    regex: str
     key: str
     note: str
+
+    def search(self, name: str) -> bool:
+        return _compiled(self.regex).search(name) is not None
+
+
+@cache
+def _compiled(regex: str) -> re.Pattern:
+    return re.compile(r"(?<![a-z0-9])(?:" + regex + r")(?![a-z0-9])")
 
 
 class GpuDatabase:
@@ -207,7 +217,7 @@ class GpuDatabase:
 
     def _token(self, name: str) -> GpuSpec | None:
         for token in self._tokens:
-            if token.pattern.search(name) and token.key in self._by_key:
+            if token.search(name) and token.key in self._by_key:
                 spec = self._by_key[token.key]
                 return replace(spec, notes=f"{token.note}. {spec.notes}".strip())
         return None
@@ -224,6 +234,8 @@ class GpuDatabase:
     def with_overrides(self, path: Path) -> "GpuDatabase":
         """A new database with the rows of a user file (TSV with gpu_specs.tsv's columns, or TOML
         `[[gpu]]` tables with the same keys) added, or merged into the GPU of the same name."""
+        from roofreport.userfiles import read_records  # (tomllib: only for a user's file)
+
         rows = read_records(path, "gpu", "GPU peaks file", delimiter="\t")
         current = {s.key: s for s in self.specs}
         added: list[str] = []
@@ -247,8 +259,7 @@ class GpuDatabase:
 
 def _load_tokens() -> list[_Token]:
     rows = _read_tsv((_DATA / "gpu_tokens.tsv").read_text(encoding="utf-8"))
-    return [_Token(re.compile(r"(?<![a-z0-9])(?:" + r["token_regex"] + r")(?![a-z0-9])"), r["gpu"], r["note"])
-            for r in rows]
+    return [_Token(r["token_regex"], r["gpu"], r["note"]) for r in rows]
 
 
 @lru_cache(maxsize=1)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path, PurePosixPath
 
@@ -199,6 +198,8 @@ def load_overrides(folder: Path) -> list[Override]:
     path = folder / "roofreport.toml"
     if not path.is_file():
         return []
+    import tomllib  # (only when a folder has one)
+
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     out = []
     for table in data.get("run", []):

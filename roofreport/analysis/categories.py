@@ -11,13 +11,15 @@ or TOML `[[rule]]` tables with the same keys): `categorize(names, load_rules(p) 
 
 from __future__ import annotations
 
+import csv
+import io
+from functools import cache
 from pathlib import Path
 
 import polars as pl
 
 from roofreport.errors import UsageError
 from roofreport.frames import per_distinct
-from roofreport.userfiles import read_records
 
 _DEFAULT = Path(__file__).resolve().parent.parent / "data" / "kernel_categories.tsv"
 OTHER = "other"
@@ -29,15 +31,31 @@ Rule = tuple[str, str]
 
 def load_rules(path: Path) -> list[Rule]:
     """(category, pattern) rules from a TSV or TOML file, in file order; patterns are checked."""
-    rows = read_records(path, "rule", "category rules", delimiter="\t")
+    from roofreport.userfiles import read_records  # (tomllib: only for a user's file)
+
+    return _rules(read_records(path, "rule", "category rules", delimiter="\t"), path)
+
+
+def _rules(rows: list[dict], path: Path) -> list[Rule]:
     rules = []
     for i, row in enumerate(rows, start=1):
         category, pattern = (row.get("category") or "").strip(), row.get("pattern") or ""
         if not category or not pattern:
+            _check_all(rules, path)  # a bad pattern above is reported first
             raise UsageError(f"category rules {path}: rule {i} needs a category and a pattern")
-        _check(pattern, f"{path}: rule {i}")
         rules.append((category, pattern))
+    _check_all(rules, path)
     return rules
+
+
+def _check_all(rules: list[Rule], path: Path) -> None:
+    """Every pattern compiles (one polars call for all; the first bad one is named)."""
+    try:
+        pl.select(pl.lit("").str.contains(p).alias(str(i)) for i, (_, p) in enumerate(rules))
+    except pl.exceptions.PolarsError:
+        for i, (_, pattern) in enumerate(rules, start=1):
+            _check(pattern, f"{path}: rule {i}")
+        raise
 
 
 def _check(pattern: str, where: str) -> None:
@@ -47,13 +65,25 @@ def _check(pattern: str, where: str) -> None:
         raise UsageError(f"category rules {where}: bad pattern {pattern!r}: {exc}") from exc
 
 
-CATEGORIES: list[Rule] = load_rules(_DEFAULT)
+@cache
+def default_rules() -> list[Rule]:
+    """The shipped rules (`CATEGORIES`), read on first use."""
+    text = _DEFAULT.read_text(encoding="utf-8-sig")
+    return _rules([dict(row) for row in csv.DictReader(io.StringIO(text), delimiter="\t")], _DEFAULT)
+
+
+def __getattr__(name: str):
+    # `CATEGORIES` is read when asked for, not when the module is imported (every run imports
+    # this module; only runs with kernels categorize).
+    if name == "CATEGORIES":
+        return default_rules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def categorize(names: pl.Series, rules: list[Rule] | None = None) -> pl.Series:
     """The category of every name (first matching rule; "other" when none; null for null),
     decided once per distinct name."""
-    rules = CATEGORIES if rules is None else rules
+    rules = default_rules() if rules is None else rules
     expr = pl.lit(OTHER)
     for category, pattern in reversed(rules):
         expr = pl.when(pl.col("n").str.contains(pattern)).then(pl.lit(category)).otherwise(expr)

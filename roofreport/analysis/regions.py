@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import timing
 from roofreport.frames import per_distinct
 
 # Ordered: the first phase whose pattern matches wins (Rust regex, case-insensitive).
@@ -66,6 +65,8 @@ def _range_rows(regions: pl.DataFrame | None) -> pl.DataFrame:
 
 
 def _kernel_rows(tables: dict[str, pl.DataFrame]) -> list[pl.DataFrame]:
+    from roofreport.analysis import timing  # (`parse` needs only `phase_of`)
+
     rows = timing.kernel_time_rows(tables)
     if not rows.height:
         return []
