@@ -183,6 +183,69 @@ def test_sniffing_and_parsing_clean_logs_builds_no_earley_parser():
 
 # -- imports ---------------------------------------------------------------------------------
 
+# `roofreport parse FILE -o DIR` in a fresh interpreter; prints the modules it loaded.
+_PARSE_AND_LIST_MODULES = """
+import sys
+from roofreport.cli import main
+sys.argv = ["roofreport", "parse", sys.argv[1], "-o", sys.argv[2], "--quiet"]
+try:
+    main()
+except SystemExit as exc:
+    assert exc.code == 0, exc.code
+print(" ".join(sorted(sys.modules)))
+"""
+
+
+def _modules_loaded_parsing(path, tmp_path) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", _PARSE_AND_LIST_MODULES, str(path), str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "out" / "kernels.parquet").is_file()
+    return set(out.stdout.split())
+
+
+@pytest.mark.corpus
+def test_parsing_an_nsys_csv_loads_no_other_familys_reader_and_no_report_machinery(tmp_path):
+    """Every file is sniffed by every family in turn, so the family modules (`ncu`, `nvprof`,
+    `smi`: sniffing only) and nvprof's line classifier its sniff uses are loaded; their readers
+    are imported when a file of theirs is parsed."""
+    loaded = _modules_loaded_parsing(
+        corpus_path("nsys", "csv", "nvfuser_a100_gputrace_2022_None_literals.csv"), tmp_path)
+    assert "roofreport.formats.nsys_csv" in loaded  # (the file was read by its reader)
+    others = {m for m in loaded if re.fullmatch(r"roofreport\.formats\.(ncu|nvprof|smi)\w*", m)}
+    assert others <= {"roofreport.formats.ncu", "roofreport.formats.nvprof", "roofreport.formats.smi",
+                      "roofreport.formats.nvprof_lines"}, sorted(others)
+    assert {"roofreport.formats.ncu", "roofreport.formats.nvprof"} <= others  # (they sniffed it)
+    assert not {m.split(".")[0] for m in loaded} & {"matplotlib", "weasyprint", "jinja2"}
+    assert "roofreport.report" not in loaded
+
+
+def test_a_log_whose_lines_the_regexes_read_imports_no_lark(tmp_path):
+    """An nvprof summary log needs no parse tree (no CSV header, no table rule): Lark, ~10 ms
+    to import, stays out (the grammar's rule trees are grammar_cache's own nodes)."""
+    loaded = _modules_loaded_parsing(SAMPLE_LOGS / "k80_sweep" / "out.resnet18_64_0.01_k80_full.812133",
+                                     tmp_path)
+    assert "roofreport.formats.nvprof_text" in loaded or "roofreport.formats.nvprof_fast" in loaded
+    assert "lark" not in loaded
+    assert not {m for m in loaded if re.fullmatch(r"roofreport\.formats\.(ncu|nsys|smi)_\w+", m)}
+
+
+def test_a_reader_is_imported_on_its_first_call():
+    from roofreport.formats import later
+
+    join = later("os.path", "join")
+    assert join("a", "b") == "a/b" and join._target is not None
+    assert repr(join) == "later(os.path.join)"
+    with pytest.raises(ModuleNotFoundError):
+        later("roofreport.formats.no_such_reader", "parse")(None, "")
+
+
+def test_the_sqlite_gates_of_the_family_modules_are_the_readers_magic():
+    from roofreport.formats import nsys, nsys_sqlite, nvprof, nvprof_sqlite
+
+    assert nsys._SQLITE_MAGIC == nsys_sqlite.MAGIC == nvprof._SQLITE_MAGIC == nvprof_sqlite._MAGIC
+
+
 def test_the_cli_imports_no_report_machinery():
     probe = ("import sys, roofreport.cli; print(sorted({m.split('.')[0] for m in sys.modules} & "
              "{'matplotlib', 'weasyprint', 'jinja2', 'numpy', 'pyarrow', 'pandas'}))")
