@@ -110,6 +110,10 @@ def test_coded_blocks_only_where_lines_repeat():
     assert Distinct.read(b"".join(b"    m%d  unit  %d\n" % (i, i) for i in range(5000))) is None
     blanks = Distinct.read(b"a\n\n" * 3000)   # blank lines are "" as split_lines gives them
     assert blanks.texts.gather(blanks.codes).head(3).to_list() == ["a", "", "a"]
+    # A block cut mid-line: the cut line is left out, its text never derived.
+    cut = Distinct.read(b"a\nb\n" * 100 + b"half a li", cut=True)
+    assert cut.texts.gather(cut.codes).to_list() == ["a", "b"] * 100
+    assert set(cut.texts) == {"a", "b"}
 
 
 def test_memo_derives_each_distinct_text_once():

@@ -156,6 +156,7 @@ class Blocks:
     _distinct: "Distinct | None" = field(default=None, init=False)   # the block being read
     _texts: pl.Series | None = field(default=None, init=False)        # `texts` as strings
     _first: int = field(default=1, init=False)                       # its first line number
+    _facts: pl.DataFrame | None = field(default=None, init=False)    # its distinct lines' `_facts_of`
 
     def __post_init__(self):
         # Categories live while some data uses them; the blocks keep codes only.
@@ -173,7 +174,8 @@ class Blocks:
             k, looked_at = classify(lines["text"], self.g)
         else:
             distinct.attach(self.memo)
-            facts = distinct.per_text(self._facts, "facts")
+            self._facts = facts = distinct.per_text(self._facts_of, "facts")
+            distinct.kinds = facts["k"]
             k = facts["k"].gather(distinct.codes)
         lines = lines.with_columns(k=k)
         is_row = k.is_in(code(self.g, *ROWS))
@@ -228,11 +230,17 @@ class Blocks:
 
     def _field_values(self, lines: pl.DataFrame) -> pl.Series:
         """Per line, what it sets: the code of its pid, gpu or section, or its rule's id."""
-        setting = lines["k"].is_in(code(self.g, *[kind for sets, _ in _FIELDS.values() for kind in sets]))
-        values = pl.repeat(None, lines.height, dtype=pl.UInt32, eager=True)
+        if self._distinct is not None:
+            return self._facts["field"].gather(self._distinct.codes.gather(lines["line_no"] - self._first))
+        return self._setting_values(lines["k"], lines["text"])
+
+    def _setting_values(self, k: pl.Series, text: pl.Series) -> pl.Series:
+        """`_field_values` of lines of kinds `k` and texts `text` (once per distinct text)."""
+        setting = k.is_in(code(self.g, *[kind for sets, _ in _FIELDS.values() for kind in sets]))
+        values = pl.repeat(None, k.len(), dtype=pl.UInt32, eager=True)
         if not setting.any():
             return values
-        return values.scatter(setting.arg_true(), self._per_line(lines.filter(setting), self._fields_of, "fields"))
+        return values.scatter(setting.arg_true(), by_distinct(text.filter(setting), self._fields_of))
 
     def _fields_of(self, texts: pl.Series) -> pl.Series:
         """For distinct texts of process, section, rule and device lines (tried in the order of
@@ -276,14 +284,16 @@ class Blocks:
             if found.height:
                 self.lines[name].append(found.select("line_no", text=self.code_of(pl.col("text"))))
 
-    def _facts(self, texts: pl.Series) -> pl.DataFrame:
-        """Of distinct line texts: the kind code (`k`), and the text's code when it is a
-        status line kept (`status`) or a note (`notes`), as `_keep_lines` keeps them."""
+    def _facts_of(self, texts: pl.Series) -> pl.DataFrame:
+        """Of distinct line texts: the kind code (`k`), what the line sets (`field`, as
+        `_field_values`), and the text's code when it is a status line kept (`status`) or a
+        note (`notes`), as `_keep_lines` keeps them."""
         k, looked_at = classify(texts, self.g)
         kept = {"status": (k == code(self.g, "status_line")[0]) & _is_alarm(texts),
                 "notes": looked_at & _is_note(texts)}
-        return pl.DataFrame({"k": k, "text": texts}).select(
-            "k", **{name: pl.when(pl.lit(keep)).then(self.code_of(pl.col("text"))) for name, keep in kept.items()})
+        return pl.DataFrame({"k": k, "text": texts, "field": self._setting_values(k, texts)}).select(
+            "k", "field", **{name: pl.when(pl.lit(keep)).then(self.code_of(pl.col("text")))
+                             for name, keep in kept.items()})
 
     def _keep_coded_lines(self, lines: pl.DataFrame, facts: pl.DataFrame) -> None:
         """`_keep_lines` of a block read as codes, from the `_facts` of its distinct lines."""
@@ -399,7 +409,9 @@ def kernel_table(heads: pl.DataFrame, regions: pl.DataFrame,
                  text_of: Callable[[pl.Series], pl.Series]) -> pl.DataFrame:
     if not heads.height:
         return pl.DataFrame()
-    first = heads.unique("launch_id", keep="first", maintain_order=True)
+    # Launches have a header each; summaries repeat one kernel's: keep its first.
+    first = heads if heads["launch_id"].n_unique() == heads.height else \
+        heads.filter(pl.col("launch_id").is_first_distinct())
     out = first.select(
         pl.col("line_no").alias("source_line"), "launch_id",
         name=text_of(first["name"]),

@@ -24,6 +24,7 @@ from roofreport import grammar
 from roofreport.textio import _LINE_READER, Document, split_lines
 
 BLOCK_BYTES = 31 << 20   # under glibc's 32 MiB mmap threshold: a block's bytes reuse the last one's memory
+FIRST_BYTES = 4 << 20    # the first block's size (then doubling up to BLOCK_BYTES)
 ROWS = ("table_row_line", "raw_row_line")
 
 # A line shaped like a table row (`    name  unit  value`, two spaces on the raw page) is one
@@ -62,43 +63,44 @@ def read_blocks(doc: Document, size: int | None = None, coded: bool = False) -> 
 def read_blocks_ahead(doc: Document, size: int | None = None, coded: bool = False) -> Iterator[tuple]:
     """(lines, `Distinct` or None) of each block of `read_blocks`: the next block is read and
     split in a thread while the caller works on this one. With `coded`, a block whose lines
-    repeat is read as codes of its distinct lines (`Distinct.read`)."""
+    repeat is read as codes of its distinct lines (`Distinct.read`). The first blocks are
+    smaller (`FIRST_BYTES`, doubling): the caller starts on the first lines sooner."""
     size = size or BLOCK_BYTES
     source = doc.source()
-    # One buffer takes every block's bytes (no fresh pages per block); a small log's is small.
-    buffer = bytearray(min(size, doc.size() + 1))
     with (open(source, "rb") if isinstance(source, Path) else source) as fh, \
             ThreadPoolExecutor(max_workers=1) as reader:
-        ahead = reader.submit(_read_block, fh, buffer, 0, size, 1, coded)
+        ahead = reader.submit(_read_block, fh, 0, min(size, FIRST_BYTES), 1, coded)
         while True:
-            lines, distinct, pos, size = ahead.result()
+            lines, distinct, pos, read = ahead.result()
             if lines is None:
                 return
-            ahead = reader.submit(_read_block, fh, buffer, pos, size, lines["line_no"][-1] + 1, coded)
+            ahead = reader.submit(_read_block, fh, pos, max(read, min(size, 2 * read)),
+                                  lines["line_no"][-1] + 1, coded)
             yield lines, distinct
 
 
-def _read_block(fh, buffer: bytearray, pos: int, size: int, first: int, coded: bool) -> tuple:
-    """(the whole lines of the `size` bytes at `pos`, numbered from `first`, their `Distinct`
-    (None: not coded), where the next block starts, the block size to go on with: doubled
-    while one line is longer than a block). The bytes are read into `buffer`."""
+def _read_block(fh, pos: int, size: int, first: int, coded: bool) -> tuple:
+    """(lines of the block at `pos`, numbered from `first`, their `Distinct` (None: not
+    coded), where the next block starts, the block size to go on with: doubled while one
+    line is longer than a block)."""
     while True:
-        if len(buffer) < size:
-            buffer.extend(bytes(size - len(buffer)))
         fh.seek(pos)
-        got = fh.readinto(memoryview(buffer)[:size])
-        if not got:
+        data = fh.read(size)
+        if not data:
             return None, None, pos, size
-        end = got if got < size else buffer.rfind(b"\n", 0, got) + 1
+        end = len(data) if len(data) < size else data.rfind(b"\n") + 1
         if end:
             break
         size *= 2
-    data = memoryview(buffer)[:end].tobytes()
+    cut = end < len(data)   # the last line, cut by the block's end, is read again in the next
     # A later block starting with a BOM is split by `lines_of` (see there), never coded.
-    distinct = Distinct.read(data) if coded and (pos == 0 or not data.startswith(codecs.BOM_UTF8)) else None
+    distinct = Distinct.read(data, cut) if coded and (pos == 0 or not data.startswith(codecs.BOM_UTF8)) else None
     if distinct is not None:
         return distinct.lines(first), distinct, pos + end, size
-    return lines_of(data, at_start=pos == 0).with_columns(pl.col("line_no") + (first - 1)), None, pos + end, size
+    lines = lines_of(data, at_start=pos == 0)
+    if cut:
+        lines = lines.head(lines.height - 1)
+    return lines.with_columns(pl.col("line_no") + (first - 1)), None, pos + end, size
 
 
 def lines_of(data: bytes, at_start: bool) -> pl.DataFrame:
@@ -164,14 +166,16 @@ class Distinct:
     texts: pl.Series
     memo: "Memo | None" = None
     ids: pl.Series | None = None   # each distinct text's id in `memo`
+    kinds: pl.Series | None = None  # each distinct text's line kind code, once known
 
     SAMPLE = 32, 8 << 10   # pieces of a block's bytes, their size: the lines sampled
     MOST = 0.25   # at most this share of a sample's lines distinct
 
     @classmethod
-    def read(cls, data: bytes) -> "Distinct | None":
-        """The lines of `data` (a block's bytes, split as `textio.split_lines` splits them) as
-        codes of their distinct texts, or None when a sample of them does not repeat enough."""
+    def read(cls, data: bytes, cut: bool = False) -> "Distinct | None":
+        """The lines of `data` (a block's bytes, split as `textio.split_lines` splits them;
+        without the last when `cut`) as codes of their distinct texts, or None when a sample
+        of them does not repeat enough."""
         if not cls._repeats(data):
             return None
         cats = pl.Categories.random()
@@ -179,7 +183,12 @@ class Distinct:
         codes = pl.read_csv(source, **_LINE_READER, schema={"text": pl.Categorical(cats)})["text"]
         if codes.null_count():  # blank lines ("" in split_lines)
             codes = codes.fill_null(pl.Series([""], dtype=pl.Categorical(cats))[0])
-        return cls(codes.to_physical(), cats.to_series())
+        codes, texts = codes.to_physical(), cats.to_series()
+        if cut:
+            codes, last = codes.head(codes.len() - 1), codes[-1]
+            if not (codes == last).any():   # the cut line's text stands for another: nothing is derived of it
+                texts = texts.scatter(last, texts[codes[0]])
+        return cls(codes, texts)
 
     @classmethod
     def _repeats(cls, data: bytes) -> bool:

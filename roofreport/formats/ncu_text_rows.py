@@ -50,6 +50,10 @@ class Tables:
     _warned: int = 0
     _device: str | None | bool = False   # False: not known from the codes
 
+    def __post_init__(self):
+        self._row_kind = {self.kind[rule]: self.kind[row] for rule, row in
+                          (("table_rule_line", "table_row_line"), ("raw_rule_line", "raw_row_line"))}
+
     def code_of(self, text: pl.Series) -> pl.Series:
         return text.cast(pl.Categorical(self.texts)).to_physical()
 
@@ -66,22 +70,23 @@ class Tables:
                     self.rules.append(rule)
         return pl.Series([self._rule_id[line] for line in distinct.to_list()], dtype=pl.UInt32)
 
-    def _row_rules(self, k: pl.Series, ctx: pl.DataFrame, at: pl.Series) -> pl.Series:
-        """Per line, the rule whose columns cut it (null: not a table row of a launch): detail
-        rows in a section under a four-space rule, raw-page rows under a two-space one."""
+    def _row_rules(self, ctx: pl.DataFrame) -> pl.Expr:
+        """Per line (columns `k` and `at`), the rule whose columns cut it (null: not a table
+        row of a launch): detail rows in a section under a four-space rule, raw-page rows
+        under a two-space one."""
         kind = pl.Series([k for k, _ in self.rules], dtype=pl.UInt8)
         per_ctx = ctx.select(
             pl.col("rule"), kind=pl.lit(kind).gather(pl.col("rule")),
             base=pl.col("in_results") & pl.col("seq_ok") & pl.col("rule").is_not_null())
         per_ctx = per_ctx.select(
-            table=pl.when(pl.col("base") & (pl.col("kind") == self.kind["table_rule_line"])
-                          & ctx["section"].is_not_null()).then("rule"),
-            raw=pl.when(pl.col("base") & (pl.col("kind") == self.kind["raw_rule_line"])).then("rule"))
-        lines = pl.DataFrame({"k": k, "at": at})
-        return lines.select(
-            pl.when(pl.col("k") == self.kind["table_row_line"]).then(pl.lit(per_ctx["table"]).gather("at"))
-            .when(pl.col("k") == self.kind["raw_row_line"]).then(pl.lit(per_ctx["raw"]).gather("at"))
-        ).to_series()
+            table_row_line=pl.when(pl.col("base") & (pl.col("kind") == self.kind["table_rule_line"])
+                                   & ctx["section"].is_not_null()).then("rule"),
+            raw_row_line=pl.when(pl.col("base") & (pl.col("kind") == self.kind["raw_rule_line"])).then("rule"))
+        rule = pl.lit(None, pl.UInt32)
+        for row in per_ctx.columns:   # a kind of row no rule of the block cuts is left out
+            if per_ctx[row].null_count() < per_ctx.height:
+                rule = pl.when(pl.col("k") == self.kind[row]).then(pl.lit(per_ctx[row]).gather("at")).otherwise(rule)
+        return rule
 
     # -- one block
 
@@ -92,9 +97,10 @@ class Tables:
         (the block's lines repeat), cells are cut once per distinct line and rule."""
         if not self.rules:
             return pl.DataFrame()
-        rule = self._row_rules(lines["k"], ctx, at)
         line = {"text": lines["text"]} if distinct is None else {"line": distinct.codes}
-        rows = lines.select("line_no", at=at, rule=rule, **line).filter(pl.col("rule").is_not_null())
+        rows = lines.lazy().with_columns(at=at).select(
+            "line_no", "at", rule=self._row_rules(ctx), **line).filter(pl.col("rule").is_not_null()).with_columns(
+            seq=pl.lit(ctx["seq"].cast(pl.UInt32)).gather("at"), sec=pl.lit(ctx["section"]).gather("at")).collect()
         if not rows.height:
             return pl.DataFrame()
         present = rows["rule"].unique().to_list()
@@ -103,15 +109,14 @@ class Tables:
         rows = pl.concat([part for part, _, _ in parts], how="diagonal_relaxed")
         if len(parts) > 1:
             rows = rows.sort("line_no")
-        if not all(fit for _, fit, _ in parts):
-            loose = rows.filter(~pl.col("fits"))
+        loose = rows.filter(~pl.col("fits")) if not all(fit for _, fit, _ in parts) else rows.head(0)
+        if loose.height:
             fixed = self._split_loose(loose, lines)
             rows = rows.update(fixed.select("line_no", *[c for c in fixed.columns if c in rows.columns
                                                          and c != "line_no"]), on="line_no")
         if not all(named for _, _, named in parts):
             rows = rows.filter(pl.col("m").is_not_null())
-        return rows.select("line_no", *[c for c in ("m", "u", *_VALUES) if c in rows.columns],
-                           seq=ctx["seq"].cast(pl.UInt32).gather(rows["at"]), sec=ctx["section"].gather(rows["at"]))
+        return rows.select("line_no", *[c for c in ("m", "u", *_VALUES) if c in rows.columns], "seq", "sec")
 
     def _rows_under(self, part: pl.DataFrame, rid: int, distinct: Distinct | None) -> tuple[pl.DataFrame, bool, bool]:
         """(the rows under rule `rid` with their cells, whether all fit the columns, whether
@@ -119,13 +124,15 @@ class Tables:
         only the cells needed are gathered to the rows."""
         if distinct is None:
             found, at = self._cells(part["text"], rid), None
-        else:
-            found, at = distinct.found(part["line"], lambda texts: self._cells(texts, rid), ("cells", rid))
-        fit, named = bool(found["fits"].all()), not found["m"].null_count()
+            rows = found
+        else:  # cut every distinct line (once per log), gathered by the rows' codes
+            found, at = distinct.per_text(lambda texts: self._cells(texts, rid), ("cells", rid)), part["line"]
+            rows = found.filter(distinct.kinds == self._row_kind[self.rules[rid][0]])   # those that can be rows here
+        fit, named = bool(rows["fits"].all()), not rows["m"].null_count()
         if fit:
             found = found.drop("fits", "summary")
         cells = found if at is None else found[at]
-        return pl.concat([part.select("line_no", "at"), cells], how="horizontal"), fit, named
+        return pl.concat([part.select("line_no", "seq", "sec"), cells], how="horizontal"), fit, named
 
     def _cells(self, text: pl.Series, rid: int) -> pl.DataFrame:
         """Lines under one rule cut at its columns: cells as codes (the metric and unit cells
