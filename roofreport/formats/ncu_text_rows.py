@@ -279,8 +279,8 @@ def _blank_at(at: int) -> pl.Expr:
 def _numbers(texts: pl.Series, rows: pl.DataFrame) -> pl.Series:
     """Each distinct text as a number, in the log's decimal convention: that of most printed
     values and minimums (each distinct text weighed by the rows printing it)."""
-    codes = pl.concat([rows["v"], *([rows["n"]] if "n" in rows.columns else [])]).drop_nulls()
-    counted = codes.rename("code").value_counts()
+    codes = pl.concat([rows["v"], rows["n"]]) if "n" in rows.columns else rows["v"]
+    counted = codes.rename("code").value_counts().drop_nulls("code")
     decimal_comma = numbers.detect_decimal_comma(texts.gather(counted["code"]), counted["count"])
     return pl.select(numbers.parse_number(pl.lit(texts), decimal_comma)).to_series()
 
@@ -288,7 +288,7 @@ def _numbers(texts: pl.Series, rows: pl.DataFrame) -> pl.Series:
 def _factors(texts: pl.Series, unit: pl.Series) -> pl.Series:
     """Per text code, the factor from that unit to the base unit (for the units in use)."""
     present = unit.unique().drop_nulls()
-    return pl.Series([None] * texts.len(), dtype=pl.Float64).scatter(
+    return pl.repeat(None, texts.len(), dtype=pl.Float64, eager=True).scatter(
         present, [units.scale(texts[c])[1] for c in present.to_list()])
 
 
@@ -303,9 +303,9 @@ def _spread(lookup: pl.Series, codes: str, values: pl.Series) -> pl.Expr:
 
 def _by_seq(heads: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
     """Per kernel header number: launch id, kernel name and device of its launch."""
-    launch = pl.Series([None] * (int(heads["seq"].max()) + 1), dtype=pl.Int64).scatter(
+    launch = pl.repeat(None, int(heads["seq"].max()) + 1, dtype=pl.Int64, eager=True).scatter(
         heads["seq"], heads["launch_id"])
-    by_launch = kernels.sort("launch_id")
+    by_launch = kernels if kernels["launch_id"].is_sorted() else kernels.sort("launch_id")
     return pl.DataFrame({"launch_id": launch, "kernel_name": by_launch["name"].gather(launch),
                          "device": by_launch["device"].gather(launch)})
 
