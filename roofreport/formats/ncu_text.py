@@ -220,13 +220,14 @@ class Blocks:
             in_results=pl.when(k == process).then(True).when(k == status).then(False),
             seq_ok=pl.lit(None, pl.Boolean), **marks)
         first = self.carry.frame().lazy().with_columns(pl.col(*_FIELDS).fill_null(_NONE), kernel=pl.lit(False))
-        # One query: polars fills the columns in parallel.
+        # One query: polars fills the columns in parallel. The in-memory engine: the streaming
+        # one (polars' default) costs more on a block's frames while the next block is read.
         return pl.concat([first, marked], how="diagonal_relaxed").with_columns(
             pl.col("in_results", *_FIELDS).forward_fill(),
             seq=pl.col("kernel").cum_sum().cast(pl.Int64) + self.carry.seq
         ).with_columns(
             *[pl.when(pl.col(name) != _NONE).then(name).alias(name) for name in _FIELDS],
-            seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill()).collect()
+            seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill()).collect(engine="in-memory")
 
     def _field_values(self, lines: pl.DataFrame) -> pl.Series:
         """Per line, what it sets: the code of its pid, gpu or section, or its rule's id."""

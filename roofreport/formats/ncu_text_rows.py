@@ -100,7 +100,7 @@ class Tables:
         line = {"text": lines["text"]} if distinct is None else {"line": distinct.codes}
         rows = lines.lazy().with_columns(at=at).select(
             "line_no", "at", rule=self._row_rules(ctx), **line).filter(pl.col("rule").is_not_null()).with_columns(
-            seq=pl.lit(ctx["seq"].cast(pl.UInt32)).gather("at"), sec=pl.lit(ctx["section"]).gather("at")).collect()
+            seq=pl.lit(ctx["seq"].cast(pl.UInt32)).gather("at"), sec=pl.lit(ctx["section"]).gather("at")).collect(engine="in-memory")
         if not rows.height:
             return pl.DataFrame()
         present = rows["rule"].unique().to_list()
