@@ -47,6 +47,10 @@ MAX_LARK_CHARS = 64 * 1024
 # `classify`: 3x faster there, while on big files the pass per alternative wins.
 _FEW_LINES = 2000
 
+# A named group opening in a compiled rule: literals are escaped (`\(\?P<`), so every match is
+# a group (tests/test_startup.py checks the names against `re`'s groupindex on every rule).
+_GROUP_NAME = re.compile(r"\(\?P<(\w+)>")
+
 
 class Grammar:
     """One family's grammar: a Lark parser plus regexes compiled from its rules."""
@@ -104,17 +108,23 @@ class Grammar:
     def groups(self, rule: str) -> list[str]:
         """Names of the fields of `regex(rule)`: capture groups with alternatives' `_2` merged."""
         names: list[str] = []
-        for group in re.compile(self.regex(rule)).groupindex:
+        for group in self._capture_groups(rule):
             base = _field(group)
             if base not in names:
                 names.append(base)
         return names
 
+    def _capture_groups(self, rule: str) -> list[str]:
+        """The named groups of `regex(rule)` in order (its `groupindex`), read off the regex
+        text: polars compiles the regex that extracts them, Python need not (a rule's regex
+        costs 0.1-2 ms to compile with `re`)."""
+        return self._derived("capture_groups", rule, lambda r: _GROUP_NAME.findall(self.regex(r)))
+
     def extract(self, text: pl.Expr, rule: str) -> list[pl.Expr]:
         """Polars expressions, one per field of `rule`, extracted from the string `text`.
         A terminal that occurs in several alternatives of the rule gives one field."""
         rx = self.regex(rule)
-        groups = list(re.compile(rx).groupindex)
+        groups = self._capture_groups(rule)
         struct = text.str.extract_groups(rx)
         out = []
         for name in self.groups(rule):

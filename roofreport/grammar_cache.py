@@ -13,10 +13,11 @@ is slower, never wrong. After editing a grammar, regenerate it:
 (`tests/test_startup.py` fails while the shipped cache is stale.)
 
 The rule trees are held in this module's own small node classes (`Tree`, `NonTerminal`,
-`Terminal`, `Token`, `Options`, shaped as Lark's), decoded rule by rule when first asked for,
-so that a run whose regexes suffice never imports Lark (~10 ms): only the parse trees of
-structural lines (`grammar_tree`) and the Earley parser need it. `build_parts` turns what
-GrammarBuilder builds into the same classes (`from_lark`).
+`Terminal`, `Token`, `Options`, shaped as Lark's), so that a run whose regexes suffice never
+imports Lark (~10 ms): only the parse trees of structural lines (`grammar_tree`) and the Earley
+parser need it. `build_parts` turns what GrammarBuilder builds into the same classes
+(`from_lark`). Each rule is stored as a JSON string of its own, decoded when the rule is first
+asked for: a run uses a few rules, and reading the file costs a quarter of parsing it whole.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import NamedTuple
 from roofreport.resources import data_dir
 
 CACHE_PATH = Path(__file__).resolve().parent / "data" / "grammar_cache.json"
-_FORMAT = 2  # bump when the stored form or the key changes
+_FORMAT = 3  # bump when the stored form or the key changes
 
 
 # -- rule-tree nodes ---------------------------------------------------------------------------
@@ -174,32 +175,31 @@ def read(name: str) -> Parts | None:
     entry = _entries().get(name)
     if entry is None or entry.get("key") != key(name):
         return None
-    rules = entry["rules"]
-    return Parts(starts=entry["starts"],
-                 trees=_Trees({r: tree for r, (tree, _, _) in rules.items()}),
-                 options={r: _options(opts) for r, (_, opts, _) in rules.items()},
-                 params={r: params for r, (_, _, params) in rules.items()},
+    stored, decoded = entry["rules"], {}
+    return Parts(starts=entry["starts"], trees=_Rules(stored, decoded, 0),
+                 options=_Rules(stored, decoded, 1), params=_Rules(stored, decoded, 2),
                  terms=entry["terms"], literals=entry["literals"])
 
 
-class _Trees(Mapping):
-    """rule -> rule tree, each decoded from its JSON form when first asked for (a run uses a
-    few rules of a grammar), then kept: `grammar_tree` caches patterns by node identity."""
+class _Rules(Mapping):
+    """rule -> one part (0 tree, 1 options, 2 template parameters) of the rule's stored entry,
+    decoded when the rule is first asked for, then kept (`grammar_tree` caches patterns by
+    node identity). The three views share the decoded entries."""
 
-    def __init__(self, encoded: dict):
-        self._encoded = encoded
-        self._decoded: dict = {}
+    def __init__(self, stored: dict[str, str], decoded: dict, part: int):
+        self._stored, self._decoded, self._part = stored, decoded, part
 
     def __getitem__(self, rule: str):
         if rule not in self._decoded:
-            self._decoded[rule] = _decode(self._encoded[rule])
-        return self._decoded[rule]
+            tree, options, params = json.loads(self._stored[rule])
+            self._decoded[rule] = (_decode(tree), _options(options), params)
+        return self._decoded[rule][self._part]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._encoded)
+        return iter(self._stored)
 
     def __len__(self) -> int:
-        return len(self._encoded)
+        return len(self._stored)
 
 
 @cache
@@ -214,8 +214,8 @@ def entry(name: str, parts: Parts) -> dict:
     """The JSON form of one grammar's parts."""
     return {"key": key(name), "starts": parts.starts, "terms": parts.terms,
             "literals": parts.literals,
-            "rules": {r: [_encode(tree), _options_json(parts.options[r]),
-                          [str(p) for p in parts.params[r]]]
+            "rules": {r: json.dumps([_encode(tree), _options_json(parts.options[r]),
+                                     [str(p) for p in parts.params[r]]], separators=(",", ":"))
                       for r, tree in parts.trees.items()}}
 
 

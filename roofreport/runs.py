@@ -18,38 +18,60 @@ import fnmatch
 import re
 from dataclasses import dataclass, fields, replace
 from pathlib import Path, PurePosixPath
+from typing import Callable
+
+
+class _Regex:
+    """A pattern compiled on first use (`match`, `search`, `sub`... are the compiled pattern's):
+    every run imports this module, and most names are told by the first patterns tried. The
+    `re.compile` call stays written out (tests/test_hostile_static.py reads the patterns)."""
+
+    __slots__ = ("_make", "_compiled")
+
+    def __init__(self, make: Callable[[], re.Pattern]):
+        self._make, self._compiled = make, None
+
+    def __getattr__(self, name: str):
+        if self._compiled is None:
+            self._compiled = self._make()
+        return getattr(self._compiled, name)
+
 
 _B = r"(?<![A-Za-z0-9])"   # token boundary (path separators, _ - . and spaces)
 _E = r"(?![A-Za-z0-9])"
 
-GPU_TOKEN = re.compile(
+GPU_TOKEN = _Regex(lambda: re.compile(
     _B + r"(k80|k40m?|k20[mx]?|m40|m60|p4|p40|p100|v100s?|t4|a100|a10g?|a30|a40|a6000|a4500|a5000|"
     r"l4|l40s?|h100|h200|gh200|b200|gb200|rtx\s?\d{4}(?:\s?ti)?|rtx\s?a\d{4}|gtx\s?\d{3,4}(?:\s?ti)?|"
-    r"titan\s?(?:xp?|v|rtx)|rtx8000|quadro)" + _E, re.I)
-MODEL_TOKEN = re.compile(
+    r"titan\s?(?:xp?|v|rtx)|rtx8000|quadro)" + _E, re.I))
+MODEL_TOKEN = _Regex(lambda: re.compile(
     _B + r"(resnet\d+|resnext\d+\w*|wide_resnet\d+\w*|alexnet|vgg\d+(?:_bn)?|densenet\d*|squeezenet[\d_]*|"
     r"inception(?:_?v\d)?|googlenet|mobilenet(?:_?v\d)?(?:_\w+)?|shufflenet\w*|efficientnet\w*|mnasnet\w*|"
-    r"lenet\d*|vit\w*|bert\w*|gpt\d*\w*|llama\d*\w*|mistral\w*|t5\w*|unet\w*|yolo\w*)" + _E, re.I)
+    r"lenet\d*|vit\w*|bert\w*|gpt\d*\w*|llama\d*\w*|mistral\w*|t5\w*|unet\w*|yolo\w*)" + _E, re.I))
 # 2019 NYU course runs: [timeout_][general_NNN_]<arch>_<batch>_<lr>_<gpu>_<experiment>
-COURSE_2019 = re.compile(
+COURSE_2019 = _Regex(lambda: re.compile(
     r"^(?:\d+_)?(?P<model>[a-z]+\d*)_(?:\d+_)?(?P<batch>\d+)_(?P<lr>\d*\.\d+|\d+e-?\d+)_(?P<gpu>[a-z]+\d+)_"
-    r"(?P<experiment>[a-z_]+?)$", re.I)
+    r"(?P<experiment>[a-z_]+?)$", re.I))
 # pranshu777 order: <model>_<gpu>_<batch>_<experiment>
-MODEL_GPU_BATCH = re.compile(r"^(?P<model>[a-z]+\d*)_(?P<gpu>[a-z]\d+)_(?P<batch>\d+)_(?P<experiment>[a-z_]+?)$", re.I)
+MODEL_GPU_BATCH = _Regex(lambda: re.compile(
+    r"^(?P<model>[a-z]+\d*)_(?P<gpu>[a-z]\d+)_(?P<batch>\d+)_(?P<experiment>[a-z_]+?)$", re.I))
 # Runs without a GPU in the name: general_[<timeout>_]<arch>_<batch>_<lr>_<experiment>
-GENERAL_2019 = re.compile(
-    r"^general_(?:\d+_)?(?P<model>[a-z]+\d*)_(?P<batch>\d+)_(?P<lr>\d*\.\d+)_(?P<experiment>[a-z_]+?)$", re.I)
+GENERAL_2019 = _Regex(lambda: re.compile(
+    r"^general_(?:\d+_)?(?P<model>[a-z]+\d*)_(?P<batch>\d+)_(?P<lr>\d*\.\d+)_"
+    r"(?P<experiment>[a-z_]+?)$", re.I))
 # The label `hw_<batch>_<lr>_<arch>[_<gpu>]` that some 2019 jobs echo on their first line.
-HW_2019 = re.compile(r"^hw_(?P<batch>\d+)_(?P<lr>\d*\.\d+)_(?P<model>[a-z]+\d*)(?:_(?P<gpu>[a-z]\d+))?$", re.I)
+HW_2019 = _Regex(lambda: re.compile(
+    r"^hw_(?P<batch>\d+)_(?P<lr>\d*\.\d+)_(?P<model>[a-z]+\d*)(?:_(?P<gpu>[a-z]\d+))?$", re.I))
 # Whole-name patterns, tried in order; the model must be a known architecture (or `alex`).
 _NAME_PATTERNS = (COURSE_2019, MODEL_GPU_BATCH, GENERAL_2019, HW_2019)
-_STEM_PREFIX = re.compile(r"^(?:out|prev_out|n_out|ma_out|conv_out)\.|^(?:ncu|nsys|nvprof|smi)[-_](?:log[-_])?|"
-                          r"^(?:ncu[-_]final[-_]metric|nsys[-_]final[-_]metric)[-_]", re.I)
-_JOB_SUFFIX = re.compile(r"(?:\.\d{4,}|%20)+$")
-_BATCH = re.compile(r"(?:^|[_\-.])(?:bs|batch|b)[_\-]?(\d+)(?=$|[_\-.])", re.I)
-_CMD_MODEL = re.compile(r"(?:--arch|-a)[ =]([A-Za-z0-9_]+)")
-_CMD_BATCH = re.compile(r"(?:--batch-size|--batch_size|-b)[ =](\d+)")
-_CMD_LR = re.compile(r"(?:--lr|--learning-rate)[ =]([0-9.eE-]+)")
+_STEM_PREFIX = _Regex(lambda: re.compile(
+    r"^(?:out|prev_out|n_out|ma_out|conv_out)\.|^(?:ncu|nsys|nvprof|smi)[-_](?:log[-_])?|"
+    r"^(?:ncu[-_]final[-_]metric|nsys[-_]final[-_]metric)[-_]", re.I))
+_JOB_SUFFIX = _Regex(lambda: re.compile(r"(?:\.\d{4,}|%20)+$"))
+_BATCH = _Regex(lambda: re.compile(r"(?:^|[_\-.])(?:bs|batch|b)[_\-]?(\d+)(?=$|[_\-.])", re.I))
+_CMD_MODEL = _Regex(lambda: re.compile(r"(?:--arch|-a)[ =]([A-Za-z0-9_]+)"))
+_CMD_BATCH = _Regex(lambda: re.compile(r"(?:--batch-size|--batch_size|-b)[ =](\d+)"))
+_CMD_LR = _Regex(lambda: re.compile(r"(?:--lr|--learning-rate)[ =]([0-9.eE-]+)"))
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,20 @@ def test_the_cache_holds_what_lark_builds(name):
             continue  # recursive rule
 
 
+@pytest.mark.parametrize("name", GRAMMARS)
+def test_the_groups_read_off_a_rule_regex_are_the_ones_re_compiles(name):
+    g = grammar.load(name)
+    checked = 0
+    for rule in g.rules:
+        try:
+            rx = g.regex(rule)
+        except ValueError:
+            continue  # recursive rule
+        assert g._capture_groups(rule) == list(re.compile(rx).groupindex), rule
+        checked += 1
+    assert checked > 10
+
+
 # -- parse trees without an Earley parser -----------------------------------------------------
 
 def _tokens(tree: Tree) -> list[tuple]:

@@ -12,6 +12,9 @@ Tables filled: `kernels`, `metrics`, `activities`, `api_calls`, `regions`.
 
 from __future__ import annotations
 
+import re
+from functools import cache
+
 import polars as pl
 
 from roofreport.errors import ParseError
@@ -46,7 +49,7 @@ def sniff_log(head: Head) -> str | None:
     for line in head.lines[:5000]:
         message = nvprof_lines.status_message(line)
         if message is not None:
-            status_seen = status_seen or any(nvprof_lines.matches(message, k) for k in _STRONG_STATUS)
+            status_seen = status_seen or any(_matches(message, k) for k in _STRONG_STATUS)
             continue
         variant = _header_variant(line)
         if variant:
@@ -56,9 +59,9 @@ def sniff_log(head: Head) -> str | None:
 
 def _header_variant(line: str) -> str | None:
     for kind, variant in _VARIANTS.items():
-        if nvprof_lines.matches(line, kind):
+        if _matches(line, kind):
             return variant
-    if not nvprof_lines.matches(line, "csv_header_line"):
+    if _csv_sep().search(line) is None or not nvprof_lines.matches(line, "csv_header_line"):
         return None
     from roofreport.formats import nvprof_csv  # a header of nvprof's column names only
 
@@ -80,6 +83,22 @@ def sniff_sqlite(head: Head) -> str | None:
     from roofreport.formats import nvprof_sqlite
 
     return nvprof_sqlite.sniff(head)
+
+
+@cache
+def _csv_sep() -> re.Pattern:
+    """`csv_header_line` is `csv_field (CSV_SEP csv_field)+`: a line without a separator is no
+    CSV header, and the header's regex (the column names four times over, ~2 ms to compile)
+    is compiled only for a line that has one."""
+    return re.compile(nvprof_lines.load().terminal("CSV_SEP"))
+
+
+def _matches(text: str, rule: str) -> bool:
+    """`nvprof_lines.matches`, asked only of text holding one of the literals every match of
+    the rule holds (the grammar's `required_literals`): most head lines are no table header,
+    and a rule's regex is compiled when a line could be one."""
+    needed = nvprof_lines.load().required_literals(rule)
+    return (not needed or any(literal in text for literal in needed)) and nvprof_lines.matches(text, rule)
 
 
 def sniff_session_xml(head: Head) -> str | None:
