@@ -5,7 +5,9 @@ Kinds come from the grammar's `line` rules (`grammars/ncu.lark`), tried in their
 rows, most of a big log, are told cheaply: a line shaped like a row is one when it holds none
 of the starts and literals the rules tried before the rows need. Every other line goes through
 `Grammar.classify_lines`, once per distinct text. A block whose lines repeat (a big log printing
-the same kernels' tables over and over) is worked per distinct line (`Distinct`).
+the same kernels' tables over and over) is read straight into codes of its distinct lines and
+worked per distinct line (`Distinct`); what is derived of a distinct line is kept for the
+blocks after (`Memo`), so such a log reads each distinct line once.
 """
 
 from __future__ import annotations
