@@ -227,7 +227,8 @@ class Blocks:
             seq=pl.col("kernel").cum_sum().cast(pl.Int64) + self.carry.seq
         ).with_columns(
             *[pl.when(pl.col(name) != _NONE).then(name).alias(name) for name in _FIELDS],
-            seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill()).collect(engine="in-memory")
+            seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill()
+        ).collect(engine="in-memory")
 
     def _field_values(self, lines: pl.DataFrame) -> pl.Series:
         """Per line, what it sets: the code of its pid, gpu or section, or its rule's id."""
@@ -280,7 +281,8 @@ class Blocks:
         # With results, only WARNING and ERROR lines matter (ncu_status.report); without,
         # the whole log is read again.
         status = ctx.filter(pl.col("k") == code(self.g, "status_line")[0])
-        kept = {"status": status.filter(_is_alarm(status["text"])), "notes": looked_at.filter(_is_note(looked_at["text"]))}
+        kept = {"status": status.filter(_is_alarm(status["text"])),
+                "notes": looked_at.filter(_is_note(looked_at["text"]))}
         for name, found in kept.items():
             if found.height:
                 self.lines[name].append(found.select("line_no", text=self.code_of(pl.col("text"))))

@@ -200,7 +200,8 @@ class Distinct:
             sample = data.split(b"\n")
         else:
             step = (len(data) - size) // (pieces - 1)
-            sample = [line for at in range(0, pieces * step, step) for line in data[at:at + size].split(b"\n")[1:-1]]
+            sample = [line for at in range(0, pieces * step, step)
+                      for line in data[at:at + size].split(b"\n")[1:-1]]
         return len(set(sample)) <= cls.MOST * len(sample)
 
     def lines(self, first: int = 1) -> pl.DataFrame:

@@ -85,7 +85,8 @@ class Tables:
         rule = pl.lit(None, pl.UInt32)
         for row in per_ctx.columns:   # a kind of row no rule of the block cuts is left out
             if per_ctx[row].null_count() < per_ctx.height:
-                rule = pl.when(pl.col("k") == self.kind[row]).then(pl.lit(per_ctx[row]).gather("at")).otherwise(rule)
+                rule = pl.when(pl.col("k") == self.kind[row]).then(pl.lit(per_ctx[row]).gather("at")) \
+                    .otherwise(rule)
         return rule
 
     # -- one block
@@ -98,19 +99,22 @@ class Tables:
         if not self.rules:
             return pl.DataFrame()
         line = {"text": lines["text"]} if distinct is None else {"line": distinct.codes}
+        # One query on the in-memory engine (see `ncu_text.Blocks._context`).
         rows = lines.lazy().with_columns(at=at).select(
-            "line_no", "at", rule=self._row_rules(ctx), **line).filter(pl.col("rule").is_not_null()).with_columns(
-            seq=pl.lit(ctx["seq"].cast(pl.UInt32)).gather("at"), sec=pl.lit(ctx["section"]).gather("at")).collect(engine="in-memory")
+            "line_no", "at", rule=self._row_rules(ctx), **line
+        ).filter(pl.col("rule").is_not_null()).with_columns(
+            seq=pl.lit(ctx["seq"].cast(pl.UInt32)).gather("at"), sec=pl.lit(ctx["section"]).gather("at")
+        ).collect(engine="in-memory")
         if not rows.height:
             return pl.DataFrame()
         present = rows["rule"].unique().to_list()
-        parts = [self._rows_under(rows if len(present) == 1 else rows.filter(pl.col("rule") == rid), rid, distinct)
-                 for rid in present]
+        parts = [self._rows_under(rows if len(present) == 1 else rows.filter(pl.col("rule") == rid), rid,
+                                  distinct) for rid in present]
         rows = pl.concat([part for part, _, _ in parts], how="diagonal_relaxed")
         if len(parts) > 1:
             rows = rows.sort("line_no")
-        loose = rows.filter(~pl.col("fits")) if not all(fit for _, fit, _ in parts) else rows.head(0)
-        if loose.height:
+        loose = rows.filter(~pl.col("fits")) if not all(fit for _, fit, _ in parts) else None
+        if loose is not None and loose.height:
             fixed = self._split_loose(loose, lines)
             rows = rows.update(fixed.select("line_no", *[c for c in fixed.columns if c in rows.columns
                                                          and c != "line_no"]), on="line_no")
@@ -118,17 +122,19 @@ class Tables:
             rows = rows.filter(pl.col("m").is_not_null())
         return rows.select("line_no", *[c for c in ("m", "u", *_VALUES) if c in rows.columns], "seq", "sec")
 
-    def _rows_under(self, part: pl.DataFrame, rid: int, distinct: Distinct | None) -> tuple[pl.DataFrame, bool, bool]:
+    def _rows_under(self, part: pl.DataFrame, rid: int,
+                    distinct: Distinct | None) -> tuple[pl.DataFrame, bool, bool]:
         """(the rows under rule `rid` with their cells, whether all fit the columns, whether
         all name a metric). With `distinct`, the cells are cut once per distinct line and
         only the cells needed are gathered to the rows."""
         if distinct is None:
             found, at = self._cells(part["text"], rid), None
-            rows = found
+            checked = found
         else:  # cut every distinct line (once per log), gathered by the rows' codes
             found, at = distinct.per_text(lambda texts: self._cells(texts, rid), ("cells", rid)), part["line"]
-            rows = found.filter(distinct.kinds == self._row_kind[self.rules[rid][0]])   # those that can be rows here
-        fit, named = bool(rows["fits"].all()), not rows["m"].null_count()
+            # The texts that can be rows under this rule (the checks look at those only).
+            checked = found.filter(distinct.kinds == self._row_kind[self.rules[rid][0]])
+        fit, named = bool(checked["fits"].all()), not checked["m"].null_count()
         if fit:
             found = found.drop("fits", "summary")
         cells = found if at is None else found[at]
