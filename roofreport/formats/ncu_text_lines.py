@@ -69,22 +69,23 @@ def read_blocks_ahead(doc: Document, size: int | None = None, coded: bool = Fals
     smaller (`FIRST_BYTES`, doubling): the caller starts on the first lines sooner."""
     size = size or BLOCK_BYTES
     source = doc.source()
-    with (open(source, "rb") if isinstance(source, Path) else source) as fh, \
-            ThreadPoolExecutor(max_workers=1) as reader:
-        ahead = reader.submit(_read_block, fh, 0, min(size, FIRST_BYTES), 1, coded)
+    # A file read as it is holds no U+001F (`Document`): its blocks need no look for one.
+    clean = isinstance(source, Path)
+    with (open(source, "rb") if clean else source) as fh, ThreadPoolExecutor(max_workers=1) as reader:
+        ahead = reader.submit(_read_block, fh, 0, min(size, FIRST_BYTES), 1, coded, clean)
         while True:
             lines, distinct, pos, read = ahead.result()
             if lines is None:
                 return
             ahead = reader.submit(_read_block, fh, pos, max(read, min(size, 2 * read)),
-                                  lines["line_no"][-1] + 1, coded)
+                                  lines["line_no"][-1] + 1, coded, clean)
             yield lines, distinct
 
 
-def _read_block(fh, pos: int, size: int, first: int, coded: bool) -> tuple:
+def _read_block(fh, pos: int, size: int, first: int, coded: bool, clean: bool) -> tuple:
     """(lines of the block at `pos`, numbered from `first`, their `Distinct` (None: not
     coded), where the next block starts, the block size to go on with: doubled while one
-    line is longer than a block)."""
+    line is longer than a block). `clean`: the bytes hold no U+001F."""
     while True:
         fh.seek(pos)
         data = fh.read(size)
@@ -96,7 +97,8 @@ def _read_block(fh, pos: int, size: int, first: int, coded: bool) -> tuple:
         size *= 2
     cut = end < len(data)   # the last line, cut by the block's end, is read again in the next
     # A later block starting with a BOM is split by `lines_of` (see there), never coded.
-    distinct = Distinct.read(data, cut) if coded and (pos == 0 or not data.startswith(codecs.BOM_UTF8)) else None
+    coded = coded and (pos == 0 or not data.startswith(codecs.BOM_UTF8))
+    distinct = Distinct.read(data, cut, clean) if coded else None
     if distinct is not None:
         return distinct.lines(first), distinct, pos + end, size
     lines = lines_of(data, at_start=pos == 0)
@@ -174,18 +176,20 @@ class Distinct:
     MOST = 0.25   # at most this share of a sample's lines distinct
 
     @classmethod
-    def read(cls, data: bytes, cut: bool = False) -> "Distinct | None":
+    def read(cls, data: bytes, cut: bool = False, clean: bool = False) -> "Distinct | None":
         """The lines of `data` (a block's bytes, split as `textio.split_lines` splits them;
         without the last when `cut`) as codes of their distinct texts, or None when a sample
-        of them does not repeat enough."""
+        of them does not repeat enough. `clean`: `data` is known to hold no U+001F."""
         if not cls._repeats(data):
             return None
         cats = pl.Categories.random()
-        source = io.BytesIO(data.replace(b"\x1f", b" ") if b"\x1f" in data else data)
-        codes = pl.read_csv(source, **_LINE_READER, schema={"text": pl.Categorical(cats)})["text"]
+        source = io.BytesIO(data.replace(b"\x1f", b" ") if not clean and b"\x1f" in data else data)
+        lines = pl.read_csv(source, **_LINE_READER, schema={"text": pl.Categorical(cats)})["text"]
+        codes = lines.to_physical()   # (`lines` keeps the categories alive until `texts` is made)
         if codes.null_count():  # blank lines ("" in split_lines)
-            codes = codes.fill_null(pl.Series([""], dtype=pl.Categorical(cats))[0])
-        codes, texts = codes.to_physical(), cats.to_series()
+            codes = codes.fill_null(pl.Series([""], dtype=pl.Categorical(cats)).to_physical()[0])
+        texts = cats.to_series()
+        del lines
         if cut:
             codes, last = codes.head(codes.len() - 1), codes[-1]
             if not (codes == last).any():   # the cut line's text stands for another: nothing is derived of it
