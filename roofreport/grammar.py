@@ -300,6 +300,17 @@ class Grammar:
         except UnexpectedInput as exc:
             raise self._error(exc, text, path, line) from None
 
+    def tokens(self, text: str, rule: str, path: str = "", line: int | None = None) -> list[Token]:
+        """The named tokens of `parse(text, rule)` in text order (`tree.scan_values` of every
+        Token), each a str with its terminal's `.type`. A line the rule's regex walk reads
+        needs no tree and no Lark (~10 ms to import): what a header's reader asks for."""
+        if len(text) <= MAX_LARK_CHARS:
+            found = self._trees.tokens(text, rule)
+            if found is not None:
+                return found
+        tree = self.parse(text, rule, path, line)  # Lark parses it, or says what is wrong
+        return [Token(t.type, str(t)) for t in tree.scan_values(lambda v: hasattr(v, "type"))]
+
     def matches(self, text: str, rule: str) -> bool:
         if len(text) > MAX_LARK_CHARS:
             return False

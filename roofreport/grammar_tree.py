@@ -20,14 +20,16 @@ which follows the regex engine's own choices. Rules using what the walk does not
 `!rule`, templates, `~` ranges, priorities, inline /regexp/ tokens, recursion) get None, as do
 lines the regex does not match: Lark parses those and explains what is wrong.
 
-The rule trees walked are `grammar_cache`'s nodes; the trees built are Lark's own `Tree` and
-`Token` (Lark is imported with the first tree built).
+The rule trees walked are `grammar_cache`'s nodes. The walk records its derivation in plain
+tuples (`_Leaf`, `_Node`); `tree` turns it into Lark's own `Tree` and `Token` (Lark is imported
+with the first tree built), `tokens` into the named tokens alone, which is all a header's reader
+wants (its column names) and needs no Lark.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from roofreport.grammar_cache import NonTerminal, Terminal, Token
 
@@ -39,6 +41,21 @@ if TYPE_CHECKING:
 
 class _Stuck(Exception):
     """The walk cannot go on from here (this mode's choices were wrong, or Lark must decide)."""
+
+
+class _Leaf(NamedTuple):
+    """A named terminal matched at text[start:end] (a Token in Lark's tree)."""
+
+    name: str
+    start: int
+    end: int
+
+
+class _Node(NamedTuple):
+    """A sub-rule kept in the tree (a Tree in Lark's)."""
+
+    rule: str
+    kids: list
 
 
 class TreeBuilder:
@@ -53,6 +70,20 @@ class TreeBuilder:
     def tree(self, text: str, rule: str) -> lark.Tree | None:
         """Lark's tree of `text` as `rule`, or None when Lark must parse it (no match, or a
         rule the walk does not model)."""
+        derivation = self._derive(text, rule)
+        return None if derivation is None else _to_lark(derivation, text)
+
+    def tokens(self, text: str, rule: str) -> list[Token] | None:
+        """The named tokens of that tree in text order (what its `scan_values` yields), as
+        `grammar_cache.Token`s, or None when Lark must parse the line."""
+        derivation = self._derive(text, rule)
+        if derivation is None:
+            return None
+        out: list[Token] = []
+        _leaves(derivation, text, out)
+        return out
+
+    def _derive(self, text: str, rule: str) -> _Node | None:
         if not self.supported(rule):
             return None
         body = self._g._rule_trees[rule]
@@ -65,7 +96,7 @@ class TreeBuilder:
             except _Stuck:
                 continue
             if end == len(text):
-                return _rule_tree(rule, kids)
+                return _Node(rule, kids)
         return None
 
     def supported(self, rule: str) -> bool:
@@ -85,7 +116,7 @@ class TreeBuilder:
             if end == pos:  # Lark has no zero-width tokens
                 raise _Stuck
             if not node.name.startswith("_"):
-                out.append(_token(node.name, text, pos, end))
+                out.append(_Leaf(node.name, pos, end))
             return end
         if isinstance(node, NonTerminal):
             kids: list = []
@@ -130,7 +161,7 @@ class TreeBuilder:
             return kids
         if self._g._rule_options[name].expand1 and len(kids) == 1:
             return kids
-        return [_rule_tree(name, kids)]
+        return [_Node(name, kids)]
 
     def _fits(self, node, text: str, pos: int, cont: str | None) -> bool:
         return self._pattern(node, cont).match(text, pos) is not None
@@ -179,11 +210,21 @@ class TreeBuilder:
         return all(self._models(k, stack, seen) for k in kids if not (kind == "expr" and k is kids[1]))
 
 
-def _rule_tree(rule: str, kids: list) -> lark.Tree:
+def _to_lark(node: _Node, text: str) -> lark.Tree:
     from lark import Token as LarkToken
     from lark import Tree as LarkTree
 
-    return LarkTree(LarkToken("RULE", rule), kids)
+    kids = [_to_lark(k, text) if isinstance(k, _Node) else _token(k.name, text, k.start, k.end)
+            for k in node.kids]
+    return LarkTree(LarkToken("RULE", node.rule), kids)
+
+
+def _leaves(node: _Node, text: str, out: list[Token]) -> None:
+    for kid in node.kids:
+        if isinstance(kid, _Node):
+            _leaves(kid, text, out)
+        else:
+            out.append(Token(kid.name, text[kid.start:kid.end]))
 
 
 def _token(name: str, text: str, start: int, end: int) -> lark.Token:

@@ -153,10 +153,11 @@ def spec_from_row(row: dict, base: GpuSpec | None = None, origin: str = "") -> G
         values["source"] = f"{values.get('source', base.source)} [overridden by {origin}]"
     elif origin:
         values["source"] = f"{values.get('source', '')} [from {origin}]".strip()
-    spec = replace(base, **values) if base else GpuSpec(**{"key": key, "name": key, "aliases": (), **values})
-    spec = replace(spec, family=_family(spec.arch))
-    names = spec.aliases or (key,)
-    return replace(spec, name=names[0], aliases=tuple(dict.fromkeys(names)))
+    # (one GpuSpec made per row: the shipped table is read by every run)
+    arch = values.get("arch", base.arch if base else None)
+    names = values.get("aliases", base.aliases if base else ()) or (key,)
+    values.update(family=_family(arch), name=names[0], aliases=tuple(dict.fromkeys(names)))
+    return replace(base, **values) if base else GpuSpec(key=key, **values)
 
 
 def _read_tsv(text: str) -> list[dict]:

@@ -260,6 +260,13 @@ def test_the_sqlite_gates_of_the_family_modules_are_the_readers_magic():
     assert nsys._SQLITE_MAGIC == nsys_sqlite.MAGIC == nvprof._SQLITE_MAGIC == nvprof_sqlite._MAGIC
 
 
+def test_the_shipped_category_rules_read_at_start_up_are_the_checked_ones():
+    from roofreport.analysis import categories
+
+    assert categories.default_rules() == categories.load_rules(categories._DEFAULT)
+    assert categories.CATEGORIES is categories.default_rules() and len(categories.CATEGORIES) > 5
+
+
 def test_the_cli_imports_no_report_machinery():
     probe = ("import sys, roofreport.cli; print(sorted({m.split('.')[0] for m in sys.modules} & "
              "{'matplotlib', 'weasyprint', 'jinja2', 'numpy', 'pyarrow', 'pandas'}))")
@@ -290,3 +297,29 @@ def test_a_clean_file_is_not_held_and_a_damaged_one_is_repaired_whole(tmp_path):
     doc = Document.open(damaged)
     assert doc._data.endswith("kernel µs\n".encode())
     assert [(w.code, w.line) for w in doc.warnings] == [("input.not-utf8", 1001)]
+
+
+# -- tokens without a tree --------------------------------------------------------------------
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(("name", "rule"), TREE_RULES)
+def test_the_tokens_of_a_line_are_the_ones_of_its_lark_tree(name, rule):
+    """`Grammar.tokens` (no Lark) gives the named tokens `parse(...).scan_values` gives."""
+    g = grammar.load(name)
+    lines = _corpus_lines()
+    found = lines.filter(lines.str.contains(g.regex(rule))).to_list()
+    for line in sorted(found, key=len)[:30]:
+        tokens = g.tokens(line, rule)
+        tree = g._lark.parse(line, start=rule)
+        expected = [(t.type, str(t)) for t in tree.scan_values(lambda v: isinstance(v, Token))]
+        assert [(t.type, str(t)) for t in tokens] == expected, line
+
+
+def test_tokens_of_a_line_lark_must_read_or_reject():
+    g = grammar.load("nvprof")
+    assert [(t.type, str(t)) for t in g.tokens('"Start","Duration",Name', "csv_header_line")] == \
+        [("CSV_NAME", "Start"), ("CSV_SEP", ","), ("CSV_NAME", "Duration"), ("CSV_SEP", ","),
+         ("CSV_NAME", "Name")]
+    with pytest.raises(ParseError) as info:
+        g.tokens('"Start","Bogus",Name', "csv_header_line", path="x.csv", line=3)
+    assert (info.value.path, info.value.line, info.value.column) == ("x.csv", 3, 10)

@@ -67,9 +67,11 @@ def _check(pattern: str, where: str) -> None:
 
 @cache
 def default_rules() -> list[Rule]:
-    """The shipped rules (`CATEGORIES`), read on first use."""
+    """The shipped rules (`CATEGORIES`), read on first use. Their patterns are not compiled
+    here only to be compiled again by `categorize` (tests/test_startup.py checks them)."""
     text = _DEFAULT.read_text(encoding="utf-8-sig")
-    return _rules([dict(row) for row in csv.DictReader(io.StringIO(text), delimiter="\t")], _DEFAULT)
+    return [(row["category"].strip(), row["pattern"])
+            for row in csv.DictReader(io.StringIO(text), delimiter="\t")]
 
 
 def __getattr__(name: str):

@@ -95,12 +95,14 @@ def _query_headers(frame: pl.DataFrame, commands: list[tuple[int, str]]):
 
 @lru_cache(maxsize=256)
 def _parse_header(text: str) -> tuple[Field, ...]:
-    tree = grammar.load("smi").parse(text.strip(), "query_header_line")
-    out = []
-    for node in tree.find_data("query_field"):
-        tokens = {t.type: str(t) for t in node.children}
-        out.append((tokens["QUERY_NAME"], tokens.get("QUERY_UNIT")))
-    return tuple(out)
+    # query_field: QUERY_NAME (" [" QUERY_UNIT "]")?  -- a unit belongs to the name before it
+    out: list[list] = []
+    for token in grammar.load("smi").tokens(text.strip(), "query_header_line"):
+        if token.type == "QUERY_NAME":
+            out.append([str(token), None])
+        elif token.type == "QUERY_UNIT":
+            out[-1][1] = str(token)
+    return tuple((name, unit) for name, unit in out)
 
 
 def header_fields(text: str) -> list[Field]:

@@ -30,8 +30,8 @@ _MAX_ROW_WARNINGS = 20
 @lru_cache(maxsize=64)
 def column_names(header: str) -> tuple[str, ...]:
     """`# gpu   pwr gtemp` -> ("gpu", "pwr", "gtemp") (Lark parses each distinct header once)."""
-    tree = grammar.load("smi").parse(header.strip(), "monitor_header_line")
-    names = next(tree.scan_values(lambda v: getattr(v, "type", "") == "MONITOR_NAMES"))
+    tokens = grammar.load("smi").tokens(header.strip(), "monitor_header_line")
+    names = next(t for t in tokens if t.type == "MONITOR_NAMES")
     return tuple(str(names).split())
 
 
