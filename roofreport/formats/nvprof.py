@@ -61,7 +61,7 @@ def _header_variant(line: str) -> str | None:
     for kind, variant in _VARIANTS.items():
         if _matches(line, kind):
             return variant
-    if _csv_sep().search(line) is None or not nvprof_lines.matches(line, "csv_header_line"):
+    if not _may_be_csv_header(line) or not nvprof_lines.matches(line, "csv_header_line"):
         return None
     from roofreport.formats import nvprof_csv  # a header of nvprof's column names only
 
@@ -85,12 +85,20 @@ def sniff_sqlite(head: Head) -> str | None:
     return nvprof_sqlite.sniff(head)
 
 
+def _may_be_csv_header(line: str) -> bool:
+    """`csv_header_line` is `csv_field (CSV_SEP csv_field)+`, and no field holds a separator:
+    a line whose text before its first separator is no `csv_field` (an nsys or ncu header) is
+    no nvprof header. The header's regex (nvprof's column names four times over, ~2 ms to
+    compile) is compiled only for a line that passes."""
+    sep, field = _csv_parts()
+    first = sep.split(line, 1)
+    return len(first) == 2 and field.fullmatch(first[0]) is not None
+
+
 @cache
-def _csv_sep() -> re.Pattern:
-    """`csv_header_line` is `csv_field (CSV_SEP csv_field)+`: a line without a separator is no
-    CSV header, and the header's regex (the column names four times over, ~2 ms to compile)
-    is compiled only for a line that has one."""
-    return re.compile(nvprof_lines.load().terminal("CSV_SEP"))
+def _csv_parts() -> tuple[re.Pattern, re.Pattern]:
+    g = nvprof_lines.load()
+    return re.compile(g.terminal("CSV_SEP")), re.compile(g.regex("csv_field", anchored=False))
 
 
 def _matches(text: str, rule: str) -> bool:
