@@ -56,10 +56,10 @@ def parse_header(text: str, line_no: int, filename: str = "") -> Header | None:
     if "," not in text or first not in BY_HEADER:
         return None
     try:
-        tree = grammar.load("nsys").parse(text, "csv_header_line")
+        tokens = grammar.load("nsys").tokens(text, "csv_header_line")
     except ParseError:
         return None
-    names = [str(t) for t in tree.scan_values(lambda v: getattr(v, "type", "") == "CSV_NAME")]
+    names = [str(t) for t in tokens if t.type == "CSV_NAME"]
     cols, unknown = fields_of(names)
     if len(unknown) > len(names) // 2:
         return None

@@ -49,9 +49,9 @@ COLUMNS = {
 @lru_cache(maxsize=256)
 def header(text: str) -> tuple[tuple[str, ...], str]:
     """(column names, separator) of a CSV header line, parsed by the grammar."""
-    tree = load().parse(text, "csv_header_line")
-    names = tuple(str(t) for t in tree.scan_values(lambda v: getattr(v, "type", "") == "CSV_NAME"))
-    seps = [str(t) for t in tree.scan_values(lambda v: getattr(v, "type", "") == "CSV_SEP")]
+    tokens = load().tokens(text, "csv_header_line")
+    names = tuple(str(t) for t in tokens if t.type == "CSV_NAME")
+    seps = [str(t) for t in tokens if t.type == "CSV_SEP"]
     return names, seps[0]
 
 
