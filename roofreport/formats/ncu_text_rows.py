@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import polars as pl
 
@@ -33,6 +33,9 @@ LARK_MAX = 4096
 _MAX_WARNED = 20
 _SUMMARY_COLUMNS = 5   # metric, unit, minimum, maximum, average
 _VALUES = ("v", "n", "x")   # value (the average in summaries), minimum, maximum
+# The value cells of blocks read as text (their values rarely repeat), kept as strings: coding
+# them costs a hash per row into the log's categories, and each would be one category more.
+_TEXT = {"v": "vt", "n": "nt", "x": "xt"}
 _DEVICE_NAME = "device__attribute_display_name"
 
 
@@ -95,7 +98,8 @@ class Tables:
              distinct: Distinct | None = None) -> pl.DataFrame:
         """The block's table rows of launches: line, kernel header (`seq`), section and cells
         (`m`etric, `u`nit, `v`alue, mi`n`, ma`x`) as codes into `texts`. With `distinct`
-        (the block's lines repeat), cells are cut once per distinct line and rule."""
+        (the block's lines repeat), cells are cut once per distinct line and rule; without,
+        the value cells are strings (`_TEXT`)."""
         if not self.rules:
             return pl.DataFrame()
         line = {"text": lines["text"]} if distinct is None else {"line": distinct.codes}
@@ -115,12 +119,13 @@ class Tables:
             rows = rows.sort("line_no")
         loose = rows.filter(~pl.col("fits")) if not all(fit for _, fit, _ in parts) else None
         if loose is not None and loose.height:
-            fixed = self._split_loose(loose, lines)
+            fixed = self._split_loose(loose, lines, coded=distinct is not None)
             rows = rows.update(fixed.select("line_no", *[c for c in fixed.columns if c in rows.columns
                                                          and c != "line_no"]), on="line_no")
         if not all(named for _, _, named in parts):
             rows = rows.filter(pl.col("m").is_not_null())
-        return rows.select("line_no", *[c for c in ("m", "u", *_VALUES) if c in rows.columns], "seq", "sec")
+        cells = ("m", "u", *_VALUES, *_TEXT.values())
+        return rows.select("line_no", *[c for c in cells if c in rows.columns], "seq", "sec")
 
     def _rows_under(self, part: pl.DataFrame, rid: int,
                     distinct: Distinct | None) -> tuple[pl.DataFrame, bool, bool]:
@@ -128,7 +133,7 @@ class Tables:
         all name a metric). With `distinct`, the cells are cut once per distinct line and
         only the cells needed are gathered to the rows."""
         if distinct is None:
-            found, at = self._cells(part["text"], rid), None
+            found, at = self._cells(part["text"], rid, coded=False), None
             checked = found
         else:  # cut every distinct line (once per log), gathered by the rows' codes
             found, at = distinct.per_text(lambda texts: self._cells(texts, rid), ("cells", rid)), part["line"]
@@ -140,22 +145,26 @@ class Tables:
         cells = found if at is None else found[at]
         return pl.concat([part.select("line_no", "seq", "sec"), cells], how="horizontal"), fit, named
 
-    def _cells(self, text: pl.Series, rid: int) -> pl.DataFrame:
+    def _cells(self, text: pl.Series, rid: int, coded: bool = True) -> pl.DataFrame:
         """Lines under one rule cut at its columns: cells as codes (the metric and unit cells
-        read once per distinct text), and whether the line fits the columns."""
+        read once per distinct text; the value cells as strings named by `_TEXT` unless
+        `coded`), and whether the line fits the columns."""
         cuts = self.rules[rid][1]
         summary = len(cuts) - 1 == _SUMMARY_COLUMNS
         keys = pl.Categories.random()
-        values = {c: self.code_of(e.str.strip_chars()) for c, e in _value_cells(cuts).items()}
+        values = {c if coded else _TEXT[c]: self.code_of(e.str.strip_chars()) if coded else e.str.strip_chars()
+                  for c, e in _value_cells(cuts).items()}
+        empty = {"v": pl.lit(None, pl.UInt32)} if coded else {"vt": pl.lit(None, pl.String)}
         gaps = {"gaps": _blank_at(cuts[3]) & _blank_at(cuts[4])} if summary else {}
         cells = pl.DataFrame({"text": text}).select(
             key=_key_cell(cuts).cast(pl.Categorical(keys)), **values, **gaps)
         key = _key_fields(keys.to_series(), cuts, self.code_of)[cells["key"].to_physical()]
         return cells.select(m=key["m"], u=key["u"], fits=key["fits"] & cells["gaps"] if summary else key["fits"],
-                            summary=pl.lit(summary), **{"v": pl.lit(None, pl.UInt32), **{c: c for c in values}})
+                            summary=pl.lit(summary), **{**empty, **{c: c for c in values}})
 
-    def _split_loose(self, loose: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
-        """Rows that overflow their columns, split from the right on 2+ spaces (grammar rules)."""
+    def _split_loose(self, loose: pl.DataFrame, lines: pl.DataFrame, coded: bool) -> pl.DataFrame:
+        """Rows that overflow their columns, split from the right on 2+ spaces (grammar rules);
+        values as codes or (not `coded`) strings, as `_cells` gives them."""
         g = self.g
         loose = loose.select("line_no", "summary",
                              text=lines["text"].gather(loose["line_no"] - lines["line_no"][0]))
@@ -175,19 +184,20 @@ class Tables:
             self.result.warn("ncu.unreadable-row", _explain(self.doc, g, text, line_no), line=line_no)
             self._warned += 1
         fixed = fixed.filter(pl.col("m").is_not_null())
-        return fixed.select("line_no", *[self.code_of(fixed[c]).alias(c) for c in ("m", "u", *_VALUES)])
+        return fixed.select("line_no", *[self.code_of(fixed[c]).alias(c) for c in ("m", "u")],
+                            *[self.code_of(fixed[c]).alias(c) if coded else fixed[c].alias(_TEXT[c]) for c in _VALUES])
 
     # -- the whole log
 
     def metrics(self, blocks: list[pl.DataFrame], heads: pl.DataFrame, kernels: pl.DataFrame,
                 texts: pl.Series) -> pl.DataFrame:
         """The `metrics` table from every block's rows (`texts`: the texts of the codes);
-        values parsed once per distinct text."""
+        values coded parsed once per distinct text, values kept as strings row by row."""
         blocks = [b for b in blocks if b.height]
         if not blocks or not heads.height:
             return pl.DataFrame()
         rows = pl.concat(blocks, how="diagonal_relaxed")
-        number = _numbers(texts, rows)
+        value = _values(texts, rows)
         factor = _factors(texts, rows["u"])
         by_seq = _by_seq(heads, kernels)
         launched = by_seq.filter(pl.col("launch_id").is_not_null())
@@ -201,14 +211,16 @@ class Tables:
                     *[_spread(by_seq[c], "seq", launched[c]).alias(c) for c in ("kernel_name", "device")],
                     _spread(texts, "sec", section).alias("section"), text.gather(pl.col("m")).alias("metric"),
                     text.gather(pl.col("u")).alias("unit"), pl.lit(stat, pl.String).alias("stat"),
-                    (pl.lit(number).gather(pl.col(cell)) * pl.lit(factor).gather(pl.col("u"))
+                    (value(cell)[0] * pl.lit(factor).gather(pl.col("u"))
                      .fill_null(units.scale(None)[1])).alias("value"),
-                    text.gather(pl.col(cell)).alias("value_text")]
+                    value(cell)[1].alias("value_text")]
 
-        if "n" not in rows.columns or rows["n"].null_count() == rows.height:
+        mins = [c for c in ("n", _TEXT["n"]) if c in rows.columns]
+        is_summary = pl.any_horizontal([pl.col(c).is_not_null() for c in mins]) if mins else None
+        if is_summary is None or not rows.select(is_summary.any()).item():
             self._device = _device_name(rows, texts)
             return rows.select(part(None, "v"))
-        single, summary = rows.filter(pl.col("n").is_null()), rows.filter(pl.col("n").is_not_null())
+        single, summary = rows.filter(~is_summary), rows.filter(is_summary)
         parts = [single.select(part(None, "v")), summary.select(part("min", "n")),
                  summary.select(part("max", "x")), summary.select(part("avg", "v"))]
         return pl.concat(parts, how="vertical").sort("source_line", "stat", nulls_last=False)
@@ -282,13 +294,50 @@ def _blank_at(at: int) -> pl.Expr:
 
 # -- values ----------------------------------------------------------------------------------
 
-def _numbers(texts: pl.Series, rows: pl.DataFrame) -> pl.Series:
-    """Each distinct text as a number, in the log's decimal convention: that of most printed
-    values and minimums (each distinct text weighed by the rows printing it)."""
-    codes = pl.concat([rows["v"], rows["n"]]) if "n" in rows.columns else rows["v"]
-    counted = codes.rename("code").value_counts().drop_nulls("code")
-    decimal_comma = numbers.detect_decimal_comma(texts.gather(counted["code"]), counted["count"])
-    return pl.select(numbers.parse_number(pl.lit(texts), decimal_comma)).to_series()
+def _values(texts: pl.Series, rows: pl.DataFrame) -> Callable[[str], tuple[pl.Expr, pl.Expr]]:
+    """For a value cell ("v", "n", "x"): (its number, its text) over `rows`, whose cells are
+    codes into `texts` (numbers parsed once per distinct text) or strings (`_TEXT`, parsed row
+    by row), in the log's decimal convention."""
+    decimal_comma = _decimal_comma(texts, rows)
+    coded = any(c in rows.columns for c in _VALUES)
+    number = pl.lit(pl.select(numbers.parse_number(pl.lit(texts), decimal_comma)).to_series()) if coded else None
+
+    def value(cell: str) -> tuple[pl.Expr, pl.Expr]:
+        found = []
+        if cell in rows.columns:
+            found.append(number.gather(pl.col(cell)))
+        if _TEXT[cell] in rows.columns:
+            found.append(numbers.parse_number(pl.col(_TEXT[cell]), decimal_comma))
+        return (found[0] if len(found) == 1 else pl.coalesce(found)), _value_text(texts, rows, cell)
+    return value
+
+
+def _value_text(texts: pl.Series, rows: pl.DataFrame, cell: str) -> pl.Expr:
+    """The text of a value cell of `rows`, a code into `texts` or a string (`_TEXT`)."""
+    found = [pl.lit(texts).gather(pl.col(cell))] if cell in rows.columns else []
+    if _TEXT[cell] in rows.columns:
+        found.append(pl.col(_TEXT[cell]))
+    return found[0] if len(found) == 1 else pl.coalesce(found)
+
+
+def _decimal_comma(texts: pl.Series, rows: pl.DataFrame) -> bool:
+    """Whether the log prints a decimal comma: so do most of its printed values and minimums
+    (each distinct coded text weighed by the rows printing it; value strings one by one)."""
+    values, counts = [], []
+    codes = [rows[c] for c in ("v", "n") if c in rows.columns]
+    if codes:
+        counted = pl.concat(codes).rename("code").value_counts().drop_nulls("code")
+        values.append(texts.gather(counted["code"]))
+        counts.append(counted["count"].cast(pl.Int64))
+    strings = [rows[_TEXT[c]].drop_nulls() for c in ("v", "n") if _TEXT[c] in rows.columns]
+    if strings:
+        values.append(pl.concat(strings))
+        counts.append(pl.repeat(1, values[-1].len(), dtype=pl.Int64, eager=True))
+    values = pl.concat(values)
+    # A decimal comma's every hint holds a comma or a space: without one the answer is no.
+    if not values.str.contains("[, ]").any():
+        return False
+    return numbers.detect_decimal_comma(values, pl.concat(counts))
 
 
 def _factors(texts: pl.Series, unit: pl.Series) -> pl.Series:
@@ -317,11 +366,12 @@ def _by_seq(heads: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
 
 
 def _device_name(rows: pl.DataFrame, texts: pl.Series) -> str | None:
-    """`ncu_status.device_name` on rows of one value each, as codes."""
+    """`ncu_status.device_name` on rows of one value each, as codes (values also as strings)."""
     wanted = (texts == _DEVICE_NAME).arg_true()
     if not wanted.len():
         return None
-    values = texts.gather(rows.filter(pl.col("m").is_in(wanted.to_list()))["v"].drop_nulls())
+    wanted_rows = rows.filter(pl.col("m").is_in(wanted.to_list()))
+    values = wanted_rows.select(_value_text(texts, wanted_rows, "v")).to_series().drop_nulls()
     values = values.filter(values.str.strip_chars() != "")
     return values[0].strip() if values.len() else None
 
