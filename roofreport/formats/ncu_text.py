@@ -48,9 +48,9 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     g = grammar.load("ncu")
     blocks = Blocks(g, doc, result)
-    with closing(read_blocks_ahead(doc, coded=True)) as ahead:  # closed on an error too
-        for lines, distinct in ahead:
-            blocks.read(lines, distinct)
+    with closing(read_blocks_ahead(doc, coded=True, g=g)) as ahead:  # closed on an error too
+        for lines, distinct, kinds_found in ahead:
+            blocks.read(lines, distinct, kinds_found)
     kernels = blocks.kernels()
     if kernels.height:
         result.add("kernels", kernels)
@@ -165,13 +165,15 @@ class Blocks:
         self.tables = ncu_text_rows.Tables(self.g, self.doc, self.result, self.texts,
                                            {name: i for i, name in enumerate(names)})
 
-    def read(self, lines: pl.DataFrame, distinct: Distinct | None) -> None:
-        """Take in one block: `lines` (line_no, text), with its `distinct` lines when they repeat."""
+    def read(self, lines: pl.DataFrame, distinct: Distinct | None,
+             kinds_found: tuple[pl.Series, pl.Series] | None = None) -> None:
+        """Take in one block: `lines` (line_no, text), with its `distinct` lines when they
+        repeat, else with their `classify` when known."""
         self._distinct = distinct
         self._texts = None
         self._first = lines["line_no"][0]
         if distinct is None:
-            k, looked_at = classify(lines["text"], self.g)
+            k, looked_at = kinds_found or classify(lines["text"], self.g)
         else:
             distinct.attach(self.memo)
             self._facts = facts = distinct.per_text(self._facts_of, "facts")

@@ -34,12 +34,17 @@ ROWS = ("table_row_line", "raw_row_line")
 # of the starts below (sections, NVTX titles, advice, column titles, the per-gpu `Device` line)
 # or anywhere `==` (status tags) or `, ` (the `, Context`/`, Device`/`, Block Size` fields
 # that end a kernel header). Lines naming an Nsight Compute path (`sight`) are read for the
-# version, so they go through the grammar too. tests/test_ncu_text_fast.py checks both agree.
+# version, so they go through the grammar too. So a row-shaped line holding `, ` but neither
+# `==` nor `sight` is a kernel header when the grammar's `kernel_line` regex matches it, else
+# the row its shape says (a log's headers are distinct: they skip the per-distinct-text pass).
+# tests/test_ncu_text_fast.py checks both agree.
 _ROW_SHAPE = {"table_row_line": r"^    [^\s-]", "raw_row_line": r"^  [^\s-]"}
 _NOT_ROW_STARTS = ("    Section: ", "    NVTX ", "    OPT", "    INF", "    WRN", "    ERR",
                    "    Metric Name", "  Device ", "  Metric Name")
-_NOT_ROW_LITERALS = "==|, |sight"   # a regex: polars finds literal alternatives fastest
+_NOT_HEAD_LITERALS = "==|sight"     # regexes: polars finds literal alternatives fastest
+_NOT_ROW_LITERALS = "==|, |sight"
 _PREFIX = 12  # characters of a line that decide its shape (held inline by polars)
+_FEW_CATEGORIES = 4096   # fewer: `Categories.to_series` (a Python loop) costs less than a pass
 
 
 @lru_cache(maxsize=4)
@@ -58,39 +63,44 @@ def read_blocks(doc: Document, size: int | None = None, coded: bool = False) -> 
     """The document's lines (`line_no`, `text`), about `size` bytes of whole lines at a time.
     A block is read where the last one ended (a line cut by the block's end is read again at
     the start of the next, so no bytes are copied to glue blocks); `BLOCK_BYTES` by default."""
-    for lines, _ in read_blocks_ahead(doc, size, coded):
+    for lines, _, _ in read_blocks_ahead(doc, size, coded):
         yield lines
 
 
-def read_blocks_ahead(doc: Document, size: int | None = None, coded: bool = False) -> Iterator[tuple]:
-    """(lines, `Distinct` or None) of each block of `read_blocks`: the next block is read and
-    split in a thread while the caller works on this one. With `coded`, a block whose lines
-    repeat is read as codes of its distinct lines (`Distinct.read`). The first blocks are
-    smaller (`FIRST_BYTES`, doubling): the caller starts on the first lines sooner."""
+def read_blocks_ahead(doc: Document, size: int | None = None, coded: bool = False,
+                      g: grammar.Grammar | None = None) -> Iterator[tuple]:
+    """(lines, `Distinct` or None, `classify` of the lines or None) of each block of
+    `read_blocks`: the next block is read and split in a thread while the caller works on
+    this one. With `coded`, a block whose lines repeat is read as codes of its distinct lines
+    (`Distinct.read`); with a grammar `g`, the lines of the other blocks are classified in
+    that thread too (both cores work). The first blocks are smaller (`FIRST_BYTES`,
+    doubling): the caller starts on the first lines sooner."""
     size = size or BLOCK_BYTES
     source = doc.source()
     # A file read as it is holds no U+001F (`Document`): its blocks need no look for one.
     clean = isinstance(source, Path)
     with (open(source, "rb") if clean else source) as fh, ThreadPoolExecutor(max_workers=1) as reader:
-        ahead = reader.submit(_read_block, fh, 0, min(size, FIRST_BYTES), 1, coded, clean)
+        ahead = reader.submit(_read_block, fh, 0, min(size, FIRST_BYTES), 1, coded, clean, g)
         while True:
-            lines, distinct, pos, read = ahead.result()
+            lines, distinct, kinds_found, pos, read = ahead.result()
             if lines is None:
                 return
             ahead = reader.submit(_read_block, fh, pos, max(read, min(size, 2 * read)),
-                                  lines["line_no"][-1] + 1, coded, clean)
-            yield lines, distinct
+                                  lines["line_no"][-1] + 1, coded, clean, g)
+            yield lines, distinct, kinds_found
 
 
-def _read_block(fh, pos: int, size: int, first: int, coded: bool, clean: bool) -> tuple:
+def _read_block(fh, pos: int, size: int, first: int, coded: bool, clean: bool,
+                g: grammar.Grammar | None = None) -> tuple:
     """(lines of the block at `pos`, numbered from `first`, their `Distinct` (None: not
-    coded), where the next block starts, the block size to go on with: doubled while one
-    line is longer than a block). `clean`: the bytes hold no U+001F."""
+    coded), their `classify` by `g` when not coded (None without `g`), where the next block
+    starts, the block size to go on with: doubled while one line is longer than a block).
+    `clean`: the bytes hold no U+001F."""
     while True:
         fh.seek(pos)
         data = fh.read(size)
         if not data:
-            return None, None, pos, size
+            return None, None, None, pos, size
         end = len(data) if len(data) < size else data.rfind(b"\n") + 1
         if end:
             break
@@ -100,11 +110,12 @@ def _read_block(fh, pos: int, size: int, first: int, coded: bool, clean: bool) -
     coded = coded and (pos == 0 or not data.startswith(codecs.BOM_UTF8))
     distinct = Distinct.read(data, cut, clean) if coded else None
     if distinct is not None:
-        return distinct.lines(first), distinct, pos + end, size
+        return distinct.lines(first), distinct, None, pos + end, size
     lines = lines_of(data, at_start=pos == 0)
     if cut:
         lines = lines.head(lines.height - 1)
-    return lines.with_columns(pl.col("line_no") + (first - 1)), None, pos + end, size
+    kinds_found = None if g is None else classify(lines["text"], g)
+    return lines.with_columns(pl.col("line_no") + (first - 1)), None, kinds_found, pos + end, size
 
 
 def lines_of(data: bytes, at_start: bool) -> pl.DataFrame:
@@ -121,9 +132,11 @@ def lines_of(data: bytes, at_start: bool) -> pl.DataFrame:
 # -- kinds -----------------------------------------------------------------------------------
 
 def classify(text: pl.Series, g: grammar.Grammar) -> tuple[pl.Series, pl.Series]:
-    """(kind code of every line, whether the grammar classified it). Rows are told by the
-    first characters (once per distinct start) and the absence of the literals of earlier
-    rules; every other line goes through `Grammar.classify_lines`, once per distinct text."""
+    """(kind code of every line, whether the grammar's line rules classified it: the lines
+    told by their shape hold no note). Rows are told by the first characters (once per
+    distinct start) and the absence of the literals of earlier rules, kernel headers among
+    them by `_heads`; every other line goes through `Grammar.classify_lines`, once per
+    distinct text."""
     start = pl.Categories.random()
     t = pl.col("t")
     shape = pl.DataFrame({"t": text}).select(
@@ -131,6 +144,7 @@ def classify(text: pl.Series, g: grammar.Grammar) -> tuple[pl.Series, pl.Series]
         special=t.str.contains(_NOT_ROW_LITERALS))
     by_start = _row_kind(start.to_series(), g).gather(shape["start"].to_physical())
     fast = pl.select(pl.when(pl.lit(shape["special"])).then(None).otherwise(by_start)).to_series()
+    fast = _heads(text, shape["special"] & by_start.is_not_null(), by_start, fast, g)
     looked_at = fast.is_null()
     names = kinds(g)
 
@@ -139,6 +153,21 @@ def classify(text: pl.Series, g: grammar.Grammar) -> tuple[pl.Series, pl.Series]
         return found.replace_strict(list(names), list(range(len(names))), return_dtype=pl.UInt8)
 
     return fast.scatter(looked_at.arg_true(), by_distinct(text.filter(looked_at), by_grammar)), looked_at
+
+
+def _heads(text: pl.Series, row_shaped: pl.Series, by_start: pl.Series, fast: pl.Series,
+           g: grammar.Grammar) -> pl.Series:
+    """`fast` with the kinds of the `row_shaped` lines holding `, ` (and neither `==` nor
+    `sight`): `kernel_line` where its regex matches, else the row kind of their start."""
+    if not row_shaped.any():
+        return fast
+    at = row_shaped.arg_true()
+    t = pl.col("t")
+    found = pl.DataFrame({"t": text.gather(at), "row": by_start.gather(at)}).select(
+        pl.when(~t.str.contains(_NOT_HEAD_LITERALS))
+        .then(pl.when(t.str.contains(g.regex("kernel_line"))).then(pl.lit(code(g, "kernel_line")[0], pl.UInt8))
+              .otherwise("row"))).to_series()
+    return fast.scatter(at, found)
 
 
 def _row_kind(starts: pl.Series, g: grammar.Grammar) -> pl.Series:
@@ -154,9 +183,21 @@ def _row_kind(starts: pl.Series, g: grammar.Grammar) -> pl.Series:
 def by_distinct(values: pl.Series, derive: Callable[[pl.Series], pl.Series | pl.DataFrame]):
     """`derive` (one value or row per input string, in order) computed once per distinct
     string of `values` and gathered back to every row (categories of their own, freed after)."""
-    cats = pl.Categories.random()
-    coded = values.cast(pl.Categorical(cats))
-    return derive(cats.to_series())[coded.to_physical()]
+    coded = values.cast(pl.Categorical(pl.Categories.random()))
+    return derive(category_strings(coded))[coded.to_physical()]
+
+
+def category_strings(coded: pl.Series, cats: pl.Categories | None = None) -> pl.Series:
+    """The strings of a Categorical series' own categories (`cats`, when known), by code:
+    `Categories.to_series` without its Python loop over the categories when there are many
+    (a block has thousands of distinct headers); with few, that loop costs less."""
+    if cats is not None and coded.len() and coded.to_physical().max() < _FEW_CATEGORIES:
+        return cats.to_series()
+    present = coded.unique().drop_nulls()
+    if not present.len():
+        return pl.Series(coded.name, [], dtype=pl.String)
+    return pl.repeat(None, present.to_physical().max() + 1, dtype=pl.String, eager=True).scatter(
+        present.to_physical(), present.cast(pl.String)).rename(coded.name)
 
 
 @dataclass
@@ -187,8 +228,10 @@ class Distinct:
         lines = pl.read_csv(source, **_LINE_READER, schema={"text": pl.Categorical(cats)})["text"]
         codes = lines.to_physical()   # (`lines` keeps the categories alive until `texts` is made)
         if codes.null_count():  # blank lines ("" in split_lines)
-            codes = codes.fill_null(pl.Series([""], dtype=pl.Categorical(cats)).to_physical()[0])
-        texts = cats.to_series()
+            blank = pl.Series([""], dtype=pl.Categorical(cats))
+            codes = codes.fill_null(blank.to_physical()[0])
+            lines = pl.concat([lines, blank])
+        texts = category_strings(lines, cats)
         del lines
         if cut:
             codes, last = codes.head(codes.len() - 1), codes[-1]
