@@ -48,9 +48,9 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     g = grammar.load("ncu")
     blocks = Blocks(g, doc, result)
-    with closing(read_blocks_ahead(doc, coded=True, g=g)) as ahead:  # closed on an error too
-        for lines, distinct, kinds_found in ahead:
-            blocks.read(lines, distinct, kinds_found)
+    with closing(read_blocks_ahead(doc, coded=True, prepare=blocks.prepare)) as ahead:  # closed on an error too
+        for lines, distinct, prepared in ahead:
+            blocks.read(lines, distinct, prepared)
     kernels = blocks.kernels()
     if kernels.height:
         result.add("kernels", kernels)
@@ -137,6 +137,15 @@ _FIELDS = {"pid": (("process_line",), ()),
 # -- the blocks ------------------------------------------------------------------------------
 
 @dataclass
+class Prepared:
+    """What the lines of a block read as text tell alone (`Blocks.prepare`, worked out in the
+    reader thread while the block before is taken in): each line's kind code (`k`) and the
+    notes among the lines the grammar's line rules looked at (line_no, text)."""
+
+    k: pl.Series
+    notes: pl.DataFrame
+
+@dataclass
 class Blocks:
     """What the blocks of one log gave: kernel headers, table rows, NVTX items and ncu's own
     lines, with repeated texts as codes into `texts`; and the context between blocks."""
@@ -165,15 +174,22 @@ class Blocks:
         self.tables = ncu_text_rows.Tables(self.g, self.doc, self.result, self.texts,
                                            {name: i for i, name in enumerate(names)})
 
-    def read(self, lines: pl.DataFrame, distinct: Distinct | None,
-             kinds_found: tuple[pl.Series, pl.Series] | None = None) -> None:
+    def prepare(self, lines: pl.DataFrame) -> Prepared:
+        """`Prepared` of a block read as text (safe in another thread: it only reads the
+        grammar)."""
+        k, looked_at = classify(lines["text"], self.g)
+        looked = lines.filter(looked_at)
+        return Prepared(k, looked.filter(_is_note(looked["text"])))
+
+    def read(self, lines: pl.DataFrame, distinct: Distinct | None, prepared: Prepared | None = None) -> None:
         """Take in one block: `lines` (line_no, text), with its `distinct` lines when they
-        repeat, else with their `classify` when known."""
+        repeat, else with what they tell alone when known (`prepare`)."""
         self._distinct = distinct
         self._texts = None
         self._first = lines["line_no"][0]
         if distinct is None:
-            k, looked_at = kinds_found or classify(lines["text"], self.g)
+            prepared = prepared or self.prepare(lines)
+            k = prepared.k
         else:
             distinct.attach(self.memo)
             self._facts = facts = distinct.per_text(self._facts_of, "facts")
@@ -186,7 +202,7 @@ class Blocks:
         self.rows.append(self.tables.rows(lines, ctx, at, distinct))
         self._keep_heads(ctx)
         if distinct is None:
-            self._keep_lines(ctx, lines.filter(looked_at))
+            self._keep_lines(ctx, prepared.notes)
         else:
             self._keep_coded_lines(lines, facts)
         self._track_ending(lines, ctx, at)
@@ -277,14 +293,14 @@ class Blocks:
         if items.height:
             self.nvtx.append(items.select("seq", part=self.code_of(nvtx_part(pl.col("text")))))
 
-    def _keep_lines(self, ctx: pl.DataFrame, looked_at: pl.DataFrame) -> None:
-        """ncu's status lines; `[libprotobuf` lines and lines naming an Nsight Compute path
-        (notes), their texts as codes (the block's buffers are not kept alive)."""
+    def _keep_lines(self, ctx: pl.DataFrame, notes: pl.DataFrame) -> None:
+        """ncu's status lines and the block's `notes` (`[libprotobuf` lines and lines naming an
+        Nsight Compute path, among those the grammar looked at), their texts as codes (the
+        block's buffers are not kept alive)."""
         # With results, only WARNING and ERROR lines matter (ncu_status.report); without,
         # the whole log is read again.
         status = ctx.filter(pl.col("k") == code(self.g, "status_line")[0])
-        kept = {"status": status.filter(_is_alarm(status["text"])),
-                "notes": looked_at.filter(_is_note(looked_at["text"]))}
+        kept = {"status": status.filter(_is_alarm(status["text"])), "notes": notes}
         for name, found in kept.items():
             if found.height:
                 self.lines[name].append(found.select("line_no", text=self.code_of(pl.col("text"))))

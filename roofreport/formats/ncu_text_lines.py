@@ -68,34 +68,34 @@ def read_blocks(doc: Document, size: int | None = None, coded: bool = False) -> 
 
 
 def read_blocks_ahead(doc: Document, size: int | None = None, coded: bool = False,
-                      g: grammar.Grammar | None = None) -> Iterator[tuple]:
-    """(lines, `Distinct` or None, `classify` of the lines or None) of each block of
-    `read_blocks`: the next block is read and split in a thread while the caller works on
-    this one. With `coded`, a block whose lines repeat is read as codes of its distinct lines
-    (`Distinct.read`); with a grammar `g`, the lines of the other blocks are classified in
-    that thread too (both cores work). The first blocks are smaller (`FIRST_BYTES`,
-    doubling): the caller starts on the first lines sooner."""
+                      prepare: Callable[[pl.DataFrame], object] | None = None) -> Iterator[tuple]:
+    """(lines, `Distinct` or None, `prepare(lines)` or None) of each block of `read_blocks`:
+    the next block is read, split and given to `prepare` (what its lines tell alone) in a
+    thread while the caller works on this one, so both cores work. With `coded`, a block
+    whose lines repeat is read as codes of its distinct lines (`Distinct.read`) and not
+    prepared. The first blocks are smaller (`FIRST_BYTES`, doubling): the caller starts on
+    the first lines sooner."""
     size = size or BLOCK_BYTES
     source = doc.source()
     # A file read as it is holds no U+001F (`Document`): its blocks need no look for one.
     clean = isinstance(source, Path)
     with (open(source, "rb") if clean else source) as fh, ThreadPoolExecutor(max_workers=1) as reader:
-        ahead = reader.submit(_read_block, fh, 0, min(size, FIRST_BYTES), 1, coded, clean, g)
+        ahead = reader.submit(_read_block, fh, 0, min(size, FIRST_BYTES), 1, coded, clean, prepare)
         while True:
-            lines, distinct, kinds_found, pos, read = ahead.result()
+            lines, distinct, prepared, pos, read = ahead.result()
             if lines is None:
                 return
             ahead = reader.submit(_read_block, fh, pos, max(read, min(size, 2 * read)),
-                                  lines["line_no"][-1] + 1, coded, clean, g)
-            yield lines, distinct, kinds_found
+                                  lines["line_no"][-1] + 1, coded, clean, prepare)
+            yield lines, distinct, prepared
 
 
 def _read_block(fh, pos: int, size: int, first: int, coded: bool, clean: bool,
-                g: grammar.Grammar | None = None) -> tuple:
+                prepare: Callable[[pl.DataFrame], object] | None = None) -> tuple:
     """(lines of the block at `pos`, numbered from `first`, their `Distinct` (None: not
-    coded), their `classify` by `g` when not coded (None without `g`), where the next block
-    starts, the block size to go on with: doubled while one line is longer than a block).
-    `clean`: the bytes hold no U+001F."""
+    coded), `prepare` of the lines when not coded (else None), where the next block starts,
+    the block size to go on with: doubled while one line is longer than a block). `clean`:
+    the bytes hold no U+001F."""
     while True:
         fh.seek(pos)
         data = fh.read(size)
@@ -114,8 +114,8 @@ def _read_block(fh, pos: int, size: int, first: int, coded: bool, clean: bool,
     lines = lines_of(data, at_start=pos == 0)
     if cut:
         lines = lines.head(lines.height - 1)
-    kinds_found = None if g is None else classify(lines["text"], g)
-    return lines.with_columns(pl.col("line_no") + (first - 1)), None, kinds_found, pos + end, size
+    lines = lines.with_columns(pl.col("line_no") + (first - 1))
+    return lines, None, None if prepare is None else prepare(lines), pos + end, size
 
 
 def lines_of(data: bytes, at_start: bool) -> pl.DataFrame:
