@@ -101,3 +101,20 @@ def test_decimal_comma_counts_values_of_both_kinds(monkeypatch):
     assert values[16] == ("84,58", 84.58)
     assert values[17] == ("13 181 137", 13181137.0)
     assert values[18][0] == "1,25" and values[18][1] == pytest.approx(1.25e9)
+
+
+@pytest.mark.parametrize("values", [[f"  kernel_{i}, Context 1, Stream {i}" for i in range(200)],
+                                    [f"    Section: s{i % 3}" for i in range(200)],
+                                    [f"x{i}" for i in range(64)] + ["x1"] * 50])
+def test_by_distinct_derives_each_value(values):
+    """Whether the values are hashed to their distinct strings or derived one by one (first
+    strings all distinct), every row gets its own value's result."""
+    calls = []
+
+    def derive(texts: pl.Series) -> pl.DataFrame:
+        calls.append(texts.len())
+        return pl.DataFrame({"n": texts.str.len_bytes(), "t": texts})
+
+    found = ncu_text_lines.by_distinct(pl.Series(values), derive)
+    assert found["t"].to_list() == values and found["n"].to_list() == [len(v) for v in values]
+    assert calls == [len(set(values)) if len(set(values[:64])) < 64 else len(values)]

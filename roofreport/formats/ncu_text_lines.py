@@ -44,6 +44,7 @@ _NOT_ROW_STARTS = ("    Section: ", "    NVTX ", "    OPT", "    INF", "    WRN"
 _NOT_HEAD_LITERALS = "==|sight"     # regexes: polars finds literal alternatives fastest
 _NOT_ROW_LITERALS = "==|, |sight"
 _PREFIX = 12  # characters of a line that decide its shape (held inline by polars)
+_DISTINCT_SAMPLE = 64    # `by_distinct` looks at this many first strings
 _FEW_CATEGORIES = 4096   # fewer: `Categories.to_series` (a Python loop) costs less than a pass
 
 
@@ -182,7 +183,11 @@ def _row_kind(starts: pl.Series, g: grammar.Grammar) -> pl.Series:
 
 def by_distinct(values: pl.Series, derive: Callable[[pl.Series], pl.Series | pl.DataFrame]):
     """`derive` (one value or row per input string, in order) computed once per distinct
-    string of `values` and gathered back to every row (categories of their own, freed after)."""
+    string of `values` and gathered back to every row (categories of their own, freed after);
+    straight on `values` when its first strings are all distinct (a detail page's kernel
+    headers: hashing them would cost more than it saves)."""
+    if values.len() > _DISTINCT_SAMPLE and values.head(_DISTINCT_SAMPLE).n_unique() == _DISTINCT_SAMPLE:
+        return derive(values)
     coded = values.cast(pl.Categorical(pl.Categories.random()))
     return derive(category_strings(coded))[coded.to_physical()]
 
