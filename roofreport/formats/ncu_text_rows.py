@@ -206,23 +206,26 @@ class Tables:
             if sec.null_count() in (0, sec.len()) else texts.gather(sec.unique())
         text = pl.lit(texts)
 
-        def part(stat: str | None, cell: str) -> list[pl.Expr]:
-            return [pl.col("line_no").alias("source_line"), pl.lit(by_seq["launch_id"]).gather(pl.col("seq")),
-                    *[_spread(by_seq[c], "seq", launched[c]).alias(c) for c in ("kernel_name", "device")],
-                    _spread(texts, "sec", section).alias("section"), text.gather(pl.col("m")).alias("metric"),
-                    text.gather(pl.col("u")).alias("unit"), pl.lit(stat, pl.String).alias("stat"),
-                    (value(cell)[0] * pl.lit(factor).gather(pl.col("u"))
-                     .fill_null(units.scale(None)[1])).alias("value"),
-                    value(cell)[1].alias("value_text")]
+        def part(frame: pl.DataFrame, stat: str | None, cell: str) -> pl.DataFrame:
+            # The value in a select of its own: polars spreads one expression over the
+            # frame's chunks (both cores), but runs each of several on one core.
+            number = frame.select((value(cell)[0] * pl.lit(factor).gather(pl.col("u"))
+                                   .fill_null(units.scale(None)[1])).alias("value"))
+            return frame.select(
+                pl.col("line_no").alias("source_line"), pl.lit(by_seq["launch_id"]).gather(pl.col("seq")),
+                *[_spread(by_seq[c], "seq", launched[c]).alias(c) for c in ("kernel_name", "device")],
+                _spread(texts, "sec", section).alias("section"), text.gather(pl.col("m")).alias("metric"),
+                text.gather(pl.col("u")).alias("unit"), pl.lit(stat, pl.String).alias("stat"),
+                value(cell)[1].alias("value_text")).insert_column(8, number["value"])
 
         mins = [c for c in ("n", _TEXT["n"]) if c in rows.columns]
         is_summary = pl.any_horizontal([pl.col(c).is_not_null() for c in mins]) if mins else None
         if is_summary is None or not rows.select(is_summary.any()).item():
             self._device = _device_name(rows, texts)
-            return rows.select(part(None, "v"))
+            return part(rows, None, "v")
         single, summary = rows.filter(~is_summary), rows.filter(is_summary)
-        parts = [single.select(part(None, "v")), summary.select(part("min", "n")),
-                 summary.select(part("max", "x")), summary.select(part("avg", "v"))]
+        parts = [part(single, None, "v"), part(summary, "min", "n"), part(summary, "max", "x"),
+                 part(summary, "avg", "v")]
         return pl.concat(parts, how="vertical").sort("source_line", "stat", nulls_last=False)
 
     def device_name(self, metrics: pl.DataFrame) -> str | None:
