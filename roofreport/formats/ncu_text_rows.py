@@ -206,17 +206,20 @@ class Tables:
             if sec.null_count() in (0, sec.len()) else texts.gather(sec.unique())
         text = pl.lit(texts)
 
+        parsed = any(c in rows.columns for c in _TEXT.values())   # values parsed row by row
+
         def part(frame: pl.DataFrame, stat: str | None, cell: str) -> pl.DataFrame:
-            # The value in a select of its own: polars spreads one expression over the
+            number = (value(cell)[0] * pl.lit(factor).gather(pl.col("u")).fill_null(units.scale(None)[1])).alias("value")
+            out = [pl.col("line_no").alias("source_line"), pl.lit(by_seq["launch_id"]).gather(pl.col("seq")),
+                   *[_spread(by_seq[c], "seq", launched[c]).alias(c) for c in ("kernel_name", "device")],
+                   _spread(texts, "sec", section).alias("section"), text.gather(pl.col("m")).alias("metric"),
+                   text.gather(pl.col("u")).alias("unit"), pl.lit(stat, pl.String).alias("stat"),
+                   number, value(cell)[1].alias("value_text")]
+            if not parsed:
+                return frame.select(out)
+            # Values parsed in a select of their own: polars spreads one expression over the
             # frame's chunks (both cores), but runs each of several on one core.
-            number = frame.select((value(cell)[0] * pl.lit(factor).gather(pl.col("u"))
-                                   .fill_null(units.scale(None)[1])).alias("value"))
-            return frame.select(
-                pl.col("line_no").alias("source_line"), pl.lit(by_seq["launch_id"]).gather(pl.col("seq")),
-                *[_spread(by_seq[c], "seq", launched[c]).alias(c) for c in ("kernel_name", "device")],
-                _spread(texts, "sec", section).alias("section"), text.gather(pl.col("m")).alias("metric"),
-                text.gather(pl.col("u")).alias("unit"), pl.lit(stat, pl.String).alias("stat"),
-                value(cell)[1].alias("value_text")).insert_column(8, number["value"])
+            return frame.select(out[:8] + out[9:]).insert_column(8, frame.select(number).to_series())
 
         mins = [c for c in ("n", _TEXT["n"]) if c in rows.columns]
         is_summary = pl.any_horizontal([pl.col(c).is_not_null() for c in mins]) if mins else None
