@@ -10,9 +10,12 @@ whole lines at a time, so a big log is never held whole:
   before left (`Carry`); each row takes the context of the last such line above it;
 * rows are cut at the columns of their table's dash rule (`ncu_text_rows.py`).
 
-Repeated texts (kernel names, sections, metric names, units, values) are kept as codes into
-one per-log set of categories (`Blocks.texts`) until the tables are built, so every output
-row shares one copy of each distinct string, and a block's text is freed with the block.
+Repeated texts (kernel names, sections, metric names, units, and the values of blocks whose
+lines repeat) are kept as codes into one per-log set of categories (`Blocks.texts`) until the
+tables are built, so every output row shares one copy of each distinct string, and a block's
+text is freed with the block. The values of the other blocks (a real log prints different
+values for every kernel) stay short strings: coding them would hash every one. What a block's
+lines tell alone (kinds, notes) is worked out in the reader thread (`Blocks.prepare`).
 
 Tables filled: `kernels` (one row per profiled launch, or per kernel in summary modes) and
 `metrics` (every row the log printed, value scaled to base units, text kept).

@@ -3,7 +3,8 @@ a time, and each line's kind.
 
 Kinds come from the grammar's `line` rules (`grammars/ncu.lark`), tried in their order. Table
 rows, most of a big log, are told cheaply: a line shaped like a row is one when it holds none
-of the starts and literals the rules tried before the rows need. Every other line goes through
+of the starts and literals the rules tried before the rows need; a row-shaped line holding `, `
+is a kernel header when the `kernel_line` regex matches it. Every other line goes through
 `Grammar.classify_lines`, once per distinct text. A block whose lines repeat (a big log printing
 the same kernels' tables over and over) is read straight into codes of its distinct lines and
 worked per distinct line (`Distinct`); what is derived of a distinct line is kept for the

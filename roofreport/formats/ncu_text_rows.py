@@ -5,10 +5,11 @@ A table's columns are the dash runs of its rule line (`table_rule_line`, `raw_ru
 split once per distinct rule text with the rule's own regex. The rows under one rule are cut
 at its columns with fixed offsets: the metric and unit cells together (`key`, read once per
 distinct text: a log repeats a few metric names and units millions of times) and the value
-cells, stripped; every cell is kept as a code into the log's text categories. A row
-overflowing its columns is split on runs of spaces by the grammar's `metric_row` /
-`summary_row` rules; Lark explains one that fits nothing. Values are parsed once per distinct
-text when the whole log is read (the decimal comma is decided per file).
+cells, stripped; metric and unit are kept as codes into the log's text categories, values as
+codes too when the block's lines repeat, else as strings (`_TEXT`). A row overflowing its
+columns is split on runs of spaces by the grammar's `metric_row` / `summary_row` rules; Lark
+explains one that fits nothing. Values are parsed when the whole log is read (the decimal
+comma is decided per file): coded ones once per distinct text, strings row by row.
 """
 
 from __future__ import annotations
