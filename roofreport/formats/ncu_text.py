@@ -148,6 +148,7 @@ class Prepared:
     k: pl.Series
     notes: pl.DataFrame
 
+
 @dataclass
 class Blocks:
     """What the blocks of one log gave: kernel headers, table rows, NVTX items and ncu's own
