@@ -210,7 +210,8 @@ class Tables:
         parsed = any(c in rows.columns for c in _TEXT.values())   # values parsed row by row
 
         def part(frame: pl.DataFrame, stat: str | None, cell: str) -> pl.DataFrame:
-            number = (value(cell)[0] * pl.lit(factor).gather(pl.col("u")).fill_null(units.scale(None)[1])).alias("value")
+            scale = pl.lit(factor).gather(pl.col("u")).fill_null(units.scale(None)[1])
+            number = (value(cell)[0] * scale).alias("value")
             out = [pl.col("line_no").alias("source_line"), pl.lit(by_seq["launch_id"]).gather(pl.col("seq")),
                    *[_spread(by_seq[c], "seq", launched[c]).alias(c) for c in ("kernel_name", "device")],
                    _spread(texts, "sec", section).alias("section"), text.gather(pl.col("m")).alias("metric"),
