@@ -26,9 +26,6 @@ import polars as pl
 from roofreport.errors import LogWarning
 
 HEAD_BYTES = 64 * 1024
-# byte_ranges: up to this many spans are read with pread (a copy from the page cache); more,
-# e.g. one line per launch of an ncu CSV, through a map of the file (each page touched once).
-_PREAD_MAX_SPANS = 64
 
 _BOMS = (
     (b"\xef\xbb\xbf", "utf-8-sig"),
@@ -199,12 +196,8 @@ class Document:
             return [self._data[start:end] for start, end in spans]
         if not spans:
             return []
-        with open(self.path, "rb") as fh:
-            if len(spans) <= _PREAD_MAX_SPANS:
-                # A few big pieces: copied from the page cache, no page faults of a map.
-                return [os.pread(fh.fileno(), max(0, end - start), start) for start, end in spans]
-            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                return [mapped[start:end] for start, end in spans]
+        with open(self.path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return [mapped[start:end] for start, end in spans]
 
     def source(self) -> Path | io.BytesIO:
         """What `pl.read_csv` reads `data` from: the file itself when it is read as it is."""

@@ -324,22 +324,3 @@ def test_tokens_of_a_line_lark_must_read_or_reject():
         g.tokens('"Start","Bogus",Name', "csv_header_line", path="x.csv", line=3)
     assert (info.value.path, info.value.line, info.value.column) == ("x.csv", 3, 10)
 
-
-# -- reading parts of a file that is not held ------------------------------------------------
-
-@pytest.mark.parametrize("many", [False, True], ids=["pread", "map"])
-def test_byte_ranges_read_the_same_bytes_by_either_path(tmp_path, many, monkeypatch):
-    """A few spans are read with pread, many through a map of the file: the same bytes either
-    way, also for empty spans and spans that run past the end of the file."""
-    import roofreport.textio as textio
-
-    data = bytes(range(256)).replace(b"\r", b"").replace(b"\0", b"").replace(b"\x1f", b"")
-    data = (data.decode("latin-1").encode("ascii", "replace") + b"\n") * 40
-    path = tmp_path / "log.txt"
-    path.write_bytes(data)
-    doc = Document.open(path)
-    assert doc._data is None   # read as it is: byte_ranges reads the file, not a held copy
-    spans = [(0, 10), (5, 5), (9, 3), (len(data) - 4, len(data) + 50), (len(data) + 7, len(data) + 9),
-             (100, 4000)]
-    monkeypatch.setattr(textio, "_PREAD_MAX_SPANS", 0 if many else len(spans))
-    assert doc.byte_ranges(spans) == [data[a:b] for a, b in spans]
