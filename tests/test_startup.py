@@ -323,4 +323,3 @@ def test_tokens_of_a_line_lark_must_read_or_reject():
     with pytest.raises(ParseError) as info:
         g.tokens('"Start","Bogus",Name', "csv_header_line", path="x.csv", line=3)
     assert (info.value.path, info.value.line, info.value.column) == ("x.csv", 3, 10)
-
