@@ -67,3 +67,26 @@ def test_output_over_an_input_is_refused(tmp_path):
     assert result.exit_code == 0
     result = run("parse", str(tmp_path), "-o", str(log))
     assert result.exit_code == 2
+
+
+def test_parquet_tables_read_back_as_written_across_row_groups(tmp_path):
+    """Tables bigger than one Parquet row group (output.PARQUET_ROW_GROUP_ROWS) read back with
+    the same columns, types and values: a real trace's tables, repeated."""
+    from polars.testing import assert_frame_equal
+
+    from roofreport import output
+    from roofreport.ingest import ingest
+
+    log = corpus_path("nsys", "csv", "flame_torch_rtxa4500_cuda_gpu_trace_base_greenctx.csv")
+    dataset = ingest([log])
+    for name in ("kernels", "activities"):
+        table = dataset.tables[name]
+        assert table.height, name
+        reps = 2 * output.PARQUET_ROW_GROUP_ROWS // table.height + 2
+        dataset.tables[name] = pl.concat([table] * reps)
+    written = output.write_tables(dataset, tmp_path / "out", "parquet")
+    assert sorted(p.name for p in written) == sorted(f"{n}.parquet" for n in dataset.tables)
+    for name in ("kernels", "activities", "runs", "files"):
+        back = pl.read_parquet(tmp_path / "out" / f"{name}.parquet")
+        assert_frame_equal(back, dataset.tables[name])
+    assert dataset.tables["kernels"].height > 2 * output.PARQUET_ROW_GROUP_ROWS
