@@ -194,3 +194,39 @@ def test_the_column_mapping_is_data_every_header_maps_once():
     assert len(headers) == len(set(headers))
     fields = {c.field for c in COLUMNS}
     assert all(r.requires <= fields for r in REPORTS)
+
+
+# -- "no value" marks: the reader is given only those seen at the head of the file ------------
+
+@pytest.mark.parametrize("parts", [
+    ("derived", "nsys", "cs336_pytorch_lm2.7B_nsys2024.6_gputrace.csv"),   # None in launch columns
+    ("derived", "nsys", "flame_torch_rtxa4500_nvtxkernsum.csv"),            # None in a text column
+    ("nsys", "csv", "nvfuser_a100_gputrace_2022_None_literals.csv"),        # both
+])
+def test_marks_the_head_did_not_show_give_the_same_tables(parts, monkeypatch):
+    """With no rows sampled, the reader knows no mark: a text cell's mark is made null after
+    the read, a number cell's sends the read back with every mark. Same tables either way."""
+    seen = parse(*parts)
+    assert seen.error is None and nsys_csv._marks_in(
+        corpus_path(*parts).read_text().splitlines()[1:]) == ["None"]
+    monkeypatch.setattr(nsys_csv, "_MARK_SAMPLE", 0)
+    unseen = parse(*parts)
+    assert unseen.error is None and [w.code for w in unseen.warnings] == [w.code for w in seen.warnings]
+    assert seen.tables.keys() == unseen.tables.keys()
+    for name, table in seen.tables.items():
+        assert table.equals(unseen.tables[name]), name
+
+
+def test_a_text_mark_is_null_wherever_it_stands(tmp_path):
+    """Marks in the Name column (quoted too) read as null, like the reader's own null_values."""
+    header = "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Device,Ctx,Strm,Name\n"
+    row = '{},10,{},1,1,1,32,1,1,GPU (0),1,7,{}\n'
+    rows = [row.format(i * 100, i, "kernel_a") for i in range(1, 1500)]
+    rows += [row.format(200_000, 1500, '"N/A"'), row.format(200_100, 1501, "-"),
+             row.format(200_200, 1502, '""')]
+    path = tmp_path / "late_marks_gputrace.csv"
+    path.write_text(header + "".join(rows))
+    result = nsys_csv.parse_csv(Document.open(path), "gputrace csv")
+    assert result.error is None
+    names = result.tables["activities"]["name"]
+    assert names.len() == 1502 and names.null_count() == 3 and names[:1499].unique().to_list() == ["kernel_a"]

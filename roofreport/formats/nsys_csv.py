@@ -28,6 +28,7 @@ _QUOTED = r'"(?:[^"]|"")*"'
 _FIELD = rf'(?:[^",]*|{_QUOTED})'
 _RECORD = rf"^{_FIELD}(?:,{_FIELD})*$"
 _REPEATED_TEXT = ("name", "device", "src_kind", "dst_kind")
+_MARK_SAMPLE = 1000   # rows at the head of a file looked at for "no value" marks
 _WHOLE_NUMBERS = ("correlation_id", "context", "stream", "grid_x", "grid_y", "grid_z",
                   "block_x", "block_y", "block_z")
 
@@ -74,7 +75,7 @@ def parse_csv(doc: Document, variant: str) -> ParseResult:
     if header is None:
         result.error = ParseError("no nsys CSV report header found", path=doc.display)
         return result
-    frame = _fast_read(doc, header)
+    frame = _fast_read(doc, header, _marks_in(head_lines[header.line_no:header.line_no + _MARK_SAMPLE]))
     if frame is not None:
         _finish(header, frame, doc, result)
     else:
@@ -87,9 +88,18 @@ def parse_csv(doc: Document, variant: str) -> ParseResult:
 
 # -- reading ---------------------------------------------------------------------------------
 
-def _read_typed(doc: Document, header: Header) -> pl.DataFrame:
+def _marks_in(rows: list[str]) -> list[str]:
+    """The "no value" marks (`numbers.MISSING`) that stand as whole cells in `rows` (the rows
+    at the head of the file): nsys 2022-2024 traces write `None` in every memcpy row's launch
+    columns. A guess for speed only (quotes are not parsed; a mark elsewhere is still read)."""
+    cells = {cell.strip('"') for row in rows for cell in row.split(",")}
+    return [mark for mark in numbers.MISSING if mark and mark in cells]
+
+
+def _read_typed(doc: Document, header: Header, marks: list[str] | None = None) -> pl.DataFrame:
     """The rest of the file as one report, its numeric columns parsed by the CSV reader
-    itself, which raises on the first cell that is not a plain number."""
+    itself, which raises on the first cell that is not a plain number. `marks`: the "no
+    value" marks the reader turns into nulls (those seen at the head of the file)."""
     numeric = {f"c{i}": pl.Float64 for i, c in enumerate(header.cols)
                if c is not None and c.field not in TEXT_FIELDS}
     if header.report.id == "gputrace":
@@ -99,19 +109,43 @@ def _read_typed(doc: Document, header: Header) -> pl.DataFrame:
         numeric.update({f"c{i}": pl.Categorical if c.field in _REPEATED_TEXT else pl.Int64
                         for i, c in enumerate(header.cols)
                         if c is not None and c.field in _REPEATED_TEXT + _WHOLE_NUMBERS})
-    frame = pl.read_csv(doc.source(), skip_lines=header.line_no - 1, infer_schema=False,
-                        has_header=True, new_columns=[f"c{i}" for i in range(len(header.names))],
-                        schema_overrides=numeric or None, null_values=list(numbers.MISSING),
-                        raise_if_empty=False)
+    read = dict(skip_lines=header.line_no - 1, infer_schema=False, has_header=True,
+                new_columns=[f"c{i}" for i in range(len(header.names))],
+                schema_overrides=numeric or None, raise_if_empty=False)
+    try:
+        # Polars matches each of `null_values` against every cell (all twelve marks: 0.14 of
+        # a 0.51 s read at 400 MB), so the reader gets only the marks seen at the head; other
+        # marks in text cells are made null after the read, and numbers need none of them (an
+        # empty cell is null, "nan" is NaN, which typing makes null).
+        frame = _marks_to_null(pl.read_csv(doc.source(), null_values=marks or None, **read))
+    except pl.exceptions.PolarsError:
+        # A mark in a number column that the head did not show: read with all the marks.
+        frame = pl.read_csv(doc.source(), null_values=list(numbers.MISSING), **read)
     first = header.line_no + 1
     return frame.with_columns(source_line=pl.int_range(first, first + frame.height, dtype=pl.Int64))
 
 
-def _fast_read(doc: Document, header: Header) -> pl.DataFrame | None:
+def _marks_to_null(frame: pl.DataFrame) -> pl.DataFrame:
+    """Text cells that hold a "no value" mark (`numbers.MISSING`, a quoted "" too) as null, as
+    the CSV reader's `null_values` makes them. A Categorical column is looked at through its
+    distinct values (a trace's million names are a few dozen)."""
+    marks = list(numbers.MISSING)
+    fixed = []
+    for name, dtype in frame.schema.items():
+        if dtype not in (pl.String, pl.Categorical):
+            continue
+        values = frame[name].unique() if dtype == pl.Categorical else frame[name]
+        if values.cast(pl.String).is_in(marks).any():
+            text = pl.col(name).cast(pl.String)
+            fixed.append(pl.when(text.is_in(marks)).then(None).otherwise(pl.col(name)).alias(name))
+    return frame.with_columns(fixed) if fixed else frame
+
+
+def _fast_read(doc: Document, header: Header, marks: list[str]) -> pl.DataFrame | None:
     """The whole rest of the file as one report of plain numbers, or None when it is not
     that simple (then the line path finds and locates what is wrong)."""
     try:
-        frame = _read_typed(doc, header)
+        frame = _read_typed(doc, header, marks)
     except pl.exceptions.PolarsError:
         return None   # a cell that is not a number, a row too long, a second header...
     if frame[f"c{len(header.names) - 1}"].null_count():
