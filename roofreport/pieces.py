@@ -9,6 +9,8 @@ while the tables are built) and reads the file in one call.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import polars as pl
 
 from roofreport.textio import Document
@@ -24,11 +26,19 @@ def read_csv_pieces(doc: Document, start: int, end: int, piece_bytes: int = PIEC
     last line without a break counts). `keep`: the columns kept of each piece once read (the
     reader still checked every cell of the others). Raises what `pl.read_csv` raises."""
     parts, lines = [], 0
-    for span in spans(doc, start, end, piece_bytes):
-        data = doc.byte_ranges([span])[0]
-        part = pl.read_csv(data, **read_csv)
-        parts.append(part.select(keep) if keep is not None else part)
-        lines += line_count(data)
+    cuts = spans(doc, start, end, piece_bytes)
+    # The next piece's bytes are copied in a thread while polars parses this one (it lets go
+    # of the GIL): the copy (page faults included) is off the parse's path.
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        ahead = reader.submit(doc.byte_ranges, cuts[:1]) if cuts else None
+        for i in range(len(cuts)):
+            data = ahead.result()[0]
+            if i + 1 < len(cuts):
+                ahead = reader.submit(doc.byte_ranges, cuts[i + 1:i + 2])
+            part = pl.read_csv(data, **read_csv)
+            parts.append(part.select(keep) if keep is not None else part)
+            lines += line_count(data)
+            del data
     if not parts:
         empty = pl.read_csv(b"", **{**read_csv, "raise_if_empty": False})
         return (empty.select(keep) if keep is not None else empty), 0
