@@ -9,6 +9,7 @@ while the tables are built) and reads the file in one call.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
@@ -26,19 +27,10 @@ def read_csv_pieces(doc: Document, start: int, end: int, piece_bytes: int = PIEC
     last line without a break counts). `keep`: the columns kept of each piece once read (the
     reader still checked every cell of the others). Raises what `pl.read_csv` raises."""
     parts, lines = [], 0
-    cuts = spans(doc, start, end, piece_bytes)
-    # The next piece's bytes are copied in a thread while polars parses this one (it lets go
-    # of the GIL): the copy (page faults included) is off the parse's path.
-    with ThreadPoolExecutor(max_workers=1) as reader:
-        ahead = reader.submit(doc.byte_ranges, cuts[:1]) if cuts else None
-        for i in range(len(cuts)):
-            data = ahead.result()[0]
-            if i + 1 < len(cuts):
-                ahead = reader.submit(doc.byte_ranges, cuts[i + 1:i + 2])
-            part = pl.read_csv(data, **read_csv)
-            parts.append(part.select(keep) if keep is not None else part)
-            lines += line_count(data)
-            del data
+    for data in _read_ahead(doc, spans(doc, start, end, piece_bytes)):
+        part = pl.read_csv(data, **read_csv)
+        parts.append(part.select(keep) if keep is not None else part)
+        lines += line_count(data)
     if not parts:
         empty = pl.read_csv(b"", **{**read_csv, "raise_if_empty": False})
         return (empty.select(keep) if keep is not None else empty), 0
@@ -46,6 +38,18 @@ def read_csv_pieces(doc: Document, start: int, end: int, piece_bytes: int = PIEC
     # whole frame whose columns are chunked differently at its next select.
     frame = pl.concat(parts).rechunk()
     return frame, lines
+
+
+def _read_ahead(doc: Document, cuts: list[tuple[int, int]]) -> Iterator[bytes]:
+    """The bytes of each span, the next one copied in a thread while the caller parses this
+    one (polars lets go of the GIL): the copy, page faults included, is off the parse's path.
+    Two pieces are held at a time."""
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        ahead = reader.submit(doc.byte_ranges, cuts[:1])
+        for i in range(len(cuts)):
+            data = ahead.result()[0]
+            ahead = reader.submit(doc.byte_ranges, cuts[i + 1:i + 2])   # [] after the last
+            yield data
 
 
 def line_count(data: bytes) -> int:
