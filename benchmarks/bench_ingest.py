@@ -6,12 +6,12 @@ Builds large inputs by repeating real blocks of the project's own `sample_logs/`
 layouts (never the corpus), runs `roofreport parse` on each in a separate process, and prints
 per input: MB/s, peak RSS as a multiple of the input size, and polars reading the same bytes in
 the same run (bare line split = `read_csv` of one column; full `read_csv` for CSV inputs), as
-the ratio that matters: polars warm in this process (the verdict), and the same reads run as a
-fresh process like roofreport's (interpreter start and import included; with polars' own peak
-RSS). Each input is flushed to disk and read once before it is measured; every timing, on
-both sides, is the best of `--repeat` runs. First the fixed start-up cost (`parse` of the smallest sample log); last the
-500-small-files folder (CPU time / wall time shows whether both cores worked) and the time of
-`roofreport build sample_logs/`.
+the ratio that matters, each with its verdict: polars warm in this process (the issue's
+verdict), and the same reads run as a fresh process like roofreport's (interpreter start and
+import included; with polars' own peak RSS). Each input is flushed to disk and read once before
+it is measured; every timing, on both sides, is the best of `--repeat` runs. First the fixed
+start-up cost (`parse` of the smallest sample log); last the 500-small-files folder (CPU time /
+wall time shows whether both cores worked) and the time of `roofreport build sample_logs/`.
 
 Targets (2-core machine): ncu text/CSV ≥ 0.25× line split; nsys/nvprof trace CSV ≥ 0.5×
 read_csv; peak RSS < 2× input; small files parsed on both cores; build < 10 s.

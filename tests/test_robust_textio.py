@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+import roofreport.textio as textio
 from roofreport.ingest import parse_file
 from roofreport.sniff import sniff
 from roofreport.textio import Document, detect_encoding, read_head, repair, split_lines
+from tests.conftest import corpus_path
 from tests.test_hostile_report import ncu_log
 
 
@@ -124,9 +126,6 @@ def test_a_file_checked_while_it_is_parsed_gives_what_a_checked_one_gives(tmp_pa
                                                                           parts, damage):
     """Damage found by the check made during the parse voids that parse: the repaired text is
     parsed, with the same tables, warnings and error as when the check comes first."""
-    import roofreport.textio as textio
-    from tests.conftest import corpus_path
-
     path = tmp_path / parts[-1]
     path.write_bytes(_DAMAGE[damage](corpus_path(*parts).read_bytes()))
     sn = sniff(path)
@@ -151,7 +150,6 @@ def test_a_file_that_cannot_be_read_to_the_end_needs_repair(tmp_path):
     """A check that fails (the file went away) is a file to open again, not a crash."""
     path = tmp_path / "log.txt"
     path.write_bytes(b"x" * 100)
-    import roofreport.textio as textio
     doc = Document.open(path)
     assert not doc.needs_repair()   # checked before it was returned
     doc = Document(path=path, display="log.txt", encoding="utf-8",
