@@ -88,7 +88,7 @@ INPUTS = [
 
 def find_sample(label: str) -> Path | None:
     """The sample log that a large input of this kind is built from (chosen by sniffing)."""
-    from roofreport.sniff import discover, sniff
+    from roofreport.pipeline.sniff import discover, sniff
 
     for path, _ in discover([SAMPLES]):
         s = sniff(path)

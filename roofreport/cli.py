@@ -26,10 +26,15 @@ gc.disable()
 try:
     import click
 
-    from roofreport import __version__
     from roofreport.errors import RoofreportError, UsageError
-    from roofreport.ingest import Dataset, FileOutcome, ingest
-    from roofreport.output import TABLE_FORMATS, check_not_input, table_paths, write_tables
+    from roofreport.pipeline.ingest import Dataset, FileOutcome, ingest
+    from roofreport.tables.output import (
+        TABLE_FORMATS,
+        check_not_input,
+        table_paths,
+        write_tables,
+    )
+    from roofreport.version import __version__
 finally:
     gc.enable()
 
@@ -112,7 +117,10 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
           gpu_override: str | None, peaks_file: Path | None, top_n: int, window: str | None,
           strict: bool, quiet: bool, jobs: int | None) -> None:
     """Build the HTML/PDF report from logs."""
-    from roofreport.report import ReportOptions, build_report  # heavy imports only when rendering
+    from roofreport.report import (  # heavy imports only when rendering
+        ReportOptions,
+        build_report,
+    )
 
     if output.suffix.lower() not in (".pdf", ".html", ".htm"):
         _usage(f"-o must end in .pdf or .html, not {output.name!r}")

@@ -28,8 +28,8 @@ def corpus() -> Path:
 
 def parse_path(path: Path, family: str | None = None):
     """Sniff and parse one file as the pipeline does (the file must be a log of `family`)."""
-    from roofreport.ingest import parse_file
-    from roofreport.sniff import sniff
+    from roofreport.pipeline.ingest import parse_file
+    from roofreport.pipeline.sniff import sniff
 
     sniffed = sniff(path)
     assert sniffed.readable and (family is None or sniffed.family == family), (path, sniffed.family)

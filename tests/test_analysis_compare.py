@@ -13,10 +13,11 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport import hardware, schema
+from roofreport import hardware
 from roofreport.analysis import compare
 from roofreport.analysis.estimates import parse_torchinfo
-from roofreport.ingest import ingest
+from roofreport.pipeline.ingest import ingest
+from roofreport.tables import schema
 from tests.conftest import corpus_path
 
 A100 = ["a100/vgg11", "a100/vgg13", "a100/vgg19"]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport import schema
-from roofreport.analysis.enrich import enrich_kernels
-from roofreport.analysis.tensor import shape_flops
+from roofreport.enrich import enrich_kernels
+from roofreport.enrich.tensor import shape_flops
+from roofreport.tables import schema
 
 FILE = "log.txt"
 SOL = "GPU Speed Of Light Throughput"
@@ -249,7 +249,7 @@ def test_hfma2_mma_register_moves_on_the_tensor_pipe_are_not_tensor_work():
 # -- the same rules on real logs -------------------------------------------------------------
 
 def _ingest(*parts: str) -> pl.DataFrame:
-    from roofreport.ingest import ingest
+    from roofreport.pipeline.ingest import ingest
     from tests.conftest import corpus_path
     return ingest([corpus_path(*parts)]).tables["kernels"]
 
@@ -280,13 +280,13 @@ def test_rtx2080ti_raw_page_measured_ceilings():
 # -- which GPU a file ran on (decides the architecture rules) --------------------------------
 
 def test_family_of_compute_capability():
-    from roofreport.analysis.enrich import family_of_cc
+    from roofreport.enrich import family_of_cc
     got = [family_of_cc(cc) for cc in ("3.7", "6.1", "7.0", "7.2", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", None)]
     assert got == ["kepler", "pascal", "volta", "volta", "turing", "ampere", "ampere", "ada", "hopper", "blackwell", None]
 
 
 def test_file_gpus_from_device_names_other_files_of_the_run_and_path_tokens():
-    from roofreport.analysis.enrich import file_gpus
+    from roofreport.enrich import file_gpus
     kernels = schema.conform("kernels", pl.DataFrame([
         {"run": "a100/vgg11", "source_file": "/x/a100/vgg11/ncu-log.txt", "device": "0"},
         {"run": "a100/vgg11", "source_file": "/x/a100/vgg11/trace.csv", "device": "NVIDIA A100-SXM4-40GB (0)"},
@@ -318,7 +318,7 @@ def _metrics(rows: list[tuple]) -> pl.DataFrame:
 def test_counter_table_takes_each_counters_first_row_per_kernel(launches):
     """Launch ids 0..n (slots), negative, null or huge ids (kernels numbered by key) give the
     same table; a counter printed twice for one kernel counts with its first row."""
-    from roofreport.analysis.counters import kernel_counters
+    from roofreport.enrich.counters import kernel_counters
     a, b = launches
     dram = "dram__bytes.sum"
     rows = [("x.txt", a, dram, 100.0), ("x.txt", b, dram, 200.0), ("x.txt", a, dram, 999.0),

@@ -6,9 +6,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport import schema
 from roofreport.analysis import regions
-from roofreport.analysis.enrich import with_phase_regions
+from roofreport.enrich import with_phase_regions
+from roofreport.tables import schema
 
 
 @pytest.mark.parametrize("name, phase", [
@@ -74,7 +74,7 @@ def test_no_regions_no_rows():
 
 
 def test_ncu_nvtx_context_gives_kernel_regions():
-    from roofreport.ingest import ingest
+    from roofreport.pipeline.ingest import ingest
     from tests.conftest import corpus_path
     tables = ingest([corpus_path("ncu", "text", "mindspore_nvtx_start_end_ranges_metrics.txt")]).tables
     out = regions.region_times(tables)

@@ -8,10 +8,11 @@ import io
 import polars as pl
 import pytest
 
-from roofreport import schema
-from roofreport.analysis import categories, share
+from roofreport.analysis import share
+from roofreport.enrich import categories
 from roofreport.errors import UsageError
-from roofreport.ingest import ingest
+from roofreport.pipeline.ingest import ingest
+from roofreport.tables import schema
 from tests.conftest import corpus_path
 
 

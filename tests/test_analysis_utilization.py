@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 import polars as pl
 import pytest
 
-from roofreport import schema
-from roofreport.analysis import api, utilization
+from roofreport.analysis import api_calls as api, utilization
+from roofreport.tables import schema
 
 
 def _samples(util: list[float | None], power: list[float | None] | None = None, gpu: int = 0,
@@ -63,7 +63,7 @@ def test_no_samples():
 
 
 def test_real_two_gpu_series():
-    from roofreport.ingest import ingest
+    from roofreport.pipeline.ingest import ingest
     from tests.conftest import corpus_path
     path = corpus_path("smi", "query_csv", "tkjunsei__OpenAD__gpu_usage.csv")
     out = utilization.utilization_stats(ingest([path]).tables["samples"])

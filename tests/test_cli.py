@@ -74,8 +74,8 @@ def test_parquet_tables_read_back_as_written_across_row_groups(tmp_path):
     the same columns, types and values: a real trace's tables, repeated."""
     from polars.testing import assert_frame_equal
 
-    from roofreport import output
-    from roofreport.ingest import ingest
+    from roofreport.pipeline.ingest import ingest
+    from roofreport.tables import output
 
     log = corpus_path("nsys", "csv", "flame_torch_rtxa4500_cuda_gpu_trace_base_greenctx.csv")
     dataset = ingest([log])

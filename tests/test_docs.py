@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from roofreport.formats import REGISTRY
+from roofreport.families import REGISTRY
 from roofreport.resources import grammar_path
 from tests.conftest import ROOT, SAMPLE_LOGS
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport.sniff import sniff
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import CORPUS, corpus_path, parse_path
 
 
@@ -94,7 +94,7 @@ def test_nvprof_summary_keeps_copies_among_kernels():
 def _vgg11_fp32(paths):
     from roofreport import hardware
     from roofreport.analysis import roofline
-    from roofreport.ingest import ingest
+    from roofreport.pipeline.ingest import ingest
     rows = roofline.run_roofline(ingest(paths, jobs=1).tables, hardware.load_database())
     return rows.filter(pl.col("run").str.ends_with("vgg11") & (pl.col("precision") == "fp32")
                        & pl.col("gpu_model").str.starts_with("A100")).row(0, named=True)
@@ -137,14 +137,14 @@ def test_flops_from_per_cycle_rates_worked_example():
     (smsp__cycles_elapsed.sum 3,807,720 / 272 SMSPs): ffma = 13,107,200 = 3200·64·64,
     fmul = 204,800 = 3200·64, FP32 FLOPs = 2·ffma + fmul = 26,419,200."""
     result = parse(corpus_path("derived", "ncu", "rtx2080ti_sgemm_3136_64_64.raw.csv"))
-    from roofreport.analysis.counters import kernel_counters
+    from roofreport.enrich.counters import kernel_counters
     row = kernel_counters(_named(result.tables["metrics"])).row(0, named=True)
     assert row["flops_fp32"] == pytest.approx(26_419_200, rel=1e-6)
     assert row["flops_fp64"] == 0.0
 
 
 def test_per_cycle_rates_only_used_without_counts():
-    from roofreport.analysis.counters import kernel_counters
+    from roofreport.enrich.counters import kernel_counters
     rows = [("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 100.0),
             ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", 999.0),
             ("smsp__cycles_elapsed.avg.per_second", 1e9), ("gpu__time_duration.sum", 1000.0)]
@@ -161,7 +161,7 @@ def test_per_cycle_rates_only_used_without_counts():
                                   "speedy_scan_profile"])
 def test_raw_csv_and_text_pages_agree_on_flops(stem):
     """The same profile printed as a raw CSV and a raw text page (rates rounded to 3 digits)."""
-    from roofreport.analysis.counters import kernel_counters
+    from roofreport.enrich.counters import kernel_counters
     csv = kernel_counters(_named(parse(corpus_path("derived", "ncu", f"{stem}.raw.csv")).tables["metrics"]))
     txt = kernel_counters(_named(parse(corpus_path("derived", "ncu", f"{stem}.raw.txt")).tables["metrics"]))
     assert csv.height == txt.height and csv["flops_fp32"].null_count() == 0

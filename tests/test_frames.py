@@ -6,8 +6,13 @@ import polars as pl
 import pytest
 from polars.testing import assert_series_equal
 
-from roofreport import schema
-from roofreport.frames import codes_and_distinct, distinct_rows, per_distinct, shared_strings
+from roofreport.tables import schema
+from roofreport.tables.frames import (
+    codes_and_distinct,
+    distinct_rows,
+    per_distinct,
+    shared_strings,
+)
 
 NAMES = ["void gemm<float>(int)", "[CUDA memcpy HtoD]", None, "void gemm<float>(int)", "relu"]
 

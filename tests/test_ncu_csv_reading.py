@@ -14,10 +14,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from roofreport import grammar, numbers
-from roofreport.formats import ncu_csv, ncu_status
-from roofreport.formats.ncu_csv_tables import roles_of, row_columns
-from roofreport.textio import Document
+from roofreport import grammar
+from roofreport.families.common import numbers
+from roofreport.families.common.textio import Document
+from roofreport.families.ncu import csv as ncu_csv, status as ncu_status
+from roofreport.families.ncu.csv_tables import roles_of, row_columns
 from tests.conftest import CORPUS, corpus_path, parse_path
 
 SGEMM = ("ncu", "csv", "a100_sgemm_roofline_metrics_print_fp.csv")

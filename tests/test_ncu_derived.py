@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from roofreport.ingest import ingest
+from roofreport.pipeline.ingest import ingest
 from tests.conftest import CORPUS, corpus_path
 
 DERIVED = CORPUS / "derived" / "ncu"

@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 
 from roofreport import grammar
-from roofreport.formats import ncu_csv, ncu_text
-from roofreport.textio import Document
+from roofreport.families.common.textio import Document
+from roofreport.families.ncu import csv as ncu_csv, text as ncu_text
 from tests.conftest import CORPUS, corpus_path
 
 TEXT_LOGS = sorted(p.relative_to(CORPUS).as_posix() for p in

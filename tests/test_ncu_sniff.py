@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from roofreport.formats import ncu
-from roofreport.ingest import parse_file
-from roofreport.sniff import _NOT_LOG_SUFFIXES, sniff
-from roofreport.textio import read_head
+from roofreport.families import ncu
+from roofreport.families.common.textio import read_head
+from roofreport.pipeline.ingest import parse_file
+from roofreport.pipeline.sniff import _NOT_LOG_SUFFIXES, sniff
 from tests.conftest import CORPUS, corpus_path
 
 

@@ -9,9 +9,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from roofreport import grammar
-from roofreport.formats import ncu_text, ncu_text_lines
-from roofreport.formats.ncu_text_lines import Distinct, Memo
-from roofreport.textio import Document
+from roofreport.families.common.textio import Document
+from roofreport.families.ncu import text as ncu_text, text_lines as ncu_text_lines
+from roofreport.families.ncu.text_lines import Distinct, Memo
 from tests.conftest import CORPUS, corpus_path
 
 TEXT_LOGS = sorted(p.relative_to(CORPUS).as_posix() for p in

@@ -6,9 +6,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport.formats.base import ParseResult
-from roofreport.ingest import ingest, parse_file
-from roofreport.sniff import sniff
+from roofreport.families.spec import ParseResult
+from roofreport.pipeline.ingest import ingest, parse_file
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import corpus_path
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from roofreport.ingest import ingest, parse_file
-from roofreport.sniff import sniff
+from roofreport.pipeline.ingest import ingest, parse_file
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import corpus_path
 
 

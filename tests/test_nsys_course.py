@@ -9,7 +9,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport.ingest import ingest
+from roofreport.pipeline.ingest import ingest
 from tests.conftest import corpus_path
 
 RUNS = ["a100/vgg11", "a100/vgg13", "a100/vgg19", "v100/vgg11", "v100/vgg13", "v100/vgg19"]

@@ -6,8 +6,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport.formats import nsys, nsys_csv
-from roofreport.textio import Document, read_head
+from roofreport.families import nsys
+from roofreport.families.common.textio import Document, read_head
+from roofreport.families.nsys import csv as nsys_csv
 from tests.conftest import CORPUS, corpus_path
 
 
@@ -189,7 +190,7 @@ def test_documented_report_headers(tmp_path, name):
 
 
 def test_the_column_mapping_is_data_every_header_maps_once():
-    from roofreport.formats.nsys_columns import COLUMNS, REPORTS
+    from roofreport.families.nsys.columns import COLUMNS, REPORTS
     headers = [c.header for c in COLUMNS]
     assert len(headers) == len(set(headers))
     fields = {c.field for c in COLUMNS}

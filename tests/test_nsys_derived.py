@@ -7,8 +7,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport.ingest import parse_file
-from roofreport.sniff import sniff
+from roofreport.pipeline.ingest import parse_file
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import CORPUS, corpus_path
 
 ELLIPSIS = "\u2026"

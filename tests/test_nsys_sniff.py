@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from roofreport.sniff import discover, sniff
-from roofreport.textio import Document
+from roofreport.families.common.textio import Document
+from roofreport.pipeline.sniff import discover, sniff
 from tests.conftest import CORPUS, corpus_path
 
 _OPAQUE = (".nsys-rep", ".qdrep")

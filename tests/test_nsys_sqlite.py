@@ -9,9 +9,9 @@ import sqlite3
 import polars as pl
 import pytest
 
-from roofreport.formats import nsys_sqlite
-from roofreport.sniff import sniff
-from roofreport.textio import read_head
+from roofreport.families.common.textio import read_head
+from roofreport.families.nsys import sqlite as nsys_sqlite
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import corpus_path
 
 

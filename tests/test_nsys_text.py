@@ -6,8 +6,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport.formats import nsys_text
-from roofreport.textio import Document, read_head
+from roofreport.families.common.textio import Document, read_head
+from roofreport.families.nsys import text as nsys_text
 from tests.conftest import corpus_path
 
 

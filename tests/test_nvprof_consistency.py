@@ -10,7 +10,7 @@ import math
 import polars as pl
 import pytest
 
-from roofreport.analysis.names import with_short_names
+from roofreport.enrich.names import with_short_names
 from tests.conftest import corpus_path, parse_path
 
 STEM = "darknet_jetson_xavier_nvprof_sqlite_out"

@@ -11,8 +11,8 @@ from pathlib import PurePosixPath
 import polars as pl
 import pytest
 
-from roofreport import runs
-from roofreport.ingest import ingest
+from roofreport.pipeline import runs
+from roofreport.pipeline.ingest import ingest
 from tests.conftest import corpus_path
 
 COURSE_NAME = re.compile(r"(?:^|/)(?:out|prev_out|n_out|ma_out|conv_out)\.(?:\d+_)?([a-z]+\d*)_(?:\d+_)?"

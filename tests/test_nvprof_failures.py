@@ -7,8 +7,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport.formats import nvprof
-from roofreport.textio import Document
+from roofreport.families.common.textio import Document
+from roofreport.families.nvprof import read as nvprof_read
 from tests.conftest import corpus_path, parse_path
 
 COURSE = "course"
@@ -97,8 +97,8 @@ def _cut(parts: tuple[str, ...], line_no: int, keep: int) -> tuple[Document, Doc
 ])
 def test_a_cut_log_keeps_every_complete_record(parts, line_no, keep, table):
     whole_doc, cut_doc = _cut(parts, line_no, keep)
-    whole = nvprof.parse_log(whole_doc, "log")
-    cut = nvprof.parse_log(cut_doc, "log")
+    whole = nvprof_read.parse_log(whole_doc, "log")
+    cut = nvprof_read.parse_log(cut_doc, "log")
     before = whole.tables[table].filter(pl.col("source_line") < line_no)
     kept = cut.tables[table].filter(pl.col("source_line") < line_no)
     assert before.height > 0 and kept.equals(before)
@@ -111,7 +111,7 @@ def test_a_cut_log_keeps_every_complete_record(parts, line_no, keep, table):
 def test_an_overflowing_number_is_unknown_and_reported():
     text = corpus_path("nvprof", "csv", "hpml_alexnet_k80x4_nccl_winograd_summary.csv.log").read_text()
     damaged = text.replace(",299.452280,36442,", ",1e999,36442,", 1)
-    result = nvprof.parse_log(Document.from_text(damaged, "damaged.log"), "summary csv")
+    result = nvprof_read.parse_log(Document.from_text(damaged, "damaged.log"), "summary csv")
     nccl = result.tables["kernels"].filter(pl.col("name") == "ncclBroadcastKernel_copy_i8(ncclColl)")
     assert nccl.select("count", "duration_ns").rows() == [(36442, None)]
     assert ("nvprof.bad-number", 11) in [(w.code, w.line) for w in result.warnings]
@@ -120,7 +120,7 @@ def test_an_overflowing_number_is_unknown_and_reported():
 def test_a_damaged_row_is_reported_and_the_rest_kept():
     text = corpus_path("nvprof", "summary", "cs566_reduction_summary_2024.out").read_text()
     damaged = text.replace("  2.2027ms       400", "  2.2027xs       400", 1)
-    result = nvprof.parse_log(Document.from_text(damaged, "damaged.log"), "summary")
+    result = nvprof_read.parse_log(Document.from_text(damaged, "damaged.log"), "summary")
     assert "fill(void)" not in result.tables["kernels"]["name"].to_list()
     assert result.tables["kernels"].height == 5 and result.tables["api_calls"].height == 14
     warning = next(w for w in result.warnings if w.code == "nvprof.unreadable-row")

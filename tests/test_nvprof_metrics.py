@@ -7,7 +7,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport.ingest import ingest, parse_file
+from roofreport.pipeline.ingest import ingest
 from tests.conftest import corpus_path, parse_path
 
 

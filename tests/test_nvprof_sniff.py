@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from roofreport.formats import nvprof, nvprof_sqlite
-from roofreport.sniff import sniff
-from roofreport.textio import Document, read_head
+from roofreport.families import nvprof
+from roofreport.families.common.textio import Document, read_head
+from roofreport.families.nvprof import sqlite as nvprof_sqlite
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import CORPUS
 
 # A failed nvprof run the course MANIFEST files as plain job output: nvprof's own

@@ -7,7 +7,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport.sniff import sniff
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import corpus_path, parse_path
 
 
@@ -124,18 +124,18 @@ def test_damaged_sqlite_profile_is_an_error_not_a_crash(tmp_path):
 def test_the_one_read_csv_path_reads_as_the_line_path(parts):
     """A CSV trace that is one table is read by one `read_csv` call (nvprof_fast); the line by
     line path gives the very same tables. Other logs are left to the line path."""
-    from roofreport.formats import nvprof, nvprof_fast
-    from roofreport.formats.base import ParseResult
-    from roofreport.textio import Document
+    from roofreport.families.common.textio import Document
+    from roofreport.families.nvprof import fast as nvprof_fast, read as nvprof_read
+    from roofreport.families.spec import ParseResult
 
     doc = Document.open(corpus_path(*parts))
     fast, slow = ParseResult("nvprof", "x"), ParseResult("nvprof", "x")
     taken = nvprof_fast.read(doc, fast) is not None
     assert taken == parts[-1].endswith(".csv")
     if taken:
-        nvprof.read_lines(doc, slow)
-        nvprof._finish(fast)
-        nvprof._finish(slow)
+        nvprof_read.read_lines(doc, slow)
+        nvprof_read._finish(fast)
+        nvprof_read._finish(slow)
         assert fast.tables.keys() == slow.tables.keys() == {"activities", "kernels"}
         for name in fast.tables:
             assert fast.tables[name].equals(slow.tables[name]), name
@@ -147,15 +147,16 @@ _TRACE_CSV = ("derived", "nvprof", "darknet_jetson_xavier_nvprof_sqlite_out.gput
 
 
 def _both_ways(path, monkeypatch):
-    """(fast path taken, fast result, line-path result) of `nvprof.parse_log` on one file."""
-    from roofreport.formats import nvprof, nvprof_fast
-    from roofreport.textio import Document
+    """(fast path taken, fast result, line-path result) of `nvprof_read.parse_log` on one file."""
+    from roofreport.families.common.textio import Document
+    from roofreport.families.nvprof import fast as nvprof_fast, read as nvprof_read
+    from roofreport.families.spec import ParseResult
 
-    taken = nvprof_fast.read(Document.open(path), nvprof.ParseResult("nvprof", "x")) is not None
-    fast = nvprof.parse_log(Document.open(path), "gpu trace csv")
+    taken = nvprof_fast.read(Document.open(path), ParseResult("nvprof", "x")) is not None
+    fast = nvprof_read.parse_log(Document.open(path), "gpu trace csv")
     with monkeypatch.context() as m:
         m.setattr(nvprof_fast, "read", lambda doc, result: None)
-        slow = nvprof.parse_log(Document.open(path), "gpu trace csv")
+        slow = nvprof_read.parse_log(Document.open(path), "gpu trace csv")
     return taken, fast, slow
 
 
@@ -214,7 +215,7 @@ def test_the_trailer_keeps_its_line_numbers(tmp_path, monkeypatch):
 def test_the_rows_are_read_in_pieces_cut_at_line_breaks(monkeypatch):
     """Pieces of a few kB (many per file, cut mid-way through lines and moved to the next
     break) give the rows of one whole read."""
-    from roofreport.formats import nvprof_fast
+    from roofreport.families.nvprof import fast as nvprof_fast
 
     path = corpus_path(*_TRACE_CSV)
     whole = _both_ways(path, monkeypatch)[1]

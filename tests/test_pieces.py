@@ -6,8 +6,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from roofreport.pieces import line_count, read_csv_pieces, spans
-from roofreport.textio import Document
+from roofreport.families.common.pieces import line_count, read_csv_pieces, spans
+from roofreport.families.common.textio import Document
 
 SCHEMA = {"start": pl.Float64, "name": pl.String, "count": pl.Int64}
 

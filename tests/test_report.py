@@ -14,11 +14,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from roofreport import hardware, schema
+from roofreport import hardware
 from roofreport.errors import LogWarning
-from roofreport.ingest import Dataset, FileOutcome
+from roofreport.pipeline.ingest import Dataset, FileOutcome
 from roofreport.report import ReportOptions, build_report, fmt
 from roofreport.report.context import Paragraph, Span, ticks
+from roofreport.tables import schema
 
 EVIL = "<script>alert(1)</script>&"
 
@@ -62,7 +63,7 @@ def svg_texts(svg: str) -> list[str]:
 
 def _roofline_svg(label: str) -> str:
     from roofreport.analysis.roofline import ceilings
-    from roofreport.report.roofline_chart import RoofPoint, roofline_svg
+    from roofreport.report.charts.roofline import RoofPoint, roofline_svg
 
     spec = hardware.match("A100-SXM4-40GB")
     points = [RoofPoint(label, label, 1.2, 5.6e11, "fp32"),
@@ -90,7 +91,7 @@ def test_roofline_svg_is_deterministic_escaped_and_prefixed():
 
 
 def test_chart_labels_are_not_mathtext_and_are_shortened():
-    from roofreport.report import charts
+    from roofreport.report.charts import svg as charts
 
     assert charts.label("a $x$ b") == r"a \$x\$ b"
     assert len(charts.label("k" * 200, 48)) == 48 and charts.label("k" * 200, 48).endswith("…")
@@ -109,7 +110,7 @@ def test_a_chart_that_cannot_be_drawn_leaves_a_note():
 
 
 def test_share_bars_and_sweep_charts_draw_every_label():
-    from roofreport.report.share_charts import SweepLine, share_bars_svg, sweep_svg
+    from roofreport.report.charts.share import SweepLine, share_bars_svg, sweep_svg
 
     svg = share_bars_svg("share1", ["run a", EVIL], ["conv", "gemm", "other"],
                          {("run a", "conv"): 0.6, ("run a", "other"): 0.4, (EVIL, "gemm"): 1.0})
@@ -263,7 +264,7 @@ def test_a_defect_while_building_is_a_render_error(tmp_path, monkeypatch):
 
 
 def test_inputs_of_a_big_folder_print_each_warning_message_once():
-    from roofreport.report.inputs import inputs_section
+    from roofreport.report.sections.inputs import inputs_section
 
     files = [FileOutcome(path=f"/runs/out.{i}", family="nvprof", variant="summary csv", status="ok",
                          rows={"kernels": 3}, warnings=[LogWarning("nvprof.timeout", "Execution timeout", 4),

@@ -210,11 +210,11 @@ def test_html_screenshot_is_not_blank(proj1, tmp_path):
 
 def test_course_sweep_shows_share_against_batch_size(tmp_path):
     """2019 K80/P40 nvprof runs: NCCL and winograd shares against batch size, per GPU."""
-    from roofreport.formats import nvprof
+    from roofreport.families import nvprof
 
     folder = corpus_path("course", "pramitmallick-examples", "imagenet", "final")
     if not nvprof.SPECS:
-        pytest.skip("the nvprof parser is not registered yet (roofreport.formats.nvprof.SPECS is empty)")
+        pytest.skip("the nvprof parser is not registered yet (roofreport.families.nvprof.SPECS is empty)")
     _, _, html = build(tmp_path, folder, exit_code=1, pdf=False)     # the corpus keeps failed nvprof runs
     assert "Files that failed" in html
     share = html[html.index('<section id="share"'):html.index('<section id="regions"')]

@@ -15,11 +15,11 @@ import stat
 import pytest
 from click.testing import CliRunner
 
-from roofreport import ingest as ingest_mod
 from roofreport.cli import cli
 from roofreport.errors import RenderError, RoofreportError
-from roofreport.formats import REGISTRY
-from roofreport.output import atomic_path
+from roofreport.families import REGISTRY
+from roofreport.pipeline import ingest as ingest_mod
+from roofreport.tables.output import atomic_path
 from tests.test_hostile_report import ncu_log
 
 

@@ -13,7 +13,6 @@ statically in test_hostile_static.py.
 
 from __future__ import annotations
 
-import math
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,15 +21,21 @@ from unittest import mock
 import lark
 import polars as pl
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from roofreport import grammar, schema
+from roofreport import grammar
 from roofreport.errors import LogWarning, ParseError, RoofreportError
-from roofreport.formats.base import ParseResult
-from roofreport.sniff import sniff
+from roofreport.families.spec import ParseResult
+from roofreport.pipeline.sniff import sniff
+from roofreport.tables import schema
 from tests.test_robust_truncation import (
-    FAMILIES, ROBUST_SETTINGS, Sample, line_count, parse_contained, parse_raw, samples_or_skip,
+    FAMILIES,
+    ROBUST_SETTINGS,
+    Sample,
+    line_count,
+    parse_contained,
+    parse_raw,
+    samples_or_skip,
     whole,
 )
 

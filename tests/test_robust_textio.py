@@ -10,10 +10,16 @@ from pathlib import Path
 
 import pytest
 
-import roofreport.textio as textio
-from roofreport.ingest import parse_file
-from roofreport.sniff import sniff
-from roofreport.textio import Document, detect_encoding, read_head, repair, split_lines
+import roofreport.families.common.textio as textio
+from roofreport.families.common.textio import (
+    Document,
+    detect_encoding,
+    read_head,
+    repair,
+    split_lines,
+)
+from roofreport.pipeline.ingest import parse_file
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import corpus_path
 from tests.test_hostile_report import ncu_log
 

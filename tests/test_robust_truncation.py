@@ -28,18 +28,22 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
-from roofreport import formats
+from roofreport import families as formats
 from roofreport.errors import RoofreportError
-from roofreport.formats.base import ParseResult
-from roofreport.ingest import parse_file
-from roofreport.sniff import sniff
-from roofreport.textio import HEAD_BYTES, Document, detect_encoding, to_utf8
+from roofreport.families.common.textio import (
+    HEAD_BYTES,
+    Document,
+    detect_encoding,
+    to_utf8,
+)
+from roofreport.families.spec import ParseResult
+from roofreport.pipeline.ingest import parse_file
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import CORPUS
 
-# Family -> (module under roofreport/formats, corpus folders holding that family's logs).
+# Family -> (module under roofreport/families, corpus folders holding that family's logs).
 FAMILIES = {
     "ncu": ("ncu", ("ncu", "derived/ncu")),
     "nsys": ("nsys", ("nsys", "derived/nsys")),
@@ -112,7 +116,7 @@ def samples_or_skip(family: str) -> tuple[Sample, ...]:
         pytest.skip(f"real-log corpus not found at {CORPUS} (tests read it in place)")
     module = FAMILIES[family][0]
     if not family_specs(family):
-        pytest.skip(f"no {family} parser in the tree yet (roofreport/formats/{module}.py "
+        pytest.skip(f"no {family} parser in the tree yet (roofreport/families/{module}.py "
                     "lists no specs)")
     samples = family_samples(family)
     if not samples:

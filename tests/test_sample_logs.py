@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 from roofreport import hardware
-from roofreport.ingest import ingest, parse_file
-from roofreport.sniff import sniff
+from roofreport.pipeline.ingest import ingest, parse_file
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import ROOT, SAMPLE_LOGS
 
 NOT_LOGS = {"README.md", "roofreport.toml"}

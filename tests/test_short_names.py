@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from roofreport.analysis.names import short_name
+from roofreport.enrich.names import short_name
 
 
 @pytest.mark.parametrize("name, short", [

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from roofreport import schema
-from roofreport.formats import smi
-from roofreport.textio import Document, Head
+from roofreport.families import smi
+from roofreport.families.common.textio import Document, Head
+from roofreport.families.smi import read as smi_read
+from roofreport.tables import schema
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def test_catalogue_of_bad_inputs(name):
     doc = Document.from_text(bad.text, display="bad.log")
     variant = smi.sniff_text(_head(doc))
     assert variant, "a damaged nvidia-smi log is still recognised"
-    result = smi.parse_text(doc, variant)
+    result = smi_read.parse_text(doc, variant)
     samples = result.tables.get("samples", schema.empty("samples"))
     assert samples.height == bad.kept
     if bad.code == "error":
@@ -86,14 +87,14 @@ def test_catalogue_of_bad_inputs(name):
 def test_the_failure_is_nvidia_smis_own_message():
     doc = Document.from_text("No devices were found\n", display="smi.log")
     assert smi.sniff_text(_head(doc)) == "failed run"
-    result = smi.parse_text(doc, "failed run")
+    result = smi_read.parse_text(doc, "failed run")
     assert result.error.message == "nvidia-smi reported: No devices were found"
 
 
 def test_a_header_lark_refuses_is_reported_not_raised():
     long_header = "# gpu " + "pwr " * 20000
     doc = Document.from_text(f"{long_header}\n# Idx W\n    0   100\n", display="dmon.txt")
-    result = smi.parse_text(doc, "dmon")
+    result = smi_read.parse_text(doc, "dmon")
     assert "smi.bad-header" in {w.code for w in result.warnings}
 
 
@@ -102,7 +103,7 @@ def test_a_damaged_row_does_not_hide_a_long_headerless_capture():
     rows[17] = "2025/09/08 14:14:17.1\x01\x02 garbage"
     doc = Document.from_text("\n".join(rows) + "\n", display="gpu_stats.csv")
     assert smi.sniff_text(_head(doc)) == "query csv (noheader)"
-    result = smi.parse_text(doc, "query csv (noheader)")
+    result = smi_read.parse_text(doc, "query csv (noheader)")
     samples = result.tables["samples"]
     assert samples.height == 39 and 18 not in samples["source_line"].to_list()
     assert [w.line for w in result.warnings if w.code == "smi.bad-row"] == [18]

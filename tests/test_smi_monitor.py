@@ -9,11 +9,12 @@ from datetime import datetime
 import polars as pl
 import pytest
 
-from roofreport import schema
-from roofreport.formats import smi
-from roofreport.ingest import ingest, parse_file
-from roofreport.sniff import sniff
-from roofreport.textio import Document
+from roofreport.families import smi
+from roofreport.families.common.textio import Document
+from roofreport.families.smi import read as smi_read
+from roofreport.pipeline.ingest import ingest, parse_file
+from roofreport.pipeline.sniff import sniff
+from roofreport.tables import schema
 from tests.conftest import CORPUS, corpus_path
 
 
@@ -24,7 +25,7 @@ def read(path):
 
 
 def read_text(text: str, variant: str):
-    result = smi.parse_text(Document.from_text(text, display="dmon.txt"), variant)
+    result = smi_read.parse_text(Document.from_text(text, display="dmon.txt"), variant)
     return result.tables.get("samples", schema.empty("samples")), result
 
 
@@ -126,7 +127,7 @@ def test_pmon_is_recognised_and_kept_out_of_samples_with_a_warning():
             "# Idx           #    C/G      %      %      %      %      %      %     MB     MB    name \n"
             "    0       4321     C     45     12      -      -      -      -   2048      0    python \n")
     doc = Document.from_text(text)
-    from roofreport.textio import Head
+    from roofreport.families.common.textio import Head
     head = Head(path=doc.path, raw=doc.data, encoding="utf-8", text=doc.text(), size=len(doc.data),
                 truncated=False)
     assert smi.sniff_text(head) == "pmon"

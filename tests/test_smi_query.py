@@ -9,11 +9,12 @@ from datetime import datetime
 import polars as pl
 import pytest
 
-from roofreport import schema
-from roofreport.formats import smi
-from roofreport.ingest import parse_file
-from roofreport.sniff import sniff
-from roofreport.textio import Document
+from roofreport.families import smi
+from roofreport.families.common.textio import Document
+from roofreport.families.smi import read as smi_read
+from roofreport.pipeline.ingest import parse_file
+from roofreport.pipeline.sniff import sniff
+from roofreport.tables import schema
 from tests.conftest import CORPUS, corpus_path
 
 
@@ -28,11 +29,11 @@ def read(*parts: str):
 def read_text(text: str, variant: str | None = None):
     doc = Document.from_text(text, display="log.csv")
     if variant is None:
-        from roofreport.textio import Head
+        from roofreport.families.common.textio import Head
         head = Head(path=doc.path, raw=doc.data, encoding="utf-8", text=doc.text(),
                     size=len(doc.data), truncated=False)
         variant = smi.sniff_text(head)
-    result = smi.parse_text(doc, variant)
+    result = smi_read.parse_text(doc, variant)
     return result.tables.get("samples", schema.empty("samples")), result
 
 

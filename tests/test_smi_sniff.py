@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from roofreport.formats import smi
-from roofreport.sniff import sniff
-from roofreport.textio import read_head
+from roofreport.families import smi
+from roofreport.families.common.textio import read_head
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import CORPUS, corpus_path
 
 # Expected variant of each nvidia-smi file. A new corpus file must be added here.

@@ -9,9 +9,9 @@ from datetime import datetime
 import polars as pl
 import pytest
 
-from roofreport import schema
-from roofreport.ingest import ingest, parse_file
-from roofreport.sniff import sniff
+from roofreport.pipeline.ingest import ingest, parse_file
+from roofreport.pipeline.sniff import sniff
+from roofreport.tables import schema
 from tests.conftest import CORPUS, corpus_path
 
 STATS = ("gpu_index", "gpu_name", "temperature_c", "pstate", "power_w", "power_limit_w",

@@ -7,10 +7,10 @@ from datetime import datetime
 
 import pytest
 
-from roofreport import schema
-from roofreport.formats import smi_wrapper
-from roofreport.ingest import parse_file
-from roofreport.sniff import sniff
+from roofreport.families.smi import wrapper as smi_wrapper
+from roofreport.pipeline.ingest import parse_file
+from roofreport.pipeline.sniff import sniff
+from roofreport.tables import schema
 from tests.conftest import corpus_path
 
 
@@ -80,10 +80,10 @@ def test_a_wrapper_header_is_read_only_when_every_column_is_known(header, readab
 
 
 def test_an_unknown_wrapper_column_is_skipped_with_a_reason():
-    from roofreport.formats import smi
-    from roofreport.textio import Document
+    from roofreport.families.common.textio import Document
+    from roofreport.families.smi import read as smi_read
     doc = Document.from_text("timestamp,gpu_util,fan_rpm\n1686584907.5,40,1200\n", display="w.csv")
-    result = smi.parse_wrapper(doc, "wrapper csv")
+    result = smi_read.parse_wrapper(doc, "wrapper csv")
     assert result.tables["samples"]["util_gpu_pct"].to_list() == [40.0]
     (warning,) = result.warnings
     assert warning.code == "smi.unknown-column" and "'fan_rpm'" in warning.message

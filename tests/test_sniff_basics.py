@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from roofreport.sniff import sniff
+from roofreport.pipeline.sniff import sniff
 
 
 def test_documents_quoting_log_lines_are_not_logs(tmp_path):

@@ -18,9 +18,15 @@ import polars as pl
 import pytest
 from lark import Token, Tree
 
-from roofreport import grammar, grammar_cache
+from roofreport import grammar
 from roofreport.errors import ParseError
-from roofreport.textio import Document, _as_is, _first_invalid_utf8, read_head
+from roofreport.families.common.textio import (
+    Document,
+    _as_is,
+    _first_invalid_utf8,
+    read_head,
+)
+from roofreport.grammar import rule_cache as grammar_cache
 from tests.conftest import ROOT, SAMPLE_LOGS, corpus_path
 
 GRAMMARS = ["ncu", "nsys", "nvprof", "smi"]
@@ -40,7 +46,7 @@ TREE_RULES = [
 def test_the_shipped_grammar_cache_is_fresh(name):
     assert grammar_cache.read(name) is not None, (
         f"roofreport/data/grammar_cache.json is stale for {name}.lark: "
-        "run `python -m roofreport.grammar_cache` and commit the file")
+        "run `python -m roofreport.grammar.rule_cache` and commit the file")
 
 
 @pytest.mark.parametrize("name", GRAMMARS)
@@ -172,8 +178,8 @@ _NO_EARLEY = """
 import sys
 from pathlib import Path
 from roofreport import grammar
-from roofreport.ingest import parse_file
-from roofreport.sniff import sniff
+from roofreport.pipeline.ingest import parse_file
+from roofreport.pipeline.sniff import sniff
 for arg in sys.argv[1:]:
     s = sniff(Path(arg))
     assert s.readable, arg
@@ -225,11 +231,11 @@ def test_parsing_an_nsys_csv_loads_no_other_familys_reader_and_no_report_machine
     are imported when a file of theirs is parsed."""
     loaded = _modules_loaded_parsing(
         corpus_path("nsys", "csv", "nvfuser_a100_gputrace_2022_None_literals.csv"), tmp_path)
-    assert "roofreport.formats.nsys_csv" in loaded  # (the file was read by its reader)
-    others = {m for m in loaded if re.fullmatch(r"roofreport\.formats\.(ncu|nvprof|smi)\w*", m)}
-    assert others <= {"roofreport.formats.ncu", "roofreport.formats.nvprof", "roofreport.formats.smi",
-                      "roofreport.formats.nvprof_lines"}, sorted(others)
-    assert {"roofreport.formats.ncu", "roofreport.formats.nvprof"} <= others  # (they sniffed it)
+    assert "roofreport.families.nsys.csv" in loaded  # (the file was read by its reader)
+    others = {m for m in loaded if re.fullmatch(r"roofreport\.families\.(ncu|nvprof|smi)(\.\w+)?", m)}
+    assert others <= {"roofreport.families.ncu", "roofreport.families.nvprof", "roofreport.families.smi",
+                      "roofreport.families.nvprof.lines"}, sorted(others)
+    assert {"roofreport.families.ncu", "roofreport.families.nvprof"} <= others  # (they sniffed it)
     assert not {m.split(".")[0] for m in loaded} & {"matplotlib", "weasyprint", "jinja2"}
     assert "roofreport.report" not in loaded
 
@@ -239,29 +245,31 @@ def test_a_log_whose_lines_the_regexes_read_imports_no_lark(tmp_path):
     to import, stays out (the grammar's rule trees are grammar_cache's own nodes)."""
     loaded = _modules_loaded_parsing(SAMPLE_LOGS / "k80_sweep" / "out.resnet18_64_0.01_k80_full.812133",
                                      tmp_path)
-    assert "roofreport.formats.nvprof_text" in loaded or "roofreport.formats.nvprof_fast" in loaded
+    assert "roofreport.families.nvprof.text" in loaded or "roofreport.families.nvprof.fast" in loaded
     assert "lark" not in loaded
-    assert not {m for m in loaded if re.fullmatch(r"roofreport\.formats\.(ncu|nsys|smi)_\w+", m)}
+    assert not {m for m in loaded if re.fullmatch(r"roofreport\.families\.(ncu|nsys|smi)\.\w+", m)}
 
 
 def test_a_reader_is_imported_on_its_first_call():
-    from roofreport.formats import later
+    from roofreport.families.spec import DeferredReader
 
-    join = later("os.path", "join")
+    join = DeferredReader("os.path", "join")
     assert join("a", "b") == "a/b" and join._target is not None
-    assert repr(join) == "later(os.path.join)"
+    assert repr(join) == "DeferredReader(os.path.join)"
     with pytest.raises(ModuleNotFoundError):
-        later("roofreport.formats.no_such_reader", "parse")(None, "")
+        DeferredReader("roofreport.families.no_such_reader", "parse")(None, "")
 
 
 def test_the_sqlite_gates_of_the_family_modules_are_the_readers_magic():
-    from roofreport.formats import nsys, nsys_sqlite, nvprof, nvprof_sqlite
+    from roofreport.families import nsys, nvprof
+    from roofreport.families.nsys import sqlite as nsys_sqlite
+    from roofreport.families.nvprof import sqlite as nvprof_sqlite
 
     assert nsys._SQLITE_MAGIC == nsys_sqlite.MAGIC == nvprof._SQLITE_MAGIC == nvprof_sqlite._MAGIC
 
 
 def test_the_shipped_category_rules_read_at_start_up_are_the_checked_ones():
-    from roofreport.analysis import categories
+    from roofreport.enrich import categories
 
     assert categories.default_rules() == categories.load_rules(categories._DEFAULT)
     assert categories.CATEGORIES is categories.default_rules() and len(categories.CATEGORIES) > 5

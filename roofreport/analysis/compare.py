@@ -20,8 +20,7 @@ from statistics import median
 import polars as pl
 
 from roofreport import hardware
-from roofreport.analysis import estimates as est_files
-from roofreport.analysis import roofline, timing
+from roofreport.analysis import estimates as est_files, roofline, timing
 
 RUN_COLUMNS = {
     "run": pl.String, "gpu": pl.String, "gpu_model": pl.String, "model": pl.String, "batch_size": pl.Int64,

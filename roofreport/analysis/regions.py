@@ -18,29 +18,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.frames import per_distinct
+from roofreport.analysis import timing
+from roofreport.enrich.names import PHASES, phase_of
 
-# Ordered: the first phase whose pattern matches wins (Rust regex, case-insensitive).
-PHASES = [
-    ("optimizer", r"(?i)optimizer|adam|sgd|adagrad|rmsprop|lamb_|lambfunctor|multi_tensor_apply|"
-                  r"fused_optim|_foreach_|momentum"),
-    ("backward", r"(?i)backward|_bwd|bwd_|dgrad|wgrad|grad_?input|gradinput|grad_?weight|gradweight|"
-                 r"grad_?param|accgradparameters|bias_diff|bn_bw|_bw_"),
-    ("forward", r"(?i)forward|_fwd|fwd_|fprop|bn_fw|_fw_|updateoutput"),
-]
 PHASE_NAMES = tuple(p for p, _ in PHASES)
 
 COLUMNS = {"run": pl.String, "kind": pl.String, "region": pl.String, "time_ns": pl.Float64,
            "share": pl.Float64, "count": pl.Int64, "basis": pl.String}
-
-
-def phase_of(names: pl.Series) -> pl.Series:
-    """"forward", "backward", "optimizer" where a kernel name tells, else null (decided once
-    per distinct name)."""
-    expr = pl.lit(None, pl.String)
-    for phase, pattern in reversed(PHASES):
-        expr = pl.when(pl.col("n").str.contains(pattern)).then(pl.lit(phase)).otherwise(expr)
-    return per_distinct(names, lambda d: d.to_frame("n").select(expr.alias("phase")))["phase"]
 
 
 def region_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -65,7 +49,6 @@ def _range_rows(regions: pl.DataFrame | None) -> pl.DataFrame:
 
 
 def _kernel_rows(tables: dict[str, pl.DataFrame]) -> list[pl.DataFrame]:
-    from roofreport.analysis import timing  # (`parse` needs only `phase_of`)
 
     rows = timing.kernel_time_rows(tables)
     if not rows.height:

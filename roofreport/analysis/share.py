@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport.analysis import timing
-from roofreport.analysis.categories import OTHER
+from roofreport.enrich.categories import OTHER
 
 RUN_ATTRS = ["gpu", "model", "experiment", "batch_size", "learning_rate", "precision", "phase"]
 

@@ -83,10 +83,9 @@ def _activity_kernels(tables: dict[str, pl.DataFrame], kernels: pl.DataFrame | N
         acts = acts.join(kernels.select("source_file").unique(), on="source_file", how="anti")
     if not acts.height:
         return pl.DataFrame()
-    from roofreport.analysis.categories import categorize
-    from roofreport.analysis.names import with_short_names
-    from roofreport.analysis.regions import phase_of
-    from roofreport.analysis.tensor import names_look_tensor
+    from roofreport.enrich.categories import categorize
+    from roofreport.enrich.names import phase_of, with_short_names
+    from roofreport.enrich.tensor import names_look_tensor
     acts = with_short_names(acts)
     return acts.select(
         "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name",

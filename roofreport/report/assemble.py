@@ -11,16 +11,20 @@ from pathlib import Path
 
 import polars as pl
 
-from roofreport import __version__
-from roofreport.report.activity import api_section, regions_section, utilization_section
-from roofreport.report.analyses import Analyses, run_analyses
-from roofreport.report.comparison import runs_section
+from roofreport.analysis.bundle import Analyses, run_analyses
 from roofreport.report.context import Report
-from roofreport.report.findings import findings
-from roofreport.report.inputs import inputs_section
-from roofreport.report.methodology import methodology_section
-from roofreport.report.rooflines import roofline_section
-from roofreport.report.share_section import share_section
+from roofreport.report.sections.activity import (
+    api_section,
+    regions_section,
+    utilization_section,
+)
+from roofreport.report.sections.comparison import runs_section
+from roofreport.report.sections.findings import findings
+from roofreport.report.sections.inputs import inputs_section
+from roofreport.report.sections.methodology import methodology_section
+from roofreport.report.sections.roofline import roofline_section
+from roofreport.report.sections.share import share_section
+from roofreport.version import __version__
 
 
 def assemble(dataset, options) -> Report:

@@ -12,7 +12,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from roofreport.output import atomic_path
+from roofreport.tables.output import atomic_path
 
 
 @dataclass(frozen=True)

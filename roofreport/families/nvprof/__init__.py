@@ -1,0 +1,124 @@
+"""nvprof (CUDA 7 - 12): text logs in every mode, their `--csv` forms, SQLite profiles (`-o`).
+
+The syntax lives in `grammars/nvprof.lark`. A log is read in one pass over its lines
+(`nvprof_lines`): text tables (`nvprof_text`) and CSV tables (`nvprof_csv`) wherever their
+headers appear, as many processes as the log holds, then what nvprof said about the run
+(`nvprof_status`), all driven by `read.py`. SQLite profiles are read by `nvprof_sqlite`; an NVVP session file (XML) is
+recognised and reported as holding no profile data. Sniffing needs only `nvprof_lines` (and the
+CSV reader for a header of nvprof's own columns); the readers are imported to parse.
+
+Tables filled: `kernels`, `metrics`, `activities`, `api_calls`, `regions`.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from roofreport.errors import ParseError
+from roofreport.families.common.textio import Head
+from roofreport.families.nvprof import lines as nvprof_lines
+from roofreport.families.spec import DeferredReader, FormatSpec
+
+FAMILY = "nvprof"
+_SQLITE_MAGIC = b"SQLite format 3\x00"  # (`nvprof_sqlite._MAGIC`) every SQLite file starts so
+
+# Status messages only nvprof prints (a bare `==PID== Warning:` is valgrind's style too).
+_STRONG_STATUS = ("process_message", "application_message", "result_message",
+                  "metric_result_message", "event_result_message", "api_calls_message",
+                  "nvtx_result_message", "um_result_message", "unsupported_message")
+# first table header of the head -> variant
+_VARIANTS = {
+    "summary_header_line": "summary",
+    "old_summary_header_line": "summary (CUDA <= 8 layout)",
+    "gpu_trace_header_line": "gpu trace",
+    "api_trace_header_line": "api trace",
+    "metrics_header_line": "metrics",
+    "events_header_line": "events",
+    "um_header_line": "summary",
+}
+
+
+# -- sniffing --------------------------------------------------------------------------------
+
+def sniff_log(head: Head) -> str | None:
+    """The first table's kind, `log` for nvprof output without a table in the head, or None."""
+    status_seen = False
+    for line in head.lines[:5000]:
+        message = nvprof_lines.status_message(line)
+        if message is not None:
+            status_seen = status_seen or any(_matches(message, k) for k in _STRONG_STATUS)
+            continue
+        variant = _header_variant(line)
+        if variant:
+            return variant
+    return "log" if status_seen else None
+
+
+def _header_variant(line: str) -> str | None:
+    for kind, variant in _VARIANTS.items():
+        if _matches(line, kind):
+            return variant
+    if not _may_be_csv_header(line) or not nvprof_lines.matches(line, "csv_header_line"):
+        return None
+    from roofreport.families.nvprof import csv as nvprof_csv  # a header of nvprof's columns only
+
+    try:
+        names, sep = nvprof_csv.header(line)
+    except ParseError:
+        return None
+    kind = nvprof_csv.report_kind(names)
+    if kind is None:
+        return None
+    form = "tsv (spreadsheet re-save)" if sep == "\t" else "csv"
+    suffix = " (no Type column)" if kind == "summary" and "Type" not in names else ""
+    return f"{kind.replace('_', ' ')} {form}{suffix}"
+
+
+def sniff_sqlite(head: Head) -> str | None:
+    if not head.raw.startswith(_SQLITE_MAGIC):
+        return None
+    from roofreport.families.nvprof import sqlite as nvprof_sqlite
+
+    return nvprof_sqlite.sniff(head)
+
+
+def _may_be_csv_header(line: str) -> bool:
+    """`csv_header_line` is `csv_field (CSV_SEP csv_field)+`, and no field holds a separator:
+    a line whose text before its first separator is no `csv_field` (an nsys or ncu header) is
+    no nvprof header. The header's regex (nvprof's column names four times over, ~2 ms to
+    compile) is compiled only for a line that passes."""
+    sep, field = _csv_parts()
+    first = sep.split(line, 1)
+    return len(first) == 2 and field.fullmatch(first[0]) is not None
+
+
+@cache
+def _csv_parts() -> tuple[re.Pattern, re.Pattern]:
+    g = nvprof_lines.load()
+    return re.compile(g.terminal("CSV_SEP")), re.compile(g.regex("csv_field", anchored=False))
+
+
+def _matches(text: str, rule: str) -> bool:
+    """`nvprof_lines.matches`, asked only of text holding one of the literals every match of
+    the rule holds (the grammar's `required_literals`): most head lines are no table header,
+    and a rule's regex is compiled when a line could be one."""
+    needed = nvprof_lines.load().required_literals(rule)
+    return (not needed or any(literal in text for literal in needed)) and nvprof_lines.matches(text, rule)
+
+
+def sniff_session_xml(head: Head) -> str | None:
+    text = head.text.lstrip()
+    return "nvvp session (xml)" if text.startswith("<?xml") and "<session" in text[:4096] else None
+
+
+SPECS: list[FormatSpec] = [
+    FormatSpec(family=FAMILY, name="nvprof-session-xml", sniff=sniff_session_xml,
+               parse=DeferredReader("roofreport.families.nvprof.read", "parse_session_xml")),
+    FormatSpec(family=FAMILY, name="nvprof-log", sniff=sniff_log,
+               parse=DeferredReader("roofreport.families.nvprof.read", "parse_log")),
+]
+BINARY_SPECS: list[FormatSpec] = [
+    FormatSpec(family=FAMILY, name="nvprof-sqlite", sniff=sniff_sqlite,
+               parse=DeferredReader("roofreport.families.nvprof.sqlite", "parse"), binary=True),
+]

@@ -1,0 +1,93 @@
+"""What every format module provides and returns.
+
+A format module owns one family of logs (ncu, nsys, nvprof, nvidia-smi). It exposes `SPECS`,
+a list of `FormatSpec` (one per file kind it reads: text, CSV, SQLite...), each with a `sniff`
+that looks at a bounded head and a `parse` that reads the whole file into shared tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import Callable
+
+import polars as pl
+
+from roofreport.errors import LogWarning, ParseError
+from roofreport.families.common.textio import Document, Head
+from roofreport.tables import schema
+
+
+@dataclass
+class RunHints:
+    """What a log's content says about its run (the path says the rest, see runs.py)."""
+
+    device_name: str | None = None
+    command: str | None = None
+    host: str | None = None
+    model: str | None = None
+    batch_size: int | None = None
+    learning_rate: float | None = None
+
+
+@dataclass
+class ParseResult:
+    """The tables read from one file, and what went wrong on the way.
+
+    `error` set with tables filled means a partial read: everything before the failure is kept.
+    """
+
+    family: str
+    variant: str
+    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
+    warnings: list[LogWarning] = field(default_factory=list)
+    error: ParseError | None = None
+    tool_version: str | None = None
+    hints: RunHints = field(default_factory=RunHints)
+
+    def add(self, table: str, frame: pl.DataFrame) -> None:
+        """Append rows to a table (columns not in the frame become null)."""
+        frame = schema.conform(table, frame)
+        if table in self.tables:
+            self.tables[table] = pl.concat([self.tables[table], frame], how="vertical")
+        else:
+            self.tables[table] = frame
+
+    def warn(self, code: str, message: str, line: int | None = None) -> None:
+        self.warnings.append(LogWarning(code=code, message=message, line=line))
+
+    def rows(self) -> dict[str, int]:
+        return {name: df.height for name, df in self.tables.items() if df.height}
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """One kind of file a family module can read.
+
+    `sniff(head)` returns a variant string when the file is of this kind, else None; it must
+    only look at `head` (bounded) and never raise. `parse(doc, variant)` reads the whole file.
+    `binary=True` specs receive the path instead of a decoded document (SQLite exports).
+    """
+
+    family: str
+    name: str
+    sniff: Callable[[Head], str | None]
+    parse: Callable[[Document, str], ParseResult]
+    binary: bool = False
+
+
+class DeferredReader:
+    """`module.function`, imported on the first call (a reader only a matching file needs)."""
+
+    __slots__ = ("module", "function", "_target")
+
+    def __init__(self, module: str, function: str):
+        self.module, self.function, self._target = module, function, None
+
+    def __call__(self, *args, **kwargs):
+        if self._target is None:
+            self._target = getattr(import_module(self.module), self.function)
+        return self._target(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"DeferredReader({self.module}.{self.function})"

@@ -1,0 +1,491 @@
+"""The Lark grammars under `grammars/` are the single definition of every log format.
+
+Two ways to use one grammar, so the syntax is written once and never drifts:
+
+* `Grammar.parse(text, rule)` gives Lark's parse tree of one line or one small block. It is used
+  for the few distinct structural lines (CSV headers, table titles) and to explain a bad line
+  with line, column and the expected tokens. A line the rule's regex matches is walked with the
+  regexes of the rule's parts (`grammar_tree`: the same tree, no Earley parser to build); Lark
+  itself (Earley, complete dynamic lexer) parses the rest and says what is wrong.
+* `Grammar.regex(rule)` compiles the same rule's EBNF (sequences, alternatives, `?`, `[...]`,
+  `*`, `+`, terminals, literals, sub-rules) into one anchored regular expression whose named
+  groups are the rule's named terminals (lower-cased). Vectorised polars string operations
+  apply it to millions of rows at hundreds of MB/s, where a whole-file Lark parse crawls at ~5.
+
+Terminal patterns must stay within the regex dialect Python's `re` and polars (Rust `regex`)
+share: no look-around, no back-references. A test compiles every rule of every grammar with both.
+
+Lark itself is imported only when a parse tree is asked for, the Earley parser is needed or the
+shipped cache is stale: the rule trees the regexes come from are `grammar_cache`'s own nodes.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache, cached_property
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from roofreport.errors import ParseError
+from roofreport.grammar import rule_cache as grammar_cache
+from roofreport.grammar.rule_cache import NonTerminal, Parts, Terminal, Token, Tree
+from roofreport.grammar.tree import TreeBuilder
+from roofreport.resources import data_dir, grammar_path
+
+if TYPE_CHECKING:
+    import lark
+
+
+# Lark's Earley parser with the complete dynamic lexer is super-linear in the length of a
+# terminal's match (a 64 KB quoted CSV field takes ~25 s), so it only ever sees bounded text:
+# real structural lines stay under ~41 KB (ncu raw CSV headers); a damaged or crafted line of
+# megabytes is refused with a ParseError instead of hanging the parse.
+MAX_LARK_CHARS = 64 * 1024
+
+# Up to this many lines (a sniffed head, a small log) `classify_lines` runs the one-expression
+# `classify`: 3x faster there, while on big files the pass per alternative wins.
+_FEW_LINES = 2000
+
+# A named group opening in a compiled rule: literals are escaped (`\(\?P<`), so every match is
+# a group (tests/test_startup.py checks the names against `re`'s groupindex on every rule).
+_GROUP_NAME = re.compile(r"\(\?P<(\w+)>")
+
+
+class Grammar:
+    """One family's grammar: a Lark parser plus regexes compiled from its rules."""
+
+    def __init__(self, name: str, text: str, parts: Parts | None = None):
+        self.name = name
+        self._text = text
+        self._imports = [str(data_dir("grammars"))]
+        parts = parts or build_parts(name, text)
+        self._starts = parts.starts
+        self._rule_trees, self._rule_options, self._rule_params = parts.trees, parts.options, parts.params
+        # Terminals of the grammar as written (lazy quantifiers kept), for the line regexes.
+        self._terms = parts.terms
+        # Terminals that are plain strings, for the literal gates of `classify`.
+        self._term_literals = parts.literals
+        self._regex_cache: dict[tuple[str, bool], str] = {}
+        self._derived_cache: dict[tuple[str, str], object] = {}
+        self._trees = TreeBuilder(self)
+
+    def _derived(self, kind: str, rule: str, make):
+        """`make(rule)`, computed once per rule: classifying asks for the same rule facts
+        (alternatives, gates) on every call, for every file."""
+        key = (kind, rule)
+        if key not in self._derived_cache:
+            self._derived_cache[key] = make(rule)
+        return self._derived_cache[key]
+
+    @cached_property
+    def _lark(self) -> lark.Lark:
+        """The Earley parser, built on first use: the regex path needs only the rule trees and
+        terminals, and building Lark costs ~0.2 s of CPU per grammar and process."""
+        from lark import Lark
+
+        return Lark(_greedy(self._text), parser="earley", lexer="dynamic_complete",
+                    start=self._starts, import_paths=self._imports, propagate_positions=True,
+                    maybe_placeholders=False)
+
+    @property
+    def rules(self) -> list[str]:
+        return sorted(self._rule_trees)
+
+    def terminal(self, name: str) -> str:
+        """The regex of one terminal, as Lark compiled it."""
+        return self._terms[name]
+
+    def regex(self, rule: str, anchored: bool = True) -> str:
+        """`rule` as one regular expression; named terminals become named groups."""
+        key = (rule, anchored)
+        if key not in self._regex_cache:
+            seen: dict[str, int] = {}
+            body = self._compile(self._rule_trees[rule], seen, (rule,))
+            self._regex_cache[key] = f"^(?:{body})$" if anchored else body
+        return self._regex_cache[key]
+
+    def groups(self, rule: str) -> list[str]:
+        """Names of the fields of `regex(rule)`: capture groups with alternatives' `_2` merged."""
+        names: list[str] = []
+        for group in self._capture_groups(rule):
+            base = _field(group)
+            if base not in names:
+                names.append(base)
+        return names
+
+    def _capture_groups(self, rule: str) -> list[str]:
+        """The named groups of `regex(rule)` in order (its `groupindex`), read off the regex
+        text: polars compiles the regex that extracts them, Python need not (a rule's regex
+        costs 0.1-2 ms to compile with `re`)."""
+        return self._derived("capture_groups", rule, lambda r: _GROUP_NAME.findall(self.regex(r)))
+
+    def extract(self, text: pl.Expr, rule: str) -> list[pl.Expr]:
+        """Polars expressions, one per field of `rule`, extracted from the string `text`.
+        A terminal that occurs in several alternatives of the rule gives one field."""
+        rx = self.regex(rule)
+        groups = self._capture_groups(rule)
+        struct = text.str.extract_groups(rx)
+        out = []
+        for name in self.groups(rule):
+            parts = [struct.struct.field(g) for g in groups if _field(g) == name]
+            out.append((pl.coalesce(parts) if len(parts) > 1 else parts[0]).alias(name))
+        return out
+
+    def alternatives(self, rule: str) -> list[str]:
+        """The sub-rules of a rule written as `a | b | c` (e.g. the line kinds of a format)."""
+        return list(self._derived("alternatives", rule, self._alternatives))
+
+    def _alternatives(self, rule: str) -> list[str]:
+        tree = self._rule_trees[rule]
+        names = []
+        for expansion in tree.children:
+            (value,) = expansion.children
+            (symbol,) = value.children
+            names.append(symbol.name)
+        return names
+
+    def classify(self, text: pl.Expr, rule: str = "line", other: str = "other") -> pl.Expr:
+        """The first alternative of `rule` each string matches, tried in the grammar's order."""
+        kinds = self.alternatives(rule)
+        # The chain picks small integer codes (a string chain copies a string column per
+        # alternative); one lookup turns them into the kinds' names at the end.
+        chain = pl.when(self._matches(text, kinds[0])).then(pl.lit(0, pl.UInt8))
+        for code, kind in enumerate(kinds[1:], start=1):
+            chain = chain.when(self._matches(text, kind)).then(pl.lit(code, pl.UInt8))
+        codes = chain.otherwise(pl.lit(len(kinds), pl.UInt8))
+        return codes.replace_strict(list(range(len(kinds) + 1)), [*kinds, other],
+                                    return_dtype=pl.String)
+
+    def classify_lines(self, text: pl.Series, rule: str = "line", other: str = "other") -> pl.Series:
+        """The kinds `classify` gives, computed alternative by alternative on the lines still
+        unclassified: each rule's regex runs only on lines passing its literal gates (prefix,
+        required literals), so a big file's common line kind is not scanned by every regex
+        before its own (ncu text: 640 k table rows were matched by 12 regexes each)."""
+        if text.len() <= _FEW_LINES:  # one pass of all regexes costs less than the bookkeeping
+            return pl.select(self.classify(pl.lit(text), rule, other)).to_series()
+        kinds = self.alternatives(rule)
+        codes = pl.repeat(len(kinds), text.len(), dtype=pl.UInt8, eager=True)
+        pending = pl.DataFrame({"i": pl.int_range(0, text.len(), dtype=pl.UInt32, eager=True),
+                                "t": text})
+        one_line = not text.str.contains("\n", literal=True).any()
+        for code, kind in enumerate(kinds):
+            if not pending.height:
+                break
+            rx = _open_ended(self.regex(kind)) if one_line else self.regex(kind)
+            pos, hit = self._hits(pending, kind, rx)
+            if not hit.any():
+                continue
+            cand = pending["i"] if pos is None else pending["i"].gather(pos)
+            codes.scatter(cand.filter(hit), code)
+            drop = hit.arg_true() if pos is None else pos.filter(hit)
+            pending = pending.filter(pl.repeat(True, pending.height, eager=True).scatter(drop, False))
+        return codes.replace_strict(list(range(len(kinds) + 1)), [*kinds, other],
+                                    return_dtype=pl.String)
+
+    def _hits(self, pending: pl.DataFrame, kind: str, rx: str) -> tuple[pl.Series | None, pl.Series]:
+        """(positions of the gated lines or None for all, whether each of them matches)."""
+        gate = self._gate_expr(kind)
+        if gate is None:
+            return None, pending["t"].str.contains(rx).fill_null(False)
+        mask = pending.select(gate.fill_null(False)).to_series()
+        if mask.sum() * 2 > pending.height:  # most lines pass: gathering them costs more
+            return None, (mask & pending["t"].str.contains(rx)).fill_null(False)
+        pos = mask.arg_true()
+        return pos, pending["t"].gather(pos).str.contains(rx).fill_null(False)
+
+    def _gate_expr(self, rule: str) -> pl.Expr | None:
+        """A cheap necessary condition for a line to match `rule` (None: no literal known)."""
+        return self._derived("gate_expr", rule, self._make_gate_expr)
+
+    def _make_gate_expr(self, rule: str) -> pl.Expr | None:
+        text, conds = pl.col("t"), []
+        prefix, _ = self.gate(rule)
+        if prefix:
+            conds.append(text.str.starts_with(prefix))
+        needed = self.required_literals(rule)
+        if needed and not any(literal in prefix for literal in needed):
+            conds.append(text.str.contains(next(iter(needed)), literal=True) if len(needed) == 1
+                         else text.str.contains_any(sorted(needed)))
+        if not conds:
+            return None
+        return conds[0] if len(conds) == 1 else conds[0] & conds[1]
+
+    def required_literals(self, rule: str) -> frozenset[str] | None:
+        """Literals of which every match of `rule` holds at least one (None when unsure)."""
+        return self._derived("required", rule, lambda r: self._required(self._rule_trees[r], (r,)))
+
+    def _required(self, node, stack: tuple[str, ...]) -> frozenset[str] | None:
+        if isinstance(node, Terminal):
+            literal = self._term_literals.get(node.name) or _regex_prefix(self._terms[node.name])
+            return frozenset([literal]) if literal else None
+        if isinstance(node, NonTerminal):
+            if node.name in stack:
+                return None
+            return self._required(self._rule_trees[node.name], stack + (node.name,))
+        if isinstance(node, Token):
+            literal, whole = self._leading(node)
+            return frozenset([literal]) if literal and whole else None
+        kind, kids = node.data, node.children
+        if kind == "expansions":
+            sets = [self._required(k, stack) for k in kids]
+            return None if any(s is None for s in sets) else frozenset().union(*sets)
+        if kind == "expansion":
+            sets = [s for s in (self._required(k, stack) for k in kids) if s]
+            return max(sets, key=lambda s: (min(map(len, s)), -len(s)), default=None)
+        if kind in ("value", "literal", "alias"):
+            return self._required(kids[0], stack)
+        if kind == "expr" and kids[1] == "+":
+            return self._required(kids[0], stack)
+        return None
+
+    def gate(self, rule: str) -> tuple[str, str]:
+        """(prefix, literal) every line matching `rule` must start with / contain, derived from
+        the rule itself (leading literals; the longest literal the rule's one sequence always
+        holds); "" when the rule gives none."""
+        return self._derived("gate", rule, self._gate)
+
+    def _gate(self, rule: str) -> tuple[str, str]:
+        tree = self._rule_trees[rule]
+        if len(tree.children) != 1:  # alternatives: no single sequence to read literals from
+            return "", ""
+        items = tree.children[0].children
+        prefix = ""
+        for item in items:
+            text, whole = self._leading(item)
+            prefix += text
+            if not whole:
+                break
+        required = max((self._leading(i)[0] for i in items if self._leading(i)[1]), key=len, default="")
+        return prefix, required
+
+    def _matches(self, text: pl.Expr, rule: str) -> pl.Expr:
+        """`text` matches `rule`. A rule that starts with a literal fails fast in the regex
+        engine already; one that does not (`.*?==PROF==`) runs its regex only on the lines
+        holding its literal (null elsewhere, which `when` reads as false)."""
+        prefix, required = self.gate(rule)
+        if prefix or not required:
+            return text.str.contains(self.regex(rule))
+        gated = pl.when(text.str.contains(required, literal=True)).then(text)
+        return gated.str.contains(self.regex(rule))
+
+    def _leading(self, item) -> tuple[str, bool]:
+        """(literal text `item` always starts with, whether that text is all of it)."""
+        if isinstance(item, Tree) and item.data in ("value", "literal") and len(item.children) == 1:
+            return self._leading(item.children[0])
+        if isinstance(item, Terminal):
+            if item.name in self._term_literals:
+                return self._term_literals[item.name], True
+            return _regex_prefix(self._terms[item.name]), False
+        if isinstance(item, Token) and str(item).startswith('"'):
+            body, _, flags = str(item)[1:].rpartition('"')
+            if flags:
+                return "", False
+            return body.encode("latin-1", "backslashreplace").decode("unicode_escape"), True
+        return "", False
+
+    def parse(self, text: str, rule: str, path: str = "", line: int | None = None) -> lark.Tree:
+        """Parse `text` with Lark as `rule`; a failure becomes a ParseError at file:line:column."""
+        if len(text) > MAX_LARK_CHARS:
+            raise ParseError(f"{self.name}: line is {len(text)} characters long; lines over "
+                             f"{MAX_LARK_CHARS} characters are not parsed", path=path, line=line,
+                             column=MAX_LARK_CHARS + 1, text=text[:MAX_LARK_CHARS + 1])
+        tree = self._trees.tree(text, rule)  # a matching line needs no Earley parser
+        if tree is not None:
+            return tree
+        from lark.exceptions import UnexpectedInput
+
+        try:
+            return self._lark.parse(text, start=rule)
+        except UnexpectedInput as exc:
+            raise self._error(exc, text, path, line) from None
+
+    def tokens(self, text: str, rule: str, path: str = "", line: int | None = None) -> list[Token]:
+        """The named tokens of `parse(text, rule)` in text order (`tree.scan_values` of every
+        Token), each a str with its terminal's `.type`. A line the rule's regex walk reads
+        needs no tree and no Lark (~10 ms to import): what a header's reader asks for."""
+        if len(text) <= MAX_LARK_CHARS:
+            found = self._trees.tokens(text, rule)
+            if found is not None:
+                return found
+        tree = self.parse(text, rule, path, line)  # Lark parses it, or says what is wrong
+        return [Token(t.type, str(t)) for t in tree.scan_values(lambda v: hasattr(v, "type"))]
+
+    def matches(self, text: str, rule: str) -> bool:
+        if len(text) > MAX_LARK_CHARS:
+            return False
+        if self._trees.supported(rule):
+            return self._trees.tree(text, rule) is not None
+        from lark.exceptions import UnexpectedInput
+
+        try:
+            self._lark.parse(text, start=rule)
+            return True
+        except UnexpectedInput:
+            return False
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _compile(self, node, seen: dict[str, int] | None, stack: tuple[str, ...]) -> str:
+        """The regex of a rule-tree node; named terminals become named groups, or plain
+        groups when `seen` is None (pieces of a rule, for `grammar_tree`)."""
+        if isinstance(node, Terminal):
+            return self._group(node.name, self._terms[node.name], seen)
+        if isinstance(node, NonTerminal):
+            if node.name in stack:
+                raise ValueError(f"{self.name}.lark: rule {node.name} is recursive; "
+                                 "only non-recursive rules compile to a regex")
+            return "(?:" + self._compile(self._rule_trees[node.name], seen, stack + (node.name,)) + ")"
+        if isinstance(node, Token):  # literal string or /regexp/ written inside a rule
+            return "(?:" + _literal_regex(str(node)) + ")"
+        assert isinstance(node, Tree), node
+        kind, kids = node.data, node.children
+        if kind == "expansions":
+            return "|".join("(?:" + self._compile(k, seen, stack) + ")" for k in kids)
+        if kind == "expansion":
+            return "".join(self._compile(k, seen, stack) for k in kids)
+        if kind in ("value", "literal", "alias"):
+            return self._compile(kids[0], seen, stack)
+        if kind == "maybe":
+            return "(?:" + self._compile(kids[0], seen, stack) + ")?"
+        if kind == "expr":
+            inner = "(?:" + self._compile(kids[0], seen, stack) + ")"
+            op = kids[1]
+            if op in ("?", "*", "+"):
+                return inner + str(op)
+            if len(kids) == 3:  # item ~ n..m
+                return inner + "{%s,%s}" % (kids[1], kids[2])
+            return inner + "{%s}" % op
+        raise ValueError(f"{self.name}.lark: cannot compile {kind!r} to a regex")
+
+    @staticmethod
+    def _group(name: str, pattern: str, seen: dict[str, int] | None) -> str:
+        if seen is None or name.startswith("_"):
+            return f"(?:{pattern})"
+        group = name.lower()
+        seen[group] = seen.get(group, 0) + 1
+        if seen[group] > 1:
+            group = f"{group}_{seen[group]}"
+        return f"(?P<{group}>{pattern})"
+
+    def _error(self, exc: lark.exceptions.UnexpectedInput, text: str, path: str,
+               line: int | None) -> ParseError:
+        from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
+        col = getattr(exc, "column", None)
+        if isinstance(exc, UnexpectedEOF) or col in (None, -1):
+            col = len(text) + 1
+        if isinstance(exc, UnexpectedCharacters):
+            expected = sorted(exc.allowed or [])
+            what = f"unexpected character {text[col - 1:col]!r}" if col <= len(text) else "unexpected end of line"
+        elif isinstance(exc, UnexpectedToken):
+            expected = sorted(exc.expected or [])
+            what = f"unexpected {exc.token!r}"
+        else:
+            expected, what = [], "unexpected end of line"
+        hint = f" (expected {', '.join(expected[:6])})" if expected else ""
+        return ParseError(f"{self.name}: {what}{hint}", path=path, line=line, column=col, text=text)
+
+
+def _open_ended(rx: str) -> str:
+    """`^(...X.*)$` -> `^(...X)`: on text without line breaks a trailing `.*` matches whatever
+    follows, so the engine need not scan the rest of every line. Only for regexes without
+    alternatives (an earlier alternative would lose its end anchor)."""
+    body = rx[:-1].rstrip(")") if rx.endswith("$") else ""
+    if "|" in rx or not body.endswith(".*") or body.endswith("\\.*") or body.endswith("?.*"):
+        return rx
+    closing = len(rx) - 1 - len(body)
+    return body[:-2] + ")" * closing
+
+
+def _greedy(text: str) -> str:
+    """Lazy quantifiers made greedy, for Lark only. A regex's language does not depend on
+    laziness; only which split of a line a regex engine picks does. The complete dynamic Earley
+    lexer tries every prefix of a terminal's match, so it needs the longest match to see them
+    all, while the compiled line regexes keep `.*?` to prefer the shortest kernel name."""
+    return re.sub(r"(?<!\\)([*+}])\?", r"\1", text)
+
+
+def _field(group: str) -> str:
+    """`device_2` -> `device`: the same terminal in another alternative of a rule."""
+    base, _, suffix = group.rpartition("_")
+    return base if base and suffix.isdigit() else group
+
+
+def _terminals(built: lark.load_grammar.Grammar) -> list[lark.lexer.TerminalDef]:
+    """The grammar's named terminals as patterns: the first step of Lark's `Grammar.compile`
+    alone (compiling every rule to BNF as well would cost 3-4 times more)."""
+    from lark.lexer import TerminalDef
+    from lark.load_grammar import (
+        PrepareLiterals,
+        TerminalTreeToPattern,
+        nr_deepcopy_tree,
+    )
+
+    to_pattern = PrepareLiterals() * TerminalTreeToPattern()
+    return [TerminalDef(name, to_pattern.transform(nr_deepcopy_tree(tree)), priority)
+            for name, (tree, priority) in built.term_defs if tree]
+
+
+def _term_regex(term) -> str:
+    rx = term.pattern.to_regexp()
+    flags = "".join(sorted(term.pattern.flags))
+    return f"(?{flags}:{rx})" if flags else rx
+
+
+def _regex_prefix(rx: str) -> str:
+    """The literal text every match of the regex `rx` starts with ("" when unsure)."""
+    if "|" in rx:
+        return ""
+    out = ""
+    for i, ch in enumerate(rx):
+        if ch in ".^$*+?{}[]()|\\":
+            break
+        after = rx[i + 1:i + 2]
+        if after in ("*", "?", "{"):
+            break
+        out += ch
+        if after == "+":
+            break
+    return out
+
+
+def _literal_regex(token: str) -> str:
+    if token.startswith('"'):
+        body, _, flags = token[1:].rpartition('"')
+        rx = re.escape(body.encode("latin-1", "backslashreplace").decode("unicode_escape"))
+    else:  # /regexp/flags
+        body, _, flags = token[1:].rpartition("/")
+        rx = body
+    return f"(?{flags}:{rx})" if flags else rx
+
+
+@cache
+def load(name: str) -> Grammar:
+    """The grammar `grammars/<name>.lark`, made once per process from the shipped cache of its
+    rule trees (`grammar_cache`), or built from the source when that is stale."""
+    return Grammar(name, source(name), grammar_cache.read(name))
+
+
+def source(name: str) -> str:
+    return grammar_path(name).read_text(encoding="utf-8")
+
+
+def build_parts(name: str, text: str) -> Parts:
+    """Rule trees and terminal regexes of a grammar's text, built by Lark's GrammarBuilder."""
+    from lark.lexer import PatternStr
+    from lark.load_grammar import GrammarBuilder
+
+    builder = GrammarBuilder(import_paths=[str(data_dir("grammars"))])
+    builder.load_grammar(text, name)
+    built = builder.build()
+    terminals = _terminals(built)
+    return Parts(
+        starts=[str(r[0]) for r in built.rule_defs if not str(r[0]).startswith("_")],
+        trees={str(rule): grammar_cache.from_lark(tree) for rule, _, tree, _ in built.rule_defs},
+        options={str(rule): grammar_cache.options_from_lark(options)
+                 for rule, _, _, options in built.rule_defs},
+        params={str(rule): [str(p) for p in params] for rule, params, _, _ in built.rule_defs},
+        terms={t.name: _term_regex(t) for t in terminals},
+        literals={t.name: t.pattern.value for t in terminals
+                  if isinstance(t.pattern, PatternStr) and not t.pattern.flags})

@@ -1,0 +1,98 @@
+"""Deciding what a file is from a bounded head: family, variant, or why it is skipped.
+
+Walks directories recursively (sorted, hidden folders skipped), peeks at most 64 KiB of each
+file once, and asks each registered format in priority order. Files that are not profiler
+logs (scripts, READMEs, images, empty files, binaries) come back with a reason, never an error.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from roofreport.families import REGISTRY, FormatSpec
+from roofreport.families.common.textio import Head, read_head
+
+# Binary profiler reports that only NVIDIA's tools can open: recognised, then skipped with advice.
+_OPAQUE_REPORTS = (
+    (b"NVR\x00", "ncu", "ncu-rep binary report",
+     "binary Nsight Compute report: export it with `ncu --import FILE --csv --page raw > FILE.csv`"),
+    (b"NVIDIA Tegra Profiler Report", "nsys", "nsys-rep binary report",
+     "binary Nsight Systems report: export it with `nsys export --type sqlite FILE` "
+     "or `nsys stats --format csv FILE`"),
+)
+
+# Extensions that are never logs, to give a clearer reason than "no signature".
+_NOT_LOG_SUFFIXES = {
+    ".py": "Python script", ".sh": "shell script", ".sbatch": "batch script", ".slurm": "batch script",
+    ".md": "documentation", ".rst": "documentation", ".ipynb": "notebook", ".png": "image",
+    ".jpg": "image", ".jpeg": "image", ".gif": "image", ".svg": "image", ".pdf": "PDF document",
+    ".toml": "configuration", ".yaml": "configuration", ".yml": "configuration", ".json": "JSON data",
+    ".cu": "CUDA source", ".c": "C source", ".cpp": "C++ source", ".h": "C header", ".gitignore": "git file",
+}
+
+
+@dataclass(frozen=True)
+class Sniffed:
+    path: Path
+    display: str
+    size: int
+    encoding: str
+    spec: FormatSpec | None = None
+    variant: str | None = None
+    family: str | None = None
+    skip_reason: str | None = None
+
+    @property
+    def readable(self) -> bool:
+        return self.spec is not None
+
+
+def discover(paths: list[Path]) -> list[tuple[Path, Path]]:
+    """(file, root it was found under) for every file under the given paths, sorted."""
+    found: list[tuple[Path, Path]] = []
+    for given in paths:
+        if given.is_file():
+            found.append((given, given.parent))
+            continue
+        for dirpath, dirnames, filenames in os.walk(given):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                if not name.startswith("."):
+                    found.append((Path(dirpath) / name, given))
+    return found
+
+
+def sniff(path: Path, display: str | None = None) -> Sniffed:
+    display = display or str(path)
+    try:
+        head = read_head(path)
+    except OSError as exc:
+        return Sniffed(path, display, 0, "", skip_reason=f"cannot read: {exc.strerror or exc}")
+    base = dict(path=path, display=display, size=head.size, encoding=head.encoding)
+    if head.size == 0:
+        return Sniffed(**base, skip_reason="empty file")
+    for magic, family, variant, advice in _OPAQUE_REPORTS:
+        if head.raw.startswith(magic):
+            return Sniffed(**base, family=family, variant=variant, skip_reason=advice)
+    # Scripts and documents often quote log lines (`==PROF==`, headers): their suffix decides.
+    kind = _NOT_LOG_SUFFIXES.get(path.suffix.lower())
+    if kind:
+        return Sniffed(**base, skip_reason=f"not a profiler log ({kind})")
+    for spec in REGISTRY:
+        variant = _ask(spec, head)
+        if variant:
+            return Sniffed(**base, spec=spec, variant=variant, family=spec.family)
+    if head.binary:
+        return Sniffed(**base, skip_reason="binary file, not a profiler log")
+    if not head.text.strip():
+        return Sniffed(**base, skip_reason="blank file")
+    return Sniffed(**base, skip_reason="not a profiler log (no known signature in the first 64 KiB)")
+
+
+def _ask(spec: FormatSpec, head: Head) -> str | None:
+    try:
+        return spec.sniff(head)
+    except Exception:  # a sniffer must never take the walk down; treat as "not mine"
+        return None

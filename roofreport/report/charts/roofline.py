@@ -1,0 +1,211 @@
+"""The roofline figure of one GPU: log-log ceilings with labels, runs and top kernels as points.
+
+Ceilings come from `analysis.roofline.ceilings` (label, kind, value, level); points from the
+roofline frames, turned into `RoofPoint`s by the report builder. Colour = run (legend below
+the axes so it never covers a point), size = run total vs kernel, marker = precision, a red
+ring = a point above its roof (a counting error, not a fast kernel).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from roofreport.report import fmt
+from roofreport.report.charts import svg as charts
+
+PRECISION_MARKERS = {"fp32": "o", "fp64": "s", "fp16": "^", "tensor": "D", "tensor_fp16": "D",
+                     "tensor_tf32": "D", "tensor_bf16": "D"}
+_MEMORY_STYLES = ["-", "--", ":", "-."]
+
+
+@dataclass(frozen=True)
+class RoofPoint:
+    group: str            # the run: one colour per run
+    label: str
+    ai: float             # FLOP/byte
+    perf: float           # FLOP/s
+    precision: str
+    kernel: bool = False  # a kernel (small marker) or a run total (large)
+    above_roof: bool = False
+    level: str = "dram"   # the memory level of `ai`: "l2"/"l1" points are drawn hollow
+
+
+def roofline_svg(chart_id: str, ceilings: list, points: list[RoofPoint]) -> str:
+    compute = _merged([c for c in ceilings if c.kind == "compute" and c.value])
+    memory = _merged([c for c in ceilings if c.kind == "memory" and c.value])
+    points = [p for p in points if _positive(p.ai) and _positive(p.perf)]
+    fig, ax = charts.figure(7.0, 4.3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.minorticks_off()     # decades are gridded; minor ticks only cost drawing time
+    xlim, ylim = _limits(compute, memory, points)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    _draw_memory(ax, memory, compute, xlim)
+    _draw_compute(ax, compute, memory, xlim, ylim)
+    handles, labels = _draw_points(ax, points)
+    ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("Performance (FLOP/s)")
+    ax.yaxis.set_major_formatter(charts.si_ticks())
+    charts.legend_below(ax, handles, labels, max_cols=3)
+    return charts.to_svg(fig, chart_id)
+
+
+@dataclass(frozen=True)
+class _Line:
+    label: str
+    value: float
+
+
+def _merged(ceilings) -> list[_Line]:
+    """Ceilings of (nearly) equal value drawn once, labels joined: "FP16 tensor / BF16 tensor"."""
+    lines: list[_Line] = []
+    for c in sorted(ceilings, key=lambda c: -c.value):
+        if lines and abs(lines[-1].value - c.value) <= 0.01 * c.value:
+            lines[-1] = _Line(f"{lines[-1].label} / {c.label}", lines[-1].value)
+        else:
+            lines.append(_Line(c.label, c.value))
+    return lines
+
+
+def _positive(v) -> bool:
+    return v is not None and math.isfinite(v) and v > 0
+
+
+def _limits(compute, memory, points) -> tuple[tuple[float, float], tuple[float, float]]:
+    top = compute[0].value if compute else max((p.perf for p in points), default=1e12)
+    ridges = [c.value / m.value for c in compute for m in memory]
+    xs = [p.ai for p in points] + ridges
+    x_lo, x_hi = charts.nice_log_limits(xs or [0.1, 100], pad=3.0)
+    x_lo, x_hi = min(x_lo, 0.01), max(x_hi, 100.0)
+    ys = [p.perf for p in points] + [top] + [m.value * x_lo for m in memory]
+    y_lo, _ = charts.nice_log_limits(ys, pad=2.0)
+    y_lo = max(y_lo, top / 1e7)
+    return (x_lo, x_hi), (y_lo, 10 ** math.ceil(math.log10(top * 2.5)))
+
+
+def _draw_memory(ax, memory, compute, xlim) -> None:
+    top = compute[0].value if compute else None
+    for i, ceiling in enumerate(memory):
+        x_end = top / ceiling.value if top else xlim[1]
+        xs = [xlim[0], min(x_end, xlim[1])]
+        ys = [ceiling.value * x for x in xs]
+        ax.plot(xs, ys, color=charts.INK, linestyle=_MEMORY_STYLES[i % 4], linewidth=1.1, zorder=2)
+        _slanted_label(ax, xs, ys, f"{ceiling.label} {_bw(ceiling.value)}", i)
+
+
+def _slanted_label(ax, xs, ys, text, i) -> None:
+    """Write `text` along a bandwidth line, a little above it, near its left end."""
+    ylim = ax.get_ylim()
+    # Walk right from the left edge until the label's anchor is inside the axes.
+    frac = 0.08 + 0.1 * i
+    x = 10 ** (math.log10(xs[0]) + frac * (math.log10(xs[1]) - math.log10(xs[0])))
+    y = ys[0] * x / xs[0]
+    while y < ylim[0] * 1.5 and x < xs[1]:
+        x *= 1.5
+        y = ys[0] * x / xs[0]
+    p0 = ax.transData.transform((xs[0], ys[0]))
+    p1 = ax.transData.transform((xs[1], ys[1]))
+    angle = math.degrees(math.atan2(p1[1] - p0[1], p1[0] - p0[0]))
+    ax.annotate(charts.label(text, 60), (x, y), xytext=(0, 3), textcoords="offset points",
+                rotation=angle, rotation_mode="anchor", fontsize=7, color=charts.INK,
+                ha="left", va="bottom", zorder=3, bbox=charts.LABEL_BOX)
+
+
+def _draw_compute(ax, compute, memory, xlim, ylim) -> None:
+    """Flat ceilings from the fastest memory line to the right edge, labelled outside the axes
+    (right margin) so no label crosses a line or a point; close labels are pushed apart."""
+    fastest_bw = memory[0].value if memory else None
+    for i, ceiling in enumerate(compute):
+        x_start = ceiling.value / fastest_bw if fastest_bw else xlim[0]
+        ax.plot([max(x_start, xlim[0]), xlim[1]], [ceiling.value] * 2, color=charts.INK,
+                linewidth=1.1 if i == 0 else 0.8, linestyle="-" if i == 0 else "--", zorder=2)
+    levels = _spread([math.log10(c.value) for c in compute], ylim, gap_fraction=0.036)
+    for ceiling, level in zip(compute, levels):
+        ax.annotate(charts.label(f"{ceiling.label} {_rate(ceiling.value)}", 60),
+                    xy=(1.0, ceiling.value), xycoords=("axes fraction", "data"),
+                    xytext=(1.015, 10 ** level), textcoords=("axes fraction", "data"),
+                    ha="left", va="center", fontsize=6.8, color=charts.INK, annotation_clip=False,
+                    arrowprops={"arrowstyle": "-", "color": charts.MUTED, "linewidth": 0.5,
+                                "shrinkA": 0, "shrinkB": 0})
+
+
+def _spread(levels: list[float], ylim, gap_fraction: float) -> list[float]:
+    """Label positions (log10) as close to `levels` (sorted descending) as a minimum gap allows."""
+    gap = (math.log10(ylim[1]) - math.log10(ylim[0])) * gap_fraction
+    placed: list[float] = []
+    for level in levels:
+        placed.append(min(level, placed[-1] - gap) if placed else level)
+    low = math.log10(ylim[0]) + gap / 2
+    if placed and placed[-1] < low:    # pushed off the bottom: shift the whole stack up
+        shift = low - placed[-1]
+        placed = [p + shift for p in placed]
+    return placed
+
+
+_LEVEL_SIZE = {"l2": 46, "l1": 24}
+
+
+def _draw_points(ax, points: list[RoofPoint]):
+    groups = list(dict.fromkeys(p.group for p in points))
+    colours = {g: charts.colour(i) for i, g in enumerate(groups)}
+    _draw_levels(ax, [p for p in points if p.level != "dram"], points, colours)
+    for p in sorted((p for p in points if p.level == "dram"), key=lambda p: not p.kernel):  # runs on top
+        size = 14 if p.kernel else 64
+        ax.scatter([p.ai], [p.perf], s=size, marker=PRECISION_MARKERS.get(p.precision, "o"),
+                   color=colours[p.group], alpha=0.55 if p.kernel else 0.95,
+                   edgecolors="white" if p.kernel else charts.INK, linewidths=0.4 if p.kernel else 0.7,
+                   zorder=4 if p.kernel else 5)
+        if p.above_roof:
+            ax.scatter([p.ai], [p.perf], s=size * 3, marker="o", facecolors="none",
+                       edgecolors="#D55E00", linewidths=1.0, zorder=6)
+    return _legend(points, groups, colours)
+
+
+def _draw_levels(ax, levels: list[RoofPoint], points: list[RoofPoint], colours: dict) -> None:
+    """Hierarchical roofline: the same run at its L2 and L1 intensity (same FLOP/s), hollow,
+    joined to its DRAM point by a thin line."""
+    dram = {(p.group, p.precision): p for p in points if p.level == "dram" and not p.kernel}
+    for p in levels:
+        marker = PRECISION_MARKERS.get(p.precision, "o")
+        ax.scatter([p.ai], [p.perf], s=_LEVEL_SIZE.get(p.level, 30), marker=marker, facecolors="none",
+                   edgecolors=colours[p.group], linewidths=1.0, zorder=5)
+        anchor = dram.get((p.group, p.precision))
+        if anchor is not None:
+            ax.plot([anchor.ai, p.ai], [anchor.perf, p.perf], color=colours[p.group], linewidth=0.6,
+                    alpha=0.6, zorder=3)
+
+
+def _legend(points, groups, colours):
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], marker="o", linestyle="", color=colours[g], markeredgecolor=charts.INK,
+                      markersize=6) for g in groups]
+    labels = [charts.label(g, 40) for g in groups]
+    for level, text in (("l2", "hollow: the run at its L2 intensity"), ("l1", "small hollow: at its L1 intensity")):
+        if any(p.level == level for p in points):
+            handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="none",
+                                  markeredgecolor=charts.MUTED, markersize=6 if level == "l2" else 4.5))
+            labels.append(text)
+    if any(p.kernel for p in points):
+        handles.append(Line2D([], [], marker="o", linestyle="", color=charts.MUTED, markersize=3.5))
+        labels.append("small: top kernels of the run")
+    for precision in sorted({p.precision for p in points}):
+        if len({p.precision for p in points}) > 1:
+            handles.append(Line2D([], [], marker=PRECISION_MARKERS.get(precision, "o"), linestyle="",
+                                  color=charts.MUTED, markersize=5))
+            labels.append(precision)
+    if any(p.above_roof for p in points):
+        handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="none",
+                              markeredgecolor="#D55E00", markersize=8))
+        labels.append("above its roof: counts suspect")
+    return handles, labels
+
+
+def _rate(value: float) -> str:
+    return fmt.rate(value)
+
+
+def _bw(value: float) -> str:
+    return fmt.bandwidth(value)

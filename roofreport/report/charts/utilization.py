@@ -1,0 +1,87 @@
+"""Utilization over time: one panel per GPU, GPU and memory utilization (%) on the left axis,
+power (W) on the right, the chosen window shaded and its mean drawn as a dashed line.
+
+Series arrive already aggregated to a few hundred points (the builder bins long captures), so
+a chart never carries millions of points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roofreport.report.charts import svg as charts
+
+MAX_PANELS = 8          # GPUs drawn per run
+PANELS_PER_CHART = 4
+MAX_POINTS = 400
+
+
+@dataclass(frozen=True)
+class GpuSeries:
+    title: str
+    elapsed_s: list[float]
+    util_gpu: list[float | None]
+    util_mem: list[float | None]
+    power_w: list[float | None]
+    window_mean: float | None = None
+
+
+def utilization_svg(chart_id: str, series: list[GpuSeries], window: tuple[float, float] | None) -> str:
+    fig, axes = charts.figure(7.0, 0.6 + 1.65 * len(series), nrows=len(series), squeeze=False)
+    minutes = max((s.elapsed_s[-1] for s in series if s.elapsed_s), default=0) > 600
+    scale = 60.0 if minutes else 1.0
+    for ax, s in zip(axes[:, 0], series):
+        _panel(ax, s, scale, window)
+    axes[-1, 0].set_xlabel(f"Time since the first sample ({'min' if minutes else 's'})")
+    handles, labels = _legend(any(_has(s.util_mem) for s in series), any(_has(s.power_w) for s in series),
+                              window is not None)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(handles), frameon=False)
+    fig.tight_layout()
+    return charts.to_svg(fig, chart_id)
+
+
+def _has(values) -> bool:
+    return any(v is not None for v in values)
+
+
+def _panel(ax, s: GpuSeries, scale: float, window) -> None:
+    x = [t / scale for t in s.elapsed_s]
+    ax.plot(x, _nan(s.util_gpu), color=charts.PALETTE[0], linewidth=0.9)
+    if _has(s.util_mem):
+        ax.plot(x, _nan(s.util_mem), color=charts.PALETTE[2], linewidth=0.8, alpha=0.9)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("Util. (%)")
+    ax.set_title(charts.label(s.title, 80), loc="left", fontsize=8)
+    if window is not None:
+        end = min(window[1], s.elapsed_s[-1] if s.elapsed_s else window[1])
+        ax.axvspan(window[0] / scale, end / scale, color="#E69F00", alpha=0.12, linewidth=0)
+    if s.window_mean is not None:
+        ax.axhline(s.window_mean, color=charts.PALETTE[0], linestyle="--", linewidth=0.8)
+    if _has(s.power_w):
+        power = ax.twinx()
+        power.plot(x, _nan(s.power_w), color=charts.PALETTE[3], linewidth=0.8, alpha=0.9)
+        power.set_ylabel("Power (W)", color=charts.PALETTE[3])
+        power.set_ylim(bottom=0)
+        power.grid(False)
+
+
+def _nan(values):
+    return [float("nan") if v is None else v for v in values]
+
+
+def _legend(memory: bool, power: bool, window: bool):
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Line2D([], [], color=charts.PALETTE[0]), Line2D([], [], color=charts.PALETTE[0], linestyle="--")]
+    labels = ["GPU utilization", "mean GPU util. (window)" if window else "mean GPU util."]
+    if memory:
+        handles.append(Line2D([], [], color=charts.PALETTE[2]))
+        labels.append("memory utilization")
+    if power:
+        handles.append(Line2D([], [], color=charts.PALETTE[3]))
+        labels.append("power draw")
+    if window:
+        handles.append(Patch(color="#E69F00", alpha=0.25))
+        labels.append("window")
+    return handles, labels

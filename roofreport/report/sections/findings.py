@@ -1,0 +1,279 @@
+"""The findings: the report's answers in plain sentences, before any table or chart.
+
+In order: what bounds each GPU's runs, where the kernel time goes, what is incomplete or
+suspicious and why (tensor-core work the counters missed, points above a roof, ncu-only times,
+failed inputs), and how busy the GPUs were. Every number is read from the analyses; sentences
+group runs so that a folder of a hundred runs still gives a page, not a book.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import polars as pl
+
+from roofreport.report import fmt
+from roofreport.report.context import Paragraph, Span
+from roofreport.report.sections.comparison import spans_list
+from roofreport.report.sections.inputs import display_root, relative
+
+MANY_RUNS = 6
+SWEEP_FINDINGS = 2      # kernel families per GPU whose share moves most with batch size
+LOW_UTIL_PCT = 70.0     # a GPU busy less than this on average is called out
+
+
+def findings(an, files: list) -> list[Paragraph]:
+    out: list[Paragraph] = []
+    out += bound_findings(an.runs, an.roofline)
+    out += time_findings(an.share, an.top)
+    out += incomplete_findings(an.incomplete, an.runs, an.roofline)
+    out += suspicious_findings(an.roofline, an.kernel_roofline, an.runs)
+    out += sweep_findings(an.pattern_sweeps)
+    out += utilization_findings(an.utilization_window if an.utilization_window is not None else an.utilization)
+    out += input_findings(files)
+    if not out:
+        out.append(Paragraph.of("Nothing in these inputs could be analysed; see Inputs below.", level="problem"))
+    return out
+
+
+def _span_range(values: list[float], render) -> str:
+    values = [v for v in values if v is not None]
+    if not values:
+        return "–"
+    lo, hi = min(values), max(values)
+    return render(lo) if render(lo) == render(hi) else f"{render(lo)} to {render(hi)}"
+
+
+def bound_findings(runs: pl.DataFrame, roofline: pl.DataFrame) -> list[Paragraph]:
+    out = []
+    placed = runs.filter(pl.col("bound").is_not_null())
+    for (gpu, bound), group in placed.group_by("gpu_model", "bound", maintain_order=True):
+        names = group["run"].to_list()
+        ridge = roofline.filter(pl.col("run").is_in(names) & (pl.col("bound") == bound))["ridge_ai"].drop_nulls()
+        spans = [Span(f"On the {gpu or 'unidentified GPU'}, {len(names)} run{'s are' if len(names) > 1 else ' is'} "
+                      f"{bound}-bound (")] + spans_list(names) + [Span(")")]
+        spans.append(Span(f": arithmetic intensity {_span_range(group['ai_dram'].to_list(), fmt.intensity)}"))
+        if ridge.len():
+            spans.append(Span(f" against a ridge point of {_span_range(ridge.to_list(), fmt.intensity)}"))
+        spans.append(Span(f"; {'they reach' if len(names) > 1 else 'it reaches'} "
+                          f"{_span_range(group['pct_of_peak'].to_list(), fmt.percent)} of peak"))
+        out.append(Paragraph(spans + [Span(".")]))
+    unplaced = runs.filter(pl.col("bound").is_null())
+    incomplete = unplaced.filter(pl.col("flops_complete") == False)["run"].to_list()  # noqa: E712
+    if incomplete:
+        many = len(incomplete) > 1
+        out.append(Paragraph([Span("No bound class for ")] + spans_list(incomplete, 4) + [Span(
+            f": {'their FLOP counts are' if many else 'its FLOP count is'} incomplete, so the true "
+            f"point{'s lie' if many else ' lies'} higher than the measured one{'s' if many else ''} (see below).")]))
+    no_counts = unplaced.filter(pl.col("flops").is_null())["run"].to_list()
+    if no_counts:
+        out.append(Paragraph([Span(f"{len(no_counts)} run{'s' if len(no_counts) > 1 else ''} cannot be placed on a "
+                                   "roofline (no FLOP counts in their logs, only times): ")]
+                             + spans_list(no_counts, 4) + [Span(".")]))
+    return out
+
+
+TRANSFERS = ("memcpy", "memset")
+
+
+def time_findings(share: pl.DataFrame, top: pl.DataFrame) -> list[Paragraph]:
+    share = share.filter(pl.col("share").is_not_null())
+    if not share.height:
+        return []
+    kernels = share.filter(~pl.col("category").is_in(TRANSFERS))
+    leaders = kernels.sort("share", descending=True).group_by("run", maintain_order=True).first()
+    moved = share.filter(pl.col("category").is_in(TRANSFERS)).group_by("run").agg(pl.col("share").sum())
+    runs = share["run"].unique(maintain_order=True).to_list()
+    if len(runs) > MANY_RUNS:
+        return [_time_summary(runs, leaders, moved)]
+    out = []
+    for run in runs:
+        spans = [Span("In "), Span(run, code=True), Span(", ")]
+        transfer = moved.filter(pl.col("run") == run)["share"].sum()
+        if transfer >= 0.2:
+            spans.append(Span(f"host-device transfers take {fmt.share(transfer)} of the GPU time; among kernels, "))
+        lead = leaders.filter(pl.col("run") == run)
+        if lead.height:
+            lead_row = lead.row(0, named=True)
+            spans.append(Span(f"{lead_row['category']} takes {fmt.share(lead_row['share'])}"))
+            spans += _top_kernel_spans(top, run)
+        out.append(Paragraph(spans + [Span(".")]))
+    return out
+
+
+def _top_kernel_spans(top: pl.DataFrame, run: str) -> list[Span]:
+    first = top.filter((pl.col("run") == run) & ~pl.col("category").is_in(TRANSFERS)).sort(
+        "time_ns", descending=True, nulls_last=True)
+    if not first.height:
+        return []
+    k = first.row(0, named=True)
+    return [Span("; the largest single kernel is "), Span(_short(k["short_name"]), code=True),
+            Span(f" ({fmt.share(k['share'])})")]
+
+
+def _time_summary(runs: list[str], leaders: pl.DataFrame, moved: pl.DataFrame) -> Paragraph:
+    counts = Counter(leaders["category"].to_list())
+    parts = ", ".join(f"{c} in {n}" for c, n in counts.most_common())
+    text = (f"Across {len(runs)} runs the kernel category with the most time is {parts} "
+            f"(its share: {_span_range(leaders['share'].to_list(), fmt.share)})")
+    if moved.height and moved["share"].max() >= 0.05:
+        text += f"; host-device transfers take {_span_range(moved['share'].to_list(), fmt.share)} of the GPU time"
+    return Paragraph.of(text + ".")
+
+
+def _short(name: str | None, limit: int = 60) -> str:
+    name = name or "?"
+    return name if len(name) <= limit else name[:limit - 1] + "…"
+
+
+def incomplete_findings(incomplete: pl.DataFrame, runs: pl.DataFrame, roofline: pl.DataFrame) -> list[Paragraph]:
+    if not incomplete.height:
+        return []
+    info = runs.select("run", "gpu_model", "model", "batch_size", "flops", "flops_complete")
+    rows = incomplete.join(info, on="run", how="left")
+    out = []
+    for gpu, group in rows.group_by("gpu_model", maintain_order=True):
+        out.append(_incomplete_sentence(gpu[0], group, info, _tensor_kind(roofline, group["run"])))
+    return out
+
+
+def _tensor_kind(roofline: pl.DataFrame, runs: pl.Series) -> str:
+    """"TF32 " / "BF16 " / "FP16 " as the analysis judged the tensor work (its ceiling), or ""."""
+    sources = roofline.filter(pl.col("run").is_in(runs.to_list()) & (pl.col("precision") == "tensor"))
+    kinds = sources["peak_source"].drop_nulls().str.extract(r"Tensor (TF32|BF16|FP16)", 1).drop_nulls()
+    return f"{kinds.mode().sort()[0]} " if kinds.len() else ""
+
+
+def _incomplete_sentence(gpu: str | None, group: pl.DataFrame, info: pl.DataFrame, kind: str) -> Paragraph:
+    examples = list(dict.fromkeys(k for k in group["example_kernel"].to_list() if k))
+    label = gpu or "unidentified GPU"
+    reason = group["reason"].drop_nulls().first() or "tensor-core work is not counted"
+    many = group.height > 1
+    spans = [Span(f"The {label} FLOP count{'s' if many else ''} of {len(group)} run{'s' if many else ''} "
+                  f"miss{'' if many else 'es'} {kind}tensor-core work: {reason}")]
+    if examples and not any(e in reason for e in examples):
+        spans += [Span(" (e.g. ")] + spans_list([_short(e) for e in examples], 3) + [Span(")")]
+    share = group["tensor_time_share"].drop_nulls()
+    if share.len():
+        spans.append(Span(f"; those kernels take {_span_range(share.to_list(), fmt.share)} of the kernel time"))
+    ratios, better = _ratios_to_complete(group, info)
+    if ratios:
+        spans.append(Span(f", so the {label} looks {_span_range(ratios, fmt.ratio)} slower than it is; the "
+                          f"{' and '.join(better)} count{'s' if len(better) > 1 else ''} of the same "
+                          f"model{'s' if group.height > 1 else ''} "
+                          f"{'are' if len(better) > 1 else 'is'} the better estimate"))
+    else:
+        spans.append(Span(", so its FLOP/s are lower bounds"))
+    return Paragraph(spans + [Span(".")], level="warning")
+
+
+def _ratios_to_complete(group: pl.DataFrame, info: pl.DataFrame) -> tuple[list[float], list[str]]:
+    """FLOPs of a complete run of the same model (and batch size) on another GPU ÷ this run's FLOPs."""
+    complete = info.filter((pl.col("flops_complete") == True) & pl.col("flops").is_not_null()  # noqa: E712
+                           & pl.col("model").is_not_null())
+    ratios, better = [], []
+    for r in group.iter_rows(named=True):
+        same = complete.filter((pl.col("model") == r["model"]) & pl.col("batch_size").eq_missing(r["batch_size"])
+                               & pl.col("gpu_model").ne_missing(r["gpu_model"]))
+        if same.height and r["flops"]:
+            ratios.append(same["flops"].max() / r["flops"])
+            better += [g for g in same["gpu_model"].to_list() if g and g not in better]
+    return ratios, better
+
+
+def suspicious_findings(roofline: pl.DataFrame, kernels: pl.DataFrame, runs: pl.DataFrame) -> list[Paragraph]:
+    out = []
+    above = roofline.filter(pl.col("above_roof") == True)["run"].unique(maintain_order=True).to_list()  # noqa: E712
+    if above:
+        out.append(Paragraph([Span("Run totals above their roof (counts or peaks are wrong there): ")]
+                             + spans_list(above) + [Span(".")], level="warning"))
+    if kernels.height and "above_roof" in kernels.columns:
+        bad = kernels.filter(pl.col("above_roof") == True)  # noqa: E712
+        if bad.height:
+            names = bad["short_name"].drop_nulls().unique(maintain_order=True).to_list()
+            out.append(Paragraph([Span(f"{bad.height} kernel measurement{'s' if bad.height > 1 else ''} plot above "
+                                       "their roof, which real hardware cannot do: their FLOP or byte counts are "
+                                       "suspect (")] + spans_list([_short(n) for n in names], 3) + [Span(").")],
+                                 level="warning"))
+    ncu_only = runs.filter(pl.col("time_source").fill_null("").str.contains("(?i)ncu"))["run"].to_list()
+    if ncu_only:
+        out.append(Paragraph([Span("Times of ")] + spans_list(ncu_only, 4) + [Span(
+            " come from ncu's serialized, clock-locked replays: achieved FLOP/s are lower than in production. "
+            "An nsys or nvprof trace of the same run gives real kernel times.")], level="warning"))
+    return out
+
+
+def sweep_findings(pattern_sweeps: pl.DataFrame) -> list[Paragraph]:
+    """Per GPU and kernel family (NCCL, winograd...): the sweep where its share moves most."""
+    if not pattern_sweeps.height:
+        return []
+    out = []
+    groups = pattern_sweeps.sort("batch_size").group_by("gpu", "label", "model", "experiment", maintain_order=True)
+    swings = pl.DataFrame([{"gpu": k[0], "label": k[1], "model": k[2], "experiment": k[3],
+                            "b0": g["batch_size"][0], "s0": g["share"][0], "b1": g["batch_size"][-1],
+                            "s1": g["share"][-1], "peak": g["share"].max()}
+                           for k, g in groups if g.height >= 2], infer_schema_length=None)
+    if not swings.height:
+        return []
+    swings = swings.filter(pl.col("peak") >= 0.05).with_columns((pl.col("s1") - pl.col("s0")).abs().alias("d"))
+    biggest = swings.sort("d", descending=True).group_by("gpu", "label", maintain_order=True).first()
+    for r in biggest.group_by("gpu", maintain_order=True).head(SWEEP_FINDINGS).iter_rows(named=True):
+        exp = f", experiment {r['experiment']}" if r["experiment"] else ""
+        out.append(Paragraph.of(
+            f"On {r['gpu']}, {r['label']} take {fmt.share(r['s0'])} of GPU time at batch size {r['b0']} and "
+            f"{fmt.share(r['s1'])} at {r['b1']} ({r['model']}{exp})."))
+    return out
+
+
+def utilization_findings(stats: pl.DataFrame) -> list[Paragraph]:
+    """GPUs busy less than LOW_UTIL_PCT on average one by one; the others in one sentence."""
+    stats = stats.filter(pl.col("util_mean").is_not_null()) if stats.height else stats
+    if not stats.height:
+        return []
+    low = stats.filter(pl.col("util_mean") < LOW_UTIL_PCT)
+    busy = stats.filter(pl.col("util_mean") >= LOW_UTIL_PCT)
+    out = []
+    for r in low.head(MANY_RUNS).iter_rows(named=True):
+        power = f", drawing {r['power_mean_w']:.0f} W on average" if r.get("power_mean_w") is not None else ""
+        out.append(Paragraph([Span(f"GPU {r['gpu_index']} of "), Span(r["run"], code=True), Span(
+            f" was busy only {fmt.percent(r['util_mean'])} of the time (idle in {fmt.share(r.get('idle_fraction'))} "
+            f"of {fmt.count(r.get('samples'))} samples){power}: it waited for the host (data loading, "
+            "synchronisation) rather than computing.")], level="warning"))
+    if low.height > MANY_RUNS:
+        out.append(Paragraph.of(f"{low.height - MANY_RUNS} more GPUs were busy less than {LOW_UTIL_PCT:.0f} % "
+                                "of the time (see GPU utilization).", level="warning"))
+    if busy.height:
+        who = "The other" if low.height else "All"
+        out.append(Paragraph.of(
+            f"{who} {busy.height} GPU{'s' if busy.height > 1 else ''} sampled by nvidia-smi "
+            f"{'were' if busy.height > 1 else 'was'} busy {_span_range(busy['util_mean'].to_list(), fmt.percent)} "
+            f"of the time on average" + (f", drawing {_span_range(busy['power_mean_w'].to_list(), _watts)}"
+                                         if busy["power_mean_w"].drop_nulls().len() else "") + "."))
+    return out
+
+
+def _watts(w: float) -> str:
+    return f"{w:.0f} W"
+
+
+def input_findings(files: list) -> list[Paragraph]:
+    out = []
+    failed = [f for f in files if f.status in ("error", "partial")]
+    root = display_root([f.path for f in files])
+    if failed:
+        out.append(Paragraph([Span(f"{len(failed)} file{'s' if len(failed) > 1 else ''} could not be read "
+                                   "completely (details under Inputs): ")]
+                             + spans_list([relative(f.path, root) for f in failed], 4) + [Span(".")],
+                             level="problem"))
+    skipped = [f for f in files if f.status == "skipped"]
+    if files and len(skipped) == len(files):
+        out.append(Paragraph.md(
+            f"{'The only file found is not' if len(files) == 1 else f'None of the {len(files)} files is'} "
+            "a profiler log roofreport can read, so there is nothing to "
+            "analyse. It reads Nsight Compute, Nsight Systems, nvprof and nvidia-smi output (text, CSV, "
+            "nsys SQLite); binary `.ncu-rep`/`.nsys-rep` reports must be exported first (see Inputs).",
+            level="problem"))
+    elif skipped:
+        out.append(Paragraph.of(f"{len(skipped)} file{'s' if len(skipped) > 1 else ''} skipped as not profiler "
+                                "logs or not readable offline (listed under Inputs with the reason)."))
+    return out

@@ -1,0 +1,190 @@
+"""The fixed schemas of the shared tables every parser fills (DESIGN.md §2).
+
+Base units throughout: ns, bytes, FLOP, %, W, MiB, Hz. Unknown is null, never 0.
+Every row remembers `source_file` and `source_line`. `empty(name)` and `conform(name, df)`
+give a frame with exactly the table's columns, in order, with the right types.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from roofreport.tables.frames import shared_strings
+
+Str, I64, F64, Bool = pl.String, pl.Int64, pl.Float64, pl.Boolean
+
+_SOURCE = {"run": Str, "source_file": Str, "source_line": I64}
+
+KERNELS = {
+    **_SOURCE,
+    "launch_id": I64,          # per-file launch index (ncu ID, trace row); joins `metrics`
+    "name": Str,               # full name as the log printed it
+    "short_name": Str,         # no template arguments, no parameter list
+    "category": Str,
+    "region": Str,             # NVTX path / profiler range / phase when known
+    "kind": Str,               # "launch" or "summary"
+    "count": I64,              # launches the row stands for
+    "duration_ns": F64,        # total for the row
+    "device": Str,
+    "context": I64,
+    "stream": I64,
+    "grid": Str,
+    "block": Str,
+    "flops_fp64": F64,
+    "flops_fp32": F64,
+    "flops_fp16": F64,
+    "flops_tensor": F64,
+    "dram_bytes": F64,
+    "l2_bytes": F64,
+    "l1_bytes": F64,
+    "flops_complete": Bool,    # false when tensor-core work is known or suspected missing
+    "tensor_active": Bool,     # tensor pipes busy or tensor instructions counted
+    "sm_clock_hz": F64,        # the clock the counters ran at, when logged
+    "peak_flops_fp32": F64,    # the log's own .peak_sustained ceilings, FLOP/s
+    "peak_flops_fp64": F64,
+    "peak_flops_fp16": F64,
+    "peak_dram_bytes_per_s": F64,
+    "peak_l2_bytes_per_s": F64,   # the log's L2 / L1 ceilings (lts__t_bytes, l1tex__t_bytes peaks)
+    "peak_l1_bytes_per_s": F64,
+}
+
+METRICS = {
+    **_SOURCE,
+    "launch_id": I64,
+    "kernel_name": Str,
+    "device": Str,
+    "section": Str,
+    "metric": Str,             # metric name as printed (display name or counter name)
+    "stat": Str,               # null for a single value; "min"/"max"/"avg"/"total" in summaries
+    "unit": Str,               # unit as printed
+    "value": F64,              # scaled to base units; null when not numeric
+    "value_text": Str,         # the text as printed (kept for non-numeric values)
+}
+
+ACTIVITIES = {
+    **_SOURCE,
+    "kind": Str,               # "kernel", "memcpy", "memset", ...
+    "name": Str,
+    "start_ns": F64,
+    "duration_ns": F64,
+    "bytes": F64,
+    "device": Str,
+    "context": I64,
+    "stream": I64,
+    "correlation_id": I64,
+    "grid": Str,
+    "block": Str,
+}
+
+API_CALLS = {
+    **_SOURCE,
+    "kind": Str,               # "summary" or "trace"
+    "name": Str,
+    "calls": I64,
+    "total_ns": F64,
+    "avg_ns": F64,
+    "min_ns": F64,
+    "max_ns": F64,
+    "start_ns": F64,
+}
+
+SAMPLES = {
+    **_SOURCE,
+    "gpu_index": I64,
+    "gpu_name": Str,
+    "timestamp": pl.Datetime("us"),   # absolute time when the log gave a date
+    "elapsed_s": F64,                 # seconds since the file's first sample
+    "util_gpu_pct": F64,
+    "util_mem_pct": F64,
+    "mem_used_mib": F64,
+    "mem_total_mib": F64,
+    "power_w": F64,
+    "power_limit_w": F64,
+    "temperature_c": F64,
+    "sm_clock_mhz": F64,
+    "mem_clock_mhz": F64,
+    "pstate": Str,                    # performance state as printed (P0..P12), nvidia-smi only
+}
+
+REGIONS = {
+    **_SOURCE,
+    "kind": Str,               # "nvtx", "profiler_range", "phase"
+    "name": Str,
+    "path": Str,               # full push/pop path, "/"-joined
+    "start_ns": F64,
+    "duration_ns": F64,        # total for the row
+    "count": I64,
+}
+
+RUNS = {
+    "run": Str,
+    "gpu": Str,                # device name as the log spells it (or the path token)
+    "gpu_model": Str,          # key in the GPU database, or null
+    "model": Str,
+    "batch_size": I64,
+    "learning_rate": F64,
+    "experiment": Str,
+    "precision": Str,
+    "phase": Str,
+    "tool": Str,
+    "tool_version": Str,
+    "host": Str,
+    "command": Str,
+    "source_dir": Str,
+    "files": I64,
+}
+
+FILES = {
+    "path": Str,
+    "family": Str,
+    "variant": Str,
+    "status": Str,             # "ok", "partial", "error", "skipped"
+    "run": Str,
+    "tool_version": Str,
+    "encoding": Str,
+    "size_bytes": I64,
+    "rows": Str,               # JSON object: table -> row count
+    "warnings": I64,
+    "error": Str,
+}
+
+TABLES: dict[str, dict[str, pl.DataType]] = {
+    "kernels": KERNELS,
+    "metrics": METRICS,
+    "activities": ACTIVITIES,
+    "api_calls": API_CALLS,
+    "samples": SAMPLES,
+    "regions": REGIONS,
+    "runs": RUNS,
+    "files": FILES,
+}
+
+# Tables a parser may fill (runs and files are made by the pipeline).
+PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "regions")
+
+
+def empty(name: str) -> pl.DataFrame:
+    return pl.DataFrame(schema=TABLES[name])
+
+
+def conform(name: str, df: pl.DataFrame) -> pl.DataFrame:
+    """Add missing columns as nulls, cast to the schema's types, order as the schema.
+
+    A Categorical column becomes a String column whose rows share one copy of each distinct
+    value (`frames.shared_strings`): parsers read repeated names as Categorical so a million
+    launches of forty kernels do not hold a million copies of the names."""
+    schema = TABLES[name]
+    shared = {col: shared_strings(df[col]) for col in df.columns
+              if df.schema[col] == pl.Categorical and schema.get(col) == pl.String}
+    if shared:
+        df = df.with_columns(**shared)
+    unknown = set(df.columns) - set(schema)
+    if unknown:
+        raise KeyError(f"table {name!r} has no column(s) {sorted(unknown)}")
+    cols = []
+    for col, dtype in schema.items():
+        if col in df.columns:
+            cols.append(pl.col(col).cast(dtype, strict=False))
+        else:
+            cols.append(pl.lit(None, dtype=dtype).alias(col))
+    return df.select(cols)
