@@ -88,7 +88,8 @@ INPUTS = [
 
 def find_sample(label: str) -> Path | None:
     """The sample log that a large input of this kind is built from (chosen by sniffing)."""
-    from roofreport.pipeline.sniff import discover, sniff
+    from roofreport.pipeline.discover import discover
+    from roofreport.pipeline.sniff import sniff
 
     for path, _ in discover([SAMPLES]):
         s = sniff(path)

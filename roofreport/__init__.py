@@ -1,6 +1,37 @@
 """roofreport: offline analysis of GPU profiler logs (Nsight Compute, Nsight Systems, nvprof,
-nvidia-smi) into shared polars tables, roofline analyses and an HTML/PDF report."""
+nvidia-smi, PyTorch profiler) into shared polars tables, roofline analyses and an HTML/PDF report.
 
-from roofreport.version import __version__
+    import roofreport
+    data = roofreport.read("logs/")                      # -> Dataset: data.kernels, data.runs, ...
+    analysis = roofreport.analyze(data)                  # -> Analysis: every frame the report shows
+    roofreport.build_report(analysis, "report.pdf")
 
-__all__ = ["__version__"]
+See `roofreport.api` for the arguments. Importing roofreport applies the process-wide settings
+of `roofreport.tuning` (an allocator setting, a garbage-collector freeze; `ROOFREPORT_TUNING=0`
+turns them off).
+"""
+
+from roofreport import tuning
+
+tuning.before_imports()
+
+from roofreport.api import Dataset, analyze, build_report, read, read_file  # noqa: E402
+from roofreport.errors import ParseError, RenderError, RoofreportError, UsageError  # noqa: E402
+from roofreport.pipeline.dataset import FileOutcome  # noqa: E402
+from roofreport.version import __version__  # noqa: E402
+
+tuning.after_imports()
+
+_LAZY = {"Analysis", "AnalysisSettings"}  # the analysis modules load on first use
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from roofreport.analysis import bundle
+
+        return getattr(bundle, name)
+    raise AttributeError(f"module 'roofreport' has no attribute {name!r}")
+
+
+__all__ = ["Analysis", "AnalysisSettings", "Dataset", "FileOutcome", "ParseError", "RenderError",
+           "RoofreportError", "UsageError", "__version__", "analyze", "build_report", "read", "read_file"]

@@ -1,42 +1,24 @@
 """The `roofreport` command: inspect, parse, build.
 
-The only module that prints or chooses exit codes: 0 when every input was read, 1 when some
-input failed but the output was written (or `--strict` refused warnings), 2 for usage errors.
-Library errors arrive as RoofreportError subclasses; no Python traceback reaches the user.
+A thin client of the library (`roofreport.read`, `analyze`, `build_report`, `Dataset.write`), so
+a script and the command give the same results. The only module that prints or chooses exit
+codes: 0 when every input was read, 1 when some input failed but the output was written (or
+`--strict` refused warnings), 2 for usage errors. Library errors arrive as RoofreportError
+subclasses; no Python traceback reaches the user.
 """
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
 from pathlib import Path
 
-# Memory polars frees goes back to the system within 200 ms (a background thread returns it)
-# instead of staying in its allocator for the rest of the run: ~120-160 MB lower peak on a
-# 400 MB trace at the same CPU time. Read when polars is first imported, so set before the
-# imports below; a setting of the user's own wins.
-os.environ.setdefault("_RJEM_MALLOC_CONF", "background_thread:true,dirty_decay_ms:200,muzzy_decay_ms:0")
+import click
 
-# Importing polars and roofreport makes some 10^5 objects that live as long as the process; the
-# cyclic garbage collector would walk them over and over while they are made (~10 ms of a
-# small file's ~0.2 s run). It is off while they are imported, and `main` freezes them.
-gc.disable()
-try:
-    import click
-
-    from roofreport.errors import RoofreportError, UsageError
-    from roofreport.pipeline.ingest import Dataset, FileOutcome, ingest
-    from roofreport.tables.output import (
-        TABLE_FORMATS,
-        check_not_input,
-        table_paths,
-        write_tables,
-    )
-    from roofreport.version import __version__
-finally:
-    gc.enable()
+import roofreport
+from roofreport import api
+from roofreport.errors import RoofreportError, UsageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -44,15 +26,19 @@ _paths = click.argument("paths", nargs=-1, required=True,
                         type=click.Path(exists=True, path_type=Path))
 _jobs = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
                      help="Worker processes for many files (default: one per core, up to 4).")
+_exclude = click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
+                        help="Leave files matching GLOB unread (repeatable; matched against the "
+                             "path under the folder given, any trailing part of it, and the name).")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="roofreport")
+@click.version_option(roofreport.__version__, prog_name="roofreport")
 def cli() -> None:
     """Offline roofline, kernel-share and utilization reports from GPU profiler logs.
 
     Reads Nsight Compute (ncu), Nsight Systems (nsys), nvprof and nvidia-smi logs of any
-    version from files or folders (walked recursively), without a GPU or NVIDIA tools.
+    version from files or folders (walked recursively), without a GPU or NVIDIA tools. The same
+    is a Python library: `import roofreport; roofreport.read("logs/")`.
     """
 
 
@@ -60,9 +46,10 @@ def cli() -> None:
 @_paths
 @click.option("--json", "as_json", is_flag=True, help="One JSON array on stdout, one object per file.")
 @_jobs
-def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None) -> None:
+@_exclude
+def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None, exclude: tuple[str, ...]) -> None:
     """Show what every file is and what was read from it."""
-    dataset = _ingest(paths, jobs, quiet=as_json)
+    dataset = _read(paths, jobs, exclude, quiet=as_json)
     if as_json:
         click.echo(json.dumps([f.as_json() for f in dataset.files], indent=2))
     else:
@@ -74,21 +61,21 @@ def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None) -> None:
 @_paths
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path),
               help="Folder to write the tables to (created if needed).")
-@click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="parquet", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(api.TABLE_FORMATS), default="parquet", show_default=True,
               help="File format of the tables.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
+@_exclude
 def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, strict: bool, quiet: bool,
-          jobs: int | None) -> None:
+          jobs: int | None, exclude: tuple[str, ...]) -> None:
     """Read logs into the shared tables and write one file per table.
 
     Tables: kernels, metrics, activities, api_calls, samples, regions, runs, files.
     """
-    for target in [out_dir, *table_paths(out_dir, fmt)]:
-        _guard(lambda: check_not_input(target, paths))
-    dataset = _ingest(paths, jobs, quiet)
-    written = _guard(lambda: write_tables(dataset, out_dir, fmt))
+    _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))
+    dataset = _read(paths, jobs, exclude, quiet)
+    written = _guard(lambda: dataset.write(out_dir, fmt))
     if not quiet:
         _summary(dataset)
         click.echo(f"wrote {len(written)} tables to {out_dir}/ ({fmt})", err=True)
@@ -113,25 +100,17 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, strict: bool, quiet:
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
+@_exclude
 def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None,
           gpu_override: str | None, peaks_file: Path | None, top_n: int, window: str | None,
-          strict: bool, quiet: bool, jobs: int | None) -> None:
+          strict: bool, quiet: bool, jobs: int | None, exclude: tuple[str, ...]) -> None:
     """Build the HTML/PDF report from logs."""
-    from roofreport.report import (  # heavy imports only when rendering
-        ReportOptions,
-        build_report,
-    )
-
-    if output.suffix.lower() not in (".pdf", ".html", ".htm"):
-        _usage(f"-o must end in .pdf or .html, not {output.name!r}")
-    _guard(lambda: check_not_input(output, paths))
-    if html_out is not None:
-        _guard(lambda: check_not_input(html_out, paths))
-    options = _guard(lambda: ReportOptions.from_cli(
-        title=title, gpu_override=gpu_override, peaks_file=peaks_file, top_n=top_n,
-        window=window, inputs=list(paths)))
-    dataset = _ingest(paths, jobs, quiet)
-    written = _guard(lambda: build_report(dataset, output, html_out, options))
+    settings = dict(gpu=gpu_override, peaks=peaks_file, top=top_n, window=window)
+    _guard(lambda: api.check_outputs([output, html_out], paths, report=True))
+    _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
+    dataset = _read(paths, jobs, exclude, quiet)
+    written = _guard(lambda: roofreport.build_report(dataset, output, html=html_out, title=title,
+                                                     **settings))
     if not quiet:
         _summary(dataset)
         for path in written:
@@ -141,18 +120,10 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
 
 # -- helpers ---------------------------------------------------------------------------------
 
-def _ingest(paths: tuple[Path, ...], jobs: int | None, quiet: bool) -> Dataset:
-    progress = None
-    if not quiet and sys.stderr.isatty():
-        def progress(done: int, total: int, name: str) -> None:
-            width = 28
-            filled = int(width * done / max(total, 1))
-            short = name if len(name) <= 40 else "…" + name[-39:]
-            click.echo(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {short:<40}",
-                       err=True, nl=False)
-            if done == total:
-                click.echo("", err=True)
-    return _guard(lambda: ingest(list(paths), progress=progress, jobs=jobs))
+def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...],
+          quiet: bool) -> roofreport.Dataset:
+    progress = not quiet and sys.stderr.isatty()
+    return _guard(lambda: roofreport.read(list(paths), jobs=jobs, exclude=exclude, progress=progress))
 
 
 def _guard(action):
@@ -181,7 +152,7 @@ def _usage(message: str) -> None:
     sys.exit(EXIT_USAGE)
 
 
-def _exit_code(dataset: Dataset, strict: bool) -> int:
+def _exit_code(dataset: roofreport.Dataset, strict: bool) -> int:
     if dataset.failed:
         return EXIT_FAILED
     if strict and dataset.warning_count:
@@ -190,7 +161,7 @@ def _exit_code(dataset: Dataset, strict: bool) -> int:
     return EXIT_OK
 
 
-def _summary(dataset: Dataset) -> None:
+def _summary(dataset: roofreport.Dataset) -> None:
     counts: dict[str, int] = {}
     for f in dataset.files:
         counts[f.status] = counts.get(f.status, 0) + 1
@@ -202,7 +173,7 @@ def _summary(dataset: Dataset) -> None:
         click.echo(f"  {dataset.warning_count} warning(s); `roofreport inspect` lists them", err=True)
 
 
-def _print_inspect(files: list[FileOutcome]) -> None:
+def _print_inspect(files: list[roofreport.FileOutcome]) -> None:
     for f in files:
         rows = ", ".join(f"{n} {table}" for table, n in sorted(f.rows.items())) or "-"
         what = f"{f.family} {f.variant}" if f.family else "not a log"
@@ -219,7 +190,6 @@ def _print_inspect(files: list[FileOutcome]) -> None:
 
 
 def main() -> None:
-    gc.freeze()  # what the imports made is never garbage: collections need not walk it
     try:
         cli(standalone_mode=True)
     except KeyboardInterrupt:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from roofreport.families.common.textio import Document
-from roofreport.pipeline.sniff import discover, sniff
+from roofreport.pipeline.discover import discover
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import CORPUS, corpus_path
 
 _OPAQUE = (".nsys-rep", ".qdrep")

@@ -16,8 +16,9 @@ import pytest
 
 from roofreport import hardware
 from roofreport.errors import LogWarning
-from roofreport.pipeline.ingest import Dataset, FileOutcome
-from roofreport.report import ReportOptions, build_report, fmt
+from roofreport import build_report
+from roofreport.pipeline.dataset import Dataset, FileOutcome
+from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span, ticks
 from roofreport.tables import schema
 
@@ -153,13 +154,13 @@ def hostile_dataset() -> Dataset:
                     error="not a profiler log (Python script)"),
     ]
     tables["files"] = schema.empty("files")
-    return Dataset(tables=tables, files=files)
+    return Dataset(tables=tables, files=files, inputs=[Path("/logs")])
 
 
 @pytest.fixture(scope="module")
 def hostile_html(tmp_path_factory) -> str:
     out = tmp_path_factory.mktemp("hostile") / "report.html"
-    written = build_report(hostile_dataset(), out, None, ReportOptions(title=f"title {EVIL}", inputs=[Path("/logs")]))
+    written = build_report(hostile_dataset(), out, title=f"title {EVIL}")
     assert written == [out]
     html = out.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>")
@@ -219,7 +220,7 @@ def test_findings_and_inputs_report_what_happened(hostile_html):
 def test_same_input_same_html(tmp_path):
     a, b = tmp_path / "a.html", tmp_path / "b.html"
     for out in (a, b):
-        build_report(hostile_dataset(), out, None, ReportOptions(inputs=[Path("/logs")]))
+        build_report(hostile_dataset(), out)
     assert a.read_bytes() == b.read_bytes()
 
 
@@ -254,12 +255,12 @@ def test_a_defect_while_building_is_a_render_error(tmp_path, monkeypatch):
     from roofreport.errors import RenderError
     from roofreport.report import assemble
 
-    def broken(dataset, options):
+    def broken(analysis, title):
         raise KeyError("gpu_model")
 
     monkeypatch.setattr(assemble, "assemble", broken)
     with pytest.raises(RenderError, match=r"the report could not be built \(KeyError: 'gpu_model'\)"):
-        build_report(hostile_dataset(), tmp_path / "r.html", None, ReportOptions())
+        build_report(hostile_dataset(), tmp_path / "r.html")
     assert not (tmp_path / "r.html").exists()
 
 
@@ -286,7 +287,7 @@ def test_a_folder_without_logs_says_so_first(tmp_path):
                          error="not a profiler log (Python script)")]
     tables = {name: schema.empty(name) for name in schema.TABLES}
     out = tmp_path / "r.html"
-    build_report(Dataset(tables=tables, files=files), out, None, ReportOptions(inputs=[Path("/x")]))
+    build_report(Dataset(tables=tables, files=files, inputs=[Path("/x")]), out)
     html = out.read_text(encoding="utf-8")
     findings = html[html.index('<section id="findings"'):html.index('<section id="inputs"')]
     assert "The only file found is not a profiler log roofreport can read" in findings

@@ -159,12 +159,12 @@ def test_a_parser_defect_is_contained_and_explained(good, monkeypatch):
 
 
 def test_an_internal_error_in_the_cli_is_one_line_not_a_traceback(good, tmp_path, monkeypatch):
-    import roofreport.cli as cli_mod
+    from roofreport.pipeline.dataset import Dataset
 
     def boom(*args, **kwargs):
         raise KeyError("missing column")
 
-    monkeypatch.setattr(cli_mod, "write_tables", boom)
+    monkeypatch.setattr(Dataset, "write", boom)
     result = run("parse", good, "-o", tmp_path / "t")
     assert result.exit_code == 1
     assert "internal error (KeyError" in result.output and "Traceback" not in result.output

@@ -46,7 +46,19 @@ TREE_RULES = [
 def test_the_shipped_grammar_cache_is_fresh(name):
     assert grammar_cache.read(name) is not None, (
         f"roofreport/data/grammar_cache.json is stale for {name}.lark: "
-        "run `python -m roofreport.grammar.rule_cache` and commit the file")
+        "run `python -m roofreport.grammar` and commit the file")
+
+
+def test_the_cache_is_keyed_on_the_installed_lark_version(monkeypatch):
+    """Another Lark (an upgrade) never reads the shipped cache: the grammar is built from its
+    source instead, slower but never stale."""
+    from importlib.metadata import version
+
+    assert grammar_cache.lark_version() == version("lark")
+    shipped = grammar_cache.key("ncu")
+    monkeypatch.setattr(grammar_cache, "lark_version", lambda: "99.0.0")
+    assert grammar_cache.key("ncu") != shipped
+    assert grammar_cache.read("ncu") is None
 
 
 @pytest.mark.parametrize("name", GRAMMARS)

@@ -1,19 +1,24 @@
-"""Calls the analysis layer once for the whole report and keeps its answers together.
+"""Every analysis the report uses, run once from explicit settings, kept together as frames.
 
-The report computes no FLOPs, peaks, rooflines or bound classes of its own: every number a
-section shows comes from one of these frames (the contract in `roofreport.analysis`). The
-only thing done here is applying the build options: `--peaks` (the GPU database) and `--gpu`
-(a device name for runs whose logs name none).
+`analyze(dataset, settings)` gives an `Analysis`: the dataset it read, the GPU database, and one
+frame per question (runs side by side, rooflines, kernel share, sweeps, regions, utilization,
+API time). The report computes no FLOPs, peaks, rooflines or bound classes of its own: every
+number a section shows comes from one of these frames. The settings are what a user may change
+(`AnalysisSettings`: a GPU for runs whose logs name none, a peaks file, kernels per run, a
+utilization window); the CLI's options and `roofreport.analyze`'s arguments both become one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 
 from roofreport import hardware
 from roofreport.analysis import api_calls as api, compare, regions, roofline, share, utilization
+from roofreport.errors import UsageError
+from roofreport.pipeline.dataset import Dataset, FileOutcome
 
 # Kernel families worth following across a batch-size sweep (label -> Rust regex on full names).
 SWEEP_PATTERNS = {
@@ -24,9 +29,41 @@ SWEEP_PATTERNS = {
 }
 
 
+@dataclass(frozen=True)
+class AnalysisSettings:
+    """What a user may change about the analyses (the CLI's `build` options)."""
+
+    gpu: str | None = None                     # device name for runs whose logs and paths name none
+    peaks: Path | None = None                  # TSV/TOML file overriding or adding GPU peaks
+    top: int = 10                              # kernels listed per run
+    window: tuple[float, float] | None = None  # utilization window, seconds from the first sample
+
+    def __post_init__(self) -> None:
+        if self.top < 1:
+            raise UsageError(f"top must be at least 1, not {self.top}")
+        if self.window is not None and not 0 <= self.window[0] < self.window[1]:
+            raise UsageError(f"a window needs 0 <= start < end, not {self.window}")
+
+
+def parse_window(text: str) -> tuple[float, float]:
+    """`"60:240"` -> (60.0, 240.0); `":240"` starts at 0, `"60:"` runs to the end."""
+    try:
+        start, _, end = text.partition(":")
+        span = (float(start or 0), float(end) if end else float("inf"))
+    except ValueError:
+        raise UsageError(f"a window must be START:END in seconds, not {text!r}") from None
+    if span[0] < 0 or span[1] <= span[0]:
+        raise UsageError(f"a window START:END needs 0 <= START < END, not {text!r}")
+    return span
+
+
 @dataclass
-class Analyses:
-    tables: dict[str, pl.DataFrame]
+class Analysis:
+    """The answers of every analysis, as frames, with the dataset and settings they came from."""
+
+    dataset: Dataset
+    settings: AnalysisSettings
+    tables: dict[str, pl.DataFrame]  # the dataset's tables, with `settings.gpu` applied to runs
     db: hardware.GpuDatabase
     runs: pl.DataFrame               # compare.run_table
     roofline: pl.DataFrame           # roofline.run_roofline
@@ -41,30 +78,36 @@ class Analyses:
     regions: pl.DataFrame            # regions.region_times
     utilization: pl.DataFrame        # utilization.utilization_stats, whole series
     utilization_window: pl.DataFrame | None
-    api: pl.DataFrame                # api.api_summary
+    api: pl.DataFrame                # api_calls.api_summary
+
+    @property
+    def files(self) -> list[FileOutcome]:
+        return self.dataset.files
 
 
-def run_analyses(dataset, options) -> Analyses:
-    db = hardware.load_database(options.peaks_file)
+def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analysis:
+    """Run every analysis on `dataset` (see the module docstring)."""
+    settings = settings or AnalysisSettings()
+    db = hardware.load_database(settings.peaks)
     tables = dict(dataset.tables)
-    if options.gpu_override:
-        tables["runs"] = assume_gpu(tables["runs"], options.gpu_override, db)
+    if settings.gpu:
+        tables["runs"] = assume_gpu(tables["runs"], settings.gpu, db)
     samples = tables["samples"]
-    return Analyses(
-        tables=tables, db=db,
+    return Analysis(
+        dataset=dataset, settings=settings, tables=tables, db=db,
         runs=compare.run_table(tables, db),
         roofline=roofline.run_roofline(tables, db),
         kernel_roofline=roofline.kernel_roofline(tables, db),
         share=share.kernel_share(tables),
-        top=share.top_kernels(tables, n=options.top_n),
+        top=share.top_kernels(tables, n=settings.top),
         uncategorized=share.uncategorized_share(tables),
         sweeps=share.sweep_share(tables),
         pattern_sweeps=share.sweep_pattern_share(tables, SWEEP_PATTERNS),
         incomplete=compare.incomplete_flops(tables),
-        estimates=compare.estimates(tables, list(options.inputs), db),
+        estimates=compare.estimates(tables, list(dataset.inputs), db),
         regions=regions.region_times(tables),
         utilization=utilization.utilization_stats(samples),
-        utilization_window=utilization.utilization_stats(samples, options.window) if options.window else None,
+        utilization_window=utilization.utilization_stats(samples, settings.window) if settings.window else None,
         api=api.api_summary(tables["api_calls"], n=15),
     )
 

@@ -28,6 +28,7 @@ class RunHints:
     model: str | None = None
     batch_size: int | None = None
     learning_rate: float | None = None
+    label: str | None = None         # a configuration name the job echoed (`alexnet_16_0.01_k80_full`)
 
 
 @dataclass

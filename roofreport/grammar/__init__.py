@@ -5,7 +5,7 @@ Two ways to use one grammar, so the syntax is written once and never drifts:
 * `Grammar.parse(text, rule)` gives Lark's parse tree of one line or one small block. It is used
   for the few distinct structural lines (CSV headers, table titles) and to explain a bad line
   with line, column and the expected tokens. A line the rule's regex matches is walked with the
-  regexes of the rule's parts (`grammar_tree`: the same tree, no Earley parser to build); Lark
+  regexes of the rule's parts (`tree.py`: the same tree, no Earley parser to build); Lark
   itself (Earley, complete dynamic lexer) parses the rest and says what is wrong.
 * `Grammar.regex(rule)` compiles the same rule's EBNF (sequences, alternatives, `?`, `[...]`,
   `*`, `+`, terminals, literals, sub-rules) into one anchored regular expression whose named
@@ -16,7 +16,8 @@ Terminal patterns must stay within the regex dialect Python's `re` and polars (R
 share: no look-around, no back-references. A test compiles every rule of every grammar with both.
 
 Lark itself is imported only when a parse tree is asked for, the Earley parser is needed or the
-shipped cache is stale: the rule trees the regexes come from are `grammar_cache`'s own nodes.
+shipped cache is stale: the rule trees the regexes come from are the node classes of `rules.py`,
+read from the shipped cache (`rule_cache.py`) or built from the source (`lark_build.py`).
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from roofreport.errors import ParseError
-from roofreport.grammar import rule_cache as grammar_cache
-from roofreport.grammar.rule_cache import NonTerminal, Parts, Terminal, Token, Tree
+from roofreport.grammar import rule_cache
+from roofreport.grammar.lark_build import build_parts, source
+from roofreport.grammar.rules import NonTerminal, Parts, Terminal, Token, Tree, node_regex
 from roofreport.grammar.tree import TreeBuilder
-from roofreport.resources import data_dir, grammar_path
+from roofreport.resources import data_dir
 
 if TYPE_CHECKING:
     import lark
@@ -60,6 +62,7 @@ class Grammar:
         self._text = text
         self._imports = [str(data_dir("grammars"))]
         parts = parts or build_parts(name, text)
+        self._parts = parts
         self._starts = parts.starts
         self._rule_trees, self._rule_options, self._rule_params = parts.trees, parts.options, parts.params
         # Terminals of the grammar as written (lazy quantifiers kept), for the line regexes.
@@ -68,7 +71,7 @@ class Grammar:
         self._term_literals = parts.literals
         self._regex_cache: dict[tuple[str, bool], str] = {}
         self._derived_cache: dict[tuple[str, str], object] = {}
-        self._trees = TreeBuilder(self)
+        self._trees = TreeBuilder(parts, name)
 
     def _derived(self, kind: str, rule: str, make):
         """`make(rule)`, computed once per rule: classifying asks for the same rule facts
@@ -101,7 +104,7 @@ class Grammar:
         key = (rule, anchored)
         if key not in self._regex_cache:
             seen: dict[str, int] = {}
-            body = self._compile(self._rule_trees[rule], seen, (rule,))
+            body = node_regex(self._parts, self.name, self._rule_trees[rule], seen, (rule,))
             self._regex_cache[key] = f"^(?:{body})$" if anchored else body
         return self._regex_cache[key]
 
@@ -326,48 +329,6 @@ class Grammar:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _compile(self, node, seen: dict[str, int] | None, stack: tuple[str, ...]) -> str:
-        """The regex of a rule-tree node; named terminals become named groups, or plain
-        groups when `seen` is None (pieces of a rule, for `grammar_tree`)."""
-        if isinstance(node, Terminal):
-            return self._group(node.name, self._terms[node.name], seen)
-        if isinstance(node, NonTerminal):
-            if node.name in stack:
-                raise ValueError(f"{self.name}.lark: rule {node.name} is recursive; "
-                                 "only non-recursive rules compile to a regex")
-            return "(?:" + self._compile(self._rule_trees[node.name], seen, stack + (node.name,)) + ")"
-        if isinstance(node, Token):  # literal string or /regexp/ written inside a rule
-            return "(?:" + _literal_regex(str(node)) + ")"
-        assert isinstance(node, Tree), node
-        kind, kids = node.data, node.children
-        if kind == "expansions":
-            return "|".join("(?:" + self._compile(k, seen, stack) + ")" for k in kids)
-        if kind == "expansion":
-            return "".join(self._compile(k, seen, stack) for k in kids)
-        if kind in ("value", "literal", "alias"):
-            return self._compile(kids[0], seen, stack)
-        if kind == "maybe":
-            return "(?:" + self._compile(kids[0], seen, stack) + ")?"
-        if kind == "expr":
-            inner = "(?:" + self._compile(kids[0], seen, stack) + ")"
-            op = kids[1]
-            if op in ("?", "*", "+"):
-                return inner + str(op)
-            if len(kids) == 3:  # item ~ n..m
-                return inner + "{%s,%s}" % (kids[1], kids[2])
-            return inner + "{%s}" % op
-        raise ValueError(f"{self.name}.lark: cannot compile {kind!r} to a regex")
-
-    @staticmethod
-    def _group(name: str, pattern: str, seen: dict[str, int] | None) -> str:
-        if seen is None or name.startswith("_"):
-            return f"(?:{pattern})"
-        group = name.lower()
-        seen[group] = seen.get(group, 0) + 1
-        if seen[group] > 1:
-            group = f"{group}_{seen[group]}"
-        return f"(?P<{group}>{pattern})"
-
     def _error(self, exc: lark.exceptions.UnexpectedInput, text: str, path: str,
                line: int | None) -> ParseError:
         from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
@@ -412,27 +373,6 @@ def _field(group: str) -> str:
     return base if base and suffix.isdigit() else group
 
 
-def _terminals(built: lark.load_grammar.Grammar) -> list[lark.lexer.TerminalDef]:
-    """The grammar's named terminals as patterns: the first step of Lark's `Grammar.compile`
-    alone (compiling every rule to BNF as well would cost 3-4 times more)."""
-    from lark.lexer import TerminalDef
-    from lark.load_grammar import (
-        PrepareLiterals,
-        TerminalTreeToPattern,
-        nr_deepcopy_tree,
-    )
-
-    to_pattern = PrepareLiterals() * TerminalTreeToPattern()
-    return [TerminalDef(name, to_pattern.transform(nr_deepcopy_tree(tree)), priority)
-            for name, (tree, priority) in built.term_defs if tree]
-
-
-def _term_regex(term) -> str:
-    rx = term.pattern.to_regexp()
-    flags = "".join(sorted(term.pattern.flags))
-    return f"(?{flags}:{rx})" if flags else rx
-
-
 def _regex_prefix(rx: str) -> str:
     """The literal text every match of the regex `rx` starts with ("" when unsure)."""
     if "|" in rx:
@@ -450,42 +390,10 @@ def _regex_prefix(rx: str) -> str:
     return out
 
 
-def _literal_regex(token: str) -> str:
-    if token.startswith('"'):
-        body, _, flags = token[1:].rpartition('"')
-        rx = re.escape(body.encode("latin-1", "backslashreplace").decode("unicode_escape"))
-    else:  # /regexp/flags
-        body, _, flags = token[1:].rpartition("/")
-        rx = body
-    return f"(?{flags}:{rx})" if flags else rx
-
-
 @cache
 def load(name: str) -> Grammar:
     """The grammar `grammars/<name>.lark`, made once per process from the shipped cache of its
-    rule trees (`grammar_cache`), or built from the source when that is stale."""
-    return Grammar(name, source(name), grammar_cache.read(name))
+    rule trees (`rule_cache.py`), or built from the source when that is stale."""
+    return Grammar(name, source(name), rule_cache.read(name))
 
 
-def source(name: str) -> str:
-    return grammar_path(name).read_text(encoding="utf-8")
-
-
-def build_parts(name: str, text: str) -> Parts:
-    """Rule trees and terminal regexes of a grammar's text, built by Lark's GrammarBuilder."""
-    from lark.lexer import PatternStr
-    from lark.load_grammar import GrammarBuilder
-
-    builder = GrammarBuilder(import_paths=[str(data_dir("grammars"))])
-    builder.load_grammar(text, name)
-    built = builder.build()
-    terminals = _terminals(built)
-    return Parts(
-        starts=[str(r[0]) for r in built.rule_defs if not str(r[0]).startswith("_")],
-        trees={str(rule): grammar_cache.from_lark(tree) for rule, _, tree, _ in built.rule_defs},
-        options={str(rule): grammar_cache.options_from_lark(options)
-                 for rule, _, _, options in built.rule_defs},
-        params={str(rule): [str(p) for p in params] for rule, params, _, _ in built.rule_defs},
-        terms={t.name: _term_regex(t) for t in terminals},
-        literals={t.name: t.pattern.value for t in terminals
-                  if isinstance(t.pattern, PatternStr) and not t.pattern.flags})

@@ -8,15 +8,14 @@ depends only on the .lark files and Lark's version, so it is stored as JSON in
 key differs (edited since, or another Lark) is built from its source as before: a stale cache
 is slower, never wrong. After editing a grammar, regenerate it:
 
-    python -m roofreport.grammar.rule_cache
+    python -m roofreport.grammar
 
 (`tests/test_startup.py` fails while the shipped cache is stale.)
 
-The rule trees are held in this module's own small node classes (`Tree`, `NonTerminal`,
-`Terminal`, `Token`, `Options`, shaped as Lark's), so that a run whose regexes suffice never
-imports Lark (~10 ms): only the parse trees of structural lines (`grammar_tree`) and the Earley
-parser need it. `build_parts` turns what GrammarBuilder builds into the same classes
-(`from_lark`). Each rule is stored as a JSON string of its own, decoded when the rule is first
+The rule trees are held in the small node classes of `rules.py` (shaped as Lark's), so that a
+run whose regexes suffice never imports Lark (~10 ms): only the parse trees of structural lines
+(`tree.py`) and the Earley parser need it. `lark_build.build_parts` turns what GrammarBuilder
+builds into the same classes. Each rule is stored as a JSON string of its own, decoded when the rule is first
 asked for: a run uses a few rules, and reading the file costs a quarter of parsing it whole.
 """
 
@@ -24,145 +23,42 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
-from typing import NamedTuple
 
+from roofreport.grammar.rules import NonTerminal, Options, Parts, Terminal, Token, Tree
 from roofreport.resources import data_dir, package_data
 
 CACHE_PATH = package_data("grammar_cache.json")
-_FORMAT = 3  # bump when the stored form or the key changes
-
-
-# -- rule-tree nodes ---------------------------------------------------------------------------
-
-class Tree:
-    """A node of a rule's EBNF tree (`expansions`, `expansion`, `expr`, `value`, ...)."""
-
-    __slots__ = ("data", "children")
-
-    def __init__(self, data: str, children: list):
-        self.data, self.children = data, children
-
-    def __eq__(self, other) -> bool:
-        return type(other) is Tree and self.data == other.data and self.children == other.children
-
-    __hash__ = None  # mutable, like Lark's
-
-    def __repr__(self) -> str:
-        return f"Tree({self.data!r}, {self.children!r})"
-
-
-class Symbol:
-    """A rule (`NonTerminal`) or terminal (`Terminal`) named in a rule."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __eq__(self, other) -> bool:
-        return type(other) is type(self) and self.name == other.name
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, self.name))
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r})"
-
-
-class NonTerminal(Symbol):
-    __slots__ = ()
-
-
-class Terminal(Symbol):
-    __slots__ = ("filter_out",)
-
-    def __init__(self, name: str, filter_out: bool = False):
-        super().__init__(name)
-        self.filter_out = filter_out
-
-
-class Token(str):
-    """A literal or operator written in a rule (`"=="`, `/re/`, `?`), with its Lark type."""
-
-    def __new__(cls, type_: str, value: str):
-        token = super().__new__(cls, value)
-        token.type = type_
-        return token
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, Token) and self.type != other.type:
-            return False
-        return str.__eq__(self, other)
-
-    __hash__ = str.__hash__
-
-    def __repr__(self) -> str:
-        return f"Token({self.type!r}, {str(self)!r})"
-
-
-class Options(NamedTuple):
-    """A rule's options (Lark's RuleOptions: `?rule`, `!rule`, priority, template)."""
-
-    keep_all_tokens: bool
-    expand1: bool
-    priority: int | None
-    template_source: str | None
-    empty_indices: tuple
-
-
-def from_lark(node):
-    """A rule-tree node as GrammarBuilder builds it (Lark's classes) in this module's classes."""
-    from lark import Token as LarkToken, Tree as LarkTree
-    from lark.grammar import NonTerminal as LarkNonTerminal, Terminal as LarkTerminal
-
-    if isinstance(node, LarkTree):
-        return Tree(str(node.data), [from_lark(kid) for kid in node.children])
-    if isinstance(node, LarkNonTerminal):
-        return NonTerminal(node.name)
-    if isinstance(node, LarkTerminal):
-        return Terminal(node.name, node.filter_out)
-    if isinstance(node, LarkToken):
-        return Token(node.type, str(node))
-    if node is None:
-        return None
-    raise TypeError(f"grammar cache: cannot hold a {type(node).__name__}")
-
-
-def options_from_lark(options) -> Options | None:
-    if options is None:
-        return None
-    return Options(options.keep_all_tokens, options.expand1, options.priority,
-                   options.template_source, tuple(options.empty_indices))
-
-
-class Parts(NamedTuple):
-    """What a `Grammar` is made of, however it was obtained."""
-
-    starts: list[str]
-    trees: dict          # rule -> rule tree (Lark's EBNF tree, as GrammarBuilder builds it)
-    options: dict        # rule -> RuleOptions
-    params: dict         # rule -> template parameters
-    terms: dict          # named terminal -> its regex
-    literals: dict       # named terminal that is a plain string -> the string
+_FORMAT = 4  # bump when the stored form or the key changes
+_VERSION = re.compile(r"^__version__(?:\s*:\s*\w+)?\s*=\s*['\"]([^'\"]+)['\"]", re.M)
 
 
 def key(name: str) -> str:
     """Hash of everything a grammar's parts depend on: every .lark file (a grammar imports
-    others), its name, Lark's version and this cache's format."""
-    return hashlib.sha256(f"{_FORMAT}\0{name}\0{_sources_digest()}".encode()).hexdigest()
+    others), its name, the Lark version that built them and this cache's format."""
+    return hashlib.sha256(f"{_FORMAT}\0{name}\0lark {lark_version()}\0{_sources_digest()}".encode()).hexdigest()
+
+
+@cache
+def lark_version() -> str:
+    """The installed Lark's version, read from its `__init__.py` without importing it (~10 ms)."""
+    spec = find_spec("lark")
+    if spec is None or not spec.origin:
+        return "none"
+    text = Path(spec.origin).read_text(encoding="utf-8")
+    found = _VERSION.search(text)
+    # (a release that spells its version otherwise is keyed on its file's bytes: never stale)
+    return found.group(1) if found else hashlib.sha256(text.encode()).hexdigest()
 
 
 @cache
 def _sources_digest() -> str:
-    """The .lark files and Lark's version (the bytes of lark/__init__.py, which spell it: found
-    without importing Lark), read once per process."""
+    """The .lark files' names and bytes, read once per process."""
     digest = hashlib.sha256()
-    spec = find_spec("lark")
-    digest.update(Path(spec.origin).read_bytes() if spec and spec.origin else b"no lark")
     for path in sorted(data_dir("grammars").glob("*.lark")):
         digest.update(b"\0" + path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
@@ -219,11 +115,11 @@ def entry(name: str, parts: Parts) -> dict:
 
 def write() -> Path:
     """Rebuild every grammar from its source and store the cache."""
-    from roofreport import grammar
+    from roofreport.grammar.lark_build import build_parts, source
 
     _sources_digest.cache_clear()
     names = sorted(p.stem for p in data_dir("grammars").glob("*.lark") if p.stem != "common")
-    entries = {name: entry(name, grammar.build_parts(name, grammar.source(name))) for name in names}
+    entries = {name: entry(name, build_parts(name, source(name))) for name in names}
     CACHE_PATH.write_text(json.dumps(entries, indent=0, sort_keys=True) + "\n", encoding="utf-8")
     _entries.cache_clear()
     return CACHE_PATH
@@ -271,10 +167,3 @@ def _options(item: list | None) -> Options | None:
     keep_all_tokens, expand1, priority, template_source, empty = item
     return Options(keep_all_tokens, expand1, priority, template_source, tuple(empty))
 
-
-if __name__ == "__main__":
-    # (run as __main__, this file is a second module: its node classes are not the ones
-    # `grammar` builds with, so write through the imported module)
-    from roofreport.grammar import rule_cache as grammar_cache
-
-    print(f"wrote {grammar_cache.write()}")

@@ -20,7 +20,7 @@ which follows the regex engine's own choices. Rules using what the walk does not
 `!rule`, templates, `~` ranges, priorities, inline /regexp/ tokens, recursion) get None, as do
 lines the regex does not match: Lark parses those and explains what is wrong.
 
-The rule trees walked are `grammar_cache`'s nodes. The walk records its derivation in plain
+The rule trees walked are the nodes of `rules.py`, read from the grammar's `Parts`. The walk records its derivation in plain
 tuples (`_Leaf`, `_Node`); `tree` turns it into Lark's own `Tree` and `Token` (Lark is imported
 with the first tree built), `tokens` into the named tokens alone, which is all a header's reader
 wants (its column names) and needs no Lark.
@@ -31,12 +31,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
-from roofreport.grammar.rule_cache import NonTerminal, Terminal, Token
+from roofreport.grammar.rules import NonTerminal, Parts, Terminal, Token, node_regex
 
 if TYPE_CHECKING:
     import lark
-
-    from roofreport.grammar import Grammar
 
 
 class _Stuck(Exception):
@@ -61,8 +59,8 @@ class _Node(NamedTuple):
 class TreeBuilder:
     """Derivations of single lines for one grammar; compiled part patterns are cached."""
 
-    def __init__(self, grammar: Grammar):
-        self._g = grammar
+    def __init__(self, parts: Parts, grammar: str):
+        self._parts, self._grammar = parts, grammar
         self._plain: dict[int, str] = {}          # id(node) -> regex without named groups
         self._patterns: dict[tuple[int, str | None], re.Pattern] = {}
         self._supported: dict[str, bool] = {}
@@ -75,7 +73,7 @@ class TreeBuilder:
 
     def tokens(self, text: str, rule: str) -> list[Token] | None:
         """The named tokens of that tree in text order (what its `scan_values` yields), as
-        `grammar_cache.Token`s, or None when Lark must parse the line."""
+        `rules.Token`s, or None when Lark must parse the line."""
         derivation = self._derive(text, rule)
         if derivation is None:
             return None
@@ -86,7 +84,7 @@ class TreeBuilder:
     def _derive(self, text: str, rule: str) -> _Node | None:
         if not self.supported(rule):
             return None
-        body = self._g._rule_trees[rule]
+        body = self._parts.trees[rule]
         for cont in (None, r"\Z"):  # parts on their own first, then with look-ahead
             if cont is not None and self._pattern(body, None).fullmatch(text) is None:
                 return None  # Lark explains what is wrong
@@ -101,7 +99,7 @@ class TreeBuilder:
 
     def supported(self, rule: str) -> bool:
         if rule not in self._supported:
-            options = self._g._rule_options.get(rule)
+            options = self._parts.options.get(rule)
             top = options is None or not (options.expand1 or rule.startswith("_"))
             self._supported[rule] = top and self._models(NonTerminal(rule), (), set())
         return self._supported[rule]
@@ -120,7 +118,7 @@ class TreeBuilder:
             return end
         if isinstance(node, NonTerminal):
             kids: list = []
-            end = self._walk(self._g._rule_trees[node.name], text, pos, cont, kids)
+            end = self._walk(self._parts.trees[node.name], text, pos, cont, kids)
             out.extend(self._shape(node.name, kids))
             return end
         if isinstance(node, Token):  # a literal written in the rule: never in Lark's tree
@@ -159,7 +157,7 @@ class TreeBuilder:
         """What a sub-rule adds to its parent's children, as Lark's tree builder does it."""
         if name.startswith("_"):
             return kids
-        if self._g._rule_options[name].expand1 and len(kids) == 1:
+        if self._parts.options[name].expand1 and len(kids) == 1:
             return kids
         return [_Node(name, kids)]
 
@@ -181,25 +179,25 @@ class TreeBuilder:
 
     def _regex(self, node) -> str:
         if id(node) not in self._plain:
-            self._plain[id(node)] = "(?:" + self._g._compile(node, None, ()) + ")"
+            self._plain[id(node)] = "(?:" + node_regex(self._parts, self._grammar, node, None, ()) + ")"
         return self._plain[id(node)]
 
     # -- what the walk models ----------------------------------------------------------------
 
     def _models(self, node, stack: tuple[str, ...], seen: set[str]) -> bool:
         if isinstance(node, Terminal):
-            return node.name in self._g._terms
+            return node.name in self._parts.terms
         if isinstance(node, NonTerminal):
             if node.name in stack:
                 return False  # recursive: no regex
             if node.name in seen:
                 return True
             seen.add(node.name)
-            options = self._g._rule_options.get(node.name)
+            options = self._parts.options.get(node.name)
             if options is None or options.keep_all_tokens or options.priority is not None \
-                    or options.template_source is not None or self._g._rule_params.get(node.name):
+                    or options.template_source is not None or self._parts.params.get(node.name):
                 return False
-            return self._models(self._g._rule_trees[node.name], stack + (node.name,), seen)
+            return self._models(self._parts.trees[node.name], stack + (node.name,), seen)
         if isinstance(node, Token):
             return str(node).startswith('"')  # an inline /regexp/ token is kept under a made-up name
         kind, kids = node.data, node.children

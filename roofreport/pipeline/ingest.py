@@ -7,11 +7,11 @@ processes so both cores work; one big file is parsed in-process (polars is alrea
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import traceback
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Callable
@@ -23,7 +23,9 @@ from roofreport.errors import LogWarning, ParseError, RoofreportError
 from roofreport.families import REGISTRY, ParseResult, RunHints
 from roofreport.families.common.textio import Document
 from roofreport.pipeline import runs as runs_mod
-from roofreport.pipeline.sniff import Sniffed, discover, sniff
+from roofreport.pipeline.dataset import Dataset, FileOutcome
+from roofreport.pipeline.discover import discover
+from roofreport.pipeline.sniff import Sniffed, sniff
 from roofreport.tables import schema
 
 if TYPE_CHECKING:
@@ -34,59 +36,16 @@ Progress = Callable[[int, int, str], None]
 _PARALLEL_MIN_FILES = 12
 
 
-@dataclass
-class FileOutcome:
-    """What happened to one input file (one row of the `files` table, one `inspect` object)."""
-
-    path: str
-    family: str | None
-    variant: str | None
-    status: str                      # ok | partial | error | skipped
-    rows: dict[str, int] = field(default_factory=dict)
-    warnings: list[LogWarning] = field(default_factory=list)
-    error: str | None = None
-    tool_version: str | None = None
-    run: str | None = None
-    encoding: str | None = None
-    size_bytes: int = 0
-
-    def as_json(self) -> dict:
-        return {
-            "path": self.path, "family": self.family, "variant": self.variant,
-            "status": self.status, "rows": self.rows,
-            "warnings": [w.as_dict() for w in self.warnings], "error": self.error,
-            "run": self.run, "tool_version": self.tool_version,
-        }
-
-    @property
-    def failed(self) -> bool:
-        return self.status in ("error", "partial")
-
-
-@dataclass
-class Dataset:
-    """Everything read from a set of paths: the shared tables and the per-file outcomes."""
-
-    tables: dict[str, pl.DataFrame]
-    files: list[FileOutcome]
-
-    def __getitem__(self, name: str) -> pl.DataFrame:
-        return self.tables[name]
-
-    @property
-    def failed(self) -> list[FileOutcome]:
-        return [f for f in self.files if f.failed]
-
-    @property
-    def warning_count(self) -> int:
-        return sum(len(f.warnings) for f in self.files)
-
-
-def ingest(paths: list[Path], progress: Progress | None = None, jobs: int | None = None) -> Dataset:
+def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int | None = None,
+           exclude: tuple[str, ...] = ()) -> Dataset:
+    """Read every file under `paths` into the shared tables. Files whose path relative to the
+    folder given (or any trailing part of it, or their name) matches a glob of `exclude` are
+    listed as skipped, unread."""
+    paths = [Path(p) for p in paths]
     found = discover(paths)
     results: dict[int, ParseResult] = {}
     with _pool(len(found), jobs) as pool:
-        sniffed = _sniff_all([path for path, _ in found], pool)
+        sniffed = _sniff_all(found, tuple(exclude), pool)
         work = [(i, s) for i, s in enumerate(sniffed) if s.readable]
         total = len(found)
         done = total - len(work)
@@ -113,7 +72,7 @@ def ingest(paths: list[Path], progress: Progress | None = None, jobs: int | None
     tables["kernels"] = _finish_kernels(tables["kernels"], tables["metrics"])
     tables["runs"] = _runs_table(hints)
     tables["files"] = _files_table(outcomes)
-    return Dataset(tables=tables, files=outcomes)
+    return Dataset(tables=tables, files=outcomes, inputs=list(paths))
 
 
 # -- parsing ---------------------------------------------------------------------------------
@@ -172,24 +131,44 @@ def _parse_one(args: tuple[int, str, str, str, str]) -> tuple[int, ParseResult]:
 
 def _pool(count: int, jobs: int | None):
     """Worker processes for many files (sniffing and parsing both run there, so both cores
-    work), or no pool (None) for a few files or one job. Spawn, because polars' threads and
-    fork do not mix."""
+    work), or no pool (None) for a few files or one job (`workers.pool`: safe to start from a
+    script without a main guard or from a notebook)."""
     workers = jobs if jobs is not None else min(os.cpu_count() or 1, 4)
     if workers <= 1 or count < _PARALLEL_MIN_FILES:
         return nullcontext(None)
-    from concurrent.futures import ProcessPoolExecutor  # only when used: start-up cost
-    from multiprocessing import get_context
-    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+    from roofreport.pipeline.workers import pool  # only when used: start-up cost
+
+    return pool(workers)
 
 
-def _sniff_one(path: Path) -> Sniffed:
+def _sniff_one(task: tuple[Path, Path, tuple[str, ...]]) -> Sniffed:
+    path, root, exclude = task
+    pattern = _excluded_by(path, root, exclude)
+    if pattern is not None:
+        return Sniffed(path, str(path), _size(str(path)), "", skip_reason=f"excluded by {pattern!r}")
     return sniff(path, display=str(path))
 
 
-def _sniff_all(paths: list[Path], pool: ProcessPoolExecutor | None) -> list[Sniffed]:
+def _excluded_by(path: Path, root: Path, exclude: tuple[str, ...]) -> str | None:
+    """The first glob of `exclude` matching the file's path relative to its root, a trailing
+    part of that path (`_deleted_in_history/*`), or its name (`prev_*`); fnmatch, so `*` also
+    crosses `/`."""
+    if not exclude:
+        return None
+    try:
+        parts = PurePosixPath(path.relative_to(root).as_posix()).parts
+    except ValueError:
+        parts = (path.name,)
+    tails = ["/".join(parts[i:]) for i in range(len(parts))]
+    return next((g for g in exclude if any(fnmatch.fnmatchcase(t, g) for t in tails)), None)
+
+
+def _sniff_all(found: list[tuple[Path, Path]], exclude: tuple[str, ...],
+               pool: ProcessPoolExecutor | None) -> list[Sniffed]:
+    tasks = [(path, root, exclude) for path, root in found]
     if pool is None:
-        return [_sniff_one(path) for path in paths]
-    return list(pool.map(_sniff_one, paths, chunksize=max(1, min(32, len(paths) // 8))))
+        return [_sniff_one(task) for task in tasks]
+    return list(pool.map(_sniff_one, tasks, chunksize=max(1, min(32, len(tasks) // 8))))
 
 
 def _parse_all(work: list[tuple[int, Sniffed]], pool: ProcessPoolExecutor | None):
@@ -239,11 +218,13 @@ def _runs_table(by_run: dict[str, list]) -> pl.DataFrame:
         tools = set()
         for assignment, result, sn in members:
             h: RunHints = result.hints
+            label = runs_mod.attrs_from_name(h.label) if h.label else runs_mod.RunAttrs()
             attrs = attrs.merged(assignment.attrs)
-            attrs = attrs.merged(runs_mod.RunAttrs(model=h.model, batch_size=h.batch_size,
-                                                   learning_rate=h.learning_rate))
+            attrs = attrs.merged(runs_mod.RunAttrs(model=h.model or label.model,
+                                                   batch_size=h.batch_size or label.batch_size,
+                                                   learning_rate=h.learning_rate or label.learning_rate))
             attrs = attrs.merged(runs_mod.attrs_from_command(h.command))
-            device = device or h.device_name
+            device = device or h.device_name or label.gpu
             command = command or h.command
             host = host or h.host
             tool_version = tool_version or result.tool_version

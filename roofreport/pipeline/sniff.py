@@ -1,13 +1,11 @@
 """Deciding what a file is from a bounded head: family, variant, or why it is skipped.
 
-Walks directories recursively (sorted, hidden folders skipped), peeks at most 64 KiB of each
-file once, and asks each registered format in priority order. Files that are not profiler
+Peeks at most 64 KiB of each file once (the files `discover.py` found), and asks each registered format in priority order. Files that are not profiler
 logs (scripts, READMEs, images, empty files, binaries) come back with a reason, never an error.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,21 +45,6 @@ class Sniffed:
     @property
     def readable(self) -> bool:
         return self.spec is not None
-
-
-def discover(paths: list[Path]) -> list[tuple[Path, Path]]:
-    """(file, root it was found under) for every file under the given paths, sorted."""
-    found: list[tuple[Path, Path]] = []
-    for given in paths:
-        if given.is_file():
-            found.append((given, given.parent))
-            continue
-        for dirpath, dirnames, filenames in os.walk(given):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for name in sorted(filenames):
-                if not name.startswith("."):
-                    found.append((Path(dirpath) / name, given))
-    return found
 
 
 def sniff(path: Path, display: str | None = None) -> Sniffed:

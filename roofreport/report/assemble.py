@@ -1,4 +1,4 @@
-"""From a Dataset to the `Report` context: analyses first, then one builder per section.
+"""From an `Analysis` to the `Report` context: one builder per section.
 
 Section order follows DESIGN.md §4: findings, inputs, rooflines, runs compared, kernel time,
 regions, utilization, API calls, methodology appendix. A section without data keeps its place
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
-from roofreport.analysis.bundle import Analyses, run_analyses
+from roofreport.analysis.bundle import Analysis
 from roofreport.report.context import Report
 from roofreport.report.sections.activity import (
     api_section,
@@ -27,23 +27,20 @@ from roofreport.report.sections.share import share_section
 from roofreport.version import __version__
 
 
-def assemble(dataset, options) -> Report:
-    an = run_analyses(dataset, options)
-    return report_from(an, dataset.files, options)
-
-
-def report_from(an: Analyses, files: list, options) -> Report:
+def assemble(analysis: Analysis, title: str | None = None) -> Report:
+    """The `Report` context of an analysis (the title defaults to the input folder's name)."""
+    an, files, settings = analysis, analysis.files, analysis.settings
     sections = [
         inputs_section(files),
-        roofline_section(an, options.top_n),
+        roofline_section(an, settings.top),
         runs_section(an.runs, an.estimates),
-        share_section(an, options.top_n),
+        share_section(an, settings.top),
         regions_section(an.regions),
-        utilization_section(an.utilization, an.utilization_window, an.tables["samples"], options.window),
+        utilization_section(an.utilization, an.utilization_window, an.tables["samples"], settings.window),
         api_section(an.api),
         methodology_section(files, _gpu_keys(an.runs), an.db),
     ]
-    return Report(title=options.title or default_title(options.inputs), subtitle=_subtitle(an, files),
+    return Report(title=title or default_title(analysis.dataset.inputs), subtitle=_subtitle(an, files),
                   version=__version__, findings=findings(an, files), sections=sections)
 
 
@@ -60,7 +57,7 @@ def _gpu_keys(runs: pl.DataFrame) -> list[str]:
     return [k for k in runs["gpu_model"].unique(maintain_order=True).to_list() if k]
 
 
-def _subtitle(an: Analyses, files: list) -> str:
+def _subtitle(an: Analysis, files: list) -> str:
     logs = sum(1 for f in files if f.status != "skipped")
     gpus = _gpu_keys(an.runs)
     parts = [f"{an.runs.height} run{'s' if an.runs.height != 1 else ''}",

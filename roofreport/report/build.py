@@ -1,6 +1,6 @@
-"""`build_report`: analyses → report context → HTML → PDF, each output written atomically.
+"""`build_report`: an `Analysis` -> report context -> HTML -> PDF, each output written atomically.
 
-The steps are separate and callable alone: `assemble(dataset, options)` gives the `Report`
+The steps are separate and callable alone: `assemble(analysis, title)` gives the `Report`
 dataclasses, `render_html(report)` the page, `write_pdf(html, path)` the PDF. Matplotlib and
 WeasyPrint are imported only once rendering starts (the CLI stays fast for other commands).
 """
@@ -9,42 +9,18 @@ from __future__ import annotations
 
 import os
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from roofreport.analysis.bundle import Analysis
 from roofreport.tables.output import atomic_path
 
 
-@dataclass(frozen=True)
-class ReportOptions:
-    title: str | None = None
-    gpu_override: str | None = None
-    peaks_file: Path | None = None
-    top_n: int = 10
-    window: tuple[float, float] | None = None
-    inputs: list[Path] = field(default_factory=list)
-
-    @classmethod
-    def from_cli(cls, title, gpu_override, peaks_file, top_n, window, inputs) -> "ReportOptions":
-        from roofreport.errors import UsageError
-        span = None
-        if window:
-            try:
-                start, _, end = window.partition(":")
-                span = (float(start or 0), float(end) if end else float("inf"))
-            except ValueError:
-                raise UsageError(f"--window must be START:END in seconds, not {window!r}") from None
-            if span[0] < 0 or span[1] <= span[0]:
-                raise UsageError(f"--window START:END needs 0 <= START < END, not {window!r}")
-        return cls(title=title, gpu_override=gpu_override, peaks_file=peaks_file, top_n=top_n,
-                   window=span, inputs=inputs)
-
-
-def build_report(dataset, output: Path, html_out: Path | None, options: ReportOptions) -> list[Path]:
+def build_report(analysis: Analysis, output: Path, html_out: Path | None = None,
+                 title: str | None = None) -> list[Path]:
     """Write the report to `output` (.pdf or .html) and, when given, the HTML to `html_out`."""
     from roofreport.report.render import write_pdf
 
-    html = _page(dataset, options)
+    html = _page(analysis, title)
     written = []
     html_target = html_out or (output if output.suffix.lower() in (".html", ".htm") else None)
     if html_target is not None:
@@ -58,7 +34,7 @@ def build_report(dataset, output: Path, html_out: Path | None, options: ReportOp
     return written
 
 
-def _page(dataset, options: ReportOptions) -> str:
+def _page(analysis: Analysis, title: str | None) -> str:
     """The HTML; a defect on data no rule foresaw becomes a RenderError naming it (the CLI reports
     it without a traceback; ROOFREPORT_DEBUG=1 adds the traceback to the message)."""
     import polars as pl
@@ -68,7 +44,7 @@ def _page(dataset, options: ReportOptions) -> str:
     from roofreport.report.render import render_html
 
     try:
-        return render_html(assemble(dataset, options))
+        return render_html(assemble(analysis, title))
     except RoofreportError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError,

@@ -1,6 +1,6 @@
 """Writing results safely: tables and reports go to a temporary file in the destination folder
-and are renamed into place, so a failure never leaves a partial file; outputs never overwrite
-an input."""
+and are renamed into place, so a failure never leaves a partial file (that outputs never
+overwrite an input is checked against the inputs by `pipeline.discover.check_not_input`)."""
 
 from __future__ import annotations
 
@@ -50,29 +50,6 @@ def _publishable(path: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(path, 0o666 & ~umask)
-
-
-def check_not_input(output: Path, inputs: tuple[Path, ...] | list[Path]) -> None:
-    """Refuse an output path that is one of the inputs (also through a link), or an existing
-    profiler log inside an input folder (a previous report there may be overwritten; a log
-    never)."""
-    from roofreport.pipeline.sniff import sniff
-
-    out = output.resolve()
-    for given in inputs:
-        src = Path(given).resolve()
-        if out == src or _same_file(out, src):
-            raise UsageError(f"output {output} is one of the inputs; choose another path")
-        if src.is_dir() and src in out.parents and out.is_file() and sniff(out).family is not None:
-            raise UsageError(f"output {output} is a profiler log inside the input folder {given}; "
-                             "choose another path")
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def table_paths(out_dir: Path, fmt: str) -> list[Path]:

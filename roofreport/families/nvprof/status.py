@@ -17,7 +17,6 @@ from roofreport.errors import ParseError
 from roofreport.families.common.textio import Document
 from roofreport.families.nvprof.lines import load
 from roofreport.families.spec import ParseResult
-from roofreport.pipeline import runs
 
 # status kind -> warning code
 _WARNINGS = {
@@ -112,19 +111,13 @@ def _hints(lines: pl.DataFrame, result: ParseResult) -> None:
 
 def _label(lines: pl.DataFrame, result: ParseResult) -> None:
     """The configuration name a batch job echoed on the log's first line
-    (`alexnet_16_0.01_k80_full`, `hw_32_0.001_alexnet_k80`): model, batch size, learning rate,
-    and the GPU when the log names no device."""
+    (`alexnet_16_0.01_k80_full`, `hw_32_0.001_alexnet_k80`), kept as a run hint: the pipeline
+    reads model, batch size, learning rate and GPU from it as it reads file names."""
     if not lines.height or lines["kind"][0] != "other":
         return
     first = lines["text"][0].strip()
-    if not re.fullmatch(r"[\w.%-]{3,120}", first):
-        return
-    attrs = runs.attrs_from_name(first)
-    hints = result.hints
-    hints.model = hints.model or attrs.model
-    hints.batch_size = hints.batch_size or attrs.batch_size
-    hints.learning_rate = hints.learning_rate or attrs.learning_rate
-    hints.device_name = hints.device_name or attrs.gpu
+    if re.fullmatch(r"[\w.%-]{3,120}", first):
+        result.hints.label = first
 
 
 def _extract(text: str, rule: str) -> list[str | None]:

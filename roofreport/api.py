@@ -1,0 +1,172 @@
+"""roofreport as a library: read logs, analyze them, build the report.
+
+    import roofreport
+
+    data = roofreport.read("logs/")                  # every file under logs/, walked
+    data.kernels, data.runs                          # polars DataFrames, fixed schemas
+    [f for f in data.files if f.failed]              # what could not be read, and why
+    analysis = roofreport.analyze(data, gpu="A100-SXM4-40GB")
+    analysis.roofline                                # one frame per question the report answers
+    roofreport.build_report(analysis, "report.pdf", html="report.html")
+
+The CLI is a thin client of these four functions, so a script and `roofreport build` give the
+same numbers. Bad input files never raise: their outcome is in `data.files`. Bad arguments raise
+`roofreport.UsageError`; other failures `roofreport.RoofreportError`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from roofreport.errors import UsageError
+from roofreport.pipeline.dataset import Dataset
+from roofreport.pipeline.discover import check_not_input
+from roofreport.pipeline.ingest import Progress, ingest
+from roofreport.tables.output import TABLE_FORMATS, table_paths
+
+if TYPE_CHECKING:
+    from roofreport.analysis.bundle import Analysis, AnalysisSettings
+
+PathLike = str | Path
+Paths = PathLike | Iterable[PathLike]
+
+
+def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
+         progress: bool | Progress = False) -> Dataset:
+    """Read every log under `paths` (files, or folders walked recursively) into a `Dataset`.
+
+    `jobs`: worker processes for many files (default one per core, up to 4; 1 reads in this
+    process). Safe from a script without a main guard and from a notebook. `exclude`: globs of
+    files to leave unread (matched against the path under the folder given, any trailing part
+    of it, and the name). `progress`: True for a progress line on stderr, or a callable
+    `(done, total, name)`."""
+    given = _paths(paths)
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"jobs must be at least 1, not {jobs}")
+    report = _stderr_progress if progress is True else (progress or None)
+    return ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude))
+
+
+def read_file(path: PathLike) -> Dataset:
+    """Read one log file into a `Dataset` (in this process)."""
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"{path} is not a file; use roofreport.read for folders")
+    return ingest([file], jobs=1)
+
+
+def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
+            top: int = 10, window: tuple[float, float] | str | None = None) -> Analysis:
+    """Every analysis the report uses, as frames (`Analysis`), from a `Dataset` or from paths
+    (read first with `read`'s defaults).
+
+    `gpu`: device name assumed for runs whose logs and paths name none. `peaks`: a TSV/TOML file
+    overriding or adding GPU peak values. `top`: kernels listed per run. `window`: the
+    utilization window in seconds from the first sample, `(60, 240)` or `"60:240"`."""
+    dataset = data if isinstance(data, Dataset) else read(data)
+    return _analyze(dataset, analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window))
+
+
+def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: PathLike | None = None,
+                 title: str | None = None, gpu: str | None = None, peaks: PathLike | None = None,
+                 top: int = 10, window: tuple[float, float] | str | None = None,
+                 jobs: int | None = None, exclude: Iterable[str] = (),
+                 progress: bool | Progress = False) -> list[Path]:
+    """Write the report of `source` (paths, a `Dataset` or an `Analysis`) to `output` (.pdf or
+    .html) and, when given, the HTML to `html`; returns the paths written. Each file is written
+    atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`)
+    apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
+    `progress`) when it is paths."""
+    from roofreport.report import build_report as render  # matplotlib and WeasyPrint: only here
+
+    output_path = Path(output)
+    html_path = Path(html) if html is not None else None
+    from roofreport.analysis.bundle import Analysis, AnalysisSettings
+
+    settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window)
+    if isinstance(source, Analysis):
+        if settings != AnalysisSettings():
+            raise UsageError("an Analysis was given: pass gpu, peaks, top and window to analyze()")
+        inputs = source.dataset.inputs
+    else:
+        inputs = source.inputs if isinstance(source, Dataset) else _paths(source)
+    check_outputs([output_path, html_path], inputs, report=True)
+    if isinstance(source, Analysis):
+        analysis = source
+    else:
+        dataset = source if isinstance(source, Dataset) else read(
+            inputs, jobs=jobs, exclude=exclude, progress=progress)
+        analysis = _analyze(dataset, settings)
+    return render(analysis, output_path, html_path, title)
+
+
+def analysis_settings(*, gpu: str | None = None, peaks: PathLike | None = None, top: int = 10,
+                      window: tuple[float, float] | str | None = None) -> AnalysisSettings:
+    """The analysis settings `analyze` and `build_report` take, checked (a UsageError names
+    what is wrong): a window as `(60, 240)` or `"60:240"`, a peaks file that exists."""
+    from roofreport.analysis.bundle import AnalysisSettings, parse_window
+
+    span = parse_window(window) if isinstance(window, str) else (tuple(window) if window else None)
+    peaks_path = Path(peaks) if peaks is not None else None
+    if peaks_path is not None and not peaks_path.is_file():
+        raise UsageError(f"peaks file {peaks} does not exist")
+    return AnalysisSettings(gpu=gpu, peaks=peaks_path, top=top, window=span)
+
+
+def check_outputs(outputs: Iterable[PathLike | None], inputs: Paths, report: bool = False) -> None:
+    """Refuse outputs that would overwrite an input (or a log inside an input folder) and, with
+    `report`, report files not ending in .pdf or .html: a UsageError before anything is read."""
+    given = _as_paths(inputs)
+    for output in outputs:
+        if output is None:
+            continue
+        target = Path(output)
+        if report and target.suffix.lower() not in (".pdf", ".html", ".htm"):
+            raise UsageError(f"the report must end in .pdf or .html, not {target.name!r}")
+        check_not_input(target, given)
+
+
+def table_files(folder: PathLike, format: str = "parquet") -> list[Path]:  # noqa: A002
+    """The files `Dataset.write(folder, format)` writes, one per table."""
+    return table_paths(Path(folder), format)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+def _as_paths(paths: Paths) -> list[Path]:
+    return [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+
+
+def _paths(paths: Paths) -> list[Path]:
+    """A str or Path, or several; each must exist."""
+    given = _as_paths(paths)
+    if not given:
+        raise UsageError("no paths given")
+    missing = [str(p) for p in given if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or folder: {', '.join(missing)}")
+    return given
+
+
+def _analyze(dataset: Dataset, settings: AnalysisSettings) -> Analysis:
+    from roofreport.analysis.bundle import analyze  # (analysis modules load on first use)
+
+    return analyze(dataset, settings)
+
+
+def _stderr_progress(done: int, total: int, name: str) -> None:
+    """A one-line progress bar on stderr, redrawn in place."""
+    width = 28
+    filled = int(width * done / max(total, 1))
+    short = name if len(name) <= 40 else "…" + name[-39:]
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {short:<40}")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+__all__ = ["TABLE_FORMATS", "Dataset", "analysis_settings", "analyze", "build_report", "check_outputs",
+           "read", "read_file", "table_files"]

@@ -1,0 +1,119 @@
+"""What reading a set of logs gives: the shared tables and what happened to every file.
+
+`Dataset` is what `roofreport.read` returns and what `analyze` and the report take. Each table
+is an attribute (`data.kernels`, `data.runs`, ...: polars DataFrames with the fixed schemas of
+`tables/schema.py`); `data.files` lists every file found with its status, warnings and error
+(the `files` table is the same facts as a frame: `data.tables["files"]`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from roofreport.errors import LogWarning
+from roofreport.pipeline.discover import check_not_input
+from roofreport.tables import schema
+from roofreport.tables.output import TABLE_FORMATS, write_tables
+
+
+@dataclass
+class FileOutcome:
+    """What happened to one input file (one row of the `files` table, one `inspect` object)."""
+
+    path: str
+    family: str | None
+    variant: str | None
+    status: str                      # ok | partial | error | skipped
+    rows: dict[str, int] = field(default_factory=dict)
+    warnings: list[LogWarning] = field(default_factory=list)
+    error: str | None = None
+    tool_version: str | None = None
+    run: str | None = None
+    encoding: str | None = None
+    size_bytes: int = 0
+
+    def as_json(self) -> dict:
+        return {
+            "path": self.path, "family": self.family, "variant": self.variant,
+            "status": self.status, "rows": self.rows,
+            "warnings": [w.as_dict() for w in self.warnings], "error": self.error,
+            "run": self.run, "tool_version": self.tool_version,
+        }
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("error", "partial")
+
+
+@dataclass
+class Dataset:
+    """Everything read from a set of paths: the shared tables, the per-file outcomes, and the
+    paths given (the report's default title and the estimate files beside the logs use them)."""
+
+    tables: dict[str, pl.DataFrame]
+    files: list[FileOutcome]
+    inputs: list[Path] = field(default_factory=list)
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        return self.tables[name]
+
+    def _table(self, name: str) -> pl.DataFrame:
+        return self.tables.get(name, schema.empty(name))
+
+    @property
+    def kernels(self) -> pl.DataFrame:
+        """One row per kernel launch or summary row: names, category, region, time, FLOPs, bytes."""
+        return self._table("kernels")
+
+    @property
+    def metrics(self) -> pl.DataFrame:
+        """Every metric the logs printed, long form, in base units."""
+        return self._table("metrics")
+
+    @property
+    def activities(self) -> pl.DataFrame:
+        """Timeline rows of traces: kernels, memcpy and memset with start, duration and bytes."""
+        return self._table("activities")
+
+    @property
+    def api_calls(self) -> pl.DataFrame:
+        """CUDA API summaries and traces."""
+        return self._table("api_calls")
+
+    @property
+    def samples(self) -> pl.DataFrame:
+        """GPU time series (nvidia-smi and kin): utilization, memory, power, clocks."""
+        return self._table("samples")
+
+    @property
+    def regions(self) -> pl.DataFrame:
+        """NVTX ranges, profiler ranges and training phases with their times."""
+        return self._table("regions")
+
+    @property
+    def runs(self) -> pl.DataFrame:
+        """One row per run: its identity (model, GPU, parameters) and where each file went."""
+        return self._table("runs")
+
+    @property
+    def failed(self) -> list[FileOutcome]:
+        return [f for f in self.files if f.failed]
+
+    @property
+    def warning_count(self) -> int:
+        return sum(len(f.warnings) for f in self.files)
+
+    def write(self, folder: str | Path, format: str = "parquet") -> list[Path]:  # noqa: A002 - the CLI's word
+        """Write one file per table into `folder` (created if needed), each atomically:
+        `kernels.parquet`, `runs.parquet`, ... (`format` is "parquet", "csv" or "json"). An
+        output that is one of the inputs, or a log inside an input folder, is refused."""
+        folder = Path(folder)
+        for target in [folder, *(folder / f"{name}.{format}" for name in schema.TABLES)]:
+            check_not_input(target, self.inputs)
+        return write_tables(self, folder, format)
+
+
+__all__ = ["TABLE_FORMATS", "Dataset", "FileOutcome"]

@@ -1,0 +1,50 @@
+"""Which files the given paths hold, and which paths an output must not take.
+
+Folders are walked recursively, sorted, hidden files and folders skipped, so the same folder
+gives the same files in the same order on every machine. An output path that is one of the
+inputs, or a profiler log inside an input folder, is refused before anything is read.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from roofreport.errors import UsageError
+from roofreport.pipeline.sniff import sniff
+
+
+def discover(paths: list[Path]) -> list[tuple[Path, Path]]:
+    """(file, root it was found under) for every file under the given paths, sorted."""
+    found: list[tuple[Path, Path]] = []
+    for given in paths:
+        if given.is_file():
+            found.append((given, given.parent))
+            continue
+        for dirpath, dirnames, filenames in os.walk(given):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                if not name.startswith("."):
+                    found.append((Path(dirpath) / name, given))
+    return found
+
+
+def check_not_input(output: Path, inputs: tuple[Path, ...] | list[Path]) -> None:
+    """Refuse an output path that is one of the inputs (also through a link), or an existing
+    profiler log inside an input folder (a previous report there may be overwritten; a log
+    never)."""
+    out = output.resolve()
+    for given in inputs:
+        src = Path(given).resolve()
+        if out == src or _same_file(out, src):
+            raise UsageError(f"output {output} is one of the inputs; choose another path")
+        if src.is_dir() and src in out.parents and out.is_file() and sniff(out).family is not None:
+            raise UsageError(f"output {output} is a profiler log inside the input folder {given}; "
+                             "choose another path")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
