@@ -279,10 +279,16 @@ def tool_version(path: Path) -> str | None:
 @contextmanager
 def _stderr_captured() -> Iterator[list[str]]:
     """The lines C++ code writes to the process's stderr meanwhile (protobuf's complaints
-    about a damaged report), kept from the user's terminal: the CLI alone talks to users."""
+    about a damaged report), kept from the user's terminal: the CLI alone talks to users.
+    A process without a stderr to redirect captures nothing."""
     said: list[str] = []
-    sys.stderr.flush()
-    saved = os.dup(2)
+    if sys.stderr is not None:
+        sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield said
+        return
     with tempfile.TemporaryFile() as sink:
         os.dup2(sink.fileno(), 2)
         try:
