@@ -82,14 +82,17 @@ def test_the_corpus_globs_find_every_kind():
 def test_every_ncu_file_is_sniffed_as_ncu(rel):
     sniffed = sniff(corpus_path(*rel.split("/")))
     assert sniffed.family == "ncu", sniffed.skip_reason
-    if rel.endswith((".ncu-rep", ".nsight-cuprof-report")):
-        assert not sniffed.readable and "binary Nsight Compute report" in sniffed.skip_reason
+    if rel.endswith((".ncu-rep", ".nsight-cuprof-report")):  # read when the extra is installed
+        if ncu.report_module_installed():
+            assert sniffed.readable and sniffed.spec.name == "ncu-rep"
+        else:
+            assert not sniffed.readable and "binary Nsight Compute report" in sniffed.skip_reason
     else:
         assert sniffed.readable and sniffed.variant
 
 
 @pytest.mark.parametrize("rel", [f for f in NCU_FILES if not f.endswith(("-rep", "-report"))])
-def test_every_ncu_file_parses_to_kernels_or_to_ncus_own_refusal(rel):
+def test_every_ncu_file_parses_to_kernels_or_to_ncus_own_refusal(rel):  # reports: test_ncu_rep.py
     path = corpus_path(*rel.split("/"))
     sniffed = sniff(path)
     result = parse_file(path, sniffed.spec.name, sniffed.variant, rel)

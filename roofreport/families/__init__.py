@@ -18,6 +18,7 @@ from roofreport.families.spec import DeferredReader, FormatSpec, ParseResult, Ru
 # Order matters: the first spec whose sniff answers wins. Binary containers first, then the
 # formats with the most specific signatures.
 REGISTRY: list[FormatSpec] = [
+    *ncu.BINARY_SPECS,
     *nsys.BINARY_SPECS,
     *nvprof.BINARY_SPECS,
     *ncu.SPECS,

@@ -11,11 +11,15 @@ from pathlib import Path
 
 from roofreport.families import REGISTRY, FormatSpec
 from roofreport.families.common.textio import Head, read_head
+from roofreport.families.ncu import REPORT_EXTRA, REPORT_MAGIC
 
-# Binary profiler reports that only NVIDIA's tools can open: recognised, then skipped with advice.
+# Binary profiler reports: read by their family's binary spec when one answers (an optional
+# extra installed its reader), else recognised and skipped with advice.
 _OPAQUE_REPORTS = (
-    (b"NVR\x00", "ncu", "ncu-rep binary report",
-     "binary Nsight Compute report: export it with `ncu --import FILE --csv --page raw > FILE.csv`"),
+    (REPORT_MAGIC, "ncu", "ncu-rep binary report",
+     (f"binary Nsight Compute report: install the `{REPORT_EXTRA}` extra to read it "
+      f"(`pip install 'roofreport[{REPORT_EXTRA}]'`), or export it with "
+      "`ncu --import FILE --csv --page raw > FILE.csv`")),
     (b"NVIDIA Tegra Profiler Report", "nsys", "nsys-rep binary report",
      "binary Nsight Systems report: export it with `nsys export --type sqlite FILE` "
      "or `nsys stats --format csv FILE`"),
@@ -58,7 +62,8 @@ def sniff(path: Path, display: str | None = None) -> Sniffed:
         return Sniffed(**base, skip_reason="empty file")
     for magic, family, variant, advice in _OPAQUE_REPORTS:
         if head.raw.startswith(magic):
-            return Sniffed(**base, family=family, variant=variant, skip_reason=advice)
+            return _binary_report(base, head, family) or \
+                Sniffed(**base, family=family, variant=variant, skip_reason=advice)
     # Scripts and documents often quote log lines (`==PROF==`, headers): their suffix decides.
     kind = _NOT_LOG_SUFFIXES.get(path.suffix.lower())
     if kind:
@@ -72,6 +77,17 @@ def sniff(path: Path, display: str | None = None) -> Sniffed:
     if not head.text.strip():
         return Sniffed(**base, skip_reason="blank file")
     return Sniffed(**base, skip_reason="not a profiler log (no known signature in the first 64 KiB)")
+
+
+def _binary_report(base: dict, head: Head, family: str) -> Sniffed | None:
+    """The binary report read by a binary spec of its family, or None (no reader installed).
+    Only those specs are asked: the text sniffers have nothing to find in a binary report."""
+    for spec in REGISTRY:
+        if spec.binary and spec.family == family:
+            variant = _ask(spec, head)
+            if variant:
+                return Sniffed(**base, spec=spec, variant=variant, family=family)
+    return None
 
 
 def _ask(spec: FormatSpec, head: Head) -> str | None:

@@ -3,14 +3,17 @@ specs that read each kind.
 
 Kinds: CSV exports (details page in every header layout, raw page) read by `ncu_csv.py`; text
 pages (details in the 2019-2022 "wide" and 2023+ "table" layouts, raw page, per-kernel and
-per-gpu summaries, runs that profiled nothing) read by `ncu_text.py`. Sniffing looks only at
-the bounded head and uses the grammar's own line rules (`grammars/ncu.lark`).
+per-gpu summaries, runs that profiled nothing) read by `ncu_text.py`; binary reports
+(`.ncu-rep`, `.nsight-cuprof-report`) read by `rep.py` through NVIDIA's `ncu_report`
+module when the optional extra `roofreport[ncu-rep]` installed it. Sniffing looks only at the
+bounded head and uses the grammar's own line rules (`grammars/ncu.lark`).
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+from importlib.util import find_spec
 
 import polars as pl
 
@@ -85,9 +88,36 @@ def _text_variant(lines: pl.DataFrame, kinds: set[str], g: grammar.Grammar, head
     return "csv (no results)" if head.path.suffix.lower() == ".csv" else "text (no results)"
 
 
+# -- binary reports --------------------------------------------------------------------------
+
+REPORT_MAGIC = b"NVR\x00"      # every .ncu-rep and .nsight-cuprof-report starts so
+REPORT_MODULE = "ncu_report"   # NVIDIA's reader, from the `ncu-report` wheel
+REPORT_EXTRA = "ncu-rep"       # pip install 'roofreport[ncu-rep]' brings it
+
+
+def report_module_installed() -> bool:
+    """NVIDIA's `ncu_report` module can be imported (looked up, not imported: it is 50 MB)."""
+    try:
+        return find_spec(REPORT_MODULE) is not None
+    except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
+        return False
+
+
+def sniff_rep(head: Head) -> str | None:
+    """A binary report, when the module that reads it is installed."""
+    if head.raw.startswith(REPORT_MAGIC) and report_module_installed():
+        return "ncu-rep binary report"
+    return None
+
+
 SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="ncu-csv", sniff=sniff_csv,
                parse=DeferredReader("roofreport.families.ncu.csv", "parse_csv")),
     FormatSpec(family=FAMILY, name="ncu-text", sniff=sniff_text,
                parse=DeferredReader("roofreport.families.ncu.text", "parse_text")),
+]
+
+BINARY_SPECS: list[FormatSpec] = [
+    FormatSpec(family=FAMILY, name="ncu-rep", sniff=sniff_rep,
+               parse=DeferredReader("roofreport.families.ncu.rep", "parse_rep"), binary=True),
 ]

@@ -237,12 +237,14 @@ def _sections(rows: pl.DataFrame) -> pl.Series | pl.Expr:
                      maintain_order="left")["combined"]
 
 
-def _with_values(long: pl.DataFrame, factor: pl.Series) -> pl.DataFrame:
+def _with_values(long: pl.DataFrame, factor: pl.Series, decimal_comma: bool | None = None) -> pl.DataFrame:
     """`value` in base units: each distinct printed number parsed once (thousands separators
-    and locale decided once per file), times the unit's `factor`. `value_text` becomes plain
-    strings: printed numbers are short, held inside each row's view (cheaper than shared)."""
+    and locale decided once per file, unless the caller knows it), times the unit's `factor`.
+    `value_text` becomes plain strings: printed numbers are short, held inside each row's view
+    (cheaper than shared)."""
     texts = long["value_text"]
-    decimal_comma = _decimal_comma(texts)
+    if decimal_comma is None:
+        decimal_comma = _decimal_comma(texts)
     number = frames.per_distinct(texts, lambda distinct: pl.DataFrame({"n": distinct}).select(
         numbers.parse_number(pl.col("n"), decimal_comma)))["n"]
     return long.with_columns(value=number * factor, value_text=texts.cast(pl.String),
@@ -273,7 +275,10 @@ def _warn_unknown(roles: Roles, result: ParseResult) -> None:
 
 # -- raw page --------------------------------------------------------------------------------
 
-def read_raw(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: Lines) -> bool:
+def read_raw(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: Lines,
+             decimal_comma: bool | None = None) -> bool:
+    """A raw page's launches and metrics into the result; `decimal_comma` None: the values'
+    locale is told from the values (a binary report's page, written by `rep.py`, knows it)."""
     table = _incomplete(table, roles, len(roles), lines, result)
     id_col = next((c for c, _, r in roles if r == "launch_id"), "c0")
     no_id = pl.col(id_col).cast(pl.String).fill_null("").str.strip_chars() == ""
@@ -291,7 +296,8 @@ def read_raw(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: Line
         return False
     kernels = _kernels(frame)
     result.add("kernels", kernels)
-    metrics = _raw_metrics(launches.with_columns(launch_id=frame["launch_id"]), roles, unit_rows, kernels)
+    metrics = _raw_metrics(launches.with_columns(launch_id=frame["launch_id"]), roles, unit_rows, kernels,
+                           decimal_comma)
     result.add("metrics", metrics)
     # Only the name's rows, as strings (ncu_status reads the metrics table as printed).
     named = metrics.filter(pl.col("metric") == "device__attribute_display_name")
@@ -301,7 +307,7 @@ def read_raw(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: Line
 
 
 def _raw_metrics(launches: pl.DataFrame, roles: Roles, unit_rows: pl.DataFrame,
-                 kernels: pl.DataFrame) -> pl.DataFrame:
+                 kernels: pl.DataFrame, decimal_comma: bool | None) -> pl.DataFrame:
     """Every metric column of every launch, in long form (file order: a launch's counters
     together), with the units row's unit."""
     cols = [c for c, _, r in roles if r == "counter"]
@@ -316,7 +322,7 @@ def _raw_metrics(launches: pl.DataFrame, roles: Roles, unit_rows: pl.DataFrame,
     row, col = cell // len(cols), cell % len(cols)
     long = pl.concat([per_launch[row], mapping[col], values.to_frame()], how="horizontal")
     long = long.with_columns(section=pl.lit(None, pl.String))
-    return _with_values(long, _unit_factors(mapping["unit"]).gather(col))
+    return _with_values(long, _unit_factors(mapping["unit"]).gather(col), decimal_comma)
 
 
 def _row_major(launches: pl.DataFrame, cols: list[str]) -> tuple[pl.Series, pl.Series]:
