@@ -24,6 +24,7 @@ def test_wheel_contains_and_finds_grammars_and_templates(tmp_path):
     (wheel,) = tmp_path.glob("roofreport-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "roofreport/_data/grammars/ncu.lark" in names
+    assert "roofreport/py.typed" in names
     assert any(n.startswith("roofreport/_data/templates/") for n in names)
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],

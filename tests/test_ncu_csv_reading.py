@@ -51,7 +51,7 @@ def test_line_scan_keeps_the_lines_that_are_not_records_and_finds_any_line_again
     lines = prelude + lines
     path = _write(tmp_path, "scan.csv", lines, newline="\r\n" if crlf else "\n")
     doc = Document.open(path)
-    scan = ncu_csv.Lines.scan(doc, grammar.load("ncu"))
+    scan = ncu_csv.ScannedLines.scan(doc, grammar.load("ncu"))
     assert scan.count == len(lines) == 48
     kept = scan.kept.select("line_no", "quoted").rows()
     assert kept == [(1, False), (2, False), (3, True)]  # two plain lines, then the header
@@ -75,7 +75,7 @@ def test_rows_read_only_the_columns_every_row_needs():
 @pytest.mark.parametrize("path", _ncu_csv_files(), ids=lambda p: p.name)
 def test_tool_version_from_the_kept_lines_is_the_one_all_lines_give(path):
     doc = Document.open(path)
-    kept = ncu_csv.Lines.scan(doc, grammar.load("ncu")).kept
+    kept = ncu_csv.ScannedLines.scan(doc, grammar.load("ncu")).kept
     assert ncu_status.tool_version(kept) == ncu_status.tool_version(doc.lines())
 
 
@@ -88,7 +88,7 @@ def test_tool_version_hints_in_any_line_are_kept(tmp_path, line, version):
     lines = _lines(*SGEMM)
     path = _write(tmp_path, "v.csv", lines[:3] + [line] + lines[3:])
     doc = Document.open(path)
-    kept = ncu_csv.Lines.scan(doc, grammar.load("ncu")).kept
+    kept = ncu_csv.ScannedLines.scan(doc, grammar.load("ncu")).kept
     assert ncu_status.tool_version(kept) == ncu_status.tool_version(doc.lines()) == version
 
 
@@ -152,7 +152,7 @@ def test_raw_page_metrics_keep_file_order_with_the_units_rows_units():
 @pytest.mark.parametrize("path", _ncu_csv_files(), ids=lambda p: p.name)
 def test_decimal_comma_from_distinct_values_and_counts_is_the_per_row_answer(path):
     doc = Document.open(path)
-    scan = ncu_csv.Lines.scan(doc, grammar.load("ncu"))
+    scan = ncu_csv.ScannedLines.scan(doc, grammar.load("ncu"))
     header = ncu_csv._find_header(scan, grammar.load("ncu"))
     if header is None:
         pytest.skip("no CSV header (ncu's messages only)")

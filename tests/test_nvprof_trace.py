@@ -4,6 +4,8 @@ taken off kernel names, program output interleaved with the log."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pytest
 
@@ -169,7 +171,7 @@ def _assert_same(fast, slow):
     assert str(fast.error) == str(slow.error)
 
 
-def _variant(tmp_path, edit) -> "Path":
+def _variant(tmp_path, edit) -> Path:
     """The corpus trace CSV with an edit (lines in, lines out), written to a temp file."""
     lines = corpus_path(*_TRACE_CSV).read_bytes().split(b"\n")
     path = tmp_path / "trace.csv"

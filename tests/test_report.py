@@ -14,9 +14,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from roofreport import hardware
+from roofreport import build_report, hardware
 from roofreport.errors import LogWarning
-from roofreport import build_report
 from roofreport.pipeline.dataset import Dataset, FileOutcome
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span, ticks

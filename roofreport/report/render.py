@@ -11,9 +11,13 @@ import logging
 import re
 from contextlib import contextmanager
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from roofreport.errors import RenderError
 from roofreport.report.context import Report
+
+if TYPE_CHECKING:
+    from markupsafe import Markup
 
 TEMPLATE = "report.html"
 
@@ -24,7 +28,7 @@ _BREAK_AFTER = re.compile(r"([/_:,(.])")
 _SHORT = 24
 
 
-def breakable(text) -> "Markup":
+def breakable(text) -> Markup:
     """Escaped text with line-break opportunities after / _ : , ( . so that long kernel names
     wrap inside narrow table cells instead of widening the page (short ones need none: each
     <wbr> costs layout time). Escaping comes first; these characters never occur in an entity."""

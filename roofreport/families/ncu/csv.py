@@ -4,13 +4,13 @@ second row). This module finds the header and reads the records; `ncu_csv_tables
 the columns mean and fills the tables.
 
 A details page of 400 MB is a million rows repeating a launch's columns on every metric, so the
-file is never held, as bytes or as lines: one streaming pass over its lines (`Lines.scan`)
+file is never held, as bytes or as lines: one streaming pass over its lines (`ScannedLines.scan`)
 keeps only the lines that are not records (ncu status lines, program output, blank lines: few,
 classified by the grammar's line rules), the header candidates, the lines naming Nsight Compute
 (its version) and every line's length; a second streaming pass reads the records after the
 header with polars' CSV reader and keeps only the columns every row needs, as Categorical (a
 name repeated on a million rows is stored once). A launch's own columns (kernel name, grid,
-device...) are read again from its first row only, found by its byte offset (`Lines.records`).
+device...) are read again from its first row only, found by its byte offset (`ScannedLines.records`).
 
 The header line is parsed by the grammar (`csv_header_line` in `grammars/ncu.lark`, once per
 distinct header). When polars cannot read the block (a broken quote, a cut line, a field
@@ -92,7 +92,7 @@ def _header_start(g: grammar.Grammar) -> str:
     return "^" + g.terminal("HEADER_FIRST") + ","
 
 
-def _find_header(lines: Lines, g: grammar.Grammar) -> tuple[int, tuple[str, ...]] | None:
+def _find_header(lines: ScannedLines, g: grammar.Grammar) -> tuple[int, tuple[str, ...]] | None:
     """The first header line, or None; a line that starts like one but breaks is an error.
     Only quoted lines can be the header."""
     found = lines.kept.filter(pl.col("quoted") & pl.col("text").str.contains(_header_start(g)))
@@ -105,7 +105,7 @@ def _find_header(lines: Lines, g: grammar.Grammar) -> tuple[int, tuple[str, ...]
 # -- lines -----------------------------------------------------------------------------------
 
 @dataclass
-class Lines:
+class ScannedLines:
     """What one streaming pass over a document keeps: `kept` (line_no, text, quoted) holds the
     lines that are not quoted, the header candidates and the lines naming Nsight Compute;
     `lengths` the bytes of every line (without its break), so any line can be read again."""
@@ -115,7 +115,7 @@ class Lines:
     lengths: pl.Series
 
     @classmethod
-    def scan(cls, doc: Document, g: grammar.Grammar) -> Lines:
+    def scan(cls, doc: Document, g: grammar.Grammar) -> ScannedLines:
         text = pl.col("text")
         keep = (~text.str.starts_with('"') | text.str.contains(_header_start(g))
                 | text.str.contains(_VERSION_LINE, literal=True))
@@ -162,8 +162,9 @@ class Lines:
 def parse_csv(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     g = grammar.load("ncu")
-    lines = Lines.scan(doc, g)
-    # Lines that are not quoted are few (status lines, program output): the grammar classifies them.
+    lines = ScannedLines.scan(doc, g)
+    # Lines that are not quoted are few (status lines, program output):
+    # the grammar classifies them.
     plain = lines.plain(g)
     try:
         header = _find_header(lines, g)
@@ -178,7 +179,7 @@ def parse_csv(doc: Document, variant: str) -> ParseResult:
     return result
 
 
-def _read_body(lines: Lines, plain: pl.DataFrame, header: tuple[int, tuple[str, ...]],
+def _read_body(lines: ScannedLines, plain: pl.DataFrame, header: tuple[int, tuple[str, ...]],
                g: grammar.Grammar, result: ParseResult) -> bool:
     line_no, names = header
     result.variant = variant_for(names)
@@ -195,7 +196,7 @@ def _read_body(lines: Lines, plain: pl.DataFrame, header: tuple[int, tuple[str, 
 
 # -- records ---------------------------------------------------------------------------------
 
-def _records(lines: Lines, header_line: int, ncols: int, columns: list[int], g: grammar.Grammar,
+def _records(lines: ScannedLines, header_line: int, ncols: int, columns: list[int], g: grammar.Grammar,
              result: ParseResult) -> pl.DataFrame:
     """The CSV records after the header: positional columns `c<i>` for the given `columns`
     (Categorical) and `line_no`."""
@@ -225,7 +226,7 @@ def _read_rows(source: Path | io.BytesIO, ncols: int, columns: list[int],
     return frame.collect(engine="streaming").drop("checked", strict=False)
 
 
-def _numbered(table: pl.DataFrame, header_line: int, lines: Lines) -> pl.DataFrame:
+def _numbered(table: pl.DataFrame, header_line: int, lines: ScannedLines) -> pl.DataFrame:
     """Rows numbered by line, without the lines that are not records (not quoted)."""
     table = table.with_columns(line_no=pl.int_range(pl.len(), dtype=pl.Int64) + header_line + 1)
     plain = lines.kept.filter(~pl.col("quoted") & (pl.col("line_no") > header_line))["line_no"]

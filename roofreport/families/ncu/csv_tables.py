@@ -5,7 +5,7 @@ become `kernels` (one per launch) and `metrics` (long form, values in base units
 The rows arrive in positional columns `c0..cN` (Categorical: a million metric rows repeat a few
 hundred names) with their `line_no`, read by `ncu_csv.py`; on a details page only the columns
 every row needs (`row_columns`), a launch's own columns being read from its first row
-(`Lines.records`). Nothing here looks at raw text. Anything that depends only on a value (a
+(`LineSource.records`). Nothing here looks at raw text. Anything that depends only on a value (a
 launch ID's number, a unit's factor, a printed number) is computed once per distinct value.
 """
 
@@ -44,8 +44,8 @@ _ERA0_ROW_ROLES = ("name", "kernel_time")  # era 0 tells launches apart by these
 _NOT_NAMED = ("rule", "rule_name", "unknown", "counter", "nvtx")
 
 
-class Lines(Protocol):
-    """The file's lines, as `ncu_csv.Lines` gives them back."""
+class LineSource(Protocol):
+    """The file's lines, read again where needed (`csv.ScannedLines` is one)."""
 
     display: str
 
@@ -95,7 +95,7 @@ def _picked(roles: Roles) -> dict[str, str]:
 
 
 def _incomplete(table: pl.DataFrame, roles: Roles, ncols: int,
-                lines: Lines, result: ParseResult) -> pl.DataFrame:
+                lines: LineSource, result: ParseResult) -> pl.DataFrame:
     """Rows missing their last fields: the file's last one fails the file (cut mid-row, the
     rows before it are kept), others are skipped with a warning."""
     value = next((c for c, _, r in roles if r == "value_text"), f"c{ncols - 1}")
@@ -117,7 +117,7 @@ def _incomplete(table: pl.DataFrame, roles: Roles, ncols: int,
 
 # -- details page ----------------------------------------------------------------------------
 
-def read_details(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: Lines) -> bool:
+def read_details(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: LineSource) -> bool:
     _warn_unknown(roles, result)
     table = _incomplete(table, roles, len(roles), lines, result)
     frame = _named(table, roles)
@@ -134,7 +134,7 @@ def read_details(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: 
     return True
 
 
-def _first_rows(launches: pl.DataFrame, roles: Roles, lines: Lines) -> pl.DataFrame:
+def _first_rows(launches: pl.DataFrame, roles: Roles, lines: LineSource) -> pl.DataFrame:
     """Every launch's first row with all its columns, named by role."""
     first = launches.select("line_no", "launch_id").unique("launch_id", keep="first", maintain_order=True)
     rows = lines.records(first["line_no"].to_list(), len(roles))
@@ -275,7 +275,7 @@ def _warn_unknown(roles: Roles, result: ParseResult) -> None:
 
 # -- raw page --------------------------------------------------------------------------------
 
-def read_raw(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: Lines,
+def read_raw(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: LineSource,
              decimal_comma: bool | None = None) -> bool:
     """A raw page's launches and metrics into the result; `decimal_comma` None: the values'
     locale is told from the values (a binary report's page, written by `rep.py`, knows it)."""

@@ -34,7 +34,7 @@ _FORMAT_OPTION = re.compile(r"--format[= ](\S+)")
 
 
 @dataclass
-class Lines:
+class LogLines:
     """A log's lines in context, and the query headers found in it (line -> fields)."""
 
     frame: pl.DataFrame
@@ -43,7 +43,7 @@ class Lines:
     nul_lines: int = 0
 
 
-def prepare(doc: Document, initial_section: str | None, lines: pl.DataFrame | None = None) -> Lines:
+def prepare(doc: Document, initial_section: str | None, lines: pl.DataFrame | None = None) -> LogLines:
     """Classify the document's lines (or the given `line_no`/`text` frame) and add context."""
     g = grammar.load("smi")
     frame = lines if lines is not None else doc.lines()
@@ -52,7 +52,7 @@ def prepare(doc: Document, initial_section: str | None, lines: pl.DataFrame | No
     frame = frame.with_columns(kind=g.classify(pl.col("text"), "line"))
     commands = _commands(frame, g)
     frame, headers = _query_headers(frame, commands)
-    return Lines(frame=_with_context(frame, initial_section), headers=headers,
+    return LogLines(frame=_with_context(frame, initial_section), headers=headers,
                  commands=[c for _, c in commands], nul_lines=nul_lines)
 
 

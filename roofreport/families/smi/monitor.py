@@ -20,7 +20,7 @@ from roofreport import grammar
 from roofreport.errors import ParseError
 from roofreport.families.common.textio import Document
 from roofreport.families.smi.fields import MONITOR_FIELDS, VALUE_UNITS
-from roofreport.families.smi.lines import Lines
+from roofreport.families.smi.lines import LogLines
 from roofreport.families.spec import ParseResult
 
 DEFAULT_PERIOD_S = 1.0
@@ -35,7 +35,7 @@ def column_names(header: str) -> tuple[str, ...]:
     return tuple(str(names).split())
 
 
-def read(lines: Lines, doc: Document, result: ParseResult, period: float | None) -> pl.DataFrame:
+def read(lines: LogLines, doc: Document, result: ParseResult, period: float | None) -> pl.DataFrame:
     # A capture runs from one echoed command to the next (its header is reprinted every page).
     frame = lines.frame.with_columns(capture=(pl.col("kind") == "command_line").cum_sum())
     section = frame.filter(pl.col("section") == "monitor")

@@ -16,7 +16,7 @@ from roofreport import grammar
 from roofreport.errors import ParseError
 from roofreport.families.common.textio import Document
 from roofreport.families.smi.fields import MEASUREMENTS, QUERY_FIELDS, VALUE_UNITS
-from roofreport.families.smi.lines import Field, Lines
+from roofreport.families.smi.lines import Field, LogLines
 from roofreport.families.smi.time import parse_datetime, time_of_day_seconds
 from roofreport.families.spec import ParseResult
 
@@ -27,7 +27,7 @@ _SHAPES = (  # headerless column shape (grammar terminal) -> the query field it 
 _MAX_ROW_WARNINGS = 20
 
 
-def read(lines: Lines, doc: Document, result: ParseResult) -> pl.DataFrame:
+def read(lines: LogLines, doc: Document, result: ParseResult) -> pl.DataFrame:
     """Raw samples from every query-CSV row of the log (empty frame when there are none)."""
     rows = lines.frame.filter((pl.col("section") == "query") & (pl.col("kind") == "other")
                               & (pl.col("text").str.strip_chars() != ""))
@@ -49,7 +49,7 @@ def read(lines: Lines, doc: Document, result: ParseResult) -> pl.DataFrame:
     return pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
 
 
-def _split_wrapper_time(rows: pl.DataFrame, lines: Lines) -> pl.DataFrame:
+def _split_wrapper_time(rows: pl.DataFrame, lines: LogLines) -> pl.DataFrame:
     """Separate a time a wrapper wrote before nvidia-smi's cells (`1785951483,0, 72.60`,
     `15:38:43.359 30, 636`): always without a header, with one only if it leaves the header's
     field count. Only the rows that could hold one are cut by the regex."""

@@ -20,7 +20,7 @@ from roofreport.families.smi import FAMILY
 from roofreport.families.spec import ParseResult
 
 if TYPE_CHECKING:
-    from roofreport.families.smi.lines import Lines
+    from roofreport.families.smi.lines import LogLines
 
 _HOST = re.compile(r"[\w.-]+@([\w.-]+)")
 
@@ -84,7 +84,7 @@ def _to_capture_lines(samples: pl.DataFrame, screens: pl.DataFrame,
     return samples.with_columns(pl.col("source_line").replace_strict(physical))
 
 
-def _period(lines: Lines) -> float | None:
+def _period(lines: LogLines) -> float | None:
     """The loop period: an echoed `-l N`/`-lms N`/`-d N`, or watch's `Every 2.0s`."""
     from roofreport.families.smi.time import interval_from_command
 

@@ -16,7 +16,7 @@ from roofreport.errors import ParseError
 from roofreport.families.common import numbers
 from roofreport.families.common.textio import Document
 from roofreport.families.smi.fields import REPORT_FIELDS, VALUE_UNITS
-from roofreport.families.smi.lines import Lines
+from roofreport.families.smi.lines import LogLines
 from roofreport.families.smi.time import parse_datetime
 from roofreport.families.spec import ParseResult
 
@@ -24,7 +24,7 @@ _TEXT_COLUMNS = ("gpu_name", "pstate")
 _MAX_WARNINGS = 20
 
 
-def read(lines: Lines, doc: Document, result: ParseResult) -> pl.DataFrame:
+def read(lines: LogLines, doc: Document, result: ParseResult) -> pl.DataFrame:
     section = lines.frame.filter(pl.col("section") == "report")
     if not section.height:
         return pl.DataFrame()

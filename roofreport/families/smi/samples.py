@@ -21,7 +21,7 @@ from datetime import datetime
 import polars as pl
 
 from roofreport import grammar
-from roofreport.families.smi.lines import Lines
+from roofreport.families.smi.lines import LogLines
 from roofreport.families.smi.time import (
     DT,
     elapsed_from_datetime,
@@ -39,7 +39,7 @@ _SWEEP_GAP_MAX_S = 0.25      # rows of one sweep are milliseconds apart
 _CONSISTENT_SWEEPS = 0.8     # share of sweeps that must have the usual size
 
 
-def finish(raw: pl.DataFrame, lines: Lines, result: ParseResult,
+def finish(raw: pl.DataFrame, lines: LogLines, result: ParseResult,
            start: datetime | None = None) -> pl.DataFrame:
     """The `samples` table from raw rows (sorted by source line)."""
     raw = _complete(raw).sort("source_line", maintain_order=True).with_row_index("_row")

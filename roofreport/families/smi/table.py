@@ -14,11 +14,11 @@ import polars as pl
 
 from roofreport import grammar
 from roofreport.families.common import numbers
-from roofreport.families.smi.lines import Lines
+from roofreport.families.smi.lines import LogLines
 from roofreport.families.spec import ParseResult
 
 
-def read(lines: Lines, result: ParseResult, period: float | None) -> pl.DataFrame:
+def read(lines: LogLines, result: ParseResult, period: float | None) -> pl.DataFrame:
     g = grammar.load("smi")
     frame = lines.frame
     boxes = frame.filter(pl.col("kind").is_in(["gpu_head_line", "gpu_stats_line"]))

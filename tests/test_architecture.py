@@ -1,0 +1,122 @@
+"""The architecture, checked: data flows one way (families -> tables -> analysis -> report, the CLI
+over the API), no two modules import each other in a loop (imports inside functions included),
+and every family is named after its grammar."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+from tests.conftest import ROOT
+
+PACKAGE = ROOT / "roofreport"
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("roofreport")
+
+
+def test_the_import_linter_contracts_hold():
+    """The layers, the leaf modules and the families' independence (pyproject.toml
+    [tool.importlinter]); `lint-imports` reports the same."""
+    lint = Path(sys.executable).parent / "lint-imports"
+    out = subprocess.run([str(lint), "--no-cache", "--config", str(ROOT / "pyproject.toml")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(edges.get(target, ())))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_two_modules_import_each_other_in_a_loop(graph):
+    edges = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    assert _cycles(edges) == []
+
+
+def test_the_loop_check_finds_a_loop():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _families() -> list[str]:
+    return sorted(p.name for p in (PACKAGE / "families").iterdir()
+                  if (p / "__init__.py").is_file() and p.name != "common")
+
+
+@pytest.mark.parametrize("family", _families())
+def test_a_family_is_named_after_its_grammar(family):
+    grammars = ROOT / "grammars"
+    assert (grammars / f"{family}.lark").is_file() or (grammars / family).is_dir(), family
+
+
+@pytest.mark.parametrize("family", _families())
+def test_every_family_is_in_the_registry_and_independent(family):
+    import tomllib
+
+    from roofreport.families import REGISTRY
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    independent = next(c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "independence")
+    assert f"roofreport.families.{family}" in independent["modules"]
+    assert any(spec.parse.__module__ == f"roofreport.families.{family}" or
+               getattr(spec.parse, "module", "").startswith(f"roofreport.families.{family}.")
+               for spec in REGISTRY), family
+
+
+def test_no_two_classes_share_a_name_within_a_layer():
+    """Three classes named `Lines` in one layer were hard to tell apart; a name says what it holds."""
+    seen: dict[tuple[str, str], str] = {}
+    clashes = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        layer = path.relative_to(PACKAGE).parts[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                key = (layer, node.name)
+                if key in seen:
+                    clashes.append(f"{node.name}: {seen[key]} and {path.relative_to(ROOT)}")
+                seen.setdefault(key, str(path.relative_to(ROOT)))
+    assert clashes == []
