@@ -1,4 +1,4 @@
-"""Ingest throughput and memory benchmark (DESIGN.md §5, issue "Speed and memory").
+"""Ingest throughput and memory benchmark (the project's speed and memory targets: benchmarks/README.md).
 
     python benchmarks/bench_ingest.py [--size-mb 400] [--small-files 500] [--repeat 3] [--keep]
 

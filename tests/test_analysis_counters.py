@@ -1,4 +1,4 @@
-"""Every FLOP, byte, time, clock and ceiling rule of METHODOLOGY.md (a, b, c) pinned to a worked
+"""Every FLOP, byte, time, clock and ceiling rule of docs/methodology.md (a, b, c) pinned to a worked
 example on a small hand-built metrics frame, as the parsers would hand it over."""
 
 from __future__ import annotations

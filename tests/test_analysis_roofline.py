@@ -1,5 +1,5 @@
 """Roofline arithmetic on hand-built tables: intensity, roof, ridge, bound class, counting errors,
-which ceilings and which time are used (METHODOLOGY.md c, d)."""
+which ceilings and which time are used (docs/methodology.md c, d)."""
 
 from __future__ import annotations
 

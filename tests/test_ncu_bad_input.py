@@ -1,4 +1,4 @@
-"""Damaged ncu files and the few ncu variants the corpus lacks (FORMATS-ncu.md describes them).
+"""Damaged ncu files and the few ncu variants the corpus lacks (../shared/corpus/FORMATS-ncu.md describes them).
 
 Damaged files are real corpus files cut or broken in a temporary folder: errors carry the
 file, line, column and a caret snippet, and everything read before the damage is kept (status
@@ -106,7 +106,7 @@ def test_text_log_cut_inside_a_table_keeps_the_kernels_and_warns(tmp_path):
     assert result.tables["kernels"]["source_line"].max() == last_head + 1
 
 
-# -- variants described in FORMATS-ncu.md but absent from the corpus --------------------------
+# -- variants described in ../shared/corpus/FORMATS-ncu.md but absent from the corpus --------------------------
 
 UNSUPPORTED = """\
 ==PROF== Connected to process 4242 (/home/u/bin/ax)

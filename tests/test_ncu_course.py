@@ -71,6 +71,6 @@ def test_runs_carry_gpu_and_model_from_the_path(proj1):
     assert runs["run"].to_list() == RUNS
     assert runs["model"].to_list() == ["vgg11", "vgg13", "vgg19"] * 2
     # The nsys trace beside each ncu log names the device (`NVIDIA A100-SXM4-40GB`), which
-    # wins over the path token (DESIGN.md: runs.gpu is the device name as the log spells it).
+    # wins over the path token (runs.gpu is the device name as the log spells it).
     tokens = ["A100"] * 3 + ["V100"] * 3
     assert all(token in gpu for token, gpu in zip(tokens, runs["gpu"].to_list()))

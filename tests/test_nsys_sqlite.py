@@ -107,7 +107,7 @@ def test_export_with_nothing_is_an_error_not_a_crash():
 
 
 def test_kernel_time_agrees_with_the_console_report_of_the_same_run():
-    """FORMATS-nsys_nvprof.md §4: the cs336 console report was printed from this export."""
+    """../shared/corpus/FORMATS-nsys_nvprof.md §4: the cs336 console report was printed from this export."""
     kernels = rep("cs336_pytorch_lm2.7B_nsys2024.6.sqlite").tables["kernels"]
     sgemm = kernels.filter(pl.col("name") == "ampere_sgemm_128x64_tn")
     assert (sgemm.height, sgemm["duration_ns"].sum()) == (900, 2_991_054_425)

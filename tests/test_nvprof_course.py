@@ -1,4 +1,4 @@
-"""The NYU Cloud & ML 2019 nvprof runs on K80/P40 (corpus/course, FORMATS-smi_course.md §5.1):
+"""The NYU Cloud & ML 2019 nvprof runs on K80/P40 (corpus/course, ../shared/corpus/FORMATS-smi_course.md §5.1):
 each run's model, batch size, learning rate, GPU and experiment come from the file names in all
 their variants, from the first-line label, or from the command line nvprof echoed; the NCCL and
 winograd kernels of the 4-GPU DataParallel runs are in `kernels`."""

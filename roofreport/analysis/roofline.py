@@ -1,4 +1,4 @@
-"""Roofline per run and per kernel (METHODOLOGY.md d): intensity per memory level, achieved
+"""Roofline per run and per kernel (docs/methodology.md d): intensity per memory level, achieved
 FLOP/s, the attainable roof, % of roof, ridge point and bound class.
 
 * Precision: each kernel belongs to its dominant precision (the largest of its fp64, fp32, fp16
@@ -9,7 +9,7 @@ FLOP/s, the attainable roof, % of roof, ridge point and bound class.
   Achieved FLOP/s = FLOPs of the timed kernels / their time.
 * Ceilings, best first: the log's own `.peak_sustained` × clock (ncu, measured); the datasheet
   peak scaled to the SM clock the log ran at (ncu locks clocks to base by default); the
-  datasheet peak. Compute ceilings follow the clock of the TIME source (METHODOLOGY.md c.1):
+  datasheet peak. Compute ceilings follow the clock of the TIME source (docs/methodology.md c.1):
   ncu time -> the logged clock; trace time (nsys/nvprof, kernels at boost) -> the datasheet
   (boost) peaks, never ncu's locked clock, which would inflate % of roof. Tensor work uses the tensor peak of its input type (TF32/BF16/FP16, by kernel
   name). DRAM: measured, else datasheet. L2/L1 roofs exist only where the log measured them.

@@ -1,4 +1,4 @@
-"""From raw counters in `metrics` to the roofline columns of `kernels` (METHODOLOGY.md a, b, c).
+"""From raw counters in `metrics` to the roofline columns of `kernels` (docs/methodology.md a, b, c).
 
 One place turns counter names into FLOPs, bytes, time, clocks and measured ceilings, whichever
 log they came from:
@@ -231,7 +231,7 @@ def _flops(column: str, terms: list[tuple[int, str]]) -> pl.Expr:
 
 
 def _flops_from_rates(terms: list[tuple[int, str]]) -> pl.Expr:
-    """METHODOLOGY.md a.1 from per-cycle rates only (raw pages) [S2][S18]: ncu's roofline takes
+    """docs/methodology.md a.1 from per-cycle rates only (raw pages) [S2][S18]: ncu's roofline takes
     achieved FLOP/s = (fadd + fmul + 2·ffma).per_cycle_elapsed × smsp__cycles_elapsed.avg.per_second,
     so FLOPs = that × gpu__time_duration (per_second divides by that duration, so the product is
     smsp__cycles_elapsed.avg × rate = the .sum count, to the printed digits: a text page's

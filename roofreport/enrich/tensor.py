@@ -1,6 +1,6 @@
 """Tensor-core work: FLOPs where the counters allow it, and evidence that tensor cores ran.
 
-CUDA-core op counters (`fadd/fmul/ffma`...) never see HMMA/IMMA/DMMA/GMMA work (METHODOLOGY.md
+CUDA-core op counters (`fadd/fmul/ffma`...) never see HMMA/IMMA/DMMA/GMMA work (docs/methodology.md
 a.2). Per kernel, in this order:
 
 1. op-path counters `sm__ops_path_tensor_src_*.sum` (GA100 and newer; ops = FLOPs): summed, a

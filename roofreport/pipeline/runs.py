@@ -2,7 +2,7 @@
 
 Users encode a run's configuration in directory and file names (`a100/vgg11/ncu-log-vgg11.txt`,
 `reports/ncu_resnet18_v100.txt`, `out.alexnet_16_0.01_k80_full.756013`) and sometimes only in
-the command line a profiler echoed. The rules (DESIGN.md §2):
+the command line a profiler echoed. The rules (README: Tables):
 
 * a file whose name carries configuration of its own is the run that configuration names,
   within its directory (`imagenet/final/alexnet_16_0.01_k80_full`);

@@ -1,6 +1,6 @@
 """From an `Analysis` to the `Report` context: one builder per section.
 
-Section order follows DESIGN.md §4: findings, inputs, rooflines, runs compared, kernel time,
+Section order: findings, inputs, rooflines, runs compared, kernel time,
 regions, utilization, API calls, methodology appendix. A section without data keeps its place
 and says which log would fill it.
 """

@@ -1,7 +1,7 @@
 """How numbers look in the report: SI prefixes, durations, percentages, shares.
 
 One place decides the spelling, so tables, findings and chart labels agree
-(decimal prefixes: 1 GB = 1e9 bytes, 1 TFLOP/s = 1e12 FLOP/s, as METHODOLOGY.md uses).
+(decimal prefixes: 1 GB = 1e9 bytes, 1 TFLOP/s = 1e12 FLOP/s, as docs/methodology.md uses).
 Unknown values print as an en dash, never as 0.
 """
 

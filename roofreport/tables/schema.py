@@ -1,4 +1,4 @@
-"""The fixed schemas of the shared tables every parser fills (DESIGN.md §2).
+"""The fixed schemas of the shared tables every parser fills (README: Tables).
 
 Base units throughout: ns, bytes, FLOP, %, W, MiB, Hz. Unknown is null, never 0.
 Every row remembers `source_file` and `source_line`. `empty(name)` and `conform(name, df)`

@@ -1,4 +1,4 @@
-"""The methodology appendix: how every number was obtained (METHODOLOGY.md in short), the peaks
+"""The methodology appendix: how every number was obtained (docs/methodology.md in short), the peaks
 used with their sources from the GPU database, the tool versions seen, and the caveats.
 """
 
