@@ -118,6 +118,8 @@ def test_ncu_time_is_judged_against_peaks_at_the_logged_clock(tmp_path):
     run = tmp_path / "a100" / "vgg11"
     run.mkdir(parents=True)
     (run / "ncu-log-vgg11.txt").symlink_to(SAMPLE_LOGS / "a100" / "vgg11" / "ncu-log-vgg11.txt")
+    # The log names no device and the path token `a100` fits four A100s: the user says which.
+    (tmp_path / "roofreport.toml").write_text('[[run]]\ngpu = "A100-SXM4-40GB"\n', encoding="utf-8")
     p = _vgg11_fp32([tmp_path])
     assert p["time_source"].startswith("ncu")
     assert p["peak_flops_per_s"] == pytest.approx(19.5e12 * 1100 / 1410, rel=2e-3)

@@ -176,20 +176,23 @@ def _fill_from_run_and_path(gpus: pl.DataFrame, db: hardware.GpuDatabase) -> pl.
     missing = gpus.filter(pl.col("family").is_null())
     if not missing.height:
         return gpus
-    found = {f: _path_spec(db, f) for f in missing["source_file"].to_list()}
+    found = {f: _path_gpu(db, f) for f in missing["source_file"].to_list()}
     fill = pl.DataFrame({"source_file": list(found),
-                         "p_model": [s.key if s else None for s in found.values()],
-                         "p_family": [s.family if s else None for s in found.values()]},
+                         "p_model": [key for key, _ in found.values()],
+                         "p_family": [family for _, family in found.values()]},
                         schema={"source_file": pl.String, "p_model": pl.String, "p_family": pl.String})
     return gpus.join(fill, on="source_file", how="left").with_columns(
         pl.coalesce("gpu_model", "p_model").alias("gpu_model"),
         pl.coalesce("family", "p_family").alias("family")).drop("p_model", "p_family")
 
 
-def _path_spec(db: hardware.GpuDatabase, source_file: str) -> hardware.GpuSpec | None:
-    parts = PurePath(source_file).parts[-_PATH_DEPTH:]
-    for part in reversed(parts):
+def _path_gpu(db: hardware.GpuDatabase, source_file: str) -> tuple[str | None, str | None]:
+    """GPU key and family from a GPU token in the file's path; the family alone when the token
+    names several GPUs of one family (`v100`: a PCIe or an SXM2 V100, Volta either way)."""
+    for part in reversed(PurePath(source_file).parts[-_PATH_DEPTH:]):
         spec = db.match(part)
         if spec is not None:
-            return spec
-    return None
+            return spec.key, spec.family
+        if family := db.family(part):
+            return None, family
+    return None, None

@@ -41,9 +41,10 @@ _B = r"(?<![A-Za-z0-9])"   # token boundary (path separators, _ - . and spaces)
 _E = r"(?![A-Za-z0-9])"
 
 GPU_TOKEN = _Regex(lambda: re.compile(
-    _B + r"(k80|k40m?|k20[mx]?|m40|m60|p4|p40|p100|v100s?|t4|a100|a10g?|a30|a40|a6000|a4500|a5000|"
-    r"l4|l40s?|h100|h200|gh200|b200|gb200|rtx\s?\d{4}(?:\s?ti)?|rtx\s?a\d{4}|gtx\s?\d{3,4}(?:\s?ti)?|"
-    r"titan\s?(?:xp?|v|rtx)|rtx8000|quadro)" + _E, re.I))
+    _B + r"(k80|k40(?:st|[cmst])?|k20(?:xm|[cmx])?|k10|m40|m60|p4|p40|p100|v100s?|t4|a100|a10g?|a30|a40|a800|"
+    r"a[2-6]000|a4500|a5500|l4|l20|l40s?|h100|h200|h20|h800|gh200|b[123]00|gb200|"
+    r"rtx[\s_-]?\d{4}(?:[\s_-]?(?:ti|super|ada))?|rtx[\s_-]?a\d{4}|gtx[\s_-]?\d{3,4}(?:[\s_-]?ti)?|"
+    r"titan[\s_-]?(?:xp?|v|rtx|z|black)|rtx8000|quadro)" + _E, re.I))
 MODEL_TOKEN = _Regex(lambda: re.compile(
     _B + r"(resnet\d+|resnext\d+\w*|wide_resnet\d+\w*|alexnet|vgg\d+(?:_bn)?|densenet\d*|squeezenet[\d_]*|"
     r"inception(?:_?v\d)?|googlenet|mobilenet(?:_?v\d)?(?:_\w+)?|shufflenet\w*|efficientnet\w*|mnasnet\w*|"
@@ -119,7 +120,7 @@ def attrs_from_name(name: str) -> RunAttrs:
     batch = _BATCH.search(stem)
     return RunAttrs(
         model=model.group(1).lower() if model else None,
-        gpu=re.sub(r"\s+", "", gpu.group(1)).upper() if gpu else None,
+        gpu=re.sub(r"[\s_-]+", "", gpu.group(1)).upper() if gpu else None,
         batch_size=int(batch.group(1)) if batch else None,
     )
 
