@@ -147,7 +147,10 @@ def node_regex(parts: Parts, grammar: str, node, seen: dict[str, int] | None = N
     if kind == "expansions":
         return "|".join("(?:" + node_regex(parts, grammar, k, seen, stack) + ")" for k in kids)
     if kind == "expansion":
-        return "".join(node_regex(parts, grammar, k, seen, stack) for k in kids)
+        # `a (b | c) d`: the inner alternatives are grouped, or `|` would split the sequence
+        return "".join(f"(?:{node_regex(parts, grammar, k, seen, stack)})"
+                       if isinstance(k, Tree) and k.data == "expansions"
+                       else node_regex(parts, grammar, k, seen, stack) for k in kids)
     if kind in ("value", "literal", "alias"):
         return node_regex(parts, grammar, kids[0], seen, stack)
     if kind == "maybe":
