@@ -104,6 +104,17 @@ SAMPLES = {
     "sm_clock_mhz": F64,
     "mem_clock_mhz": F64,
     "pstate": Str,                    # performance state as printed (P0..P12), nvidia-smi only
+    # DCGM profiling fields (`dcgmi dmon -e 1002,1003,1004,1005`, dcgm-exporter), as % of time
+    # or of capacity: the GPU's real activity, where utilization.gpu only says "a kernel ran".
+    "sm_active_pct": F64,             # SMACT: cycles an SM had at least one warp resident, over all SMs
+    "sm_occupancy_pct": F64,          # SMOCC: resident warps / the SMs' maximum warps
+    "tensor_active_pct": F64,         # TENSO: cycles the tensor (HMMA) pipes were busy
+    "dram_active_pct": F64,           # DRAMA: cycles device memory was sending or receiving
+    # A row with `pid` is one process's sample (`--query-compute-apps`, `--query-accounted-apps`):
+    # its GPU-wide columns are null and only the process columns say something.
+    "pid": I64,
+    "process_name": Str,
+    "process_mem_mib": F64,           # GPU memory the process used (accounted apps: its maximum)
 }
 
 REGIONS = {
