@@ -288,7 +288,15 @@ def test_windows_batch_transcript_with_date_t_and_time_t():
 
 
 def test_a_query_without_measurements_gives_no_samples():
-    text = "pid, used_gpu_memory [MiB]\n4321, 2048 MiB\n"
+    text = "pid, process_name\n4321, python\n"
     samples, result = read_text(text)
     assert samples.height == 0
     assert "smi.no-measurement" in codes(result)
+
+
+def test_a_compute_apps_query_gives_one_row_per_process():
+    text = "pid, used_gpu_memory [MiB]\n4321, 2048 MiB\n"
+    samples, result = read_text(text)
+    assert samples.select("pid", "process_mem_mib", "gpu_index", "util_gpu_pct").rows() == \
+        [(4321, 2048.0, None, None)]
+    assert result.variant == "compute-apps csv"

@@ -8,7 +8,9 @@ Targets starting with `_` are identities and times the parsers use before they b
 
 from __future__ import annotations
 
-# --query-gpu field names (nvidia-smi --help-query-gpu), and their documented aliases.
+# --query-gpu field names (nvidia-smi --help-query-gpu), and their documented aliases; then the
+# fields of --query-compute-apps and --query-accounted-apps (--help-query-compute-apps, ...),
+# whose headers print the same `timestamp`, `gpu_name`, `gpu_bus_id`, `gpu_uuid` names.
 QUERY_FIELDS: dict[str, str | None] = {
     "timestamp": "_time",
     "index": "gpu_index",
@@ -34,8 +36,15 @@ QUERY_FIELDS: dict[str, str | None] = {
     "count": None, "serial": None, "persistence_mode": None, "compute_mode": None,
     "pcie.link.gen.current": None, "pcie.link.width.current": None, "vbios_version": None,
     "utilization.encoder": None, "utilization.decoder": None, "display_mode": None,
-    "used_gpu_memory": None, "pid": None, "process_name": None,
+    # --query-compute-apps / --query-accounted-apps: one row per process (smi_query).
+    "pid": "pid", "process_name": "process_name", "used_gpu_memory": "process_mem_mib",
+    "max_memory_usage": "process_mem_mib", "gpu_serial": None, "vgpu_instance": None,
+    "gpu_utilization": None, "mem_utilization": None, "time": None, "is_running": None,
 }
+
+# The fields only the per-process queries have: a header naming one is their output.
+PROCESS_FIELDS = ("pid", "process_name", "used_gpu_memory", "max_memory_usage")
+ACCOUNTED_FIELDS = ("max_memory_usage", "gpu_utilization", "mem_utilization", "time")
 
 # Printed units -> factor to the base unit of the target column.
 VALUE_UNITS: dict[str, float] = {
@@ -109,4 +118,14 @@ WRAPPER_NAMES: dict[str, str | None] = {
 
 # Columns that are measurements (a wrapper must map at least one to be read).
 MEASUREMENTS = ("util_gpu_pct", "util_mem_pct", "mem_used_mib", "mem_total_mib", "power_w",
-                "power_limit_w", "temperature_c", "sm_clock_mhz", "mem_clock_mhz")
+                "power_limit_w", "temperature_c", "sm_clock_mhz", "mem_clock_mhz", "process_mem_mib")
+
+
+def query_kind(names: list[str]) -> str:
+    """Which query printed a header with these fields: `--query-gpu`, `--query-compute-apps`
+    or `--query-accounted-apps` (its variant name)."""
+    if not any(name in PROCESS_FIELDS for name in names):
+        return "query csv"
+    if any(name in ACCOUNTED_FIELDS for name in names):
+        return "accounted-apps csv"
+    return "compute-apps csv"

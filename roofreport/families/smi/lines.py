@@ -29,7 +29,7 @@ _SECTION_OPENERS = {
 _BREAKS = ("query_header_line", "monitor_header_line", "date_line", "time_line",
            "separator_line", "version_line", "report_title_line", "command_line",
            "watch_title_line")
-_QUERY_OPTION = re.compile(r"--query-(?:gpu|compute-apps)[= ](\S+)")
+_QUERY_OPTION = re.compile(r"--query-(?:gpu|compute-apps|accounted-apps)[= ](\S+)")
 _FORMAT_OPTION = re.compile(r"--format[= ](\S+)")
 
 

@@ -1,4 +1,5 @@
-"""`nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]` rows -> raw samples.
+"""`nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]` rows -> raw samples, and
+the per-process rows of `--query-compute-apps` / `--query-accounted-apps` (a row with `pid`).
 
 The header line (parsed by Lark, once per distinct text) names the fields and their units;
 the rows under it are split at `,` by polars, and each cell is read with the grammar's
@@ -106,8 +107,8 @@ def _unit(cells: pl.DataFrame, i: int, unit: str | None) -> str | None:
 
 
 def _samples_something(fields: list[Field], group: pl.DataFrame, result: ParseResult) -> bool:
-    """A header that names no measurement (`--query-compute-apps=pid,used_gpu_memory`, a
-    list of names) gives no GPU samples; headerless rows are kept for their times."""
+    """A header that names no measurement (`--query-compute-apps=pid,process_name`, a list of
+    names) gives no GPU samples; headerless rows are kept for their times."""
     if group["header_line"][0] is None:
         return True
     targets = {QUERY_FIELDS.get(name) for name, _ in fields}
@@ -139,8 +140,8 @@ def _identity(cell: pl.Expr, target: str) -> pl.Expr:
     text = pl.when(cell.str.contains(r"^\[.*\]$|^N/A$") | (cell == "")).then(None).otherwise(cell)
     if target == "_time":
         return parse_datetime(text).alias("timestamp")
-    if target == "gpu_index":
-        return text.cast(pl.Int64, strict=False).alias("gpu_index")
+    if target in ("gpu_index", "pid"):
+        return text.cast(pl.Int64, strict=False).alias(target)
     if target == "_bus":
         return text.alias("gpu_key")
     return text.alias(target)

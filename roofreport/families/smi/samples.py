@@ -5,7 +5,7 @@ Each variant reader returns raw rows: the `samples` columns it could read plus `
 loop period when known). This module does what is common to all of them:
 
 * GPU numbers: the printed index; else the order of first appearance of the bus id / uuid;
-  else the position in the sweep (rows without any id, one per GPU, sweep after sweep: a new
+  else (GPU rows, not process rows) the position in the sweep (rows without any id, one per GPU, sweep after sweep: a new
   sweep starts at a structural line or at a time gap much longer than the gaps inside one).
 * Times: the row's own time; else a date or time line written before the rows (a loop's `date`,
   the ctime line above each table) dates the first sweep after it.
@@ -45,7 +45,7 @@ def finish(raw: pl.DataFrame, lines: LogLines, result: ParseResult,
     raw = _complete(raw).sort("source_line", maintain_order=True).with_row_index("_row")
     raw = _assign_gpus(raw, result)
     raw = raw.with_columns(sample_no=pl.coalesce(
-        "sample_no", pl.int_range(pl.len()).over("part", "gpu_index").cast(pl.Int64)))
+        "sample_no", pl.int_range(pl.len()).over("part", "gpu_index", "pid").cast(pl.Int64)))
     raw = _context_times(raw, lines.frame)
     _warn_backwards(raw, result)
     raw = _elapsed(raw, start)
@@ -67,7 +67,9 @@ def _assign_gpus(raw: pl.DataFrame, result: ParseResult) -> pl.DataFrame:
     by_key = pl.col("gpu_key").replace_strict({k: i for i, k in enumerate(keys)}, default=None,
                                               return_dtype=pl.Int64)
     raw = raw.with_columns(gpu_index=pl.coalesce("gpu_index", by_key))
-    unnamed = raw.filter(pl.col("gpu_index").is_null())
+    # A process row without a GPU id is one process among others, not a GPU of a sweep: its
+    # GPU stays unknown.
+    unnamed = raw.filter(pl.col("gpu_index").is_null() & pl.col("pid").is_null())
     if not unnamed.height:
         return raw
     positions = pl.concat([_positions(part, result) for _, part in
@@ -121,8 +123,9 @@ def _context_times(raw: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("line_no").alias("_tod_line"), time_of_day_seconds(pl.col("text")).alias("_tod"))
     raw = raw.join_asof(dates, left_on="source_line", right_on="_date_line", strategy="backward")
     raw = raw.join_asof(tods, left_on="source_line", right_on="_tod_line", strategy="backward")
-    first_after = pl.int_range(pl.len()).over("_date_line", "gpu_index") == 0
-    first_after_tod = pl.int_range(pl.len()).over("_tod_line", "gpu_index") == 0
+    # (per process too: a loop's block lists every running process once)
+    first_after = pl.int_range(pl.len()).over("_date_line", "gpu_index", "pid") == 0
+    first_after_tod = pl.int_range(pl.len()).over("_tod_line", "gpu_index", "pid") == 0
     # Windows batch files echo `date /T` (a day) then `time /T` (`03:44 PM`): together a time.
     on_day = pl.col("_day") + pl.duration(microseconds=(pl.col("_tod") * 1e6).round().cast(pl.Int64))
     dated = pl.when(first_after & pl.col("_date").is_not_null()).then(pl.col("_date")) \
@@ -136,7 +139,7 @@ def _context_times(raw: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
 def _warn_backwards(raw: pl.DataFrame, result: ParseResult) -> None:
     """Time running backwards within one GPU's series: the capture lost bytes or several
     writers interleaved (elapsed times are still measured from the earliest sample)."""
-    back = raw.filter((pl.col("timestamp").diff().over("part", "gpu_index") < pl.duration(seconds=0))
+    back = raw.filter((pl.col("timestamp").diff().over("part", "gpu_index", "pid") < pl.duration(seconds=0))
                       .fill_null(False))
     if back.height:
         first = back["source_line"][0]

@@ -15,6 +15,7 @@ from functools import cache
 
 from roofreport import grammar
 from roofreport.families.common.textio import Head
+from roofreport.families.smi.fields import query_kind
 from roofreport.families.smi.lines import command_fields, header_fields
 from roofreport.families.smi.watch import is_watch_capture
 
@@ -73,7 +74,7 @@ def _structured(lines: list[str], kinds: list[str]) -> list[tuple[int, str]]:
         elif kind == "monitor_header_line" and "monitor_units_line" in kinds[i + 1:i + 3]:
             found.append((i, "pmon" if re.search(r"\bpid\b", line) else "dmon"))
         elif kind == "query_header_line" and header_fields(line):
-            found.append((i, "query csv"))
+            found.append((i, query_kind([name for name, _ in header_fields(line)])))
         elif kind == "command_line" and command_fields(line):
             found.append((i, HEADERLESS))
     return found
