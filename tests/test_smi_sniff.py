@@ -98,9 +98,9 @@ VARIANTS = {
 
 # smi/other/: the decision for each file (variant, or None = skipped as not a log), and why.
 OTHER = {
-    # Not nvidia-smi output: another tool's format.
-    "4179e1__dcgm_test__dmon.csv": None,                     # DCGM field watch, long format
-    "Meow404__FYP__gpu_stats.txt": None,                     # Jetson tegrastats
+    # Not nvidia-smi output: another family's format, or no known one.
+    "4179e1__dcgm_test__dmon.csv": ("dcgm", "field-value csv"),     # DCGM field watch, long format
+    "Meow404__FYP__gpu_stats.txt": ("tegrastats", "JetPack 3-4"),   # Jetson tegrastats
     "cosmosapjw-quantum__omoknuni_small__gpu_monitor.log": None,  # custom fixed-width monitor
     # A wrapper's CSV whose every column is a known quantity: read as "wrapper csv".
     "AkshayRoyal__gpu-usage__gpu_usage_cleaned.csv": "wrapper csv",  # renamed query columns
@@ -161,11 +161,14 @@ def test_the_other_folder_is_decided_file_by_file():
     for path in files:
         found = sniff(path)
         expected = OTHER[path.name]
-        assert found.variant == expected, path.name
+        family, variant = expected if isinstance(expected, tuple) else ("nvidia-smi", expected)
+        assert found.variant == variant, path.name
         if expected is None:
             assert found.family is None and found.skip_reason, path.name
         else:
-            assert found.family == "nvidia-smi", path.name
+            assert found.family == family, path.name
+        if isinstance(expected, tuple):   # and the nvidia-smi specs alone leave it alone
+            assert _smi_sniff(path) is None, path.name
 
 
 def test_course_nvidia_smi_logs_and_nothing_else():

@@ -12,7 +12,7 @@ on its first call. Parsing one nsys CSV then loads no ncu, nvprof or nvidia-smi 
 
 from __future__ import annotations
 
-from roofreport.families import ncu, nsys, nvprof, smi
+from roofreport.families import dcgm, ncu, nsys, nvprof, smi, tegrastats
 from roofreport.families.spec import DeferredReader, FormatSpec, ParseResult, RunHints
 
 # Order matters: the first spec whose sniff answers wins. Binary containers first, then the
@@ -24,7 +24,9 @@ REGISTRY: list[FormatSpec] = [
     *ncu.SPECS,
     *nvprof.SPECS,
     *nsys.SPECS,
-    *smi.SPECS,
+    *dcgm.SPECS,
+    *tegrastats.SPECS,
+    *smi.SPECS,     # last: it sniffs what no other family claimed
 ]
 
 __all__ = ["REGISTRY", "DeferredReader", "FormatSpec", "ParseResult", "RunHints"]
