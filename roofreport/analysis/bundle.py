@@ -78,6 +78,7 @@ class Analysis:
     regions: pl.DataFrame            # regions.region_times
     utilization: pl.DataFrame        # utilization.utilization_stats, whole series
     utilization_window: pl.DataFrame | None
+    processes: pl.DataFrame          # utilization.process_memory
     api: pl.DataFrame                # api_calls.api_summary
 
     @property
@@ -108,6 +109,7 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         regions=regions.region_times(tables),
         utilization=utilization.utilization_stats(samples),
         utilization_window=utilization.utilization_stats(samples, settings.window) if settings.window else None,
+        processes=utilization.process_memory(samples),
         api=api.api_summary(tables["api_calls"], n=15),
     )
 

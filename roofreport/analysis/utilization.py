@@ -1,5 +1,9 @@
-"""GPU utilization over time from nvidia-smi samples: per run and GPU, over the whole series or a
-window, with power beside it.
+"""GPU utilization over time from the `samples` table (nvidia-smi, DCGM, tegrastats): per run and
+GPU, over the whole series or a window, with power beside it, DCGM's SM activity where it was
+sampled, and the GPU memory of each process where per-process rows were logged.
+
+Process rows (`pid` set: `--query-compute-apps`) say nothing about the GPU as a whole: the GPU
+statistics and series leave them out, `process_memory` and `process_series` read only them.
 
 Time is `elapsed_s` (seconds since the file's first sample), else the timestamp's offset from
 the run's first timestamp. A window `(start, end)` keeps samples with start <= t <= end.
@@ -18,7 +22,26 @@ COLUMNS = {"run": pl.String, "gpu_index": pl.Int64, "gpu_name": pl.String, "samp
            "duration_s": pl.Float64, "util_mean": pl.Float64, "util_median": pl.Float64,
            "util_p95": pl.Float64, "idle_fraction": pl.Float64, "mem_util_mean": pl.Float64,
            "power_mean_w": pl.Float64, "power_max_w": pl.Float64, "window_start_s": pl.Float64,
-           "window_end_s": pl.Float64}
+           "window_end_s": pl.Float64, "sm_active_mean": pl.Float64}
+SERIES = {"run": pl.String, "gpu_index": pl.Int64, "t_s": pl.Float64, "util_gpu_pct": pl.Float64,
+          "power_w": pl.Float64, "util_mem_pct": pl.Float64, "sm_active_pct": pl.Float64}
+PROCESSES = {"run": pl.String, "gpu_index": pl.Int64, "pid": pl.Int64, "process_name": pl.String,
+             "samples": pl.Int64, "first_s": pl.Float64, "last_s": pl.Float64,
+             "mem_mean_mib": pl.Float64, "mem_max_mib": pl.Float64}
+PROCESS_SERIES = {"run": pl.String, "gpu_index": pl.Int64, "pid": pl.Int64, "t_s": pl.Float64,
+                  "process_mem_mib": pl.Float64}
+
+
+def gpu_rows(samples: pl.DataFrame) -> pl.DataFrame:
+    """The samples of whole GPUs (not of one process)."""
+    return samples.filter(pl.col("pid").is_null()) if "pid" in samples.columns else samples
+
+
+def process_rows(samples: pl.DataFrame) -> pl.DataFrame:
+    """The samples of single processes (`pid` set)."""
+    if samples is None or "pid" not in samples.columns:
+        return pl.DataFrame(schema=samples.schema if samples is not None else {})
+    return samples.filter(pl.col("pid").is_not_null())
 
 
 def with_seconds(samples: pl.DataFrame) -> pl.DataFrame:
@@ -30,6 +53,7 @@ def with_seconds(samples: pl.DataFrame) -> pl.DataFrame:
 def utilization_stats(samples: pl.DataFrame, window: tuple[float, float] | None = None) -> pl.DataFrame:
     """run, gpu_index, gpu_name, samples, duration_s, util_mean/median/p95, idle_fraction,
     mem_util_mean, power_mean_w, power_max_w (+ the window), one row per run and GPU."""
+    samples = gpu_rows(samples) if samples is not None else None
     if samples is None or not samples.height:
         return pl.DataFrame(schema=COLUMNS)
     s = with_seconds(samples)
@@ -46,16 +70,52 @@ def utilization_stats(samples: pl.DataFrame, window: tuple[float, float] | None 
         (util.drop_nulls() < IDLE_PCT).mean().alias("idle_fraction"),
         pl.col("util_mem_pct").mean().alias("mem_util_mean"),
         pl.col("power_w").mean().alias("power_mean_w"), pl.col("power_w").max().alias("power_max_w"),
+        (pl.col("sm_active_pct").mean() if "sm_active_pct" in s.columns
+         else pl.lit(None, pl.Float64)).alias("sm_active_mean"),
     ).with_columns(pl.lit(window[0] if window else None, pl.Float64).alias("window_start_s"),
                    pl.lit(window[1] if window else None, pl.Float64).alias("window_end_s"))
     return out.select([pl.col(c).cast(t) for c, t in COLUMNS.items()]).sort("run", "gpu_index", nulls_last=True)
 
 
 def utilization_series(samples: pl.DataFrame, bin_s: float = 1.0) -> pl.DataFrame:
-    """run, gpu_index, t_s (bin start), util_gpu_pct, power_w: means per time bin, for charts."""
+    """run, gpu_index, t_s (bin start), util_gpu_pct, power_w, util_mem_pct, sm_active_pct:
+    means per time bin, for charts."""
+    samples = gpu_rows(samples) if samples is not None else None
     if samples is None or not samples.height:
-        return pl.DataFrame(schema={"run": pl.String, "gpu_index": pl.Int64, "t_s": pl.Float64,
-                                    "util_gpu_pct": pl.Float64, "power_w": pl.Float64})
-    s = with_seconds(samples).with_columns(((pl.col("t_s") / bin_s).floor() * bin_s).alias("t_s"))
-    return s.group_by("run", "gpu_index", "t_s").agg(
-        pl.col("util_gpu_pct").mean(), pl.col("power_w").mean()).sort("run", "gpu_index", "t_s")
+        return pl.DataFrame(schema=SERIES)
+    s = _binned(with_seconds(samples), bin_s)
+    means = [pl.col(c).mean() if c in s.columns else pl.lit(None, pl.Float64).alias(c)
+             for c in ("util_gpu_pct", "power_w", "util_mem_pct", "sm_active_pct")]
+    out = s.group_by("run", "gpu_index", "t_s").agg(means).sort("run", "gpu_index", "t_s")
+    return out.select([pl.col(c).cast(t) for c, t in SERIES.items()])
+
+
+def process_memory(samples: pl.DataFrame) -> pl.DataFrame:
+    """One row per run, GPU and process: how many readings, from when to when (s since the
+    series' first sample), its mean and largest GPU memory."""
+    rows = process_rows(samples)
+    if not rows.height:
+        return pl.DataFrame(schema=PROCESSES)
+    s = with_seconds(rows)
+    memory = pl.col("process_mem_mib")
+    out = s.group_by("run", "gpu_index", "pid", maintain_order=True).agg(
+        pl.col("process_name").drop_nulls().first(), pl.len().alias("samples"),
+        pl.col("t_s").min().alias("first_s"), pl.col("t_s").max().alias("last_s"),
+        memory.mean().alias("mem_mean_mib"), memory.max().alias("mem_max_mib"))
+    return out.select([pl.col(c).cast(t) for c, t in PROCESSES.items()]).sort(
+        "run", "gpu_index", "mem_max_mib", descending=[False, False, True], nulls_last=True)
+
+
+def process_series(samples: pl.DataFrame, bin_s: float = 1.0) -> pl.DataFrame:
+    """run, gpu_index, pid, t_s (bin start), process_mem_mib (the bin's largest), for charts."""
+    rows = process_rows(samples)
+    if not rows.height:
+        return pl.DataFrame(schema=PROCESS_SERIES)
+    s = _binned(with_seconds(rows), bin_s)
+    out = s.group_by("run", "gpu_index", "pid", "t_s").agg(pl.col("process_mem_mib").max())
+    return out.select([pl.col(c).cast(t) for c, t in PROCESS_SERIES.items()]).sort(
+        "run", "gpu_index", "pid", "t_s", nulls_last=True)
+
+
+def _binned(s: pl.DataFrame, bin_s: float) -> pl.DataFrame:
+    return s.with_columns(((pl.col("t_s") / bin_s).floor() * bin_s).alias("t_s"))

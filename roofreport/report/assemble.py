@@ -36,7 +36,8 @@ def assemble(analysis: Analysis, title: str | None = None) -> Report:
         runs_section(an.runs, an.estimates),
         share_section(an, settings.top),
         regions_section(an.regions),
-        utilization_section(an.utilization, an.utilization_window, an.tables["samples"], settings.window),
+        utilization_section(an.utilization, an.utilization_window, an.tables["samples"], settings.window,
+                            an.processes),
         api_section(an.api),
         methodology_section(files, _gpu_keys(an.runs), an.db),
     ]

@@ -245,7 +245,7 @@ def utilization_findings(stats: pl.DataFrame) -> list[Paragraph]:
     if busy.height:
         who = "The other" if low.height else "All"
         out.append(Paragraph.of(
-            f"{who} {busy.height} GPU{'s' if busy.height > 1 else ''} sampled by nvidia-smi "
+            f"{who} {busy.height} GPU{'s' if busy.height > 1 else ''} sampled "
             f"{'were' if busy.height > 1 else 'was'} busy {_span_range(busy['util_mean'].to_list(), fmt.percent)} "
             f"of the time on average" + (f", drawing {_span_range(busy['power_mean_w'].to_list(), _watts)}"
                                          if busy["power_mean_w"].drop_nulls().len() else "") + "."))
