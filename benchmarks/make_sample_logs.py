@@ -17,7 +17,9 @@ inputs: `workload.resnet18_iteration`/`vgg11_iteration` give one training step's
 GPU, `workload.simulate(..., iterations=N)` a trace of N steps, and the writers (`ncu.ncu_text`,
 `ncu.ncu_csv`, `nsys.nsys_gputrace_csv`, `nsys.nsys_stats_text`, `smi.smi_query_csv`,
 `smi.smi_dmon`, `nvprof.nvprof_summary_csv`, `nvprof.nvprof_trace_csv`, ...) turn them into the
-tools' layouts; `runs.py` composes the A100/V100 runs. This script writes the folder.
+tools' layouts; `runs.py` composes the A100/V100 runs. The GPU series beyond nvidia-smi's are
+their own: `dcgm.py` (dcgmi dmon, dcgm-exporter), `tegrastats.py`, and `smi.smi_compute_apps`.
+This script writes the folder.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # (run as a script: `samples` beside it)
 
+from samples.dcgm import dcgm_files
 from samples.gpus import V100, rng_for
 from samples.nvprof import sweep_files
 from samples.runs import RUNS, run_files
-from samples.smi import Load, smi_dmon
+from samples.smi import Load, compute_apps_file, smi_dmon
+from samples.tegrastats import tegrastats_files
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "sample_logs"
@@ -68,7 +72,10 @@ def all_files() -> dict[str, str]:
     for plan in RUNS:
         files.update(run_files(plan))
     files.update(dmon_file())
+    files.update(compute_apps_file())
     files.update(sweep_files())
+    files.update(dcgm_files())
+    files.update(tegrastats_files())
     files["roofreport.toml"] = TOML
     return dict(sorted(files.items()))
 

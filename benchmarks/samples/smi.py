@@ -1,4 +1,5 @@
-"""nvidia-smi writers for the sample logs: `--query-gpu` CSV series and `dmon` output."""
+"""nvidia-smi writers for the sample logs: `--query-gpu` CSV series, `dmon` output and a
+`--query-compute-apps` series."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from samples.gpus import Gpu
+from samples.gpus import Gpu, rng_for
 
 # -- nvidia-smi ------------------------------------------------------------------------------
 
@@ -81,3 +82,33 @@ def smi_dmon(gpu: Gpu, load: Load, prompt: str, rng: random.Random) -> str:
         cells = [0, round(power), round(gtemp), round(mtemp), util, mem_util, 0, 0, 877, int(pclk)]
         out.append(f"{cells[0]:>5}" + "".join(f"{c:>6}" for c in cells[1:]))
     return "\n".join(out) + "\n" + prompt
+
+
+# -- nvidia-smi --query-compute-apps ------------------------------------------------------------
+
+def smi_compute_apps(start: datetime, gpu_uuid: str) -> str:
+    """`nvidia-smi --query-compute-apps=timestamp,gpu_uuid,pid,process_name,used_gpu_memory
+    --format=csv -l 5` beside the A100 resnet18 run: the training process, and a notebook
+    kernel someone left holding memory on the same GPU until it was shut down."""
+    rng = rng_for("a100/resnet18/compute-apps")
+    out = ["timestamp, gpu_uuid, pid, process_name, used_gpu_memory [MiB]"]
+    when = start + timedelta(milliseconds=rng.randrange(1000))
+    for tick in range(38):
+        rows = []
+        if tick < 22:
+            rows.append((40_871, "/usr/bin/python3", 1_203))
+        if 1 <= tick < 37:
+            used = min(6_135, 421 + tick * 1_900) if tick < 4 else 6_135 + rng.choice((0, 0, 2, 8))
+            rows.append((41_233, "/opt/conda/bin/python", used))
+        for pid, name, used in sorted(rows):
+            stamp = f"{when:%Y/%m/%d %H:%M:%S}.{when.microsecond // 1000:03d}"
+            out.append(f"{stamp}, {gpu_uuid}, {pid}, {name}, {used} MiB")
+        when += timedelta(milliseconds=5_000 + rng.choice((3, 4, 6)))
+    return "\n".join(out) + "\n"
+
+
+def compute_apps_file() -> dict[str, str]:
+    """Beside the A100 resnet18 run (its query series starts 2024-03-12 14:02:41)."""
+    return {"a100/resnet18/nvidia-smi-compute-apps.csv": smi_compute_apps(
+        datetime(2024, 3, 12, 14, 2, 41), "GPU-5a1c2f0e-8d3b-4c7a-9e61-2b4f7d0c9a13")}
+
