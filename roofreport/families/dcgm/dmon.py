@@ -168,15 +168,34 @@ def _cell(columns: Layout, i: int) -> pl.Expr:
     if columns.right_aligned:
         # `    GPU 0`: the entity column is as wide as `# Entity`, its id printed after it.
         shift = (cells_at - columns.entity_width).clip(lower_bound=0)
-        words = pl.col("dmon_cells").fill_null("").str.extract_all(r"\S+")
         start = cells_at if i == 0 else shift + columns.ends[i - 1]
         length = None if last else shift + columns.ends[i] - start
         sliced = text.str.slice(start, length)
-        by_words = pl.when(words.list.len() == len(columns.titles)).then(words.list.get(i, null_on_oob=True))
-        return pl.coalesce(by_words, sliced).str.strip_chars()
+        return pl.coalesce(_word(columns, i), sliced).str.strip_chars()
     shift = (cells_at - columns.starts[0]).clip(lower_bound=0)
     length = None if last else columns.starts[i + 1] - columns.starts[i]
     return text.str.slice(shift + columns.starts[i], length).str.strip_chars()
+
+
+def _word(columns: Layout, i: int) -> pl.Expr:
+    """DCGM <= 2.3: cell `i` as the whitespace-separated words of the row read it, when they can
+    (as many words as titles; or more, all the extra ones in the one column holding a name,
+    `Tesla K80`): else null, and the caller slices by position."""
+    words = pl.col("dmon_cells").fill_null("").str.extract_all(r"\S+")
+    count, titles = words.list.len(), len(columns.titles)
+    exact = pl.when(count == titles).then(words.list.get(i, null_on_oob=True))
+    names = [k for k, t in enumerate(columns.titles)
+             if (f := dcgm_fields.lookup(t)) is not None and f.column == "gpu_name"]
+    if len(names) != 1:
+        return exact
+    extra = count - titles
+    if i < names[0]:
+        spaced = words.list.get(i, null_on_oob=True)
+    elif i == names[0]:
+        spaced = words.list.slice(i, extra + 1).list.join(" ")
+    else:
+        spaced = words.list.get(extra + i, null_on_oob=True)
+    return pl.coalesce(exact, pl.when(count > titles).then(spaced))
 
 
 def _warn_bad_values(out: pl.DataFrame, cells: pl.DataFrame, i: int, title: str, doc: Document,

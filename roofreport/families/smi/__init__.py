@@ -2,6 +2,8 @@
 
 * `--query-gpu=... --format=csv[,noheader][,nounits]` series (smi_query), with repeated
   headers, date lines and prompts between blocks, multi-GPU sweeps with or without `index`;
+  and the per-process `--query-compute-apps` / `--query-accounted-apps` series, one row per
+  process (`pid`, `process_name`, `process_mem_mib`; the GPU-wide columns null);
 * `dmon` (smi_monitor; `pmon` is recognised and reported, not sampled);
 * the boxed table, alone, repeated in a loop under ctime lines, or painted by `watch`
   (smi_table, smi_watch), and `-q` reports (smi_report);

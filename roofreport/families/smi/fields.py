@@ -42,6 +42,10 @@ QUERY_FIELDS: dict[str, str | None] = {
     "gpu_utilization": None, "mem_utilization": None, "time": None, "is_running": None,
 }
 
+# Aliases the per-process queries accept on the command line (`--query-compute-apps=pid,name,
+# used_memory`); their headers print the canonical names. `name` is the GPU's in --query-gpu.
+PROCESS_ALIASES = {"name": "process_name", "used_memory": "used_gpu_memory"}
+
 # The fields only the per-process queries have: a header naming one is their output.
 PROCESS_FIELDS = ("pid", "process_name", "used_gpu_memory", "max_memory_usage")
 ACCOUNTED_FIELDS = ("max_memory_usage", "gpu_utilization", "mem_utilization", "time")

@@ -18,7 +18,7 @@ import polars as pl
 from roofreport import grammar
 from roofreport.errors import ParseError
 from roofreport.families.common.textio import Document
-from roofreport.families.smi.fields import QUERY_FIELDS
+from roofreport.families.smi.fields import PROCESS_ALIASES, QUERY_FIELDS
 
 Field = tuple[str, "str | None"]   # (query name, printed unit or None)
 
@@ -29,7 +29,7 @@ _SECTION_OPENERS = {
 _BREAKS = ("query_header_line", "monitor_header_line", "date_line", "time_line",
            "separator_line", "version_line", "report_title_line", "command_line",
            "watch_title_line")
-_QUERY_OPTION = re.compile(r"--query-(?:gpu|compute-apps|accounted-apps)[= ](\S+)")
+_QUERY_OPTION = re.compile(r"--query-(gpu|compute-apps|accounted-apps)[= ](\S+)")
 _FORMAT_OPTION = re.compile(r"--format[= ](\S+)")
 
 
@@ -127,7 +127,9 @@ def command_fields(command: str) -> list[Field]:
     if not query or not fmt or "noheader" not in fmt.group(1):
         return []
     unit = None if "nounits" in fmt.group(1) else "?"
-    names = [n.strip().strip("\"'") for n in query.group(1).strip("\"'").split(",") if n.strip()]
+    names = [n.strip().strip("\"'") for n in query.group(2).strip("\"'").split(",") if n.strip()]
+    if query.group(1) != "gpu":  # a header prints the canonical names; a command may use aliases
+        names = [PROCESS_ALIASES.get(n, n) for n in names]
     return [(n, unit) for n in names]
 
 

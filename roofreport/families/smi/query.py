@@ -83,9 +83,12 @@ def _read_group(group: pl.DataFrame, fields: list[Field], doc: Document,
     measured = [i for i, (name, _) in enumerate(fields) if QUERY_FIELDS.get(name) in MEASUREMENTS]
     rx = grammar.load("smi").regex("query_number")
     cells = cells.with_columns([pl.col(f"_c{i}").str.extract_groups(rx).alias(f"_p{i}") for i in measured])
-    exprs, checks = [], []
+    exprs, checks, taken = [], [], set()
     for i, (name, unit) in enumerate(fields):
         target = QUERY_FIELDS.get(name)
+        if target in taken:   # `gpu_bus_id, gpu_uuid`, `power.draw, power.draw.instant`: the first wins
+            continue
+        taken.add(target)
         if i in measured:
             value, bad = _measurement(pl.col(f"_c{i}"), pl.col(f"_p{i}"), _unit(cells, i, unit))
             exprs.append(value.alias(target))

@@ -76,7 +76,7 @@ def _structured(lines: list[str], kinds: list[str]) -> list[tuple[int, str]]:
         elif kind == "query_header_line" and header_fields(line):
             found.append((i, query_kind([name for name, _ in header_fields(line)])))
         elif kind == "command_line" and command_fields(line):
-            found.append((i, HEADERLESS))
+            found.append((i, f"{query_kind([name for name, _ in command_fields(line)])} (noheader)"))
     return found
 
 
