@@ -90,7 +90,7 @@ def test_imagenet_runs_carry_model_gpu_and_the_toml_batch_size(demo):
         assert (row["model"], row["gpu"], row["batch_size"]) == (model, gpu, 64)
         assert row["tool"] == "ncu+nsys+nvidia-smi"
     a100_resnet = runs.filter(pl.col("run") == "a100/resnet18")["files"][0]
-    assert a100_resnet == 4  # ncu CSV, nsys trace, nsys --stats console, nvidia-smi
+    assert a100_resnet == 5  # ncu CSV, nsys trace, nsys --stats console, nvidia-smi query and compute-apps
 
 
 def test_k80_sweep_runs_have_batch_sizes_16_to_128(demo):
