@@ -37,18 +37,39 @@ def read(frame: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFram
     strays = frame.filter(~pl.col("kind").is_in(_EXPORTER_KINDS)).select("line_no", "text")
     series.warn_unparsed(result, "dcgm.bad-row", g, "exporter_sample_line", list(strays.iter_rows()),
                          doc.display)
-    lines = frame.filter(pl.col("kind") == "exporter_sample_line").select(
-        "line_no", *g.extract(pl.col("text"), "exporter_sample_line"))
+    lines = _parts(frame.filter(pl.col("kind") == "exporter_sample_line"), g)
     lines = lines.filter(pl.col("metric_name").str.starts_with("DCGM_FI_"))
     if not lines.height:
         return pl.DataFrame()
-    lines = lines.with_columns(_label(pl.col("labels"), rule) for rule in _LABELS)
     lines = _known(lines, result)
-    lines = _whole_gpus(lines, result)
+    lines = _whole_gpus(_with_labels(lines), result)
     if not lines.height:
         return pl.DataFrame()
     lines = _times(lines, frame)
     return _wide(lines, result)
+
+
+def _parts(lines: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
+    """The pieces of `exporter_sample_line`, each taken with its grammar terminal from the end
+    it sits at (the whole rule's regex with its captures costs several times more): the loop's
+    time and the metric from the start, the labels between the braces, the value and
+    Prometheus's time from the end."""
+    term = g.terminal
+    head = pl.col("text").str.extract_groups(f"^(?:({term('SCRAPE_TIME')})[ \\t]+)?({term('METRIC_NAME')})")
+    tail = pl.col("text").str.extract_groups(
+        f"[ \\t}}]({term('METRIC_VALUE')})(?:[ \\t]+({term('SAMPLE_MS')}))?[ \\t]*$")
+    return lines.select(
+        "line_no", head.struct.field("1").alias("scrape_time"), head.struct.field("2").alias("metric_name"),
+        pl.col("text").str.extract(r"\{(.*)\}", 1).alias("labels"),
+        tail.struct.field("1").alias("metric_value"), tail.struct.field("2").alias("sample_ms"))
+
+
+def _with_labels(lines: pl.DataFrame) -> pl.DataFrame:
+    """The labels roofreport reads, taken once per distinct label set (a scrape loop repeats
+    the same few, one per GPU, on every line)."""
+    distinct = lines.select(pl.col("labels").unique())
+    distinct = distinct.with_columns(_label(pl.col("labels"), rule) for rule in _LABELS)
+    return lines.join(distinct, on="labels", how="left", nulls_equal=True)
 
 
 def _label(labels: pl.Expr, rule: str) -> pl.Expr:
@@ -97,9 +118,11 @@ def _times(lines: pl.DataFrame, frame: pl.DataFrame) -> pl.DataFrame:
     lines = lines.sort("line_no").join_asof(dates, left_on="line_no", right_on="_date_line",
                                             strategy="backward")
     own = pl.col("sample_ms").cast(pl.Int64, strict=False) * 1000
+    loop_time = (parse_datetime(pl.col("scrape_time")) if lines["scrape_time"].is_not_null().any()
+                 else pl.lit(None, DT))
     return lines.with_columns(
         scrape_no=pl.int_range(pl.len()).over("metric_name", "gpu_index").cast(pl.Int64),
-        timestamp=pl.coalesce(own.cast(DT), parse_datetime(pl.col("scrape_time")), pl.col("_date")))
+        timestamp=pl.coalesce(own.cast(DT), loop_time, pl.col("_date")))
 
 
 def _wide(lines: pl.DataFrame, result: ParseResult) -> pl.DataFrame:
