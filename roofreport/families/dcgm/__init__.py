@@ -48,24 +48,30 @@ def classify(line: str) -> str:
 
 def sniff(head: Head) -> str | None:
     """A DCGM file shows a dmon header pair, a field-value CSV header naming a GPU, a time,
-    a field and a value, or Prometheus lines of `DCGM_FI_` metrics (and little else)."""
-    if "DCGM_FI_" not in head.text and "Entity" not in head.text and "," not in head.text \
-            and "dcgmi" not in head.text:
-        return None
-    lines = head.lines
-    kinds = [classify(line) for line in lines]
-    for i, kind in enumerate(kinds):
-        if kind == "dmon_header_line" and "dmon_units_line" in kinds[i + 1:i + 3]:
-            return DMON_LEGACY if lines[i].startswith("# Entity") else DMON
-    texts = [(line, kind) for line, kind in zip(lines, kinds) if kind != "blank_line"]
-    if texts and texts[0][1] == "field_csv_header_line" and csv_roles(texts[0][0]) is not None:
+    a field and a value, or Prometheus lines of `DCGM_FI_` metrics (and little else). Each
+    test runs only on heads holding its tell-tale text: most files are none of them."""
+    text, lines = head.text, head.lines
+    if "Entity" in text:
+        found = _dmon(lines)
+        if found:
+            return found
+    first = next((line for line in lines if line.strip()), "")
+    if "," in first and classify(first) == "field_csv_header_line" and csv_roles(first) is not None:
         return FIELD_CSV
-    if _exporter(lines, kinds):
+    if "DCGM_FI_" in text and _exporter(lines, [classify(line) for line in lines]):
         return EXPORTER
-    if any(k == "command_line" and "dcgmi" in line for line, k in texts) \
-            and {k for _, k in texts} <= {"command_line", "failure_line"} \
-            and "failure_line" in kinds:
-        return FAILED
+    if "dcgmi" in text:
+        kinds = {classify(line) for line in lines if line.strip()}
+        if kinds <= {"command_line", "failure_line"} and "failure_line" in kinds:
+            return FAILED
+    return None
+
+
+def _dmon(lines: list[str]) -> str | None:
+    for i, line in enumerate(lines):
+        if "Entity" in line and classify(line) == "dmon_header_line" \
+                and "dmon_units_line" in [classify(after) for after in lines[i + 1:i + 3]]:
+            return DMON_LEGACY if line.startswith("# Entity") else DMON
     return None
 
 
