@@ -20,8 +20,8 @@ import polars as pl
 from roofreport import grammar
 from roofreport.families.common import series
 from roofreport.families.common.textio import Document
+from roofreport.families.common.times import parse_datetime
 from roofreport.families.dcgm import fields as dcgm_fields
-from roofreport.families.smi.time import parse_datetime
 from roofreport.families.spec import ParseResult
 
 DT = pl.Datetime("us")

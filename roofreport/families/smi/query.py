@@ -16,9 +16,10 @@ import polars as pl
 from roofreport import grammar
 from roofreport.errors import ParseError
 from roofreport.families.common.textio import Document
+from roofreport.families.common.times import parse_datetime
 from roofreport.families.smi.fields import MEASUREMENTS, QUERY_FIELDS, VALUE_UNITS
 from roofreport.families.smi.lines import Field, LogLines
-from roofreport.families.smi.time import parse_datetime, time_of_day_seconds
+from roofreport.families.smi.time import time_of_day_seconds
 from roofreport.families.spec import ParseResult
 
 _SHAPES = (  # headerless column shape (grammar terminal) -> the query field it must be

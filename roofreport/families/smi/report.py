@@ -15,9 +15,9 @@ from roofreport import grammar
 from roofreport.errors import ParseError
 from roofreport.families.common import numbers
 from roofreport.families.common.textio import Document
+from roofreport.families.common.times import parse_datetime
 from roofreport.families.smi.fields import REPORT_FIELDS, VALUE_UNITS
 from roofreport.families.smi.lines import LogLines
-from roofreport.families.smi.time import parse_datetime
 from roofreport.families.spec import ParseResult
 
 _TEXT_COLUMNS = ("gpu_name", "pstate")

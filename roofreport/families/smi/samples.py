@@ -21,12 +21,11 @@ from datetime import datetime
 import polars as pl
 
 from roofreport import grammar
+from roofreport.families.common.times import DT, parse_datetime
 from roofreport.families.smi.lines import LogLines
 from roofreport.families.smi.time import (
-    DT,
     elapsed_from_datetime,
     elapsed_from_time_of_day,
-    parse_datetime,
     parse_day,
     time_of_day_seconds,
 )

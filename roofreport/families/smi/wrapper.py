@@ -19,8 +19,8 @@ import polars as pl
 from roofreport.errors import ParseError
 from roofreport.families.common import numbers
 from roofreport.families.common.textio import Document, Head
+from roofreport.families.common.times import parse_datetime
 from roofreport.families.smi.fields import MEASUREMENTS, WRAPPER_NAMES
-from roofreport.families.smi.time import parse_datetime
 from roofreport.families.spec import ParseResult
 
 VARIANT = "wrapper csv"
