@@ -20,7 +20,13 @@ from roofreport.tables import schema
 
 @dataclass
 class RunHints:
-    """What a log's content says about its run (the path says the rest, see runs.py)."""
+    """What a log's content says about its run (the path says the rest: pipeline/runs.py).
+
+    `label` is a configuration name the job echoed at the top of its log
+    (`alexnet_16_0.01_k80_full`), read by the pipeline's name conventions; `process` the
+    program the profiler attached to when it gives no command line; `process_id` the profiled
+    process (two logs with different ones are two executions); `device_kind` "cpu" when the log
+    shows the program ran on the CPU."""
 
     device_name: str | None = None
     command: str | None = None
@@ -28,7 +34,19 @@ class RunHints:
     model: str | None = None
     batch_size: int | None = None
     learning_rate: float | None = None
-    label: str | None = None         # a configuration name the job echoed (`alexnet_16_0.01_k80_full`)
+    label: str | None = None
+    process: str | None = None
+    process_id: int | None = None
+    device_kind: str | None = None
+
+
+@dataclass(frozen=True)
+class Session:
+    """One profiler session of a log that holds several (runs appended to one file): its rows
+    are those read from `first_line` on, up to the next session's first line."""
+
+    first_line: int
+    hints: RunHints
 
 
 @dataclass
@@ -45,6 +63,8 @@ class ParseResult:
     error: ParseError | None = None
     tool_version: str | None = None
     hints: RunHints = field(default_factory=RunHints)
+    # Two or more when the file holds several profiler sessions, each a run of its own.
+    sessions: list[Session] = field(default_factory=list)
 
     def add(self, table: str, frame: pl.DataFrame) -> None:
         """Append rows to a table (columns not in the frame become null)."""

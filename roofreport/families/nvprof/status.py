@@ -16,7 +16,7 @@ import polars as pl
 from roofreport.errors import ParseError
 from roofreport.families.common.textio import Document
 from roofreport.families.nvprof.lines import load
-from roofreport.families.spec import ParseResult
+from roofreport.families.spec import ParseResult, RunHints, Session
 
 # status kind -> warning code
 _WARNINGS = {
@@ -97,40 +97,81 @@ def _unfinished_processes(lines: pl.DataFrame, result: ParseResult, has_data: bo
 
 # -- hints -----------------------------------------------------------------------------------
 
+_STARTS = ["process_message", "application_message"]
+
+
 def _hints(lines: pl.DataFrame, result: ParseResult) -> None:
-    g = load()
-    starts = lines.filter(pl.col("status").is_in(["process_message", "application_message"]))
+    starts = lines.filter(pl.col("status").is_in(_STARTS))
     if starts.height:
         first = starts.row(0, named=True)
-        rule = first["status"]
-        fields = dict(zip(g.groups(rule), _extract(first["message"], rule)))
-        result.hints.command = (fields.get("command") or "").strip() or None
+        result.hints.command = _command(first)
+        result.hints.process_id = first["pid"]
     result.hints.device_name = result.hints.device_name or _device(lines, result)
-    _label(lines, result)
+    result.hints.label = _label(lines)
+    result.sessions = _sessions(lines, result)
 
 
-def _label(lines: pl.DataFrame, result: ParseResult) -> None:
+def _command(start: dict) -> str | None:
+    """The profiled command line of a `NVPROF is profiling process` or `Profiling application:`
+    line."""
+    rule = start["status"]
+    fields = dict(zip(load().groups(rule), _extract(start["message"], rule)))
+    return (fields.get("command") or "").strip() or None
+
+
+def _label(lines: pl.DataFrame) -> str | None:
     """The configuration name a batch job echoed on the log's first line
-    (`alexnet_16_0.01_k80_full`, `hw_32_0.001_alexnet_k80`), kept as a run hint: the pipeline
-    reads model, batch size, learning rate and GPU from it as it reads file names."""
+    (`alexnet_16_0.01_k80_full`, `hw_32_0.001_alexnet_k80`); the pipeline reads what it says."""
     if not lines.height or lines["kind"][0] != "other":
-        return
+        return None
     first = lines["text"][0].strip()
-    if re.fullmatch(r"[\w.%-]{3,120}", first):
-        result.hints.label = first
+    return first if re.fullmatch(r"[\w.%-]{3,120}", first) else None
+
+
+def _sessions(lines: pl.DataFrame, result: ParseResult) -> list[Session]:
+    """The nvprof sessions of a log that holds several, one after another (`nvprof ./a 1`,
+    `nvprof ./a 5`... appended to one file): each starts at its first `==PID==` line and runs to
+    the next one's. Processes whose lines interleave (a program and the children one nvprof
+    profiled with it) are one session. None when the log holds one session."""
+    status = lines.filter((pl.col("kind") == "status_line") & pl.col("status").is_not_null())
+    spans = status.group_by("pid").agg(
+        first=pl.col("line_no").min(), last=pl.col("line_no").max(),
+        starts=pl.col("status").is_in(_STARTS).any()).filter(pl.col("starts")).sort("first")
+    merged: list[list[int]] = []
+    for first, last in spans.select("first", "last").iter_rows():
+        if merged and first < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], last)
+        else:
+            merged.append([first, last])
+    if len(merged) < 2:
+        return []
+    bounds = [first for first, _ in merged] + [lines["line_no"].max() + 1]
+    return [Session(first_line=lo, hints=_session_hints(lines, result, lo, hi))
+            for lo, hi in zip(bounds, bounds[1:])]
+
+
+def _session_hints(lines: pl.DataFrame, result: ParseResult, lo: int, hi: int) -> RunHints:
+    inside = pl.col("line_no").is_between(lo, hi, closed="left")
+    starts = lines.filter(inside & pl.col("status").is_in(_STARTS))
+    command = _command(starts.row(0, named=True)) if starts.height else None
+    return RunHints(command=command, device_name=_device(lines.filter(inside), result, (lo, hi)))
 
 
 def _extract(text: str, rule: str) -> list[str | None]:
     return pl.select(load().extract(pl.lit(text, pl.String), rule)).row(0)
 
 
-def _device(lines: pl.DataFrame, result: ParseResult) -> str | None:
+def _device(lines: pl.DataFrame, result: ParseResult, span: tuple[int, int] | None = None) -> str | None:
     """The GPU named by a `Device "Tesla K80 (0)"` line or a CSV/trace Device cell that was not
-    cut to the column width (it ends with the device index)."""
+    cut to the column width (it ends with the device index); within `span` (first line, end)
+    when given."""
     names = [lines["device"]]
     for table in ("kernels", "activities", "metrics"):
         if table in result.tables:
-            names.append(result.tables[table]["device"])
+            frame = result.tables[table]
+            if span is not None:
+                frame = frame.filter(pl.col("source_line").is_between(*span, closed="left"))
+            names.append(frame["device"])
     for series in names:
         # The first distinct value in order of appearance: a trace repeats one or two devices
         # a million times, so the pattern runs over those, not every row.
