@@ -34,6 +34,7 @@ class FileOutcome:
     run: str | None = None
     encoding: str | None = None
     size_bytes: int = 0
+    excluded: bool = False           # left out by an exclude glob (--exclude, roofreport.toml)
 
     def as_json(self) -> dict:
         return {

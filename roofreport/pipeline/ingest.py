@@ -7,12 +7,10 @@ processes so both cores work; one big file is parsed in-process (polars is alrea
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import traceback
 from contextlib import nullcontext
-from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Callable
 
@@ -22,6 +20,7 @@ from roofreport.enrich import enrich_kernels
 from roofreport.errors import LogWarning, ParseError, RoofreportError
 from roofreport.families import REGISTRY, ParseResult, RunHints
 from roofreport.families.common.textio import Document
+from roofreport.pipeline import config, duplicates, identity
 from roofreport.pipeline import runs as runs_mod
 from roofreport.pipeline.dataset import Dataset, FileOutcome
 from roofreport.pipeline.discover import discover
@@ -38,14 +37,16 @@ _PARALLEL_MIN_FILES = 12
 
 def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int | None = None,
            exclude: tuple[str, ...] = ()) -> Dataset:
-    """Read every file under `paths` into the shared tables. Files whose path relative to the
-    folder given (or any trailing part of it, or their name) matches a glob of `exclude` are
-    listed as skipped, unread."""
+    """Read every file under `paths` into the shared tables, each row tagged with its run
+    (pipeline/runs.py). Files that a glob of `exclude` or a roofreport.toml's `exclude` names
+    (pipeline/config.py) are listed as skipped, unread, with the glob that left them out."""
     paths = [Path(p) for p in paths]
     found = discover(paths)
+    exclusions = config.Exclusions(tuple(exclude))
+    reasons = [exclusions.reason(path, root) for path, root in found]
     results: dict[int, ParseResult] = {}
     with _pool(len(found), jobs) as pool:
-        sniffed = _sniff_all(found, tuple(exclude), pool)
+        sniffed = _sniff_all([(path, reason) for (path, _), reason in zip(found, reasons)], pool)
         work = [(i, s) for i, s in enumerate(sniffed) if s.readable]
         total = len(found)
         done = total - len(work)
@@ -54,23 +55,22 @@ def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int 
             done += 1
             if progress:
                 progress(done, total, sniffed[i].display)
-    outcomes, frames, hints = [], {name: [] for name in schema.PARSED_TABLES}, {}
-    for i, ((path, root), sn) in enumerate(zip(found, sniffed)):
-        assignment = _assign(path, root)
-        outcome = _outcome(sn, results.get(i), assignment.run)
-        outcomes.append(outcome)
+    plan = _plan_runs(found, sniffed, results)
+    outcomes, frames = [], {name: [] for name in schema.PARSED_TABLES}
+    for i, sn in enumerate(sniffed):
         result = results.get(i)
+        outcome = _outcome(sn, result, plan.label_of(i) if result is not None else None)
+        outcome.excluded = reasons[i] is not None
+        outcomes.append(outcome)
         if result is None:
             continue
-        hints.setdefault(assignment.run, []).append((assignment, result, sn))
         for name, frame in result.tables.items():
             if frame.height:
                 frames[name].append(frame.with_columns(
-                    pl.lit(assignment.run, pl.String).alias("run"),
-                    pl.lit(sn.display, pl.String).alias("source_file")))
+                    _run_column(plan, i, frame), pl.lit(sn.display, pl.String).alias("source_file")))
     tables = {name: _concat(name, parts) for name, parts in frames.items()}
     tables["kernels"] = _finish_kernels(tables["kernels"], tables["metrics"])
-    tables["runs"] = _runs_table(hints)
+    tables["runs"] = plan.runs
     tables["files"] = _files_table(outcomes)
     return Dataset(tables=tables, files=outcomes, inputs=list(paths))
 
@@ -141,31 +141,14 @@ def _pool(count: int, jobs: int | None):
     return pool(workers)
 
 
-def _sniff_one(task: tuple[Path, Path, tuple[str, ...]]) -> Sniffed:
-    path, root, exclude = task
-    pattern = _excluded_by(path, root, exclude)
-    if pattern is not None:
-        return Sniffed(path, str(path), _size(str(path)), "", skip_reason=f"excluded by {pattern!r}")
+def _sniff_one(task: tuple[Path, str | None]) -> Sniffed:
+    path, excluded = task
+    if excluded is not None:
+        return Sniffed(path, str(path), _size(str(path)), "", skip_reason=excluded)
     return sniff(path, display=str(path))
 
 
-def _excluded_by(path: Path, root: Path, exclude: tuple[str, ...]) -> str | None:
-    """The first glob of `exclude` matching the file's path relative to its root, a trailing
-    part of that path (`_deleted_in_history/*`), or its name (`prev_*`); fnmatch, so `*` also
-    crosses `/`."""
-    if not exclude:
-        return None
-    try:
-        parts = PurePosixPath(path.relative_to(root).as_posix()).parts
-    except ValueError:
-        parts = (path.name,)
-    tails = ["/".join(parts[i:]) for i in range(len(parts))]
-    return next((g for g in exclude if any(fnmatch.fnmatchcase(t, g) for t in tails)), None)
-
-
-def _sniff_all(found: list[tuple[Path, Path]], exclude: tuple[str, ...],
-               pool: ProcessPoolExecutor | None) -> list[Sniffed]:
-    tasks = [(path, root, exclude) for path, root in found]
+def _sniff_all(tasks: list[tuple[Path, str | None]], pool: ProcessPoolExecutor | None) -> list[Sniffed]:
     if pool is None:
         return [_sniff_one(task) for task in tasks]
     return list(pool.map(_sniff_one, tasks, chunksize=max(1, min(32, len(tasks) // 8))))
@@ -191,69 +174,51 @@ def _size(path: str) -> int:
 
 # -- runs ------------------------------------------------------------------------------------
 
-@lru_cache(maxsize=1024)
-def _overrides(folder: Path) -> list[runs_mod.Override]:
-    return runs_mod.load_overrides(folder)
+def _plan_runs(found: list[tuple[Path, Path]], sniffed: list[Sniffed],
+               results: dict[int, ParseResult]) -> runs_mod.Plan:
+    """Which run every parsed file (or profiler session) belongs to: copies first, then the
+    grouping rules of pipeline/runs.py."""
+    files, candidates = [], []
+    for i, result in sorted(results.items()):
+        path, root = found[i]
+        rel = _relative(path, root)
+        files.append(runs_mod.LogFile(
+            index=i, rel=rel, root=root.name or str(root), family=result.family,
+            variant=result.variant, tool_version=result.tool_version, hints=result.hints,
+            sessions=result.sessions, tables=config.run_tables(path, root)))
+        name = identity.read_name(rel.name)
+        candidates.append(duplicates.Candidate(
+            index=i, path=path, rel=rel, size=sniffed[i].size, family=result.family,
+            variant=result.variant, name_key=name.key, tables=result.tables,
+            richness=_richness(result.hints), job=name.get("job"), process_id=result.hints.process_id))
+    originals = duplicates.find(candidates)
+    for f in files:
+        f.duplicate_of = originals.get(f.index)
+    return runs_mod.plan(files)
 
 
-def _assign(path: Path, root: Path) -> runs_mod.RunAssignment:
-    """The file's run from its path, then any roofreport.toml in the input root or beside it."""
+def _relative(path: Path, root: Path) -> PurePosixPath:
     try:
-        rel = PurePosixPath(path.relative_to(root).as_posix())
+        return PurePosixPath(path.relative_to(root).as_posix())
     except ValueError:
-        rel = PurePosixPath(path.name)
-    assignment = runs_mod.assign(rel, root.name or str(root))
-    folders = [root] if path.parent == root else [root, path.parent]
-    for folder in folders:
-        rel_here = PurePosixPath(path.relative_to(folder).as_posix())
-        assignment = runs_mod.apply_overrides(rel_here, assignment, _overrides(folder))
-    return assignment
+        return PurePosixPath(path.name)
 
 
-def _runs_table(by_run: dict[str, list]) -> pl.DataFrame:
-    rows = []
-    for run, members in by_run.items():
-        attrs = runs_mod.RunAttrs()
-        device = command = host = tool_version = None
-        tools = set()
-        for assignment, result, sn in members:
-            h: RunHints = result.hints
-            label = runs_mod.attrs_from_name(h.label) if h.label else runs_mod.RunAttrs()
-            attrs = attrs.merged(assignment.attrs)
-            attrs = attrs.merged(runs_mod.RunAttrs(model=h.model or label.model,
-                                                   batch_size=h.batch_size or label.batch_size,
-                                                   learning_rate=h.learning_rate or label.learning_rate))
-            attrs = attrs.merged(runs_mod.attrs_from_command(h.command))
-            device = device or h.device_name or label.gpu
-            command = command or h.command
-            host = host or h.host
-            tool_version = tool_version or result.tool_version
-            tools.add(result.family)
-        gpu = device or attrs.gpu
-        rows.append({
-            "run": run, "gpu": gpu, "gpu_model": _gpu_model(device, attrs.gpu),
-            "model": attrs.model, "batch_size": attrs.batch_size,
-            "learning_rate": attrs.learning_rate, "experiment": attrs.experiment,
-            "tool": "+".join(sorted(tools)), "tool_version": tool_version, "host": host,
-            "command": command, "source_dir": members[0][0].source_dir, "files": len(members),
-        })
-    if not rows:
-        return schema.empty("runs")
-    return schema.conform("runs", pl.DataFrame(rows, infer_schema_length=None)).sort("run")
+def _richness(hints: RunHints) -> int:
+    """How much a log says about its run: of two copies, the one that says more is kept."""
+    return sum(value is not None for value in (hints.command, hints.device_name, hints.host, hints.label))
 
 
-def _gpu_model(device: str | None, token: str | None) -> str | None:
-    """Key of the GPU database for this run (None until the hardware module can tell)."""
-    try:
-        from roofreport import hardware
-    except ImportError:
-        return None
-    for name in (device, token):
-        if name:
-            spec = hardware.match(name)
-            if spec is not None:
-                return spec.key
-    return None
+def _run_column(plan: runs_mod.Plan, index: int, frame: pl.DataFrame) -> pl.Series:
+    """The run of each row: the file's run, or for a log of several profiler sessions the
+    session whose first line is the last one at or before the row's line."""
+    sessions = plan.session_runs.get(index)
+    if not sessions:
+        return pl.repeat(plan.file_run[index], frame.height, dtype=pl.String, eager=True).alias("run")
+    starts = pl.Series([first for first, _ in sessions], dtype=pl.Int64)
+    lines = frame["source_line"].fill_null(0).cast(pl.Int64)
+    which = (starts.search_sorted(lines, side="right").cast(pl.Int64) - 1).clip(0, len(sessions) - 1)
+    return pl.Series("run", [run for _, run in sessions], dtype=pl.String).gather(which)
 
 
 # -- tables ----------------------------------------------------------------------------------
@@ -271,7 +236,7 @@ def _finish_kernels(kernels: pl.DataFrame, metrics: pl.DataFrame) -> pl.DataFram
     return schema.conform("kernels", enrich_kernels(kernels, metrics))
 
 
-def _outcome(sn: Sniffed, result: ParseResult | None, run: str) -> FileOutcome:
+def _outcome(sn: Sniffed, result: ParseResult | None, run: str | None) -> FileOutcome:
     base = dict(path=sn.display, family=sn.family, variant=sn.variant, encoding=sn.encoding,
                 size_bytes=sn.size)
     if result is None:

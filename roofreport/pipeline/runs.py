@@ -1,244 +1,403 @@
-"""Run identity: which files belong to one run, and what the run was (model, GPU, batch...).
+"""Runs as their authors ran them: which logs (or profiler sessions) form each run, and what the
+run was.
 
-Users encode a run's configuration in directory and file names (`a100/vgg11/ncu-log-vgg11.txt`,
-`reports/ncu_resnet18_v100.txt`, `out.alexnet_16_0.01_k80_full.756013`) and sometimes only in
-the command line a profiler echoed. The rules (README: Tables):
+A run is one execution of one program with one configuration (DESIGN.md §2). The rules:
 
-* a file whose name carries configuration of its own is the run that configuration names,
-  within its directory (`imagenet/final/alexnet_16_0.01_k80_full`);
-* otherwise, files in a directory whose path carries configuration form one run (the directory);
-* otherwise a file stands alone and is its own run.
+* each profiler session of a concatenated log is a run of its own (the readers give the line
+  each session starts at, and its command and device: `ParseResult.sessions`);
+* a copy of another log (`duplicates.py`) is a run of its own, marked `duplicate_of` the run it
+  copies, so the report can leave it out of the body;
+* files a `roofreport.toml` `[[run]]` table names (`name = ...`) form that run;
+* otherwise the logs of one directory whose names say the same thing form one run: names that
+  differ by a variant token (`..._draft_4bit_L4`, `..._draft_8bit_L4`, two Slurm job ids) stay
+  apart, and a name that says nothing of its own (`tmp_nsys_gputrace.csv`) joins the one run its
+  directory holds. Two logs of the same kind, or logs whose content names different commands or
+  GPUs, are never one run.
 
-A `roofreport.toml` beside the logs overrides any of it (see `load_overrides`).
+Each field of a run's identity comes from, in this order: the `roofreport.toml`, what the log
+says about itself (the profiled command line, process and device), the path, and last the
+configuration name a job echoed at the top of its log. The `provenance` column records which.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import json
 import re
-from dataclasses import dataclass, fields, replace
-from pathlib import Path, PurePosixPath
-from typing import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import PurePosixPath
+
+import polars as pl
+
+from roofreport import hardware
+from roofreport.families.spec import RunHints, Session
+from roofreport.pipeline import identity, labels
+from roofreport.pipeline.config import RunTable
+from roofreport.tables import schema
+
+# The sources of a run's identity, strongest first. "folder" is the experiment a folder name
+# gives (`C3/`, `proj1/`) when the file's own name and the log give none.
+SOURCES = ("toml", "log", "path", "label", "folder")
+CPU_LABEL = "CPU"
 
 
-class _Regex:
-    """A pattern compiled on first use (`match`, `search`, `sub`... are the compiled pattern's):
-    every run imports this module, and most names are told by the first patterns tried. The
-    `re.compile` call stays written out (tests/test_hostile_static.py reads the patterns)."""
+@dataclass
+class LogFile:
+    """One parsed file, as run planning sees it."""
 
-    __slots__ = ("_make", "_compiled")
-
-    def __init__(self, make: Callable[[], re.Pattern]):
-        self._make, self._compiled = make, None
-
-    def __getattr__(self, name: str):
-        if self._compiled is None:
-            self._compiled = self._make()
-        return getattr(self._compiled, name)
-
-
-_B = r"(?<![A-Za-z0-9])"   # token boundary (path separators, _ - . and spaces)
-_E = r"(?![A-Za-z0-9])"
-
-GPU_TOKEN = _Regex(lambda: re.compile(
-    _B + r"(k80|k40(?:st|[cmst])?|k20(?:xm|[cmx])?|k10|m40|m60|p4|p40|p100|v100s?|t4|a100|a10g?|a30|a40|a800|"
-    r"a[2-6]000|a4500|a5500|l4|l20|l40s?|h100|h200|h20|h800|gh200|b[123]00|gb200|"
-    r"rtx[\s_-]?\d{4}(?:[\s_-]?(?:ti|super|ada))?|rtx[\s_-]?a\d{4}|gtx[\s_-]?\d{3,4}(?:[\s_-]?ti)?|"
-    r"titan[\s_-]?(?:xp?|v|rtx|z|black)|rtx8000|quadro)" + _E, re.I))
-MODEL_TOKEN = _Regex(lambda: re.compile(
-    _B + r"(resnet\d+|resnext\d+\w*|wide_resnet\d+\w*|alexnet|vgg\d+(?:_bn)?|densenet\d*|squeezenet[\d_]*|"
-    r"inception(?:_?v\d)?|googlenet|mobilenet(?:_?v\d)?(?:_\w+)?|shufflenet\w*|efficientnet\w*|mnasnet\w*|"
-    r"lenet\d*|vit\w*|bert\w*|gpt\d*\w*|llama\d*\w*|mistral\w*|t5\w*|unet\w*|yolo\w*)" + _E, re.I))
-# 2019 NYU course runs: [timeout_][general_NNN_]<arch>_<batch>_<lr>_<gpu>_<experiment>
-COURSE_2019 = _Regex(lambda: re.compile(
-    r"^(?:\d+_)?(?P<model>[a-z]+\d*)_(?:\d+_)?(?P<batch>\d+)_(?P<lr>\d*\.\d+|\d+e-?\d+)_(?P<gpu>[a-z]+\d+)_"
-    r"(?P<experiment>[a-z_]+?)$", re.I))
-# pranshu777 order: <model>_<gpu>_<batch>_<experiment>
-MODEL_GPU_BATCH = _Regex(lambda: re.compile(
-    r"^(?P<model>[a-z]+\d*)_(?P<gpu>[a-z]\d+)_(?P<batch>\d+)_(?P<experiment>[a-z_]+?)$", re.I))
-# Runs without a GPU in the name: general_[<timeout>_]<arch>_<batch>_<lr>_<experiment>
-GENERAL_2019 = _Regex(lambda: re.compile(
-    r"^general_(?:\d+_)?(?P<model>[a-z]+\d*)_(?P<batch>\d+)_(?P<lr>\d*\.\d+)_"
-    r"(?P<experiment>[a-z_]+?)$", re.I))
-# The label `hw_<batch>_<lr>_<arch>[_<gpu>]` that some 2019 jobs echo on their first line.
-HW_2019 = _Regex(lambda: re.compile(
-    r"^hw_(?P<batch>\d+)_(?P<lr>\d*\.\d+)_(?P<model>[a-z]+\d*)(?:_(?P<gpu>[a-z]\d+))?$", re.I))
-# Whole-name patterns, tried in order; the model must be a known architecture (or `alex`).
-_NAME_PATTERNS = (COURSE_2019, MODEL_GPU_BATCH, GENERAL_2019, HW_2019)
-_STEM_PREFIX = _Regex(lambda: re.compile(
-    r"^(?:out|prev_out|n_out|ma_out|conv_out)\.|^(?:ncu|nsys|nvprof|smi)[-_](?:log[-_])?|"
-    r"^(?:ncu[-_]final[-_]metric|nsys[-_]final[-_]metric)[-_]", re.I))
-_JOB_SUFFIX = _Regex(lambda: re.compile(r"(?:\.\d{4,}|%20)+$"))
-_BATCH = _Regex(lambda: re.compile(r"(?:^|[_\-.])(?:bs|batch|b)[_\-]?(\d+)(?=$|[_\-.])", re.I))
-_CMD_MODEL = _Regex(lambda: re.compile(r"(?:--arch|-a)[ =]([A-Za-z0-9_]+)"))
-_CMD_BATCH = _Regex(lambda: re.compile(r"(?:--batch-size|--batch_size|-b)[ =](\d+)"))
-_CMD_LR = _Regex(lambda: re.compile(r"(?:--lr|--learning-rate)[ =]([0-9.eE-]+)"))
+    index: int
+    rel: PurePosixPath             # path below its input root
+    root: str                      # the input root's name
+    family: str
+    variant: str
+    tool_version: str | None = None
+    hints: RunHints = field(default_factory=RunHints)
+    sessions: list[Session] = field(default_factory=list)
+    tables: list[RunTable] = field(default_factory=list)
+    duplicate_of: int | None = None
 
 
-@dataclass(frozen=True)
-class RunAttrs:
-    model: str | None = None
-    gpu: str | None = None
-    batch_size: int | None = None
-    learning_rate: float | None = None
-    experiment: str | None = None
+@dataclass
+class Plan:
+    """Which run each file's rows belong to, and the runs table."""
 
-    def merged(self, other: "RunAttrs") -> "RunAttrs":
-        """Fill what this one lacks from `other`."""
-        return replace(self, **{f.name: getattr(self, f.name) if getattr(self, f.name) is not None
-                                else getattr(other, f.name) for f in fields(self)})
+    runs: pl.DataFrame
+    file_run: dict[int, str]                                   # file -> its run
+    session_runs: dict[int, list[tuple[int, str]]]             # file -> (first line, run) per session
 
-    def any(self) -> bool:
-        return any(getattr(self, f.name) is not None for f in fields(self))
-
-    def label(self) -> str:
-        parts = [self.model, self.batch_size, self.learning_rate, self.gpu, self.experiment]
-        return "_".join(str(p) for p in parts if p is not None)
+    def label_of(self, index: int) -> str:
+        """The run(s) of a file as `files.run` shows them."""
+        if index in self.session_runs:
+            return ", ".join(run for _, run in self.session_runs[index])
+        return self.file_run.get(index, "")
 
 
-def clean_stem(name: str) -> str:
-    """`out.alexnet_16_0.01_k80_full.756013` -> `alexnet_16_0.01_k80_full`."""
-    stem = _JOB_SUFFIX.sub("", name)
-    for suffix in (".txt", ".csv", ".log", ".out", ".sqlite", ".tsv", ".time", ".metrics", ".profile",
-                   ".prof", ".nvvp", ".json"):
-        if stem.lower().endswith(suffix):
-            stem = stem[: -len(suffix)]
-            break
-    stem = _JOB_SUFFIX.sub("", stem)
-    return _STEM_PREFIX.sub("", stem)
+@dataclass
+class _Unit:
+    """A file, or one session of a concatenated log: what a run is made of."""
+
+    file: LogFile
+    session: int | None
+    hints: RunHints
+
+    @property
+    def rel_dir(self) -> PurePosixPath:
+        return self.file.rel.parent
 
 
-def attrs_from_name(name: str) -> RunAttrs:
-    """Configuration encoded in one path component or file name."""
-    stem = clean_stem(name)
-    for pattern in _NAME_PATTERNS:
-        m = pattern.match(stem)
-        if m and (MODEL_TOKEN.fullmatch(m["model"]) or m["model"].lower() == "alex"):
-            return _course_attrs(m.groupdict())
-    gpu = GPU_TOKEN.search(stem)
-    model = MODEL_TOKEN.search(stem)
-    batch = _BATCH.search(stem)
-    return RunAttrs(
-        model=model.group(1).lower() if model else None,
-        gpu=re.sub(r"[\s_-]+", "", gpu.group(1)).upper() if gpu else None,
-        batch_size=int(batch.group(1)) if batch else None,
-    )
+def plan(files: list[LogFile]) -> Plan:
+    units = {f.index: _units(f) for f in files}
+    groups = _groups(files, units)
+    ids = _run_ids(groups, files)
+    rows = [_identity(run_id, members) for run_id, members in zip(ids, groups)]
+    _link_duplicates(rows, groups, ids, units)
+    _label(rows)
+    file_run, session_runs = {}, {}
+    for run_id, members in zip(ids, groups):
+        for unit in members:
+            if unit.session is None:
+                file_run[unit.file.index] = run_id
+            else:
+                first = unit.file.sessions[unit.session - 1].first_line
+                session_runs.setdefault(unit.file.index, []).append((first, run_id))
+    return Plan(runs=_table(rows), file_run=file_run, session_runs=session_runs)
 
 
-def _course_attrs(d: dict) -> RunAttrs:
-    model = d["model"].lower()
-    return RunAttrs(model={"alex": "alexnet"}.get(model, model),
-                    gpu=d["gpu"].upper() if d.get("gpu") else None, batch_size=int(d["batch"]),
-                    learning_rate=float(d["lr"]) if d.get("lr") else None,
-                    experiment=d["experiment"].lower() if d.get("experiment") else None)
+# -- units and groups --------------------------------------------------------------------------
+
+def _units(f: LogFile) -> list[_Unit]:
+    if len(f.sessions) < 2:
+        hints = _merged(f.sessions[0].hints, f.hints) if f.sessions else f.hints
+        return [_Unit(f, None, hints)]
+    # A session that names no device ran where the file's other sessions did.
+    return [_Unit(f, n, _merged(s.hints, RunHints(device_name=f.hints.device_name, host=f.hints.host)))
+            for n, s in enumerate(f.sessions, 1)]
 
 
-def attrs_from_command(command: str | None) -> RunAttrs:
-    if not command:
-        return RunAttrs()
-    model = _CMD_MODEL.search(command)
-    batch = _CMD_BATCH.search(command)
-    lr = _CMD_LR.search(command)
-    try:
-        lr_value = float(lr.group(1)) if lr else None
-    except ValueError:
-        lr_value = None
-    return RunAttrs(model=model.group(1).lower() if model else None,
-                    batch_size=int(batch.group(1)) if batch else None, learning_rate=lr_value)
+def _groups(files: list[LogFile], units: dict[int, list[_Unit]]) -> list[list[_Unit]]:
+    groups: list[list[_Unit]] = []
+    named: dict[str, list[_Unit]] = {}
+    by_dir: dict[tuple, list[_Unit]] = {}
+    for f in files:
+        for unit in units[f.index]:
+            name = _toml_name(f)
+            if f.duplicate_of is not None or unit.session is not None:
+                groups.append([unit])
+            elif name is not None:
+                named.setdefault(name, []).append(unit)
+            else:
+                by_dir.setdefault((f.root, str(unit.rel_dir)), []).append(unit)
+    groups += named.values()
+    for members in by_dir.values():
+        groups += _directory_runs(members)
+    return groups
 
 
-def attrs_from_dirs(rel_dir: PurePosixPath) -> RunAttrs:
-    attrs = RunAttrs()
-    for part in reversed(rel_dir.parts):  # the nearest directory wins
-        attrs = attrs.merged(attrs_from_name(part))
-    return attrs
-
-
-@dataclass(frozen=True)
-class RunAssignment:
-    run: str
-    attrs: RunAttrs
-    source_dir: str
-
-
-def assign(rel_path: PurePosixPath, root_name: str) -> RunAssignment:
-    """Which run a file (path relative to the input root) belongs to, by its path alone."""
-    rel_dir = rel_path.parent
-    dir_attrs = attrs_from_dirs(rel_dir)
-    file_attrs = attrs_from_name(rel_path.name)
-    dir_label = "" if str(rel_dir) == "." else str(rel_dir)
-    own = _adds_to(file_attrs, dir_attrs)
-    if own:
-        label = file_attrs.label()
-        run = f"{dir_label}/{label}" if dir_label else label
-    elif dir_attrs.any():
-        run = dir_label
-    else:
-        stem = _standalone_label(rel_path.name)
-        run = f"{dir_label}/{stem}" if dir_label else stem
-    return RunAssignment(run=run or root_name, attrs=file_attrs.merged(dir_attrs),
-                         source_dir=dir_label or ".")
-
-
-def _standalone_label(name: str) -> str:
-    """A file that stands alone is its own run: `out.expCloudML.546584` -> `expCloudML.546584`
-    (the Slurm job id kept, so two jobs of an unnamed configuration stay two runs)."""
-    stem = clean_stem(name) or name
-    job = _JOB_SUFFIX.search(name)
-    jobs = re.findall(r"\.(\d{4,})", job.group(0)) if job else []
-    return f"{stem}.{jobs[-1]}" if jobs else stem
-
-
-def _adds_to(file_attrs: RunAttrs, dir_attrs: RunAttrs) -> bool:
-    """True when the file name says something its directories do not (or contradicts them)."""
-    for f in fields(file_attrs):
-        value = getattr(file_attrs, f.name)
-        if value is not None and value != getattr(dir_attrs, f.name):
-            return True
-    return False
-
-
-# -- overrides -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Override:
-    """One `[[run]]` table of a roofreport.toml: files matching `match` (a glob relative to the
-    toml's folder) get `name` and the given attributes."""
-
-    match: str
-    name: str | None
-    attrs: dict
-
-
-def load_overrides(folder: Path) -> list[Override]:
-    """`roofreport.toml` in `folder`, if any (globs use fnmatch: `*` also crosses `/`):
-
-        [[run]]
-        match = "a100/*/*"          # glob, relative to this file
-        name = "A100 runs"           # optional: the run id
-        gpu = "A100-SXM4-40GB"       # optional attributes: model, gpu, batch_size, ...
-    """
-    path = folder / "roofreport.toml"
-    if not path.is_file():
-        return []
-    import tomllib  # (only when a folder has one)
-
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+def _directory_runs(members: list[_Unit]) -> list[list[_Unit]]:
+    """The runs of one directory's logs: one per variant key; keyless logs join the only run."""
+    dir_facts = _dir_facts(members[0].file.rel)
+    by_key: dict[tuple, list[_Unit]] = {}
+    for unit in members:
+        by_key.setdefault(_variant_key(unit, dir_facts), []).append(unit)
+    keyless = by_key.pop((), [])
+    runs = list(by_key.values())
+    if keyless:
+        if len(runs) == 1 and _can_join(runs[0], keyless):
+            runs[0] += keyless
+        else:
+            runs.append(keyless)
     out = []
-    for table in data.get("run", []):
-        table = dict(table)
-        match = table.pop("match", "**/*")
-        name = table.pop("name", None)
-        out.append(Override(match=str(match), name=name, attrs=table))
+    for run in runs:
+        out += _split_unlike(run)
     return out
 
 
-def apply_overrides(rel_path: PurePosixPath, assignment: RunAssignment,
-                    overrides: list[Override]) -> RunAssignment:
-    for ov in overrides:
-        if fnmatch.fnmatchcase(str(rel_path), ov.match):
-            known = {f.name for f in fields(RunAttrs)}
-            attrs = replace(assignment.attrs, **{k: v for k, v in ov.attrs.items() if k in known})
-            assignment = RunAssignment(run=ov.name or assignment.run, attrs=attrs,
-                                       source_dir=assignment.source_dir)
-    return assignment
+def _variant_key(unit: _Unit, dir_facts: dict) -> tuple:
+    """What the file's name says that its directories do not."""
+    name = identity.read_name(unit.file.rel.name)
+    own = {k: v for k, v in name.facts.items() if dir_facts.get(k) != v}
+    if not own:
+        return ()
+    return name.key
+
+
+def _can_join(run: list[_Unit], keyless: list[_Unit]) -> bool:
+    kinds = [(u.file.family, u.file.variant) for u in run + keyless]
+    return len(kinds) == len(set(kinds))
+
+
+def _split_unlike(run: list[_Unit]) -> list[list[_Unit]]:
+    """Logs of one name that cannot be one execution: two of the same kind, or content that
+    names different commands or GPUs. Each becomes a run of its own."""
+    if len(run) < 2:
+        return [run]
+    kinds = [(u.file.family, u.file.variant) for u in run]
+    commands = {u.hints.command.strip() for u in run if u.hints.command}
+    gpus = {_gpu_key(u.hints.device_name) for u in run if u.hints.device_name}
+    if len(kinds) != len(set(kinds)) or len(commands) > 1 or len(gpus) > 1:
+        return [[u] for u in run]
+    return [run]
+
+
+def _toml_name(f: LogFile) -> str | None:
+    name = None
+    for table in f.tables:
+        name = table.name or name
+    return name
+
+
+# -- run ids -----------------------------------------------------------------------------------
+
+def _run_ids(groups: list[list[_Unit]], files: list[LogFile]) -> list[str]:
+    """Stable ids: a file's path (with `#N` for a session), a directory for the one run of its
+    logs, the name a roofreport.toml gives. Prefixed with the input's name only where two inputs
+    would give the same id."""
+    per_dir: dict[tuple, int] = {}
+    for f in files:
+        if f.duplicate_of is None:
+            per_dir[(f.root, str(f.rel.parent))] = per_dir.get((f.root, str(f.rel.parent)), 0) + 1
+    ids = []
+    for members in groups:
+        first = members[0]
+        f = first.file
+        if _toml_name(f) is not None and f.duplicate_of is None and first.session is None:
+            ids.append(_toml_name(f))
+        elif first.session is not None:
+            ids.append(f"{f.rel}#{first.session}")
+        elif len(members) > 1 and len({m.file.index for m in members}) == per_dir[(f.root, str(f.rel.parent))] \
+                and str(f.rel.parent) != ".":
+            ids.append(str(f.rel.parent))
+        else:
+            ids.append(str(min(m.file.rel for m in members)))
+    return _prefixed_where_clashing(ids, [g[0].file.root for g in groups])
+
+
+def _prefixed_where_clashing(ids: list[str], roots: list[str]) -> list[str]:
+    owners: dict[str, set[str]] = {}
+    for run_id, root in zip(ids, roots):
+        owners.setdefault(run_id, set()).add(root)
+    return [f"{root}/{run_id}" if len(owners[run_id]) > 1 else run_id for run_id, root in zip(ids, roots)]
+
+
+# -- identity ----------------------------------------------------------------------------------
+
+def _identity(run_id: str, members: list[_Unit]) -> dict:
+    """The run's row: every field from the strongest source that has it, and which one that was."""
+    layers = {source: {} for source in SOURCES}
+    for unit in members:
+        for source, facts in _unit_facts(unit).items():
+            for key, value in facts.items():
+                if value is not None:
+                    layers[source].setdefault(key, value)
+    values, provenance = {}, {}
+    for source in SOURCES:
+        for key, value in layers[source].items():
+            if key not in values:
+                values[key], provenance[key] = value, source
+    first = members[0]
+    row = {
+        "run": run_id,
+        "model": values.pop("model", None),
+        "experiment": _text(values.pop("experiment", None)),
+        "program": values.pop("program", None),
+        "job": _text(values.pop("job", None)),
+        "session": first.session,
+        "command": values.pop("command", None),
+        "host": values.pop("host", None),
+        "source_dir": str(first.rel_dir) if str(first.rel_dir) != "." else ".",
+        "files": len({u.file.index for u in members}),
+        "tool": "+".join(sorted({u.file.family for u in members})),
+        "tool_version": next((u.file.tool_version for u in members if u.file.tool_version), None),
+        "device_kind": values.pop("device_kind", None),
+        "provenance": provenance,
+    }
+    gpu = values.pop("gpu", None)
+    row.update(_gpu(gpu, row["device_kind"]))
+    if provenance.get("gpu") and row["gpu_model"]:
+        provenance["gpu_model"] = "database"
+    for key in identity.TYPED_PARAMS:
+        value = values.pop(key, None)
+        row[key] = identity.typed(key, value) if value is not None else None
+    row["phase"] = values.pop("phase", None)
+    row["params"] = {k: values[k] for k in sorted(values)}
+    for key in identity.TYPED_PARAMS:
+        if row[key] is not None:
+            row["params"][key] = row[key]
+    row["all_params"] = dict(row["params"])
+    return row
+
+
+def _unit_facts(unit: _Unit) -> dict[str, dict]:
+    """What each source says about one unit."""
+    f, hints = unit.file, unit.hints
+    toml: dict = {}
+    for table in f.tables:
+        toml.update({k: v for k, v in table.facts.items() if v is not None})
+    if "gpu" in toml and str(toml["gpu"]).lower() == "cpu":
+        toml["gpu"], toml["device_kind"] = None, "cpu"
+    log = {"gpu": hints.device_name, "command": hints.command, "host": hints.host,
+           "device_kind": hints.device_kind, "model": hints.model, "batch_size": hints.batch_size,
+           "learning_rate": hints.learning_rate}
+    for key, value in identity.read_command(hints.command).items():
+        if log.get(key) is None:
+            log[key] = value
+    if not hints.command and hints.process:
+        log["program"] = PurePosixPath(hints.process).name
+    name, dirs = identity.read_path(f.rel)
+    path, folder = dict(name.facts), {}
+    for facts in (d.facts for d in dirs):          # nearest folder first; the file name wins
+        for key, value in facts.items():
+            (folder if key == "experiment" else path).setdefault(key, value)
+    label = identity.read_name(hints.label, is_file=False).facts if hints.label else {}
+    return {"toml": toml, "log": log, "path": path, "label": label, "folder": folder}
+
+
+def _dir_facts(rel: PurePosixPath) -> dict:
+    facts: dict = {}
+    for folder in identity.read_path(rel)[1]:
+        for key, value in folder.facts.items():
+            facts.setdefault(key, value)
+    return facts
+
+
+def _gpu(name: str | None, device_kind: str | None) -> dict:
+    """The GPU as named (`gpu`), its key in the GPU database (`gpu_model`), and the one label
+    the report uses for it (`gpu_label`): the database's name, else the name as the log spells
+    it; "CPU" for a run the log shows on the CPU; null when unknown."""
+    if name is None:
+        return {"gpu": None, "gpu_model": None, "gpu_label": CPU_LABEL if device_kind == "cpu" else None}
+    spec = hardware.match(name)
+    if spec is None:
+        return {"gpu": name, "gpu_model": None, "gpu_label": _clean_device(name)}
+    return {"gpu": name, "gpu_model": spec.key, "gpu_label": canonical_gpu_label(spec)}
+
+
+def canonical_gpu_label(spec) -> str:
+    """The name a GPU goes by everywhere in a report (the database's canonical label)."""
+    label = getattr(hardware, "canonical_label", None)
+    if callable(label):
+        return label(spec)
+    return spec.name
+
+
+def _clean_device(name: str) -> str:
+    text = name.strip()
+    if text.endswith(")") and " (" in text and text.rsplit(" (", 1)[1][:-1].isdigit():
+        text = text.rsplit(" (", 1)[0]
+    return text
+
+
+def _gpu_key(name: str) -> str:
+    spec = hardware.match(name)
+    return spec.key if spec is not None else _clean_device(name).lower()
+
+
+def _merged(first: RunHints, second: RunHints) -> RunHints:
+    """Hints of `first`, completed from `second`."""
+    return RunHints(**{f.name: getattr(first, f.name) if getattr(first, f.name) is not None
+                       else getattr(second, f.name) for f in fields(RunHints)})
+
+
+def _text(value) -> str | None:
+    return None if value is None else str(value)
+
+
+# -- duplicates, labels ------------------------------------------------------------------------
+
+def _link_duplicates(rows: list[dict], groups: list[list[_Unit]], ids: list[str],
+                     units: dict[int, list[_Unit]]) -> None:
+    """`duplicate_of`: the run of the original file (the same session of it, for a log of
+    several sessions)."""
+    run_of: dict[tuple[int, int | None], str] = {}
+    for run_id, members in zip(ids, groups):
+        for unit in members:
+            run_of[(unit.file.index, unit.session)] = run_id
+    for row, members in zip(rows, groups):
+        original = members[0].file.duplicate_of
+        row["duplicate_of"] = None
+        if original is not None:
+            session = members[0].session
+            row["duplicate_of"] = run_of.get((original, session)) or run_of.get((original, None)) \
+                or next(run for (index, _), run in run_of.items() if index == original)
+
+
+def _label(rows: list[dict]) -> None:
+    """`label` (unique, from identity) and `params` narrowed to what the label shows: the
+    parameters that vary across the runs (copies do not count). A copy reads as its original,
+    with "(copy)"."""
+    keys = sorted({key for row in rows for key in row["params"]} | {"experiment"})
+    originals = [row for row in rows if not row["duplicate_of"]]
+    shown = dict(zip((row["run"] for row in originals), labels.shown(originals, keys)))
+    texts = labels.unique([labels.label(row, shown[row["run"]]) for row in originals], originals)
+    label_of = {row["run"]: text for row, text in zip(originals, texts)}
+    copies: dict[str, int] = {}
+    for row in rows:
+        original = row["duplicate_of"]
+        if original:
+            copies[original] = copies.get(original, 0) + 1
+            shown[row["run"]] = shown.get(original, [])
+    seen: dict[str, int] = {}
+    for row in rows:
+        original = row["duplicate_of"]
+        if original:
+            seen[original] = seen.get(original, 0) + 1
+            number = f" {seen[original]}" if copies[original] > 1 else ""
+            row["label"] = f"{label_of.get(original, row['run'])} (copy{number})"
+        else:
+            row["label"] = label_of[row["run"]]
+        row["params"] = {k: v for k, v in row["params"].items() if k in shown[row["run"]]}
+
+
+def _table(rows: list[dict]) -> pl.DataFrame:
+    """The runs table, in natural order of the ids (`q3.out#2` before `q3.out#10`)."""
+    if not rows:
+        return schema.empty("runs")
+    rows = sorted(rows, key=lambda row: _natural(row["run"]))
+    for row in rows:
+        for column in ("params", "all_params", "provenance"):
+            row[column] = json.dumps(row[column], sort_keys=True, default=str)
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    return schema.conform("runs", frame.select([c for c in frame.columns if c in schema.RUNS]))
+
+
+def _natural(text: str) -> list:
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text)]

@@ -128,9 +128,11 @@ REGIONS = {
 }
 
 RUNS = {
-    "run": Str,
+    "run": Str,                # stable id: a file's path (`#N` for a profiler session), a folder
+    "label": Str,              # human label from the identity (model · GPU · parameters), unique
     "gpu": Str,                # device name as the log spells it (or the path token)
     "gpu_model": Str,          # key in the GPU database, or null
+    "gpu_label": Str,          # the one name the report uses for the GPU; "CPU"; null: unknown
     "model": Str,
     "batch_size": I64,
     "learning_rate": F64,
@@ -143,6 +145,17 @@ RUNS = {
     "command": Str,
     "source_dir": Str,
     "files": I64,
+    "program": Str,            # the profiled program (script or binary) when the log names it
+    "workers": I64,
+    "optimizer": Str,
+    "epochs": I64,
+    "job": Str,                # Slurm job id, PID or time stamp that tells executions apart
+    "session": I64,            # the profiler session of a log that holds several (1-based)
+    "device_kind": Str,        # "cpu" when the log shows the run on the CPU
+    "params": Str,             # JSON object: the run's parameters that vary across the dataset
+    "all_params": Str,         # JSON object: every parameter the logs, names or toml give the run
+    "duplicate_of": Str,       # the run this one copies (history folder, prev_*, identical file)
+    "provenance": Str,         # JSON object: field -> toml | log | path | label | folder | database
 }
 
 FILES = {

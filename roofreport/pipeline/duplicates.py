@@ -1,0 +1,203 @@
+"""Copies of one log: which files repeat another, and which of them is the original.
+
+Course folders keep the same log more than once: files recovered from history
+(`_deleted_in_history/`), `prev_out.*` copies, a backup beside its original, a log copied into a
+second folder, the CSV part of a log cut out into `X.csv`, a spreadsheet re-save. Counted twice
+they would double a run's time. A file is a copy of another when
+
+* their bytes are identical;
+* what was read from them is identical (every table, row for row, but where each row was read)
+  and nothing says they are two executions (different job ids or process ids: counters such as
+  `flop_count_sp` give the same numbers every time a program runs);
+* or it is marked as a copy (a history folder, a `prev_`/`old_`/`.bak`/`~` name) and, history
+  folders and markers taken away, has the path of an unmarked log of the same family.
+
+Of a set of copies, the original is the file that is not in a history folder, has no copy
+marker, is not named after another one of them (`X` before `X.csv`), lies shallowest, says most
+about its run, and keeps its job id; the others are its duplicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path, PurePosixPath
+
+# Columns that say where a row was read, not what it says.
+_PLACE_COLUMNS = ("run", "source_file", "source_line", "launch_id")
+
+
+@dataclass
+class Candidate:
+    """A parsed file as the duplicate check sees it."""
+
+    index: int
+    path: Path
+    rel: PurePosixPath
+    size: int
+    family: str
+    tables: dict = field(default_factory=dict)
+    richness: int = 0       # how much the log says about its run (command, device...)
+    job: str | None = None  # the job id in its name
+    process_id: int | None = None
+
+
+@cache
+def _patterns() -> dict[str, re.Pattern]:
+    return {
+        "history_dir": re.compile(
+            r"_*(?:deleted_in_history|deleted|history|backups?|bak|old|previous|prev|archived?|"
+            r"trash|obsolete|attic|superseded)_*", re.I),
+        "copy_prefix": re.compile(r"^(?:prev|previous|old|bak|backup|copy(?:[ _]of)?)[ _.-]+", re.I),
+        "copy_suffix": re.compile(
+            r"(?:[ _.-](?:copy|bak|backup|old|orig)|~| \(\d+\)|[ _-]copy[ _-]?\d+)$", re.I),
+    }
+
+
+def find(candidates: list[Candidate]) -> dict[int, int]:
+    """index -> index of the original, for every file that copies another."""
+    groups = _Groups()
+    _same_bytes(candidates, groups)
+    _same_tables(candidates, groups)
+    _same_marked_name(candidates, groups)
+    by_index = {c.index: c for c in candidates}
+    duplicates = {}
+    for members in groups.sets():
+        ranked = sorted((by_index[i] for i in members), key=lambda c: _rank(c, members, by_index))
+        for copy in ranked[1:]:
+            duplicates[copy.index] = ranked[0].index
+    return duplicates
+
+
+def in_history(rel: PurePosixPath) -> bool:
+    """True when one of the folders of `rel` keeps old or deleted files."""
+    return any(_patterns()["history_dir"].fullmatch(part) for part in rel.parts[:-1])
+
+
+def bare_name(name: str) -> str:
+    """The name without copy markers: `prev_out.x.741534` -> `out.x.741534`, `x.log.bak` -> `x.log`."""
+    pats = _patterns()
+    stem = pats["copy_prefix"].sub("", name)
+    for suffix in (".bak", ".orig", ".old"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+    return pats["copy_suffix"].sub("", stem)
+
+
+def marked(rel: PurePosixPath) -> bool:
+    return bare_name(rel.name) != rel.name
+
+
+def _rank(candidate: Candidate, members: set[int], by_index: dict[int, Candidate]) -> tuple:
+    others = [by_index[i] for i in members if i != candidate.index]
+    derived = any(o.rel.parent == candidate.rel.parent and candidate.rel.name.startswith(o.rel.name)
+                  and candidate.rel.name != o.rel.name for o in others)
+    return (in_history(candidate.rel), marked(candidate.rel), derived, len(candidate.rel.parts),
+            -candidate.richness, candidate.job is None, str(candidate.rel))
+
+
+def _same_bytes(candidates: list[Candidate], groups: "_Groups") -> None:
+    by_size: dict[int, list[Candidate]] = {}
+    for c in candidates:
+        if c.size > 0:
+            by_size.setdefault(c.size, []).append(c)
+    for same_size in by_size.values():
+        if len(same_size) > 1:
+            _join_equal(same_size, _file_digest, groups)
+
+
+def _same_tables(candidates: list[Candidate], groups: "_Groups") -> None:
+    """Files whose tables hold the same rows (a log and the CSV cut out of it, a re-save)."""
+    by_shape: dict[tuple, list[Candidate]] = {}
+    for c in candidates:
+        shape = tuple(sorted((name, frame.height) for name, frame in c.tables.items() if frame.height))
+        if shape:
+            by_shape.setdefault((c.family, shape), []).append(c)
+    for same_shape in by_shape.values():
+        if len(same_shape) > 1:
+            _join_equal(same_shape, _tables_digest, groups, _same_execution)
+
+
+def _same_marked_name(candidates: list[Candidate], groups: "_Groups") -> None:
+    """A marked copy (history folder, `prev_` name) of an unmarked log at its path."""
+    originals: dict[tuple, list[Candidate]] = {}
+    for c in candidates:
+        if not in_history(c.rel) and not marked(c.rel):
+            originals.setdefault((c.family, str(c.rel)), []).append(c)
+    for c in candidates:
+        if in_history(c.rel) or marked(c.rel):
+            for original in originals.get((c.family, str(_bare_path(c.rel))), []):
+                groups.join(c.index, original.index)
+
+
+def _bare_path(rel: PurePosixPath) -> PurePosixPath:
+    folders = [part for part in rel.parts[:-1] if not _patterns()["history_dir"].fullmatch(part)]
+    return PurePosixPath(*folders, bare_name(rel.name))
+
+
+def _same_execution(a: Candidate, b: Candidate) -> bool:
+    """Nothing says these are two executions: no two different job ids or process ids."""
+    return all(x is None or y is None or x == y for x, y in ((a.job, b.job), (a.process_id, b.process_id)))
+
+
+def _join_equal(candidates: list[Candidate], digest, groups: "_Groups", compatible=None) -> None:
+    seen: dict[str, list[Candidate]] = {}
+    for c in candidates:
+        key = digest(c)
+        if key is None:
+            continue
+        for other in seen.setdefault(key, []):
+            if compatible is None or compatible(other, c):
+                groups.join(other.index, c.index)
+                break
+        else:
+            seen[key].append(c)
+
+
+def _file_digest(candidate: Candidate) -> str | None:
+    hasher = hashlib.blake2b(digest_size=20)
+    try:
+        with open(candidate.path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                hasher.update(chunk)
+    except OSError:
+        return None
+    return hasher.hexdigest()
+
+
+def _tables_digest(candidate: Candidate) -> str:
+    hasher = hashlib.blake2b(digest_size=20)
+    for name in sorted(candidate.tables):
+        frame = candidate.tables[name]
+        if not frame.height:
+            continue
+        content = frame.drop([c for c in _PLACE_COLUMNS if c in frame.columns])
+        hasher.update(name.encode())
+        hasher.update(",".join(content.columns).encode())
+        hasher.update(content.hash_rows(seed=0).to_numpy().tobytes())
+    return hasher.hexdigest()
+
+
+class _Groups:
+    """Union-find over file indices."""
+
+    def __init__(self) -> None:
+        self._parent: dict[int, int] = {}
+
+    def _root(self, i: int) -> int:
+        self._parent.setdefault(i, i)
+        while self._parent[i] != i:
+            self._parent[i] = self._parent[self._parent[i]]
+            i = self._parent[i]
+        return i
+
+    def join(self, a: int, b: int) -> None:
+        self._parent[self._root(a)] = self._root(b)
+
+    def sets(self) -> list[set[int]]:
+        out: dict[int, set[int]] = {}
+        for i in list(self._parent):
+            out.setdefault(self._root(i), set()).add(i)
+        return [members for members in out.values() if len(members) > 1]

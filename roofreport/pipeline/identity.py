@@ -1,0 +1,352 @@
+"""What a name or a command line says about a run: model, GPU, parameters, experiment.
+
+Users encode a run's configuration in directory and file names and the profiler echoes the
+command it ran; this module reads both, for any course or campaign, by the conventions people
+use (DESIGN.md §2, the course field guide in the corpus):
+
+* whole-name layouts that need their order to be read: `<arch>_<batch>_<lr>_<gpu>_<experiment>`
+  (`out.alexnet_16_0.01_k80_full.756013`), `<model>_<gpu>_<batch>_<experiment>`,
+  `hw_<batch>_<lr>_<arch>[_<gpu>]`, and a name that is one `key_value` (`workers_8`, `optim_adam`);
+* otherwise spans read anywhere in the name, in this order: GPU tokens (`a100`, `rtx8000`), model
+  tokens (`resnet18`, `llama3` with a size such as `-8b`), bit widths (`draft_4bit`),
+  `key_true/false`, known `key<N>`/`key_N` parameters (`bs64`, `toks3`, `lr_0.1`, `workers_8`),
+  precisions (`fp16`, `bf16`), job ids (`.756013`, `slurm-766274`, a trailing `_142093`);
+  tool and report words (`ncu`, `nsys`, `log`, `cuda_gpu_trace`, `smi`...) and history or copy
+  markers (`prev_`, `_deleted_in_history`) say nothing about the run and are dropped;
+* what is left: words (the experiment or variant, `baseline`, `specdecode8-1`, `no_bn`) and bare
+  numbers, which only tell siblings apart.
+
+`NameFacts.key` is what sets a name apart from its siblings (a variant token); two files of one
+directory with the same key are logs of one run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import PurePosixPath
+
+# Fields every run has a column for; every other fact is a parameter.
+IDENTITY_FIELDS = ("model", "gpu", "experiment", "program", "job")
+TYPED_PARAMS = {"batch_size": int, "learning_rate": float, "workers": int, "epochs": int,
+                "optimizer": str, "precision": str}
+
+_KEY_ALIASES = {
+    "bs": "batch_size", "batch": "batch_size", "batchsize": "batch_size", "batch_size": "batch_size",
+    "b": "batch_size", "per_device_train_batch_size": "batch_size", "train_batch_size": "batch_size",
+    "lr": "learning_rate", "learning_rate": "learning_rate", "learningrate": "learning_rate",
+    "workers": "workers", "num_workers": "workers", "nworkers": "workers", "nw": "workers", "j": "workers",
+    "epochs": "epochs", "epoch": "epochs", "ep": "epochs",
+    "optim": "optimizer", "optimizer": "optimizer", "opt": "optimizer",
+    "precision": "precision", "dtype": "precision",
+}
+
+
+@cache
+def _patterns() -> dict[str, re.Pattern]:
+    """Compiled on first use: most runs read a handful of names."""
+    b, e = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
+    return {
+        "extension": re.compile(
+            r"\.(?:txt|csv|tsv|log|out|err|sqlite|time|metrics|profile|prof|nvvp|json|gz|qdrep|"
+            r"nsys-rep|ncu-rep|collapsed|dat|stdout|stderr)$", re.I),
+        "job_suffix": re.compile(r"(?:\.(\d{4,})|%20)$"),
+        "out_prefix": re.compile(r"^(?:([A-Za-z]+)_)?out\.", re.I),
+        # a variable the job script never filled in (`alexnet_4_0.01_%GPU%_full`, `${GPU}`)
+        "placeholder": re.compile(r"%\w+%|\$\{\w+\}|\$\w+|%[jxAaNnu](?![A-Za-z0-9])"),
+        # whole-name layouts
+        "course_2019": re.compile(
+            r"^(?:general_)?(?:(?P<timeout>\d+)_)?(?P<model>[a-z]+\d*)_(?:(?P<timeout2>\d+)_)?(?P<batch>\d+)_"
+            r"(?P<lr>\d*\.\d+|\d+e-?\d+)_(?:(?P<gpu>[a-z]+\d+)_)?(?P<experiment>[a-z][a-z_]*)$", re.I),
+        "model_gpu_batch": re.compile(
+            r"^(?P<model>[a-z]+\d*)_(?P<gpu>[a-z]\d+)_(?P<batch>\d+)_(?P<experiment>[a-z][a-z_]*)$", re.I),
+        "hw_2019": re.compile(
+            r"^hw_(?P<batch>\d+)_(?P<lr>\d*\.\d+)_(?P<model>[a-z]+\d*)(?:_(?P<gpu>[a-z]\d+))?$", re.I),
+        "key_value": re.compile(r"^(?P<key>[a-z][a-z]*(?:_[a-z]+)?)[_=-](?P<value>\d+(?:\.\d+)?|true|false)$", re.I),
+        "key_word": re.compile(r"^(?P<key>optim|optimizer|opt|precision|dtype)[_=-](?P<value>[a-z][a-z0-9]*)$", re.I),
+        # spans
+        "gpu": re.compile(
+            b + r"(k80|k40m?|k20[mx]?|m40|m60|p4|p40|p100|v100s?|t4|a100|a10g?|a30|a40|a6000|a5000|a4500|"
+            r"a4000|l4|l40s?|h100|h200|gh200|b200|gb200|rtx[\s_-]?\d{4}(?:[\s_-]?ti)?|rtx[\s_-]?a\d{4}|"
+            r"gtx[\s_-]?\d{3,4}(?:[\s_-]?ti)?|titan[\s_-]?(?:xp?|v|rtx)|quadro)(?:x(?P<count>\d{1,2}))?" + e, re.I),
+        "model": re.compile(
+            b + r"(resnet\d+|resnext\d+[a-z0-9]*|wide_resnet\d+|alexnet|alex|vgg\d+(?:_bn)?|densenet\d*|"
+            r"squeezenet[\d_]*|inception(?:_?v\d)?|googlenet|mobilenet(?:_?v\d)?|shufflenet[a-z0-9]*|"
+            r"efficientnet[a-z0-9]*|mnasnet[a-z0-9]*|regnet[a-z0-9]*|convnext[a-z0-9]*|swin[a-z0-9]*|"
+            r"lenet\d*|vit|bert|distilbert|roberta|deberta|gpt\d*|llama\d*|mistral|mixtral|qwen\d*|gemma\d*|"
+            r"falcon|bloom|t5|unet|yolo[a-z0-9]*)(?:[_-]?(?P<size>\d+(?:\.\d+)?[bm]))?" + e, re.I),
+        "bits": re.compile(b + r"(?:(?P<key>[a-z]+)[_-])?(?P<bits>\d{1,2})[_-]?bits?" + e, re.I),
+        "boolean": re.compile(b + r"(?P<key>[a-z][a-z0-9]*)[_=-](?P<value>true|false)" + e, re.I),
+        "param": re.compile(
+            b + r"(?P<key>bs|batch_?size|batch|lr|learning_?rate|workers|num_?workers|nw|epochs?|ep|toks|"
+            r"tokens|seq_?len|seq|threads|iters?|steps|gpus|nodes|ranks|size|kernel|stride|dim|layers|heads|"
+            r"hidden)[_=-]?(?P<value>\d+(?:\.\d+)?(?:e-?\d+)?)" + e, re.I),
+        "word_param": re.compile(b + r"(?P<key>optim|optimizer|precision|dtype)[_=-](?P<value>[a-z][a-z0-9]*)" + e, re.I),
+        "precision": re.compile(
+            b + r"(fp64|fp32|fp16|bf16|tf32|fp8|int8|int4|amp|half|float16|float32|bfloat16)" + e, re.I),
+        "job": re.compile(r"(?:^|[_.-])(?:slurm[_-](?P<slurm>\d+)|(?P<pid>\d{5,}))$", re.I),
+        "stamp": re.compile(r"(?<![0-9])(\d{8}[_-]?\d{6})(?![0-9])"),
+        "marker": re.compile(
+            b + r"(_?deleted_in_history|deleted|history|backups?|bak|prev|previous|old|copy|orig)" + e, re.I),
+        "tool": re.compile(
+            b + r"(cuda_gpu_trace|cuda_gpu_kern_sum|cuda_api_sum|cuda_gpu_mem_time_sum|nvtx_kern_sum|nvtx_sum|"
+            r"gputrace|gpukernsum|cudaapisum|gpumemtimesum|nvtxsum|nvtxkernsum|nvidia[_-]smi|ncu|nsys|nvprof|"
+            r"nsight|smi|dmon|pmon|logs?|outputs?|out|reports?|stats?|traces?|base|metrics?|final|profiles?|"
+            r"profiling|prof|summary|sum|results?|raw|rep|qdrep|sqlite|nvvp|csv|tsv|txt|gpu|cuda|api|kern|"
+            r"utilization|usage|util|monitor|power|data|runs|slurm|timeline|collapsed|tmp|temp|"
+            r"(?:ncu|nsys|nvprof)\d{4}(?:\.\d+)*)" + e, re.I),
+        # words that name a log's format: never a parameter's name (`log_1` is not log=1)
+        "format_word": re.compile(r"(ncu|nsys|nvprof|smi|log|out|output|report|trace|stats|metrics?|summary)$", re.I),
+        # between words: `_`, blanks, the marks left where a fact was read, and `.` except
+        # inside a number (`0.001`); `-` joins (`specdecode8-1`, `torch-ex`)
+        "word_break": re.compile(r"[\s_\x00]+|(?<![0-9])\.|\.(?![0-9])"),
+        "number": re.compile(r"^\d+(?:\.\d+)?(?:e-?\d+)?$", re.I),
+    }
+
+
+@dataclass(frozen=True)
+class NameFacts:
+    """What one path component says: `facts` (model, gpu, job, experiment and parameters),
+    `key` (what tells it from its siblings) and whether it marks a copy or a history folder."""
+
+    facts: dict = field(default_factory=dict)
+    key: tuple = ()
+    marked_copy: bool = False
+
+    def get(self, name: str):
+        return self.facts.get(name)
+
+
+def read_name(name: str, is_file: bool = True) -> NameFacts:
+    """Facts in one file name (extension, Slurm job suffix and `out.` prefix understood) or one
+    directory name."""
+    pats = _patterns()
+    stem, facts, marked = name, {}, False
+    if is_file:
+        stem, job = _strip_suffixes(stem)
+        if job:
+            facts["job"] = job
+    filled = pats["placeholder"].sub("", stem)
+    if filled != stem:
+        stem = re.sub(r"_{2,}", "_", filled).strip("_")
+    prefix = pats["out_prefix"].match(stem)
+    if prefix:
+        stem = stem[prefix.end():]
+        marked = bool(prefix.group(1)) and pats["marker"].fullmatch(prefix.group(1)) is not None
+    whole = _whole_name(stem)
+    if whole is not None:
+        facts.update(whole)
+        return NameFacts(facts, _key(facts, ()), marked)
+    facts_here, words, marked_here = _spans(stem)
+    facts.update({k: v for k, v in facts_here.items() if k not in facts})
+    return NameFacts(facts, _key(facts, words), marked or marked_here)
+
+
+def read_path(rel_path: PurePosixPath) -> tuple[NameFacts, list[NameFacts]]:
+    """The file name's facts and its directories' (nearest first)."""
+    dirs = [read_name(part, is_file=False) for part in reversed(rel_path.parent.parts)]
+    return read_name(rel_path.name), dirs
+
+
+def _strip_suffixes(stem: str) -> tuple[str, str | None]:
+    pats, job = _patterns(), None
+    while True:
+        before = stem
+        found = pats["job_suffix"].search(stem)
+        if found:
+            job = job or found.group(1)
+            stem = stem[: found.start()]
+        ext = pats["extension"].search(stem)
+        if ext and ext.start() > 0:
+            stem = stem[: ext.start()]
+        if stem == before:
+            return stem, job
+
+
+def _whole_name(stem: str) -> dict | None:
+    """The layouts read as a whole, where the order says what each number is."""
+    pats = _patterns()
+    for layout in ("course_2019", "model_gpu_batch", "hw_2019"):
+        found = pats[layout].match(stem)
+        if found and pats["model"].fullmatch(found["model"]):
+            return _layout_facts(found.groupdict())
+    found = pats["key_value"].match(stem) or pats["key_word"].match(stem)
+    if found and not pats["format_word"].match(found["key"]) and not pats["model"].fullmatch(stem):
+        key = _KEY_ALIASES.get(found["key"].lower(), found["key"].lower())
+        return {key: typed(key, found["value"])}
+    return None
+
+
+def _layout_facts(groups: dict) -> dict:
+    facts = {"model": canonical_model(groups["model"]), "batch_size": int(groups["batch"])}
+    if groups.get("lr"):
+        facts["learning_rate"] = float(groups["lr"])
+    if groups.get("gpu"):
+        facts["gpu"] = groups["gpu"].upper()
+    if groups.get("experiment"):
+        facts["experiment"] = groups["experiment"].lower()
+    timeout = groups.get("timeout") or groups.get("timeout2")
+    if timeout:
+        # `out.alexnet_600_16_0.01_k80_full_mem`: nvprof --timeout 600 (the course field guide)
+        facts["timeout_s"] = int(timeout)
+    return facts
+
+
+def _spans(stem: str) -> tuple[dict, list[str], bool]:
+    """Facts read anywhere in the name; the words and numbers left over; a copy marker seen."""
+    pats = _patterns()
+    facts: dict = {}
+    text = stem
+
+    def take(pattern: str, read) -> None:
+        nonlocal text
+        for found in list(pats[pattern].finditer(text)):
+            read(found)
+        text = pats[pattern].sub("\x00", text)
+
+    def gpu(m):
+        facts.setdefault("gpu", re.sub(r"[\s_-]+", "", m.group(1)).upper())
+        if m.group("count"):
+            facts.setdefault("gpus", int(m.group("count")))
+    take("gpu", gpu)
+
+    def model(m):
+        facts.setdefault("model", canonical_model(m.group(1)))
+        if m.group("size"):
+            facts.setdefault("model_size", m.group("size").lower())
+    take("model", model)
+
+    def bits(m):
+        key = f"{m['key'].lower()}_bits" if m["key"] else "precision"
+        facts.setdefault(key, int(m["bits"]) if m["key"] else f"int{m['bits']}")
+    take("bits", bits)
+    take("boolean", lambda m: facts.setdefault(m["key"].lower(), m["value"].lower() == "true"))
+
+    def param(m):
+        key = _KEY_ALIASES.get(m["key"].lower().replace("-", "_"), m["key"].lower())
+        facts.setdefault(key, typed(key, m["value"]))
+    take("param", param)
+    take("word_param", param)
+    take("precision", lambda m: facts.setdefault("precision", m.group(1).lower()))
+    take("stamp", lambda m: facts.setdefault("job", m.group(1)))
+    job = pats["job"].search(text)
+    if job:
+        facts.setdefault("job", job["slurm"] or job["pid"])
+        text = text[: job.start()] + "\x00"
+    marked = pats["marker"].search(text) is not None
+    text = pats["marker"].sub("\x00", text)
+    text = pats["tool"].sub("\x00", text)
+    words = [w for w in (c.strip(".-") for c in pats["word_break"].split(text)) if w]
+    experiment = [w for w in words if not pats["number"].match(w)]
+    if experiment:
+        facts["experiment"] = "_".join(experiment)
+    return facts, words, marked
+
+
+def _key(facts: dict, words) -> tuple:
+    """What tells a name from its siblings: every fact and leftover word (numbers too)."""
+    values = tuple(sorted((k, str(v)) for k, v in facts.items()))
+    return values + tuple(w.lower() for w in words)
+
+
+def canonical_model(name: str) -> str:
+    lowered = name.lower()
+    return {"alex": "alexnet"}.get(lowered, lowered)
+
+
+def typed(key: str, value):
+    """A parameter's value as its column's type (text stays text when it does not convert)."""
+    kind = TYPED_PARAMS.get(key)
+    text = str(value)
+    if isinstance(value, bool):
+        return value
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        if kind is int or (kind is None and re.fullmatch(r"-?\d+", text)):
+            return int(float(text))
+        if kind is float or (kind is None and _patterns()["number"].match(text)):
+            return float(text)
+    except ValueError:
+        return text
+    return text.lower() if kind is str else text
+
+
+# -- command lines -----------------------------------------------------------------------------
+
+_LAUNCHERS = {"python", "python3", "python2", "torchrun", "accelerate", "deepspeed", "mpirun",
+              "mpiexec", "srun", "bash", "sh", "time", "env", "singularity", "apptainer", "launch",
+              "uv", "run", "exec", "-m"}
+_FLAG_ALIASES = {
+    "arch": "model", "a": "model", "model": "model", "model_name": "model", "model_name_or_path": "model",
+    "b": "batch_size", "batch_size": "batch_size", "bs": "batch_size", "batch": "batch_size",
+    "per_device_train_batch_size": "batch_size", "train_batch_size": "batch_size",
+    "lr": "learning_rate", "learning_rate": "learning_rate",
+    "j": "workers", "workers": "workers", "num_workers": "workers",
+    "epochs": "epochs", "epoch": "epochs", "num_train_epochs": "epochs",
+    "optimizer": "optimizer", "optim": "optimizer", "opt": "optimizer",
+    "precision": "precision", "dtype": "precision", "mixed_precision": "precision",
+}
+_PRECISION_FLAGS = {"fp16": "fp16", "bf16": "bf16", "amp": "amp", "half": "fp16", "tf32": "tf32"}
+# Numeric flags that say where or how a run was launched, not what it computed.
+_NOT_PARAMS = {"gpu", "gpus", "device", "local_rank", "rank", "world_size", "port", "print_freq",
+               "log_interval", "save_freq", "eval_freq", "dist_url", "p", "nproc_per_node", "nnodes"}
+
+
+def read_command(command: str | None) -> dict:
+    """Model, parameters and program of a profiled command line
+    (`python main.py --arch resnet18 -b 64 --lr 0.10 DIR`, `./q3_2a.o 1`)."""
+    if not command:
+        return {}
+    tokens = command.split()
+    facts: dict = {}
+    program_at = _program_index(tokens)
+    if program_at is None:
+        return facts
+    facts["program"] = PurePosixPath(tokens[program_at]).name
+    i = program_at + 1
+    while i < len(tokens):
+        flag, value, used = _flag(tokens, i)
+        i += used
+        if flag is None:
+            continue
+        name = flag.lower().replace("-", "_")
+        key = _FLAG_ALIASES.get(name)
+        if value is None:
+            if name in _PRECISION_FLAGS:
+                facts.setdefault("precision", _PRECISION_FLAGS[name])
+            continue
+        if key == "model":
+            facts.setdefault("model", canonical_model(PurePosixPath(value).name))
+        elif key is not None:
+            facts.setdefault(key, typed(key, value))
+        elif name not in _NOT_PARAMS and _patterns()["number"].match(value):
+            facts.setdefault(name, typed(name, value))
+    return facts
+
+
+def _program_index(tokens: list[str]) -> int | None:
+    """The script or binary a launcher runs (`python main.py` -> main.py)."""
+    for i, token in enumerate(tokens):
+        base = PurePosixPath(token).name.lower()
+        if token.startswith("-") or "=" in token or re.fullmatch(r"python\d(?:\.\d+)?", base) \
+                or base in _LAUNCHERS:
+            continue
+        return i
+    return None
+
+
+def _flag(tokens: list[str], i: int) -> tuple[str | None, str | None, int]:
+    """(flag, value, tokens used) at `i`: `--key=value`, `--key value`, `-k value`, `--switch`."""
+    token = tokens[i]
+    if not token.startswith("-") or len(token) < 2 or _patterns()["number"].match(token.lstrip("-")):
+        return None, None, 1
+    flag = token.lstrip("-")
+    if "=" in flag:
+        flag, value = flag.split("=", 1)
+        return flag, value, 1
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if nxt is not None and (not nxt.startswith("-") or _patterns()["number"].match(nxt.lstrip("-"))):
+        return flag, nxt, 2
+    return flag, None, 1
