@@ -176,7 +176,7 @@ def _summary(dataset: roofreport.Dataset) -> None:
 def _print_inspect(files: list[roofreport.FileOutcome]) -> None:
     for f in files:
         rows = ", ".join(f"{n} {table}" for table, n in sorted(f.rows.items())) or "-"
-        what = f"{f.family} {f.variant}" if f.family else "not a log"
+        what = f"{f.family} {f.variant}" if f.family else ("excluded" if f.excluded else "not a log")
         click.echo(f"{f.path}\n    {f.status}: {what}; rows: {rows}")
         if f.run:
             click.echo(f"    run: {f.run}")

@@ -2,7 +2,8 @@
 
 `analyze(dataset, settings)` gives an `Analysis`: the dataset it read, the GPU database, and one
 frame per question (runs side by side, rooflines, kernel share, sweeps, regions, utilization,
-API time). The report computes no FLOPs, peaks, rooflines or bound classes of its own: every
+API time). Runs that copy another (`duplicate_of`) are left out of every frame
+(`runsets.body_tables`) and listed in `duplicates` for the appendix. The report computes no FLOPs, peaks, rooflines or bound classes of its own: every
 number a section shows comes from one of these frames. The settings are what a user may change
 (`AnalysisSettings`: a GPU for runs whose logs name none, a peaks file, kernels per run, a
 utilization window); the CLI's options and `roofreport.analyze`'s arguments both become one.
@@ -16,9 +17,10 @@ from pathlib import Path
 import polars as pl
 
 from roofreport import hardware
-from roofreport.analysis import api_calls as api, compare, regions, roofline, share, utilization
+from roofreport.analysis import api_calls as api, compare, regions, roofline, runsets, share, utilization
 from roofreport.errors import UsageError
 from roofreport.pipeline.dataset import Dataset, FileOutcome
+from roofreport.pipeline.runs import canonical_gpu_label
 
 # Kernel families worth following across a batch-size sweep (label -> Rust regex on full names).
 SWEEP_PATTERNS = {
@@ -63,7 +65,7 @@ class Analysis:
 
     dataset: Dataset
     settings: AnalysisSettings
-    tables: dict[str, pl.DataFrame]  # the dataset's tables, with `settings.gpu` applied to runs
+    tables: dict[str, pl.DataFrame]  # the dataset's tables without copies, `settings.gpu` applied
     db: hardware.GpuDatabase
     runs: pl.DataFrame               # compare.run_table
     roofline: pl.DataFrame           # roofline.run_roofline
@@ -80,6 +82,7 @@ class Analysis:
     utilization_window: pl.DataFrame | None
     processes: pl.DataFrame          # utilization.process_memory
     api: pl.DataFrame                # api_calls.api_summary
+    duplicates: pl.DataFrame         # runsets.duplicate_runs: the copies left out of the above
 
     @property
     def files(self) -> list[FileOutcome]:
@@ -90,7 +93,7 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
     """Run every analysis on `dataset` (see the module docstring)."""
     settings = settings or AnalysisSettings()
     db = hardware.load_database(settings.peaks)
-    tables = dict(dataset.tables)
+    tables = runsets.body_tables(dataset.tables)
     if settings.gpu:
         tables["runs"] = assume_gpu(tables["runs"], settings.gpu, db)
     samples = tables["samples"]
@@ -111,6 +114,7 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         utilization_window=utilization.utilization_stats(samples, settings.window) if settings.window else None,
         processes=utilization.process_memory(samples),
         api=api.api_summary(tables["api_calls"], n=15),
+        duplicates=runsets.duplicate_runs(dataset.tables),
     )
 
 
@@ -118,8 +122,10 @@ def assume_gpu(runs: pl.DataFrame, device: str, db: hardware.GpuDatabase) -> pl.
     """`--gpu`: runs whose logs and paths name no GPU get this one."""
     spec = db.match(device)
     key = spec.key if spec else None
+    label = canonical_gpu_label(spec) if spec else device
     unknown = pl.col("gpu").is_null() & pl.col("gpu_model").is_null()
     return runs.with_columns(
         pl.when(unknown).then(pl.lit(device)).otherwise(pl.col("gpu")).alias("gpu"),
         pl.when(unknown).then(pl.lit(key, pl.String)).otherwise(pl.col("gpu_model")).alias("gpu_model"),
+        pl.when(unknown).then(pl.lit(label, pl.String)).otherwise(pl.col("gpu_label")).alias("gpu_label"),
     )

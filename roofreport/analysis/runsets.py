@@ -1,0 +1,57 @@
+"""Which runs a report's body counts: every run but the copies of another.
+
+The pipeline marks a run `duplicate_of` the run it copies (a file recovered from a history
+folder, a `prev_*` copy, a backup, a byte-identical file, the CSV cut out of a log:
+pipeline/duplicates.py). Its rows stay in the tables, so nothing read is lost; the body of a
+report leaves them out (`body_tables`), and the appendix lists them (`duplicate_runs`).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+
+def duplicate_ids(runs: pl.DataFrame) -> list[str]:
+    """The runs that copy another."""
+    if "duplicate_of" not in runs.columns:
+        return []
+    return runs.filter(pl.col("duplicate_of").is_not_null())["run"].to_list()
+
+
+def body_tables(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """`tables` without the rows of runs that copy another (every table with a `run` column)."""
+    copies = duplicate_ids(tables.get("runs", pl.DataFrame()))
+    if not copies:
+        return dict(tables)
+    out = {}
+    for name, frame in tables.items():
+        if "run" in frame.columns and name != "files":
+            frame = frame.filter(~pl.col("run").is_in(copies) | pl.col("run").is_null())
+        out[name] = frame
+    return out
+
+
+def duplicate_runs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """One row per copy, for an appendix: the copy, the run it copies, and the files it holds."""
+    runs = tables.get("runs", pl.DataFrame())
+    columns = {"run": pl.String, "label": pl.String, "duplicate_of": pl.String,
+               "original_label": pl.String, "files": pl.List(pl.String)}
+    if not duplicate_ids(runs):
+        return pl.DataFrame(schema=columns)
+    labels = runs.select(pl.col("run").alias("duplicate_of"), pl.col("label").alias("original_label"))
+    copies = runs.filter(pl.col("duplicate_of").is_not_null()).select("run", "label", "duplicate_of") \
+        .join(labels, on="duplicate_of", how="left")
+    files = tables.get("files")
+    if files is not None and files.height:
+        held = _files_of_runs(files).rename({"paths": "files"})
+        copies = copies.join(held, on="run", how="left")
+    else:
+        copies = copies.with_columns(pl.lit(None, pl.List(pl.String)).alias("files"))
+    return copies.select(list(columns)).sort("duplicate_of", "run")
+
+
+def _files_of_runs(files: pl.DataFrame) -> pl.DataFrame:
+    """run -> the paths of its files (a file of several profiler sessions lists its runs)."""
+    return files.filter(pl.col("run").is_not_null()) \
+        .with_columns(pl.col("run").str.split(", ")).explode("run") \
+        .group_by("run").agg(pl.col("path").alias("paths"))
