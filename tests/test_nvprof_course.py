@@ -5,13 +5,13 @@ winograd kernels of the 4-GPU DataParallel runs are in `kernels`."""
 
 from __future__ import annotations
 
+import json
 import re
-from pathlib import PurePosixPath
 
 import polars as pl
 import pytest
 
-from roofreport.pipeline import runs
+from roofreport.pipeline import identity
 from roofreport.pipeline.ingest import ingest
 from tests.conftest import corpus_path
 
@@ -45,8 +45,10 @@ def test_runs_named_by_the_course_pattern_carry_their_configuration(pramit):
             continue
         model, batch, lr, gpu, experiment = m.groups()
         got = runs_table.filter(pl.col("run") == run).row(0, named=True)
-        assert (got["model"], got["batch_size"], got["learning_rate"], got["experiment"]) == \
-            (model, int(batch), float(lr), experiment), path
+        assert (got["model"], got["batch_size"], got["experiment"]) == (model, int(batch), experiment), path
+        # The learning rate nvprof's command line gives wins over the name (`..._0.001_p40_loss_only.744573`
+        # ran `--lr 0.01`).
+        assert got["learning_rate"] == float(re.search(r"--lr ([\d.]+)", got["command"]).group(1)), path
         assert gpu.upper() in got["gpu"].upper(), path  # `K80`, or the log's `Tesla K80`
         checked += 1
     assert checked == 140
@@ -60,14 +62,16 @@ def test_unnamed_runs_get_their_configuration_from_the_log(pramit):
 
     # `out.expCloudML.<job>` names nothing: the command line nvprof echoed does, and each job is
     # a run of its own.
-    assert runs_table.filter(pl.col("run").str.starts_with("imagenet/outputs/expCloudML.")).height == 19
-    first = run("imagenet/outputs/expCloudML.546940")
+    assert runs_table.filter(pl.col("run").str.starts_with("imagenet/outputs/out.expCloudML.")).height == 19
+    first = run("imagenet/outputs/out.expCloudML.546940")
     assert (first["model"], first["batch_size"], first["learning_rate"]) == ("alexnet", 64, 0.01)
+    assert json.loads(first["provenance"])["batch_size"] == "log"
     # The first-line label `hw_32_0.001_alexnet_k80` names the GPU.
-    labelled = run("imagenet/outputs/expCloudML.714086")
+    labelled = run("imagenet/outputs/out.expCloudML.714086")
     assert (labelled["model"], labelled["batch_size"], labelled["learning_rate"], labelled["gpu"]) == \
         ("alexnet", 32, 0.001, "K80")
-    general = run("_deleted_in_history/imagenet/alexnet_16_0.01_full_mem")
+    assert json.loads(labelled["provenance"])["gpu"] == "label"
+    general = run("_deleted_in_history/imagenet/out.general_300_alexnet_16_0.01_full_mem.744566")
     assert (general["model"], general["batch_size"], general["learning_rate"], general["experiment"]) == \
         ("alexnet", 16, 0.01, "full_mem")
 
@@ -77,7 +81,7 @@ def test_nccl_and_winograd_kernels_of_the_four_gpu_runs(pramit):
     run = kernels.filter(pl.col("source_file").str.ends_with("final/out.alexnet_16_0.01_k80_full.756013"))
     nccl = run.filter(pl.col("name") == "ncclBroadcastKernel_copy_i8(ncclColl)").row(0, named=True)
     assert (nccl["count"], nccl["duration_ns"], nccl["kind"]) == (36442, pytest.approx(299.45228e9), "summary")
-    assert nccl["run"] == "imagenet/final/alexnet_16_0.01_K80_full"
+    assert nccl["run"] == "imagenet/final/out.alexnet_16_0.01_k80_full.756013"
     winograd = run.filter(pl.col("short_name") == "cudnn::winograd::winograd3x3Kernel")
     assert winograd["count"].to_list() == [91122]
     every = kernels["name"]
@@ -91,19 +95,18 @@ def test_nccl_and_winograd_kernels_of_the_four_gpu_runs(pramit):
 
 @pytest.mark.parametrize("tree", ["srinidhigoud-examples", "pranshu777-imagenet"])
 def test_file_names_of_the_other_trees(tree):
-    """Every log of the trees whose name carries a configuration gets all of it from `assign`
+    """Every log of the trees whose name carries a configuration gets all of it from its path
     (srinidhigoud: `results/<experiment>/<gpu>/out.<...>`, pranshu777: `<arch>_<gpu>_<bs>_<exp>`)."""
     root = corpus_path("course", tree)
     named = 0
     for path in sorted(root.rglob("*")):
         if not path.is_file() or path.suffix in (".sh", ".py", ".md") or "expCloudML" in path.name:
             continue
-        rel = PurePosixPath(path.relative_to(root).as_posix())
-        attrs = runs.assign(rel, tree).attrs
-        if attrs.model is None:
+        facts = identity.read_name(path.name).facts
+        if facts.get("model") is None:
             continue
         named += 1
-        assert attrs.batch_size and attrs.gpu in ("K80", "P40") and attrs.experiment, rel
+        assert facts.get("batch_size") and facts.get("gpu") in ("K80", "P40") and facts.get("experiment"), path
     assert named >= {"srinidhigoud-examples": 190, "pranshu777-imagenet": 20}[tree]
 
 
@@ -117,8 +120,9 @@ def test_name_variants():
         "hw_32_0.001_alexnet_k80": ("alexnet", 32, 0.001, "K80", None),
     }
     for name, want in cases.items():
-        a = runs.attrs_from_name(name)
-        assert (a.model, a.batch_size, a.learning_rate, a.gpu, a.experiment) == want, name
-    # A file that names nothing stays a run of its own, job id kept (`%20` dropped).
-    assert runs.assign(PurePosixPath("out.expCloudML_conv_float.811288%20"), "x").run == "expCloudML_conv_float.811288"
-    assert runs.assign(PurePosixPath("outputs/out.expCloudML.546584"), "x").run == "outputs/expCloudML.546584"
+        f = identity.read_name(name).facts
+        got = (f.get("model"), f.get("batch_size"), f.get("learning_rate"), f.get("gpu"), f.get("experiment"))
+        assert got == want, name
+    # The Slurm job id is read (`%20` dropped); the timeout nvprof ran with is a parameter.
+    assert identity.read_name("out.expCloudML_conv_float.811288%20").get("job") == "811288"
+    assert identity.read_name("out.alexnet_600_16_0.01_k80_full_mem.787359").get("timeout_s") == 600
