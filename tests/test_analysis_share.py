@@ -127,7 +127,7 @@ def test_shares_equal_nvprofs_own_time_percentages(course2019):
     root, tables = course2019
     own = _nvprof_time_pct(root / "out.alexnet_64_0.01_p40_full.775844")
     ours = share.pattern_share(tables, {"nccl": "ncclBroadcast", "winograd": "(?i)winograd"}).filter(
-        pl.col("run") == "alexnet_64_0.01_P40_full")
+        pl.col("run") == "out.alexnet_64_0.01_p40_full.775844")
     got = dict(zip(ours["label"], ours["share"]))
     assert got["nccl"] == pytest.approx(own.filter(pl.col("Name").str.contains("ncclBroadcast"))["Time(%)"].sum() / 100, abs=1e-6)
     assert got["winograd"] == pytest.approx(own.filter(pl.col("Name").str.contains("(?i)winograd"))["Time(%)"].sum() / 100, abs=1e-6)

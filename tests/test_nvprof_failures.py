@@ -9,7 +9,7 @@ import pytest
 
 from roofreport.families.common.textio import Document
 from roofreport.families.nvprof import read as nvprof_read
-from roofreport.pipeline import runs
+from roofreport.pipeline import identity
 from tests.conftest import corpus_path, parse_path
 
 COURSE = "course"
@@ -51,8 +51,8 @@ def test_job_killed_before_nvprof_printed_results():
         "*** JOB 775824 ON gpu-31 CANCELLED AT 2019-04-16T03:11:15 DUE TO TIME LIMIT ***")
     assert result.error.line == 1746
     assert result.hints.label == "resnet18_8_0.01_p40_full"  # the first line: the job's label
-    attrs = runs.attrs_from_name(result.hints.label)
-    assert attrs.batch_size == 8 and attrs.model == "resnet18"
+    facts = identity.read_name(result.hints.label, is_file=False).facts
+    assert facts["batch_size"] == 8 and facts["model"] == "resnet18"
 
 
 def test_scheduler_message_glued_to_program_output():

@@ -102,7 +102,8 @@ def test_k80_sweep_runs_have_batch_sizes_16_to_128(demo):
 
 
 def _sweep_share(demo, pattern: str) -> list[float]:
-    kernels = demo["kernels"].filter(pl.col("run").str.contains(r"^k80_sweep/alexnet_\d+_0\.01_K80_full$"))
+    full = r"^k80_sweep/out\.alexnet_\d+_0\.01_k80_full\.\d+$"
+    kernels = demo["kernels"].filter(pl.col("run").str.contains(full))
     shares = kernels.group_by("run").agg(
         pl.col("duration_ns").filter(pl.col("name").str.contains(pattern)).sum().alias("part"),
         pl.col("duration_ns").sum().alias("all"),

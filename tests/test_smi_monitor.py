@@ -54,8 +54,8 @@ def hw5():
 
 @pytest.mark.parametrize(("run", "util_sum", "power_sum", "first"), [
     # sums of the `sm` and `pwr` columns over the 179 rows (awk), and the first row
-    ("hw5/part_a/V100", 17162, 47434, (281.0, 65.0, 97.0, 62.0, 877.0, 1530.0)),
-    ("hw5/part_a/RTX8000", 17339, 42797, (231.0, 72.0, 98.0, 69.0, 6500.0, 1620.0)),
+    ("hw5/part_a/gpu_utilization_v100.txt", 17162, 47434, (281.0, 65.0, 97.0, 62.0, 877.0, 1530.0)),
+    ("hw5/part_a/gpu_utilization_rtx8000.txt", 17339, 42797, (231.0, 72.0, 98.0, 69.0, 6500.0, 1620.0)),
 ])
 def test_course_dmon_captures_give_utilisation_per_gpu_over_three_minutes(hw5, run, util_sum, power_sum, first):
     samples = hw5["samples"].filter(pl.col("run") == run).sort("source_line")
@@ -73,7 +73,7 @@ def test_course_dmon_captures_give_utilisation_per_gpu_over_three_minutes(hw5, r
 
 
 def test_mtemp_dash_on_gddr_boards_is_null(hw5):
-    samples = hw5["samples"].filter(pl.col("run") == "hw5/part_a/RTX8000")
+    samples = hw5["samples"].filter(pl.col("run") == "hw5/part_a/gpu_utilization_rtx8000.txt")
     assert samples["temperature_c"].null_count() == 0   # gtemp is read, mtemp `-` is not used
 
 

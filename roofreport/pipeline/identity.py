@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import PurePosixPath
 
 # Fields every run has a column for; every other fact is a parameter.
@@ -63,13 +63,16 @@ def _patterns() -> dict[str, re.Pattern]:
             r"^(?P<model>[a-z]+\d*)_(?P<gpu>[a-z]\d+)_(?P<batch>\d+)_(?P<experiment>[a-z][a-z_]*)$", re.I),
         "hw_2019": re.compile(
             r"^hw_(?P<batch>\d+)_(?P<lr>\d*\.\d+)_(?P<model>[a-z]+\d*)(?:_(?P<gpu>[a-z]\d+))?$", re.I),
-        "key_value": re.compile(r"^(?P<key>[a-z][a-z]*(?:_[a-z]+)?)[_=-](?P<value>\d+(?:\.\d+)?|true|false)$", re.I),
-        "key_word": re.compile(r"^(?P<key>optim|optimizer|opt|precision|dtype)[_=-](?P<value>[a-z][a-z0-9]*)$", re.I),
+        "key_value": re.compile(
+            r"^(?P<key>[a-z][a-z]*(?:_[a-z]+)?)[_=-](?P<value>\d+(?:\.\d+)?|true|false)$", re.I),
+        "key_word": re.compile(
+            r"^(?P<key>optim|optimizer|opt|precision|dtype)[_=-](?P<value>[a-z][a-z0-9]*)$", re.I),
         # spans
         "gpu": re.compile(
             b + r"(k80|k40m?|k20[mx]?|m40|m60|p4|p40|p100|v100s?|t4|a100|a10g?|a30|a40|a6000|a5000|a4500|"
             r"a4000|l4|l40s?|h100|h200|gh200|b200|gb200|rtx[\s_-]?\d{4}(?:[\s_-]?ti)?|rtx[\s_-]?a\d{4}|"
-            r"gtx[\s_-]?\d{3,4}(?:[\s_-]?ti)?|titan[\s_-]?(?:xp?|v|rtx)|quadro)(?:x(?P<count>\d{1,2}))?" + e, re.I),
+            r"gtx[\s_-]?\d{3,4}(?:[\s_-]?ti)?|titan[\s_-]?(?:xp?|v|rtx)|quadro)"
+            r"(?:x(?P<count>\d{1,2}))?" + e, re.I),
         "model": re.compile(
             b + r"(resnet\d+|resnext\d+[a-z0-9]*|wide_resnet\d+|alexnet|alex|vgg\d+(?:_bn)?|densenet\d*|"
             r"squeezenet[\d_]*|inception(?:_?v\d)?|googlenet|mobilenet(?:_?v\d)?|shufflenet[a-z0-9]*|"
@@ -82,7 +85,8 @@ def _patterns() -> dict[str, re.Pattern]:
             b + r"(?P<key>bs|batch_?size|batch|lr|learning_?rate|workers|num_?workers|nw|epochs?|ep|toks|"
             r"tokens|seq_?len|seq|threads|iters?|steps|gpus|nodes|ranks|size|kernel|stride|dim|layers|heads|"
             r"hidden)[_=-]?(?P<value>\d+(?:\.\d+)?(?:e-?\d+)?)" + e, re.I),
-        "word_param": re.compile(b + r"(?P<key>optim|optimizer|precision|dtype)[_=-](?P<value>[a-z][a-z0-9]*)" + e, re.I),
+        "word_param": re.compile(
+            b + r"(?P<key>optim|optimizer|precision|dtype)[_=-](?P<value>[a-z][a-z0-9]*)" + e, re.I),
         "precision": re.compile(
             b + r"(fp64|fp32|fp16|bf16|tf32|fp8|int8|int4|amp|half|float16|float32|bfloat16)" + e, re.I),
         "job": re.compile(r"(?:^|[_.-])(?:slurm[_-](?P<slurm>\d+)|(?P<pid>\d{5,}))$", re.I),
@@ -90,14 +94,17 @@ def _patterns() -> dict[str, re.Pattern]:
         "marker": re.compile(
             b + r"(_?deleted_in_history|deleted|history|backups?|bak|prev|previous|old|copy|orig)" + e, re.I),
         "tool": re.compile(
-            b + r"(cuda_gpu_trace|cuda_gpu_kern_sum|cuda_api_sum|cuda_gpu_mem_time_sum|nvtx_kern_sum|nvtx_sum|"
+            b + r"(cuda_gpu_trace|cuda_gpu_kern_sum|cuda_api_sum|cuda_gpu_mem_time_sum|nvtx_kern_sum|"
+            r"nvtx_sum|"
             r"gputrace|gpukernsum|cudaapisum|gpumemtimesum|nvtxsum|nvtxkernsum|nvidia[_-]smi|ncu|nsys|nvprof|"
             r"nsight|smi|dmon|pmon|logs?|outputs?|out|reports?|stats?|traces?|base|metrics?|final|profiles?|"
             r"profiling|prof|summary|sum|results?|raw|rep|qdrep|sqlite|nvvp|csv|tsv|txt|gpu|cuda|api|kern|"
-            r"utilization|usage|util|monitor|power|data|runs|slurm|timeline|collapsed|tmp|temp|"
+            r"utilization|usage|util|monitor|power|data|runs|slurm|timeline|collapsed|tmp|temp|query|details|"
+            r"page|console|export|exported|dump|events?|kernels?|"
             r"(?:ncu|nsys|nvprof)\d{4}(?:\.\d+)*)" + e, re.I),
         # words that name a log's format: never a parameter's name (`log_1` is not log=1)
-        "format_word": re.compile(r"(ncu|nsys|nvprof|smi|log|out|output|report|trace|stats|metrics?|summary)$", re.I),
+        "format_word": re.compile(
+            r"(ncu|nsys|nvprof|smi|log|out|output|report|trace|stats|metrics?|summary|slurm|job|pid)$", re.I),
         # between words: `_`, blanks, the marks left where a fact was read, and `.` except
         # inside a number (`0.001`); `-` joins (`specdecode8-1`, `torch-ex`)
         "word_break": re.compile(r"[\s_\x00]+|(?<![0-9])\.|\.(?![0-9])"),
@@ -118,9 +125,10 @@ class NameFacts:
         return self.facts.get(name)
 
 
+@lru_cache(maxsize=8192)
 def read_name(name: str, is_file: bool = True) -> NameFacts:
     """Facts in one file name (extension, Slurm job suffix and `out.` prefix understood) or one
-    directory name."""
+    directory name. Cached: the answer is shared, never to be changed by the caller."""
     pats = _patterns()
     stem, facts, marked = name, {}, False
     if is_file:

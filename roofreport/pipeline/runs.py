@@ -89,7 +89,7 @@ def plan(files: list[LogFile]) -> Plan:
     groups = _groups(files, units)
     ids = _run_ids(groups, files)
     rows = [_identity(run_id, members) for run_id, members in zip(ids, groups)]
-    _link_duplicates(rows, groups, ids, units)
+    _link_duplicates(rows, groups, ids)
     _label(rows)
     file_run, session_runs = {}, {}
     for run_id, members in zip(ids, groups):
@@ -188,23 +188,25 @@ def _toml_name(f: LogFile) -> str | None:
 # -- run ids -----------------------------------------------------------------------------------
 
 def _run_ids(groups: list[list[_Unit]], files: list[LogFile]) -> list[str]:
-    """Stable ids: a file's path (with `#N` for a session), a directory for the one run of its
-    logs, the name a roofreport.toml gives. Prefixed with the input's name only where two inputs
+    """Stable ids: a file's path (with `#N` for a session); a directory for the one run of its
+    logs (unless it is one log whose name says more than the directory); the name a
+    roofreport.toml gives. Prefixed with the input's name only where two inputs
     would give the same id."""
-    per_dir: dict[tuple, int] = {}
+    logs_in: dict[tuple, int] = {}
     for f in files:
         if f.duplicate_of is None:
-            per_dir[(f.root, str(f.rel.parent))] = per_dir.get((f.root, str(f.rel.parent)), 0) + 1
+            logs_in[(f.root, f.rel.parent)] = logs_in.get((f.root, f.rel.parent), 0) + 1
     ids = []
     for members in groups:
         first = members[0]
         f = first.file
-        if _toml_name(f) is not None and f.duplicate_of is None and first.session is None:
-            ids.append(_toml_name(f))
-        elif first.session is not None:
+        whole_dir = len({m.file.index for m in members}) == logs_in.get((f.root, f.rel.parent))
+        says_nothing_more = len(members) > 1 or not _variant_key(first, _dir_facts(f.rel))
+        if first.session is not None:
             ids.append(f"{f.rel}#{first.session}")
-        elif len(members) > 1 and len({m.file.index for m in members}) == per_dir[(f.root, str(f.rel.parent))] \
-                and str(f.rel.parent) != ".":
+        elif f.duplicate_of is None and _toml_name(f) is not None:
+            ids.append(_toml_name(f))
+        elif whole_dir and says_nothing_more and str(f.rel.parent) != ".":
             ids.append(str(f.rel.parent))
         else:
             ids.append(str(min(m.file.rel for m in members)))
@@ -343,8 +345,7 @@ def _text(value) -> str | None:
 
 # -- duplicates, labels ------------------------------------------------------------------------
 
-def _link_duplicates(rows: list[dict], groups: list[list[_Unit]], ids: list[str],
-                     units: dict[int, list[_Unit]]) -> None:
+def _link_duplicates(rows: list[dict], groups: list[list[_Unit]], ids: list[str]) -> None:
     """`duplicate_of`: the run of the original file (the same session of it, for a log of
     several sessions)."""
     run_of: dict[tuple[int, int | None], str] = {}
