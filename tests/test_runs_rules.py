@@ -388,3 +388,28 @@ def test_nvprof_child_processes_are_one_session(tmp_path):
     result = parse_log(Document.open(path), "summary")
     assert result.sessions == []
     assert result.hints.command == "python train.py"
+
+
+def test_two_renderings_of_one_profile_are_copies(tmp_path):
+    def rendering(index: int, name: str, metrics: int) -> duplicates.Candidate:
+        tables = {"metrics": pl.DataFrame({"value": [float(i) for i in range(metrics)]})}
+        return _candidate(tmp_path, index, f"ncu/{name}", f"text {index}", family="ncu", tables=tables)
+
+    candidates = [rendering(0, "sgemm.details.txt", 56), rendering(1, "sgemm.details_base.txt", 56),
+                  rendering(2, "sgemm.raw.txt", 699), rendering(3, "other.details.txt", 56)]
+    for c in candidates:
+        c.variant = "text"
+        c.name_key = identity.read_name(c.rel.name).key
+        c.tables["metrics"] = c.tables["metrics"].with_columns(pl.col("value") * (c.index + 1))
+    # one folder, one kind, one name, the same rows (other units): one profile rendered twice
+    assert duplicates.find(candidates) == {1: 0}
+
+
+def test_a_device_name_cut_short_is_the_same_gpu():
+    plan, members = _plan([_file(0, "p/sgemm.raw.txt", "ncu", "text raw page", device_name="NVIDIA GeForce RTX"),
+                           _file(1, "p/sgemm.raw.csv", "ncu", "csv raw", device_name="NVIDIA GeForce RTX 2080 Ti"),
+                           _file(2, "p/sgemm.summary.txt", "ncu", "text summary")])
+    assert members == {"p": ["p/sgemm.raw.txt", "p/sgemm.raw.csv", "p/sgemm.summary.txt"]}
+    _, apart = _plan([_file(0, "p/sgemm.raw.txt", "ncu", "text", device_name="NVIDIA GeForce RTX 3070"),
+                      _file(1, "p/sgemm.raw.csv", "ncu", "csv raw", device_name="NVIDIA GeForce RTX 2080 Ti")])
+    assert len(apart) == 2

@@ -9,12 +9,15 @@ they would double a run's time. A file is a copy of another when
 * what was read from them is identical (every table, row for row, but where each row was read)
   and nothing says they are two executions (different job ids or process ids: counters such as
   `flop_count_sp` give the same numbers every time a program runs);
+* two logs of one kind in one folder whose names say the same thing (`x.details.txt`,
+  `x.details_base.txt`) and whose tables have the same rows, but for the units: two renderings
+  of one profile, when nothing says two executions;
 * or it is marked as a copy (a history folder, a `prev_`/`old_`/`.bak`/`~` name) and, history
   folders and markers taken away, has the path of an unmarked log of the same family.
 
 Of a set of copies, the original is the file that is not in a history folder, has no copy
-marker, is not named after another one of them (`X` before `X.csv`), lies shallowest, says most
-about its run, and keeps its job id; the others are its duplicates.
+marker, is not named after another one of them (`X` before `X.csv`), is no spreadsheet re-save,
+lies shallowest, says most about its run, and keeps its job id; the others are its duplicates.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ class Candidate:
     rel: PurePosixPath
     size: int
     family: str
+    variant: str = ""
+    name_key: tuple = ()    # what the name says (pipeline/identity.py)
     tables: dict = field(default_factory=dict)
     richness: int = 0       # how much the log says about its run (command, device...)
     job: str | None = None  # the job id in its name
@@ -61,6 +66,7 @@ def find(candidates: list[Candidate]) -> dict[int, int]:
     groups = _Groups()
     _same_bytes(candidates, groups)
     _same_tables(candidates, groups)
+    _same_name_and_shape(candidates, groups)
     _same_marked_name(candidates, groups)
     by_index = {c.index: c for c in candidates}
     duplicates = {}
@@ -94,7 +100,8 @@ def _rank(candidate: Candidate, members: set[int], by_index: dict[int, Candidate
     others = [by_index[i] for i in members if i != candidate.index]
     derived = any(o.rel.parent == candidate.rel.parent and candidate.rel.name.startswith(o.rel.name)
                   and candidate.rel.name != o.rel.name for o in others)
-    return (in_history(candidate.rel), marked(candidate.rel), derived, len(candidate.rel.parts),
+    resaved = "re-save" in candidate.variant
+    return (in_history(candidate.rel), marked(candidate.rel), derived, resaved, len(candidate.rel.parts),
             -candidate.richness, candidate.job is None, str(candidate.rel))
 
 
@@ -112,12 +119,30 @@ def _same_tables(candidates: list[Candidate], groups: "_Groups") -> None:
     """Files whose tables hold the same rows (a log and the CSV cut out of it, a re-save)."""
     by_shape: dict[tuple, list[Candidate]] = {}
     for c in candidates:
-        shape = tuple(sorted((name, frame.height) for name, frame in c.tables.items() if frame.height))
+        shape = _shape(c)
         if shape:
             by_shape.setdefault((c.family, shape), []).append(c)
     for same_shape in by_shape.values():
         if len(same_shape) > 1:
             _join_equal(same_shape, _tables_digest, groups, _same_execution)
+
+
+def _same_name_and_shape(candidates: list[Candidate], groups: "_Groups") -> None:
+    """Two renderings of one profile: one folder, one kind, one name, the same rows per table."""
+    by_name: dict[tuple, list[Candidate]] = {}
+    for c in candidates:
+        shape = _shape(c)
+        if c.name_key and shape:
+            by_name.setdefault((c.rel.parent, c.family, c.variant, c.name_key, shape), []).append(c)
+    for same in by_name.values():
+        for i, c in enumerate(same):
+            original = next((o for o in same[:i] if _same_execution(o, c)), None)
+            if original is not None:
+                groups.join(original.index, c.index)
+
+
+def _shape(candidate: Candidate) -> tuple:
+    return tuple(sorted((name, frame.height) for name, frame in candidate.tables.items() if frame.height))
 
 
 def _same_marked_name(candidates: list[Candidate], groups: "_Groups") -> None:

@@ -95,12 +95,12 @@ def _patterns() -> dict[str, re.Pattern]:
             b + r"(_?deleted_in_history|deleted|history|backups?|bak|prev|previous|old|copy|orig)" + e, re.I),
         "tool": re.compile(
             b + r"(cuda_gpu_trace|cuda_gpu_kern_sum|cuda_api_sum|cuda_gpu_mem_time_sum|nvtx_kern_sum|"
-            r"nvtx_sum|"
-            r"gputrace|gpukernsum|cudaapisum|gpumemtimesum|nvtxsum|nvtxkernsum|nvidia[_-]smi|ncu|nsys|nvprof|"
+            r"nvtx_sum|gputrace|apitrace|gpukernsum|cudaapisum|gpumemtimesum|nvtxsum|nvtxkernsum|"
+            r"nvidia[_-]smi|ncu|nsys|nvprof|"
             r"nsight|smi|dmon|pmon|logs?|outputs?|out|reports?|stats?|traces?|base|metrics?|final|profiles?|"
             r"profiling|prof|summary|sum|results?|raw|rep|qdrep|sqlite|nvvp|csv|tsv|txt|gpu|cuda|api|kern|"
             r"utilization|usage|util|monitor|power|data|runs|slurm|timeline|collapsed|tmp|temp|query|details|"
-            r"page|console|export|exported|dump|events?|kernels?|"
+            r"page|console|columns?|export|exported|dump|events?|kernels?|"
             r"(?:ncu|nsys|nvprof)\d{4}(?:\.\d+)*)" + e, re.I),
         # words that name a log's format: never a parameter's name (`log_1` is not log=1)
         "format_word": re.compile(

@@ -22,6 +22,7 @@ configuration name a job echoed at the top of its log. The `provenance` column r
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import PurePosixPath
@@ -161,21 +162,32 @@ def _variant_key(unit: _Unit, dir_facts: dict) -> tuple:
 
 
 def _can_join(run: list[_Unit], keyless: list[_Unit]) -> bool:
-    kinds = [(u.file.family, u.file.variant) for u in run + keyless]
+    kinds = [_kind(u) for u in run + keyless]
     return len(kinds) == len(set(kinds))
 
 
 def _split_unlike(run: list[_Unit]) -> list[list[_Unit]]:
-    """Logs of one name that cannot be one execution: two of the same kind, or content that
-    names different commands or GPUs. Each becomes a run of its own."""
+    """Logs of one name that cannot be one execution. Content that names different commands or
+    GPUs: each log a run of its own. Two logs of the same kind (two dmon captures): as many runs
+    as it takes to hold one log of each kind, the logs taken in order."""
     if len(run) < 2:
         return [run]
-    kinds = [(u.file.family, u.file.variant) for u in run]
     commands = {u.hints.command.strip() for u in run if u.hints.command}
-    gpus = {_gpu_key(u.hints.device_name) for u in run if u.hints.device_name}
-    if len(kinds) != len(set(kinds)) or len(commands) > 1 or len(gpus) > 1:
+    gpus = [u.hints.device_name for u in run if u.hints.device_name]
+    if len(commands) > 1 or any(not _same_gpu(a, b) for a in gpus for b in gpus):
         return [[u] for u in run]
-    return [run]
+    out: list[list[_Unit]] = []
+    for unit in run:
+        home = next((group for group in out if _kind(unit) not in {_kind(u) for u in group}), None)
+        if home is None:
+            out.append([unit])
+        else:
+            home.append(unit)
+    return out
+
+
+def _kind(unit: _Unit) -> tuple[str, str]:
+    return unit.file.family, unit.file.variant
 
 
 def _toml_name(f: LogFile) -> str | None:
@@ -209,8 +221,21 @@ def _run_ids(groups: list[list[_Unit]], files: list[LogFile]) -> list[str]:
         elif whole_dir and says_nothing_more and str(f.rel.parent) != ".":
             ids.append(str(f.rel.parent))
         else:
-            ids.append(str(min(m.file.rel for m in members)))
+            ids.append(_common_name(members))
     return _prefixed_where_clashing(ids, [g[0].file.root for g in groups])
+
+
+def _common_name(members: list[_Unit]) -> str:
+    """A run of one file: its path. Of several: their folder and the start of the name they
+    share (`ncu/julia_profile` for `ncu/julia_profile.details.csv` and `.raw.csv`), else the
+    first path."""
+    paths = sorted({m.file.rel for m in members})
+    if len(paths) == 1:
+        return str(paths[0])
+    shared = os.path.commonprefix([p.name for p in paths]).rstrip("._- ")
+    if len(shared) < 3:
+        return str(paths[0])
+    return str(paths[0].parent / shared)
 
 
 def _prefixed_where_clashing(ids: list[str], roots: list[str]) -> list[str]:
@@ -328,9 +353,19 @@ def _clean_device(name: str) -> str:
     return text
 
 
-def _gpu_key(name: str) -> str:
-    spec = hardware.match(name)
-    return spec.key if spec is not None else _clean_device(name).lower()
+def _same_gpu(a: str, b: str) -> bool:
+    """Two device names that can be one GPU: the same database entry, or one name the other
+    cut short (`NVIDIA GeForce RTX` of a raw page, `NVIDIA GeForce RTX 2080 Ti`)."""
+    spec_a, spec_b = hardware.match(a), hardware.match(b)
+    if spec_a is not None and spec_b is not None:
+        return spec_a.key == spec_b.key
+    short_a, short_b = _bare_device(a), _bare_device(b)
+    return short_a.startswith(short_b) or short_b.startswith(short_a)
+
+
+def _bare_device(name: str) -> str:
+    text = _clean_device(name).lower().rstrip(".… ")
+    return text.removeprefix("nvidia ")
 
 
 def _merged(first: RunHints, second: RunHints) -> RunHints:
