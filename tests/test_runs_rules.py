@@ -318,7 +318,8 @@ def test_a_marked_copy_with_other_bytes_is_superseded_by_its_original(tmp_path):
     ("imagenet/outputs/*", "imagenet/outputs/out.x", True),
     ("**/prev_*", "imagenet/prev_out.x", True),
     ("prev_*", "imagenet/prev_out.x", True),
-    ("final/*.csv", "imagenet/final/a.csv", False),
+    ("final/*.csv", "imagenet/final/a.csv", True),      # a trailing part of the path
+    ("final/*.csv", "imagenet/finals/a.csv", False),
 ])
 def test_exclude_globs(glob, path, excluded):
     assert config.matches(glob, PurePosixPath(path)) is excluded

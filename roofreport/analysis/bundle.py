@@ -3,8 +3,9 @@
 `analyze(dataset, settings)` gives an `Analysis`: the dataset it read, the GPU database, and one
 frame per question (runs side by side, rooflines, kernel share, sweeps, regions, utilization,
 API time). Runs that copy another (`duplicate_of`) are left out of every frame
-(`runsets.body_tables`) and listed in `duplicates` for the appendix. The report computes no FLOPs, peaks, rooflines or bound classes of its own: every
-number a section shows comes from one of these frames. The settings are what a user may change
+(`runsets.body_tables`) and listed in `duplicates` for the appendix. The report computes no
+FLOPs, peaks, rooflines or bound classes of its own: every number a section shows comes from
+one of these frames. The settings are what a user may change
 (`AnalysisSettings`: a GPU for runs whose logs name none, a peaks file, kernels per run, a
 utilization window); the CLI's options and `roofreport.analyze`'s arguments both become one.
 """
