@@ -414,3 +414,14 @@ def test_a_device_name_cut_short_is_the_same_gpu():
     _, apart = _plan([_file(0, "p/sgemm.raw.txt", "ncu", "text", device_name="NVIDIA GeForce RTX 3070"),
                       _file(1, "p/sgemm.raw.csv", "ncu", "csv raw", device_name="NVIDIA GeForce RTX 2080 Ti")])
     assert len(apart) == 2
+
+
+def test_the_readme_roofreport_toml_is_what_config_reads(tmp_path):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    runs_section = readme.split("## Runs", 1)[1]
+    block = runs_section.split("```toml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "roofreport.toml").write_text(block)
+    config.load.cache_clear()
+    loaded = config.load(tmp_path)
+    assert loaded.exclude == ("_deleted_in_history", "*.bak")
+    assert loaded.runs[0].name == "A100 runs" and loaded.runs[0].facts["batch_size"] == 16
