@@ -18,9 +18,16 @@ import pytest
 from roofreport import hardware
 from roofreport.analysis import runsets
 from roofreport.pipeline.ingest import ingest
+from roofreport.pipeline.runs import canonical_gpu_label
 from tests.conftest import ROOT, corpus_path
 
 EXPECTED = ROOT / "tests" / "data" / "course_runs.tsv"
+
+
+def _gpu_label(name: str) -> str:
+    """The one name the GPU database gives this device (the name itself when it knows none)."""
+    spec = hardware.match(name)
+    return canonical_gpu_label(spec) if spec else name
 
 
 def _expected() -> pl.DataFrame:
@@ -144,7 +151,7 @@ def test_pranavdani_flame_is_two_programs_each_a_trace_and_a_power_log():
     assert sorted(runs["experiment"]) == ["fluidsGL", "torch-ex"]
     assert runs["tool"].to_list() == ["nsys+nvidia-smi"] * 2
     assert runs["files"].to_list() == [2, 2]
-    assert set(runs["gpu_label"]) == {"NVIDIA RTX A4500"}
+    assert set(runs["gpu_label"]) == {_gpu_label("NVIDIA RTX A4500")}
 
 
 def test_spec_decoding_gives_four_runs_of_llama3():
@@ -167,7 +174,7 @@ def test_q3_out_is_thirty_runs_each_with_its_command():
     commands = [f"./q3_{part}.o {n}" for part in ("2a", "2b", "2c", "3a", "3b", "3c") for n in (1, 5, 10, 50, 100)]
     assert runs["command"].to_list() == commands
     assert runs["session"].to_list() == list(range(1, 31))
-    assert set(runs["gpu_label"]) == {"Quadro RTX 8000"}
+    assert set(runs["gpu_label"]) == {_gpu_label("Quadro RTX 8000")}
     # every row of the log is in the run of its session
     kernels = dataset["kernels"].filter(pl.col("source_file").str.ends_with("q3.out"))
     per_run = kernels.group_by("run").agg(pl.col("source_line").min().alias("first"), pl.col("source_line").max().alias("last"))
@@ -193,8 +200,8 @@ def test_pramitmallick_history_copies_are_duplicates_and_k80_is_one_gpu():
     assert all(text.endswith(")") and "(copy" in text for text in copies["label"])
     # one GPU per device: the K80 a path names and the Tesla K80 a log names are one
     gpus = runs.filter(pl.col("gpu").is_not_null()).group_by("gpu_label").agg(pl.col("gpu").unique())
-    assert sorted(gpus["gpu_label"]) == ["Tesla K80", "Tesla P40"]
-    assert sorted(gpus.filter(pl.col("gpu_label") == "Tesla K80")["gpu"].item()) == ["K80", "Tesla K80"]
+    assert sorted(gpus["gpu_label"]) == sorted([_gpu_label("Tesla K80"), _gpu_label("Tesla P40")])
+    assert sorted(gpus.filter(pl.col("gpu_label") == _gpu_label("Tesla K80"))["gpu"].item()) == ["K80", "Tesla K80"]
     assert runs["gpu_model"].drop_nulls().n_unique() == 2
     # the body leaves the copies out; nothing read is lost
     body = runsets.body_tables(dataset.tables)
@@ -226,7 +233,7 @@ def test_parameters_that_vary_are_found_without_knowing_the_course():
     assert runs.filter(pl.col("workers").is_not_null())["experiment"].unique().to_list() == ["C3"]
     final = _read("srinidhigoud-examples")["runs"]
     sweep = final.filter((pl.col("model") == "alexnet") & (pl.col("experiment") == "full")
-                         & (pl.col("gpu_label") == "Tesla P40"))
+                         & (pl.col("gpu_label") == _gpu_label("Tesla P40")))
     assert sorted(sweep["batch_size"]) == [4, 8, 16, 32, 64]
     assert all("batch_size" in json.loads(p) for p in final["params"])
 

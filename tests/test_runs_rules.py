@@ -12,8 +12,9 @@ from pathlib import Path, PurePosixPath
 import polars as pl
 import pytest
 
-from roofreport.families.nvprof.read import parse_log
+from roofreport import hardware
 from roofreport.families.common.textio import Document
+from roofreport.families.nvprof.read import parse_log
 from roofreport.families.spec import RunHints, Session
 from roofreport.pipeline import config, duplicates, identity, labels, runs
 from roofreport.pipeline.config import RunTable
@@ -90,6 +91,12 @@ def test_what_a_command_line_says(command, facts):
 
 # -- grouping ----------------------------------------------------------------------------------
 
+def _gpu(name: str) -> str:
+    """The one name the GPU database gives this device (the name itself when it knows none)."""
+    spec = hardware.match(name)
+    return runs.canonical_gpu_label(spec) if spec else name
+
+
 def _file(index: int, rel: str, family: str = "nsys", variant: str = "gputrace csv", root: str = "logs",
           **hints) -> runs.LogFile:
     return runs.LogFile(index=index, rel=PurePosixPath(rel), root=root, family=family, variant=variant,
@@ -126,7 +133,7 @@ def test_logs_of_one_folder_with_nothing_of_their_own_are_one_run():
     row = _row(plan, "a100/vgg11")
     assert (row["model"], row["gpu"], row["files"], row["tool"]) == ("vgg11", "NVIDIA A100-SXM4-40GB (0)", 3,
                                                                      "ncu+nsys+nvidia-smi")
-    assert row["gpu_label"] == "NVIDIA A100-SXM4-40GB"
+    assert row["gpu_label"] == _gpu("NVIDIA A100-SXM4-40GB")
 
 
 def test_a_program_profiled_by_two_tools_is_one_run_per_program():
@@ -150,7 +157,7 @@ def test_two_jobs_of_one_configuration_are_two_runs_told_apart_by_job():
     plan, members = _plan([_file(0, "r/out.vgg16_16_0.01_k80_full.756014", "nvprof", "summary csv"),
                            _file(1, "r/out.vgg16_16_0.01_k80_full.756087", "nvprof", "summary csv")])
     assert len(members) == 2
-    assert sorted(plan.runs["label"]) == ["vgg16 · Tesla K80 · job 756014", "vgg16 · Tesla K80 · job 756087"]
+    assert sorted(plan.runs["label"]) == [f"vgg16 · {_gpu('K80')} · job 756014", f"vgg16 · {_gpu('K80')} · job 756087"]
 
 
 def test_a_nameless_log_beside_several_runs_stays_apart():
@@ -181,7 +188,8 @@ def test_each_session_of_a_concatenated_log_is_a_run_with_its_command():
     assert sessions["command"].to_list() == ["./q3 1", "./q3 5", "./q3 10"]
     # a session that names no device ran where the file's others did
     assert sessions["gpu"].to_list() == ["Quadro RTX 8000", "Quadro RTX 8000", "Tesla T4"]
-    assert sessions["label"].to_list() == ["q3 1 · Quadro RTX 8000", "q3 5 · Quadro RTX 8000", "q3 10 · Tesla T4"]
+    rtx, t4 = _gpu("Quadro RTX 8000"), _gpu("Tesla T4")
+    assert sessions["label"].to_list() == [f"q3 1 · {rtx}", f"q3 5 · {rtx}", f"q3 10 · {t4}"]
     assert plan.label_of(0) == "hw/q3.out#1, hw/q3.out#2, hw/q3.out#3"
 
 
@@ -219,7 +227,8 @@ def test_one_canonical_gpu_and_unknown_ones():
                      _file(3, "x/out.alexnet_8_0.01_full.4", "nvprof", "summary", device_kind="cpu")])
     rows = plan.runs.sort("batch_size")
     assert rows["gpu"].to_list() == [None, "K80", "Tesla K80", None]
-    assert rows["gpu_label"].to_list() == ["CPU", "Tesla K80", "Tesla K80", None]
+    assert rows["gpu_label"].to_list() == ["CPU", _gpu("K80"), _gpu("Tesla K80"), None]
+    assert _gpu("K80") == _gpu("Tesla K80")
     assert rows["label"].to_list()[-1].split(" · ")[1] == labels.UNKNOWN_GPU
 
 
@@ -244,15 +253,14 @@ def test_ids_of_two_inputs_that_clash_name_their_input():
 # -- labels ------------------------------------------------------------------------------------
 
 def test_labels_show_what_varies_and_what_tells_alike_runs_apart():
-    rows = [{"run": str(i), "model": "alexnet", "gpu_label": "Tesla K80", "experiment": "full_mem",
+    rows = [{"run": str(i), "model": "alexnet", "gpu_label": "K80", "experiment": "full_mem",
              "params": params} for i, params in enumerate([
                  {"batch_size": 16, "timeout_s": 600, "toks": 3}, {"batch_size": 32, "timeout_s": 600, "toks": 3},
                  {"batch_size": 32, "toks": 3}])]
     keys = ["batch_size", "experiment", "timeout_s", "toks"]
     assert labels.varying(rows, keys) == ["batch_size"]
     texts = [labels.label(row, shown) for row, shown in zip(rows, labels.shown(rows, keys))]
-    assert texts == ["alexnet · Tesla K80 · bs 16", "alexnet · Tesla K80 · bs 32 · timeout 600 s",
-                     "alexnet · Tesla K80 · bs 32"]
+    assert texts == ["alexnet · K80 · bs 16", "alexnet · K80 · bs 32 · timeout 600 s", "alexnet · K80 · bs 32"]
 
 
 def test_labels_are_made_unique():

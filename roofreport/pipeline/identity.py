@@ -69,10 +69,10 @@ def _patterns() -> dict[str, re.Pattern]:
             r"^(?P<key>optim|optimizer|opt|precision|dtype)[_=-](?P<value>[a-z][a-z0-9]*)$", re.I),
         # spans
         "gpu": re.compile(
-            b + r"(k80|k40m?|k20[mx]?|m40|m60|p4|p40|p100|v100s?|t4|a100|a10g?|a30|a40|a6000|a5000|a4500|"
-            r"a4000|l4|l40s?|h100|h200|gh200|b200|gb200|rtx[\s_-]?\d{4}(?:[\s_-]?ti)?|rtx[\s_-]?a\d{4}|"
-            r"gtx[\s_-]?\d{3,4}(?:[\s_-]?ti)?|titan[\s_-]?(?:xp?|v|rtx)|quadro)"
-            r"(?:x(?P<count>\d{1,2}))?" + e, re.I),
+            b + r"(k80|k40(?:st|[cmst])?|k20(?:xm|[cmx])?|k10|m40|m60|p4|p40|p100|v100s?|t4|a100|a10g?|a30|"
+            r"a40|a800|a[2-6]000|a4500|a5500|l4|l20|l40s?|h100|h200|h20|h800|gh200|b[123]00|gb200|"
+            r"rtx[\s_-]?\d{4}(?:[\s_-]?(?:ti|super|ada))?|rtx[\s_-]?a\d{4}|gtx[\s_-]?\d{3,4}(?:[\s_-]?ti)?|"
+            r"titan[\s_-]?(?:xp?|v|rtx|z|black)|rtx8000|quadro)(?:x(?P<count>\d{1,2}))?" + e, re.I),
         "model": re.compile(
             b + r"(resnet\d+|resnext\d+[a-z0-9]*|wide_resnet\d+|alexnet|alex|vgg\d+(?:_bn)?|densenet\d*|"
             r"squeezenet[\d_]*|inception(?:_?v\d)?|googlenet|mobilenet(?:_?v\d)?|shufflenet[a-z0-9]*|"

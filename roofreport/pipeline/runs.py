@@ -339,11 +339,9 @@ def _gpu(name: str | None, device_kind: str | None) -> dict:
 
 
 def canonical_gpu_label(spec) -> str:
-    """The name a GPU goes by everywhere in a report (the database's canonical label)."""
-    label = getattr(hardware, "canonical_label", None)
-    if callable(label):
-        return label(spec)
-    return spec.name
+    """The name a GPU goes by everywhere in a report: the database's short label where it has
+    one (`GpuSpec.label`), else the name its datasheet gives it."""
+    return getattr(spec, "label", None) or spec.name
 
 
 def _clean_device(name: str) -> str:
