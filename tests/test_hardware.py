@@ -11,7 +11,7 @@ import io
 import pytest
 
 from roofreport import hardware
-from roofreport.pipeline import runs
+from roofreport.pipeline import identity
 from roofreport.errors import UsageError
 from tests.conftest import ROOT
 
@@ -172,9 +172,9 @@ def test_path_tokens_naming_several_gpus_match_none_but_may_tell_the_family(toke
     "openacc_nbody_k20m", "gpt2_t4_bf16", "k40m_run", "h800_bench", "rtx_4090_super",
 ])
 def test_the_token_runs_py_finds_is_read_as_the_whole_name_is(stem):
-    """runs.py finds a GPU token in a path and hands hardware.py the token; hardware.py reads
+    """pipeline/identity.py finds a GPU token in a path and hands hardware.py the token; hardware.py reads
     path components itself too (enrich/__init__.py): both give the same GPU."""
-    token = runs.attrs_from_name(stem).gpu
+    token = identity.read_name(stem).get("gpu")
     assert token is not None
     assert DB.candidates(token) == DB.candidates(stem)
 

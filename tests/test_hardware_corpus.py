@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from roofreport import hardware
-from roofreport.pipeline import runs
+from roofreport.pipeline import identity
 from tests.conftest import corpus_path
 
 K80 = "Tesla K80 (per GK210 GPU)"
@@ -187,7 +187,7 @@ def test_each_device_name_matches_its_row(name, key):
 
 def test_every_gpu_token_in_the_corpus_paths_is_listed():
     corpus = corpus_path()
-    tokens = {runs.attrs_from_name(part).gpu for path in corpus.rglob("*")
+    tokens = {identity.read_name(part).get("gpu") for path in corpus.rglob("*")
               for part in path.relative_to(corpus).parts}
     assert tokens - {None} == set(EXPECTED_TOKENS)
 
