@@ -35,6 +35,8 @@ from tests.conftest import SAMPLE_LOGS
     ("workers_8.out", {"workers": 8}),
     ("optim_adam.out", {"optimizer": "adam"}),
     ("seed_3.log", {"seed": 3}),
+    ("num_workers_4.out", {"workers": 4}),
+    ("triton_silu_2025.ncu-rep", {"experiment": "triton_silu"}),
     # spans anywhere in the name
     ("llama3_specdecode8-1_sampling_false_toks3_0.2_draft_4bit_L4.txt",
      {"model": "llama3", "gpu": "L4", "sampling": False, "toks": 3, "draft_bits": 4, "experiment": "specdecode8-1"}),

@@ -100,7 +100,7 @@ def _patterns() -> dict[str, re.Pattern]:
             r"nsight|smi|dmon|pmon|logs?|outputs?|out|reports?|stats?|traces?|base|metrics?|final|profiles?|"
             r"profiling|prof|summary|sum|results?|raw|rep|qdrep|sqlite|nvvp|csv|tsv|txt|gpu|cuda|api|kern|"
             r"utilization|usage|util|monitor|power|data|runs|slurm|timeline|collapsed|tmp|temp|query|details|"
-            r"page|console|columns?|export|exported|dump|events?|kernels?|"
+            r"page|console|columns?|export|exported|dump|events?|kernels?|tesla|geforce|nvidia|"
             r"(?:ncu|nsys|nvprof)\d{4}(?:\.\d+)*)" + e, re.I),
         # words that name a log's format: never a parameter's name (`log_1` is not log=1)
         "format_word": re.compile(
@@ -180,7 +180,10 @@ def _whole_name(stem: str) -> dict | None:
         if found and pats["model"].fullmatch(found["model"]):
             return _layout_facts(found.groupdict())
     found = pats["key_value"].match(stem) or pats["key_word"].match(stem)
-    if found and not pats["format_word"].match(found["key"]) and not pats["model"].fullmatch(stem):
+    # one word (`workers_8`, `cuda_0`) or a known two-word key (`num_workers_8`): `triton_silu_2025`
+    # is no parameter called triton_silu
+    plain = found is not None and ("_" not in found["key"] or found["key"].lower() in _KEY_ALIASES)
+    if plain and not pats["format_word"].match(found["key"]) and not pats["model"].fullmatch(stem):
         key = _KEY_ALIASES.get(found["key"].lower(), found["key"].lower())
         return {key: typed(key, found["value"])}
     return None
