@@ -61,9 +61,12 @@ def test_what_a_name_says(name, facts):
 
 
 def test_copy_markers_and_placeholders():
-    assert identity.read_name("prev_out.alexnet_16_0.001_k80_full.741534").marked_copy
-    assert not identity.read_name("n_out.alexnet_16_0.001_k80_full.741534").marked_copy
-    assert identity.read_name("_deleted_in_history", is_file=False).marked_copy
+    # a copy's marker says nothing of the run (duplicates.py tells the copies)
+    assert identity.read_name("prev_out.alexnet_16_0.001_k80_full.741534").key == \
+        identity.read_name("out.alexnet_16_0.001_k80_full.741534").key
+    assert identity.read_name("_deleted_in_history", is_file=False).facts == {}
+    assert duplicates.marked(PurePosixPath("x/prev_out.a.1")) and not duplicates.marked(PurePosixPath("x/n_out.a.1"))
+    assert duplicates.in_history(PurePosixPath("_deleted_in_history/imagenet/out.a.1"))
     # a variable the job script never filled in says nothing
     echoed = identity.read_name("alexnet_4_0.01_%GPU%_full", is_file=False).facts
     assert echoed == {"model": "alexnet", "batch_size": 4, "learning_rate": 0.01, "experiment": "full"}

@@ -114,12 +114,13 @@ def _patterns() -> dict[str, re.Pattern]:
 
 @dataclass(frozen=True)
 class NameFacts:
-    """What one path component says: `facts` (model, gpu, job, experiment and parameters),
-    `key` (what tells it from its siblings) and whether it marks a copy or a history folder."""
+    """What one path component says: `facts` (model, gpu, job, experiment and parameters) and
+    `key` (what tells it from its siblings). Copy and history markers (`prev_`, `old`,
+    `_deleted_in_history`) say nothing of the run; which files are copies is
+    pipeline/duplicates.py's to tell."""
 
     facts: dict = field(default_factory=dict)
     key: tuple = ()
-    marked_copy: bool = False
 
     def get(self, name: str):
         return self.facts.get(name)
@@ -130,7 +131,7 @@ def read_name(name: str, is_file: bool = True) -> NameFacts:
     """Facts in one file name (extension, Slurm job suffix and `out.` prefix understood) or one
     directory name. Cached: the answer is shared, never to be changed by the caller."""
     pats = _patterns()
-    stem, facts, marked = name, {}, False
+    stem, facts = name, {}
     if is_file:
         stem, job = _strip_suffixes(stem)
         if job:
@@ -141,14 +142,13 @@ def read_name(name: str, is_file: bool = True) -> NameFacts:
     prefix = pats["out_prefix"].match(stem)
     if prefix:
         stem = stem[prefix.end():]
-        marked = bool(prefix.group(1)) and pats["marker"].fullmatch(prefix.group(1)) is not None
     whole = _whole_name(stem)
     if whole is not None:
         facts.update(whole)
-        return NameFacts(facts, _key(facts, ()), marked)
-    facts_here, words, marked_here = _spans(stem)
+        return NameFacts(facts, _key(facts, ()))
+    facts_here, words = _spans(stem)
     facts.update({k: v for k, v in facts_here.items() if k not in facts})
-    return NameFacts(facts, _key(facts, words), marked or marked_here)
+    return NameFacts(facts, _key(facts, words))
 
 
 def read_path(rel_path: PurePosixPath) -> tuple[NameFacts, list[NameFacts]]:
@@ -204,8 +204,8 @@ def _layout_facts(groups: dict) -> dict:
     return facts
 
 
-def _spans(stem: str) -> tuple[dict, list[str], bool]:
-    """Facts read anywhere in the name; the words and numbers left over; a copy marker seen."""
+def _spans(stem: str) -> tuple[dict, list[str]]:
+    """Facts read anywhere in the name; the words and numbers left over."""
     pats = _patterns()
     facts: dict = {}
     text = stem
@@ -245,14 +245,13 @@ def _spans(stem: str) -> tuple[dict, list[str], bool]:
     if job:
         facts.setdefault("job", job["slurm"] or job["pid"])
         text = text[: job.start()] + "\x00"
-    marked = pats["marker"].search(text) is not None
     text = pats["marker"].sub("\x00", text)
     text = pats["tool"].sub("\x00", text)
     words = [w for w in (c.strip(".-") for c in pats["word_break"].split(text)) if w]
     experiment = [w for w in words if not pats["number"].match(w)]
     if experiment:
         facts["experiment"] = "_".join(experiment)
-    return facts, words, marked
+    return facts, words
 
 
 def _key(facts: dict, words) -> tuple:
