@@ -3,7 +3,7 @@
 A trace of a million launches names a few dozen kernels, each name hundreds of bytes long. A
 polars String column read or computed row by row holds a copy per row (the whole input again);
 gathering from the distinct values instead makes every row a 16-byte view into one shared
-buffer. `shared_strings` turns a column into that form; `per_distinct` computes anything that
+buffer. `launch_dims` is the one spelling of a launch's grid and block, `(x, y, z)`. `shared_strings` turns a column into that form; `per_distinct` computes anything that
 depends only on a column's value (a kernel's category, short name, tensor-core look) once per
 distinct value and gathers the results back to the rows.
 """
@@ -87,3 +87,17 @@ def _packed(frame: pl.DataFrame, cols: list[str]) -> pl.Series | None:
     shifts = [sum(widths[i + 1:]) for i in range(len(cols))]
     key = pl.sum_horizontal([i * (1 << s) for i, s in zip(ints, shifts)], ignore_nulls=False)
     return frame.select(key.fill_null(-1).alias("key"))["key"]
+
+
+def _dims(prefix: str) -> pl.Expr:
+    """`(x, y, z)` from three numeric fields, null unless all three are known."""
+    parts = [pl.col(f"{prefix}_{axis}").cast(pl.Int64, strict=False) for axis in "xyz"]
+    return pl.format("({}, {}, {})", *parts)
+
+
+def launch_dims(frame: pl.DataFrame, prefix: str) -> pl.Expr:
+    """A launch's grid or block as text, `(x, y, z)` (ncu's spelling, which every reader
+    writes), from the columns `{prefix}_x`, `_y`, `_z` of `frame`; null unless all three are
+    known. Worked out once per distinct launch shape (a trace has a few dozen)."""
+    dims = per_distinct_ints(frame, [f"{prefix}_{axis}" for axis in "xyz"], _dims(prefix))
+    return (pl.lit(dims) if isinstance(dims, pl.Series) else dims).alias(prefix)

@@ -18,7 +18,7 @@ from roofreport.families.common import numbers, units
 from roofreport.families.nsys.columns import DEFAULT, TEXT_FIELDS, Column, Report
 from roofreport.families.spec import ParseResult
 from roofreport.tables import schema
-from roofreport.tables.frames import per_distinct, per_distinct_ints
+from roofreport.tables.frames import launch_dims, per_distinct
 
 ELLIPSIS = "\u2026"   # nsys cuts names (and console cells) at their column width with `…`
 
@@ -146,18 +146,6 @@ def _ensure(values: pl.DataFrame) -> pl.DataFrame:
     return values.with_columns(missing) if missing else values
 
 
-def _dims(prefix: str) -> pl.Expr:
-    """`(x, y, z)` from three numeric fields, null unless all three are known."""
-    parts = [pl.col(f"{prefix}_{axis}").cast(pl.Int64, strict=False) for axis in "xyz"]
-    return pl.format("({}, {}, {})", *parts)
-
-
-def _launch_dims(v: pl.DataFrame, prefix: str) -> pl.Expr:
-    """`_dims` once per distinct launch shape (a trace has a few dozen), gathered back."""
-    dims = per_distinct_ints(v, [f"{prefix}_{axis}" for axis in "xyz"], _dims(prefix))
-    return (pl.lit(dims) if isinstance(dims, pl.Series) else dims).alias(prefix)
-
-
 def _xyz(field: str) -> pl.Expr:
     """`   1 1568    1` (GridXYZ/BlockXYZ of kernel summaries) -> `(1, 1568, 1)`."""
     spaced = pl.col(field).str.strip_chars().str.replace_all(r"\s+", ", ")
@@ -187,7 +175,7 @@ def _gputrace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
     # A trace names a few dozen kernels a million times: the kind is decided once per name.
     kind = per_distinct(v["name"], activity_kinds)["kind"].fill_null("kernel")
     common = [pl.col("source_line"), pl.col("name"), pl.col("duration").alias("duration_ns"),
-              "device", "context", "stream", _launch_dims(v, "grid"), _launch_dims(v, "block")]
+              "device", "context", "stream", launch_dims(v, "grid"), launch_dims(v, "block")]
     activities = schema.conform("activities", v.select(
         *common, pl.lit(kind).alias("kind"), pl.col("start").alias("start_ns"), "bytes", "correlation_id"))
     result.add("activities", activities)
