@@ -26,7 +26,8 @@ class RunHints:
     (`alexnet_16_0.01_k80_full`), read by the pipeline's name conventions; `process` the
     program the profiler attached to when it gives no command line; `process_id` the profiled
     process (two logs with different ones are two executions); `device_kind` "cpu" when the log
-    shows the program ran on the CPU."""
+    shows the program ran on the CPU; `rank` and `world_size` this process's place in a
+    distributed job (PyTorch traces: one trace per rank)."""
 
     device_name: str | None = None
     command: str | None = None
@@ -38,6 +39,8 @@ class RunHints:
     process: str | None = None
     process_id: int | None = None
     device_kind: str | None = None
+    rank: int | None = None
+    world_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ class FormatSpec:
     `sniff(head)` returns a variant string when the file is of this kind, else None; it must
     only look at `head` (bounded) and never raise. `parse(doc, variant)` reads the whole file.
     `binary=True` specs receive the path instead of a decoded document (SQLite exports).
+    `reads_json=True` specs read JSON documents: a `.json` file is offered to them only.
     """
 
     family: str
@@ -95,6 +99,7 @@ class FormatSpec:
     sniff: Callable[[Head], str | None]
     parse: Callable[[Document, str], ParseResult]
     binary: bool = False
+    reads_json: bool = False
 
 
 class DeferredReader:

@@ -34,6 +34,8 @@ _NOT_LOG_SUFFIXES = {
     ".cu": "CUDA source", ".c": "C source", ".cpp": "C++ source", ".h": "C header", ".gitignore": "git file",
 }
 
+_JSON_SUFFIXES = {".json"}
+
 
 @dataclass(frozen=True)
 class Sniffed:
@@ -65,13 +67,18 @@ def sniff(path: Path, display: str | None = None) -> Sniffed:
             return _binary_report(base, head, family) or \
                 Sniffed(**base, family=family, variant=variant, skip_reason=advice)
     # Scripts and documents often quote log lines (`==PROF==`, headers): their suffix decides.
-    kind = _NOT_LOG_SUFFIXES.get(path.suffix.lower())
-    if kind:
+    # JSON is data, except the traces of the specs that read JSON (PyTorch's Kineto traces).
+    suffix = path.suffix.lower()
+    kind = _NOT_LOG_SUFFIXES.get(suffix)
+    specs = [s for s in REGISTRY if s.reads_json] if suffix in _JSON_SUFFIXES else REGISTRY
+    if kind and suffix not in _JSON_SUFFIXES:
         return Sniffed(**base, skip_reason=f"not a profiler log ({kind})")
-    for spec in REGISTRY:
+    for spec in specs:
         variant = _ask(spec, head)
         if variant:
             return Sniffed(**base, spec=spec, variant=variant, family=spec.family)
+    if kind:
+        return Sniffed(**base, skip_reason=f"not a profiler log ({kind})")
     if head.binary:
         return Sniffed(**base, skip_reason="binary file, not a profiler log")
     if not head.text.strip():
