@@ -12,7 +12,7 @@ on its first call. Parsing one nsys CSV then loads no ncu, nvprof or nvidia-smi 
 
 from __future__ import annotations
 
-from roofreport.families import dcgm, ncu, nsys, nvprof, smi, tegrastats
+from roofreport.families import dcgm, ncu, nsys, nvprof, pytorch, smi, tegrastats
 from roofreport.families.spec import DeferredReader, FormatSpec, ParseResult, RunHints
 
 # Order matters: the first spec whose sniff answers wins. Binary containers first, then the
@@ -21,9 +21,11 @@ REGISTRY: list[FormatSpec] = [
     *ncu.BINARY_SPECS,
     *nsys.BINARY_SPECS,
     *nvprof.BINARY_SPECS,
+    *pytorch.BINARY_SPECS,
     *ncu.SPECS,
     *nvprof.SPECS,
     *nsys.SPECS,
+    *pytorch.SPECS,
     *dcgm.SPECS,
     *tegrastats.SPECS,
     *smi.SPECS,     # last: it sniffs what no other family claimed

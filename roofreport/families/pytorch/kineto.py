@@ -1,0 +1,218 @@
+"""PyTorch profiler (Kineto) traces -> the shared tables.
+
+What each kind of event becomes (`decode.CATEGORIES` names the categories):
+
+* `kernel` -> `activities` and `kernels` (kind "launch", count 1): name, device, context,
+  stream, grid and block (`(x, y, z)`), correlation id, start and duration. Every kernel event
+  counts, the last profiler step's included;
+* `gpu_memcpy`, `gpu_memset` -> `activities` (kind "memcpy"/"memset") with their bytes;
+* `cuda_runtime`, `cuda_driver` -> `api_calls` (kind "trace"), one row per call;
+* ranges -> `regions`, each kind nested within itself (`ranges.paths`):
+  - "step": every `ProfilerStep#N` (torch.profiler's schedule), one row per step;
+  - "annotation": every `record_function` / `user_annotation` range (`Optimizer.step#SGD.step`,
+    `nccl:all_reduce`, the user's own labels), one row per range;
+  - "gpu_annotation": the same ranges as the GPU ran them (`gpu_user_annotation`), per range;
+  - "operator": `cpu_op` events (aten operators, autograd nodes), one row per distinct path
+    with its count and total wall time (there are tens of thousands of calls);
+  - "module": `nn.Module: Name_i` python_function events (`with_stack`/`with_modules`), one row
+    per distinct module path, like operators.
+* a kernel's `region` is the annotation it was launched in (see `ranges`).
+
+Times: `ts` and `dur` are microseconds, often with three decimals; they become whole
+nanoseconds, `start_ns` counted from the trace's first kept event. `source_line` is the
+event's 1-based position in `traceEvents`. The GPU comes from `deviceProperties` (the device
+most kernels ran on), the rank and world size from `distributedInfo`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from roofreport.errors import ParseError
+from roofreport.families.spec import ParseResult
+from roofreport.families.pytorch.decode import EVENT_FIELDS, Trace, read_trace
+from roofreport.families.pytorch.ranges import innermost, launch_regions, paths
+from roofreport.tables.frames import launch_dims
+
+FAMILY = "pytorch"
+STEP_NAME = r"^ProfilerStep#\d+$"
+MODULE_PREFIX = "nn.Module: "
+_TYPES = {"kind": pl.Categorical, "name": pl.String, "ts": pl.Float64, "dur": pl.Float64,
+          "device": pl.Int64, "context": pl.Int64, "stream": pl.Int64, "correlation": pl.Int64,
+          "bytes": pl.Float64}
+
+
+def parse_kineto(path: Path, variant: str) -> ParseResult:
+    result = ParseResult(family=FAMILY, variant=variant)
+    trace = read_trace(path, str(path))
+    result.warnings += trace.warnings
+    result.error = trace.error
+    events, meta = event_frame(trace), trace.meta
+    del trace   # the decoded columns (the frame holds them now)
+    if events.height:
+        _fill(events, _devices(meta), result)
+    _hints(meta, events, result)
+    if not result.rows() and result.error is None:
+        result.error = ParseError("the trace holds no GPU kernels, memory operations, CUDA calls "
+                                  "or profiler ranges", path=str(path))
+    return result
+
+
+def event_frame(trace: Trace) -> pl.DataFrame:
+    """One row per kept event: `source_line`, the `EVENT_FIELDS` typed, `thread` (a number per
+    distinct pid/tid pair), `start_ns` and `duration_ns`."""
+    columns = trace.columns
+    if not columns.get("source_line"):
+        return pl.DataFrame()
+    frame = pl.DataFrame([pl.Series("source_line", columns["source_line"], dtype=pl.Int64)]
+                         + [pl.Series(name, columns[name], dtype=dtype, strict=False)
+                            for name, dtype in _TYPES.items()]
+                         + [_ids(columns[name], name) for name in ("pid", "tid")])
+    kernel_rows = [i for i, kind in enumerate(columns["kind"]) if kind == "kernel"]
+    frame = frame.with_columns(_dims(columns["grid"], kernel_rows, "grid")
+                               + _dims(columns["block"], kernel_rows, "block"))
+    # Whole nanoseconds from a whole-microsecond origin: the subtraction is exact, and the
+    # rounding drops the float noise of `ts` values like 4700180001442.518.
+    origin = frame["ts"].min()
+    origin = float(int(origin)) if origin is not None else 0.0
+    return frame.with_columns(
+        thread=pl.struct("pid", "tid").rank("dense").cast(pl.Int64),
+        start_ns=((pl.col("ts") - origin) * 1000.0).round(0).cast(pl.Int64),
+        duration_ns=(pl.col("dur") * 1000.0).round(0)).drop("ts", "dur", "tid")
+
+
+def _ids(values: list, name: str) -> pl.Series:
+    """Process or thread ids: numbers, or text where a trace names them (`"stream 7"`)."""
+    try:
+        return pl.Series(name, values, dtype=pl.Int64)
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+        return pl.Series(name, values, dtype=pl.String, strict=False)
+
+
+_NO_DIMS = (None, None, None)
+
+
+def _dims(values: list, rows: list[int], prefix: str) -> list[pl.Series]:
+    """The `grid`/`block` lists (`[x, y, z]`) of the kernel `rows` as three integer columns
+    (null elsewhere, and when not three numbers). Unzipped in Python: polars would build a
+    list column from Python lists one Series per row."""
+    picked = (values[i] for i in rows)
+    axes = list(zip(*(v if v.__class__ is list and len(v) == 3 else _NO_DIMS for v in picked))) \
+        or [(), (), ()]
+    positions = pl.Series(rows, dtype=pl.UInt32)
+    return [pl.repeat(None, len(values), dtype=pl.Int64, eager=True).alias(f"{prefix}_{axis}").scatter(
+        positions, pl.Series(column, dtype=pl.Int64, strict=False)) for axis, column in zip("xyz", axes)]
+
+
+def _devices(meta: dict) -> dict[int, str]:
+    """Device id -> name, from `deviceProperties`."""
+    found = {}
+    props = meta.get("deviceProperties")
+    for device in props if isinstance(props, list) else []:
+        if isinstance(device, dict) and isinstance(device.get("id"), int) and device.get("name"):
+            found[device["id"]] = str(device["name"])
+    return found
+
+
+# -- tables ----------------------------------------------------------------------------------
+
+def _fill(events: pl.DataFrame, devices: dict[int, str], result: ParseResult) -> None:
+    kind = pl.col("kind")
+    gpu = events.filter(kind.is_in(["kernel", "memcpy", "memset"]))
+    calls = events.filter(kind.is_in(["runtime", "driver"]))
+    is_step = kind.is_in(["annotation", "cpu_op"]) & pl.col("name").str.contains(STEP_NAME)
+    annotations = _with_paths(events.filter((kind == "annotation") & ~is_step))
+    if gpu.height:
+        _gpu_tables(gpu, devices, calls, annotations, result)
+    if calls.height:
+        result.add("api_calls", calls.select(
+            "source_line", pl.lit("trace").alias("kind"), "name", pl.lit(1).alias("calls"),
+            pl.col("duration_ns").alias("total_ns"), pl.col("start_ns").cast(pl.Float64)))
+    _regions(events, is_step, annotations, result)
+
+
+def _gpu_tables(gpu: pl.DataFrame, devices: dict[int, str], calls: pl.DataFrame,
+                annotations: pl.DataFrame, result: ParseResult) -> None:
+    rows = gpu.with_columns(launch_dims(gpu, "grid"), launch_dims(gpu, "block"),
+                            device=_device_name(devices))
+    common = ["source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block"]
+    result.add("activities", rows.select(
+        *common, "kind", "bytes", pl.col("start_ns").cast(pl.Float64),
+        pl.col("correlation").alias("correlation_id")))
+    kernels = rows.filter(pl.col("kind") == "kernel")
+    if not kernels.height:
+        return
+    # (`kernels` has no start or correlation id: its rows join `activities` on source_line.)
+    region = launch_regions(kernels, calls, innermost(annotations))
+    result.add("kernels", kernels.with_columns(region=region).select(
+        *common, pl.col("source_line").alias("launch_id"), pl.lit("launch").alias("kind"),
+        pl.lit(1).alias("count"), "region"))
+
+
+def _device_name(devices: dict[int, str]) -> pl.Expr:
+    """`NVIDIA H100 80GB HBM3 (0)` (the name from deviceProperties), else the device id. GPU
+    events name their device in `args.device`, older traces only in `pid`."""
+    device = pl.coalesce("device", pl.col("pid").cast(pl.Int64, strict=False))
+    named = device.replace_strict({i: f"{name} ({i})" for i, name in devices.items()},
+                                  default=None, return_dtype=pl.String) if devices \
+        else pl.lit(None, pl.String)
+    return pl.coalesce(named, device.cast(pl.String))
+
+
+def _with_paths(ranges: pl.DataFrame) -> pl.DataFrame:
+    """Ranges with `start`, `end` and their `path` within their kind."""
+    ranges = ranges.with_columns(start=pl.col("start_ns"),
+                                 end=pl.col("start_ns") + pl.col("duration_ns").fill_null(0).cast(pl.Int64))
+    return ranges.with_columns(path=paths(ranges)) if ranges.height else ranges.with_columns(
+        path=pl.lit(None, pl.String))
+
+
+def _regions(events: pl.DataFrame, is_step: pl.Expr, annotations: pl.DataFrame,
+             result: ParseResult) -> None:
+    kind = pl.col("kind")
+    steps = events.filter(is_step).with_columns(path=pl.col("name"))
+    gpu_ranges = _with_paths(events.filter(kind == "gpu_annotation"))
+    operators = _with_paths(events.filter((kind == "cpu_op") & ~is_step))
+    modules = _with_paths(events.filter((kind == "python") & pl.col("name").str.starts_with(MODULE_PREFIX))
+                          .with_columns(pl.col("name").str.strip_prefix(MODULE_PREFIX)))
+    for label, ranges in (("step", steps), ("annotation", annotations), ("gpu_annotation", gpu_ranges)):
+        if ranges.height:
+            result.add("regions", ranges.select(
+                "source_line", pl.lit(label).alias("kind"), "name", "path",
+                pl.col("start_ns").cast(pl.Float64), "duration_ns", pl.lit(1).alias("count")))
+    for label, ranges in (("operator", operators), ("module", modules)):
+        if ranges.height:
+            result.add("regions", _per_path(ranges, label))
+
+
+def _per_path(ranges: pl.DataFrame, label: str) -> pl.DataFrame:
+    """One row per distinct path: calls, total wall time, the first call's line and start."""
+    return ranges.group_by("path", maintain_order=True).agg(
+        pl.col("source_line").first(), pl.col("name").first(),
+        pl.col("start_ns").first().cast(pl.Float64), pl.col("duration_ns").sum(),
+        pl.len().alias("count")).with_columns(pl.lit(label).alias("kind"))
+
+
+# -- run hints -------------------------------------------------------------------------------
+
+def _hints(meta: dict, events: pl.DataFrame, result: ParseResult) -> None:
+    devices = _devices(meta)
+    if devices:
+        used = events.filter(pl.col("kind") == "kernel")["device"].drop_nulls() \
+            if events.height else pl.Series([], dtype=pl.Int64)
+        ids = used.mode().sort() if used.len() else pl.Series([], dtype=pl.Int64)
+        chosen = devices.get(ids[0]) if ids.len() else None
+        result.hints.device_name = chosen or devices[min(devices)]
+    info = meta.get("distributedInfo")
+    if isinstance(info, dict):
+        result.hints.rank = _int(info.get("rank"))
+        result.hints.world_size = _int(info.get("world_size"))
+    version = meta.get("schemaVersion")
+    if isinstance(version, (int, str)) and not isinstance(version, bool):
+        result.tool_version = f"kineto schema {version}"
+
+
+def _int(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
