@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # (run as a script: `s
 from samples.dcgm import dcgm_files
 from samples.gpus import V100, rng_for
 from samples.nvprof import sweep_files
+from samples.pytorch import files as pytorch_files
 from samples.runs import RUNS, run_files
 from samples.smi import Load, compute_apps_file, smi_dmon
 from samples.tegrastats import tegrastats_files
@@ -76,6 +77,7 @@ def all_files() -> dict[str, str]:
     files.update(sweep_files())
     files.update(dcgm_files())
     files.update(tegrastats_files())
+    files.update(pytorch_files())
     files["roofreport.toml"] = TOML
     return dict(sorted(files.items()))
 

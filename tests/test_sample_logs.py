@@ -43,6 +43,8 @@ def intended_family(rel: PurePosixPath) -> str | None:
         return "tegrastats"
     if name.startswith("out."):
         return "nvprof"
+    if name.endswith(".pt.trace.json") or name == "train.log":
+        return "pytorch"
     return None
 
 
@@ -57,7 +59,7 @@ def demo():
 
 def test_the_folder_holds_every_family_and_stays_small():
     families = {intended_family(_rel(p)) for p in DEMO_FILES}
-    assert families == {"ncu", "nsys", "nvprof", "nvidia-smi", "dcgm", "tegrastats"}
+    assert families == {"ncu", "nsys", "nvprof", "nvidia-smi", "dcgm", "tegrastats", "pytorch"}
     sizes = {str(_rel(p)): p.stat().st_size for p in DEMO_FILES}
     assert sum(sizes.values()) < 900_000, sizes
     assert max(sizes.values()) < 120_000, sizes
