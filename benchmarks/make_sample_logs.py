@@ -65,6 +65,11 @@ batch_size = 64
 [[run]]
 match = "v100/vgg11/*"
 batch_size = 64
+
+# The LeNet-5 run profiled with torch.profiler trained at batch 256 (train_lenet5.py --batch-size 256).
+[[run]]
+match = "a100/lenet5/*"
+batch_size = 256
 """
 
 
