@@ -279,3 +279,16 @@ def test_bad_documents_are_refused_with_a_place(tmp_path, text, what):
     result = parse_kineto(_write(tmp_path, "bad.json", text), "kineto trace")
     assert result.error is not None and what in result.error.message
     assert result.error.line == 1 and result.error.column is not None
+
+
+def test_nn_module_events_are_module_regions_by_path(tmp_path):
+    """`with_stack`/`with_modules` traces name module calls `nn.Module: Class_i` (python_function)."""
+    def call(name, ts, dur):
+        return {"ph": "X", "cat": "python_function", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur}
+    events = [call("nn.Module: Net_0", 0, 100), call("nn.Module: Conv2d_0", 10, 30),
+              call("nn.Module: Linear_0", 50, 20), call("torch/nn/modules/module.py(1501): _call_impl", 11, 5),
+              call("nn.Module: Net_0", 200, 100), call("nn.Module: Conv2d_0", 210, 30)]
+    result = parse_kineto(_write(tmp_path, "m.json", _trace(events)), "kineto trace")
+    modules = result.tables["regions"].filter(pl.col("kind") == "module").sort("path")
+    assert modules.select("path", "count", "duration_ns").rows() == [
+        ("Net_0", 2, 200_000.0), ("Net_0/Conv2d_0", 2, 60_000.0), ("Net_0/Linear_0", 1, 20_000.0)]
