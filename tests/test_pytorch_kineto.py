@@ -292,3 +292,19 @@ def test_nn_module_events_are_module_regions_by_path(tmp_path):
     modules = result.tables["regions"].filter(pl.col("kind") == "module").sort("path")
     assert modules.select("path", "count", "duration_ns").rows() == [
         ("Net_0", 2, 200_000.0), ("Net_0/Conv2d_0", 2, 60_000.0), ("Net_0/Linear_0", 1, 20_000.0)]
+
+
+def test_events_without_times_or_names_are_kept_without_failing(tmp_path):
+    annotation = {"ph": "X", "cat": "user_annotation", "name": "forward", "pid": 1, "tid": 1}
+    call = {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+            "ts": 5, "dur": 1, "args": {"correlation": 1}}
+    kernel = _kernel(10, 1.0)
+    del kernel["dur"]
+    nameless = _kernel(12, 2.0, correlation=2)
+    del nameless["name"]
+    result = parse_kineto(_write(tmp_path, "t.json", _trace([annotation, call, kernel, nameless])),
+                          "kineto trace")
+    assert result.error is None
+    assert result.tables["kernels"]["duration_ns"].to_list() == [None, 2000.0]
+    assert result.tables["kernels"]["name"].to_list() == ["k", None]
+    assert result.tables["regions"]["path"].to_list() == ["forward"]

@@ -66,7 +66,6 @@ class Trace:
     columns: dict[str, list] = field(default_factory=dict)
     warnings: list[LogWarning] = field(default_factory=list)
     error: ParseError | None = None
-    compressed: bool = False
 
 
 def _collector() -> tuple:
@@ -110,7 +109,6 @@ def read_trace(path: Path, display: str) -> Trace:
         trace.error = ParseError(f"cannot read: {exc.strerror or exc}", path=display)
         return trace
     if raw.startswith(GZIP_MAGIC):
-        trace.compressed = True
         try:
             raw, cut = _gunzip(raw)
         except ParseError as exc:
@@ -141,11 +139,15 @@ def _gunzip(data: bytes) -> tuple[bytes, str | None]:
 
 
 def _gunzip_pieces(data: bytes, piece: int = 1 << 16) -> bytes:
-    inflater, out = zlib.decompressobj(wbits=47), []
+    """What inflates before the damage (up to the size cap)."""
+    inflater, out, size = zlib.decompressobj(wbits=47), [], 0
     for start in range(0, len(data), piece):
         try:
-            out.append(inflater.decompress(data[start:start + piece]))
+            out.append(inflater.decompress(data[start:start + piece], MAX_TRACE_BYTES - size))
         except zlib.error:
+            break
+        size += len(out[-1])
+        if size >= MAX_TRACE_BYTES:
             break
     return b"".join(out)
 

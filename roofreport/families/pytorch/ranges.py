@@ -27,6 +27,9 @@ def paths(ranges: pl.DataFrame) -> pl.Series:
     stack: list[tuple[int, str]] = []
     current = None
     for row, thread, start, end, name in order.select("row", "thread", "start", "end", "name").iter_rows():
+        if start is None:   # an event without `ts` nests in nothing
+            out[row] = name
+            continue
         if thread != current:
             stack, current = [], thread
         while stack and stack[-1][0] <= start:
@@ -41,6 +44,7 @@ def innermost(ranges: pl.DataFrame) -> pl.DataFrame:
     """Per thread, from each time on, the path of the innermost open range (null when none):
     `thread`, `at`, `region`, sorted by `at`. `ranges` holds `thread`, `start`, `end`, `path`."""
     schema = {"thread": pl.Int64, "at": pl.Int64, "region": pl.String}
+    ranges = ranges.filter(pl.col("start").is_not_null())
     if not ranges.height:
         return pl.DataFrame(schema=schema)
     ids = ranges.with_row_index("id")
