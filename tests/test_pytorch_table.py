@@ -139,3 +139,43 @@ def test_damage_is_reported_with_its_place():
     assert "pytorch.repeated-table" in {w.code for w in twice.warnings}
     assert twice.tables["regions"].height == 2
     assert _parse("no table here\n").error is not None
+
+
+def test_torch_1_5_legacy_layout_left_aligned():
+    """The autograd profiler of torch 1.4-1.7 left-aligns every column, names `Self CPU total`
+    and `Number of Calls`, and folds kernel time into its operators (no device rows)."""
+    widths = [20, 16, 14, 11, 11, 12, 12, 11, 12, 15]
+    header = ["Name", "Self CPU total %", "Self CPU total", "CPU total %", "CPU total", "CPU time avg",
+              "CUDA total %", "CUDA total", "CUDA time avg", "Number of Calls"]
+    rows = [["addmm", "62.50%", "500.000us", "75.00%", "600.000us", "300.000us", "80.00%", "1.200ms",
+             "600.000us", "2"],
+            ["relu", "37.50%", "300.000us", "37.50%", "300.000us", "150.000us", "20.00%", "300.000us",
+             "150.000us", "2"]]
+    rule = "".join("-" * w + "  " for w in widths)
+
+    def line(cells):
+        return "".join(f"{c:<{w}}  " for c, w in zip(cells, widths))
+    text = "\n".join([rule, line(header), rule, *map(line, rows), rule,
+                      "Self CPU time total: 800.000us", "CUDA time total: 1.500ms", ""])
+    result = _parse(text)
+    assert result.error is None and "kernels" not in result.tables
+    assert result.tables["regions"].select("name", "duration_ns", "count").rows() == [
+        ("addmm", 500_000.0, 2), ("relu", 300_000.0, 2)]
+    totals = result.tables["metrics"].filter(pl.col("section") == "key_averages totals")
+    assert totals.select("metric", "value").rows() == [("Self CPU time total", 800_000.0),
+                                                       ("CUDA time total", 1_500_000.0)]
+
+
+def test_source_location_continuation_lines():
+    widths = [12, 12, 12, 40]
+    header = ["Name", "Self CPU", "# of Calls", "Source Location"]
+    rule = "".join("-" * w + "  " for w in widths)
+
+    def line(cells):
+        return "".join(f"{c:>{w}}  " for c, w in zip(cells, widths))
+    text = "\n".join([rule, line(header), rule, line(["aten::mm", "5.000us", "1", "train.py(42): step"]),
+                      line(["", "", "", "train.py(80): main"]), rule, "Self CPU time total: 5.000us", ""])
+    result = _parse(text)
+    assert result.tables["regions"]["name"].to_list() == ["aten::mm"]
+    locations = result.tables["metrics"].filter(pl.col("metric") == "Source Location")["value_text"]
+    assert locations.to_list() == ["train.py(42): step"]
