@@ -117,6 +117,10 @@ def test_launch_columns_are_the_events_own():
     assert row["device"] == "NVIDIA H100 80GB HBM3 (0)"
     activity = result.tables["activities"].filter(pl.col("source_line") == first).row(0, named=True)
     assert activity["correlation_id"] == args["correlation"]
+    launch = result.tables["metrics"].filter(pl.col("launch_id") == first)
+    assert dict(launch.select("metric", "value").iter_rows()) == {
+        name: args[name] for name in ("registers per thread", "shared memory", "blocks per SM",
+                                      "warps per SM", "est. achieved occupancy %")}
     origin = int(min(e["ts"] for e in events if e.get("ph") == "X" and "ts" in e and e.get("cat")
                      in ("kernel", "cpu_op", "cuda_runtime", "cuda_driver", "gpu_memset",
                          "user_annotation", "gpu_user_annotation")))

@@ -52,32 +52,39 @@ CATEGORIES = {
 }
 # The fields kept of each event, in this order (`args` fields are Kineto's own key names).
 EVENT_FIELDS = ("kind", "name", "ts", "dur", "pid", "tid", "device", "context", "stream",
-                "correlation", "grid", "block", "bytes")
+                "correlation", "bytes")
+# What a kernel event adds (its `args`), one tuple per kernel in `Trace.launches`, after its
+# source_line: the launch shape, then what CUPTI says of the launch, as Kineto names it.
+LAUNCH_FIELDS = ("grid", "block", "registers per thread", "shared memory", "blocks per SM",
+                 "warps per SM", "est. achieved occupancy %")
 _EMPTY: dict = {}
 
 
 @dataclass
 class Trace:
     """What a trace file holds: its metadata keys, the kept events as one list per field
-    (`source_line` and `EVENT_FIELDS`), repairs made while reading, and the error that stopped
-    the read (events before it are kept)."""
+    (`source_line` and `EVENT_FIELDS`), the kernels' launch fields (`LAUNCH_FIELDS`), repairs
+    made while reading, and the error that stopped the read (events before it are kept)."""
 
     meta: dict = field(default_factory=dict)
     columns: dict[str, list] = field(default_factory=dict)
+    launches: list[tuple] = field(default_factory=list)
     warnings: list[LogWarning] = field(default_factory=list)
     error: ParseError | None = None
 
 
 def _collector() -> tuple:
-    """(the decoder's object hook, the columns it fills). The hook is called for every object
-    of the file: an event is counted and, when kept, its fields appended (it returns None, so
-    the decoder keeps no event); any other object (args, metadata, the document) is returned
-    as it is."""
+    """(the decoder's object hook, the columns it fills, the kernels' launch tuples). The hook
+    is called for every object of the file: an event is counted and, when kept, its fields
+    appended (it returns None, so the decoder keeps no event); any other object (args,
+    metadata, the document) is returned as it is."""
     columns = {name: [] for name in ("source_line", *EVENT_FIELDS)}
     (line_, kind_, name_, ts_, dur_, pid_, tid_, device_, context_, stream_, correlation_,
-     grid_, block_, bytes_) = (column.append for column in columns.values())
+     bytes_) = (column.append for column in columns.values())
+    launches: list[tuple] = []
+    launch_ = launches.append
     count = itertools.count(1)
-    categories, empty = CATEGORIES, _EMPTY
+    categories, empty, launch_keys = CATEGORIES, _EMPTY, LAUNCH_FIELDS
 
     def keep(obj: dict):
         phase = obj.get("ph")
@@ -93,11 +100,12 @@ def _collector() -> tuple:
         line_(line), kind_(kind), name_(obj.get("name")), ts_(obj.get("ts")), dur_(obj.get("dur"))
         pid_(obj.get("pid")), tid_(obj.get("tid")), device_(args.get("device"))
         context_(args.get("context")), stream_(args.get("stream"))
-        correlation_(args.get("correlation")), grid_(args.get("grid")), block_(args.get("block"))
-        bytes_(args.get("bytes"))
+        correlation_(args.get("correlation")), bytes_(args.get("bytes"))
+        if kind == "kernel":
+            launch_((line, *map(args.get, launch_keys)))
         return None
 
-    return keep, columns
+    return keep, columns, launches
 
 
 def read_trace(path: Path, display: str) -> Trace:
@@ -181,7 +189,8 @@ def _gc_paused():
 
 
 def _decode(text: str, display: str, trace: Trace) -> None:
-    keep, columns = _collector()
+    keep, columns, launches = _collector()
+    trace.launches = launches   # (every kernel decoded, before any damage too)
     with _gc_paused():
         try:
             document = json.loads(text, object_hook=keep)

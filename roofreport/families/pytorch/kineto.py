@@ -4,7 +4,8 @@ What each kind of event becomes (`decode.CATEGORIES` names the categories):
 
 * `kernel` -> `activities` and `kernels` (kind "launch", count 1): name, device, context,
   stream, grid and block (`(x, y, z)`), correlation id, start and duration. Every kernel event
-  counts, the last profiler step's included;
+  counts, the last profiler step's included. What CUPTI said of the launch (registers per
+  thread, shared memory, blocks and warps per SM, estimated occupancy) -> `metrics`;
 * `gpu_memcpy`, `gpu_memset` -> `activities` (kind "memcpy"/"memset") with their bytes;
 * `cuda_runtime`, `cuda_driver` -> `api_calls` (kind "trace"), one row per call;
 * ranges -> `regions`, each kind nested within itself (`ranges.paths`):
@@ -32,7 +33,7 @@ import polars as pl
 
 from roofreport.errors import ParseError
 from roofreport.families.spec import ParseResult
-from roofreport.families.pytorch.decode import EVENT_FIELDS, Trace, read_trace
+from roofreport.families.pytorch.decode import Trace, read_trace
 from roofreport.families.pytorch.ranges import innermost, launch_regions, paths
 from roofreport.tables.frames import launch_dims
 
@@ -49,10 +50,10 @@ def parse_kineto(path: Path, variant: str) -> ParseResult:
     trace = read_trace(path, str(path))
     result.warnings += trace.warnings
     result.error = trace.error
-    events, meta = event_frame(trace), trace.meta
-    del trace   # the decoded columns (the frame holds them now)
+    events, launches, meta = event_frame(trace), launch_frame(trace), trace.meta
+    del trace   # the decoded columns (the frames hold them now)
     if events.height:
-        _fill(events, _devices(meta), result)
+        _fill(events, launches, _devices(meta), result)
     _hints(meta, events, result)
     if not result.rows() and result.error is None:
         result.error = ParseError("the trace holds no GPU kernels, memory operations, CUDA calls "
@@ -70,9 +71,6 @@ def event_frame(trace: Trace) -> pl.DataFrame:
                          + [pl.Series(name, columns[name], dtype=dtype, strict=False)
                             for name, dtype in _TYPES.items()]
                          + [_ids(columns[name], name) for name in ("pid", "tid")])
-    kernel_rows = [i for i, kind in enumerate(columns["kind"]) if kind == "kernel"]
-    frame = frame.with_columns(_dims(columns["grid"], kernel_rows, "grid")
-                               + _dims(columns["block"], kernel_rows, "block"))
     # Whole nanoseconds from a whole-microsecond origin: the subtraction is exact, and the
     # rounding drops the float noise of `ts` values like 4700180001442.518.
     origin = frame["ts"].min()
@@ -92,18 +90,25 @@ def _ids(values: list, name: str) -> pl.Series:
 
 
 _NO_DIMS = (None, None, None)
+# Kineto's launch fields -> (metric as Kineto names it, unit) in `metrics`.
+LAUNCH_METRICS = {"registers per thread": "register", "shared memory": "byte",
+                  "blocks per SM": None, "warps per SM": None, "est. achieved occupancy %": "%"}
 
 
-def _dims(values: list, rows: list[int], prefix: str) -> list[pl.Series]:
-    """The `grid`/`block` lists (`[x, y, z]`) of the kernel `rows` as three integer columns
-    (null elsewhere, and when not three numbers). Unzipped in Python: polars would build a
-    list column from Python lists one Series per row."""
-    picked = (values[i] for i in rows)
-    axes = list(zip(*(v if v.__class__ is list and len(v) == 3 else _NO_DIMS for v in picked))) \
-        or [(), (), ()]
-    positions = pl.Series(rows, dtype=pl.UInt32)
-    return [pl.repeat(None, len(values), dtype=pl.Int64, eager=True).alias(f"{prefix}_{axis}").scatter(
-        positions, pl.Series(column, dtype=pl.Int64, strict=False)) for axis, column in zip("xyz", axes)]
+def launch_frame(trace: Trace) -> pl.DataFrame:
+    """One row per kernel event: `source_line`, grid and block as `grid_x` ... `block_z`
+    (null unless three numbers), and the `LAUNCH_METRICS` values."""
+    if not trace.launches:
+        return pl.DataFrame(schema={"source_line": pl.Int64})
+    lines, grids, blocks, *values = zip(*trace.launches)
+    series = [pl.Series("source_line", lines, dtype=pl.Int64)]
+    for prefix, shapes in (("grid", grids), ("block", blocks)):
+        axes = zip(*(v if v.__class__ is list and len(v) == 3 else _NO_DIMS for v in shapes))
+        series += [pl.Series(f"{prefix}_{axis}", column, dtype=pl.Int64, strict=False)
+                   for axis, column in zip("xyz", axes)]
+    series += [pl.Series(name, column, dtype=pl.Float64, strict=False)
+               for name, column in zip(LAUNCH_METRICS, values)]
+    return pl.DataFrame(series)
 
 
 def _devices(meta: dict) -> dict[int, str]:
@@ -118,13 +123,15 @@ def _devices(meta: dict) -> dict[int, str]:
 
 # -- tables ----------------------------------------------------------------------------------
 
-def _fill(events: pl.DataFrame, devices: dict[int, str], result: ParseResult) -> None:
+def _fill(events: pl.DataFrame, launches: pl.DataFrame, devices: dict[int, str],
+          result: ParseResult) -> None:
     kind = pl.col("kind")
     gpu = events.filter(kind.is_in(["kernel", "memcpy", "memset"]))
     calls = events.filter(kind.is_in(["runtime", "driver"]))
     is_step = kind.is_in(["annotation", "cpu_op"]) & pl.col("name").str.contains(STEP_NAME)
     annotations = _with_paths(events.filter((kind == "annotation") & ~is_step))
     if gpu.height:
+        gpu = gpu.join(launches, on="source_line", how="left", maintain_order="left") if launches.width > 1 else gpu
         _gpu_tables(gpu, devices, calls, annotations, result)
     if calls.height:
         result.add("api_calls", calls.select(
@@ -135,6 +142,9 @@ def _fill(events: pl.DataFrame, devices: dict[int, str], result: ParseResult) ->
 
 def _gpu_tables(gpu: pl.DataFrame, devices: dict[int, str], calls: pl.DataFrame,
                 annotations: pl.DataFrame, result: ParseResult) -> None:
+    for column in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"):
+        if column not in gpu.columns:   # (a trace without kernels)
+            gpu = gpu.with_columns(pl.lit(None, pl.Int64).alias(column))
     rows = gpu.with_columns(launch_dims(gpu, "grid"), launch_dims(gpu, "block"),
                             device=_device_name(devices))
     common = ["source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block"]
@@ -149,6 +159,20 @@ def _gpu_tables(gpu: pl.DataFrame, devices: dict[int, str], calls: pl.DataFrame,
     result.add("kernels", kernels.with_columns(region=region).select(
         *common, pl.col("source_line").alias("launch_id"), pl.lit("launch").alias("kind"),
         pl.lit(1).alias("count"), "region"))
+    _launch_metrics(kernels, result)
+
+
+def _launch_metrics(kernels: pl.DataFrame, result: ParseResult) -> None:
+    """What CUPTI said of each launch (registers, shared memory, occupancy...) -> `metrics`."""
+    present = [name for name in LAUNCH_METRICS if name in kernels.columns]
+    if not present:
+        return
+    long = kernels.select("source_line", "name", "device", *present).unpivot(
+        index=["source_line", "name", "device"], variable_name="metric").drop_nulls("value")
+    units = pl.col("metric").replace_strict(LAUNCH_METRICS, return_dtype=pl.String)
+    result.add("metrics", long.select(
+        "source_line", pl.col("source_line").alias("launch_id"), pl.col("name").alias("kernel_name"),
+        "device", pl.lit("kineto launch").alias("section"), "metric", units.alias("unit"), "value"))
 
 
 def _device_name(devices: dict[int, str]) -> pl.Expr:
