@@ -108,7 +108,7 @@ def test_analyze_gives_the_frames_the_report_draws():
     assert analysis.top.group_by("run").len()["len"].max() <= 3
     assert analysis.utilization_window is not None and analysis.roofline.height
     # from paths directly, with read's defaults
-    assert roofreport.analyze(SAMPLE_LOGS / "a100").runs.height == 2
+    assert roofreport.analyze(SAMPLE_LOGS / "a100").runs.height == 3   # resnet18, vgg11, lenet5
 
 
 def test_build_report_writes_a_pdf_from_paths_a_dataset_or_an_analysis(tmp_path):

@@ -1,7 +1,7 @@
 """PyTorch profiler samples for `sample_logs/`: one small training job profiled with
 `torch.profiler` on the A100, as two files beside each other (one run, `a100/lenet5/`):
 
-* `a100-node1_4242.1732500000000.pt.trace.json`: the Kineto trace `tensorboard_trace_handler`
+* `gpu-node07_4242.1732500000000.pt.trace.json`: the Kineto trace `tensorboard_trace_handler`
   writes (file name `{host}_{pid}.{ms}.pt.trace.json`), schemaVersion 1 with
   `deviceProperties`, in Kineto's own layout (one key per line at the top, one event over a few
   lines): three `ProfilerStep#N`, each with `forward` / `backward` record_function ranges and
@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 
 FOLDER = "a100/lenet5"
-TRACE_NAME = "a100-node1_4242.1732500000000.pt.trace.json"
+TRACE_NAME = "gpu-node07_4242.1732500000000.pt.trace.json"
 PID, TID = 4242, 4242
 T0 = 5_412_300_100.0          # us: Kineto's clock at the first event (arbitrary origin)
 STEPS = 3
