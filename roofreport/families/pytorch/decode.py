@@ -177,8 +177,9 @@ def _text(raw: bytes) -> tuple[str, list[LogWarning]]:
 
 
 @contextmanager
-def _gc_paused():
-    """The decoder makes a few hundred thousand containers; none is garbage while it runs."""
+def gc_paused():
+    """The cyclic GC paused: decoding makes a few hundred thousand containers (and the tables
+    after it many lists), none of them garbage; a collection would walk them all."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -191,7 +192,7 @@ def _gc_paused():
 def _decode(text: str, display: str, trace: Trace) -> None:
     keep, columns, launches = _collector()
     trace.launches = launches   # (every kernel decoded, before any damage too)
-    with _gc_paused():
+    with gc_paused():
         try:
             document = json.loads(text, object_hook=keep)
         except json.JSONDecodeError as exc:

@@ -33,7 +33,7 @@ import polars as pl
 
 from roofreport.errors import ParseError
 from roofreport.families.spec import ParseResult
-from roofreport.families.pytorch.decode import Trace, read_trace
+from roofreport.families.pytorch.decode import Trace, gc_paused, read_trace
 from roofreport.families.pytorch.ranges import innermost, launch_regions, paths
 from roofreport.tables.frames import launch_dims
 
@@ -46,6 +46,11 @@ _TYPES = {"kind": pl.Categorical, "name": pl.String, "ts": pl.Float64, "dur": pl
 
 
 def parse_kineto(path: Path, variant: str) -> ParseResult:
+    with gc_paused():
+        return _parse(path, variant)
+
+
+def _parse(path: Path, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     trace = read_trace(path, str(path))
     result.warnings += trace.warnings
