@@ -11,8 +11,8 @@ use (DESIGN.md §2, the course field guide in the corpus):
   tokens (`resnet18`, `llama3` with a size such as `-8b`), bit widths (`draft_4bit`),
   `key_true/false`, known `key<N>`/`key_N` parameters (`bs64`, `toks3`, `lr_0.1`, `workers_8`),
   precisions (`fp16`, `bf16`), job ids (`.756013`, `slurm-766274`, a trailing `_142093`);
-  tool and report words (`ncu`, `nsys`, `log`, `cuda_gpu_trace`, `smi`...) and history or copy
-  markers (`prev_`, `_deleted_in_history`) say nothing about the run and are dropped;
+  tool and report words (`ncu`, `nsys`, `log`, `cuda_gpu_trace`, `smi`, `kineto`...) and history
+  or copy markers (`prev_`, `_deleted_in_history`) say nothing about the run and are dropped;
 * what is left: words (the experiment or variant, `baseline`, `specdecode8-1`, `no_bn`) and bare
   numbers, which only tell siblings apart.
 
@@ -96,7 +96,7 @@ def _patterns() -> dict[str, re.Pattern]:
         "tool": re.compile(
             b + r"(cuda_gpu_trace|cuda_gpu_kern_sum|cuda_api_sum|cuda_gpu_mem_time_sum|nvtx_kern_sum|"
             r"nvtx_sum|gputrace|apitrace|gpukernsum|cudaapisum|gpumemtimesum|nvtxsum|nvtxkernsum|"
-            r"nvidia[_-]smi|ncu|nsys|nvprof|"
+            r"nvidia[_-]smi|ncu|nsys|nvprof|kineto|key_averages|pt\.trace|"
             r"nsight|smi|dmon|pmon|logs?|outputs?|out|reports?|stats?|traces?|base|metrics?|final|profiles?|"
             r"profiling|prof|summary|sum|results?|raw|rep|qdrep|sqlite|nvvp|csv|tsv|txt|gpu|cuda|api|kern|"
             r"utilization|usage|util|monitor|power|data|runs|slurm|timeline|collapsed|tmp|temp|query|details|"
