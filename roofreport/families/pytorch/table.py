@@ -61,7 +61,7 @@ _FLOPS = {None: 1.0, "": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15
 
 
 @dataclass(frozen=True)
-class Layout:
+class TableLayout:
     """A table: its header line, column spans, names, and the lines of its rows."""
 
     header_line: int
@@ -79,7 +79,7 @@ def classified(lines: pl.DataFrame) -> pl.DataFrame:
     return lines.with_columns(kind=grammar.load("pytorch").classify_lines(lines["text"], "line"))
 
 
-def find_tables(lines: pl.DataFrame) -> list[Layout]:
+def find_tables(lines: pl.DataFrame) -> list[TableLayout]:
     """Every rule / header / rule triple whose header names a key_averages table."""
     rules = lines.filter(pl.col("kind") == "rule_line").select("line_no", "text")
     numbers, texts = rules["line_no"].to_list(), rules["text"].to_list()
@@ -96,7 +96,7 @@ def find_tables(lines: pl.DataFrame) -> list[Layout]:
         close = next((n for n, t in zip(numbers[i + 2:], texts[i + 2:])
                       if t.rstrip() == texts[i].rstrip()), None)
         end = close - 1 if close is not None else last_line
-        found.append(Layout(top + 1, *layout, under + 1, end, close is not None))
+        found.append(TableLayout(top + 1, *layout, under + 1, end, close is not None))
     return found
 
 
@@ -153,7 +153,7 @@ def parse_table(doc: Document, variant: str) -> ParseResult:
     return result
 
 
-def _totals(lines: pl.DataFrame, layout: Layout, next_start: int | None) -> pl.DataFrame:
+def _totals(lines: pl.DataFrame, layout: TableLayout, next_start: int | None) -> pl.DataFrame:
     """The `... time total:` lines under a table: source_line, metric, unit, value (ns)."""
     after = lines.filter((pl.col("kind") == "total_line") & (pl.col("line_no") > layout.last_row))
     if next_start is not None:
@@ -171,7 +171,7 @@ def _time_ns(value: str, unit: str) -> pl.Expr:
     return (pl.col(value).cast(pl.Float64, strict=False) * factor).round(0).alias("value")
 
 
-def _read(layout: Layout, lines: pl.DataFrame, totals: pl.DataFrame, doc: Document,
+def _read(layout: TableLayout, lines: pl.DataFrame, totals: pl.DataFrame, doc: Document,
           result: ParseResult) -> None:
     body = lines.filter(pl.col("line_no").is_between(layout.first_row, layout.last_row)
                         & (pl.col("kind") == "other"))
@@ -192,20 +192,20 @@ def _read(layout: Layout, lines: pl.DataFrame, totals: pl.DataFrame, doc: Docume
         result.add("metrics", totals.with_columns(pl.lit("key_averages totals").alias("section")))
 
 
-def _to_first_blank(lines: pl.DataFrame, layout: Layout) -> pl.DataFrame:
+def _to_first_blank(lines: pl.DataFrame, layout: TableLayout) -> pl.DataFrame:
     below = lines.filter(pl.col("line_no") >= layout.first_row)
     stop = below.filter(pl.col("kind") != "other")["line_no"].min()
     return below.filter(pl.col("line_no") < stop) if stop is not None else below
 
 
-def _cut(layout: Layout, i: int) -> pl.Expr:
+def _cut(layout: TableLayout, i: int) -> pl.Expr:
     start, end = layout.spans[i]
     text = pl.col("text")
     cut = text.str.slice(start) if i == len(layout.spans) - 1 else text.str.slice(start, end - start)
     return cut.str.strip_chars().fill_null("")
 
 
-def _fitting(layout: Layout, body: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
+def _fitting(layout: TableLayout, body: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
     """Rows whose text spills into a gap between columns are reported and left out."""
     text = pl.col("text")
     gaps = [text.str.slice(a_end, b_start - a_end).str.strip_chars().fill_null("") == ""
@@ -222,7 +222,7 @@ def _fitting(layout: Layout, body: pl.DataFrame, doc: Document, result: ParseRes
     return checked.filter(pl.col("fits")).drop("fits")
 
 
-def _values(layout: Layout, cells: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
+def _values(layout: TableLayout, cells: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
     """Long form: source_line, name, metric, unit, value (base units), value_text."""
     parts = []
     for i, header in enumerate(layout.names):
@@ -266,7 +266,7 @@ def _cell_value(kind: str, header: str, cell: pl.Expr) -> tuple[pl.Expr, pl.Expr
     return value, pl.lit("%" if kind == "percent_cell" else None, pl.String)
 
 
-def _warn_bad_values(part: pl.DataFrame, layout: Layout, i: int, doc: Document,
+def _warn_bad_values(part: pl.DataFrame, layout: TableLayout, i: int, doc: Document,
                      result: ParseResult) -> None:
     """Cells that do not read as their column's rule (nulls stay null; `NaN`, `--` are kept)."""
     kind = _kind(layout.names[i])
@@ -281,7 +281,7 @@ def _warn_bad_values(part: pl.DataFrame, layout: Layout, i: int, doc: Document,
         result.warn("pytorch.bad-value", err.describe(), line=line_no)
 
 
-def _warn_cut_names(cells: pl.DataFrame, layout: Layout, result: ParseResult) -> None:
+def _warn_cut_names(cells: pl.DataFrame, layout: TableLayout, result: ParseResult) -> None:
     cut = cells.filter(pl.col("name").str.ends_with(ELLIPSIS))
     if cut.height:
         shared = cut.height - cut["name"].n_unique()
@@ -293,7 +293,7 @@ def _warn_cut_names(cells: pl.DataFrame, layout: Layout, result: ParseResult) ->
 
 # -- tables ----------------------------------------------------------------------------------
 
-def _emit(layout: Layout, cells: pl.DataFrame, values: pl.DataFrame, result: ParseResult) -> None:
+def _emit(layout: TableLayout, cells: pl.DataFrame, values: pl.DataFrame, result: ParseResult) -> None:
     if not cells.height:
         return
     result.add("metrics", values.select(
@@ -315,7 +315,7 @@ def _emit(layout: Layout, cells: pl.DataFrame, values: pl.DataFrame, result: Par
             pl.col("self_cpu").alias("duration_ns"), pl.col("calls").alias("count")))
 
 
-def _wide(layout: Layout, cells: pl.DataFrame, values: pl.DataFrame) -> pl.DataFrame:
+def _wide(layout: TableLayout, cells: pl.DataFrame, values: pl.DataFrame) -> pl.DataFrame:
     """One row per table row: source_line, name, and the values the tables are made of."""
     wide = cells.select("source_line", "name")
     roles = {"self_cpu": SELF_CPU, "cpu_total": CPU_TOTAL, "self_device": SELF_DEVICE,
