@@ -43,7 +43,7 @@ def intended_family(rel: PurePosixPath) -> str | None:
         return "tegrastats"
     if name.startswith("out."):
         return "nvprof"
-    if name.endswith(".pt.trace.json") or name == "train.log":
+    if rel.parent.name == "lenet5":
         return "pytorch"
     return None
 

@@ -1,14 +1,14 @@
 """PyTorch profiler samples for `sample_logs/`: one small training job profiled with
 `torch.profiler` on the A100, as two files beside each other (one run, `a100/lenet5/`):
 
-* `gpu-node07_4242.1732500000000.pt.trace.json`: the Kineto trace `tensorboard_trace_handler`
-  writes (file name `{host}_{pid}.{ms}.pt.trace.json`), schemaVersion 1 with
+* `trace.json`: the Kineto trace `prof.export_chrome_trace("trace.json")` writes (the same
+  layout as `tensorboard_trace_handler`'s `{host}_{pid}.{ms}.pt.trace.json`), schemaVersion 1 with
   `deviceProperties`, in Kineto's own layout (one key per line at the top, one event over a few
   lines): three `ProfilerStep#N`, each with `forward` / `backward` record_function ranges and
   `Optimizer.step#SGD.step`, nested `cpu_op`s launching kernels through `cudaLaunchKernel`
   (correlation ids and `ac2g` flows), `gpu_user_annotation` spans, the batch's `Memcpy HtoD`,
   a `Memset` and the loss's `Memcpy DtoH`;
-* `train.log`: the script's output with `prof.key_averages().table(sort_by="cuda_time_total",
+* `output.log`: the script's output with `prof.key_averages().table(sort_by="cuda_time_total",
   row_limit=20)` computed from the same events, laid out as torch's `_build_table` prints it
   (names cut at 55 characters with `...`, times in us/ms, the `time total` lines).
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 
 FOLDER = "a100/lenet5"
-TRACE_NAME = "gpu-node07_4242.1732500000000.pt.trace.json"
+TRACE_NAME = "trace.json"
 PID, TID = 4242, 4242
 T0 = 5_412_300_100.0          # us: Kineto's clock at the first event (arbitrary origin)
 STEPS = 3
@@ -205,7 +205,7 @@ def trace_text(events: list[dict]) -> str:
             '  "cuda_driver_version": 12040,', '  "displayTimeUnit": "ms",',
             '  "baseTimeNanoseconds": 1732495000000000000,', '  "traceEvents": [']
     body = ",\n".join(_event_text(e) for e in _metadata_events() + events)
-    tail = ["  ],", f'  "traceName": "./log/lenet5/{TRACE_NAME}"', "}"]
+    tail = ["  ],", f'  "traceName": "{TRACE_NAME}"', "}"]
     return "\n".join(head) + "\n" + body + "\n" + "\n".join(tail) + "\n"
 
 
@@ -281,10 +281,10 @@ def train_log(events: list[dict]) -> str:
              "STAGE:2024-11-25 01:36:40 4242:4242 ActivityProfilerController.cpp:314] Completed Stage: Warm Up",
              "STAGE:2024-11-25 01:36:40 4242:4242 ActivityProfilerController.cpp:320] Completed Stage: Collection",
              "STAGE:2024-11-25 01:36:40 4242:4242 ActivityProfilerController.cpp:324] Completed Stage: Post Processing",
-             f"[epoch 0, step 3] loss 2.2184  trace written to ./log/lenet5/{TRACE_NAME}"]
+             f"[epoch 0, step 3] loss 2.2184  trace written to {TRACE_NAME}"]
     return "\n".join(lines) + "\n" + key_averages_table(events) + "done\n"
 
 
 def files() -> dict[str, str]:
     events = trace_events()
-    return {f"{FOLDER}/{TRACE_NAME}": trace_text(events), f"{FOLDER}/train.log": train_log(events)}
+    return {f"{FOLDER}/{TRACE_NAME}": trace_text(events), f"{FOLDER}/output.log": train_log(events)}
