@@ -50,9 +50,14 @@ def report(lines: pl.DataFrame, result: ParseResult, has_results: bool,
     `lines` holds at least the status lines; `all_lines` gives every line (for the list of
     available kernels) when `lines` does not."""
     status = status_frame(lines)
-    for line_no, _, tag, msg in status.filter(pl.col("tag") != "PROF").iter_rows():
+    # One warning per message: ncu repeats some after every kernel (`No metrics to show for
+    # section(s): ...` with chart sections), thousands of times in a big log.
+    alarms = status.filter(pl.col("tag") != "PROF").group_by("tag", "msg", maintain_order=True).agg(
+        pl.col("line_no").first(), pl.len().alias("times"))
+    for tag, msg, line_no, times in alarms.iter_rows():
         code = "ncu.error" if tag == "ERROR" else "ncu.warning"
-        result.warn(code, f"ncu: {msg}", line=line_no)
+        again = f" (printed {times} times)" if times > 1 else ""
+        result.warn(code, f"ncu: {msg}{again}", line=line_no)
     if has_results or result.error is not None:
         return
     reason = _first_refusal(status.filter(pl.col("tag") == "ERROR")) or _first_refusal(status)

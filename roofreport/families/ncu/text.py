@@ -5,9 +5,13 @@ The syntax lives in `grammars/ncu.lark`. Parsing is vectorised and reads the fil
 whole lines at a time, so a big log is never held whole:
 
 * every line gets its kind from the grammar's line rules (`ncu_text_lines.py`);
-* the context (process, device, kernel header, section, table rule) is carried forward with
-  polars window operations over the lines that are not rows, starting from what the block
-  before left (`Carry`); each row takes the context of the last such line above it;
+* the context (process, device, kernel header, section, chart table name, table rule) is
+  carried forward with polars window operations over the lines that are not rows, starting
+  from what the block before left (`Carry`); each row takes the context of the last such line
+  above it. A table is open from its first rule line to the rule right after its last row: a
+  row-shaped line outside an open table (the title of a `--print-details all` chart) is no
+  row. A process's results run from its `[pid] app@host` line to ncu's next progress line
+  (`==PROF==`); its warnings and errors may sit among them;
 * rows are cut at the columns of their table's dash rule (`ncu_text_rows.py`).
 
 Repeated texts (kernel names, sections, metric names, units, and the values of blocks whose
@@ -18,7 +22,9 @@ values for every kernel) stay short strings: coding them would hash every one. W
 lines tell alone (kinds, notes) is worked out in the reader thread (`Blocks.prepare`).
 
 Tables filled: `kernels` (one row per profiled launch, or per kernel in summary modes) and
-`metrics` (every row the log printed, value scaled to base units, text kept).
+`metrics` (every row the log printed, value scaled to base units, text kept; the rows of a
+named chart table under the section `<section> / <table name>`, as the CSV export's
+`Body Item Label` gives them).
 """
 
 from __future__ import annotations
@@ -117,7 +123,8 @@ def _is_note(text: pl.Series) -> pl.Series:
 class Carry:
     """The context in force after the lines read so far, which the next block starts from:
     kernel headers seen (`seq`), inside a process's results, whether the current header is
-    (then it is a launch), and the codes of the pid, gpu, section and table rule in force."""
+    (then it is a launch), the codes of the pid, gpu, section, chart table name (`label`) and
+    table rule in force, and the number of the last line that is not a row."""
 
     seq: int = 0
     in_results: bool = False
@@ -125,7 +132,9 @@ class Carry:
     pid: int | None = None
     gpu: int | None = None
     section: int | None = None
+    label: int | None = None
     rule: int | None = None
+    line_no: int = 0
 
     def frame(self) -> pl.DataFrame:
         values = {name: [getattr(self, name)] for name in _CONTEXT}
@@ -136,13 +145,17 @@ class Carry:
         return cls(**{name: ctx[name][-1] for name in _CONTEXT})
 
 
-_CONTEXT = {"seq": pl.Int64, "in_results": pl.Boolean, "seq_ok": pl.Boolean,
-            "pid": pl.UInt32, "gpu": pl.UInt32, "section": pl.UInt32, "rule": pl.UInt32}
-# field -> (the line kinds that set it, the line kinds that end it)
+_CONTEXT = {"seq": pl.Int64, "in_results": pl.Boolean, "seq_ok": pl.Boolean, "pid": pl.UInt32,
+            "gpu": pl.UInt32, "section": pl.UInt32, "label": pl.UInt32, "rule": pl.UInt32,
+            "line_no": pl.Int64}
+# field -> (the line kinds that set it, the line kinds that end it). A rule line that closes a
+# table (`_closes`) ends the rule and the table's name instead of setting anything.
 _FIELDS = {"pid": (("process_line",), ()),
            "gpu": (("device_line",), ("process_line",)),
            "section": (("section_line",), _OPENS_KERNEL),
+           "label": (("table_name_line",), (*_OPENS_KERNEL, "section_line")),
            "rule": (_RULES, (*_OPENS_KERNEL, "section_line"))}
+_CLOSED = ("label", "rule")
 
 
 # -- the blocks ------------------------------------------------------------------------------
@@ -238,16 +251,20 @@ class Blocks:
     def _context(self, lines: pl.DataFrame) -> pl.DataFrame:
         """For the carried context (row 0) and every line of `lines` (the block's lines that
         are not rows): `_CONTEXT`, carried forward from the lines that set or end each part.
-        Results start at a process line (`[pid] app@host`) and end where ncu speaks again."""
+        Results start at a process line (`[pid] app@host`) and end at ncu's next progress
+        line; a table's rule and name end at the rule that closes it."""
         k = pl.col("k")
         kernel, process, status = code(self.g, "kernel_line", "process_line", "status_line")
         value = pl.lit(self._field_values(lines))
-        marks = {name: pl.when(k.is_in(code(self.g, *sets))).then(value)
-                 .when(k.is_in(code(self.g, *ends))).then(pl.lit(_NONE, pl.UInt32))
+        closes = self._closes(k)
+        none = pl.lit(_NONE, pl.UInt32)
+        marks = {name: pl.when(k.is_in(code(self.g, *sets)) & (~closes if name in _CLOSED else True)).then(value)
+                 .when(k.is_in(code(self.g, *ends)) | (closes if name in _CLOSED else False)).then(none)
                  for name, (sets, ends) in _FIELDS.items()}
+        progress = pl.col("text").str.contains(self.g.regex("progress_line"))
         marked = lines.lazy().select(
             "line_no", "k", "text", kernel=k == kernel, seq=pl.lit(None, pl.Int64),
-            in_results=pl.when(k == process).then(True).when(k == status).then(False),
+            in_results=pl.when(k == process).then(True).when((k == status) & progress).then(False),
             seq_ok=pl.lit(None, pl.Boolean), **marks)
         first = self.carry.frame().lazy().with_columns(pl.col(*_FIELDS).fill_null(_NONE), kernel=pl.lit(False))
         # One query: polars fills the columns in parallel. The in-memory engine: the streaming
@@ -259,6 +276,12 @@ class Blocks:
             *[pl.when(pl.col(name) != _NONE).then(name).alias(name) for name in _FIELDS],
             seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill()
         ).collect(engine="in-memory")
+
+    def _closes(self, k: pl.Expr) -> pl.Expr:
+        """Whether each of the non-row lines (`k`, `line_no`) is a rule right after a row: the
+        rule that closes a table (every other rule opens one or is a title's underline)."""
+        after_row = pl.col("line_no") - pl.col("line_no").shift(1, fill_value=self.carry.line_no) > 1
+        return k.is_in(code(self.g, *_RULES)) & after_row
 
     def _field_values(self, lines: pl.DataFrame) -> pl.Series:
         """Per line, what it sets: the code of its pid, gpu or section, or its rule's id."""
@@ -275,16 +298,17 @@ class Blocks:
         return values.scatter(setting.arg_true(), by_distinct(text.filter(setting), self._fields_of))
 
     def _fields_of(self, texts: pl.Series) -> pl.Series:
-        """For distinct texts of process, section, rule and device lines (tried in the order of
-        the grammar's `line`, so each text is read as the kind it was classified as): the code
-        of the pid, section or gpu, or the rule's id."""
+        """For distinct texts of process, section, chart table name, rule and device lines
+        (tried in the order of the grammar's `line`, so each text is read as the kind it was
+        classified as): the code of the pid, section, table name or gpu, or the rule's id."""
         found = pl.DataFrame({"text": texts}).select(
             *[self.g.extract(pl.col("text"), rule)[self.g.groups(rule).index(group)].str.strip_chars()
               .alias(rule) for rule, group in (("process_line", "pid"), ("section_line", "section"),
-                                               ("device_line", "device"))])
+                                               ("table_name_line", "table_name"), ("device_line", "device"))])
         codes = found.select(self.code_of(pl.col(c)) for c in found.columns)
         rules = self.tables.rule_ids(texts)
-        return codes.select(pl.coalesce("process_line", "section_line", pl.lit(rules), "device_line")).to_series()
+        return codes.select(pl.coalesce("process_line", "section_line", "table_name_line", pl.lit(rules),
+                                        "device_line")).to_series()
 
     def _per_line(self, lines: pl.DataFrame, derive: Callable[[pl.Series], pl.Series | pl.DataFrame], key: str):
         """`derive` of the texts of some of the block's lines, once per distinct text (once per

@@ -32,7 +32,8 @@ ROWS = ("table_row_line", "raw_row_line")
 
 # A line shaped like a table row (`    name  unit  value`, two spaces on the raw page) is one
 # when no line rule tried before the rows matches it. Those rules need, at a row's indent, one
-# of the starts below (sections, NVTX titles, advice, column titles, the per-gpu `Device` line)
+# of the starts below (sections, NVTX titles, advice, column titles, chart table names and
+# descriptions, the per-gpu `Device` line)
 # or anywhere `==` (status tags) or `, ` (the `, Context`/`, Device`/`, Block Size` fields
 # that end a kernel header). Lines naming an Nsight Compute path (`sight`) are read for the
 # version, so they go through the grammar too. So a row-shaped line holding `, ` but neither
@@ -41,7 +42,8 @@ ROWS = ("table_row_line", "raw_row_line")
 # tests/test_ncu_text_fast.py checks both agree.
 _ROW_SHAPE = {"table_row_line": r"^    [^\s-]", "raw_row_line": r"^  [^\s-]"}
 _NOT_ROW_STARTS = ("    Section: ", "    NVTX ", "    OPT", "    INF", "    WRN", "    ERR",
-                   "    Metric Name", "  Device ", "  Metric Name")
+                   "    Metric Name", "    Table Name", "    Table Description", "  Device ",
+                   "  Metric Name")
 _NOT_HEAD_LITERALS = "==|sight"     # regexes: polars finds literal alternatives fastest
 _NOT_ROW_LITERALS = "==|, |sight"
 _PREFIX = 12  # characters of a line that decide its shape (held inline by polars)

@@ -98,18 +98,21 @@ class Tables:
 
     def rows(self, lines: pl.DataFrame, ctx: pl.DataFrame, at: pl.Series,
              distinct: Distinct | None = None) -> pl.DataFrame:
-        """The block's table rows of launches: line, kernel header (`seq`), section and cells
-        (`m`etric, `u`nit, `v`alue, mi`n`, ma`x`) as codes into `texts`. With `distinct`
-        (the block's lines repeat), cells are cut once per distinct line and rule; without,
-        the value cells are strings (`_TEXT`)."""
+        """The block's table rows of launches: line, kernel header (`seq`), section, chart
+        table name (`lab`, when the block has one) and cells (`m`etric, `u`nit, `v`alue,
+        mi`n`, ma`x`) as codes into `texts`. With `distinct` (the block's lines repeat),
+        cells are cut once per distinct line and rule; without, the value cells are strings
+        (`_TEXT`)."""
         if not self.rules:
             return pl.DataFrame()
         line = {"text": lines["text"]} if distinct is None else {"line": distinct.codes}
+        label = {"lab": pl.lit(ctx["label"]).gather("at")} if ctx["label"].null_count() < ctx.height else {}
         # One query on the in-memory engine (see `ncu_text.Blocks._context`).
         rows = lines.lazy().with_columns(at=at).select(
             "line_no", "at", rule=self._row_rules(ctx), **line
         ).filter(pl.col("rule").is_not_null()).with_columns(
-            seq=pl.lit(ctx["seq"].cast(pl.UInt32)).gather("at"), sec=pl.lit(ctx["section"]).gather("at")
+            seq=pl.lit(ctx["seq"].cast(pl.UInt32)).gather("at"), sec=pl.lit(ctx["section"]).gather("at"),
+            **label
         ).collect(engine="in-memory")
         if not rows.height:
             return pl.DataFrame()
@@ -127,7 +130,8 @@ class Tables:
         if not all(named for _, _, named in parts):
             rows = rows.filter(pl.col("m").is_not_null())
         cells = ("m", "u", *_VALUES, *_TEXT.values())
-        return rows.select("line_no", *[c for c in cells if c in rows.columns], "seq", "sec")
+        return rows.select("line_no", *[c for c in cells if c in rows.columns], "seq", "sec",
+                           *[c for c in ("lab",) if c in rows.columns])
 
     def _rows_under(self, part: pl.DataFrame, rid: int,
                     distinct: Distinct | None) -> tuple[pl.DataFrame, bool, bool]:
@@ -145,7 +149,8 @@ class Tables:
         if fit:
             found = found.drop("fits", "summary")
         cells = found if at is None else found[at]
-        return pl.concat([part.select("line_no", "seq", "sec"), cells], how="horizontal"), fit, named
+        context = part.select("line_no", "seq", "sec", *[c for c in ("lab",) if c in part.columns])
+        return pl.concat([context, cells], how="horizontal"), fit, named
 
     def _cells(self, text: pl.Series, rid: int, coded: bool = True) -> pl.DataFrame:
         """Lines under one rule cut at its columns: cells as codes (the metric and unit cells
@@ -215,7 +220,7 @@ class Tables:
             number = (value(cell)[0] * scale).alias("value")
             out = [pl.col("line_no").alias("source_line"), pl.lit(by_seq["launch_id"]).gather(pl.col("seq")),
                    *[_spread(by_seq[c], "seq", launched[c]).alias(c) for c in ("kernel_name", "device")],
-                   _spread(texts, "sec", section).alias("section"), text.gather(pl.col("m")).alias("metric"),
+                   _section(texts, rows, section).alias("section"), text.gather(pl.col("m")).alias("metric"),
                    text.gather(pl.col("u")).alias("unit"), pl.lit(stat, pl.String).alias("stat"),
                    number, value(cell)[1].alias("value_text")]
             if not parsed:
@@ -354,6 +359,18 @@ def _factors(texts: pl.Series, unit: pl.Series) -> pl.Series:
     present = unit.unique().drop_nulls()
     return pl.repeat(None, texts.len(), dtype=pl.Float64, eager=True).scatter(
         present, [units.scale(texts[c])[1] for c in present.to_list()])
+
+
+def _section(texts: pl.Series, rows: pl.DataFrame, sections: pl.Series) -> pl.Expr:
+    """The section of each row (`sections`: the texts its codes can take, see `_spread`); a
+    chart table's rows under `<section> / <table name>`, as the CSV export's section and
+    `Body Item Label` read."""
+    plain = _spread(texts, "sec", sections)
+    if "lab" not in rows.columns:
+        return plain
+    text = pl.lit(texts)
+    named = pl.concat_str([text.gather(pl.col("sec")), pl.lit(" / "), text.gather(pl.col("lab"))])
+    return pl.when(pl.col("lab").is_null()).then(plain).otherwise(named)
 
 
 def _spread(lookup: pl.Series, codes: str, values: pl.Series) -> pl.Expr:
