@@ -52,8 +52,10 @@ def parse_number(expr: pl.Expr, decimal_comma: bool = False) -> pl.Expr:
 
 
 def _cleaned(s: pl.Expr, decimal_comma: bool) -> pl.Expr:
-    """Printed number text without the `(!)` marker, `%` and grouping, with a decimal point."""
-    s = s.str.replace(r"^\(!\)\s*", "").str.strip_suffix("%")
+    """Printed number text without the `(!)` marker, `%`, grouping and the instance values ncu
+    prints after the aggregate (`--print-metric-instances`: `1,234 (600; 634)`), with a
+    decimal point."""
+    s = s.str.replace(r"^\(!\)\s*", "").str.replace(r"\s+\([^()]*\)$", "").str.strip_suffix("%")
     s = s.str.replace_all(r"[ \u00a0\u202f']", "")
     if decimal_comma:
         return s.str.replace_all(r"\.", "").str.replace(",", ".", literal=True)

@@ -16,7 +16,7 @@ import polars as pl
 
 from roofreport.errors import ParseError
 from roofreport.families.common.textio import Document
-from roofreport.families.nvprof import text as T, values as V
+from roofreport.families.nvprof import novalue, text as T, values as V
 from roofreport.families.nvprof.lines import load
 from roofreport.families.spec import ParseResult
 from roofreport.tables import schema
@@ -98,6 +98,8 @@ def _read_block(block: pl.DataFrame, lines: pl.DataFrame, doc: Document,
     if frame is None or not frame.height:
         return None
     if kind in ("metrics", "events"):
+        stats = {col: name for name, col in COLUMNS[kind].items() if col in T.STATS}
+        novalue.report(novalue.csv_cells(frame, body, names, sep, stats), doc, result)
         return _counted(frame, kind)
     CONVERTERS[kind](frame, column_units(internal_names(kind, names), units), result)
     return None
@@ -123,8 +125,14 @@ def _read_rows(body: pl.DataFrame, names: tuple[str, ...], sep: str, kind: str,
         frame = _try_read(body, cols, sep) if body.height else None
         if frame is None:
             return None
-    # A row with fields missing (nvprof's last column is never empty) is cut or damaged.
+    # A row with fields missing is cut or damaged; one whose last cell is empty is whole (a
+    # metric or event with no value, `novalue.py`).
     fits = pl.col(cols[-1]).is_not_null()
+    empty_last = frame.filter(~fits)["source_line"]
+    if empty_last.len():
+        short = body.filter(pl.col("line_no").is_in(empty_last.implode()))
+        whole = short.filter(_full_width(pl.col("text"), cols, sep))["line_no"]
+        fits = fits | pl.col("source_line").is_in(whole.implode())
     _report_short_rows(frame.filter(~fits)["source_line"].to_list(), lines, doc, result,
                        f"is not a record of {len(cols)} fields (cut, or damaged)")
     return frame.filter(fits)
@@ -164,13 +172,16 @@ def _records(body: pl.DataFrame, cols: list[str], sep: str, lines: pl.DataFrame,
              result: ParseResult) -> pl.DataFrame:
     """The lines that are CSV records (grammar rule `csv_record`) of the header's width;
     the others are reported."""
-    g = load()
-    bare = pl.col("text").str.replace_all(g.terminal("QUOTED_CELL"), "")
-    fits = pl.col("text").str.contains(g.regex("csv_record")) \
-        & (bare.str.count_matches(sep, literal=True) == len(cols) - 1)
+    fits = pl.col("text").str.contains(load().regex("csv_record")) & _full_width(pl.col("text"), cols, sep)
     _report_short_rows(body.filter(~fits)["line_no"].to_list(), lines, doc, result,
                        f"is not a record of {len(cols)} fields (cut, or damaged)")
     return body.filter(fits)
+
+
+def _full_width(text: pl.Expr, cols: list[str], sep: str) -> pl.Expr:
+    """The line holds as many fields as the header (separators outside quoted cells)."""
+    bare = text.str.replace_all(load().terminal("QUOTED_CELL"), "")
+    return bare.str.count_matches(sep, literal=True) == len(cols) - 1
 
 
 def _report_short_rows(line_nos: list[int], lines: pl.DataFrame, doc: Document,
@@ -202,11 +213,9 @@ def _cell(frame: pl.DataFrame, col: str, units: dict[str, str] | None) -> pl.Exp
 # -- converters ------------------------------------------------------------------------------
 
 def _summary(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseResult) -> None:
-    default_type = pl.when(pl.col("section") == "api").then(pl.lit("API calls")) \
-        .otherwise(pl.lit("GPU activities"))
     activity = pl.col("activity_type") if "activity_type" in frame.columns else pl.lit(None, pl.String)
     rows = frame.select(
-        "source_line", activity.fill_null(default_type).alias("activity_type"), "nvtx_path", "pid",
+        "source_line", activity.fill_null(T.section_type()).alias("activity_type"), "nvtx_path", "pid",
         pl.col("summary_name").alias("name"),
         _cell(frame, "time_percent", units).alias("percent"),
         _cell(frame, "time_total", units).alias("total_ns"), V.integer(pl.col("calls")).alias("calls"),
@@ -225,7 +234,7 @@ def _plain_summary(body: pl.DataFrame, lines: pl.DataFrame, doc: Document, resul
                       lines, doc, result)
     rows = fields.filter(pl.col("time_total").is_not_null())
     T.add_summary(rows.select(
-        pl.col("line_no").alias("source_line"), pl.lit("GPU activities").alias("activity_type"),
+        pl.col("line_no").alias("source_line"), T.section_type().alias("activity_type"),
         "nvtx_path", "pid", pl.col("summary_name").alias("name"), *T.summary_values()), result)
 
 
@@ -235,7 +244,9 @@ def _counted(frame: pl.DataFrame, kind: str) -> pl.DataFrame:
         "source_line", pl.lit(None, pl.Int64).alias("launch_id"), "pid", "device", "kernel_name",
         V.integer(pl.col("invocations")).alias("invocations"), "metric",
         pl.lit("Metric result" if kind == "metrics" else "Event result").alias("section"),
-        *[pl.col(s) if s in frame.columns else pl.lit(None, pl.String).alias(s) for s in T.STATS])
+        # An empty cell of a stat column is a value nvprof did not give ("", no value);
+        # a column the table lacks stays null.
+        *[pl.col(s).fill_null("") if s in frame.columns else pl.lit(None, pl.String).alias(s) for s in T.STATS])
 
 
 def _int(frame: pl.DataFrame, col: str) -> pl.Expr:

@@ -29,7 +29,8 @@ TABLES = {
 }
 # Lines that close the table above them.
 _ENDS_TABLE = ["status_line", "blank_line", "no_data_line", "job_end_line", "um_total_line"]
-# status kind -> result section it opens
+# status kind -> result section it opens (a `section_message` opens the section it titles,
+# `OpenACC (excl)`, `CPU profiling result (bottom up)`: its title is the section's name)
 SECTIONS = {
     "process_message": "start",
     "result_message": "result",
@@ -38,6 +39,7 @@ SECTIONS = {
     "api_calls_message": "api",
     "nvtx_result_message": "nvtx",
     "um_result_message": "um",
+    "section_message": None,
 }
 
 
@@ -106,7 +108,8 @@ def _fields(known: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
     return known.with_columns(
         status=pl.when(is_status).then(g.classify(message, "status_kind", other="note")),
         domain_name=_field(g, message, "nvtx_domain_message", "nvtx_domain"),
-        range_name=_field(g, message, "nvtx_range_message", "nvtx_range"))
+        range_name=_field(g, message, "nvtx_range_message", "nvtx_range"),
+        section_title=_field(g, message, "section_message", "section_title"))
 
 
 def _carry(start: pl.Expr, value: pl.Expr, reset: pl.Expr) -> pl.Expr:
@@ -123,7 +126,8 @@ def _with_context(lines: pl.DataFrame) -> pl.DataFrame:
     new_kernel = header | (kind == "device_line") | (kind == "status_line")
     return lines.with_columns(
         pid=pl.col("pid").forward_fill(),
-        section=_carry(opens_section, status.replace_strict(SECTIONS, default=None), pl.lit(False)),
+        section=_carry(opens_section, pl.coalesce(status.replace_strict(SECTIONS, default=None),
+                                                  pl.col("section_title")), pl.lit(False)),
         table=_carry(header, kind.replace_strict(TABLES, default=None), kind.is_in(_ENDS_TABLE)),
         block=header.cum_sum().cast(pl.Int64),
         device=_carry(kind == "device_line", pl.col("device_name"),

@@ -27,7 +27,7 @@ def parse_log(doc: Document, variant: str) -> ParseResult:
 
 def read_lines(doc: Document, result: ParseResult) -> pl.DataFrame:
     """Every table of the log, line by line; returns the annotated lines."""
-    from roofreport.families.nvprof import csv as nvprof_csv, text as nvprof_text
+    from roofreport.families.nvprof import csv as nvprof_csv, sections, text as nvprof_text
 
     lines = doc.lines()
     if nvprof_lines.is_spreadsheet(lines):
@@ -37,6 +37,7 @@ def read_lines(doc: Document, result: ParseResult) -> pl.DataFrame:
     if counted:
         nvprof_text.add_counted(pl.concat(counted, how="vertical_relaxed"), result)
     nvprof_text.add_um_totals(lines, result)
+    sections.report_skipped(lines, result)
     return lines
 
 

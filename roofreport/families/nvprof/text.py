@@ -22,7 +22,7 @@ import polars as pl
 
 from roofreport.errors import ParseError
 from roofreport.families.common.textio import Document
-from roofreport.families.nvprof import values as V
+from roofreport.families.nvprof import novalue, values as V
 from roofreport.families.nvprof.lines import load
 from roofreport.families.spec import ParseResult
 
@@ -58,8 +58,16 @@ def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> list[pl
         rows = rows_of(lines, table, doc, result)
         if rows.height:
             reader(rows, table, result)
-    counted = [_counted(rows, table) for table in ("metrics", "events")
-               if (rows := rows_of(lines, table, doc, result)).height]
+    counted, no_values = [], []
+    for table in ("metrics", "events"):
+        rows = rows_of(lines, table, doc, result)
+        if rows.height:
+            rows = novalue.fill_titled(rows, lines)
+            name_col = "metric_name" if table == "metrics" else "event_name"
+            no_values.append(novalue.text_cells(rows, name_col, lines))
+            counted.append(_counted(rows, table))
+    if no_values:
+        novalue.report(pl.concat(no_values).sort("line_no", "column"), doc, result)
     return counted
 
 
@@ -73,8 +81,13 @@ def rows_of(lines: pl.DataFrame, table: str, doc: Document, result: ParseResult)
     fields = candidates.with_columns(g.extract(pl.col("text"), spec.rule))
     meant = pl.col("text").str.contains(g.regex(spec.start)) | pl.col("text").str.contains(g.regex("table_like"))
     bad = fields.filter(pl.col(spec.key).is_null() & meant)
+    good = fields.filter(pl.col(spec.key).is_not_null())
+    if bad.height and table in ("metrics", "events"):   # an empty cell: cut at the header's titles
+        cut = novalue.cut_at_titles(bad, lines)
+        bad = bad.filter(~pl.col("line_no").is_in(cut["line_no"].implode()))
+        good = pl.concat([good, cut.select(good.columns)]).sort("line_no") if cut.height else good
     report_bad_rows(bad["line_no"].to_list(), bad["text"].to_list(), spec.rule, lines, doc, result)
-    return fields.filter(pl.col(spec.key).is_not_null())
+    return good
 
 
 def report_bad_rows(line_nos: list[int], texts: list[str], rule: str, lines: pl.DataFrame,
@@ -101,12 +114,17 @@ def report_bad_rows(line_nos: list[int], texts: list[str], rule: str, lines: pl.
 
 # -- summary mode ----------------------------------------------------------------------------
 
+def section_type() -> pl.Expr:
+    """The Type of summary rows printed without a Type column (CUDA <= 8, hand-made CSVs): the
+    section they sit in says it (`API calls:`, `OpenACC (excl):`), GPU activities otherwise."""
+    section = pl.col("section")
+    return pl.when(section == "api").then(pl.lit("API calls")) \
+        .when(section.str.contains("^[A-Z]")).then(section).otherwise(pl.lit("GPU activities"))
+
+
 def _summary(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
-    # CUDA <= 8 has no Type column: the section (`API calls:` banner or not) says it.
-    default_type = pl.when(pl.col("section") == "api").then(pl.lit("API calls")) \
-        .otherwise(pl.lit("GPU activities"))
     rows = rows.with_columns(
-        activity_type=pl.col("activity_type").forward_fill().over("block").fill_null(default_type))
+        activity_type=pl.col("activity_type").forward_fill().over("block").fill_null(section_type()))
     add_summary(rows.select(
         pl.col("line_no").alias("source_line"), "activity_type", "nvtx_path", "pid",
         pl.col("summary_name").alias("name"), *summary_values()), result)
