@@ -8,6 +8,28 @@ recognised and reported as holding no profile data. Sniffing needs only `nvprof_
 CSV reader for a header of nvprof's own columns); the readers are imported to parse.
 
 Tables filled: `kernels`, `metrics`, `activities`, `api_calls`, `regions`.
+
+Where each summary section nvprof prints goes (the Type column of CUDA >= 9 names it on the
+first row of its group; CUDA <= 8 prints a titled section per Type):
+
+* `GPU activities` -> `kernels` (kind "summary"; memcpy/memset rows too, as nvprof lists them)
+  and their cells in `metrics`;
+* `API calls` -> `api_calls` (kind "summary");
+* `OpenACC (excl)`/`(incl)`, `OpenMP (incl)` -> `metrics`, section named by the Type, one row
+  per OpenACC/OpenMP event (`acc_wait@jacobi.c:63`) as the kernel name. They are host-side
+  runtime events, not kernels, and their times overlap the CUDA API calls they make
+  (`acc_wait` waits in `cuStreamSynchronize`): in `api_calls` they would be counted twice;
+* `==PID== NVTX result:` -> `regions` (one per range), what ran inside each range -> `metrics`
+  (section `NVTX <path>: <Type>`);
+* `==PID== Unified Memory profiling result:` -> `metrics` (section "Unified Memory", the device
+  from its `Device "..."` line), with its `Total CPU Page faults: N` lines;
+* `CPU profiling result (bottom up|top down)` (host CPU samples, a call tree of host
+  functions) and any other titled section holding no table roofreport reads (`NVLink ...`):
+  skipped with `nvprof.section-skipped`, which names the section and says why
+  (`nvprof_sections`).
+
+Metric and event cells that hold no value (`<OVERFLOW>`, `n/a`, `-`, empty) are read as null
+with a warning at their line and column (`nvprof_novalue`).
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def apply(lines: pl.DataFrame, doc: Document, result: ParseResult) -> None:
             result.warn("nvprof.no-data", f"nvprof: {text}", line=line_no)
     _unfinished_processes(lines, result, has_data)
     if not has_data:
-        result.error = _why_empty(lines, notes, doc)
+        result.error = _why_empty(lines, notes, doc, result)
 
 
 def _notes(lines: pl.DataFrame) -> pl.DataFrame:
@@ -59,12 +59,18 @@ def _notes(lines: pl.DataFrame) -> pl.DataFrame:
                         pl.coalesce(message, job_end, pl.col("text").str.strip_chars()).alias("text"))
 
 
-def _why_empty(lines: pl.DataFrame, notes: pl.DataFrame, doc: Document) -> ParseError:
-    """The error of a log with no readable table, in nvprof's (or the scheduler's) words."""
+def _why_empty(lines: pl.DataFrame, notes: pl.DataFrame, doc: Document, result: ParseResult) -> ParseError:
+    """The error of a log with no readable table, in nvprof's (or the scheduler's) words, or
+    the sections it printed that roofreport does not read."""
     said = notes.filter(pl.col("kind").is_in([*_FATAL, "no_data_line"]))
     if said.height:
         return ParseError("nvprof reported: " + "; ".join(said["text"].to_list()),
                           path=doc.display, line=said["line_no"][0])
+    skipped = [w for w in result.warnings if w.code == "nvprof.section-skipped"]
+    if skipped:
+        return ParseError("nvprof printed only sections roofreport does not read: "
+                          + "; ".join(w.message.removeprefix("nvprof section ") for w in skipped),
+                          path=doc.display, line=skipped[0].line)
     killed = notes.filter(pl.col("kind") == "job_end_line")
     if killed.height:
         return ParseError("the log ends before nvprof printed its results; the batch system "

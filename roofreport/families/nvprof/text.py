@@ -1,12 +1,14 @@
 """nvprof's text tables, from the annotated lines (`nvprof_lines.annotate`) to shared tables.
 
 * summary mode -> `kernels` (kind "summary") and `api_calls` (kind "summary"); NVTX ranges ->
-  `regions`, the activities inside each range -> `metrics` (section "NVTX <path>: <type>");
+  `regions`, the activities inside each range -> `metrics` (section "NVTX <path>: <type>"),
+  rows of other Types (`OpenACC (excl)`, `OpenMP (incl)`) -> `metrics` (section: the Type);
 * `--print-gpu-trace` -> `activities`, and `kernels` (kind "launch") for the kernel launches
   only (memcpy/memset rows are activities only, as in nsys traces); `--print-api-trace` ->
   `api_calls` (kind "trace");
-* `--metrics` / `--events` -> `metrics` (stat min/max/avg/total) plus one `kernels` row per
-  (process, device, kernel) holding the invocation count, sharing its `launch_id`;
+* `--metrics` / `--events` -> `metrics` (stat min/max/avg/total; a cell holding no value is
+  null, `nvprof_novalue`) plus one `kernels` row per (process, device, kernel) holding the
+  invocation count, sharing its `launch_id`;
 * the Unified Memory section -> `metrics` (section "Unified Memory").
 
 Rows are the lines under a header that match the table's row rule. A line there that starts
@@ -300,9 +302,10 @@ def _unified_memory(rows: pl.DataFrame, table: str, result: ParseResult) -> None
 
 
 def add_um_totals(lines: pl.DataFrame, result: ParseResult) -> None:
-    """`Total CPU Page faults: 24` lines of the Unified Memory section."""
+    """`Total CPU Page faults: 24` lines of the Unified Memory section (program output such as
+    `Total Iterations: 100` elsewhere is not)."""
     g = load()
-    totals = lines.filter(pl.col("kind") == "um_total_line")
+    totals = lines.filter((pl.col("kind") == "um_total_line") & (pl.col("section") == "um"))
     if not totals.height:
         return
     fields = totals.with_columns(g.extract(pl.col("text"), "um_total_line"))
