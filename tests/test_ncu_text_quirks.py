@@ -23,9 +23,9 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from roofreport.formats.base import ParseResult
-from roofreport.ingest import parse_file
-from roofreport.sniff import sniff
+from roofreport.families.spec import ParseResult
+from roofreport.pipeline.ingest import parse_file
+from roofreport.pipeline.sniff import sniff
 from tests.conftest import corpus_path
 
 # A kernel header of a detail page, 2023+: `  name(sig) (grid)x(block), Context 1, Stream 7, Device 0, CC 8.6`.
@@ -254,7 +254,7 @@ def test_print_details_all_chart_tables_are_read_under_their_names(tmp_path):
 
 def test_a_chart_table_read_in_small_blocks_keeps_its_name(tmp_path, monkeypatch):
     """Blocks that cut a chart table from its name (the context crosses blocks)."""
-    from roofreport.formats import ncu_text_lines
+    from roofreport.families.ncu import text_lines as ncu_text_lines
 
     text = DETAILS_ALL.format(kernels="".join(DETAILS_KERNEL.format(memory=m) for m in ("86.36", "86.40")))
     path = _write(tmp_path, "details_all.txt", text)

@@ -19,8 +19,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from roofreport.formats import nvprof
-from roofreport.textio import Document
+from roofreport.families.common.textio import Document
+from roofreport.families.nvprof import read as nvprof_read
 from tests.conftest import corpus_path, parse_path
 
 SUMMARY_FILES = [("nvprof", "summary", "llmc_gpt2_t4_bf16_training_summary.txt"),
@@ -121,7 +121,7 @@ def test_unified_memory_rows_keep_their_device_and_placeholders():
 # -- sections the corpus lacks ------------------------------------------------------------------
 
 def _parse_text(text: str, name: str = "log.txt"):
-    return nvprof.parse_log(Document.from_text(text, name), "summary")
+    return nvprof_read.parse_log(Document.from_text(text, name), "summary")
 
 
 OPENACC = """\

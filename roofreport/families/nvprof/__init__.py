@@ -26,10 +26,10 @@ first row of its group; CUDA <= 8 prints a titled section per Type):
 * `CPU profiling result (bottom up|top down)` (host CPU samples, a call tree of host
   functions) and any other titled section holding no table roofreport reads (`NVLink ...`):
   skipped with `nvprof.section-skipped`, which names the section and says why
-  (`nvprof_sections`).
+  (`sections.py`).
 
 Metric and event cells that hold no value (`<OVERFLOW>`, `n/a`, `-`, empty) are read as null
-with a warning at their line and column (`nvprof_novalue`).
+with a warning at their line and column (`novalue.py`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
   only (memcpy/memset rows are activities only, as in nsys traces); `--print-api-trace` ->
   `api_calls` (kind "trace");
 * `--metrics` / `--events` -> `metrics` (stat min/max/avg/total; a cell holding no value is
-  null, `nvprof_novalue`) plus one `kernels` row per (process, device, kernel) holding the
+  null, `novalue.py`) plus one `kernels` row per (process, device, kernel) holding the
   invocation count, sharing its `launch_id`;
 * the Unified Memory section -> `metrics` (section "Unified Memory").
 
