@@ -257,9 +257,7 @@ class Blocks:
         kernel, process, status = code(self.g, "kernel_line", "process_line", "status_line")
         value = pl.lit(self._field_values(lines))
         closes = self._closes(k)
-        none = pl.lit(_NONE, pl.UInt32)
-        marks = {name: pl.when(k.is_in(code(self.g, *sets)) & (~closes if name in _CLOSED else True)).then(value)
-                 .when(k.is_in(code(self.g, *ends)) | (closes if name in _CLOSED else False)).then(none)
+        marks = {name: self._mark(k, sets, ends, value, closes if name in _CLOSED else None)
                  for name, (sets, ends) in _FIELDS.items()}
         progress = pl.col("text").str.contains(self.g.regex("progress_line"))
         marked = lines.lazy().select(
@@ -276,6 +274,15 @@ class Blocks:
             *[pl.when(pl.col(name) != _NONE).then(name).alias(name) for name in _FIELDS],
             seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill()
         ).collect(engine="in-memory")
+
+    def _mark(self, k: pl.Expr, sets: tuple[str, ...], ends: tuple[str, ...], value: pl.Expr,
+              closes: pl.Expr | None) -> pl.Expr:
+        """A field's value where a line sets it, `_NONE` where a line ends it (and, with
+        `closes`, where a rule closes its table), null elsewhere (then carried forward)."""
+        setting, ending = k.is_in(code(self.g, *sets)), k.is_in(code(self.g, *ends))
+        if closes is not None:
+            setting, ending = setting & ~closes, ending | closes
+        return pl.when(setting).then(value).when(ending).then(pl.lit(_NONE, pl.UInt32))
 
     def _closes(self, k: pl.Expr) -> pl.Expr:
         """Whether each of the non-row lines (`k`, `line_no`) is a rule right after a row: the
