@@ -259,10 +259,11 @@ class Blocks:
         closes = self._closes(k)
         marks = {name: self._mark(k, sets, ends, value, closes if name in _CLOSED else None)
                  for name, (sets, ends) in _FIELDS.items()}
-        progress = pl.col("text").str.contains(self.g.regex("progress_line"))
+        # (The pattern runs on status lines only: null elsewhere, which it skips.)
+        progress = pl.when(k == status).then(pl.col("text")).str.contains(self.g.regex("progress_line"))
         marked = lines.lazy().select(
             "line_no", "k", "text", kernel=k == kernel, seq=pl.lit(None, pl.Int64),
-            in_results=pl.when(k == process).then(True).when((k == status) & progress).then(False),
+            in_results=pl.when(k == process).then(True).when(progress).then(False),
             seq_ok=pl.lit(None, pl.Boolean), **marks)
         first = self.carry.frame().lazy().with_columns(pl.col(*_FIELDS).fill_null(_NONE), kernel=pl.lit(False))
         # One query: polars fills the columns in parallel. The in-memory engine: the streaming
