@@ -264,8 +264,13 @@ def test_a_chart_table_read_in_small_blocks_keeps_its_name(tmp_path, monkeypatch
     assert_frame_equal(_parse(path).tables["metrics"], whole)
 
 
-def test_metric_instances_keep_the_aggregate_as_value(tmp_path):
-    """`--print-metric-instances values` prints the aggregate, then every instance."""
+@pytest.mark.parametrize("most", [1.0, 0.0])
+def test_metric_instances_keep_the_aggregate_as_value(most, tmp_path, monkeypatch):
+    """`--print-metric-instances values` prints the aggregate, then every instance; values read
+    as codes of distinct lines (`most` 1.0) or as strings (0.0) alike."""
+    from roofreport.families.ncu.text_lines import Distinct
+
+    monkeypatch.setattr(Distinct, "MOST", most)
     text = DETAILS_ALL.format(kernels="""\
   vectorAdd(const float *, const float *, float *, int) (196, 1, 1)x(256, 1, 1), Context 1, Stream 7, Device 0, CC 8.6
     Section: Command line profiler metrics

@@ -32,18 +32,19 @@ def detect_decimal_comma(values: pl.Series, counts: pl.Series | None = None) -> 
     return comma > dot
 
 
-def parse_number(expr: pl.Expr, decimal_comma: bool = False) -> pl.Expr:
+def parse_number(expr: pl.Expr, decimal_comma: bool = False, instances: bool = False) -> pl.Expr:
     """Printed number -> Float64 (null when not a number). Handles `1,234.5`, `1 234,5`, `1e+10`,
-    a leading `(!) ` marker and a trailing `%`."""
+    a leading `(!) ` marker and a trailing `%`; with `instances`, the instance values ncu prints
+    after the aggregate (`--print-metric-instances`: `1,234 (600; 634)` is 1234)."""
     stripped = expr.str.strip_chars()
     if decimal_comma:
-        number = _cleaned(stripped, decimal_comma).cast(pl.Float64, strict=False)
+        number = _cleaned(stripped, decimal_comma, instances).cast(pl.Float64, strict=False)
     else:
         # Most printed values are plain numbers: cast them directly and clean only the rest
         # (null elsewhere, so the cleaning passes skip those rows): half the CPU. Cleaning
         # never changes a string that casts as it is (the cast refuses spaces, commas, `%`).
         direct = stripped.cast(pl.Float64, strict=False)
-        rest = _cleaned(pl.when(direct.is_null()).then(stripped), decimal_comma)
+        rest = _cleaned(pl.when(direct.is_null()).then(stripped), decimal_comma, instances)
         number = direct.fill_null(rest.cast(pl.Float64, strict=False))
     # "nan"/"inf" text casts to float NaN/inf; a log's nan is "no value". Polars does not share
     # common subexpressions here: every mention of `number` evaluates its whole tree, so it is
@@ -51,11 +52,13 @@ def parse_number(expr: pl.Expr, decimal_comma: bool = False) -> pl.Expr:
     return pl.when(number.is_finite()).then(number)
 
 
-def _cleaned(s: pl.Expr, decimal_comma: bool) -> pl.Expr:
-    """Printed number text without the `(!)` marker, `%`, grouping and the instance values ncu
-    prints after the aggregate (`--print-metric-instances`: `1,234 (600; 634)`), with a
-    decimal point."""
-    s = s.str.replace(r"^\(!\)\s*", "").str.replace(r"\s+\([^()]*\)$", "").str.strip_suffix("%")
+def _cleaned(s: pl.Expr, decimal_comma: bool, instances: bool = False) -> pl.Expr:
+    """Printed number text without the `(!)` marker, `%`, grouping and (`instances`) the list
+    of instance values after it, with a decimal point."""
+    s = s.str.replace(r"^\(!\)\s*", "")
+    if instances:
+        s = s.str.replace(r"\s+\([^()]*\)$", "")
+    s = s.str.strip_suffix("%")
     s = s.str.replace_all(r"[ \u00a0\u202f']", "")
     if decimal_comma:
         return s.str.replace_all(r"\.", "").str.replace(",", ".", literal=True)

@@ -257,24 +257,32 @@ class Blocks:
         kernel, process, status = code(self.g, "kernel_line", "process_line", "status_line")
         value = pl.lit(self._field_values(lines))
         closes = self._closes(k)
+        fields = self._fields_in_use(lines)
         marks = {name: self._mark(k, sets, ends, value, closes if name in _CLOSED else None)
-                 for name, (sets, ends) in _FIELDS.items()}
+                 for name, (sets, ends) in fields.items()}
         # (The pattern runs on status lines only: null elsewhere, which it skips.)
         progress = pl.when(k == status).then(pl.col("text")).str.contains(self.g.regex("progress_line"))
         marked = lines.lazy().select(
             "line_no", "k", "text", kernel=k == kernel, seq=pl.lit(None, pl.Int64),
             in_results=pl.when(k == process).then(True).when(progress).then(False),
             seq_ok=pl.lit(None, pl.Boolean), **marks)
-        first = self.carry.frame().lazy().with_columns(pl.col(*_FIELDS).fill_null(_NONE), kernel=pl.lit(False))
+        first = self.carry.frame().lazy().with_columns(pl.col(*fields).fill_null(_NONE), kernel=pl.lit(False))
         # One query: polars fills the columns in parallel. The in-memory engine: the streaming
         # one (polars' default) costs more on a block's frames while the next block is read.
         return pl.concat([first, marked], how="diagonal_relaxed").with_columns(
-            pl.col("in_results", *_FIELDS).forward_fill(),
+            pl.col("in_results", *fields).forward_fill(),
             seq=pl.col("kernel").cum_sum().cast(pl.Int64) + self.carry.seq
         ).with_columns(
-            *[pl.when(pl.col(name) != _NONE).then(name).alias(name) for name in _FIELDS],
+            *[pl.when(pl.col(name) != _NONE).then(name).alias(name) for name in fields],
             seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill()
         ).collect(engine="in-memory")
+
+    def _fields_in_use(self, lines: pl.DataFrame) -> dict[str, tuple]:
+        """`_FIELDS`, without the chart table name when no block so far named a table (the
+        common case: only `--print-details all` logs do; its column then stays null)."""
+        if self.carry.label is None and not (lines["k"] == code(self.g, "table_name_line")[0]).any():
+            return {name: kinds for name, kinds in _FIELDS.items() if name != "label"}
+        return _FIELDS
 
     def _mark(self, k: pl.Expr, sets: tuple[str, ...], ends: tuple[str, ...], value: pl.Expr,
               closes: pl.Expr | None) -> pl.Expr:

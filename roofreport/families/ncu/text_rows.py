@@ -314,14 +314,17 @@ def _values(texts: pl.Series, rows: pl.DataFrame) -> Callable[[str], tuple[pl.Ex
     by row), in the log's decimal convention."""
     decimal_comma = _decimal_comma(texts, rows)
     coded = any(c in rows.columns for c in _VALUES)
-    number = pl.lit(pl.select(numbers.parse_number(pl.lit(texts), decimal_comma)).to_series()) if coded else None
+    number = pl.lit(pl.select(numbers.parse_number(pl.lit(texts), decimal_comma, instances=True))
+                    .to_series()) if coded else None
+    # `--print-metric-instances` values (`1,234 (600; 634)`) among the strings: looked for once.
+    instances = any(rows[c].str.contains(" (", literal=True).any() for c in _TEXT.values() if c in rows.columns)
 
     def value(cell: str) -> tuple[pl.Expr, pl.Expr]:
         found = []
         if cell in rows.columns:
             found.append(number.gather(pl.col(cell)))
         if _TEXT[cell] in rows.columns:
-            found.append(numbers.parse_number(pl.col(_TEXT[cell]), decimal_comma))
+            found.append(numbers.parse_number(pl.col(_TEXT[cell]), decimal_comma, instances))
         return (found[0] if len(found) == 1 else pl.coalesce(found)), _value_text(texts, rows, cell)
     return value
 
