@@ -278,9 +278,13 @@ def test_metric_instances_keep_the_aggregate_as_value(most, tmp_path, monkeypatc
     Metric Name                   Metric Unit                   Metric Value
     ----------------------------- ----------- ------------------------------
     dram__bytes_read.sum                 byte 1,204,224 (602,112; 602,112)
+    lts__t_bytes.sum                    Kbyte            12.50 (6.25; 6.25)
     sm__cycles_active.avg               cycle        2,310.42 (2,101; 2,520)
+    launch__grid_size                                                   196
+    sm__warps_launched.sum                                   1,568 (8; 8)
     ----------------------------- ----------- ------------------------------
 """)
     metrics = _parse(_write(tmp_path, "instances.txt", text)).tables["metrics"]
-    assert metrics["value"].to_list() == [1204224.0, 2310.42]
-    assert metrics["value_text"].to_list() == ["1,204,224 (602,112; 602,112)", "2,310.42 (2,101; 2,520)"]
+    assert metrics["value"].to_list() == [1204224.0, 12500.0, 2310.42, 196.0, 1568.0]
+    assert metrics["value_text"].to_list() == ["1,204,224 (602,112; 602,112)", "12.50 (6.25; 6.25)",
+                                               "2,310.42 (2,101; 2,520)", "196", "1,568 (8; 8)"]

@@ -204,7 +204,7 @@ class Tables:
         if not blocks or not heads.height:
             return pl.DataFrame()
         rows = pl.concat(blocks, how="diagonal_relaxed")
-        value = _values(texts, rows)
+        value, decimal_comma = _values(texts, rows)
         factor = _factors(texts, rows["u"])
         by_seq = _by_seq(heads, kernels)
         launched = by_seq.filter(pl.col("launch_id").is_not_null())
@@ -233,11 +233,12 @@ class Tables:
         is_summary = pl.any_horizontal([pl.col(c).is_not_null() for c in mins]) if mins else None
         if is_summary is None or not rows.select(is_summary.any()).item():
             self._device = _device_name(rows, texts)
-            return part(rows, None, "v")
+            return _instance_values(part(rows, None, "v"), decimal_comma)
         single, summary = rows.filter(~is_summary), rows.filter(is_summary)
         parts = [part(single, None, "v"), part(summary, "min", "n"), part(summary, "max", "x"),
                  part(summary, "avg", "v")]
-        return pl.concat(parts, how="vertical").sort("source_line", "stat", nulls_last=False)
+        metrics = pl.concat(parts, how="vertical").sort("source_line", "stat", nulls_last=False)
+        return _instance_values(metrics, decimal_comma)
 
     def device_name(self, metrics: pl.DataFrame) -> str | None:
         """The GPU's display name when the log listed device attributes (raw pages); read
@@ -308,25 +309,39 @@ def _blank_at(at: int) -> pl.Expr:
 
 # -- values ----------------------------------------------------------------------------------
 
-def _values(texts: pl.Series, rows: pl.DataFrame) -> Callable[[str], tuple[pl.Expr, pl.Expr]]:
+def _values(texts: pl.Series, rows: pl.DataFrame) -> tuple[Callable[[str], tuple[pl.Expr, pl.Expr]], bool]:
     """For a value cell ("v", "n", "x"): (its number, its text) over `rows`, whose cells are
     codes into `texts` (numbers parsed once per distinct text) or strings (`_TEXT`, parsed row
-    by row), in the log's decimal convention."""
+    by row), in the log's decimal convention; and that convention (a decimal comma or not)."""
     decimal_comma = _decimal_comma(texts, rows)
     coded = any(c in rows.columns for c in _VALUES)
     number = pl.lit(pl.select(numbers.parse_number(pl.lit(texts), decimal_comma, instances=True))
                     .to_series()) if coded else None
-    # `--print-metric-instances` values (`1,234 (600; 634)`) among the strings: looked for once.
-    instances = any(rows[c].str.contains(" (", literal=True).any() for c in _TEXT.values() if c in rows.columns)
 
     def value(cell: str) -> tuple[pl.Expr, pl.Expr]:
         found = []
         if cell in rows.columns:
             found.append(number.gather(pl.col(cell)))
         if _TEXT[cell] in rows.columns:
-            found.append(numbers.parse_number(pl.col(_TEXT[cell]), decimal_comma, instances))
+            found.append(numbers.parse_number(pl.col(_TEXT[cell]), decimal_comma))
         return (found[0] if len(found) == 1 else pl.coalesce(found)), _value_text(texts, rows, cell)
-    return value
+    return value, decimal_comma
+
+
+def _instance_values(metrics: pl.DataFrame, decimal_comma: bool) -> pl.DataFrame:
+    """`metrics` with the values printed with their instances (`--print-metric-instances`:
+    `1,234 (600; 634)`) that were read as strings given their aggregate. Such a value is null
+    until then, so only the null ones are looked at (none, in most logs: nothing is scanned)."""
+    if not metrics["value"].null_count():
+        return metrics
+    at = (metrics["value"].is_null() & metrics["value_text"].str.contains(" (", literal=True)).arg_true()
+    if not at.len():
+        return metrics
+    found = metrics[at]
+    factor = {unit: units.scale(unit)[1] for unit in found["unit"].unique().to_list()}
+    scale = pl.Series([factor[unit] for unit in found["unit"].to_list()], dtype=pl.Float64)
+    number = found.select(numbers.parse_number(pl.col("value_text"), decimal_comma, instances=True)).to_series()
+    return metrics.with_columns(metrics["value"].scatter(at, number * scale))
 
 
 def _value_text(texts: pl.Series, rows: pl.DataFrame, cell: str) -> pl.Expr:
