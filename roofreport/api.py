@@ -47,7 +47,7 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
     if jobs is not None and jobs < 1:
         raise UsageError(f"jobs must be at least 1, not {jobs}")
     report = _stderr_progress if progress is True else (progress or None)
-    return ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude))
+    return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude)))
 
 
 def read_file(path: PathLike) -> Dataset:
@@ -55,7 +55,7 @@ def read_file(path: PathLike) -> Dataset:
     file = Path(path)
     if not file.is_file():
         raise UsageError(f"{path} is not a file; use roofreport.read for folders")
-    return ingest([file], jobs=1)
+    return _with_totals(ingest([file], jobs=1))
 
 
 def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
@@ -149,6 +149,17 @@ def _paths(paths: Paths) -> list[Path]:
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
     return given
+
+
+def _with_totals(dataset: Dataset) -> Dataset:
+    """The runs table with its run totals (kernel time, FLOPs, bytes, intensity, bound...),
+    computed once by the analysis layer (analysis/totals.py) so `parse`, `read`, `analyze` and
+    the report all read the same numbers."""
+    from roofreport import hardware
+    from roofreport.analysis.totals import with_run_totals
+
+    dataset.tables["runs"] = with_run_totals(dataset.tables, hardware.load_database())
+    return dataset
 
 
 def _analyze(dataset: Dataset, settings: AnalysisSettings) -> Analysis:

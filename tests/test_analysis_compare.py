@@ -13,10 +13,11 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+import roofreport
 from roofreport import hardware
 from roofreport.analysis import compare
 from roofreport.analysis.estimates import parse_torchinfo
-from roofreport.pipeline.ingest import ingest
+from roofreport.analysis.totals import with_run_totals
 from roofreport.tables import schema
 from tests.conftest import corpus_path
 
@@ -27,9 +28,8 @@ V100 = ["v100/vgg11", "v100/vgg13", "v100/vgg19"]
 @pytest.fixture(scope="module")
 def proj1():
     root = corpus_path("course", "Anoushka21-Cloud-and-MachineLearning", "proj1")
-    data = ingest([root])
-    db = hardware.load_database()
-    return root, data.tables, compare.run_table(data.tables, db)
+    data = roofreport.read(root)
+    return root, data.tables, compare.run_table(data.tables)
 
 
 def test_a100_runs_are_flagged_incomplete_and_v100_runs_are_not(proj1):
@@ -66,20 +66,21 @@ def test_v100_vgg11_counts_and_time_from_the_nsys_trace(proj1):
     assert row["flops"] >= fp32                           # + the few fp64/fp16 ops
     assert row["gpu_model"] == "Tesla V100 SXM2 16GB"
     # All 185 ncu launches found in the nsys trace of the same run: real (unserialised) time.
-    assert row["time_source"] == "nsys trace (matched 185 of 185 launches)"
-    # The author's nsys total (nsys-final-metric-vgg11.txt) sums every row, kernels and memcpy.
-    assert row["gpu_time_ns"] == 163316785
-    assert row["gpu_time_source"] == "nsys trace"
-    assert row["achieved_flops_per_s"] == pytest.approx(row["flops"] / (row["time_ns"] * 1e-9))
-    assert row["kernel_count"] == 229
+    assert row["counted_time_source"] == "nsys trace (matched 185 of 185 launches)"
+    assert row["time_source"] == "nsys trace"
+    assert row["achieved_flops_per_s"] == pytest.approx(row["flops"] / (row["counted_time_ns"] * 1e-9))
+    assert row["kernel_launches"] == 229 and row["counted_kernels"] == 185
 
 
-def test_the_a100_gpu_time_is_the_authors_nsys_runtime(proj1):
+def test_the_gpu_time_is_the_authors_nsys_runtime(proj1):
+    """The author's nsys total (nsys-final-metric-*.txt) sums every row of the trace: kernels
+    and memcpy/memset."""
     root, _, table = proj1
     for run in A100 + V100:
         text = (root / run / f"nsys-final-metric-{run.split('/')[1]}.txt").read_text()
         runtime = int(text.split("Runtime(nanosec)")[1].split()[0])
-        assert table.filter(pl.col("run") == run)["gpu_time_ns"].item() == runtime
+        row = table.filter(pl.col("run") == run).row(0, named=True)
+        assert row["kernel_time_ns"] + row["transfer_time_ns"] == runtime
 
 
 def test_incomplete_flops_names_the_tensor_kernels(proj1):
@@ -104,14 +105,16 @@ def _tables(batch: int = 16) -> dict[str, pl.DataFrame]:
                             "kind": ["launch", "launch"], "count": [1, 1], "duration_ns": [1e6, 2e6],
                             "flops_fp32": [1e9, 1e9], "flops_complete": [True, True]})
     files = pl.DataFrame({"path": ["a/k.csv", "v/k.csv"], "family": ["nsys", "nsys"], "run": ["a100/vgg11", "v100/vgg11"]})
-    return {"runs": schema.conform("runs", runs), "kernels": schema.conform("kernels", kernels),
-            "files": schema.conform("files", files)}
+    tables = {"runs": schema.conform("runs", runs), "kernels": schema.conform("kernels", kernels),
+              "files": schema.conform("files", files)}
+    tables["runs"] = with_run_totals(tables, hardware.load_database())
+    return tables
 
 
 def test_toml_estimates_scale_by_batch_and_factor_and_compare_with_measured(tmp_path):
     (tmp_path / "estimates.toml").write_text(
         '[[estimate]]\nmodel = "vgg11"\nmult_adds = 7.61e9\nbytes = 1.0e9\nbatch_size = 1\nfactor = 3\n'
-        'note = "training = 3 x forward"\n', encoding="utf-8")
+        'span = "run"\nnote = "training = 3 x forward"\n', encoding="utf-8")
     out = compare.estimates(_tables(), [tmp_path], hardware.load_database())
     assert out["run"].to_list() == ["a100/vgg11", "v100/vgg11"]
     a100 = out.row(0, named=True)
@@ -121,8 +124,8 @@ def test_toml_estimates_scale_by_batch_and_factor_and_compare_with_measured(tmp_
     expected = max(1e9 * 48 / 1555e9, 2 * 7.61e9 * 48 / 19.5e12)
     assert a100["est_time_ns"] == pytest.approx(expected * 1e9)
     assert a100["est_bound"] == "compute"      # 37 ms of FLOPs vs 31 ms of bytes
-    assert a100["measured_time_ns"] == 1e6
-    assert a100["ratio"] == pytest.approx(1e6 / a100["est_time_ns"])
+    assert a100["measured_time_ns"] == 1e6 and a100["measured_span"] == "whole run"
+    assert a100["ratio"] == pytest.approx(1e6 / a100["est_time_ns"]) and a100["comparable"]
     assert "2 x 7.61e+09 mult-adds" in a100["source"] and "x48" in a100["source"]
 
 

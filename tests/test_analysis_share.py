@@ -137,27 +137,33 @@ def test_shares_equal_nvprofs_own_time_percentages(course2019):
 def test_category_share_table_per_gpu_model_and_batch_size(course2019):
     _, tables = course2019
     sweep = share.sweep_share(tables)
-    full = sweep.filter(pl.col("experiment") == "full")
-    # GPU x model x batch size: both GPUs, three models, batch 4..64.
-    assert sorted(full["gpu"].unique().to_list()) == ["Tesla K80 (per GK210 GPU)", "Tesla P40"]
+    full = sweep.filter(pl.col("config") == "full")
+    # GPU x model x batch size: both GPUs (one label each), three models, batch 4..64.
+    assert sorted(full["gpu"].unique().to_list()) == ["K80", "P40"]
     assert sorted(full["model"].unique().to_list()) == ["alexnet", "resnet18", "vgg16"]
-    assert sorted(full.filter(pl.col("model") == "alexnet")["batch_size"].unique().to_list()) == [4, 8, 16, 32, 64]
+    assert sorted(full.filter(pl.col("model") == "alexnet")["x"].unique().to_list()) == [4, 8, 16, 32, 64]
     comm = full.filter((pl.col("category") == "communication") & (pl.col("model") == "alexnet")
-                       & (pl.col("gpu") == "Tesla P40")).sort("batch_size")
+                       & (pl.col("gpu") == "P40"))
+    # One line per series, sorted on x: each point once, in batch-size order.
+    assert comm["x"].to_list() == [4, 8, 16, 32, 64] and comm["runs"].to_list() == [1] * 5
     # NCCL's share of GPU time (broadcast + reduce) shrinks as the batch grows: 54 % at 4, 31 % at 64.
     shares = comm["share"].to_list()
     assert shares == sorted(shares, reverse=True)
     assert shares[0] == pytest.approx(0.54375, abs=1e-4) and shares[-1] == pytest.approx(0.30689, abs=1e-4)
     conv = full.filter(pl.col("category") == "conv")
     assert conv["share"].min() > 0
+    # Every category of a series is at every point (zero-filled), so no line leaves one out.
+    per_point = full.group_by("series", "x").agg(pl.col("category").n_unique().alias("n"))
+    per_series = full.group_by("series").agg(pl.col("category").n_unique().alias("n"))
+    assert per_point.join(per_series, on="series").filter(pl.col("n") != pl.col("n_right")).height == 0
 
 
 def test_winograd_share_against_batch_size(course2019):
     _, tables = course2019
     sweep = share.sweep_pattern_share(tables, {"winograd": "(?i)winograd", "ncclBroadcast": "ncclBroadcast"})
-    p40 = sweep.filter((pl.col("gpu") == "Tesla P40") & (pl.col("model") == "alexnet")
-                       & (pl.col("experiment") == "full") & (pl.col("label") == "winograd")).sort("batch_size")
-    assert p40["batch_size"].to_list() == [4, 8, 16, 32, 64]
+    p40 = sweep.filter((pl.col("gpu") == "P40") & (pl.col("model") == "alexnet")
+                       & (pl.col("config") == "full") & (pl.col("label") == "winograd"))
+    assert p40["x"].to_list() == [4, 8, 16, 32, 64]
     assert p40["share"].to_list()[-1] > 5 * p40["share"].to_list()[0]     # 2.6 % -> 17 %
 
 

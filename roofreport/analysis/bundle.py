@@ -18,7 +18,18 @@ from pathlib import Path
 import polars as pl
 
 from roofreport import hardware
-from roofreport.analysis import api_calls as api, compare, regions, roofline, runsets, share, utilization
+from roofreport.analysis import (
+    api_calls as api,
+    compare,
+    regions,
+    roofline,
+    runsets,
+    share,
+    speedup,
+    sweeps,
+    totals,
+    utilization,
+)
 from roofreport.errors import UsageError
 from roofreport.pipeline.dataset import Dataset, FileOutcome
 from roofreport.pipeline.runs import canonical_gpu_label
@@ -68,14 +79,18 @@ class Analysis:
     settings: AnalysisSettings
     tables: dict[str, pl.DataFrame]  # the dataset's tables without copies, `settings.gpu` applied
     db: hardware.GpuDatabase
-    runs: pl.DataFrame               # compare.run_table
+    runs: pl.DataFrame               # compare.run_table: the runs table's identity and totals
     roofline: pl.DataFrame           # roofline.run_roofline
     kernel_roofline: pl.DataFrame    # roofline.kernel_roofline
     share: pl.DataFrame              # share.kernel_share
     top: pl.DataFrame                # share.top_kernels
     uncategorized: pl.DataFrame      # share.uncategorized_share
-    sweeps: pl.DataFrame             # share.sweep_share
+    sweeps: pl.DataFrame             # share.sweep_share: kernel categories along batch-size sweeps
     pattern_sweeps: pl.DataFrame     # share.sweep_pattern_share with SWEEP_PATTERNS
+    pivot: pl.DataFrame              # speedup.gpu_pivot: model x configuration x GPU
+    speedups: pl.DataFrame           # speedup.speedups: every pair of GPUs per workload
+    gpu_summary: pl.DataFrame        # speedup.model_summary: per model and pair of GPUs
+    time_sweeps: pl.DataFrame        # sweeps.time_sweeps: time and throughput along every sweep
     incomplete: pl.DataFrame         # compare.incomplete_flops
     estimates: pl.DataFrame          # compare.estimates
     regions: pl.DataFrame            # regions.region_times
@@ -97,10 +112,16 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
     tables = runsets.body_tables(dataset.tables)
     if settings.gpu:
         tables["runs"] = assume_gpu(tables["runs"], settings.gpu, db)
+    if settings.gpu or settings.peaks or not _has_totals(tables["runs"]):
+        tables["runs"] = totals.with_run_totals(tables, db)   # other peaks or GPU: other bounds
     samples = tables["samples"]
+    runs = compare.run_table(tables)
+    pivot = speedup.gpu_pivot(runs)
+    pairs = speedup.speedups(pivot)
     return Analysis(
         dataset=dataset, settings=settings, tables=tables, db=db,
-        runs=compare.run_table(tables, db),
+        runs=runs, pivot=pivot, speedups=pairs, gpu_summary=speedup.model_summary(pairs),
+        time_sweeps=sweeps.time_sweeps(tables["runs"]),
         roofline=roofline.run_roofline(tables, db),
         kernel_roofline=roofline.kernel_roofline(tables, db),
         share=share.kernel_share(tables),
@@ -117,6 +138,12 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         api=api.api_summary(tables["api_calls"], n=15),
         duplicates=runsets.duplicate_runs(dataset.tables),
     )
+
+
+def _has_totals(runs: pl.DataFrame) -> bool:
+    """Whether `roofreport.read` filled the run totals (a Dataset made by `ingest` alone has none)."""
+    return "time_source" in runs.columns and bool(
+        runs.select(pl.any_horizontal(pl.col("time_source", "counted_kernels").is_not_null()).any()).item())
 
 
 def assume_gpu(runs: pl.DataFrame, device: str, db: hardware.GpuDatabase) -> pl.DataFrame:

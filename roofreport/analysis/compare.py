@@ -1,8 +1,8 @@
 """Runs side by side: one row per run, FLOP counts that miss tensor-core work, and analytic
 estimates against measured time.
 
-* `run_table`: a run's FLOPs, bytes, intensity, time, achieved FLOP/s, % of peak and bound
-  (from the run's dominant-precision roofline row). When the FLOPs miss tensor-core work, the
+* `run_table`: a run's identity and totals (FLOPs, bytes, intensity, time, achieved FLOP/s,
+  % of roof, bound) as the runs table holds them (`totals.py`). When the FLOPs miss tensor-core work, the
   same model profiled completely on another GPU (same batch size and experiment; else scaled by
   batch size) offers `flops_estimate`, with `flops_estimate_source` naming that run.
 * `incomplete_flops`: the runs whose counts miss tensor-core work, why, and how much time
@@ -21,72 +21,24 @@ import polars as pl
 
 from roofreport import hardware
 from roofreport.analysis import estimates as est_files, roofline, timing
+from roofreport.tables import schema
 
-RUN_COLUMNS = {
-    "run": pl.String, "gpu": pl.String, "gpu_model": pl.String, "model": pl.String, "batch_size": pl.Int64,
-    "experiment": pl.String, "flops": pl.Float64, "flops_complete": pl.Boolean, "flops_estimate": pl.Float64,
-    "flops_estimate_source": pl.String, "dram_bytes": pl.Float64, "ai_dram": pl.Float64, "time_ns": pl.Float64,
-    "time_source": pl.String, "achieved_flops_per_s": pl.Float64, "pct_of_peak": pl.Float64, "bound": pl.String,
-    "kernel_count": pl.Int64, "gpu_time_ns": pl.Float64, "gpu_time_source": pl.String,
-    "dominant_precision": pl.String, "peak_flops_per_s": pl.Float64,
-}
+IDENTITY = {"run": pl.String, "label": pl.String, "gpu": pl.String, "gpu_model": pl.String,
+            "gpu_label": pl.String, "model": pl.String, "batch_size": pl.Int64, "experiment": pl.String,
+            "params": pl.String, "cut_short": pl.Boolean, "cut_short_reason": pl.String}
+RUN_COLUMNS = {**IDENTITY, **schema.RUN_TOTALS, "flops_estimate": pl.Float64, "flops_estimate_source": pl.String}
 
 
-def _runs(tables: dict[str, pl.DataFrame]) -> list[dict]:
+def run_table(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """One row per run (RUN_COLUMNS): its identity, its totals as the runs table holds them
+    (analysis/totals.py computed them: nothing is recomputed here) and a FLOPs estimate for
+    runs whose counts miss tensor-core work."""
     runs = tables.get("runs")
-    if runs is not None and runs.height:
-        return runs.to_dicts()
-    kernels = tables.get("kernels")
-    names = sorted(set(kernels["run"].drop_nulls().to_list())) if kernels is not None and kernels.height else []
-    return [{"run": r} for r in names]
-
-
-def run_table(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
-    """One row per run (RUN_COLUMNS)."""
-    points = roofline.kernel_points(tables)
-    roof = roofline.run_roofline(tables, db)
-    times = timing.kernel_time_rows(tables)
-    rows = [_run_row(r, points, roof, times) for r in _runs(tables)]
-    if not rows:
+    if runs is None or not runs.height:
         return pl.DataFrame(schema=RUN_COLUMNS)
-    table = pl.DataFrame(rows, schema=RUN_COLUMNS)
-    return _with_estimates(table).sort("run")
-
-
-def _run_row(run: dict, points: pl.DataFrame, roof: pl.DataFrame, times: pl.DataFrame) -> dict:
-    name = run["run"]
-    row = {c: run.get(c) for c in ("run", "gpu", "gpu_model", "model", "batch_size", "experiment")}
-    mine = times.filter(pl.col("run") == name)
-    kernels_only = mine.filter(~pl.col("category").fill_null("").is_in(["memcpy", "memset"]))
-    row.update(gpu_time_ns=mine["time_ns"].sum() if mine.height else None,
-               gpu_time_source=mine["time_source"][0] if mine.height else None,
-               kernel_count=int(kernels_only["count"].sum()) if kernels_only.height else None)
-    counted = points.filter(pl.col("run") == name) if points.height else points
-    if counted.height:
-        totals = roofline.summarize(counted)
-        row.update(flops=totals["flops"], flops_complete=totals["flops_complete"], dram_bytes=totals["dram_bytes"],
-                   time_ns=totals["time_ns"], time_source=totals["time_source"])
-        row["ai_dram"] = totals["flops"] / totals["dram_bytes"] if totals["dram_bytes"] else None
-        row["achieved_flops_per_s"] = (totals["timed_flops"] / (totals["time_ns"] * 1e-9)
-                                       if totals["time_ns"] else None)
-        row["kernel_count"] = row["kernel_count"] or int(counted["count"].sum())
-        _dominant(row, roof.filter(pl.col("run") == name))
-    else:
-        row.update(time_ns=kernels_only["time_ns"].sum() if kernels_only.height else None,
-                   time_source=row["gpu_time_source"])
-    return row
-
-
-def _dominant(row: dict, roof: pl.DataFrame) -> None:
-    """Bound and % of peak from the precision doing most of the run's FLOPs."""
-    if not roof.height:
-        return
-    top = roof.sort("flops", descending=True).row(0, named=True)
-    # Counts that miss tensor-core work put the run's point too low: no bound class then.
-    bound = top["bound"] if row.get("flops_complete") is not False else None
-    row.update(dominant_precision=top["precision"], bound=bound, peak_flops_per_s=top["peak_flops_per_s"])
-    if row.get("achieved_flops_per_s") and top["peak_flops_per_s"]:
-        row["pct_of_peak"] = 100.0 * row["achieved_flops_per_s"] / top["peak_flops_per_s"]
+    table = schema.conform("runs", runs).select(
+        [pl.col(c).cast(t) for c, t in RUN_COLUMNS.items() if not c.startswith("flops_estimate")])
+    return _with_estimates(table).select(list(RUN_COLUMNS)).sort("run")
 
 
 def _with_estimates(table: pl.DataFrame) -> pl.DataFrame:
@@ -170,22 +122,27 @@ def _reason(tables: dict[str, pl.DataFrame], run: str, example: str) -> str:
 # -- estimate vs measured --------------------------------------------------------------------
 
 ESTIMATE_COLUMNS = {"run": pl.String, "est_flops": pl.Float64, "est_bytes": pl.Float64, "est_time_ns": pl.Float64,
-                    "measured_time_ns": pl.Float64, "ratio": pl.Float64, "source": pl.String,
-                    "measured_flops": pl.Float64, "est_bound": pl.String, "peak_source": pl.String}
+                    "span": pl.String, "measured_time_ns": pl.Float64, "measured_span": pl.String,
+                    "ratio": pl.Float64, "comparable": pl.Boolean, "not_comparable": pl.String,
+                    "source": pl.String, "est_bound": pl.String, "peak_source": pl.String}
+_INFERENCE = ("inference", "eval", "evaluation", "forward", "test", "val", "validation", "predict")
 
 
 def estimates(tables: dict[str, pl.DataFrame], inputs: list[Path], db: hardware.GpuDatabase) -> pl.DataFrame:
-    """run, est_flops, est_bytes, est_time_ns, measured_time_ns, ratio (measured / estimated), source."""
+    """run, est_flops, est_bytes, est_time_ns (= max(bytes / bandwidth, FLOPs / peak)), span,
+    the measured time over the same span, ratio (measured / estimated) when the two are
+    comparable, else `not_comparable` saying why; source."""
     found = est_files.find_estimates([Path(p) for p in inputs], tables)
     if not found:
         return pl.DataFrame(schema=ESTIMATE_COLUMNS)
-    table = {r["run"]: r for r in run_table(tables, db).to_dicts()}
+    table = {r["run"]: r for r in run_table(tables).to_dicts()}
+    phases = dict(zip(tables["runs"]["run"].to_list(), tables["runs"]["phase"].to_list())) \
+        if "phase" in tables["runs"].columns else {}
     gpus = roofline.run_gpus(tables, db)
     rows = []
     for e in found:
-        measured = table.get(e.run, {})
-        spec = gpus.get(e.run)
-        rows.append(_estimate_row(e, measured, spec))
+        measured = {**table.get(e.run, {}), "phase": phases.get(e.run)}
+        rows.append(_estimate_row(e, measured, gpus.get(e.run)))
     return pl.DataFrame(rows, schema=ESTIMATE_COLUMNS).sort("run")
 
 
@@ -199,8 +156,34 @@ def _estimate_row(e: "est_files.Estimate", measured: dict, spec: hardware.GpuSpe
     bound = None
     if t_compute is not None and t_memory is not None:
         bound = "compute" if t_compute >= t_memory else "memory"
-    measured_ns = measured.get("time_ns") or measured.get("gpu_time_ns")
-    return {"run": e.run, "est_flops": e.flops, "est_bytes": e.bytes, "est_time_ns": est_ns,
-            "measured_time_ns": measured_ns, "ratio": measured_ns / est_ns if measured_ns and est_ns else None,
-            "source": e.source, "measured_flops": measured.get("flops"), "est_bound": bound,
+    measured_ns, measured_span, why = same_span_time(e.span, measured)
+    if why is None and est_ns is None:
+        why = "no estimated time: the GPU's peaks are not known" if e.flops or e.bytes else "no FLOPs or bytes given"
+    return {"run": e.run, "est_flops": e.flops, "est_bytes": e.bytes, "est_time_ns": est_ns, "span": e.span,
+            "measured_time_ns": measured_ns, "measured_span": measured_span,
+            "ratio": measured_ns / est_ns if why is None and measured_ns and est_ns else None,
+            "comparable": why is None, "not_comparable": why,
+            "source": e.source, "est_bound": bound,
             "peak_source": f"{spec.key} datasheet {e.precision}" if spec else None}
+
+
+def same_span_time(span: str, run: dict) -> tuple[float | None, str | None, str | None]:
+    """The run's measured kernel time over `span` ("iteration", "forward", "run"): (time,
+    what it covers, None), or (None, None, why no such time exists)."""
+    if not run.get("kernel_time_ns"):
+        return None, None, "no kernel time was measured for this run"
+    per_iteration = run.get("time_per_iteration_ns")
+    counted = f"per iteration ({run.get('iterations')} iterations: {run.get('iterations_source')})"
+    if span == "run":
+        if run.get("cut_short"):
+            return None, None, (f"the estimate covers the whole run, but the run was cut short "
+                                f"({run.get('cut_short_reason')}): its time covers only the part that ran")
+        return run["kernel_time_ns"], "whole run", None
+    if per_iteration is None:
+        cut = f", cut short ({run.get('cut_short_reason')})" if run.get("cut_short") else ""
+        return None, None, (f"the estimate covers one {'forward pass' if span == 'forward' else 'iteration'}, "
+                            f"but the logs give no iteration count, so the measured time is the whole run's{cut}")
+    if span == "forward" and str(run.get("phase") or "").lower() not in _INFERENCE:
+        return None, None, ("the estimate covers one forward pass (a torchinfo summary counts no backward pass "
+                            "or optimizer step), and the logs do not separate forward from backward time")
+    return per_iteration, counted, None

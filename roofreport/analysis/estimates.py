@@ -10,14 +10,19 @@ Two sources (README "Estimates"):
       mult_adds = 7.61e9       # multiply-adds; FLOPs = 2 x mult-adds (or give flops = ...)
       bytes = 5.2e8            # DRAM bytes moved (optional)
       batch_size = 1           # samples the numbers are for: scaled to each run's batch size
-      factor = 3               # e.g. 3 = forward + backward of training, or iterations
+      factor = 3               # e.g. 3 = forward + backward of training
+      span = "iteration"       # what the numbers cover: "iteration" (the default), "forward"
+                               # (one forward pass) or "run" (the whole run, e.g. x iterations)
       precision = "fp32"       # which peak: fp64 fp32 fp16 tensor_fp16 tensor_tf32 tensor_bf16
 
 * a torchinfo `summary()` printout saved beside the logs (any text file whose first 256 KiB say
   `Total mult-adds (G): 7.61`): FLOPs = 2 x mult-adds (torchinfo counts a multiply-add as one),
   bytes = its "Estimated Total Size (MB)" x 1e6 (input + activations + parameters, each touched
   at least once: a lower bound on traffic), for the batch of its first output shape, forward
-  pass only (factor 1); it applies to the runs of the logs in its directory.
+  pass only (span "forward"); it applies to the runs of the logs in its directory.
+
+An estimate is compared with the measurement over the same span only (compare.estimates): per
+iteration, per forward pass of an inference run, or over a whole run that was not cut short.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ _MAX_SUMMARY_FILE = 8 * 1024 * 1024
 _MULT_ADDS = re.compile(r"Total mult-adds \((?:Units\.)?([A-Za-z]*)\):\s*([\d.,]+)")
 _TOTAL_SIZE = re.compile(r"Estimated Total Size \(MB\):\s*([\d.,]+)")
 _FIRST_SHAPE = re.compile(r"^\S.*?\s\[(\d+)(?:,[^\]]*)?\]", re.M)
+SPANS = ("iteration", "forward", "run")
 _SCALE = {"": 1.0, "NONE": 1.0, "K": 1e3, "KILO": 1e3, "M": 1e6, "MEGABYTES": 1e6, "MEGA": 1e6,
           "G": 1e9, "GIGABYTES": 1e9, "GIGA": 1e9, "T": 1e12, "TERABYTES": 1e12, "TERA": 1e12}
 
@@ -53,6 +59,7 @@ class Estimate:
     bytes: float | None
     precision: str
     source: str
+    span: str = "iteration"   # SPANS: what the numbers cover
 
 
 def find_estimates(inputs: list[Path], tables: dict[str, pl.DataFrame]) -> list[Estimate]:
@@ -109,11 +116,14 @@ def _from_table(path: Path, runs: list[dict]) -> list[Estimate]:
         if flops is None and mult_adds is not None:
             flops = 2.0 * mult_adds
         precision = str(entry.get("precision") or "fp32")
+        span = str(entry.get("span") or "iteration")
+        if span not in SPANS:
+            raise UsageError(f"estimates file {path}: span = {span!r} is not one of {', '.join(SPANS)}")
         label = _describe(entry, path, i, flops, mult_adds)
         for run in _matching(entry, runs):
             scale = _scale(run, _number(entry, "batch_size", path)) * (_number(entry, "factor", path) or 1.0)
             out.append(Estimate(run["run"], _times(flops, scale), _times(_number(entry, "bytes", path), scale),
-                                precision, label + (f", x{scale:g}" if scale != 1 else "")))
+                                precision, label + (f", x{scale:g}" if scale != 1 else ""), span))
     return out
 
 
@@ -192,7 +202,7 @@ def _from_torchinfo(path: Path, runs: list[dict], tables: dict[str, pl.DataFrame
         source = (f"torchinfo summary {path.name}: FLOPs = 2 x {parsed['mult_adds']:g} mult-adds, forward pass, "
                   f"{batch}" + (f", scaled x{scale:g} to batch {run['batch_size']}" if scale != 1 else ""))
         out.append(Estimate(run["run"], 2.0 * parsed["mult_adds"] * scale, _times(parsed["bytes"], scale),
-                            "fp32", source))
+                            "fp32", source, "forward"))
     return out
 
 

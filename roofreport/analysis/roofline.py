@@ -32,7 +32,7 @@ from statistics import median
 import polars as pl
 
 from roofreport import hardware
-from roofreport.analysis import timing
+from roofreport.analysis import counted, timing
 
 LATENCY_FRACTION = 0.10
 ABOVE_ROOF_TOLERANCE = 0.05
@@ -85,9 +85,10 @@ def ceilings(spec: hardware.GpuSpec, measured: dict | None = None) -> list[Ceili
 # -- per kernel ------------------------------------------------------------------------------
 
 def kernel_points(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """Kernels with FLOPs, their dominant precision, all their FLOPs and their real time."""
-    kernels = tables.get("kernels")
-    if kernels is None or not kernels.height:
+    """Kernels with FLOPs (of the run's counted file: `counted.counter_rows`), their dominant
+    precision, all their FLOPs and their real time."""
+    kernels = counted.counter_rows(tables)
+    if not kernels.height:
         return pl.DataFrame()
     k = kernels.with_columns([pl.col(c).fill_null(0.0).alias(f"__{p}") for p, c in _FLOP_COL.items()])
     k = k.with_columns(pl.sum_horizontal([f"__{p}" for p in PRECISIONS]).alias("flops"))
@@ -125,7 +126,7 @@ _MEASURED = {"fp32": "peak_flops_fp32", "fp64": "peak_flops_fp64", "fp16": "peak
              "sm_clock_hz": "sm_clock_hz"}
 
 
-def _measured(rows: pl.DataFrame) -> dict:
+def measured_ceilings(rows: pl.DataFrame) -> dict:
     """The log's ceilings and clock for a set of kernel rows (medians over the kernels)."""
     out = {}
     for key, col in _MEASURED.items():
@@ -147,7 +148,7 @@ def trace_timed(sources: list[str | None]) -> bool:
     return sum(not s.startswith("ncu") for s in timed) * 2 > len(timed)
 
 
-def _at_time_clock(measured: dict, trace_timed: bool) -> dict:
+def at_time_clock(measured: dict, trace_timed: bool) -> dict:
     """The log's ceilings minus what ran at ncu's locked clock when the time did not: its SM
     clock and its compute peaks (the datasheet's boost peaks then apply); memory roofs stay."""
     if not trace_timed:
@@ -163,7 +164,7 @@ def _tensor_kind(names: list[str | None]) -> str:
     return "tensor_fp16"
 
 
-def _peaks(spec: hardware.GpuSpec | None, measured: dict, precision: str, names: list[str | None]) -> dict:
+def peaks_for(spec: hardware.GpuSpec | None, measured: dict, precision: str, names: list[str | None]) -> dict:
     """peak FLOP/s and byte/s for one group of kernels, with where they came from."""
     key = _tensor_kind(names) if precision == "tensor" else precision
     found = {c.label: c for c in ceilings(spec, measured)} if spec else {}
@@ -203,7 +204,7 @@ def _sum(rows: pl.DataFrame, col: str) -> float | None:
     return float(values.sum()) if values.len() else None
 
 
-def _point(base: dict, peaks: dict) -> dict:
+def point(base: dict, peaks: dict) -> dict:
     """Intensities, achieved rate, roof, bound: the roofline arithmetic on one point."""
     flops = base["flops"]
     out = {**base, **peaks}
@@ -246,7 +247,12 @@ def _bound(p: dict) -> tuple[str | None, str | None]:
         return None, None
     if pct < 100 * LATENCY_FRACTION:
         return "latency", f"below {LATENCY_FRACTION:.0%} of the attainable roof"
-    return ("memory" if ai < ridge else "compute"), None
+    return bound_class(ai, ridge), None
+
+
+def bound_class(ai: float, ridge: float) -> str:
+    """Which roof is lower at this intensity: "memory" left of the ridge point, else "compute"."""
+    return "memory" if ai < ridge else "compute"
 
 
 def run_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
@@ -259,10 +265,10 @@ def run_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> p
     for (run, precision), group in points.group_by(["run", "precision"], maintain_order=True):
         spec = gpus.get(run)
         timed = group.filter(pl.col("time_ns").is_not_null())["time_source"].to_list()
-        measured = _at_time_clock(_measured(group), trace_timed(timed))
-        peaks = _peaks(spec, measured, precision, group["name"].to_list())
+        measured = at_time_clock(measured_ceilings(group), trace_timed(timed))
+        peaks = peaks_for(spec, measured, precision, group["name"].to_list())
         base = {"run": run, "gpu_model": spec.key if spec else None, "precision": precision, **summarize(group)}
-        rows.append(_point(base, peaks))
+        rows.append(point(base, peaks))
     return _frame(rows, COLUMNS).sort("run", "precision")
 
 
@@ -275,23 +281,23 @@ def kernel_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -
     if not points.height:
         return _empty(KERNEL_COLUMNS)
     gpus = run_gpus(tables, db)
-    measured = {run: _measured(g) for (run,), g in points.group_by(["run"])}
+    measured = {run: measured_ceilings(g) for (run,), g in points.group_by(["run"])}
     cache: dict[tuple, dict] = {}
     rows = []
     for k in points.iter_rows(named=True):
         spec = gpus.get(k["run"])
         ceiling = _measured_one(k) or measured[k["run"]]
-        ceiling = _at_time_clock(ceiling, k["time_ns"] is not None and trace_timed([k["time_source"]]))
+        ceiling = at_time_clock(ceiling, k["time_ns"] is not None and trace_timed([k["time_source"]]))
         kind = _tensor_kind([k["name"]]) if k["precision"] == "tensor" else k["precision"]
         key = (k["run"], kind, tuple(sorted(ceiling.items())))
         if key not in cache:  # many launches share a GPU, a precision and the log's ceilings
-            cache[key] = _peaks(spec, ceiling, k["precision"], [k["name"]])
+            cache[key] = peaks_for(spec, ceiling, k["precision"], [k["name"]])
         timed = k["time_ns"] is not None
         base = {key: k.get(key) for key in ("run", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes",
                                             "l1_bytes", "time_ns", "time_source", "source_file", "launch_id",
                                             "short_name", "category", "count")}
         base.update(gpu_model=spec.key if spec else None, timed_flops=k["flops"] if timed else None)
-        rows.append(_point(base, cache[key]))
+        rows.append(point(base, cache[key]))
     return _frame(rows, KERNEL_COLUMNS)
 
 

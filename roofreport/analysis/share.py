@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import timing
+from roofreport.analysis import sweeps, timing
 from roofreport.enrich.categories import OTHER
-
-RUN_ATTRS = ["gpu", "model", "experiment", "batch_size", "learning_rate", "precision", "phase"]
-
 
 def _rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     rows = timing.kernel_time_rows(tables)
@@ -68,40 +65,34 @@ def pattern_share(tables: dict[str, pl.DataFrame], patterns: dict[str, str]) -> 
     return pl.concat(parts).sort("run", "label")
 
 
-def _run_attrs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    runs = tables.get("runs")
-    if runs is None or not runs.height:
-        return pl.DataFrame(schema={"run": pl.String, **{a: pl.String for a in RUN_ATTRS}})
-    present = [a for a in RUN_ATTRS if a in runs.columns]
-    out = runs.select("run", *present)
-    if "gpu_model" in runs.columns:  # one GPU under one name, whether a path token or the log named it
-        out = out.with_columns(pl.coalesce(runs["gpu_model"], runs["gpu"]).alias("gpu"))
-    return out
+SWEEP_COLUMNS = ["series", "param", "model", "gpu", "config", "x", "x_label", "x_order"]
 
 
 def _sweep(tables: dict[str, pl.DataFrame], values: pl.DataFrame, key: str, by: str) -> pl.DataFrame:
-    """values (run, key, share) of the runs that differ only in `by`, zero-filled per group."""
-    attrs = _run_attrs(tables)
-    if by not in attrs.columns:
-        raise ValueError(f"runs have no attribute {by!r}")
-    fixed = [a for a in attrs.columns if a not in ("run", by)]
-    runs = attrs.filter(pl.col(by).is_not_null()).join(values.select("run").unique(), on="run")
-    runs = runs.with_columns(pl.col(by).n_unique().over(fixed).alias("__n")).filter(pl.col("__n") > 1)
-    if not runs.height:
-        return pl.DataFrame(schema={"gpu": pl.String, "model": pl.String, "experiment": pl.String,
-                                    "batch_size": pl.Int64, key: pl.String, "share": pl.Float64, "run": pl.String})
-    keys = values.join(runs.select("run"), on="run").select(key).unique()
-    grid = runs.select("run").join(keys, how="cross")
+    """values (run, key, share) along the sweeps of parameter `by` (`sweeps.series_of`: one
+    model, one GPU, every other parameter fixed), every `key` of a series at every point
+    (zero-filled), the runs of one point averaged; sorted on x."""
+    runs = tables.get("runs")
+    schema = {**{c: t for c, t in sweeps.SERIES_COLUMNS.items() if c != "run"}, key: pl.String,
+              "share": pl.Float64, "runs": pl.Int64}
+    if runs is None or not runs.height:
+        return pl.DataFrame(schema=schema)
+    series = sweeps.series_of(runs.join(values.select("run").unique(), on="run", how="semi"))
+    series = series.filter((pl.col("param") == by) & (pl.col("x_label").n_unique().over("series") > 1))
+    if not series.height:
+        return pl.DataFrame(schema=schema)
+    keys = values.join(series.select("run"), on="run", how="semi").select(key).unique()
+    grid = series.join(keys, how="cross")
     filled = grid.join(values, on=["run", key], how="left").with_columns(pl.col("share").fill_null(0.0))
-    out = filled.join(runs.drop("__n"), on="run")
-    return out.select("gpu", "model", "experiment", "batch_size", key, "share", "run").sort(
-        ["gpu", "model", "experiment", key, "batch_size"], nulls_last=True)
+    out = filled.group_by(*SWEEP_COLUMNS, key).agg(pl.col("share").mean(), pl.len().alias("runs"))
+    return out.select(list(schema)).sort(["series", key, "x_order"])
 
 
 def sweep_share(tables: dict[str, pl.DataFrame], by: str = "batch_size",
                 categories: list[str] | None = None) -> pl.DataFrame:
-    """gpu, model, experiment, batch_size, category, share (+ run) for runs that differ only in
-    `by` (batch size by default; "gpu" compares GPUs for one model). `categories` keeps only those."""
+    """series, param, model, gpu, config, x, x_label, x_order, category, share, runs: every
+    kernel category along each sweep of `by` (batch size by default; any parameter of
+    `runs.params`). `categories` keeps only those."""
     share = kernel_share(tables).select("run", "category", "share")
     if categories is not None:
         share = share.filter(pl.col("category").is_in(categories))

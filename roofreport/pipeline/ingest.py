@@ -20,7 +20,7 @@ from roofreport.enrich import enrich_kernels
 from roofreport.errors import LogWarning, ParseError, RoofreportError
 from roofreport.families import REGISTRY, ParseResult, RunHints
 from roofreport.families.common.textio import Document
-from roofreport.pipeline import config, duplicates, identity
+from roofreport.pipeline import config, cutshort, duplicates, identity
 from roofreport.pipeline import runs as runs_mod
 from roofreport.pipeline.dataset import Dataset, FileOutcome
 from roofreport.pipeline.discover import discover
@@ -70,7 +70,7 @@ def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int 
                     _run_column(plan, i, frame), pl.lit(sn.display, pl.String).alias("source_file")))
     tables = {name: _concat(name, parts) for name, parts in frames.items()}
     tables["kernels"] = _finish_kernels(tables["kernels"], tables["metrics"])
-    tables["runs"] = plan.runs
+    tables["runs"] = cutshort.mark(plan.runs, _cut_short(plan, results, sniffed))
     tables["files"] = _files_table(outcomes)
     return Dataset(tables=tables, files=outcomes, inputs=list(paths))
 
@@ -195,6 +195,21 @@ def _plan_runs(found: list[tuple[Path, Path]], sniffed: list[Sniffed],
     for f in files:
         f.duplicate_of = originals.get(f.index)
     return runs_mod.plan(files)
+
+
+def _cut_short(plan: runs_mod.Plan, results: dict[int, ParseResult], sniffed: list[Sniffed]) -> dict[str, str]:
+    """run -> why its logs stop before the run did (the first such warning: cutshort.py)."""
+    found: dict[str, str] = {}
+    for i, result in sorted(results.items()):
+        for warning in result.warnings:
+            if not cutshort.is_cut_short(warning.code, result.family):
+                continue
+            sessions = plan.session_runs.get(i)
+            run = cutshort.run_at_line(sessions, warning.line) if sessions else plan.file_run.get(i)
+            if run:
+                found.setdefault(run, cutshort.reason(warning.code, warning.message, sniffed[i].display,
+                                                      warning.line))
+    return found
 
 
 def _relative(path: Path, root: Path) -> PurePosixPath:

@@ -15,7 +15,7 @@ SEPARATOR = " · "
 UNKNOWN_GPU = "unknown GPU"
 # Parameters in the order a label shows them; the others follow alphabetically.
 _ORDER = ("batch_size", "learning_rate", "precision", "workers", "optimizer", "epochs")
-_LAUNCH_ONLY = ("timeout_s",)   # how the profiler was run: last, only when it varies
+LAUNCH_ONLY = ("timeout_s",)   # how the profiler was run: last, only when it varies
 
 
 def varying(rows: list[dict], keys: list[str]) -> list[str]:
@@ -25,7 +25,7 @@ def varying(rows: list[dict], keys: list[str]) -> list[str]:
         values = {_hashable(value(row, key)) for row in rows} - {None}
         if len(values) > 1:
             out.append(key)
-    return sorted(out, key=_param_order)
+    return sorted(out, key=param_order)
 
 
 def shown(rows: list[dict], keys: list[str]) -> list[list[str]]:
@@ -44,7 +44,7 @@ def shown(rows: list[dict], keys: list[str]) -> list[list[str]]:
         extra = [key for key in keys if key not in base
                  and len({_hashable(value(row, key)) for row in alike}) > 1]
         for i in indices:
-            out[i] = sorted(base + extra, key=_param_order)
+            out[i] = sorted(base + extra, key=param_order)
     return out
 
 
@@ -57,7 +57,7 @@ def value(row: dict, key: str):
 
 def label(row: dict, shown: list[str]) -> str:
     """The label of one run: lead · GPU · experiment · parameters in `shown`."""
-    parts = [_lead(row)]
+    parts = [lead(row)]
     parts.append(row.get("gpu_label") or UNKNOWN_GPU)
     if "experiment" in shown and row.get("experiment") and row.get("experiment") != parts[0]:
         parts.append(str(row["experiment"]))
@@ -112,7 +112,9 @@ def describe(key: str, value) -> str | None:
     return f"{key} {value}"
 
 
-def _lead(row: dict) -> str:
+def lead(row: dict) -> str:
+    """What a run is before its GPU and parameters: the model (with its size), else the
+    profiled program with its first arguments, else the experiment."""
     if row.get("model"):
         size = row.get("params", {}).get("model_size")
         return f"{row['model']} {size}" if size else str(row["model"])
@@ -139,12 +141,12 @@ def _ordinal(row: dict, n: int) -> str:
     return f"#{n}"
 
 
-def _param_order(key: str) -> tuple:
+def param_order(key: str) -> tuple:
     if key == "experiment":
         return (0, 0, key)
     if key in _ORDER:
         return (1, _ORDER.index(key), key)
-    if key in _LAUNCH_ONLY:
+    if key in LAUNCH_ONLY:
         return (3, 0, key)
     return (2, 0, key)
 

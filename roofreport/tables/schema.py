@@ -127,6 +127,32 @@ REGIONS = {
     "count": I64,
 }
 
+# Run totals (analysis/totals.py): `roofreport.read` fills them; the pipeline leaves them null.
+RUN_TOTALS = {
+    "kernel_time_ns": F64,        # GPU kernel time of the run's time source, transfers apart
+    "transfer_time_ns": F64,      # memcpy/memset time that source lists
+    "time_source": Str,           # which log gave the time ("nsys trace", "nvprof summary"...)
+    "kernel_launches": I64,       # launches behind kernel_time_ns
+    "iterations": I64,            # steps the logs show (step markers, loss-kernel launches)
+    "iterations_source": Str,
+    "time_per_iteration_ns": F64,  # kernel_time_ns / iterations
+    "flops": F64,                 # every counted kernel, every precision
+    "flops_complete": Bool,       # false: tensor-core work went uncounted (a lower bound)
+    "dram_bytes": F64,            # every counted kernel, with FLOPs or without
+    "counted_kernels": I64,       # launches whose counters were read (one file per run)
+    "counted_time_ns": F64,       # their time: a trace's when it has them, else their own
+    "counted_time_source": Str,
+    "arithmetic_intensity": F64,  # flops / dram_bytes
+    "achieved_flops_per_s": F64,  # flops of the timed counted kernels / their time
+    "roof_precision": Str,        # the precision doing most FLOPs: whose ceiling applies
+    "peak_flops_per_s": F64,
+    "peak_dram_bytes_per_s": F64,
+    "ridge_ai": F64,              # peak FLOP/s / DRAM bandwidth
+    "pct_of_roof": F64,           # achieved / attainable at this intensity, in percent
+    "bound": Str,                 # "memory" | "compute" | null when unknown
+    "bound_note": Str,            # why no bound class, or what else the point says
+}
+
 RUNS = {
     "run": Str,                # stable id: a file's path (`#N` for a profiler session), a folder
     "label": Str,              # human label from the identity (model · GPU · parameters), unique
@@ -156,6 +182,9 @@ RUNS = {
     "all_params": Str,         # JSON object: every parameter the logs, names or toml give the run
     "duplicate_of": Str,       # the run this one copies (history folder, prev_*, identical file)
     "provenance": Str,         # JSON object: field -> toml | log | path | label | folder | database
+    "cut_short": Bool,         # the log stops mid-run: profiler timeout, job killed, cut trace
+    "cut_short_reason": Str,   # what the log says, with file and line
+    **RUN_TOTALS,
 }
 
 FILES = {

@@ -11,6 +11,7 @@ of fields, blank lines) takes the line-by-line path, which locates each problem.
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 
 import polars as pl
@@ -95,10 +96,30 @@ def parse_csv(doc: Document, variant: str) -> ParseResult:
         _finish(header, frame, doc, result)
     else:
         _slow_read(doc, result)
+    _drop_cut_row(doc, header, result)
     if not result.rows() and result.error is None:
         result.error = ParseError(f"nsys {header.report.id} report holds no rows",
                                   path=doc.display, line=header.line_no)
     return result
+
+
+def _drop_cut_row(doc: Document, header: Header, result: ParseResult) -> None:
+    """A file that stops inside its last row (no line break, a quote left open or fields
+    missing: the copy or the export was cut): that row's values may be cut too, so its rows are
+    dropped, and `nsys.truncated` says the trace lacks its end."""
+    tail = doc.tail(1 << 16)
+    if not tail or tail.endswith(b"\n"):
+        return
+    last = tail.rsplit(b"\n", 1)[-1].decode("utf-8", errors="replace")
+    fields = re.sub(_QUOTED, "", last).count(",") + 1 if last.count('"') % 2 == 0 else 0
+    if fields >= len(header.names):
+        return
+    line = doc.line_count()
+    for name, frame in result.tables.items():
+        if "source_line" in frame.columns:
+            result.tables[name] = frame.filter(pl.col("source_line").ne_missing(line))
+    result.warn("nsys.truncated", f"the file ends inside a row (line {line}): the trace lacks its end "
+                "and that row was left out", line=line)
 
 
 # -- reading ---------------------------------------------------------------------------------

@@ -4,7 +4,9 @@ hints), its warnings, and, when no table was read, why, in the tool's own words.
 A message that would be fatal alone (`Error: Internal profiling error 4277:999.`,
 `No kernels were profiled.`, `Profiling is not supported on device 0`) becomes the file's
 error when nothing was read, and a warning when data exists. A log that ends before nvprof
-printed results (the batch system killed the job) says so, quoting the scheduler.
+printed results (the batch system killed the job) says so, quoting the scheduler; one that
+has results and then the scheduler's kill message gets an `nvprof.job-killed` warning (the run
+was cut short: pipeline/cutshort.py).
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ def apply(lines: pl.DataFrame, doc: Document, result: ParseResult) -> None:
             result.warn(_WARNINGS[kind], message, line=line_no)
         elif kind == "no_data_line" and has_data:
             result.warn("nvprof.no-data", f"nvprof: {text}", line=line_no)
+        elif kind == "job_end_line" and has_data:
+            result.warn("nvprof.job-killed", f"the batch system ended the job: {text}", line=line_no)
     _unfinished_processes(lines, result, has_data)
     if not has_data:
         result.error = _why_empty(lines, notes, doc, result)

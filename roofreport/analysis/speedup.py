@@ -1,0 +1,160 @@
+"""The same work on different GPUs: a model x GPU pivot, the speedup of each GPU over the
+others, and the per-model summary the conclusion states.
+
+Runs are matched by workload (`workloads.py`: model and configuration, never paths) and labelled
+by their canonical GPU (`gpu_label`); runs with no known GPU are left out. Times are the run
+totals (`totals.py`), compared only like with like:
+
+* per iteration, when both runs' logs count their iterations (a run cut short by a time-out
+  did as many as it had time for: only its time per iteration compares);
+* else the kernel time of the whole run, when neither run was cut short (same work, run to
+  its end);
+* else not at all: `reason` says which run lacks what.
+
+Several runs of one workload on one GPU (repeated jobs) give the median. A speedup is the
+slower GPU's time over the faster one's; a model's summary is the geometric mean over its
+comparable configurations, with their range.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+import polars as pl
+
+from roofreport.analysis import workloads
+
+PER_ITERATION = "time per iteration"
+WHOLE_RUN = "kernel time of the whole run"
+
+PIVOT_COLUMNS = {
+    "model": pl.String, "config": pl.String, "config_key": pl.String, "gpu": pl.String, "runs": pl.Int64,
+    "batch_size": pl.Int64, "iterations": pl.Int64, "time_per_iteration_ns": pl.Float64,
+    "kernel_time_ns": pl.Float64, "timed_runs": pl.Int64, "complete_runs": pl.Int64, "cut_short": pl.Boolean,
+    "cut_short_reason": pl.String, "flops": pl.Float64, "flops_complete": pl.Boolean,
+    "arithmetic_intensity": pl.Float64, "achieved_flops_per_s": pl.Float64, "ridge_ai": pl.Float64,
+    "bound": pl.String, "bound_note": pl.String,
+}
+SPEEDUP_COLUMNS = {
+    "model": pl.String, "config": pl.String, "config_key": pl.String, "faster": pl.String, "slower": pl.String,
+    "speedup": pl.Float64, "basis": pl.String, "faster_time_ns": pl.Float64, "slower_time_ns": pl.Float64,
+    "comparable": pl.Boolean, "reason": pl.String,
+}
+SUMMARY_COLUMNS = {
+    "model": pl.String, "faster": pl.String, "slower": pl.String, "speedup": pl.Float64,
+    "speedup_min": pl.Float64, "speedup_max": pl.Float64, "configs": pl.Int64, "faster_in": pl.Int64,
+    "not_comparable": pl.Int64, "basis": pl.String,
+}
+
+
+def gpu_pivot(runs: pl.DataFrame) -> pl.DataFrame:
+    """One row per model x configuration x GPU of the runs that ran on a known GPU (PIVOT_COLUMNS),
+    for workloads run on two GPUs or more."""
+    known = runs.filter(pl.col("gpu_label").is_not_null() & (pl.col("gpu_label") != "CPU"))
+    if not known.height:
+        return pl.DataFrame(schema=PIVOT_COLUMNS)
+    work = workloads.workloads(known)
+    cells = known.drop([c for c in work.columns if c != "run"], strict=False).join(work, on="run") \
+        .with_columns(pl.col("gpu_label").alias("gpu"))
+    shared = cells.group_by("config_key").agg(pl.col("gpu").n_unique().alias("gpus")).filter(pl.col("gpus") > 1)
+    cells = cells.join(shared.select("config_key"), on="config_key", how="semi")
+    if not cells.height:
+        return pl.DataFrame(schema=PIVOT_COLUMNS)
+    complete = ~pl.col("cut_short").fill_null(False)
+    out = cells.group_by("model", "config", "config_key", "gpu").agg(
+        pl.len().alias("runs"),
+        pl.col("batch_size").drop_nulls().first(),
+        pl.col("iterations").median().round(0).cast(pl.Int64),
+        pl.col("time_per_iteration_ns").median(),
+        pl.col("kernel_time_ns").filter(complete).median(),
+        pl.col("kernel_time_ns").is_not_null().sum().alias("timed_runs"),
+        (complete & pl.col("kernel_time_ns").is_not_null()).sum().alias("complete_runs"),
+        pl.col("cut_short").fill_null(False).all(),
+        pl.col("cut_short_reason").drop_nulls().first(),
+        pl.col("flops").median(), pl.col("flops_complete").all(),
+        pl.col("arithmetic_intensity").median(), pl.col("achieved_flops_per_s").median(),
+        pl.col("ridge_ai").median(),
+        pl.when(pl.col("bound").n_unique() == 1).then(pl.col("bound").first()).alias("bound"),
+        pl.col("bound_note").drop_nulls().first())
+    return out.select([pl.col(c).cast(t) for c, t in PIVOT_COLUMNS.items()]).sort("model", "config", "gpu")
+
+
+def speedups(pivot: pl.DataFrame) -> pl.DataFrame:
+    """Per workload, every pair of GPUs that ran it: the faster, the slower, the speedup and its
+    basis, or why the two cannot be compared (SPEEDUP_COLUMNS)."""
+    rows = []
+    for (_, _, _), group in pivot.group_by("model", "config", "config_key", maintain_order=True):
+        cells = group.sort("gpu").to_dicts()
+        for a, b in combinations(cells, 2):
+            rows.append(_pair(a, b))
+    if not rows:
+        return pl.DataFrame(schema=SPEEDUP_COLUMNS)
+    return pl.DataFrame(rows, schema=SPEEDUP_COLUMNS).sort("model", "config", "faster", "slower")
+
+
+def _pair(a: dict, b: dict) -> dict:
+    base = {"model": a["model"], "config": a["config"], "config_key": a["config_key"]}
+    basis, times, why = comparable_times(a, b)
+    if why is not None:
+        return {**base, "faster": a["gpu"], "slower": b["gpu"], "comparable": False, "reason": why}
+    (fast, t_fast), (slow, t_slow) = sorted([(a["gpu"], times[0]), (b["gpu"], times[1])], key=lambda p: (p[1], p[0]))
+    return {**base, "faster": fast, "slower": slow, "speedup": t_slow / t_fast, "basis": basis,
+            "faster_time_ns": t_fast, "slower_time_ns": t_slow, "comparable": True, "reason": None}
+
+
+def comparable_times(a: dict, b: dict) -> tuple[str | None, tuple[float, float] | None, str | None]:
+    """(basis, (time of a, time of b), None) over the same span, or (None, None, why not)."""
+    if a["time_per_iteration_ns"] and b["time_per_iteration_ns"]:
+        return PER_ITERATION, (a["time_per_iteration_ns"], b["time_per_iteration_ns"]), None
+    if a["kernel_time_ns"] and b["kernel_time_ns"]:
+        return WHOLE_RUN, (a["kernel_time_ns"], b["kernel_time_ns"]), None
+    return None, None, _why_not(a, b)
+
+
+def _why_not(a: dict, b: dict) -> str:
+    """Which of two cells lacks a time over a span the other has, and why."""
+    for cell in (a, b):
+        if not cell["timed_runs"] and cell["cut_short"]:
+            return f"the {cell['gpu']} run was cut short{_said(cell)} and no kernel time was logged"
+        if not cell["timed_runs"]:
+            return f"no kernel time was logged for the {cell['gpu']} run (its logs hold no kernel summary or trace)"
+    for cell in (a, b):
+        if cell["time_per_iteration_ns"] is None and cell["kernel_time_ns"] is None:
+            return (f"the {cell['gpu']} run was cut short{_said(cell)} and its logs give no iteration count, "
+                    "so its time covers an unknown part of the work")
+    short, other = (a, b) if a["kernel_time_ns"] is None else (b, a)
+    return (f"the {short['gpu']} run was cut short{_said(short)}, so only its time per iteration compares, "
+            f"and the {other['gpu']} run's logs give no iteration count")
+
+
+def _said(cell: dict) -> str:
+    return f" ({cell['cut_short_reason']})" if cell["cut_short_reason"] else ""
+
+
+def model_summary(pairs: pl.DataFrame) -> pl.DataFrame:
+    """Per model and pair of GPUs: geometric-mean speedup over the comparable configurations,
+    its range, how many configurations each way, and how many could not be compared."""
+    if not pairs.height:
+        return pl.DataFrame(schema=SUMMARY_COLUMNS)
+    rows = []
+    keyed = pairs.with_columns(pl.min_horizontal("faster", "slower").alias("gpu_a"),
+                               pl.max_horizontal("faster", "slower").alias("gpu_b"))
+    for (model, gpu_a, gpu_b), group in keyed.group_by("model", "gpu_a", "gpu_b", maintain_order=True):
+        rows.append(_summary(model, gpu_a, gpu_b, group))
+    return pl.DataFrame(rows, schema=SUMMARY_COLUMNS).sort("model", "faster", "slower")
+
+
+def _summary(model: str, gpu_a: str, gpu_b: str, group: pl.DataFrame) -> dict:
+    ok = group.filter(pl.col("comparable"))
+    base = {"model": model, "not_comparable": group.height - ok.height}
+    if not ok.height:
+        return {**base, "faster": gpu_a, "slower": gpu_b, "configs": 0, "faster_in": 0}
+    # Speedup of a over b per configuration (> 1: a faster), then the geometric mean.
+    ratios = [s if f == gpu_a else 1 / s for f, s in zip(ok["faster"].to_list(), ok["speedup"].to_list())]
+    mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    faster, slower = (gpu_a, gpu_b) if mean >= 1 else (gpu_b, gpu_a)
+    ups = ratios if mean >= 1 else [1 / r for r in ratios]
+    return {**base, "faster": faster, "slower": slower, "speedup": max(mean, 1 / mean),
+            "speedup_min": min(ups), "speedup_max": max(ups), "configs": len(ups),
+            "faster_in": sum(r > 1 for r in ups), "basis": " and ".join(sorted(set(ok["basis"].to_list())))}

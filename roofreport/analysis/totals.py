@@ -1,0 +1,176 @@
+"""Run totals: the run-level numbers every part of roofreport reads (the `runs` table's
+`RUN_TOTALS` columns, tables/schema.py), computed here once.
+
+* Time: the kernel rows of the run's time source (`timing.kernel_time_rows`: one log, a trace
+  before a summary before ncu's replays), every kernel; memcpy/memset apart as transfer time.
+  Per iteration where the logs count iterations (`iterations.py`).
+* Work: FLOPs and DRAM bytes summed over every counted kernel of the run (`counted.py`: one
+  file per run), whether the kernel did FLOPs or only moved bytes. `flops_complete` is false
+  when tensor-core work went uncounted: the FLOPs are then a lower bound.
+* Roofline point: intensity = FLOPs / DRAM bytes; achieved FLOP/s = FLOPs of the timed counted
+  kernels / their time (a trace's time for the same launches when the run has one:
+  `timing.counted_kernel_times`). The run is judged against the ceiling of the precision doing
+  most of its FLOPs, with `roofline.py`'s ceilings, ridge and bound rules (`roofline.point`).
+* `bound`: "memory" or "compute" by the run's intensity against the ridge point; null, with
+  `bound_note` saying why, when FLOPs are incomplete, no GPU peak is known, a count is missing,
+  or the point lies above a roof (a counting error). A point far below its roof keeps its class
+  and says so in `bound_note`.
+
+`with_run_totals(tables, db)` gives the runs table with these columns filled: `roofreport.read`
+calls it so `parse`, `read`, `analyze` and the report read the same frame.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from roofreport import hardware
+from roofreport.analysis import counted, iterations, roofline, timing
+from roofreport.tables import schema
+
+TRANSFERS = ("memcpy", "memset")
+_KEEP_NOTES = ("below",)   # roofline notes a run keeps beside its bound class
+
+
+def with_run_totals(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
+    """The runs table of `tables` with its `RUN_TOTALS` columns (re)computed."""
+    runs = tables.get("runs")
+    if runs is None or not runs.height:
+        return schema.empty("runs")
+    totals = run_totals(tables, db)
+    base = runs.drop([c for c in schema.RUN_TOTALS if c in runs.columns])
+    return schema.conform("runs", base.join(totals, on="run", how="left"))
+
+
+def run_totals(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
+    """run + the `RUN_TOTALS` columns, one row per run that has any (module docstring)."""
+    time = kernel_time(tables)
+    work = _work(tables, db)
+    steps = iterations.run_iterations(tables)
+    ids = pl.concat([f.select("run") for f in (time, work, steps)]).unique()
+    out = ids.join(time, on="run", how="left").join(work, on="run", how="left").join(steps, on="run", how="left")
+    out = out.with_columns(
+        (pl.col("kernel_time_ns") / pl.col("iterations")).alias("time_per_iteration_ns"))
+    return out.select("run", *[pl.col(c).cast(t) if c in out.columns else pl.lit(None, t).alias(c)
+                               for c, t in schema.RUN_TOTALS.items()]).sort("run")
+
+
+# -- time ------------------------------------------------------------------------------------
+
+def kernel_time(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """run, kernel_time_ns, kernel_launches, transfer_time_ns, time_source."""
+    rows = timing.kernel_time_rows(tables)
+    if not rows.height:
+        return pl.DataFrame(schema={"run": pl.String, "kernel_time_ns": pl.Float64, "kernel_launches": pl.Int64,
+                                    "transfer_time_ns": pl.Float64, "time_source": pl.String})
+    moved = pl.col("category").fill_null("").is_in(TRANSFERS)
+    return rows.group_by("run").agg(
+        pl.col("time_ns").filter(~moved).sum().alias("kernel_time_ns"),
+        pl.col("count").filter(~moved).sum().alias("kernel_launches"),
+        pl.when(moved.any()).then(pl.col("time_ns").filter(moved).sum()).alias("transfer_time_ns"),
+        pl.col("time_source").first())
+
+
+# -- work and the roofline point -------------------------------------------------------------
+
+def _work(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
+    rows = counted.counter_rows(tables)
+    if not rows.height:
+        return pl.DataFrame(schema={"run": pl.String})
+    times = timing.counted_kernel_times(tables)
+    rows = rows.join(times, on=["source_file", "launch_id"], how="left").with_columns(
+        counted.row_flops().alias("flops"))
+    precisions = _dominant_precision(tables)
+    gpus = roofline.run_gpus(tables, db)
+    out = []
+    for (run,), group in rows.group_by(["run"], maintain_order=True):
+        out.append(run_point(run, group, gpus.get(run), precisions.get(run)))
+    return pl.DataFrame(out, infer_schema_length=None)
+
+
+def run_point(run: str, rows: pl.DataFrame, spec: hardware.GpuSpec | None, precision: str | None) -> dict:
+    """The totals and roofline point of one run from its counted rows (with `flops`, `time_ns`,
+    `time_source` columns)."""
+    timed = rows.filter(pl.col("time_ns").is_not_null())
+    flops = rows["flops"].drop_nulls()
+    base = {
+        "run": run,
+        "flops": float(flops.sum()) if flops.len() else None,
+        "flops_complete": _complete(rows),
+        "dram_bytes": _sum(rows["dram_bytes"]),
+        "l2_bytes": None, "l1_bytes": None,
+        "counted_kernels": int(rows["count"].fill_null(1).sum()),
+        "time_ns": float(timed["time_ns"].sum()) if timed.height else None,
+        "timed_flops": _sum(timed["flops"]) if timed.height else None,
+        "counted_time_source": _time_source(rows, timed),
+    }
+    peaks = {"peak_flops_per_s": None, "peak_dram_bytes_per_s": None, "peak_l2_bytes_per_s": None,
+             "peak_l1_bytes_per_s": None, "peak_source": None}
+    if precision is not None:
+        sources = timed["time_source"].to_list()
+        measured = roofline.at_time_clock(roofline.measured_ceilings(rows), roofline.trace_timed(sources))
+        peaks = roofline.peaks_for(spec, measured, precision, rows["name"].to_list())
+    point = roofline.point({**base, "flops": base["flops"] or 0.0}, peaks)
+    bound, note = _bound(base, point, spec, precision)
+    return {
+        **{k: base[k] for k in ("run", "flops", "flops_complete", "dram_bytes", "counted_kernels",
+                                "counted_time_source")},
+        "counted_time_ns": base["time_ns"],
+        "arithmetic_intensity": point["ai_dram"] if base["flops"] is not None else None,
+        "achieved_flops_per_s": point["achieved_flops_per_s"] if base["flops"] else None,
+        "roof_precision": precision,
+        "peak_flops_per_s": peaks["peak_flops_per_s"], "peak_dram_bytes_per_s": peaks["peak_dram_bytes_per_s"],
+        "ridge_ai": point["ridge_ai"], "pct_of_roof": point["pct_of_roof"] if base["flops"] else None,
+        "bound": bound, "bound_note": note,
+    }
+
+
+def _bound(base: dict, point: dict, spec, precision: str | None) -> tuple[str | None, str | None]:
+    """memory/compute by roofline's rule, or null with the reason."""
+    if base["flops"] is None:
+        return None, "no FLOP counts in the logs"
+    if not base["flops"]:
+        return None, "no floating-point work was counted"
+    if not base["dram_bytes"]:
+        return None, "no DRAM byte counts in the logs"
+    if base["flops_complete"] is False:
+        return None, "FLOPs incomplete: tensor-core work not counted, the true point is higher"
+    if point["ridge_ai"] is None:
+        gpu = "no GPU identified" if spec is None else f"no {precision} peak known for the {spec.key}"
+        return None, f"{gpu}, so no ridge point"
+    if point["above_roof"]:
+        return None, point["note"]
+    note = point["note"] if point["note"] and point["note"].startswith(_KEEP_NOTES) else None
+    return roofline.bound_class(point["ai_dram"], point["ridge_ai"]), note
+
+
+def _dominant_precision(tables: dict[str, pl.DataFrame]) -> dict[str, str]:
+    """run -> the precision doing most of its FLOPs (roofline's precision of each kernel)."""
+    points = roofline.kernel_points(tables)
+    if not points.height:
+        return {}
+    per = points.group_by("run", "precision").agg(pl.col("flops").sum())
+    top = per.sort(["run", "flops", "precision"], descending=[False, True, False]).group_by(
+        "run", maintain_order=True).first()
+    return dict(zip(top["run"].to_list(), top["precision"].to_list()))
+
+
+def _complete(rows: pl.DataFrame) -> bool | None:
+    flags = rows.filter(pl.col("flops").is_not_null())["flops_complete"].drop_nulls()
+    return None if flags.is_empty() else bool(flags.all())
+
+
+def _sum(values: pl.Series) -> float | None:
+    values = values.drop_nulls()
+    return float(values.sum()) if values.len() else None
+
+
+def _time_source(rows: pl.DataFrame, timed: pl.DataFrame) -> str | None:
+    sources = timed["time_source"].drop_nulls().value_counts(sort=True)
+    if not sources.height:
+        return None
+    source = sources["time_source"][0]
+    launches, timed_launches = rows["count"].fill_null(1).sum(), timed["count"].fill_null(1).sum()
+    if timed_launches < launches:
+        source = f"{source}; {timed_launches} of {launches} counted launches timed"
+    return source
