@@ -39,8 +39,10 @@ PIVOT_COLUMNS = {
 SPEEDUP_COLUMNS = {
     "model": pl.String, "config": pl.String, "config_key": pl.String, "faster": pl.String, "slower": pl.String,
     "speedup": pl.Float64, "basis": pl.String, "faster_time_ns": pl.Float64, "slower_time_ns": pl.Float64,
-    "comparable": pl.Boolean, "reason": pl.String,
+    "comparable": pl.Boolean, "reason": pl.String, "reason_kind": pl.String,
 }
+# reason_kind: why two runs of one workload do not compare
+NO_TIME, CUT_SHORT, OTHER_SPANS = "no kernel time", "cut short, no iteration count", "different spans"
 SUMMARY_COLUMNS = {
     "model": pl.String, "faster": pl.String, "slower": pl.String, "speedup": pl.Float64,
     "speedup_min": pl.Float64, "speedup_max": pl.Float64, "configs": pl.Int64, "faster_in": pl.Int64,
@@ -97,14 +99,17 @@ def _pair(a: dict, b: dict) -> dict:
     base = {"model": a["model"], "config": a["config"], "config_key": a["config_key"]}
     basis, times, why = comparable_times(a, b)
     if why is not None:
-        return {**base, "faster": a["gpu"], "slower": b["gpu"], "comparable": False, "reason": why}
+        kind, text = why
+        return {**base, "faster": a["gpu"], "slower": b["gpu"], "comparable": False, "reason": text,
+                "reason_kind": kind}
     (fast, t_fast), (slow, t_slow) = sorted([(a["gpu"], times[0]), (b["gpu"], times[1])], key=lambda p: (p[1], p[0]))
     return {**base, "faster": fast, "slower": slow, "speedup": t_slow / t_fast, "basis": basis,
             "faster_time_ns": t_fast, "slower_time_ns": t_slow, "comparable": True, "reason": None}
 
 
-def comparable_times(a: dict, b: dict) -> tuple[str | None, tuple[float, float] | None, str | None]:
-    """(basis, (time of a, time of b), None) over the same span, or (None, None, why not)."""
+def comparable_times(a: dict, b: dict) -> tuple[str | None, tuple[float, float] | None, tuple[str, str] | None]:
+    """(basis, (time of a, time of b), None) over the same span, or (None, None, (reason_kind,
+    why not))."""
     if a["time_per_iteration_ns"] and b["time_per_iteration_ns"]:
         return PER_ITERATION, (a["time_per_iteration_ns"], b["time_per_iteration_ns"]), None
     if a["kernel_time_ns"] and b["kernel_time_ns"]:
@@ -112,20 +117,21 @@ def comparable_times(a: dict, b: dict) -> tuple[str | None, tuple[float, float] 
     return None, None, _why_not(a, b)
 
 
-def _why_not(a: dict, b: dict) -> str:
+def _why_not(a: dict, b: dict) -> tuple[str, str]:
     """Which of two cells lacks a time over a span the other has, and why."""
     for cell in (a, b):
         if not cell["timed_runs"] and cell["cut_short"]:
-            return f"the {cell['gpu']} run was cut short{_said(cell)} and no kernel time was logged"
+            return NO_TIME, f"the {cell['gpu']} run was cut short{_said(cell)} and no kernel time was logged"
         if not cell["timed_runs"]:
-            return f"no kernel time was logged for the {cell['gpu']} run (its logs hold no kernel summary or trace)"
+            return NO_TIME, (f"no kernel time was logged for the {cell['gpu']} run (its logs hold no kernel "
+                             "summary or trace)")
     for cell in (a, b):
         if cell["time_per_iteration_ns"] is None and cell["kernel_time_ns"] is None:
-            return (f"the {cell['gpu']} run was cut short{_said(cell)} and its logs give no iteration count, "
-                    "so its time covers an unknown part of the work")
+            return CUT_SHORT, (f"the {cell['gpu']} run was cut short{_said(cell)} and its logs give no iteration "
+                               "count, so its time covers an unknown part of the work")
     short, other = (a, b) if a["kernel_time_ns"] is None else (b, a)
-    return (f"the {short['gpu']} run was cut short{_said(short)}, so only its time per iteration compares, "
-            f"and the {other['gpu']} run's logs give no iteration count")
+    return OTHER_SPANS, (f"the {short['gpu']} run was cut short{_said(short)}, so only its time per iteration "
+                         f"compares, and the {other['gpu']} run's logs give no iteration count")
 
 
 def _said(cell: dict) -> str:

@@ -64,9 +64,10 @@ def kernel_time(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         return pl.DataFrame(schema={"run": pl.String, "kernel_time_ns": pl.Float64, "kernel_launches": pl.Int64,
                                     "transfer_time_ns": pl.Float64, "time_source": pl.String})
     moved = pl.col("category").fill_null("").is_in(TRANSFERS)
+    kernels = (~moved).any()   # a log of transfers only ("No kernels were profiled") has no kernel time
     return rows.group_by("run").agg(
-        pl.col("time_ns").filter(~moved).sum().alias("kernel_time_ns"),
-        pl.col("count").filter(~moved).sum().alias("kernel_launches"),
+        pl.when(kernels).then(pl.col("time_ns").filter(~moved).sum()).alias("kernel_time_ns"),
+        pl.when(kernels).then(pl.col("count").filter(~moved).sum()).alias("kernel_launches"),
         pl.when(moved.any()).then(pl.col("time_ns").filter(moved).sum()).alias("transfer_time_ns"),
         pl.col("time_source").first())
 

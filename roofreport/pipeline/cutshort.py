@@ -40,9 +40,9 @@ def mark(runs: pl.DataFrame, reasons: dict[str, str]) -> pl.DataFrame:
 
 def reason(code: str, message: str, path: str, line: int | None) -> str:
     """The warning as a reason: what the log said, then where."""
-    where = PurePosixPath(path).name + (f":{line}" if line else "")
+    where = PurePosixPath(path).name + (f" line {line}" if line else "")
     text = message.split(" (", 1)[0] if code.endswith(".timeout") else message
-    return f"{text} ({where})"
+    return f"{text} [{where}]"
 
 
 def run_at_line(sessions: list[tuple[int, str]], line: int | None) -> str:

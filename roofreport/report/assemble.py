@@ -1,6 +1,6 @@
 """From an `Analysis` to the `Report` context: one builder per section.
 
-Section order: findings, inputs, rooflines, runs compared, kernel time,
+Section order: findings, inputs, GPUs compared, rooflines, runs compared, kernel time,
 regions, utilization, API calls, methodology appendix. A section without data keeps its place
 and says which log would fill it.
 """
@@ -18,7 +18,7 @@ from roofreport.report.sections.activity import (
     regions_section,
     utilization_section,
 )
-from roofreport.report.sections.comparison import runs_section
+from roofreport.report.sections.comparison import comparison_section, runs_section
 from roofreport.report.sections.findings import findings
 from roofreport.report.sections.inputs import inputs_section
 from roofreport.report.sections.methodology import methodology_section
@@ -32,6 +32,7 @@ def assemble(analysis: Analysis, title: str | None = None) -> Report:
     an, files, settings = analysis, analysis.files, analysis.settings
     sections = [
         inputs_section(files),
+        comparison_section(an),
         roofline_section(an, settings.top),
         runs_section(an.runs, an.estimates),
         share_section(an, settings.top),

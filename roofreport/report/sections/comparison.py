@@ -1,6 +1,14 @@
-"""The "Runs compared" section: one row per run (FLOPs, bytes, intensity, time, achieved rate,
-% of peak, bound class) from `compare.run_table`, then estimate vs measured from
-`compare.estimates`. Incomplete FLOP counts are shown as lower bounds, never as plain numbers.
+"""The comparison sections.
+
+* "GPUs compared" (`comparison_section`): the model x GPU pivot (`speedup.gpu_pivot`), the
+  speedups and their per-model summary (`speedup.speedups`, `model_summary`), and the sweeps:
+  time and throughput along every swept parameter (`sweeps.time_sweeps`) and the kernel-time
+  share along batch sizes (`share.sweep_share`). Workloads that cannot be compared are listed
+  with the reason, never given a ratio.
+* "Runs compared" (`runs_section`): one row per run, the run totals of the runs table, then
+  estimate vs measured over the same span (`compare.estimates`).
+
+Every number comes from those frames; incomplete FLOP counts show as lower bounds.
 """
 
 from __future__ import annotations
@@ -8,11 +16,12 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport.report import fmt
-from roofreport.report.context import Paragraph, Section, Span
+from roofreport.analysis import speedup
+from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart
 from roofreport.report.tables import cell, name_cell, table
 
-RUN_COLUMNS = ["Run", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Time#", "Achieved#", "% of peak#", "Bound",
-               "FLOPs estimate#"]
+RUN_COLUMNS = ["Run", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Time#", "Per iteration#", "Achieved#", "% of roof#",
+               "Bound", "FLOPs estimate#"]
 
 
 def runs_section(runs: pl.DataFrame, estimates: pl.DataFrame) -> Section:
@@ -23,14 +32,17 @@ def runs_section(runs: pl.DataFrame, estimates: pl.DataFrame) -> Section:
                          "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum python train.py`.")
         return section
     section.blocks.append(Paragraph.of(
-        "One row per run. FLOPs and bytes are summed over the run's profiled kernels; time is the "
-        "kernel time of the best source (nsys/nvprof traces before ncu's serialized, clock-locked "
-        "replays); a FLOP count marked ≥ misses tensor-core work and is a lower bound."))
+        "One row per run, from the run totals of the runs table. FLOPs and DRAM bytes are summed over every "
+        "kernel the counters saw (with FLOPs or without); time is the kernel time of the run's best source "
+        "(nsys/nvprof traces before summaries before ncu's serialized, clock-locked replays), per iteration "
+        "where the logs count iterations; achieved FLOP/s divide the FLOPs by the time of the same counted "
+        "kernels. A FLOP count marked ≥ misses tensor-core work and is a lower bound; a time marked "
+        "\u201ccut short\u201d covers only the part of the run before the profiler or the batch system stopped it."))
     section.blocks.append(table(RUN_COLUMNS, [_run_row(r) for r in runs.iter_rows(named=True)],
                                 caption="Runs", css="runs"))
     section.blocks += _estimate_notes(runs)
     if estimates.height:
-        section.blocks.append(_estimates_table(estimates))
+        section.blocks += _estimates_blocks(estimates)
     else:
         section.blocks.append(Paragraph.md(
             "No analytic estimates: put a `torchinfo` summary() printout or an estimates file next to "
@@ -48,7 +60,12 @@ def flops_cell(flops, complete) -> object:
 
 
 def _run_row(r: dict) -> list:
-    time = cell(fmt.duration(r.get("time_ns")), sub=r.get("time_source") if r.get("time_ns") is not None else None)
+    sub = "cut short" if r.get("cut_short") else r.get("time_source")
+    time = cell(fmt.duration(r.get("kernel_time_ns")), sub=sub if r.get("kernel_time_ns") is not None else None,
+                title=r.get("cut_short_reason"))
+    per_iteration = cell(fmt.duration(r.get("time_per_iteration_ns")),
+                         sub=f"{fmt.count(r['iterations'])} iterations" if r.get("iterations") else None,
+                         title=r.get("iterations_source"))
     estimate = cell("–")
     if r.get("flops_estimate") is not None:
         source = r.get("flops_estimate_source") or ""
@@ -57,16 +74,14 @@ def _run_row(r: dict) -> list:
     if r.get("flops_complete") is False and r.get("achieved_flops_per_s") is not None:
         achieved = "≥ " + achieved
     return [run_cell(r), flops_cell(r.get("flops"), r.get("flops_complete")),
-            fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("ai_dram")), time, achieved,
-            fmt.percent(r.get("pct_of_peak")), bound_cell(r.get("bound")), estimate]
+            fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("arithmetic_intensity")), time, per_iteration,
+            achieved, fmt.percent(r.get("pct_of_roof")), bound_cell(r.get("bound"), r.get("bound_note")), estimate]
 
 
 def run_cell(r: dict):
-    """The run's name, with what it was (GPU · model · batch size) on a second line."""
-    what = [r.get("gpu_model") or r.get("gpu"), r.get("model"),
-            f"batch {r['batch_size']}" if r.get("batch_size") is not None else None, r.get("experiment")]
-    named = name_cell(r["run"], 40)
-    return cell(named.text, code=True, title=named.title, sub=" · ".join(str(w) for w in what if w) or None)
+    """The run's label (its id, where its logs are, as the tooltip)."""
+    label = r.get("label") or r["run"]
+    return cell(name_cell(label, 48).text, title=r["run"])
 
 
 def _estimate_notes(runs: pl.DataFrame) -> list:
@@ -79,17 +94,32 @@ def _estimate_notes(runs: pl.DataFrame) -> list:
                          "the number: " + "; ".join(methods) + ".")]
 
 
-def bound_cell(bound: str | None):
-    return cell(bound or "–", css=f"bound-{bound}" if bound else "")
+def bound_cell(bound: str | None, note: str | None = None):
+    return cell(bound or "–", css=f"bound-{bound}" if bound else "", title=note or None)
 
 
-def _estimates_table(estimates: pl.DataFrame):
-    rows = [[name_cell(r["run"], 40), fmt.flops(r.get("est_flops")), fmt.nbytes(r.get("est_bytes")),
-             fmt.duration(r.get("est_time_ns")), fmt.duration(r.get("measured_time_ns")),
-             fmt.ratio(r.get("ratio")), r.get("source") or "–"]
-            for r in estimates.iter_rows(named=True)]
-    return table(["Run", "Est. FLOPs#", "Est. bytes#", "Est. time#", "Measured time#", "Measured / est.#",
-                  "Source"], rows, caption="Estimate vs measured (time = max(bytes / bandwidth, FLOPs / peak))")
+def _estimates_blocks(estimates: pl.DataFrame) -> list:
+    """Estimate against measured time over the same span; estimates with no such measurement
+    are listed with the reason instead of a ratio."""
+    blocks: list = []
+    same = estimates.filter(pl.col("comparable"))
+    if same.height:
+        rows = [[name_cell(r["run"], 40), fmt.flops(r.get("est_flops")), fmt.nbytes(r.get("est_bytes")),
+                 cell(fmt.duration(r.get("est_time_ns")), sub=f"one {r['span']}" if r["span"] != "run" else "whole run"),
+                 cell(fmt.duration(r.get("measured_time_ns")), sub=r.get("measured_span")),
+                 fmt.ratio(r.get("ratio")), r.get("source") or "–"] for r in same.iter_rows(named=True)]
+        blocks.append(table(["Run", "Est. FLOPs#", "Est. bytes#", "Est. time#", "Measured time#", "Measured / est.#",
+                             "Source"], rows,
+                            caption="Estimate vs measured, over the same span (time = max(bytes / bandwidth, "
+                                    "FLOPs / peak))"))
+    apart = estimates.filter(~pl.col("comparable"))
+    if apart.height:
+        items = [Paragraph([Span(r["run"], code=True), Span(f": {r['not_comparable']}.")])
+                 for r in apart.unique("not_comparable", keep="first", maintain_order=True).iter_rows(named=True)]
+        blocks.append(Paragraph.of(f"Not comparable ({apart.height} estimate{'s' if apart.height > 1 else ''}; "
+                                   "no ratio is given where estimate and measurement cover different work):"))
+        blocks.append(Bullets(items))
+    return blocks
 
 
 def spans_list(names: list[str], limit: int = 6) -> list[Span]:
@@ -103,3 +133,149 @@ def spans_list(names: list[str], limit: int = 6) -> list[Span]:
     if len(names) > limit:
         spans.append(Span(f" and {len(names) - limit} more"))
     return spans
+
+
+# -- GPUs compared ---------------------------------------------------------------------------
+
+GPU_EMPTY = ("No workload ran on two GPUs: a comparison needs the same model with the same parameters "
+             "profiled on each GPU (runs are matched by model, experiment and parameters, never by folder).")
+SWEEP_PANELS = 12        # panels (model, GPU, configuration) in one kernel-share sweep chart
+
+
+def comparison_section(an) -> Section:
+    """The model x GPU pivot, the speedups and the sweeps (module docstring)."""
+    section = Section("comparison", "GPUs compared")
+    if an.pivot.height:
+        section.blocks.append(Paragraph.of(
+            "The same work on each GPU: runs matched by model, experiment and parameters. Times are GPU kernel "
+            "time (summed over the run's GPUs), compared per iteration when both logs count iterations, else "
+            "over the whole run when neither run was cut short; otherwise the pair is not compared. A speedup "
+            "is the slower GPU's time over the faster one's."))
+        section.blocks += _time_table(an.pivot, an.speedups)
+        section.blocks += _work_table(an.pivot)
+        section.blocks += _summary_items(an.gpu_summary)
+        section.blocks += _not_compared(an.speedups)
+    section.blocks += time_sweep_blocks(an.time_sweeps)
+    section.blocks += share_sweep_blocks(an.sweeps)
+    if not section.blocks:
+        section.empty = GPU_EMPTY
+    return section
+
+
+def _time_table(pivot: pl.DataFrame, pairs: pl.DataFrame) -> list:
+    """Model x configuration rows, a column per GPU: the time each pair was compared on."""
+    gpus = sorted(pivot["gpu"].unique().to_list())
+    compared = pairs.filter(pl.col("comparable"))
+    keys = compared.select("model", "config").unique(maintain_order=True)
+    if not keys.height:
+        return []
+    cells = {(r["model"], r["config"], r["gpu"]): r for r in pivot.iter_rows(named=True)}
+    bases = compared["basis"].unique().to_list()
+    rows = []
+    for model, config in keys.sort("model", "config").iter_rows():
+        mine = compared.filter((pl.col("model") == model) & (pl.col("config") == config))
+        basis = mine["basis"][0]
+        row = [cell(model), cell(config or "–")]
+        row += [_time_cell(cells.get((model, config, gpu)), basis, len(bases) > 1) for gpu in gpus]
+        row.append(cell("; ".join(f"{r['faster']} {fmt.ratio(r['speedup'])} vs {r['slower']}"
+                                  for r in mine.iter_rows(named=True))))
+        rows.append(row)
+    what = bases[0] if len(bases) == 1 else "time per iteration or of the whole run, as marked"
+    return [table(["Model", "Configuration", *[f"{gpu}#" for gpu in gpus], "Faster"], rows,
+                  caption=f"GPU kernel time of the same work on each GPU: {what}", css="pivot")]
+
+
+def _time_cell(c: dict | None, basis: str, mixed: bool):
+    if c is None:
+        return cell("–")
+    per_iteration = basis == speedup.PER_ITERATION
+    value = c["time_per_iteration_ns"] if per_iteration else c["kernel_time_ns"]
+    notes = (["per iteration" if per_iteration else "whole run"] if mixed else []) + \
+        ([f"median of {c['runs']} runs"] if c["runs"] > 1 else [])
+    return cell(fmt.duration(value), sub=", ".join(notes) or None, title=c.get("cut_short_reason"))
+
+
+def _work_table(pivot: pl.DataFrame) -> list:
+    """FLOPs, intensity and achieved FLOP/s where the logs counted them."""
+    counted = pivot.filter(pl.col("flops").is_not_null())
+    if not counted.height:
+        return []
+    rows = [[cell(r["model"]), cell(r["config"] or "–"), cell(r["gpu"]), flops_cell(r["flops"], r["flops_complete"]),
+             fmt.intensity(r["arithmetic_intensity"]), fmt.intensity(r["ridge_ai"]),
+             ("≥ " if r["flops_complete"] is False else "") + fmt.rate(r["achieved_flops_per_s"]),
+             bound_cell(r["bound"], r["bound_note"])] for r in counted.iter_rows(named=True)]
+    return [table(["Model", "Configuration", "GPU", "FLOPs#", "AI (DRAM)#", "Ridge point#", "Achieved#", "Bound"],
+                  rows, caption="Work, arithmetic intensity and achieved FLOP/s of the same work on each GPU")]
+
+
+def _summary_items(summary: pl.DataFrame) -> list:
+    from roofreport.report.sections.findings import speedup_sentence
+
+    items = [Paragraph.of(text) for text in (speedup_sentence(r) for r in summary.iter_rows(named=True)) if text]
+    return [Bullets(items)] if items else []
+
+
+def _not_compared(pairs: pl.DataFrame) -> list:
+    """The workloads without a comparable pair, grouped by why."""
+    apart = pairs.filter(~pl.col("comparable"))
+    if not apart.height:
+        return []
+    items = []
+    for (kind,), group in apart.group_by(["reason_kind"], maintain_order=True):
+        names = [f"{m} · {c}" if c else m for m, c in group.select("model", "config").iter_rows()]
+        example = group["reason"][0]
+        items.append(Paragraph([Span(f"{len(names)} workload{'s' if len(names) > 1 else ''} ({kind}): ")]
+                               + spans_list(names, 4) + [Span(f"; e.g. {example}.")]))
+    return [Paragraph.of("Not compared, no ratio given:"), Bullets(items)]
+
+
+def time_sweep_blocks(sweeps: pl.DataFrame) -> list:
+    """Time and samples per second along each swept parameter, one chart per parameter and
+    configuration of the other parameters, one line per model and GPU."""
+    if not sweeps.height:
+        return []
+    from roofreport.report.charts.sweep import SweepSeries, time_sweep_svg
+
+    blocks: list = [Heading("Sweeps: time and throughput")]
+    groups = sweeps.group_by("param", "config", maintain_order=True)
+    for i, ((param, config), group) in enumerate(groups):
+        words = group["x"].is_null().any()
+        ticks = group.sort("x_order")["x_label"].unique(maintain_order=True).to_list() if words else None
+        series = [SweepSeries(s["model"][0], s["gpu"][0], (s["x_order"] if words else s["x"]).to_list(),
+                              s["time_ns"].to_list(), s["samples_per_s"].to_list())
+                  for _, s in group.sort("x_order").group_by("series", maintain_order=True)]
+        basis = group["basis"][0]
+        label = "Time per iteration" if basis == speedup.PER_ITERATION else "Kernel time of the run"
+        title = f"{param.replace('_', ' ')} sweep" + (f" — {config}" if config else "")
+        blocks.append(chart(f"tsweep{i + 1}", f"{title}: {basis} and samples per second", time_sweep_svg,
+                            param, ticks, label, series))
+    return blocks
+
+
+def share_sweep_blocks(sweeps: pl.DataFrame) -> list:
+    """Every kernel category's share of GPU time along batch-size sweeps: small multiples, a
+    panel per model, GPU and configuration, a line per category."""
+    if not sweeps.height:
+        return []
+    from roofreport.report.charts.share import category_colour
+    from roofreport.report.charts.sweep import SharePanel, share_sweep_svg
+    from roofreport.report.sections.share import category_order
+
+    cats = category_order(sweeps["category"].unique().to_list())
+    colours = {c: category_colour(c, cats) for c in cats}
+    panels = []
+    for _, series in sweeps.sort("model", "config", "gpu", "x_order").group_by("series", maintain_order=True):
+        first = series.row(0, named=True)
+        x = series["x"].unique(maintain_order=True).to_list()
+        shares = {c: g["share"].to_list() for (c,), g in series.group_by(["category"], maintain_order=True)}
+        title = " · ".join(t for t in (first["model"], first["gpu"]) if t) + (f"\n{first['config']}" if first["config"] else "")
+        panels.append(SharePanel(title, x, {c: shares[c] for c in cats if c in shares}))
+    blocks: list = [Heading("Sweeps: where the time goes"), Paragraph.of(
+        "Share of each run's GPU time by kernel category along the batch size: one panel per model, GPU and "
+        "configuration, one line per category (every category of the series), runs of one point averaged.")]
+    for i in range(0, len(panels), SWEEP_PANELS):
+        part = panels[i:i + SWEEP_PANELS]
+        more = f" ({i + 1}–{i + len(part)} of {len(panels)})" if len(panels) > SWEEP_PANELS else ""
+        blocks.append(chart(f"ssweep{i // SWEEP_PANELS + 1}", f"Kernel-time share vs batch size{more}",
+                            share_sweep_svg, part, colours, "batch_size"))
+    return blocks

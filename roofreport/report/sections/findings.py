@@ -1,9 +1,11 @@
 """The findings: the report's answers in plain sentences, before any table or chart.
 
-In order: what bounds each GPU's runs, where the kernel time goes, what is incomplete or
-suspicious and why (tensor-core work the counters missed, points above a roof, ncu-only times,
-failed inputs), and how busy the GPUs were. Every number is read from the analyses; sentences
-group runs so that a folder of a hundred runs still gives a page, not a book.
+In order: the conclusion (which GPU is faster for which model, by how much, and whether it is
+memory- or compute-bound: `speedup.model_summary` and `gpu_pivot`), what bounds each GPU's
+runs (the run totals), which runs were cut short, where the kernel time goes, what is
+incomplete or suspicious and why (tensor-core work the counters missed, points above a roof,
+ncu-only times, failed inputs), and how busy the GPUs were. Every number is read from the
+analyses; sentences group runs so that a folder of a hundred runs still gives a page, not a book.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ LOW_UTIL_PCT = 70.0     # a GPU busy less than this on average is called out
 
 def findings(an, files: list) -> list[Paragraph]:
     out: list[Paragraph] = []
-    out += bound_findings(an.runs, an.roofline)
+    out += conclusion(an.gpu_summary, an.pivot)
+    out += bound_findings(an.runs)
+    out += cut_short_findings(an.runs)
     out += time_findings(an.share, an.top)
     out += incomplete_findings(an.incomplete, an.runs, an.roofline)
-    out += suspicious_findings(an.roofline, an.kernel_roofline, an.runs)
+    out += suspicious_findings(an.kernel_roofline, an.runs)
     out += sweep_findings(an.pattern_sweeps)
     out += utilization_findings(an.utilization_window if an.utilization_window is not None else an.utilization)
     out += input_findings(files)
@@ -44,33 +48,155 @@ def _span_range(values: list[float], render) -> str:
     return render(lo) if render(lo) == render(hi) else f"{render(lo)} to {render(hi)}"
 
 
-def bound_findings(runs: pl.DataFrame, roofline: pl.DataFrame) -> list[Paragraph]:
+# -- the conclusion: which GPU is faster for which model, and what bounds it ------------------
+
+MANY_MODELS = 6
+
+
+def conclusion(summary: pl.DataFrame, pivot: pl.DataFrame) -> list[Paragraph]:
+    """Which GPU is faster for which model and by how much (`speedup.model_summary`), then
+    whether each model is memory- or compute-bound on each GPU (`speedup.gpu_pivot`)."""
+    out = []
+    compared = summary.filter(pl.col("configs") > 0)
+    if compared.height:
+        if compared.height > MANY_MODELS:
+            sentences = [_speedup_overview(compared)]
+        else:
+            pairs = compared.with_columns(pl.min_horizontal("faster", "slower").alias("a"),
+                                          pl.max_horizontal("faster", "slower").alias("b"))
+            sentences = [_faster_for(group) for _, group in pairs.group_by("a", "b", "faster", maintain_order=True)]
+        out.append(Paragraph.of("Conclusion: " + " ".join(sentences)))
+        out += _bound_conclusion(pivot)
+    return out
+
+
+def _faster_for(group: pl.DataFrame) -> str:
+    """"The P40 is faster than the K80 for alexnet (3.7×: geometric mean of 12 configurations,
+    2.1× to 6.3×) and vgg16 (...), per iteration."""
+    first = group.row(0, named=True)
+    models = []
+    for r in group.iter_rows(named=True):
+        detail = (f": geometric mean of {r['configs']} configurations, {fmt.ratio(r['speedup_min'])} to "
+                  f"{fmt.ratio(r['speedup_max'])}" if r["configs"] > 1 else "")
+        if r["faster_in"] < r["configs"]:
+            detail += f"; faster in {r['faster_in']} of them"
+        models.append(f"{r['model']} ({fmt.ratio(r['speedup'])}{detail})")
+    bases = group["basis"].unique().to_list()
+    basis = f", compared on {bases[0]}" if len(bases) == 1 else ""
+    return f"The {first['faster']} is faster than the {first['slower']} for {_and(models)}{basis}."
+
+
+def speedup_sentence(r: dict) -> str | None:
+    """"vgg16: the P40 is 3.9× faster than the K80 (geometric mean of 9 configurations, 2.0× to
+    7.9×; time per iteration)." None when nothing could be compared."""
+    if not r.get("configs"):
+        return None
+    many = r["configs"] > 1
+    spread = (f"geometric mean of {r['configs']} configurations, {fmt.ratio(r['speedup_min'])} to "
+              f"{fmt.ratio(r['speedup_max'])}; " if many else "")
+    where = "" if r["faster_in"] == r["configs"] else f", faster in {r['faster_in']} of {r['configs']} configurations"
+    return (f"{r['model']}: the {r['faster']} is {fmt.ratio(r['speedup'])} faster than the {r['slower']} "
+            f"({spread}{r['basis']}){where}.")
+
+
+def _speedup_overview(compared: pl.DataFrame) -> str:
+    """Many models: per pair of GPUs, for how many models each is faster, and the median speedup."""
+    parts = []
+    for (faster, slower), group in compared.group_by("faster", "slower", maintain_order=True):
+        parts.append(f"the {faster} is faster than the {slower} for {group.height} model"
+                     f"{'s' if group.height > 1 else ''} ({_span_range(group['speedup'].to_list(), fmt.ratio)})")
+    return "; ".join(parts) + " (per model: GPUs compared)."
+
+
+def _bound_conclusion(pivot: pl.DataFrame) -> list[Paragraph]:
+    """Per GPU: which compared models are memory- and which compute-bound, at what intensity."""
+    counted = pivot.filter(pl.col("flops").is_not_null())
+    if not counted.height:
+        return [Paragraph.of("Whether they are memory- or compute-bound the logs cannot tell: they hold no FLOP "
+                             "and DRAM-byte counts (ncu --metrics or nvprof --metrics flop_count_sp,"
+                             "dram_read_transactions,dram_write_transactions give them).")]
+    parts = [_bound_on(gpu, group) for (gpu,), group in counted.sort("gpu", "model").group_by(["gpu"], maintain_order=True)]
+    return [Paragraph.of("Bound: " + "; ".join(parts) + ".")]
+
+
+def _bound_on(gpu: str, group: pl.DataFrame) -> str:
+    """"on the V100, vgg11 (13.4 FLOP/B) and vgg13 (15.6 FLOP/B) are memory-bound, vgg19 (17.6
+    FLOP/B) compute-bound, against a ridge point of 17.4 FLOP/B"."""
+    known = group.filter(pl.col("bound").is_not_null())
+    said = []
+    for (bound,), g in known.group_by(["bound"], maintain_order=True):
+        models = [f"{m} ({fmt.intensity(ai)})" for m, ai in g.select("model", "arithmetic_intensity").iter_rows()]
+        said.append(f"{_and(models)} {'are' if len(models) > 1 else 'is'} {bound}-bound")
+    text = f"on the {gpu}, " + ", ".join(said)
+    if said:
+        text += f" against a ridge point of {_span_range(known['ridge_ai'].to_list(), fmt.intensity)}"
+    unknown = group.filter(pl.col("bound").is_null())
+    if unknown.height:
+        why = (unknown["bound_note"].drop_nulls().first() or "a quantity is missing").split(":")[0]
+        models = unknown["model"].to_list()
+        text += ("; " if said else "") + f"{_and(models)} {'are' if len(models) > 1 else 'is'} of unknown bound ({why})"
+    return text
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+# -- what bounds each run ---------------------------------------------------------------------
+
+def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
+    """Per GPU and bound class, the runs with their intensity against the ridge point (the run
+    totals of the runs table); then the runs no class can be given."""
     out = []
     placed = runs.filter(pl.col("bound").is_not_null())
-    for (gpu, bound), group in placed.group_by("gpu_model", "bound", maintain_order=True):
-        names = group["run"].to_list()
-        ridge = roofline.filter(pl.col("run").is_in(names) & (pl.col("bound") == bound))["ridge_ai"].drop_nulls()
+    for (gpu, bound), group in placed.group_by("gpu_label", "bound", maintain_order=True):
+        names = _names(group)
         spans = [Span(f"On the {gpu or 'unidentified GPU'}, {len(names)} run{'s are' if len(names) > 1 else ' is'} "
                       f"{bound}-bound (")] + spans_list(names) + [Span(")")]
-        spans.append(Span(f": arithmetic intensity {_span_range(group['ai_dram'].to_list(), fmt.intensity)}"))
-        if ridge.len():
-            spans.append(Span(f" against a ridge point of {_span_range(ridge.to_list(), fmt.intensity)}"))
-        spans.append(Span(f"; {'they reach' if len(names) > 1 else 'it reaches'} "
-                          f"{_span_range(group['pct_of_peak'].to_list(), fmt.percent)} of peak"))
+        spans.append(Span(f": arithmetic intensity {_span_range(group['arithmetic_intensity'].to_list(), fmt.intensity)}"))
+        if group["ridge_ai"].drop_nulls().len():
+            spans.append(Span(f" against a ridge point of {_span_range(group['ridge_ai'].to_list(), fmt.intensity)}"))
+        if group["pct_of_roof"].drop_nulls().len():
+            spans.append(Span(f"; {'they reach' if len(names) > 1 else 'it reaches'} "
+                              f"{_span_range(group['pct_of_roof'].to_list(), fmt.percent)} of the roof at that intensity"))
         out.append(Paragraph(spans + [Span(".")]))
     unplaced = runs.filter(pl.col("bound").is_null())
-    incomplete = unplaced.filter(pl.col("flops_complete") == False)["run"].to_list()  # noqa: E712
+    incomplete = _names(unplaced.filter(pl.col("flops_complete") == False))  # noqa: E712
     if incomplete:
         many = len(incomplete) > 1
         out.append(Paragraph([Span("No bound class for ")] + spans_list(incomplete, 4) + [Span(
             f": {'their FLOP counts are' if many else 'its FLOP count is'} incomplete, so the true "
             f"point{'s lie' if many else ' lies'} higher than the measured one{'s' if many else ''} (see below).")]))
-    no_counts = unplaced.filter(pl.col("flops").is_null())["run"].to_list()
+    no_counts = _names(unplaced.filter(pl.col("flops").is_null() & pl.col("kernel_time_ns").is_not_null()))
     if no_counts:
         out.append(Paragraph([Span(f"{len(no_counts)} run{'s' if len(no_counts) > 1 else ''} cannot be placed on a "
                                    "roofline (no FLOP counts in their logs, only times): ")]
                              + spans_list(no_counts, 4) + [Span(".")]))
     return out
+
+
+def _names(runs: pl.DataFrame) -> list[str]:
+    """The runs' labels (their ids where a label is missing)."""
+    if "label" not in runs.columns:
+        return runs["run"].to_list()
+    return [label or run for run, label in runs.select("run", "label").iter_rows()]
+
+
+def cut_short_findings(runs: pl.DataFrame) -> list[Paragraph]:
+    """Runs whose logs stop before the run did: what stopped them, and what that means for comparisons."""
+    short = runs.filter(pl.col("cut_short").fill_null(False))
+    if not short.height:
+        return []
+    said = short["cut_short_reason"].drop_nulls().str.replace(r" \[[^\[\]]*\]$", "").value_counts(sort=True)
+    causes = "; ".join(f"{text}: {n}" for text, n in said.head(3).iter_rows())
+    counted = short.filter(pl.col("iterations").is_not_null()).height
+    many = short.height > 1
+    text = (f"{short.height} of {runs.height} runs {'were' if many else 'was'} cut short before the end"
+            + (f" ({causes})" if causes else "") + f": {'their totals cover' if many else 'its totals cover'} only "
+            "the part that ran. They are compared per iteration")
+    text += (f" where their logs count iterations ({counted} of {short.height} do), and not at all otherwise."
+             if counted < short.height else " (their logs count iterations).")
+    return [Paragraph.of(text, level="warning")]
 
 
 TRANSFERS = ("memcpy", "memset")
@@ -129,10 +255,10 @@ def _short(name: str | None, limit: int = 60) -> str:
 def incomplete_findings(incomplete: pl.DataFrame, runs: pl.DataFrame, roofline: pl.DataFrame) -> list[Paragraph]:
     if not incomplete.height:
         return []
-    info = runs.select("run", "gpu_model", "model", "batch_size", "flops", "flops_complete")
+    info = runs.select("run", "gpu_model", "gpu_label", "model", "batch_size", "flops", "flops_complete")
     rows = incomplete.join(info, on="run", how="left")
     out = []
-    for gpu, group in rows.group_by("gpu_model", maintain_order=True):
+    for gpu, group in rows.group_by("gpu_label", maintain_order=True):
         out.append(_incomplete_sentence(gpu[0], group, info, _tensor_kind(roofline, group["run"])))
     return out
 
@@ -181,9 +307,9 @@ def _ratios_to_complete(group: pl.DataFrame, info: pl.DataFrame) -> tuple[list[f
     return ratios, better
 
 
-def suspicious_findings(roofline: pl.DataFrame, kernels: pl.DataFrame, runs: pl.DataFrame) -> list[Paragraph]:
+def suspicious_findings(kernels: pl.DataFrame, runs: pl.DataFrame) -> list[Paragraph]:
     out = []
-    above = roofline.filter(pl.col("above_roof") == True)["run"].unique(maintain_order=True).to_list()  # noqa: E712
+    above = _names(runs.filter(pl.col("bound_note").fill_null("").str.starts_with("above")))
     if above:
         out.append(Paragraph([Span("Run totals above their roof (counts or peaks are wrong there): ")]
                              + spans_list(above) + [Span(".")], level="warning"))
@@ -195,7 +321,8 @@ def suspicious_findings(roofline: pl.DataFrame, kernels: pl.DataFrame, runs: pl.
                                        "their roof, which real hardware cannot do: their FLOP or byte counts are "
                                        "suspect (")] + spans_list([_short(n) for n in names], 3) + [Span(").")],
                                  level="warning"))
-    ncu_only = runs.filter(pl.col("time_source").fill_null("").str.contains("(?i)ncu"))["run"].to_list()
+    ncu_only = _names(runs.filter(pl.col("counted_time_source").fill_null("").str.starts_with("ncu")
+                                  | pl.col("time_source").fill_null("").str.starts_with("ncu")))
     if ncu_only:
         out.append(Paragraph([Span("Times of ")] + spans_list(ncu_only, 4) + [Span(
             " come from ncu's serialized, clock-locked replays: achieved FLOP/s are lower than in production. "
@@ -207,21 +334,19 @@ def sweep_findings(pattern_sweeps: pl.DataFrame) -> list[Paragraph]:
     """Per GPU and kernel family (NCCL, winograd...): the sweep where its share moves most."""
     if not pattern_sweeps.height:
         return []
-    out = []
-    groups = pattern_sweeps.sort("batch_size").group_by("gpu", "label", "model", "experiment", maintain_order=True)
-    swings = pl.DataFrame([{"gpu": k[0], "label": k[1], "model": k[2], "experiment": k[3],
-                            "b0": g["batch_size"][0], "s0": g["share"][0], "b1": g["batch_size"][-1],
-                            "s1": g["share"][-1], "peak": g["share"].max()}
-                           for k, g in groups if g.height >= 2], infer_schema_length=None)
-    if not swings.height:
-        return []
-    swings = swings.filter(pl.col("peak") >= 0.05).with_columns((pl.col("s1") - pl.col("s0")).abs().alias("d"))
+    ends = pattern_sweeps.sort("x_order").group_by("series", "label", maintain_order=True).agg(
+        pl.col("gpu", "model", "config", "param").first(), pl.col("x_label").first().alias("x0"),
+        pl.col("share").first().alias("s0"), pl.col("x_label").last().alias("x1"),
+        pl.col("share").last().alias("s1"), pl.col("share").max().alias("peak"))
+    swings = ends.filter(pl.col("peak") >= 0.05).with_columns((pl.col("s1") - pl.col("s0")).abs().alias("d"))
     biggest = swings.sort("d", descending=True).group_by("gpu", "label", maintain_order=True).first()
+    out = []
     for r in biggest.group_by("gpu", maintain_order=True).head(SWEEP_FINDINGS).iter_rows(named=True):
-        exp = f", experiment {r['experiment']}" if r["experiment"] else ""
+        what = f"{r['model']}, {r['config']}" if r["config"] else r["model"]
+        param = r["param"].replace("_", " ")
         out.append(Paragraph.of(
-            f"On {r['gpu']}, {r['label']} take {fmt.share(r['s0'])} of GPU time at batch size {r['b0']} and "
-            f"{fmt.share(r['s1'])} at {r['b1']} ({r['model']}{exp})."))
+            f"On the {r['gpu']}, {r['label']} take {fmt.share(r['s0'])} of GPU time at {param} {r['x0']} and "
+            f"{fmt.share(r['s1'])} at {r['x1']} ({what})."))
     return out
 
 

@@ -1,6 +1,7 @@
 """The "Rooflines" section: one log-log chart per GPU with its ceilings (per precision and
-memory level, from `roofline.ceilings`), the runs (`run_roofline`) and their top kernels
-(`kernel_roofline`) as points, and a table of the numbers behind the points.
+memory level, from `roofline.ceilings`), the runs at their totals (the runs table's
+`arithmetic_intensity` and `achieved_flops_per_s`, analysis/totals.py) and their top kernels
+(`kernel_roofline`) as points, and a table of the run totals behind the points.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import polars as pl
 from roofreport.analysis import roofline
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart
-from roofreport.report.sections.comparison import bound_cell, flops_cell, spans_list
-from roofreport.report.tables import name_cell, table
+from roofreport.report.sections.comparison import bound_cell, flops_cell, run_cell, spans_list
+from roofreport.report.tables import cell, table
 
 KERNELS_PER_RUN = 12
 EMPTY = ("No run has both FLOP and byte counts, so there is nothing to place on a roofline. "
@@ -23,18 +24,19 @@ EMPTY = ("No run has both FLOP and byte counts, so there is nothing to place on 
 
 def roofline_section(an, top_n: int) -> Section:
     section = Section("rooflines", "Rooflines")
-    runs = an.roofline.filter(pl.col("flops").is_not_null() & (pl.col("flops") > 0))
-    if not runs.height:
+    placed = an.runs.filter(pl.col("flops").is_not_null() & (pl.col("flops") > 0))
+    if not placed.height:
         section.empty = EMPTY
         return section
     section.blocks.append(Paragraph.of(
         "Achieved FLOP/s against arithmetic intensity (FLOP per DRAM byte), log-log. Large markers are "
-        "runs, small ones their most time-consuming kernels; hollow markers place a run at its L2 and L1 "
+        "runs (their totals: every counted kernel's FLOPs and DRAM bytes), small ones their most "
+        "time-consuming kernels; hollow markers place a run's kernels with FLOPs at their L2 and L1 "
         "intensity when the log counted those bytes (hierarchical roofline). Sloped lines are memory "
         "bandwidth ceilings, flat ones compute ceilings; a point under the sloped part is memory-bound, "
         "under the flat part compute-bound, far below both latency-bound."))
-    for i, gpu in enumerate(_gpus(runs)):
-        section.blocks += _gpu_blocks(an, runs, gpu, min(top_n, KERNELS_PER_RUN), f"roof{i + 1}")
+    for i, gpu in enumerate(_gpus(placed)):
+        section.blocks += _gpu_blocks(an, placed, gpu, min(top_n, KERNELS_PER_RUN), f"roof{i + 1}")
     return section
 
 
@@ -42,8 +44,11 @@ def _gpus(runs: pl.DataFrame) -> list[str | None]:
     return runs.select(pl.col("gpu_model").unique(maintain_order=True)).to_series().to_list()
 
 
-def _gpu_blocks(an, runs: pl.DataFrame, gpu: str | None, per_run: int, chart_id: str) -> list:
-    mine = runs.filter(pl.col("gpu_model").eq_missing(gpu))
+def _gpu_blocks(an, placed: pl.DataFrame, gpu: str | None, per_run: int, chart_id: str) -> list:
+    """`runs`: the run totals of this GPU's runs; `parts`: their per-precision roofline rows
+    (the ceilings they were judged by, their L2/L1 intensities, their notes)."""
+    runs = placed.filter(pl.col("gpu_model").eq_missing(gpu))
+    parts = an.roofline.filter(pl.col("run").is_in(runs["run"].to_list()))
     spec = an.db.get(gpu) if gpu else None
     title = f"{spec.key} ({spec.arch})" if spec and spec.arch else (gpu or "GPU not identified")
     blocks: list = [Heading(title)]
@@ -51,27 +56,31 @@ def _gpu_blocks(an, runs: pl.DataFrame, gpu: str | None, per_run: int, chart_id:
         blocks.append(Paragraph.md(
             "No peaks for these runs: the logs do not name a GPU the database knows. Pass "
             "`--gpu NAME` or `--peaks FILE` to draw ceilings.", level="warning"))
-    untimed = mine.filter(pl.col("achieved_flops_per_s").is_null())["run"].unique(maintain_order=True).to_list()
-    if untimed:
-        blocks.append(Paragraph([Span("No point for ")] + spans_list(untimed, 4) + [Span(
+    untimed = runs.filter(pl.col("achieved_flops_per_s").is_null())
+    if untimed.height:
+        blocks.append(Paragraph([Span("No point for ")] + spans_list(_labels(untimed), 4) + [Span(
             ": FLOPs were counted but no kernel time was logged with them (an nvprof --metrics run, for "
             "example, times nothing).")]))
-    if mine.height > len(untimed):
-        blocks.append(_chart(an, mine, spec, title, per_run, chart_id))
-    blocks.append(_points_table(mine))
-    blocks += _notes(mine)
+    if runs.height > untimed.height:
+        blocks.append(_chart(an, runs, parts, spec, title, per_run, chart_id))
+    blocks.append(_points_table(runs))
+    blocks += _notes(parts)
     return blocks
 
 
-def _chart(an, mine: pl.DataFrame, spec, title: str, per_run: int, chart_id: str):
+def _labels(runs: pl.DataFrame) -> list[str]:
+    return [label or run for run, label in runs.select("run", "label").iter_rows()]
+
+
+def _chart(an, runs: pl.DataFrame, parts: pl.DataFrame, spec, title: str, per_run: int, chart_id: str):
     from roofreport.report.charts.roofline import roofline_svg
 
-    ceilings = roofline.ceilings(spec, _measured(mine, an.tables["kernels"])) if spec else []
-    kernels = _top_kernel_points(an.kernel_roofline, mine, per_run)
+    ceilings = roofline.ceilings(spec, _measured(parts, an.tables["kernels"])) if spec else []
+    kernels = _top_kernel_points(an.kernel_roofline, parts, runs, per_run)
     caption = f"Roofline of {title}"
     if spec is not None:
-        caption += f"; ceilings: {_peak_sources(mine, spec)}"
-    return chart(chart_id, caption, roofline_svg, ceilings, _run_points(mine) + kernels)
+        caption += f"; ceilings: {_peak_sources(parts, spec)}"
+    return chart(chart_id, caption, roofline_svg, ceilings, _run_points(runs, parts) + kernels)
 
 
 def _notes(runs: pl.DataFrame) -> list:
@@ -115,54 +124,54 @@ def _measured(runs: pl.DataFrame, kernels: pl.DataFrame) -> dict:
     return out
 
 
-def _run_points(runs: pl.DataFrame) -> list:
-    """Each run at its DRAM intensity, and at its L2/L1 intensities when the log had those bytes."""
+def _run_points(runs: pl.DataFrame, parts: pl.DataFrame) -> list:
+    """Each run at its DRAM intensity (its totals), and its kernels with FLOPs at their L2/L1
+    intensities when the log had those bytes."""
     from roofreport.report.charts.roofline import RoofPoint
 
-    points = []
-    for r in runs.iter_rows(named=True):
-        for level in ("dram", "l2", "l1"):
-            if r.get(f"ai_{level}") is not None:
-                points.append(RoofPoint(group=r["run"], label=r["run"], ai=r[f"ai_{level}"],
-                                        perf=r["achieved_flops_per_s"], precision=r["precision"],
-                                        above_roof=bool(r.get("above_roof")) and level == "dram", level=level))
+    label = dict(zip(runs["run"].to_list(), _labels(runs)))
+    points = [RoofPoint(group=label[r["run"]], label=label[r["run"]], ai=r["arithmetic_intensity"],
+                        perf=r["achieved_flops_per_s"], precision=r["roof_precision"] or "fp32",
+                        above_roof=(r.get("bound_note") or "").startswith("above"))
+              for r in runs.iter_rows(named=True) if r["arithmetic_intensity"] is not None]
+    for r in parts.iter_rows(named=True):
+        for level in ("l2", "l1"):
+            if r.get(f"ai_{level}") is not None and r["run"] in label:
+                points.append(RoofPoint(group=label[r["run"]], label=label[r["run"]], ai=r[f"ai_{level}"],
+                                        perf=r["achieved_flops_per_s"], precision=r["precision"], level=level))
     return points
 
 
-def _top_kernel_points(kernels: pl.DataFrame, runs: pl.DataFrame, per_run: int) -> list:
+def _top_kernel_points(kernels: pl.DataFrame, parts: pl.DataFrame, runs: pl.DataFrame, per_run: int) -> list:
     from roofreport.report.charts.roofline import RoofPoint
 
     if not kernels.height:
         return []
-    keys = runs.select("run", "precision")
+    label = dict(zip(runs["run"].to_list(), _labels(runs)))
+    keys = parts.select("run", "precision")
     top = (kernels.join(keys, on=["run", "precision"], how="semi")
            .filter(pl.col("ai_dram").is_not_null() & pl.col("achieved_flops_per_s").is_not_null())
            .sort("time_ns", descending=True, nulls_last=True)
            .group_by("run", "precision", maintain_order=True).head(per_run))
-    return [RoofPoint(group=r["run"], label=r.get("short_name") or "", ai=r["ai_dram"], perf=r["achieved_flops_per_s"],
-                      precision=r["precision"], kernel=True, above_roof=bool(r.get("above_roof")))
+    return [RoofPoint(group=label.get(r["run"], r["run"]), label=r.get("short_name") or "", ai=r["ai_dram"],
+                      perf=r["achieved_flops_per_s"], precision=r["precision"], kernel=True,
+                      above_roof=bool(r.get("above_roof")))
             for r in top.iter_rows(named=True)]
 
 
 def _points_table(runs: pl.DataFrame):
+    """One row per run: its totals (the numbers behind its large marker)."""
     rows = []
     for r in runs.iter_rows(named=True):
-        row = [name_cell(r["run"], 36), r["precision"], flops_cell(r["flops"], r.get("flops_complete")),
-               fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("ai_dram")), _levels(r),
-               fmt.duration(r.get("time_ns")), fmt.rate(r.get("achieved_flops_per_s")),
-               fmt.rate(r.get("attainable_flops_per_s")), fmt.percent(r.get("pct_of_roof")), bound_cell(r.get("bound"))]
-        rows.append(row)
-    cols = ["Run", "Precision", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "AI (L2 / L1)#", "Time#", "Achieved#",
+        attainable = None
+        if r["peak_flops_per_s"] and r["peak_dram_bytes_per_s"] and r["arithmetic_intensity"]:
+            attainable = min(r["peak_flops_per_s"], r["peak_dram_bytes_per_s"] * r["arithmetic_intensity"])
+        rows.append([run_cell(r), r["roof_precision"] or "–", flops_cell(r["flops"], r.get("flops_complete")),
+                     fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("arithmetic_intensity")),
+                     fmt.intensity(r.get("ridge_ai")), cell(fmt.duration(r.get("counted_time_ns")),
+                                                            title=r.get("counted_time_source")),
+                     fmt.rate(r.get("achieved_flops_per_s")), fmt.rate(attainable), fmt.percent(r.get("pct_of_roof")),
+                     bound_cell(r.get("bound"), r.get("bound_note"))])
+    cols = ["Run", "Roof", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Ridge point#", "Time#", "Achieved#",
             "Roof at this AI#", "% of roof#", "Bound"]
-    if runs.select(pl.col("ai_l2").is_null().all() & pl.col("ai_l1").is_null().all()).item():
-        cols.pop(5)
-        rows = [row[:5] + row[6:] for row in rows]
     return table(cols, rows, css="roofline")
-
-
-def _levels(r: dict) -> str:
-    l2, l1 = r.get("ai_l2"), r.get("ai_l1")
-    if l2 is None and l1 is None:
-        return "–"
-    return f"{fmt.number(l2)} / {fmt.number(l1)}"
-

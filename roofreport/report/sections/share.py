@@ -1,5 +1,5 @@
 """The "Kernel time" section: share of kernel time by category per run (stacked bars), the
-uncategorized share, the top kernels of each run, and share against batch size for sweeps.
+uncategorized share and the top kernels of each run (share along sweeps: the comparison section).
 
 All numbers come from `analysis.share`; this module only orders, groups and draws them.
 """
@@ -42,7 +42,6 @@ def share_section(an, top_n: int) -> Section:
         "rule matched (the uncategorized share)."))
     section.blocks += _bar_charts(share, runs, cats)
     section.blocks.append(_summary_table(share, an.uncategorized, runs))
-    section.blocks += sweep_blocks(an.sweeps, an.pattern_sweeps, cats)
     section.blocks += _top_tables(an.top, runs, top_n)
     return section
 
@@ -99,72 +98,3 @@ def _top_tables(top: pl.DataFrame, runs: list[str], top_n: int) -> list:
         blocks.append(table(["Kernel", "Category", "Launches#", "Time#", "Share#"], rows, caption=run,
                             css="kernels"))
     return blocks
-
-
-PATTERN_COLOURS = ["#332288", "#117733", "#AA4499", "#88CCEE"]
-
-
-def sweep_blocks(sweeps: pl.DataFrame, pattern_sweeps: pl.DataFrame, cats: list[str]) -> list:
-    """Share against batch size, one chart per experiment: the largest categories (solid) and the
-    kernel families of `analyses.SWEEP_PATTERNS` that take time (dashed)."""
-    frames = _sweep_frames(sweeps, pattern_sweeps, cats)
-    if not frames.height:
-        return []
-    from roofreport.report.charts.share import sweep_svg
-
-    blocks: list = [Heading("Share against batch size"), Paragraph.of(
-        "Runs that differ only in batch size, per GPU and model. Solid lines are kernel categories, dashed "
-        "lines kernel families picked by name (they overlap categories: winograd kernels are part of conv).")]
-    for i, experiment in enumerate(frames["experiment"].unique(maintain_order=True).to_list()):
-        lines = _sweep_lines(frames.filter(pl.col("experiment").eq_missing(experiment)))
-        if lines:
-            title = "Kernel-time share vs batch size" + (f" — experiment “{experiment}”" if experiment else "")
-            blocks.append(chart(f"sweep{i + 1}", title, sweep_svg, lines))
-    return blocks if len(blocks) > 2 else []
-
-
-def _sweep_frames(sweeps: pl.DataFrame, patterns: pl.DataFrame, cats: list[str]) -> pl.DataFrame:
-    """gpu, model, experiment, batch_size, label, share, colour, dashed: the lines worth drawing."""
-    from roofreport.report.charts.share import category_colour
-
-    cols = ["gpu", "model", "experiment", "batch_size", "label", "share"]
-    parts = []
-    if sweeps.height:
-        chosen = _sweep_categories(sweeps)
-        part = sweeps.filter(pl.col("category").is_in(chosen)).rename({"category": "label"}).select(cols)
-        parts.append(part.with_columns(
-            pl.col("label").replace_strict({c: category_colour(c, cats) for c in chosen}).alias("colour"),
-            pl.lit(False).alias("dashed")))
-    if patterns.height:
-        shown = patterns.group_by("label").agg(pl.col("share").max()).filter(pl.col("share") > 0.01)["label"]
-        labels = patterns["label"].unique(maintain_order=True).to_list()
-        part = patterns.filter(pl.col("label").is_in(shown.to_list())).select(cols)
-        parts.append(part.with_columns(
-            pl.col("label").replace_strict({l: PATTERN_COLOURS[i % 4] for i, l in enumerate(labels)}).alias("colour"),
-            pl.lit(True).alias("dashed")))
-    parts = [p.with_columns(pl.col("gpu", "model", "experiment").cast(pl.String)) for p in parts if p.height]
-    if not parts:
-        return pl.DataFrame()
-    lines = pl.concat(parts)
-    if "NCCL kernels" in lines["label"].to_list():   # the same time as the communication category
-        lines = lines.filter(pl.col("label") != "communication")
-    return lines
-
-
-def _sweep_lines(frame: pl.DataFrame) -> list:
-    from roofreport.report.charts.share import SweepLine
-
-    lines = []
-    for key, group in frame.sort("batch_size").group_by("gpu", "model", "label", maintain_order=True):
-        if group.height >= 2:
-            lines.append(SweepLine(str(key[0]), str(key[1]), str(key[2]), group["batch_size"].to_list(),
-                                   group["share"].to_list(), group["colour"][0], bool(group["dashed"][0])))
-    return lines
-
-
-def _sweep_categories(sweeps: pl.DataFrame) -> list[str]:
-    """The categories with the largest mean share across the sweep (not "other")."""
-    means = (sweeps.group_by("category").agg(pl.col("share").mean().alias("m"), pl.col("share").max().alias("x"))
-             .filter((pl.col("x") > 0.02) & (pl.col("category") != "other"))
-             .sort(["m", "category"], descending=[True, False]))
-    return means["category"].to_list()[:SWEEP_CATEGORIES]

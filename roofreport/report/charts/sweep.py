@@ -1,0 +1,122 @@
+"""Sweeps drawn: time and throughput along a parameter (`time_sweep_svg`: one line per series,
+a model on a GPU; the time on the left, the samples per second on the right), and each kernel
+category's share of GPU time along it (`share_sweep_svg`: small multiples, one panel per model,
+GPU and configuration, one line per category). Points are in the order of the swept value.
+
+A numeric parameter is drawn on its own scale (doubling batch sizes on a log2 axis); a word
+(an optimizer) by rank, its names as ticks. Colour = model (time) or category (share), marker
+and dash = GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roofreport.report import fmt
+from roofreport.report.charts import svg as charts
+
+_GPU_STYLES = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", (0, (3, 1, 1, 1)))]
+
+
+@dataclass(frozen=True)
+class SweepSeries:
+    model: str
+    gpu: str
+    x: list[float]                    # the swept values, or ranks for words
+    time_ns: list[float]
+    samples_per_s: list[float | None]
+
+
+def time_sweep_svg(chart_id: str, param: str, ticks: list[str] | None, time_label: str,
+                   series: list[SweepSeries]) -> str:
+    """`ticks`: names of the ranks 1..n for a parameter of words, None for numbers."""
+    throughput = any(v for s in series for v in s.samples_per_s)
+    fig, axes = charts.figure(7.0, 2.2, ncols=2 if throughput else 1, squeeze=False)
+    models = list(dict.fromkeys(s.model for s in series))
+    gpus = list(dict.fromkeys(s.gpu for s in series))
+    handles, labels = [], []
+    for s in series:
+        marker, dash = _GPU_STYLES[gpus.index(s.gpu) % len(_GPU_STYLES)]
+        style = dict(color=charts.colour(models.index(s.model)), marker=marker, linestyle=dash,
+                     markersize=3.5, linewidth=1.3)
+        (line,) = axes[0][0].plot(s.x, s.time_ns, **style)
+        if throughput:
+            points = [(x, v) for x, v in zip(s.x, s.samples_per_s) if v]
+            axes[0][1].plot([p[0] for p in points], [p[1] for p in points], **style)
+        handles.append(line)
+        labels.append(charts.label(f"{s.model} · {s.gpu}", 40))
+    _time_axis(axes[0][0], series, time_label)
+    if throughput:
+        axes[0][1].set_ylabel("Samples per second")
+        axes[0][1].yaxis.set_major_formatter(charts.si_ticks())
+        axes[0][1].set_ylim(bottom=0)
+    for ax in axes[0]:
+        _x_axis(ax, param, ticks, [x for s in series for x in s.x])
+    fig.tight_layout()
+    ncol = min(4, len(handles))
+    handles, labels = charts.row_major(handles, labels, ncol)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol, frameon=False,
+               handlelength=2.4)
+    return charts.to_svg(fig, chart_id)
+
+
+def _time_axis(ax, series: list[SweepSeries], label: str) -> None:
+    values = [v for s in series for v in s.time_ns if v]
+    if values and max(values) / min(values) > 20:
+        ax.set_yscale("log")
+    ax.set_ylabel(label)
+    from matplotlib.ticker import FuncFormatter
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: fmt.duration(v) if v > 0 else "0"))
+
+
+def _x_axis(ax, param: str, ticks: list[str] | None, xs: list[float]) -> None:
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    if param:
+        ax.set_xlabel(charts.label(param.replace("_", " "), 40))
+    if ticks is not None:
+        ax.set_xticks(range(1, len(ticks) + 1), [charts.label(t, 14) for t in ticks])
+        ax.set_xlim(0.5, len(ticks) + 0.5)
+        return
+    positive = [x for x in xs if x and x > 0]
+    if positive and len(positive) == len(xs) and max(positive) / min(positive) >= 4:
+        ax.set_xscale("log", base=2 if all(float(x).is_integer() for x in xs) else 10)
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+
+
+@dataclass(frozen=True)
+class SharePanel:
+    title: str                              # "alexnet · K80 · full"
+    x: list[float]                          # batch sizes (or other swept values), sorted
+    shares: dict[str, list[float]]          # category -> share (0..1) at each x
+
+
+def share_sweep_svg(chart_id: str, panels: list[SharePanel], colours: dict[str, str], param: str) -> str:
+    """Small multiples, three a row: each category's share of GPU time along the sweep, one line
+    per category, the same colours as every other chart of the report."""
+    cols = min(3, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = charts.figure(7.0, 0.4 + 1.6 * rows, nrows=rows, ncols=cols, squeeze=False, sharey=True)
+    for i, panel in enumerate(panels):
+        ax = axes[i // cols][i % cols]
+        for category, shares in panel.shares.items():
+            ax.plot(panel.x, [100 * s for s in shares], color=colours[category], marker="o", markersize=2.5,
+                    linewidth=1.1)
+        ax.set_title("\n".join(charts.label(line, 40) for line in panel.title.split("\n")), fontsize=7)
+        _x_axis(ax, param if i // cols == rows - 1 else "", None, panel.x)
+        if i % cols == 0:
+            ax.set_ylabel("Share of GPU time (%)", fontsize=7)
+    for j in range(len(panels), rows * cols):
+        axes[j // cols][j % cols].set_visible(False)
+    axes[0][0].set_ylim(0, 100)
+    fig.tight_layout(h_pad=0.6, w_pad=0.4)
+    from matplotlib.lines import Line2D
+
+    used = list(dict.fromkeys(c for p in panels for c in p.shares))
+    handles = [Line2D([], [], color=colours[c], marker="o", markersize=3) for c in used]
+    ncol = min(6, len(handles))
+    handles, labels = charts.row_major(handles, [charts.label(c, 24) for c in used], ncol)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol, frameon=False,
+               handlelength=1.8)
+    return charts.to_svg(fig, chart_id)
