@@ -290,4 +290,4 @@ def test_a_folder_without_logs_says_so_first(tmp_path):
     html = out.read_text(encoding="utf-8")
     findings = html[html.index('<section id="findings"'):html.index('<section id="inputs"')]
     assert "The only file found is not a profiler log roofreport can read" in findings
-    assert html.count('class="note empty"') == 6     # every data section says which log would fill it
+    assert html.count('class="note empty"') == 7     # every data section says which log would fill it

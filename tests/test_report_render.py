@@ -66,12 +66,13 @@ def test_proj1_names_every_run_and_both_gpus(proj1):
 
 def test_proj1_explains_the_incomplete_a100_flops(proj1):
     text = text_of(proj1[2])
-    sentence = re.search(r"The A100 SXM4 40GB FLOP counts of 3 runs miss TF32 tensor-core work:[^•]*?"
-                         r"looks (\d+)× to (\d+)× slower than it is; the Tesla V100 SXM2 16GB count", text)
+    sentence = re.search(r"The A100-SXM4-40GB FLOP counts of 3 runs miss TF32 tensor-core work:[^•]*?"
+                         r"looks (\d+)× to (\d+)× slower than it is; the V100-SXM2-16GB count", text)
     assert sentence, "finding about the TF32 tensor-core work missing from the A100 counts"
     # V100 vgg11 222 GFLOP / A100 vgg11 11.8 GFLOP ≈ 19; vgg19 603 / 13.2 ≈ 46 (checked by hand).
     assert (int(sentence.group(1)), int(sentence.group(2))) == (19, 46)
-    assert "No bound class for a100/vgg11, a100/vgg13 and a100/vgg19" in text
+    assert ("No bound class for vgg11 · A100-SXM4-40GB, vgg13 · A100-SXM4-40GB and vgg19 · A100-SXM4-40GB"
+            in text)
 
 
 def test_proj1_draws_one_roofline_per_gpu(proj1):
@@ -81,8 +82,9 @@ def test_proj1_draws_one_roofline_per_gpu(proj1):
     assert "<h3>A100 SXM4 40GB (Ampere GA100)</h3>" in section
     svgs = chart_svgs(section)
     # Ceilings labelled with their values, runs in the legend.
-    for fid, labels in {"roof1": ("FP32 19.5 TFLOP/s", "Tensor TF32 156 TFLOP/s", "DRAM 1.56 TB/s", "a100/vgg19"),
-                        "roof2": ("FP32 15.7 TFLOP/s", "DRAM 900 GB/s", "v100/vgg11")}.items():
+    for fid, labels in {"roof1": ("FP32 19.5 TFLOP/s", "Tensor TF32 156 TFLOP/s", "DRAM 1.56 TB/s",
+                                  "vgg19 · A100-SXM4-40GB"),
+                        "roof2": ("FP32 15.7 TFLOP/s", "DRAM 900 GB/s", "vgg11 · V100-SXM2-16GB")}.items():
         for label in labels:
             assert label in svg_texts(svgs[fid]), (fid, label)
 
@@ -209,7 +211,8 @@ def test_html_screenshot_is_not_blank(proj1, tmp_path):
 # -- other folders ---------------------------------------------------------------------------------
 
 def test_course_sweep_shows_share_against_batch_size(tmp_path):
-    """2019 K80/P40 nvprof runs: NCCL and winograd shares against batch size, per GPU."""
+    """2019 K80/P40 nvprof runs: every kernel category's share against batch size, one panel per
+    model and GPU; NCCL and winograd shares in the findings; the two GPUs compared."""
     from roofreport.families import nvprof
 
     folder = corpus_path("course", "pramitmallick-examples", "imagenet", "final")
@@ -217,15 +220,18 @@ def test_course_sweep_shows_share_against_batch_size(tmp_path):
         pytest.skip("the nvprof parser is not registered yet (roofreport.families.nvprof.SPECS is empty)")
     _, _, html = build(tmp_path, folder, exit_code=1, pdf=False)     # the corpus keeps failed nvprof runs
     assert "Files that failed" in html
-    share = html[html.index('<section id="share"'):html.index('<section id="regions"')]
-    sweeps = [svg for fid, svg in chart_svgs(share).items() if fid.startswith("sweep")]
-    assert sweeps, "no share-vs-batch-size chart"
-    joined = "\n".join(sweeps)
-    texts = set(svg_texts(joined))
-    assert {"NCCL kernels", "winograd kernels"} <= texts
-    assert {"Tesla K80 (per GK210 GPU) · alexnet", "Tesla P40 · alexnet"} <= texts
+    section = html[html.index('<section id="comparison"'):html.index('<section id="rooflines"')]
+    charts = chart_svgs(section)
+    shares = "\n".join(svg for fid, svg in charts.items() if fid.startswith("ssweep"))
+    assert shares, "no share-vs-batch-size chart"
+    texts = set(svg_texts(shares))
+    assert {"communication", "conv", "gemm", "memcpy"} <= texts
+    assert {"alexnet · K80", "alexnet · P40", "full", "backprop"} <= texts
+    times = "\n".join(svg for fid, svg in charts.items() if fid.startswith("tsweep"))
+    assert {"alexnet · K80", "alexnet · P40", "Samples per second", "batch size"} <= set(svg_texts(times))
     text = text_of(html)
-    assert re.search(r"On Tesla K80[^.]*, NCCL kernels take", text)
+    assert re.search(r"On the K80[^.]*, NCCL kernels take", text)
+    assert re.search(r"Conclusion: The P40 is faster than the K80 for alexnet \([\d.]+×: geometric mean", text)
 
 
 def test_sample_logs_fill_every_section(tmp_path):
@@ -235,10 +241,10 @@ def test_sample_logs_fill_every_section(tmp_path):
     empty = re.findall(r'<section id="(\w+)" class="section[^"]*\bempty\b', html)
     assert empty == []
     kinds = {re.sub(r"\d+$", "", fid) for fid in chart_svgs(html)}
-    assert kinds == {"roof", "share", "sweep", "util", "procmem"}
+    assert kinds == {"roof", "share", "tsweep", "ssweep", "util", "procmem"}
     # The story the demo folder tells (sample_logs/README.md), in the findings' words.
     text = text_of(html)
-    assert "The A100 SXM4 40GB FLOP count of 1 run misses TF32 tensor-core work" in text
+    assert "The A100-SXM4-40GB FLOP count of 1 run misses TF32 tensor-core work" in text
     assert "GPU 0 of a100/resnet18 was busy only" in text
     nccl = re.search(r"NCCL kernels take ([\d.]+) % of GPU time at batch size 16 and ([\d.]+) % at 128", text)
     wino = re.search(r"winograd kernels take ([\d.]+) % of GPU time at batch size 16 and ([\d.]+) % at 128", text)
@@ -280,4 +286,4 @@ def test_same_logs_same_html(tmp_path):
         assert result.exit_code == 0, result.output
         pages.append((tmp_path / name).read_bytes())
     assert pages[0] == pages[1]
-    assert b'id="sweep1"' in pages[0]
+    assert b'id="ssweep1"' in pages[0] and b'id="tsweep1"' in pages[0]

@@ -209,10 +209,21 @@ def _work_table(pivot: pl.DataFrame) -> list:
 
 
 def _summary_items(summary: pl.DataFrame) -> list:
-    from roofreport.report.sections.findings import speedup_sentence
-
     items = [Paragraph.of(text) for text in (speedup_sentence(r) for r in summary.iter_rows(named=True)) if text]
     return [Bullets(items)] if items else []
+
+
+def speedup_sentence(r: dict) -> str | None:
+    """"vgg16: the P40 is 3.9× faster than the K80 (geometric mean of 9 configurations, 2.0× to
+    7.9×; time per iteration)." None when nothing could be compared."""
+    if not r.get("configs"):
+        return None
+    many = r["configs"] > 1
+    spread = (f"geometric mean of {r['configs']} configurations, {fmt.ratio(r['speedup_min'])} to "
+              f"{fmt.ratio(r['speedup_max'])}; " if many else "")
+    where = "" if r["faster_in"] == r["configs"] else f", faster in {r['faster_in']} of {r['configs']} configurations"
+    return (f"{r['model']}: the {r['faster']} is {fmt.ratio(r['speedup'])} faster than the {r['slower']} "
+            f"({spread}{r['basis']}){where}.")
 
 
 def _not_compared(pairs: pl.DataFrame) -> list:

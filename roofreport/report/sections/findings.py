@@ -86,19 +86,6 @@ def _faster_for(group: pl.DataFrame) -> str:
     return f"The {first['faster']} is faster than the {first['slower']} for {_and(models)}{basis}."
 
 
-def speedup_sentence(r: dict) -> str | None:
-    """"vgg16: the P40 is 3.9× faster than the K80 (geometric mean of 9 configurations, 2.0× to
-    7.9×; time per iteration)." None when nothing could be compared."""
-    if not r.get("configs"):
-        return None
-    many = r["configs"] > 1
-    spread = (f"geometric mean of {r['configs']} configurations, {fmt.ratio(r['speedup_min'])} to "
-              f"{fmt.ratio(r['speedup_max'])}; " if many else "")
-    where = "" if r["faster_in"] == r["configs"] else f", faster in {r['faster_in']} of {r['configs']} configurations"
-    return (f"{r['model']}: the {r['faster']} is {fmt.ratio(r['speedup'])} faster than the {r['slower']} "
-            f"({spread}{r['basis']}){where}.")
-
-
 def _speedup_overview(compared: pl.DataFrame) -> str:
     """Many models: per pair of GPUs, for how many models each is faster, and the median speedup."""
     parts = []
@@ -303,7 +290,7 @@ def _ratios_to_complete(group: pl.DataFrame, info: pl.DataFrame) -> tuple[list[f
                                & pl.col("gpu_model").ne_missing(r["gpu_model"]))
         if same.height and r["flops"]:
             ratios.append(same["flops"].max() / r["flops"])
-            better += [g for g in same["gpu_model"].to_list() if g and g not in better]
+            better += [g for g in same["gpu_label"].to_list() if g and g not in better]
     return ratios, better
 
 
