@@ -111,7 +111,7 @@ def run_point(run: str, rows: pl.DataFrame, spec: hardware.GpuSpec | None, preci
         sources = timed["time_source"].to_list()
         measured = roofline.at_time_clock(roofline.measured_ceilings(rows), roofline.trace_timed(sources))
         peaks = roofline.peaks_for(spec, measured, precision, rows["name"].to_list())
-    point = roofline.point({**base, "flops": base["flops"] or 0.0}, peaks)
+    point = roofline.point({**base, "flops": base["flops"] or 0.0, "timed_flops": base["timed_flops"] or 0.0}, peaks)
     bound, note = _bound(base, point, spec, precision)
     return {
         **{k: base[k] for k in ("run", "flops", "flops_complete", "dram_bytes", "counted_kernels",

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.report import fmt
 from roofreport.analysis import speedup
+from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart
 from roofreport.report.tables import cell, name_cell, table
 

@@ -1,0 +1,283 @@
+"""The run totals' rules on small frames: what counts, which file, which time, what bound, and
+when two runs or an estimate and a run are not comparable.
+
+Every frame here is written by hand so each expected number can be checked on paper; the real
+course folders are checked in test_course_totals.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from roofreport import hardware
+from roofreport.analysis import compare, speedup, sweeps, totals
+from roofreport.analysis.estimates import Estimate
+from roofreport.pipeline import cutshort
+from roofreport.tables import schema
+
+V100 = "Tesla V100 SXM2 16GB"       # 15.7 TFLOP/s FP32, 900 GB/s: ridge 17.44 FLOP/B
+
+
+@pytest.fixture(scope="module")
+def db():
+    return hardware.load_database()
+
+
+def _kernel(run: str, name: str, file: str = "k.csv", launch: int = 1, **values) -> dict:
+    return {"run": run, "source_file": file, "source_line": launch, "launch_id": launch, "name": name,
+            "short_name": name, "kind": "launch", "count": 1, **values}
+
+
+def _tables(kernels: list[dict], runs: list[dict], families: dict[str, str] | None = None,
+            activities: list[dict] | None = None) -> dict[str, pl.DataFrame]:
+    files = families or {"k.csv": "nsys"}
+    tables = {
+        "kernels": schema.conform("kernels", pl.DataFrame(kernels, infer_schema_length=None)),
+        "runs": schema.conform("runs", pl.DataFrame(runs, infer_schema_length=None)),
+        "files": schema.conform("files", pl.DataFrame({"path": list(files), "family": list(files.values())})),
+    }
+    if activities:
+        tables["activities"] = schema.conform("activities", pl.DataFrame(activities, infer_schema_length=None))
+    return tables
+
+
+def _totals(tables, db) -> dict[str, dict]:
+    out = totals.with_run_totals(tables, db)
+    return {r["run"]: r for r in out.iter_rows(named=True)}
+
+
+# -- work: every counted kernel, one file --------------------------------------------------------
+
+def test_every_counted_kernel_counts_in_bytes_not_only_those_with_flops(db):
+    kernels = [_kernel("r", "sgemm", launch=1, duration_ns=1e6, flops_fp32=9e9, dram_bytes=3e8, flops_complete=True),
+               _kernel("r", "memcpy_kernel", launch=2, duration_ns=1e6, dram_bytes=2e8),
+               _kernel("r", "relu", launch=3, duration_ns=5e5, flops_fp32=0.0, dram_bytes=1e8, flops_complete=True)]
+    run = _totals(_tables(kernels, [{"run": "r", "gpu_model": V100, "gpu": "V100"}]), db)["r"]
+    assert run["dram_bytes"] == 6e8 and run["flops"] == 9e9
+    assert run["arithmetic_intensity"] == pytest.approx(15.0)
+    assert run["counted_kernels"] == 3 and run["counted_time_ns"] == 2.5e6
+    assert run["achieved_flops_per_s"] == pytest.approx(9e9 / 2.5e-3)
+    assert run["kernel_time_ns"] == 2.5e6 and run["kernel_launches"] == 3
+
+
+def test_two_exports_of_one_profile_are_counted_once(db):
+    """ncu's details CSV and raw CSV of one report in one run: the counters of one file only."""
+    rows = [_kernel("r", "sgemm", file=f, launch=i, flops_fp32=1e9, dram_bytes=1e8, flops_complete=True)
+            for f in ("details.csv", "raw.csv") for i in (1, 2)]
+    run = _totals(_tables(rows, [{"run": "r"}], {"details.csv": "ncu", "raw.csv": "ncu"}), db)["r"]
+    assert run["flops"] == 2e9 and run["dram_bytes"] == 2e8 and run["counted_kernels"] == 2
+
+
+# -- bound -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("flops, bound", [(15.0, "memory"), (17.0, "memory"), (17.5, "compute"), (40.0, "compute")])
+def test_bound_is_the_intensity_against_the_ridge_point(db, flops, bound):
+    """V100: 15.7e12 / 900e9 = 17.44 FLOP/B. Time chosen so the point sits at half its roof."""
+    ai = flops
+    attainable = min(15.7e12, 900e9 * ai)
+    time_ns = ai * 1e9 / (attainable / 2) * 1e9
+    kernels = [_kernel("r", "sgemm", duration_ns=time_ns, flops_fp32=ai * 1e9, dram_bytes=1e9, flops_complete=True)]
+    run = _totals(_tables(kernels, [{"run": "r", "gpu_model": V100}]), db)["r"]
+    assert run["ridge_ai"] == pytest.approx(15.7e12 / 900e9)
+    assert run["bound"] == bound and run["bound_note"] is None
+    assert run["pct_of_roof"] == pytest.approx(50.0)
+    assert run["roof_precision"] == "fp32"
+
+
+def test_a_point_far_below_its_roof_keeps_its_class_and_says_so(db):
+    kernels = [_kernel("r", "sgemm", duration_ns=1e9, flops_fp32=1e9, dram_bytes=1e9, flops_complete=True)]
+    run = _totals(_tables(kernels, [{"run": "r", "gpu_model": V100}]), db)["r"]
+    assert run["bound"] == "memory" and run["bound_note"].startswith("below 10%")
+
+
+@pytest.mark.parametrize("case, kernel, gpu, note", [
+    ("incomplete", {"flops_fp32": 1e9, "dram_bytes": 1e8, "flops_complete": False}, V100, "FLOPs incomplete"),
+    ("no GPU", {"flops_fp32": 1e9, "dram_bytes": 1e8, "flops_complete": True}, None, "no GPU identified"),
+    ("no bytes", {"flops_fp32": 1e9, "flops_complete": True}, V100, "no DRAM byte counts"),
+    ("no FLOPs", {"dram_bytes": 1e8}, V100, "no FLOP counts"),
+    ("zero FLOPs", {"flops_fp32": 0.0, "dram_bytes": 1e8, "flops_complete": True}, V100, "no floating-point work"),
+    ("above roof", {"flops_fp32": 1e12, "dram_bytes": 1e9, "flops_complete": True}, V100, "above a roof"),
+])
+def test_no_bound_class_without_the_numbers_and_the_note_says_why(db, case, kernel, gpu, note):
+    kernels = [_kernel("r", "sgemm", duration_ns=1e3, **kernel)]   # 1e12 FLOP in 1 µs: far above any roof
+    run = _totals(_tables(kernels, [{"run": "r", "gpu_model": gpu}]), db)["r"]
+    assert run["bound"] is None, case
+    assert run["bound_note"].startswith(note), (case, run["bound_note"])
+
+
+# -- time, transfers, iterations -----------------------------------------------------------------
+
+def test_kernel_time_keeps_transfers_apart_and_a_log_of_transfers_only_has_none(db):
+    kernels = [_kernel("a", "sgemm", duration_ns=3e6), _kernel("a", "[CUDA memcpy HtoD]", launch=2, duration_ns=1e6,
+                                                               category="memcpy"),
+               _kernel("b", "[CUDA memcpy HtoD]", duration_ns=2e6, category="memcpy")]
+    runs = _totals(_tables(kernels, [{"run": "a"}, {"run": "b"}]), db)
+    assert (runs["a"]["kernel_time_ns"], runs["a"]["transfer_time_ns"], runs["a"]["kernel_launches"]) == (3e6, 1e6, 1)
+    assert runs["b"]["kernel_time_ns"] is None and runs["b"]["transfer_time_ns"] == 2e6
+    assert runs["a"]["time_source"] == "nsys trace"
+
+
+def test_iterations_from_the_loss_kernel_normalise_the_time(db):
+    """A summary row per kernel (nvprof): 40 launches of the loss's backward kernel = 40 steps."""
+    kernels = [{**_kernel("r", "sgemm", duration_ns=8e8), "kind": "summary", "count": 400},
+               {**_kernel("r", "void cunn_ClassNLLCriterion_updateGradInput_kernel<float>(float*)", launch=2,
+                          duration_ns=2e6), "kind": "summary", "count": 40},
+               {**_kernel("r", "void cunn_ClassNLLCriterion_updateOutput_kernel<float, float>(float*)", launch=3,
+                          duration_ns=1e6), "kind": "summary", "count": 12}]
+    run = _totals(_tables(kernels, [{"run": "r"}], {"k.csv": "nvprof"}), db)["r"]
+    assert run["iterations"] == 40 and "updateGradInput" in run["iterations_source"]
+    assert run["time_per_iteration_ns"] == pytest.approx(803e6 / 40)
+
+
+def test_step_ranges_come_before_the_loss_kernel(db):
+    kernels = [_kernel("r", "nll_loss_forward_reduce_cuda_kernel_2d", duration_ns=1e6)]
+    tables = _tables(kernels, [{"run": "r"}])
+    tables["regions"] = schema.conform("regions", pl.DataFrame({
+        "run": ["r"] * 4, "kind": ["nvtx"] * 4, "name": ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3", "forward"],
+        "path": ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#3/forward"], "count": [1, 1, 1, 1]}))
+    run = _totals(tables, db)["r"]
+    assert run["iterations"] == 3 and run["iterations_source"].startswith("3 step range(s)")
+
+
+def test_no_iteration_count_is_guessed(db):
+    run = _totals(_tables([_kernel("r", "sgemm", duration_ns=1e6)], [{"run": "r"}]), db)["r"]
+    assert run["iterations"] is None and run["time_per_iteration_ns"] is None
+
+
+# -- cut short -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code, family, cut", [
+    ("nvprof.timeout", "nvprof", True), ("nvprof.job-killed", "nvprof", True), ("nsys.truncated", "nsys", True),
+    ("ncu.truncated", "ncu", True), ("nsys.truncated-name", "nsys", False), ("smi.truncated", "nvidia-smi", False),
+    ("dcgm.truncated", "dcgm", False), ("nvprof.invalid-records", "nvprof", False)])
+def test_which_warnings_mean_the_run_was_cut_short(code, family, cut):
+    assert cutshort.is_cut_short(code, family) is cut
+
+
+def test_a_warning_belongs_to_the_session_its_line_is_in():
+    sessions = [(1, "q3.out#1"), (40, "q3.out#2"), (90, "q3.out#3")]
+    assert [cutshort.run_at_line(sessions, line) for line in (None, 1, 39, 40, 95)] == \
+        ["q3.out#1", "q3.out#1", "q3.out#1", "q3.out#2", "q3.out#3"]
+
+
+NVPROF_SESSION = """==%(pid)d== NVPROF is profiling process %(pid)d, command: ./app %(n)d
+%(timeout)s==%(pid)d== Profiling application: ./app %(n)d
+==%(pid)d== Profiling result:
+            Type  Time(%%)      Time     Calls       Avg       Min       Max  Name
+ GPU activities:  100.00%%  1.0000ms        10  100.00us  90.000us  110.00us  kern(int)
+"""
+
+
+def test_a_timed_out_session_of_a_concatenated_log_is_the_one_cut_short(tmp_path):
+    import roofreport
+
+    text = "".join(NVPROF_SESSION % {"pid": pid, "n": n, "timeout": t} for pid, n, t in (
+        (101, 1, ""), (102, 5, "==102== Execution timeout, stopping the application...\n"), (103, 10, "")))
+    log = tmp_path / "q.out"
+    log.write_text(text + "slurmstepd: error: *** JOB 7 ON gpu-1 CANCELLED AT 2019-04-16T02:11:11 "
+                          "DUE TO TIME LIMIT ***\n", encoding="utf-8")
+    runs = roofreport.read_file(log).runs.sort("session")
+    assert runs["cut_short"].to_list() == [False, True, True]
+    reasons = runs["cut_short_reason"].to_list()
+    assert reasons[1] == "nvprof: Execution timeout, stopping the application... [q.out line 7]"
+    assert reasons[2].startswith("the batch system ended the job: slurmstepd: error: *** JOB 7") and "DUE TO TIME LIMIT" in reasons[2]
+    assert runs["kernel_time_ns"].to_list() == [1e6, 1e6, 1e6]
+
+
+# -- GPUs compared ---------------------------------------------------------------------------------
+
+def _runs(rows: list[dict]) -> pl.DataFrame:
+    base = {"model": "alexnet", "experiment": "full", "params": json.dumps({"batch_size": 16}), "batch_size": 16,
+            "cut_short": False}
+    return schema.conform("runs", pl.DataFrame([{**base, **r} for r in rows], infer_schema_length=None))
+
+
+def test_speedup_per_iteration_when_both_count_iterations():
+    runs = _runs([{"run": "k", "gpu_label": "K80", "kernel_time_ns": 9e9, "iterations": 100, "time_per_iteration_ns": 9e7,
+                   "cut_short": True},
+                  {"run": "p", "gpu_label": "P40", "kernel_time_ns": 6e9, "iterations": 200, "time_per_iteration_ns": 3e7,
+                   "cut_short": True}])
+    pairs = speedup.speedups(speedup.gpu_pivot(runs))
+    row = pairs.row(0, named=True)
+    assert (row["faster"], row["slower"], row["basis"]) == ("P40", "K80", speedup.PER_ITERATION)
+    assert row["speedup"] == pytest.approx(3.0)      # 90 ms / 30 ms per iteration, not 9 s / 6 s
+
+
+def test_whole_runs_compare_only_when_neither_was_cut_short():
+    complete = [{"run": "k", "gpu_label": "K80", "kernel_time_ns": 8e9}, {"run": "p", "gpu_label": "P40", "kernel_time_ns": 2e9}]
+    row = speedup.speedups(speedup.gpu_pivot(_runs(complete))).row(0, named=True)
+    assert (row["basis"], row["speedup"]) == (speedup.WHOLE_RUN, pytest.approx(4.0))
+    cut = [complete[0], {**complete[1], "cut_short": True, "cut_short_reason": "nvprof: Execution timeout [p line 4]"}]
+    row = speedup.speedups(speedup.gpu_pivot(_runs(cut))).row(0, named=True)
+    assert not row["comparable"] and row["speedup"] is None and row["reason_kind"] == speedup.CUT_SHORT
+    assert row["reason"].startswith("the P40 run was cut short (nvprof: Execution timeout [p line 4])")
+    untimed = [complete[0], {"run": "p", "gpu_label": "P40"}]
+    row = speedup.speedups(speedup.gpu_pivot(_runs(untimed))).row(0, named=True)
+    assert row["reason_kind"] == speedup.NO_TIME and "P40" in row["reason"]
+
+
+def test_only_the_same_workload_is_compared_and_unknown_gpus_are_left_out():
+    runs = _runs([{"run": "k", "gpu_label": "K80", "kernel_time_ns": 8e9},
+                  {"run": "p", "gpu_label": "P40", "kernel_time_ns": 2e9, "params": json.dumps({"batch_size": 32})},
+                  {"run": "u", "gpu_label": None, "kernel_time_ns": 1e9}])
+    assert speedup.gpu_pivot(runs).height == 0
+
+
+def test_model_summary_is_the_geometric_mean_over_configurations():
+    rows = []
+    for bs, (k, p) in {4: (2.0, 1.0), 16: (8.0, 1.0), 64: (1.0, 2.0)}.items():
+        params = json.dumps({"batch_size": bs})
+        rows += [{"run": f"k{bs}", "gpu_label": "K80", "kernel_time_ns": k, "params": params, "batch_size": bs},
+                 {"run": f"p{bs}", "gpu_label": "P40", "kernel_time_ns": p, "params": params, "batch_size": bs}]
+    summary = speedup.model_summary(speedup.speedups(speedup.gpu_pivot(_runs(rows)))).row(0, named=True)
+    assert (summary["faster"], summary["slower"]) == ("P40", "K80")
+    assert summary["speedup"] == pytest.approx((2 * 8 * 0.5) ** (1 / 3))
+    assert (summary["speedup_min"], summary["speedup_max"]) == (pytest.approx(0.5), pytest.approx(8.0))
+    assert (summary["configs"], summary["faster_in"]) == (3, 2)
+
+
+# -- sweeps ------------------------------------------------------------------------------------------
+
+def test_sweep_series_keep_other_parameters_apart_and_sort_on_x():
+    """Two learning rates are two lines, not one zig-zag; batch sizes in numeric order."""
+    rows = [{"run": f"r{bs}_{lr}", "gpu_label": "K80", "params": json.dumps({"batch_size": bs, "learning_rate": lr}),
+             "batch_size": bs, "kernel_time_ns": float(bs), "iterations": 1, "time_per_iteration_ns": float(bs)}
+            for bs in (64, 4, 16) for lr in (0.1, 0.01)]
+    out = sweeps.time_sweeps(_runs(rows)).filter(pl.col("param") == "batch_size")
+    assert out["series"].n_unique() == 2
+    for _, line in out.group_by("series"):
+        assert line.sort("x_order")["x"].to_list() == [4, 16, 64]
+        assert line.sort("x_order")["samples_per_s"].to_list() == pytest.approx([1e9] * 3)
+    assert sorted(out["config"].unique().to_list()) == ["full · lr 0.01", "full · lr 0.1"]
+
+
+def test_a_swept_word_is_ranked_by_name():
+    rows = [{"run": o, "gpu_label": "RTX", "params": json.dumps({"optimizer": o}), "kernel_time_ns": 1.0}
+            for o in ("sgd", "adam", "adagrad")]
+    out = sweeps.series_of(_runs(rows))
+    assert out.sort("x_order")["x_label"].to_list() == ["adagrad", "adam", "sgd"] and out["x"].is_null().all()
+
+
+# -- estimate vs measured: the same span or nothing ----------------------------------------------------
+
+@pytest.mark.parametrize("span, run, measured, why", [
+    ("iteration", {"kernel_time_ns": 9e9, "cut_short": True, "cut_short_reason": "timeout"}, None, "no iteration count"),
+    ("iteration", {"kernel_time_ns": 9e9, "iterations": 90, "iterations_source": "x", "time_per_iteration_ns": 1e8},
+     1e8, None),
+    ("run", {"kernel_time_ns": 9e9, "cut_short": True, "cut_short_reason": "timeout"}, None, "cut short"),
+    ("run", {"kernel_time_ns": 9e9, "cut_short": False}, 9e9, None),
+    ("forward", {"kernel_time_ns": 9e9, "iterations": 90, "time_per_iteration_ns": 1e8}, None, "forward pass"),
+    ("forward", {"kernel_time_ns": 9e9, "iterations": 90, "time_per_iteration_ns": 1e8, "phase": "inference"}, 1e8, None),
+    ("iteration", {}, None, "no kernel time"),
+])
+def test_estimates_compare_the_same_span_or_say_why_not(db, span, run, measured, why):
+    estimate = Estimate("r", 1e12, None, "fp32", "test", span)
+    row = compare._estimate_row(estimate, run, db.get(V100))
+    assert row["measured_time_ns"] == measured
+    if why is None:
+        assert row["comparable"] and row["ratio"] == pytest.approx(measured / row["est_time_ns"])
+    else:
+        assert not row["comparable"] and row["ratio"] is None and why in row["not_comparable"]

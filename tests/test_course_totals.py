@@ -1,0 +1,276 @@
+"""Run totals and the GPU comparison on the real course folders (issue 15, items 2-4).
+
+* Anoushka21's NYU Cloud & ML project summed its own ncu logs by hand (`ncu-final-metric-*.txt`
+  beside each log: TOTALBYTES = every `dram__bytes.sum`, TOTALFLOPS = fadd + fmul + 2 ffma):
+  the runs table must agree, and its V100 VGG-13 is memory-bound (15.6 FLOP/B < 17.4).
+* Every run's totals are the sum of their parts: one time source, one counted file.
+* pramitmallick's and srinidhigoud's K80/P40 runs were stopped by nvprof's --timeout: they are
+  flagged cut short (found here by reading the logs) and compared per iteration, with a speedup
+  recomputed below from the nvprof files themselves.
+* The report's findings and comparison say no "None", no "nan" and give no ratio of unlike things.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from functools import cache
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import roofreport
+from roofreport.analysis import speedup
+from tests.conftest import corpus_path
+from tests.test_report_render import text_of
+
+ANOUSHKA = ("course", "Anoushka21-Cloud-and-MachineLearning")
+TIMED_OUT = ("pramitmallick-examples", "srinidhigoud-examples", "pranshu777-imagenet")
+
+
+@cache
+def _read(*parts: str):
+    return roofreport.read(corpus_path(*parts))
+
+
+@cache
+def _analysis(*parts: str):
+    return roofreport.analyze(_read(*parts))
+
+
+def _runs(*parts: str) -> dict[str, dict]:
+    return {r["run"]: r for r in _read(*parts).runs.iter_rows(named=True)}
+
+
+def _authors_sums(path: Path) -> dict[str, float]:
+    """TOTALBYTES and TOTALFLOPS of one `ncu-final-metric-*.txt` (the value on the line after)."""
+    lines = [line.strip().replace("\\n", "") for line in path.read_text().splitlines()]
+    return {key: float(lines[lines.index(key) + 1]) for key in ("TOTALBYTES", "TOTALFLOPS")}
+
+
+# -- Anoushka21: the authors' hand sums ------------------------------------------------------------
+
+def _anoushka_runs():
+    root = corpus_path(*ANOUSHKA)
+    found = sorted(root.rglob("ncu-final-metric-*.txt"))
+    assert len(found) == 6
+    return [(f"proj1/{p.parent.parent.name}/{p.parent.name}", _authors_sums(p)) for p in found]
+
+
+def test_dram_bytes_of_every_run_are_the_authors_totalbytes():
+    runs = _runs(*ANOUSHKA)
+    for run, sums in _anoushka_runs():
+        assert runs[run]["dram_bytes"] == pytest.approx(sums["TOTALBYTES"], rel=0.01), run
+        # In fact within 4 parts per million: the author's awk summed the values as printed,
+        # rounded in Kbyte/Mbyte/Gbyte; roofreport reads the same values.
+        assert runs[run]["dram_bytes"] == pytest.approx(sums["TOTALBYTES"], rel=5e-6), run
+
+
+def test_v100_flops_are_the_authors_totalflops():
+    """The author summed the FP32 counters; the log also counted a few FP64 ops (dadd, dmul,
+    dfma: 0.01 % of the work), which the run's FLOPs include and nothing else."""
+    data = _read(*ANOUSHKA)
+    runs = _runs(*ANOUSHKA)
+    for run, sums in _anoushka_runs():
+        if "/v100/" not in run:
+            continue
+        ncu = data.kernels.filter((pl.col("run") == run) & pl.col("source_file").str.contains("ncu-log"))
+        assert ncu["flops_fp32"].sum() == sums["TOTALFLOPS"], run
+        others = ncu["flops_fp64"].fill_null(0).sum() + ncu["flops_fp16"].fill_null(0).sum()
+        assert runs[run]["flops"] == pytest.approx(sums["TOTALFLOPS"] + others, rel=1e-12), run
+        assert runs[run]["flops"] == pytest.approx(sums["TOTALFLOPS"], rel=1e-3), run
+        assert runs[run]["flops_complete"] is True
+
+
+def test_v100_intensities_and_bounds_by_the_authors_sums():
+    runs = _runs(*ANOUSHKA)
+    expected = {"vgg11": (13.4, "memory"), "vgg13": (15.6, "memory"), "vgg19": (17.6, "compute")}
+    for model, (ai, bound) in expected.items():
+        row = runs[f"proj1/v100/{model}"]
+        assert row["arithmetic_intensity"] == pytest.approx(ai, abs=0.05), model
+        assert row["ridge_ai"] == pytest.approx(15.7e12 / 900e9)        # V100 SXM2: 17.4 FLOP/B
+        assert row["bound"] == bound and row["roof_precision"] == "fp32", model
+        # Achieved = FLOPs / the nsys time of the same ncu-counted launches.
+        assert row["counted_time_source"].startswith("nsys trace (matched")
+        assert row["achieved_flops_per_s"] == pytest.approx(row["flops"] / (row["counted_time_ns"] * 1e-9))
+
+
+def test_a100_runs_have_no_bound_class_their_tensor_work_went_uncounted():
+    runs = _runs(*ANOUSHKA)
+    for model in ("vgg11", "vgg13", "vgg19"):
+        row = runs[f"proj1/a100/{model}"]
+        assert row["flops_complete"] is False and row["bound"] is None
+        assert row["bound_note"].startswith("FLOPs incomplete")
+
+
+def test_the_report_reads_the_runs_table_not_a_second_computation():
+    an = _analysis(*ANOUSHKA)
+    runs = _read(*ANOUSHKA).runs.sort("run")
+    shown = an.runs.sort("run")
+    for column in ("kernel_time_ns", "flops", "dram_bytes", "arithmetic_intensity", "achieved_flops_per_s", "bound"):
+        assert shown[column].to_list() == runs[column].to_list(), column
+    html = _html(*ANOUSHKA)
+    text = text_of(html)
+    assert "vgg13 (15.6 FLOP/B) are memory-bound" in text or "vgg13 (15.6 FLOP/B) is memory-bound" in text
+    rooflines = html[html.index('<section id="rooflines"'):html.index('<section id="runs"')]
+    assert "15.6 FLOP/B" in text_of(rooflines) and "19.5 FLOP/B" not in text_of(rooflines)
+
+
+# -- totals are the sum of their parts ------------------------------------------------------------
+
+FOLDERS = [ANOUSHKA, ("course", "pramitmallick-examples"), ("course", "srinidhigoud-examples")]
+TRANSFER = r"^\[CUDA mem(cpy|set)"
+RANK = {"nsys": 0, "nvprof": 1, "ncu": 2}
+
+
+@pytest.mark.parametrize("parts", FOLDERS, ids=lambda p: p[-1])
+def test_run_totals_are_the_sum_of_their_kernels(parts):
+    """Per run: its kernel time is the sum of the kernel rows of one file, the best kind there is
+    (a trace before a summary before ncu), transfers apart; its FLOPs and bytes the sums over the
+    counted rows of one file."""
+    data = _read(*parts)
+    families = {f.path: f.family for f in data.files}
+    kernels = data.kernels.with_columns(pl.col("source_file").replace_strict(families, default=None).alias("family"))
+    checked = 0
+    for run in data.runs.iter_rows(named=True):
+        mine = kernels.filter(pl.col("run") == run["run"])
+        timed = mine.filter(pl.col("duration_ns").is_not_null() & ~pl.col("name").str.contains(TRANSFER))
+        if run["kernel_time_ns"] is None:
+            assert not timed.height, run["run"]
+            continue
+        per_file = timed.group_by("source_file", "family").agg(pl.col("duration_ns").sum(), pl.col("count").sum())
+        best = per_file.sort(pl.col("family").replace_strict(RANK, default=9), -pl.col("duration_ns")).row(0, named=True)
+        assert run["kernel_time_ns"] == pytest.approx(best["duration_ns"], rel=1e-12), run["run"]
+        assert run["kernel_launches"] == best["count"], run["run"]
+        counted = mine.filter(pl.col("dram_bytes").is_not_null() | pl.col("flops_fp32").is_not_null())
+        if counted.height:
+            assert counted["source_file"].n_unique() == 1
+            flops = sum(counted[c].fill_null(0).sum() for c in ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor"))
+            assert run["flops"] == pytest.approx(flops, rel=1e-12) and run["counted_kernels"] == counted["count"].sum()
+            assert run["dram_bytes"] == pytest.approx(counted["dram_bytes"].sum(), rel=1e-12)
+        checked += 1
+    assert checked >= 6
+
+
+# -- cut short: found by reading the logs --------------------------------------------------------
+
+@pytest.mark.parametrize("folder", TIMED_OUT)
+def test_runs_stopped_by_nvprofs_timeout_or_the_batch_system_are_cut_short(folder):
+    data = _read("course", folder)
+    runs = _runs("course", folder)
+    flagged = 0
+    for f in data.files:
+        if not f.run or ", " in f.run or f.family != "nvprof":
+            continue
+        text = Path(f.path).read_text(encoding="utf-8", errors="replace")
+        # nvprof's message, wherever the line holds it (after program output, in a re-saved TSV)
+        stopped = bool(re.search(r"==\d+==\s*Execution timeout", text)) or (
+            "DUE TO TIME LIMIT" in text and f.status == "ok")
+        if stopped or f.status == "ok":
+            assert runs[f.run]["cut_short"] is stopped, f.path
+        if stopped:
+            assert runs[f.run]["cut_short_reason"], f.path
+            flagged += 1
+    assert flagged > 20
+
+
+def test_a_time_limit_after_the_results_names_the_batch_system():
+    runs = _read("course", "pramitmallick-examples").runs
+    row = runs.filter(pl.col("run").str.ends_with("final/out.vgg16_8_0.01_p40_full.775823")).row(0, named=True)
+    assert row["cut_short"] and row["kernel_time_ns"] > 0
+    # The first thing the log says stopped it: nvprof's time-out (line 4), then slurm (the last line).
+    assert row["cut_short_reason"] == ("nvprof: Execution timeout, stopping the application... "
+                                       "[out.vgg16_8_0.01_p40_full.775823 line 4]")
+
+
+# -- the same model on two GPUs, by hand ---------------------------------------------------------
+
+def _nvprof_summary(path: Path) -> tuple[float, int]:
+    """(kernel seconds, launches of the loss's backward kernel) from the file's own GPU activities
+    CSV, read with plain polars: an oracle independent of roofreport's reader."""
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"Type","Time(%)"'))
+    body = [lines[start]] + [line for line in lines[start + 2:] if line.startswith('"GPU activities"')]
+    table = pl.read_csv(io.StringIO("\n".join(body)))
+    unit = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[lines[start + 1].split(",")[2]]   # the units row
+    kernels = table.filter(~pl.col("Name").str.contains(TRANSFER))
+    loss = table.filter(pl.col("Name").str.contains("ClassNLLCriterion_updateGradInput"))
+    return kernels["Time"].sum() * unit, int(loss["Calls"].sum())
+
+
+BY_HAND = {
+    "pramitmallick-examples": ("imagenet/final/out.alexnet_16_0.01_k80_backprop.805231",
+                               "imagenet/final/out.alexnet_16_0.01_p40_backprop.805116"),
+    "srinidhigoud-examples": ("imagenet/results/backprop/k80/out.alexnet_16_0.01_k80_backprop.805231",
+                              "imagenet/results/backprop/p40/out.alexnet_16_0.01_p40_backprop.805116"),
+}
+
+
+@pytest.mark.parametrize("folder", sorted(BY_HAND))
+def test_the_same_model_on_two_gpus_gives_the_speedup_computed_by_hand(folder):
+    """alexnet, batch 16, backward pass only (cudaProfilerStart/Stop around it): both runs hit
+    nvprof's --timeout, the K80 after 148 steps, the P40 after 90. Per step: 53.3 ms on the K80,
+    18.5 ms on the P40, so the P40 is 2.89x faster (checked by hand from the two files)."""
+    root = corpus_path("course", folder)
+    k80_file, p40_file = (root / rel for rel in BY_HAND[folder])
+    (k80_s, k80_steps), (p40_s, p40_steps) = _nvprof_summary(k80_file), _nvprof_summary(p40_file)
+    assert (k80_steps, p40_steps) == (148, 90)
+    by_hand = (k80_s / k80_steps) / (p40_s / p40_steps)
+    assert by_hand == pytest.approx(2.887, abs=0.001)
+    runs = _read("course", folder).runs
+    for path, seconds, steps in ((k80_file, k80_s, k80_steps), (p40_file, p40_s, p40_steps)):
+        row = runs.filter(pl.col("run") == str(path.relative_to(root))).row(0, named=True)
+        assert row["cut_short"] and row["iterations"] == steps
+        assert row["time_per_iteration_ns"] == pytest.approx(seconds * 1e9 / steps, rel=1e-6)
+    pairs = _analysis("course", folder).speedups.filter(
+        (pl.col("model") == "alexnet") & pl.col("config").str.contains(r"^backprop · bs 16( ·|$)"))
+    row = pairs.row(0, named=True)
+    assert (row["faster"], row["slower"], row["basis"]) == ("P40", "K80", speedup.PER_ITERATION)
+    assert row["speedup"] == pytest.approx(by_hand, rel=1e-6)
+
+
+@pytest.mark.parametrize("folder", sorted(BY_HAND))
+def test_every_model_is_compared_across_the_two_gpus(folder):
+    summary = _analysis("course", folder).gpu_summary
+    assert sorted(summary["model"].to_list()) == ["alexnet", "resnet18", "vgg16"]
+    assert summary["configs"].min() >= 8 and (summary["faster"] == "P40").all()
+    assert summary.select((pl.col("speedup_min") > 1).all()).item()
+
+
+# -- what the report says: no None, no nan, no ratio of unlike things -----------------------------
+
+@cache
+def _html(*parts: str) -> str:
+    import tempfile
+
+    out = Path(tempfile.mkdtemp(prefix="totals-")) / "report.html"
+    roofreport.build_report(_analysis(*parts), out)
+    return out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("parts", FOLDERS, ids=lambda p: p[-1])
+def test_findings_and_comparison_say_no_none_no_nan_and_no_unlike_ratio(parts):
+    html = _html(*parts)
+    findings = text_of(html[html.index('<section id="findings"'):html.index('<section id="inputs"')])
+    comparison = text_of(html[html.index('<section id="comparison"'):html.index('<section id="rooflines"')])
+    runs = text_of(html[html.index('<section id="runs"'):html.index('<section id="share"')])
+    for text in (findings, comparison, runs):
+        assert not re.search(r"\bNone\b|\bnan\b|\bNaN\b|\binf\b", text)
+    assert findings.strip().startswith("Findings Conclusion: The ")
+    an = _analysis(*parts)
+    # Every speedup printed is one of a comparable pair: no 172281x.
+    conclusion = findings.split("Conclusion: ", 1)[1].split(" Bound: ", 1)[0]
+    ratios = [float(r) for r in re.findall(r"([\d.]+)×", comparison + conclusion)]
+    compared = an.speedups.filter(pl.col("comparable"))
+    assert ratios and max(ratios) <= compared["speedup"].max() * 1.05     # printed with 2 digits
+    assert all(f"{r['faster']} " in comparison for r in compared.iter_rows(named=True))
+    # Workloads without a comparable pair are counted in the list of what was not compared, and
+    # are no row of the time table.
+    apart = an.speedups.filter(~pl.col("comparable"))
+    listed = sum(int(n) for n in re.findall(r"(\d+) workloads? \(", comparison))
+    assert listed == apart.height
+    start = html.index("GPU kernel time of the same work on each GPU")
+    table = text_of(html[start:html.index("</table>", start)])
+    for model, config in apart.join(compared, on="config_key", how="anti").select("model", "config").iter_rows():
+        assert f" {model} {config} " not in table, (model, config)
