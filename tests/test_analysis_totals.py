@@ -139,7 +139,7 @@ def test_step_ranges_come_before_the_loss_kernel(db):
         "run": ["r"] * 4, "kind": ["nvtx"] * 4, "name": ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3", "forward"],
         "path": ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#3/forward"], "count": [1, 1, 1, 1]}))
     run = _totals(tables, db)["r"]
-    assert run["iterations"] == 3 and run["iterations_source"].startswith("3 step range(s)")
+    assert run["iterations"] == 3 and run["iterations_source"].startswith("3 instances of 3 step range name(s)")
 
 
 def test_no_iteration_count_is_guessed(db):
@@ -281,3 +281,23 @@ def test_estimates_compare_the_same_span_or_say_why_not(db, span, run, measured,
         assert row["comparable"] and row["ratio"] == pytest.approx(measured / row["est_time_ns"])
     else:
         assert not row["comparable"] and row["ratio"] is None and why in row["not_comparable"]
+
+
+# -- on real exports: one profile in several files ----------------------------------------------------
+
+def test_a_profile_exported_twice_counts_once_and_its_steps_once():
+    """derived/: the same ncu report as details and raw CSV (one run, two files), the same nsys
+    report as SQLite and CSV with ten NVTX `iterationN` ranges."""
+    import roofreport
+    from tests.conftest import corpus_path
+
+    data = roofreport.read(corpus_path("derived"))
+    runs = {r["run"]: r for r in data.runs.iter_rows(named=True)}
+    julia = data.kernels.filter((pl.col("run") == "ncu/julia_indexspaces_profile") & pl.col("dram_bytes").is_not_null())
+    per_file = julia.group_by("source_file").agg(pl.col("dram_bytes").sum(), pl.len())
+    assert per_file.height == 2 and per_file["len"].to_list() == [2, 2]     # the raw page as CSV and as text
+    run = runs["ncu/julia_indexspaces_profile"]
+    assert run["counted_kernels"] == 2 and run["dram_bytes"] == per_file["dram_bytes"][0]
+    torch = runs["nsys/flame_torch_rtxa4500"]
+    assert torch["iterations"] == 10 and torch["iterations_source"].startswith("10 instances of 10 step range")
+    assert torch["time_per_iteration_ns"] == pytest.approx(torch["kernel_time_ns"] / 10)

@@ -33,7 +33,7 @@ def run_iterations(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """run, iterations, iterations_source for the runs whose logs give a count."""
     marked = _step_ranges(tables.get("regions"))
     losses = _loss_launches(timing.kernel_time_rows(tables))
-    if marked.height:
+    if marked.height and losses.height:
         losses = losses.join(marked.select("run"), on="run", how="anti")
     parts = [p for p in (marked, losses) if p.height]
     if not parts:
@@ -51,11 +51,15 @@ def _step_ranges(regions: pl.DataFrame | None) -> pl.DataFrame:
     # only the outermost step ranges of a run.
     outer = steps.with_columns(pl.col("path").fill_null(pl.col("name")).str.count_matches("/").alias("depth"))
     outer = outer.filter(pl.col("depth") == pl.col("depth").min().over("run"))
-    per_name = outer.group_by("run", "name").agg(pl.col("count").fill_null(1).sum())
-    return per_name.group_by("run").agg(
-        pl.col("count").sum().alias("iterations"),
-        pl.format("{} step range(s) ({})", pl.col("name").n_unique(), pl.col("name").sort().first())
-        .first().alias("iterations_source"))
+    # One file per run, like its time: an nsys report exported twice (SQLite and CSV) is one count.
+    per_file = outer.group_by("run", "source_file").agg(
+        pl.col("count").fill_null(1).sum().alias("iterations"), pl.col("name").n_unique().alias("names"),
+        pl.col("name").sort().first().alias("example"))
+    best = per_file.sort(["run", "iterations", "source_file"], descending=[False, True, False]) \
+        .group_by("run", maintain_order=True).first()
+    return best.select("run", "iterations", pl.format("{} instances of {} step range name(s) ({}, ...)",
+                                                      pl.col("iterations"), pl.col("names"), pl.col("example"))
+                       .alias("iterations_source"))
 
 
 def _loss_launches(rows: pl.DataFrame) -> pl.DataFrame:
