@@ -4,8 +4,9 @@ A run stopped by a profiler timeout or a job time limit did as many steps as it 
 so its total kernel time says nothing comparable; its time per step does. The count comes from
 the same rows as the run's time (`timing.kernel_time_rows`) or from its ranges, first found:
 
-1. step ranges the program marked: PyTorch's `ProfilerStep#N`, NVTX ranges named like a step
-   (`step`, `train_step`, `iteration 12`, `batch`), counted by their instances;
+1. step ranges the program marked: PyTorch's `ProfilerStep#N` (regions of kind "step"), NVTX
+   ranges named like a step (`step`, `train_step`, `iteration 12`, `batch`), counted by their
+   instances in one file of the run;
 2. launches of a loss kernel: a training or evaluation step computes its loss once
    (`cunn_ClassNLLCriterion_updateOutput_kernel`, `nll_loss_forward_reduce_cuda_kernel_2d`, their
    backward kernels, cross-entropy kernels of other frameworks). The most launched one counts,
@@ -44,7 +45,8 @@ def run_iterations(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
 def _step_ranges(regions: pl.DataFrame | None) -> pl.DataFrame:
     if regions is None or not regions.height:
         return pl.DataFrame()
-    steps = regions.filter(pl.col("name").str.strip_chars().str.contains(STEP_RANGE) & pl.col("run").is_not_null())
+    named = pl.col("name").str.strip_chars().str.contains(STEP_RANGE)
+    steps = regions.filter((named | (pl.col("kind") == "step")) & pl.col("run").is_not_null())
     if not steps.height:
         return pl.DataFrame()
     # Ranges nested in a step range (a step inside an epoch range is fine) are counted once:
