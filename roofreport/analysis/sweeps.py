@@ -8,9 +8,10 @@ per parameter it sweeps, the series it belongs to: the kernel-share sweeps (`sha
 the time sweeps below use the same series.
 
 `time_sweeps` gives each point's time over one basis for the whole series (`speedup.py`'s
-rules: per iteration when every point counts its iterations, else the whole run's kernel time
-when no point was cut short; a series with neither is left out) and, when the batch size is
-known, the time per sample and the samples per second.
+rules: per iteration where the points count their iterations, else the whole run's kernel time
+of the points not cut short; a point without a time on the series' basis is left out, a series
+left with fewer than two points too) and, when the batch size is known, the time per sample and
+the samples per second.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import polars as pl
 
 from roofreport.analysis import speedup, workloads
+from roofreport.pipeline import labels
 
 SERIES_COLUMNS = {"run": pl.String, "param": pl.String, "series": pl.String, "model": pl.String,
                   "gpu": pl.String, "config": pl.String, "x": pl.Float64, "x_label": pl.String,
@@ -39,7 +41,7 @@ def series_of(runs: pl.DataFrame) -> pl.DataFrame:
         for param, value in params.items():
             if value is None or param in workloads.IN_LEAD:
                 continue
-            gpu = row.get("gpu_label") or "unknown GPU"
+            gpu = row.get("gpu_label") or labels.UNKNOWN_GPU
             key = json.dumps([workloads.key(row, params, leave_out=(param,)), gpu, param], default=str)
             rows.append({"run": row["run"], "param": param, "series": key,
                          "model": workloads.lead(row, params), "gpu": gpu,
@@ -83,9 +85,12 @@ def time_sweeps(runs: pl.DataFrame) -> pl.DataFrame:
         pl.len().alias("runs"), pl.col("batch_size").drop_nulls().first(),
         pl.col("time_per_iteration_ns").median(),
         pl.col("kernel_time_ns").filter(complete).median().alias("whole_run_ns"))
-    per_iteration = points.filter(pl.col("time_per_iteration_ns").is_not_null().all().over("series"))
+    # One basis per series: per iteration where two or more points have it, else the whole run's
+    # time of the points that were not cut short; points without a time on that basis are left out.
+    iterations = pl.col("time_per_iteration_ns").is_not_null()
+    per_iteration = points.filter(iterations & (iterations.sum().over("series") > 1))
     whole = points.join(per_iteration.select("series").unique(), on="series", how="anti") \
-        .filter(pl.col("whole_run_ns").is_not_null().all().over("series"))
+        .filter(pl.col("whole_run_ns").is_not_null())
     parts = [per_iteration.with_columns(pl.lit(speedup.PER_ITERATION).alias("basis"),
                                         pl.col("time_per_iteration_ns").alias("time_ns")),
              whole.with_columns(pl.lit(speedup.WHOLE_RUN).alias("basis"), pl.col("whole_run_ns").alias("time_ns"))]

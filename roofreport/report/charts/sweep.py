@@ -79,9 +79,12 @@ def _x_axis(ax, param: str, ticks: list[str] | None, xs: list[float]) -> None:
         ax.set_xlim(0.5, len(ticks) + 0.5)
         return
     positive = [x for x in xs if x and x > 0]
-    if positive and len(positive) == len(xs) and max(positive) / min(positive) >= 4:
-        ax.set_xscale("log", base=2 if all(float(x).is_integer() for x in xs) else 10)
+    whole = all(float(x).is_integer() for x in xs)
+    if positive and len(positive) == len(xs) and max(positive) / min(positive) >= (2 if whole else 4):
+        ax.set_xscale("log", base=2 if whole else 10)
         ax.xaxis.set_minor_formatter(NullFormatter())
+    if whole and len(set(xs)) <= 8:
+        ax.set_xticks(sorted(set(xs)))   # the swept values themselves: 4 8 16 32 64, or 32 64
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
 
 

@@ -258,7 +258,8 @@ def time_sweep_blocks(sweeps: pl.DataFrame) -> list:
         basis = group["basis"][0]
         label = "Time per iteration" if basis == speedup.PER_ITERATION else "Kernel time of the run"
         title = f"{param.replace('_', ' ')} sweep" + (f" — {config}" if config else "")
-        blocks.append(chart(f"tsweep{i + 1}", f"{title}: {basis} and samples per second", time_sweep_svg,
+        throughput = " and samples per second" if group["samples_per_s"].is_not_null().any() else ""
+        blocks.append(chart(f"tsweep{i + 1}", f"{title}: {basis}{throughput}", time_sweep_svg,
                             param, ticks, label, series))
     return blocks
 

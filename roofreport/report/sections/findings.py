@@ -14,6 +14,7 @@ from collections import Counter
 
 import polars as pl
 
+from roofreport.pipeline.labels import UNKNOWN_GPU
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span
 from roofreport.report.sections.comparison import spans_list
@@ -175,12 +176,17 @@ def cut_short_findings(runs: pl.DataFrame) -> list[Paragraph]:
     if not short.height:
         return []
     said = short["cut_short_reason"].drop_nulls().str.replace(r" \[[^\[\]]*\]$", "").value_counts(sort=True)
-    causes = "; ".join(f"{text}: {n}" for text, n in said.head(3).iter_rows())
+    causes = "; ".join(f"“{text}” in {n}" for text, n in said.head(3).iter_rows())
     counted = short.filter(pl.col("iterations").is_not_null()).height
-    many = short.height > 1
-    text = (f"{short.height} of {runs.height} runs {'were' if many else 'was'} cut short before the end"
-            + (f" ({causes})" if causes else "") + f": {'their totals cover' if many else 'its totals cover'} only "
-            "the part that ran. They are compared per iteration")
+    if short.height == 1:
+        said_so = f" (its log says “{said['cut_short_reason'][0]}”)" if said.height else ""
+        compared = "" if counted else ", and its logs do not count iterations: it is not compared"
+        return [Paragraph.of(f"1 of {runs.height} runs was cut short before the end{said_so}: its totals cover only "
+                             f"the part that ran, so it is compared with other runs per iteration only{compared}.",
+                             level="warning")]
+    text = (f"{short.height} of {runs.height} runs were cut short before the end"
+            + (f" (the logs say {causes})" if causes else "") + ": their totals cover only the part that ran. "
+            "They are compared per iteration")
     text += (f" where their logs count iterations ({counted} of {short.height} do), and not at all otherwise."
              if counted < short.height else " (their logs count iterations).")
     return [Paragraph.of(text, level="warning")]
@@ -331,8 +337,9 @@ def sweep_findings(pattern_sweeps: pl.DataFrame) -> list[Paragraph]:
     for r in biggest.group_by("gpu", maintain_order=True).head(SWEEP_FINDINGS).iter_rows(named=True):
         what = f"{r['model']}, {r['config']}" if r["config"] else r["model"]
         param = r["param"].replace("_", " ")
+        where = "With an unidentified GPU" if r["gpu"] == UNKNOWN_GPU else f"On the {r['gpu']}"
         out.append(Paragraph.of(
-            f"On the {r['gpu']}, {r['label']} take {fmt.share(r['s0'])} of GPU time at {param} {r['x0']} and "
+            f"{where}, {r['label']} take {fmt.share(r['s0'])} of GPU time at {param} {r['x0']} and "
             f"{fmt.share(r['s1'])} at {r['x1']} ({what})."))
     return out
 
