@@ -30,10 +30,11 @@ LOSS_KERNEL = (r"(?i)ClassNLLCriterion_update(?:Output|GradInput)|nll_loss(?:2d)
 COLUMNS = {"run": pl.String, "iterations": pl.Int64, "iterations_source": pl.String}
 
 
-def run_iterations(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """run, iterations, iterations_source for the runs whose logs give a count."""
+def run_iterations(tables: dict[str, pl.DataFrame], time_rows: pl.DataFrame | None = None) -> pl.DataFrame:
+    """run, iterations, iterations_source for the runs whose logs give a count. `time_rows`:
+    `timing.kernel_time_rows(tables)` when the caller has it already."""
     marked = _step_ranges(tables.get("regions"))
-    losses = _loss_launches(timing.kernel_time_rows(tables))
+    losses = _loss_launches(timing.kernel_time_rows(tables) if time_rows is None else time_rows)
     if marked.height and losses.height:
         losses = losses.join(marked.select("run"), on="run", how="anti")
     parts = [p for p in (marked, losses) if p.height]

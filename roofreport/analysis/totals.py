@@ -44,9 +44,10 @@ def with_run_totals(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -
 
 def run_totals(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
     """run + the `RUN_TOTALS` columns, one row per run that has any (module docstring)."""
-    time = kernel_time(tables)
+    rows = timing.kernel_time_rows(tables)        # once: the time and the iteration count read it
+    time = kernel_time(rows)
     work = _work(tables, db)
-    steps = iterations.run_iterations(tables)
+    steps = iterations.run_iterations(tables, rows)
     ids = pl.concat([f.select("run") for f in (time, work, steps)]).unique()
     out = ids.join(time, on="run", how="left").join(work, on="run", how="left").join(steps, on="run", how="left")
     out = out.with_columns(
@@ -57,9 +58,9 @@ def run_totals(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.
 
 # -- time ------------------------------------------------------------------------------------
 
-def kernel_time(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """run, kernel_time_ns, kernel_launches, transfer_time_ns, time_source."""
-    rows = timing.kernel_time_rows(tables)
+def kernel_time(rows: pl.DataFrame) -> pl.DataFrame:
+    """run, kernel_time_ns, kernel_launches, transfer_time_ns, time_source from the rows of each
+    run's time source (`timing.kernel_time_rows`)."""
     if not rows.height:
         return pl.DataFrame(schema={"run": pl.String, "kernel_time_ns": pl.Float64, "kernel_launches": pl.Int64,
                                     "transfer_time_ns": pl.Float64, "time_source": pl.String})
