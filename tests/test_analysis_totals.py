@@ -136,8 +136,9 @@ def test_step_ranges_come_before_the_loss_kernel(db):
     kernels = [_kernel("r", "nll_loss_forward_reduce_cuda_kernel_2d", duration_ns=1e6)]
     tables = _tables(kernels, [{"run": "r"}])
     tables["regions"] = schema.conform("regions", pl.DataFrame({
-        "run": ["r"] * 4, "kind": ["nvtx"] * 4, "name": ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3", "forward"],
-        "path": ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#3/forward"], "count": [1, 1, 1, 1]}))
+        "run": ["r"] * 4, "kind": ["nvtx"] * 4, "count": [1, 1, 1, 1],
+        "name": ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3", "forward"],
+        "path": ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#3/forward"]}))
     run = _totals(tables, db)["r"]
     assert run["iterations"] == 3 and run["iterations_source"].startswith("3 instances of 3 step range name(s)")
 
@@ -183,7 +184,8 @@ def test_a_timed_out_session_of_a_concatenated_log_is_the_one_cut_short(tmp_path
     assert runs["cut_short"].to_list() == [False, True, True]
     reasons = runs["cut_short_reason"].to_list()
     assert reasons[1] == "nvprof: Execution timeout, stopping the application... [q.out line 7]"
-    assert reasons[2].startswith("the batch system ended the job: slurmstepd: error: *** JOB 7") and "DUE TO TIME LIMIT" in reasons[2]
+    assert reasons[2].startswith("the batch system ended the job: slurmstepd: error: *** JOB 7")
+    assert "DUE TO TIME LIMIT" in reasons[2]
     assert runs["kernel_time_ns"].to_list() == [1e6, 1e6, 1e6]
 
 
@@ -196,10 +198,10 @@ def _runs(rows: list[dict]) -> pl.DataFrame:
 
 
 def test_speedup_per_iteration_when_both_count_iterations():
-    runs = _runs([{"run": "k", "gpu_label": "K80", "kernel_time_ns": 9e9, "iterations": 100, "time_per_iteration_ns": 9e7,
-                   "cut_short": True},
-                  {"run": "p", "gpu_label": "P40", "kernel_time_ns": 6e9, "iterations": 200, "time_per_iteration_ns": 3e7,
-                   "cut_short": True}])
+    runs = _runs([{"run": "k", "gpu_label": "K80", "kernel_time_ns": 9e9, "iterations": 100,
+                   "time_per_iteration_ns": 9e7, "cut_short": True},
+                  {"run": "p", "gpu_label": "P40", "kernel_time_ns": 6e9, "iterations": 200,
+                   "time_per_iteration_ns": 3e7, "cut_short": True}])
     pairs = speedup.speedups(speedup.gpu_pivot(runs))
     row = pairs.row(0, named=True)
     assert (row["faster"], row["slower"], row["basis"]) == ("P40", "K80", speedup.PER_ITERATION)
@@ -207,10 +209,12 @@ def test_speedup_per_iteration_when_both_count_iterations():
 
 
 def test_whole_runs_compare_only_when_neither_was_cut_short():
-    complete = [{"run": "k", "gpu_label": "K80", "kernel_time_ns": 8e9}, {"run": "p", "gpu_label": "P40", "kernel_time_ns": 2e9}]
+    complete = [{"run": "k", "gpu_label": "K80", "kernel_time_ns": 8e9},
+                {"run": "p", "gpu_label": "P40", "kernel_time_ns": 2e9}]
     row = speedup.speedups(speedup.gpu_pivot(_runs(complete))).row(0, named=True)
     assert (row["basis"], row["speedup"]) == (speedup.WHOLE_RUN, pytest.approx(4.0))
-    cut = [complete[0], {**complete[1], "cut_short": True, "cut_short_reason": "nvprof: Execution timeout [p line 4]"}]
+    cut = [complete[0],
+           {**complete[1], "cut_short": True, "cut_short_reason": "nvprof: Execution timeout [p line 4]"}]
     row = speedup.speedups(speedup.gpu_pivot(_runs(cut))).row(0, named=True)
     assert not row["comparable"] and row["speedup"] is None and row["reason_kind"] == speedup.CUT_SHORT
     assert row["reason"].startswith("the P40 run was cut short (nvprof: Execution timeout [p line 4])")
@@ -264,13 +268,15 @@ def test_a_swept_word_is_ranked_by_name():
 # -- estimate vs measured: the same span or nothing ----------------------------------------------------
 
 @pytest.mark.parametrize("span, run, measured, why", [
-    ("iteration", {"kernel_time_ns": 9e9, "cut_short": True, "cut_short_reason": "timeout"}, None, "no iteration count"),
+    ("iteration", {"kernel_time_ns": 9e9, "cut_short": True, "cut_short_reason": "timeout"}, None,
+     "no iteration count"),
     ("iteration", {"kernel_time_ns": 9e9, "iterations": 90, "iterations_source": "x", "time_per_iteration_ns": 1e8},
      1e8, None),
     ("run", {"kernel_time_ns": 9e9, "cut_short": True, "cut_short_reason": "timeout"}, None, "cut short"),
     ("run", {"kernel_time_ns": 9e9, "cut_short": False}, 9e9, None),
     ("forward", {"kernel_time_ns": 9e9, "iterations": 90, "time_per_iteration_ns": 1e8}, None, "forward pass"),
-    ("forward", {"kernel_time_ns": 9e9, "iterations": 90, "time_per_iteration_ns": 1e8, "phase": "inference"}, 1e8, None),
+    ("forward", {"kernel_time_ns": 9e9, "iterations": 90, "time_per_iteration_ns": 1e8, "phase": "inference"},
+     1e8, None),
     ("iteration", {}, None, "no kernel time"),
 ])
 def test_estimates_compare_the_same_span_or_say_why_not(db, span, run, measured, why):
@@ -293,7 +299,8 @@ def test_a_profile_exported_twice_counts_once_and_its_steps_once():
 
     data = roofreport.read(corpus_path("derived"))
     runs = {r["run"]: r for r in data.runs.iter_rows(named=True)}
-    julia = data.kernels.filter((pl.col("run") == "ncu/julia_indexspaces_profile") & pl.col("dram_bytes").is_not_null())
+    julia = data.kernels.filter((pl.col("run") == "ncu/julia_indexspaces_profile")
+                                & pl.col("dram_bytes").is_not_null())
     per_file = julia.group_by("source_file").agg(pl.col("dram_bytes").sum(), pl.len())
     assert per_file.height == 2 and per_file["len"].to_list() == [2, 2]     # the raw page as CSV and as text
     run = runs["ncu/julia_indexspaces_profile"]

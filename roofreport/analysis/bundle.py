@@ -1,11 +1,13 @@
 """Every analysis the report uses, run once from explicit settings, kept together as frames.
 
 `analyze(dataset, settings)` gives an `Analysis`: the dataset it read, the GPU database, and one
-frame per question (runs side by side, rooflines, kernel share, sweeps, regions, utilization,
-API time). Runs that copy another (`duplicate_of`) are left out of every frame
-(`runsets.body_tables`) and listed in `duplicates` for the appendix. The report computes no
-FLOPs, peaks, rooflines or bound classes of its own: every number a section shows comes from
-one of these frames. The settings are what a user may change
+frame per question (runs side by side with their totals, the same work on each GPU and the
+speedups, rooflines, kernel share, sweeps, regions, utilization, API time). The run totals are
+the runs table's own (`totals.py`, filled by `roofreport.read`); they are recomputed only when
+the settings change a run's GPU or peaks. Runs that copy another (`duplicate_of`) are left out
+of every frame (`runsets.body_tables`) and listed in `duplicates` for the appendix. The report
+computes no FLOPs, peaks, rooflines or bound classes of its own: every number a section shows
+comes from one of these frames. The settings are what a user may change
 (`AnalysisSettings`: a GPU for runs whose logs name none, a peaks file, kernels per run, a
 utilization window); the CLI's options and `roofreport.analyze`'s arguments both become one.
 """

@@ -37,8 +37,8 @@ def time_sweep_svg(chart_id: str, param: str, ticks: list[str] | None, time_labe
     handles, labels = [], []
     for s in series:
         marker, dash = _GPU_STYLES[gpus.index(s.gpu) % len(_GPU_STYLES)]
-        style = dict(color=charts.colour(models.index(s.model)), marker=marker, linestyle=dash,
-                     markersize=3.5, linewidth=1.3)
+        style = {"color": charts.colour(models.index(s.model)), "marker": marker, "linestyle": dash,
+                 "markersize": 3.5, "linewidth": 1.3}
         (line,) = axes[0][0].plot(s.x, s.time_ns, **style)
         if throughput:
             points = [(x, v) for x, v in zip(s.x, s.samples_per_s) if v]

@@ -105,7 +105,8 @@ def _estimates_blocks(estimates: pl.DataFrame) -> list:
     same = estimates.filter(pl.col("comparable"))
     if same.height:
         rows = [[name_cell(r["run"], 40), fmt.flops(r.get("est_flops")), fmt.nbytes(r.get("est_bytes")),
-                 cell(fmt.duration(r.get("est_time_ns")), sub=f"one {r['span']}" if r["span"] != "run" else "whole run"),
+                 cell(fmt.duration(r.get("est_time_ns")),
+                      sub=f"one {r['span']}" if r["span"] != "run" else "whole run"),
                  cell(fmt.duration(r.get("measured_time_ns")), sub=r.get("measured_span")),
                  fmt.ratio(r.get("ratio")), r.get("source") or "–"] for r in same.iter_rows(named=True)]
         blocks.append(table(["Run", "Est. FLOPs#", "Est. bytes#", "Est. time#", "Measured time#", "Measured / est.#",
@@ -200,7 +201,8 @@ def _work_table(pivot: pl.DataFrame) -> list:
     counted = pivot.filter(pl.col("flops").is_not_null())
     if not counted.height:
         return []
-    rows = [[cell(r["model"]), cell(r["config"] or "–"), cell(r["gpu"]), flops_cell(r["flops"], r["flops_complete"]),
+    rows = [[cell(r["model"]), cell(r["config"] or "–"), cell(r["gpu"]),
+             flops_cell(r["flops"], r["flops_complete"]),
              fmt.intensity(r["arithmetic_intensity"]), fmt.intensity(r["ridge_ai"]),
              ("≥ " if r["flops_complete"] is False else "") + fmt.rate(r["achieved_flops_per_s"]),
              bound_cell(r["bound"], r["bound_note"])] for r in counted.iter_rows(named=True)]
@@ -280,7 +282,8 @@ def share_sweep_blocks(sweeps: pl.DataFrame) -> list:
         first = series.row(0, named=True)
         x = series["x"].unique(maintain_order=True).to_list()
         shares = {c: g["share"].to_list() for (c,), g in series.group_by(["category"], maintain_order=True)}
-        title = " · ".join(t for t in (first["model"], first["gpu"]) if t) + (f"\n{first['config']}" if first["config"] else "")
+        title = " · ".join(t for t in (first["model"], first["gpu"]) if t)
+        title += f"\n{first['config']}" if first["config"] else ""
         panels.append(SharePanel(title, x, {c: shares[c] for c in cats if c in shares}))
     blocks: list = [Heading("Sweeps: where the time goes"), Paragraph.of(
         "Share of each run's GPU time by kernel category along the batch size: one panel per model, GPU and "

@@ -103,7 +103,8 @@ def _bound_conclusion(pivot: pl.DataFrame) -> list[Paragraph]:
         return [Paragraph.of("Whether they are memory- or compute-bound the logs cannot tell: they hold no FLOP "
                              "and DRAM-byte counts (ncu --metrics or nvprof --metrics flop_count_sp,"
                              "dram_read_transactions,dram_write_transactions give them).")]
-    parts = [_bound_on(gpu, group) for (gpu,), group in counted.sort("gpu", "model").group_by(["gpu"], maintain_order=True)]
+    by_gpu = counted.sort("gpu", "model").group_by(["gpu"], maintain_order=True)
+    parts = [_bound_on(gpu, group) for (gpu,), group in by_gpu]
     return [Paragraph.of("Bound: " + "; ".join(parts) + ".")]
 
 
@@ -122,7 +123,8 @@ def _bound_on(gpu: str, group: pl.DataFrame) -> str:
     if unknown.height:
         why = (unknown["bound_note"].drop_nulls().first() or "a quantity is missing").split(":")[0]
         models = unknown["model"].to_list()
-        text += ("; " if said else "") + f"{_and(models)} {'are' if len(models) > 1 else 'is'} of unknown bound ({why})"
+        verb = "are" if len(models) > 1 else "is"
+        text += ("; " if said else "") + f"{_and(models)} {verb} of unknown bound ({why})"
     return text
 
 
@@ -141,12 +143,14 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
         names = _names(group)
         spans = [Span(f"On the {gpu or 'unidentified GPU'}, {len(names)} run{'s are' if len(names) > 1 else ' is'} "
                       f"{bound}-bound (")] + spans_list(names) + [Span(")")]
-        spans.append(Span(f": arithmetic intensity {_span_range(group['arithmetic_intensity'].to_list(), fmt.intensity)}"))
+        intensity = _span_range(group["arithmetic_intensity"].to_list(), fmt.intensity)
+        spans.append(Span(f": arithmetic intensity {intensity}"))
         if group["ridge_ai"].drop_nulls().len():
             spans.append(Span(f" against a ridge point of {_span_range(group['ridge_ai'].to_list(), fmt.intensity)}"))
         if group["pct_of_roof"].drop_nulls().len():
             spans.append(Span(f"; {'they reach' if len(names) > 1 else 'it reaches'} "
-                              f"{_span_range(group['pct_of_roof'].to_list(), fmt.percent)} of the roof at that intensity"))
+                              f"{_span_range(group['pct_of_roof'].to_list(), fmt.percent)} of the roof at that "
+                              "intensity"))
         out.append(Paragraph(spans + [Span(".")]))
     unplaced = runs.filter(pl.col("bound").is_null())
     incomplete = _names(unplaced.filter(pl.col("flops_complete") == False))  # noqa: E712
