@@ -115,8 +115,8 @@ def _estimates_blocks(estimates: pl.DataFrame) -> list:
                                     "FLOPs / peak))"))
     apart = estimates.filter(~pl.col("comparable"))
     if apart.height:
-        items = [Paragraph([Span(r["run"], code=True), Span(f": {r['not_comparable']}.")])
-                 for r in apart.unique("not_comparable", keep="first", maintain_order=True).iter_rows(named=True)]
+        items = [Paragraph(spans_list(group["run"].to_list(), 4) + [Span(f": {why}.")])
+                 for (why,), group in apart.group_by(["not_comparable"], maintain_order=True)]
         blocks.append(Paragraph.of(f"Not comparable ({apart.height} estimate{'s' if apart.height > 1 else ''}; "
                                    "no ratio is given where estimate and measurement cover different work):"))
         blocks.append(Bullets(items))
