@@ -141,6 +141,7 @@ def spans_list(names: list[str], limit: int = 6) -> list[Span]:
 GPU_EMPTY = ("No workload ran on two GPUs: a comparison needs the same model with the same parameters "
              "profiled on each GPU (runs are matched by model, experiment and parameters, never by folder).")
 SWEEP_PANELS = 12        # panels (model, GPU, configuration) in one kernel-share sweep chart
+TRANSFERS = ("memcpy", "memset")
 
 
 def comparison_section(an) -> Section:
@@ -279,12 +280,16 @@ def share_sweep_blocks(sweeps: pl.DataFrame) -> list:
     colours = {c: category_colour(c, cats) for c in cats}
     panels = []
     for _, series in sweeps.sort("model", "config", "gpu", "x_order").group_by("series", maintain_order=True):
+        if not series.filter(~pl.col("category").is_in(TRANSFERS))["share"].sum():
+            continue    # logs of transfers only ("No kernels were profiled"): nothing to follow
         first = series.row(0, named=True)
         x = series["x"].unique(maintain_order=True).to_list()
         shares = {c: g["share"].to_list() for (c,), g in series.group_by(["category"], maintain_order=True)}
         title = " · ".join(t for t in (first["model"], first["gpu"]) if t)
         title += f"\n{first['config']}" if first["config"] else ""
         panels.append(SharePanel(title, x, {c: shares[c] for c in cats if c in shares}))
+    if not panels:
+        return []
     blocks: list = [Heading("Sweeps: where the time goes"), Paragraph.of(
         "Share of each run's GPU time by kernel category along the batch size: one panel per model, GPU and "
         "configuration, one line per category (every category of the series), runs of one point averaged.")]
