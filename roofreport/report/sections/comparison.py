@@ -18,7 +18,7 @@ import polars as pl
 from roofreport.analysis import speedup
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart
-from roofreport.report.tables import cell, name_cell, table
+from roofreport.report.tables import cell, table
 
 RUN_COLUMNS = ["Run", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Time#", "Per iteration#", "Achieved#", "% of roof#",
                "Bound", "FLOPs estimate#"]
@@ -79,9 +79,8 @@ def _run_row(r: dict) -> list:
 
 
 def run_cell(r: dict):
-    """The run's label (its id, where its logs are, as the tooltip)."""
-    label = r.get("label") or r["run"]
-    return cell(name_cell(label, 48).text, title=r["run"])
+    """The run's label, whole (its id, where its logs are, as the tooltip)."""
+    return cell(r.get("label") or r["run"], title=r["run"])
 
 
 def _estimate_notes(runs: pl.DataFrame) -> list:
@@ -104,7 +103,7 @@ def _estimates_blocks(estimates: pl.DataFrame) -> list:
     blocks: list = []
     same = estimates.filter(pl.col("comparable"))
     if same.height:
-        rows = [[name_cell(r["run"], 40), fmt.flops(r.get("est_flops")), fmt.nbytes(r.get("est_bytes")),
+        rows = [[run_cell(r), fmt.flops(r.get("est_flops")), fmt.nbytes(r.get("est_bytes")),
                  cell(fmt.duration(r.get("est_time_ns")),
                       sub=f"one {r['span']}" if r["span"] != "run" else "whole run"),
                  cell(fmt.duration(r.get("measured_time_ns")), sub=r.get("measured_span")),
@@ -115,7 +114,8 @@ def _estimates_blocks(estimates: pl.DataFrame) -> list:
                                     "FLOPs / peak))"))
     apart = estimates.filter(~pl.col("comparable"))
     if apart.height:
-        items = [Paragraph(spans_list(group["run"].to_list(), 4) + [Span(f": {why}.")])
+        names = "label" if "label" in apart.columns else "run"
+        items = [Paragraph(spans_list(group[names].to_list(), 4) + [Span(f": {why}.")])
                  for (why,), group in apart.group_by(["not_comparable"], maintain_order=True)]
         blocks.append(Paragraph.of(f"Not comparable ({apart.height} estimate{'s' if apart.height > 1 else ''}; "
                                    "no ratio is given where estimate and measurement cover different work):"))
