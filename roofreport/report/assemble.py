@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.analysis.bundle import Analysis
-from roofreport.report.context import Report
+from roofreport.report.context import Bullets, Chart, Paragraph, Report, Table
 from roofreport.report.naming import RunNames
 from roofreport.report.sections.activity import api_section, regions_section, utilization_section
 from roofreport.report.sections.comparison import comparison_section, runs_section
@@ -44,6 +44,8 @@ def assemble(analysis: Analysis, title: str | None = None) -> Report:
         regions_section(an.regions, names),
         api_section(an.api, names),
     ]
+    for section in body:
+        words_only(section)
     gaps = [(s.title, s.empty) for s in body if s.empty] + [(s.title, gap) for s in body for gap in s.gaps]
     sections = [overview_section(an, names, gaps)] + [s for s in body if not s.empty] + [
         inputs_section(files),
@@ -52,6 +54,17 @@ def assemble(analysis: Analysis, title: str | None = None) -> Report:
     ]
     return Report(title=title or default_title(analysis.dataset.inputs), subtitle=_subtitle(an, files, names),
                   version=__version__, findings=findings(an, files), sections=sections)
+
+
+def words_only(section) -> None:
+    """A body section of words only (no table, no chart: e.g. "GPUs compared" where no pair could
+    be compared) has nothing to show: it is left out, and what its lists said is its gap."""
+    if section.empty or any(isinstance(b, (Table, Chart)) for b in section.blocks):
+        return
+    items = [p.text for b in section.blocks if isinstance(b, Bullets) for p in b.items]
+    texts = items or [b.text for b in section.blocks if isinstance(b, Paragraph)][1:]
+    section.empty = " ".join(texts) or "nothing to show."
+    section.blocks = []
 
 
 def _labelled(frame: pl.DataFrame, names: RunNames) -> pl.DataFrame:

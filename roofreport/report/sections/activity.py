@@ -99,12 +99,23 @@ def _phases_table(phases: pl.DataFrame, runs: list[str], names: RunNames):
     from roofreport.analysis.regions import PHASE_NAMES
 
     order = [p for p in reversed(PHASE_NAMES)]          # forward, backward, optimizer
-    shares = {(r["run"], r["region"]): r["share"] for r in phases.iter_rows(named=True)}
-    rows = [[cell(names.label(run))] + [fmt.share(shares[(run, phase)]) if shares.get((run, phase)) else "–"
-                                        for phase in order] for run in runs]
-    return table([Column("Run", width="46%")] + [Column(p, numeric=True, width="18%") for p in order], rows,
-                 caption="Phases where kernel names tell them (share of the run's kernel time; the rest has no "
-                         "phase in its name)", css="phases")
+    shares = {(r["run"], r["region"]): r["share"] for r in phases.iter_rows(named=True) if r["share"]}
+    return table([Column("Runs", width="46%")] + [Column(p, numeric=True, width="18%") for p in order],
+                 grouped_rows(names, runs, order, shares),
+                 caption="Phases where kernel names tell them (share of the run's kernel time, lowest to highest "
+                         "over a row's runs; the rest has no phase in its name)", css="phases")
+
+
+def grouped_rows(names: RunNames, runs: list[str], keys: list[str], shares: dict) -> list[list]:
+    """One row per group of runs that differ only in their parameters (model, experiment, GPU):
+    its title and, per key, the lowest to highest share of its runs ("–" where none has one)."""
+    rows = []
+    for group in names.groups(runs, max_columns=10_000, by_gpu=True):
+        members = [run for run, _ in group.columns]
+        title = group.title + (f" ({len(members)} runs)" if len(members) > 1 else "")
+        rows.append([cell(title)] + [_share_range([shares[(run, k)] for run in members if (run, k) in shares])
+                                     for k in keys])
+    return rows
 
 
 def utilization_section(stats: pl.DataFrame, window_stats: pl.DataFrame | None, samples: pl.DataFrame,
@@ -297,13 +308,11 @@ def api_section(api: pl.DataFrame, names: RunNames | None = None) -> Section:
     largest = api.sort("total_ns", descending=True, nulls_last=True).group_by("run", maintain_order=True) \
         .first()
     lead = dict(largest.select("run", "name").iter_rows())
-    rows = []
-    for group in names.groups(api["run"].unique().to_list(), max_columns=10_000, by_gpu=True):
-        runs = [run for run, _ in group.columns]
-        title = group.title + (f" ({len(runs)} runs)" if len(runs) > 1 else "")
-        others = sorted({lead[run] for run in runs} - set(calls))
-        rows.append([cell(title)] + [_share_range([shares[(run, c)] for run in runs if (run, c) in shares])
-                                     for c in calls] + [cell(", ".join(others) or "–", code=bool(others))])
+    runs = api["run"].unique().to_list()
+    rows = grouped_rows(names, runs, calls, shares)
+    for row, group in zip(rows, names.groups(runs, max_columns=10_000, by_gpu=True)):
+        others = sorted({lead[run] for run, _ in group.columns} - set(calls))
+        row.append(cell(", ".join(others) or "–", code=bool(others)))
     call_width = (100 - 27 - 14) / len(calls)
     cols = ([Column("Runs", width="27%")]
             + [Column(c, numeric=True, width=f"{call_width:.1f}%") for c in calls]

@@ -57,22 +57,24 @@ def run_gaps(an, names: RunNames) -> list[tuple[str, str, str]]:
     runs = an.tables["runs"]
     if not runs.height:
         return []
-    totals = an.runs.select("run", "kernel_count", "time_ns") if an.runs.height else \
-        pl.DataFrame(schema={"run": pl.String, "kernel_count": pl.Int64, "time_ns": pl.Float64})
-    rows = runs.select("run", "gpu_label", "tool").join(totals, on="run", how="left")
+    timed = set(an.runs.filter(pl.col("kernel_time_ns").is_not_null())["run"].to_list()) \
+        if an.runs.height else set()
+    kernels = an.tables.get("kernels")
+    with_kernels = set(kernels["run"].drop_nulls().to_list()) \
+        if kernels is not None and kernels.height else set()
     held = _tables_held(an)
     status = _file_status(an.files)
     out = []
-    for r in rows.iter_rows(named=True):
+    for r in runs.select("run", "gpu_label").iter_rows(named=True):
         missing = []
-        if not r.get("kernel_count"):
+        if r["run"] not in with_kernels:
             missing.append("kernels")
-        elif r.get("time_ns") is None:
+        elif r["run"] not in timed:
             missing.append("kernel time")
         if not r.get("gpu_label"):
             missing.append("GPU name")
         if missing:
-            out.append((r["run"], ", ".join(missing), _why(r, missing, held.get(r["run"], []),
+            out.append((r["run"], ", ".join(missing), _why(missing, held.get(r["run"], []),
                                                           status.get(r["run"], []))))
     return sorted(out, key=lambda gap: names.sort_key(gap[0]))
 
@@ -98,7 +100,7 @@ def _file_status(files: list) -> dict[str, list[str]]:
     return out
 
 
-def _why(row: dict, missing: list[str], held: list[str], statuses: list[str]) -> str:
+def _why(missing: list[str], held: list[str], statuses: list[str]) -> str:
     reasons = []
     if statuses and all(s == "error" for s in statuses):
         reasons.append("its logs could not be read (Inputs: Files that failed)")
