@@ -17,7 +17,7 @@ import polars as pl
 
 from roofreport.analysis.bundle import Analysis
 from roofreport.report.context import Bullets, Chart, Paragraph, Report, Table
-from roofreport.report.naming import RunNames
+from roofreport.report.naming import RunNames, in_order
 from roofreport.report.sections.activity import api_section, regions_section, utilization_section
 from roofreport.report.sections.comparison import comparison_section, runs_section
 from roofreport.report.sections.findings import findings
@@ -36,7 +36,7 @@ def assemble(analysis: Analysis, title: str | None = None) -> Report:
     names = RunNames(an.dataset.tables.get("runs"))     # copies too: the appendix names them
     body = [
         comparison_section(an),
-        runs_section(_labelled(an.runs, names), _labelled(an.estimates, names)),
+        _runs_with_totals(an, names),
         roofline_section(an, settings.top, names),
         share_section(an, settings.top, names),
         utilization_section(an.utilization, an.utilization_window, an.tables["samples"], settings.window,
@@ -54,6 +54,24 @@ def assemble(analysis: Analysis, title: str | None = None) -> Report:
     ]
     return Report(title=title or default_title(analysis.dataset.inputs), subtitle=_subtitle(an, files, names),
                   version=__version__, findings=findings(an, files), sections=sections)
+
+
+def _runs_with_totals(an: Analysis, names: RunNames):
+    """Runs compared, for the runs with a kernel time or a FLOP count: a run with neither would
+    be a row of dashes; it is counted here and listed in the appendix with what it lacks."""
+    runs = an.runs
+    if runs.height:
+        runs = in_order(runs.filter(pl.col("kernel_time_ns").is_not_null() | pl.col("flops").is_not_null()), names)
+    section = runs_section(_labelled(runs, names), _labelled(an.estimates, names))
+    left = an.runs.height - runs.height
+    if left and runs.height:
+        section.blocks.insert(2, Paragraph.of(
+            f"{left} more run{'s have' if left != 1 else ' has'} neither kernel time nor FLOP counts: "
+            "listed in the appendix (Runs left out or incomplete) with what their logs hold."))
+    elif left:
+        section.empty = (f"No run has a kernel time or FLOP count ({left} run{'s' if left != 1 else ''}: "
+                         "see the appendix, Runs left out or incomplete).")
+    return section
 
 
 def words_only(section) -> None:
