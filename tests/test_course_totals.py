@@ -113,8 +113,7 @@ def test_the_report_reads_the_runs_table_not_a_second_computation():
     html = _html(*ANOUSHKA)
     text = text_of(html)
     assert "vgg13 (15.6 FLOP/B) are memory-bound" in text or "vgg13 (15.6 FLOP/B) is memory-bound" in text
-    start = html.index('<section id="rooflines"')
-    rooflines = html[start:html.index("<section ", start + 1)]
+    rooflines = _section(html, "rooflines")
     assert "15.6 FLOP/B" in text_of(rooflines) and "19.5 FLOP/B" not in text_of(rooflines)
 
 
@@ -253,12 +252,18 @@ def _html(*parts: str) -> str:
     return out.read_text(encoding="utf-8")
 
 
+def _section(html: str, name: str) -> str:
+    """One body section's HTML, up to the next section (the body's order may change)."""
+    start = html.index(f'<section id="{name}"')
+    return html[start:html.index("<section ", start + 1)]
+
+
 @pytest.mark.parametrize("parts", FOLDERS, ids=lambda p: p[-1])
 def test_findings_and_comparison_say_no_none_no_nan_and_no_unlike_ratio(parts):
     html = _html(*parts)
     findings = text_of(html[html.index('<section id="findings"'):html.index('<section id="inputs"')])
-    comparison = text_of(html[html.index('<section id="comparison"'):html.index('<section id="rooflines"')])
-    runs = text_of(html[html.index('<section id="runs"'):html.index('<section id="share"')])
+    comparison = text_of(_section(html, "comparison"))
+    runs = text_of(_section(html, "runs"))
     for text in (findings, comparison, runs):
         assert not re.search(r"\bNone\b|\bnan\b|\bNaN\b|\binf\b", text)
     assert findings.strip().startswith("Findings Conclusion: The ")
