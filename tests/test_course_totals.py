@@ -104,6 +104,24 @@ def test_a100_runs_have_no_bound_class_their_tensor_work_went_uncounted():
         assert row["bound_note"].startswith("FLOPs incomplete")
 
 
+def test_runs_whose_logs_counted_fp64_flops_only_are_lower_bounds_not_zero_work():
+    # pranshu777's nvprof runs measured `flop_count_dp` alone: their sgemm/conv kernels count 0
+    # double-precision FLOPs, which says nothing of their FP32 work.
+    folder = corpus_path("course", "pranshu777-imagenet")
+    data = _read("course", "pranshu777-imagenet")
+    counted = data.kernels.filter(pl.col("flops_fp64").is_not_null())
+    assert counted.height and counted["flops_fp32"].is_null().all()
+    dp_only = {f.name for f in folder.iterdir() if f.is_file()
+               and '"flop_count_dp"' in f.read_text(errors="replace") and "flop_count_sp" not in f.read_text(errors="replace")}
+    runs = data.runs.filter(pl.col("flops").is_not_null())
+    assert runs.height and dp_only
+    for row in runs.iter_rows(named=True):
+        assert row["flops_complete"] is False and row["bound"] is None, row["label"]
+        assert "FP32 work was not measured" in row["bound_note"], row["label"]
+    html = text_of(_html("course", "pranshu777-imagenet"))
+    assert "≥ 0 FLOP" in html and " 0 FLOP " not in html.replace("≥ 0 FLOP", "")
+
+
 def test_the_report_reads_the_runs_table_not_a_second_computation():
     an = _analysis(*ANOUSHKA)
     runs = _read(*ANOUSHKA).runs.sort("run")

@@ -50,12 +50,13 @@ def runs_section(runs: pl.DataFrame, estimates: pl.DataFrame) -> Section:
     return section
 
 
-def flops_cell(flops, complete) -> object:
+def flops_cell(flops, complete, why: str | None = None) -> object:
+    """A run's FLOPs; a lower bound is marked "≥", and `why` (its bound_note) is the tooltip."""
     if flops is None:
         return cell("–")
     if complete is False:
         return cell(f"≥ {fmt.flops(flops)}", css="incomplete",
-                    title="FLOPs incomplete: tensor-core work is missing from the counters")
+                    title=why or "FLOPs incomplete: tensor-core work is missing from the counters")
     return cell(fmt.flops(flops))
 
 
@@ -73,7 +74,7 @@ def _run_row(r: dict) -> list:
     achieved = fmt.rate(r.get("achieved_flops_per_s"))
     if r.get("flops_complete") is False and r.get("achieved_flops_per_s") is not None:
         achieved = "≥ " + achieved
-    return [run_cell(r), flops_cell(r.get("flops"), r.get("flops_complete")),
+    return [run_cell(r), flops_cell(r.get("flops"), r.get("flops_complete"), r.get("bound_note")),
             fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("arithmetic_intensity")), time, per_iteration,
             achieved, fmt.percent(r.get("pct_of_roof")), bound_cell(r.get("bound"), r.get("bound_note")), estimate]
 
@@ -203,7 +204,7 @@ def _work_table(pivot: pl.DataFrame) -> list:
     if not counted.height:
         return []
     rows = [[cell(r["model"]), cell(r["config"] or "–"), cell(r["gpu"]),
-             flops_cell(r["flops"], r["flops_complete"]),
+             flops_cell(r["flops"], r["flops_complete"], r["bound_note"]),
              fmt.intensity(r["arithmetic_intensity"]), fmt.intensity(r["ridge_ai"]),
              ("≥ " if r["flops_complete"] is False else "") + fmt.rate(r["achieved_flops_per_s"]),
              bound_cell(r["bound"], r["bound_note"])] for r in counted.iter_rows(named=True)]

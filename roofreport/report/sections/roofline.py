@@ -186,7 +186,7 @@ def _points_table(runs: pl.DataFrame):
         attainable = None
         if r["peak_flops_per_s"] and r["peak_dram_bytes_per_s"] and r["arithmetic_intensity"]:
             attainable = min(r["peak_flops_per_s"], r["peak_dram_bytes_per_s"] * r["arithmetic_intensity"])
-        rows.append([run_cell(r), r["roof_precision"] or "–", flops_cell(r["flops"], r.get("flops_complete")),
+        rows.append([run_cell(r), r["roof_precision"] or "–", flops_cell(r["flops"], r.get("flops_complete"), r.get("bound_note")),
                      fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("arithmetic_intensity")),
                      fmt.intensity(r.get("ridge_ai")), cell(fmt.duration(r.get("counted_time_ns")),
                                                             title=r.get("counted_time_source")),
