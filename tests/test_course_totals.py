@@ -104,6 +104,24 @@ def test_a100_runs_have_no_bound_class_their_tensor_work_went_uncounted():
         assert row["bound_note"].startswith("FLOPs incomplete")
 
 
+def test_runs_whose_logs_counted_fp64_flops_only_are_lower_bounds_not_zero_work():
+    # pranshu777's nvprof runs measured `flop_count_dp` alone: their sgemm/conv kernels count 0
+    # double-precision FLOPs, which says nothing of their FP32 work.
+    folder = corpus_path("course", "pranshu777-imagenet")
+    data = _read("course", "pranshu777-imagenet")
+    counted = data.kernels.filter(pl.col("flops_fp64").is_not_null())
+    assert counted.height and counted["flops_fp32"].is_null().all()
+    dp_only = {f.name for f in folder.iterdir() if f.is_file()
+               and '"flop_count_dp"' in f.read_text(errors="replace") and "flop_count_sp" not in f.read_text(errors="replace")}
+    runs = data.runs.filter(pl.col("flops").is_not_null())
+    assert runs.height and dp_only
+    for row in runs.iter_rows(named=True):
+        assert row["flops_complete"] is False and row["bound"] is None, row["label"]
+        assert "FP32 work was not measured" in row["bound_note"], row["label"]
+    html = text_of(_html("course", "pranshu777-imagenet"))
+    assert "≥ 0 FLOP" in html and " 0 FLOP " not in html.replace("≥ 0 FLOP", "")
+
+
 def test_the_report_reads_the_runs_table_not_a_second_computation():
     an = _analysis(*ANOUSHKA)
     runs = _read(*ANOUSHKA).runs.sort("run")
@@ -113,7 +131,7 @@ def test_the_report_reads_the_runs_table_not_a_second_computation():
     html = _html(*ANOUSHKA)
     text = text_of(html)
     assert "vgg13 (15.6 FLOP/B) are memory-bound" in text or "vgg13 (15.6 FLOP/B) is memory-bound" in text
-    rooflines = html[html.index('<section id="rooflines"'):html.index('<section id="runs"')]
+    rooflines = _section(html, "rooflines")
     assert "15.6 FLOP/B" in text_of(rooflines) and "19.5 FLOP/B" not in text_of(rooflines)
 
 
@@ -252,12 +270,18 @@ def _html(*parts: str) -> str:
     return out.read_text(encoding="utf-8")
 
 
+def _section(html: str, name: str) -> str:
+    """One body section's HTML, up to the next section (the body's order may change)."""
+    start = html.index(f'<section id="{name}"')
+    return html[start:html.index("<section ", start + 1)]
+
+
 @pytest.mark.parametrize("parts", FOLDERS, ids=lambda p: p[-1])
 def test_findings_and_comparison_say_no_none_no_nan_and_no_unlike_ratio(parts):
     html = _html(*parts)
     findings = text_of(html[html.index('<section id="findings"'):html.index('<section id="inputs"')])
-    comparison = text_of(html[html.index('<section id="comparison"'):html.index('<section id="rooflines"')])
-    runs = text_of(html[html.index('<section id="runs"'):html.index('<section id="share"')])
+    comparison = text_of(_section(html, "comparison"))
+    runs = text_of(_section(html, "runs"))
     for text in (findings, comparison, runs):
         assert not re.search(r"\bNone\b|\bnan\b|\bNaN\b|\binf\b", text)
     assert findings.strip().startswith("Findings Conclusion: The ")

@@ -208,7 +208,8 @@ def test_the_payload_is_text_not_markup(built):
     styles = [a.get("style", "") for _, a in dom.tags] + [a.get("href", "") for _, a in dom.tags]
     assert not any("url(http" in s or s.startswith(("http:", "https:", "file:", "//")) for s in styles)
     text = dom.joined()
-    assert '<script>alert("run")</script>/hostile_ncu.txt' in text   # shown, as text
+    # shown, as text: the folder (a row of its own in the inputs) and the file in it
+    assert 'a100 <i>&amp; "q"</i>/<script>alert("run")</script>/' in text and "hostile_ncu.txt" in text
     assert 'a100 <i>&amp; "q"</i>' in text
 
 

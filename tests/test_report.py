@@ -116,7 +116,7 @@ def test_share_bars_and_sweep_charts_draw_every_label():
                          {("run a", "conv"): 0.6, ("run a", "other"): 0.4, (EVIL, "gemm"): 1.0})
     texts = svg_texts(svg)
     assert "<script" not in svg.lower() and EVIL in texts
-    assert {"conv", "gemm", "other", "run a"} <= set(texts)
+    assert {"conv", "gemm", "uncategorized", "run a"} <= set(texts)     # "other" reads as what it is
     assert any(t.startswith("Share of the run's GPU time") for t in texts)
     lines = [SweepLine(gpu, "alexnet", "NCCL kernels", [4, 16, 64], [0.05, 0.12, 0.23], "#332288", True)
              for gpu in ("Tesla K80", "Tesla P40")]
@@ -198,13 +198,16 @@ def test_charts_are_images_with_escaped_labels(hostile_html):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;&amp;" in svgs["roof1"] + svgs["roof2"]
 
 
-def test_every_section_is_present_and_empty_ones_say_which_log(hostile_html):
-    for section in ("findings", "inputs", "rooflines", "runs", "share", "regions", "utilization", "api",
-                    "methodology"):
+def test_sections_without_data_are_left_out_and_the_overview_says_which_log(hostile_html):
+    for section in ("findings", "overview", "runs", "rooflines", "share", "inputs", "left-out", "methodology"):
         assert f'id="{section}"' in hostile_html, section
-    assert "No nvidia-smi samples" in hostile_html
-    assert "<code>nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu" in hostile_html
-    assert "No CUDA API calls" in hostile_html
+    for section in ("regions", "utilization", "api"):          # nothing to show: not printed empty
+        assert f'id="{section}"' not in hostile_html, section
+    assert 'class="note empty"' not in hostile_html
+    gaps = hostile_html[hostile_html.index("What these logs cannot tell"):hostile_html.index('<section id="runs"')]
+    assert "No nvidia-smi samples" in gaps
+    assert "<code>nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu" in gaps
+    assert "No CUDA API calls" in gaps and "No regions" in gaps
     # The roofline has data here: one chart per GPU.
     assert 'id="roof1"' in hostile_html and 'id="roof2"' in hostile_html
 
@@ -273,12 +276,16 @@ def test_inputs_of_a_big_folder_print_each_warning_message_once():
     files.append(FileOutcome(path="/runs/bad", family="nvprof", variant="summary", status="error",
                              error="/runs/bad:3:1: no result table"))
     section = inputs_section(files)
+    assert section.appendix
     by_code = next(b for b in section.blocks if getattr(b, "caption", None) == "Warnings by code")
-    assert [[c.text for c in row] for row in by_code.rows] == [["nvprof.timeout", "12", "24", "Execution timeout"]]
-    compact = section.blocks[-1]
-    assert len(compact.items) == 12 and compact.items[0].text == "out.0: nvprof.timeout ×2 (lines 4, 9)"
-    failed = next(b for b in section.blocks if b.kind == "bullets" and b.items[0].level == "problem")
-    assert failed.items[0].text == "bad (error): bad:3:1: no result table"     # paths relative to /runs
+    # One row per code: files, warnings, where (file:line of the first few files) and the message.
+    assert [[c.text for c in row] for row in by_code.rows] == [
+        ["nvprof.timeout", "12", "24", "out.0:4; out.1:4; out.2:4 …", "Execution timeout"]]
+    failed = next(b for b in section.blocks if b.kind == "table" and "failed" in b.css)
+    assert [[c.text for c in row] for row in failed.rows] == [["bad", "error", "bad:3:1: no result table"]]
+    files_read = next(b for b in section.blocks if getattr(b, "caption", None) == "Files read")
+    texts = [row[0].text for row in files_read.rows]
+    assert texts[0] == "./" and len(texts) == 1 + 13      # the folder row, then every file read
 
 
 def test_a_folder_without_logs_says_so_first(tmp_path):
@@ -288,6 +295,10 @@ def test_a_folder_without_logs_says_so_first(tmp_path):
     out = tmp_path / "r.html"
     build_report(Dataset(tables=tables, files=files, inputs=[Path("/x")]), out)
     html = out.read_text(encoding="utf-8")
-    findings = html[html.index('<section id="findings"'):html.index('<section id="inputs"')]
+    findings = html[html.index('<section id="findings"'):html.index('<section id="overview"')]
     assert "The only file found is not a profiler log roofreport can read" in findings
-    assert html.count('class="note empty"') == 7     # every data section says which log would fill it
+    # No body section has anything to show: each is left out, and the overview lists which log
+    # would fill it, one line per section (GPUs compared, runs, rooflines, share, utilization,
+    # regions, API calls).
+    gaps = html[html.index("What these logs cannot tell"):html.index('<section id="inputs"')]
+    assert gaps.count("<li") == 7 and 'class="note empty"' not in html

@@ -19,8 +19,10 @@ from tests.conftest import SAMPLE_LOGS, corpus_path
 from tests.test_report import chart_svgs, svg_texts
 
 PROJ1 = ("course", "Anoushka21-Cloud-and-MachineLearning", "proj1")
-PROJ1_RUNS = [f"{gpu}/{model}" for gpu in ("a100", "v100") for model in ("vgg11", "vgg13", "vgg19")]
-SECTIONS = ["findings", "inputs", "rooflines", "runs", "share", "regions", "utilization", "api", "methodology"]
+PROJ1_GPUS = {"a100": "A100-SXM4-40GB", "v100": "V100-SXM2-16GB"}
+PROJ1_RUNS = [f"{model} · {gpu}" for gpu in PROJ1_GPUS.values() for model in ("vgg11", "vgg13", "vgg19")]
+# proj1 holds no samples, regions or API calls: those sections are left out of the body.
+SECTIONS = ["findings", "overview", "runs", "rooflines", "share", "inputs", "left-out", "methodology"]
 
 
 def need(tool: str, package: str) -> str:
@@ -60,8 +62,10 @@ def test_proj1_names_every_run_and_both_gpus(proj1):
     text = text_of(html)
     for run in PROJ1_RUNS:
         assert run in text, run
+    body = text_of(html[:html.index('<section id="inputs"')])
+    assert not re.search(r"\b[av]100/vgg", body)             # runs go by their labels, not their paths
     assert "6 runs" in text
-    assert "A100 SXM4 40GB (Ampere GA100)" in text and "Tesla V100 SXM2 16GB (Volta GV100)" in text
+    assert "A100-SXM4-40GB (Ampere GA100)" in text and "V100-SXM2-16GB (Volta GV100)" in text
 
 
 def test_proj1_explains_the_incomplete_a100_flops(proj1):
@@ -77,11 +81,11 @@ def test_proj1_explains_the_incomplete_a100_flops(proj1):
 
 def test_proj1_draws_one_roofline_per_gpu(proj1):
     html = proj1[2]
-    section = html[html.index('<section id="rooflines"'):html.index('<section id="runs"')]
+    section = html[html.index('<section id="rooflines"'):html.index('<section id="share"')]
     assert section.count('<figure class="chart"') == 2
-    assert "<h3>A100 SXM4 40GB (Ampere GA100)</h3>" in section
+    assert "<h3>A100-SXM4-40GB (Ampere GA100)</h3>" in section
     svgs = chart_svgs(section)
-    # Ceilings labelled with their values, runs in the legend.
+    # Ceilings labelled with their values, runs in the legend by their labels.
     for fid, labels in {"roof1": ("FP32 19.5 TFLOP/s", "Tensor TF32 156 TFLOP/s", "DRAM 1.56 TB/s",
                                   "vgg19 · A100-SXM4-40GB"),
                         "roof2": ("FP32 15.7 TFLOP/s", "DRAM 900 GB/s", "vgg11 · V100-SXM2-16GB")}.items():
@@ -95,9 +99,12 @@ def test_proj1_sections_with_data_and_hints(proj1):
         assert f'id="{section}"' in html, section
     text = text_of(html)
     assert "could not be drawn" not in text
+    assert "What these logs cannot tell" in text
     assert "No nvidia-smi samples" in text and "nvidia-smi --query-gpu=timestamp" in text
     assert "Top 10 kernels per run" in text and "xmma_new::gemm::kernel" in text
-    assert "Files skipped" in text and "Code/main2.py" in text
+    # The same model on both GPUs side by side: one table per model, a column per GPU.
+    assert re.search(r"<caption>vgg11</caption>\s*<thead><tr>.*?A100-SXM4-40GB.*?V100-SXM2-16GB", html)
+    assert "Files skipped and excluded" in text and "Code/" in text and "main2.py" in text
 
 
 # -- the PDF, page by page ---------------------------------------------------------------------------
@@ -134,7 +141,7 @@ def test_pdf_pages_are_filled_and_charts_are_drawn(proj1, tmp_path):
     for page in pages:
         dark, _ = ink(page)
         assert dark > 0.004, f"{page.name} looks blank"
-    roofline_pages = pages_mentioning(pdf, "Roofline of A100 SXM4 40GB")     # the figure's caption
+    roofline_pages = pages_mentioning(pdf, "Roofline of A100-SXM4-40GB")     # the figure's caption
     assert len(roofline_pages) == 1
     first = pages[roofline_pages[0] - 1]
     # Text pages have no saturated pixels (< 0.01 %); the roofline's coloured points give more.
@@ -220,7 +227,8 @@ def test_course_sweep_shows_share_against_batch_size(tmp_path):
         pytest.skip("the nvprof parser is not registered yet (roofreport.families.nvprof.SPECS is empty)")
     _, _, html = build(tmp_path, folder, exit_code=1, pdf=False)     # the corpus keeps failed nvprof runs
     assert "Files that failed" in html
-    section = html[html.index('<section id="comparison"'):html.index('<section id="rooflines"')]
+    start = html.index('<section id="comparison"')
+    section = html[start:html.index('<section id="', start + 1)]
     charts = chart_svgs(section)
     shares = "\n".join(svg for fid, svg in charts.items() if fid.startswith("ssweep"))
     assert shares, "no share-vs-batch-size chart"
@@ -245,7 +253,7 @@ def test_sample_logs_fill_every_section(tmp_path):
     # The story the demo folder tells (sample_logs/README.md), in the findings' words.
     text = text_of(html)
     assert "The A100-SXM4-40GB FLOP count of 1 run misses TF32 tensor-core work" in text
-    assert "GPU 0 of a100/resnet18 was busy only" in text
+    assert "GPU 0 of resnet18 · A100-SXM4-40GB · compute-apps · bs 64 was busy only" in text
     nccl = re.search(r"NCCL kernels take ([\d.]+) % of GPU time at batch size 16 and ([\d.]+) % at 128", text)
     wino = re.search(r"winograd kernels take ([\d.]+) % of GPU time at batch size 16 and ([\d.]+) % at 128", text)
     assert nccl and float(nccl.group(1)) > float(nccl.group(2))      # NCCL's share falls as the batch grows
@@ -269,8 +277,10 @@ def test_build_options_window_top_title_peaks(tmp_path):
     assert "<title>Lab &lt;b&gt;report&lt;/b&gt;</title>" in html
     assert "Whole series" in text and "Window 60 s to 120 s" in text
     assert "Top 3 kernels per run" in text
-    kernels_table = re.search(r"<caption>resnet18</caption>.*?</table>", html, flags=re.S)
-    assert kernels_table and kernels_table.group(0).count("<tr>") == 1 + 3
+    kernels_table = re.search(r"<caption>resnet18 · A100-SXM4-40GB</caption>.*?</table>", html, flags=re.S)
+    # the heading, the run's 3 kernels, the rest as "other kernels", the run's total
+    assert kernels_table and kernels_table.group(0).count("<tr>") == 1 + 3 + 2
+    assert "other kernels" in kernels_table.group(0)
     assert "our lab's ERT run <2024> [overridden by" in text and "18.1 TFLOP/s" in text
 
 

@@ -86,6 +86,7 @@ class Analysis:
     kernel_roofline: pl.DataFrame    # roofline.kernel_roofline
     share: pl.DataFrame              # share.kernel_share
     top: pl.DataFrame                # share.top_kernels
+    top_rest: pl.DataFrame           # share.top_kernels_rest: the kernels each run's top leaves out
     uncategorized: pl.DataFrame      # share.uncategorized_share
     sweeps: pl.DataFrame             # share.sweep_share: kernel categories along batch-size sweeps
     pattern_sweeps: pl.DataFrame     # share.sweep_pattern_share with SWEEP_PATTERNS
@@ -128,6 +129,7 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         kernel_roofline=roofline.kernel_roofline(tables, db),
         share=share.kernel_share(tables),
         top=share.top_kernels(tables, n=settings.top),
+        top_rest=share.top_kernels_rest(tables, n=settings.top),
         uncategorized=share.uncategorized_share(tables),
         sweeps=share.sweep_share(tables),
         pattern_sweeps=share.sweep_pattern_share(tables, SWEEP_PATTERNS),

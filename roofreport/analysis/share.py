@@ -34,12 +34,32 @@ def kernel_share(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
 
 def top_kernels(tables: dict[str, pl.DataFrame], n: int = 10) -> pl.DataFrame:
     """run, short_name, category, count, time_ns, share: the n kernels with most time per run."""
+    return _per_kernel(tables).group_by("run", maintain_order=True).head(n).select(
+        "run", "short_name", "category", "count", "time_ns", "share")
+
+
+def _per_kernel(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """run, short_name, category, count, time_ns, share: every kernel of every run, largest first."""
     rows = _rows(tables).with_columns(pl.coalesce("short_name", "name").alias("short_name"))
     out = _with_share(rows.group_by("run", "short_name").agg(
         pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum()))
-    out = out.sort(["run", "time_ns", "short_name"], descending=[False, True, False])
-    return out.group_by("run", maintain_order=True).head(n).select(
-        "run", "short_name", "category", "count", "time_ns", "share")
+    return out.sort(["run", "time_ns", "short_name"], descending=[False, True, False], nulls_last=True)
+
+
+def top_kernels_rest(tables: dict[str, pl.DataFrame], n: int = 10) -> pl.DataFrame:
+    """run, kernels, count, time_ns, share, total_ns: per run, the kernels outside its `n`
+    largest (those `top_kernels` leaves out: the "other" row of a top-n table, so that every
+    kernel counts) and the run's total kernel time. `kernels` is how many; 0 when none is left."""
+    every = _per_kernel(tables)
+    ranked = every.with_columns(pl.int_range(pl.len()).over("run").alias("rank"))
+    totals = ranked.group_by("run").agg(pl.col("time_ns").sum().alias("total_ns"))
+    rest = ranked.filter(pl.col("rank") >= n).group_by("run").agg(
+        pl.len().cast(pl.Int64).alias("kernels"), pl.col("count").sum(), pl.col("time_ns").sum(),
+        pl.col("share").sum())
+    out = totals.join(rest, on="run", how="left").with_columns(
+        pl.col("kernels").fill_null(0), pl.col("count").fill_null(0), pl.col("time_ns").fill_null(0.0),
+        pl.col("share").fill_null(0.0))
+    return out.select("run", "kernels", "count", "time_ns", "share", "total_ns").sort("run")
 
 
 def uncategorized_share(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:

@@ -6,7 +6,8 @@
   Per iteration where the logs count iterations (`iterations.py`).
 * Work: FLOPs and DRAM bytes summed over every counted kernel of the run (`counted.py`: one
   file per run), whether the kernel did FLOPs or only moved bytes. `flops_complete` is false
-  when tensor-core work went uncounted: the FLOPs are then a lower bound.
+  when tensor-core work went uncounted, or when only other precisions than FP32 were counted
+  (nvprof's `flop_count_dp` alone): the FLOPs are then a lower bound.
 * Roofline point: intensity = FLOPs / DRAM bytes; achieved FLOP/s = FLOPs of the timed counted
   kernels / their time (a trace's time for the same launches when the run has one:
   `timing.counted_kernel_times`). The run is judged against the ceiling of the precision doing
@@ -95,10 +96,12 @@ def run_point(run: str, rows: pl.DataFrame, spec: hardware.GpuSpec | None, preci
     `time_source` columns)."""
     timed = rows.filter(pl.col("time_ns").is_not_null())
     flops = rows["flops"].drop_nulls()
+    unmeasured = _unmeasured_fp32(rows)
     base = {
         "run": run,
         "flops": float(flops.sum()) if flops.len() else None,
-        "flops_complete": _complete(rows),
+        "flops_complete": False if unmeasured else _complete(rows),
+        "incomplete_because": unmeasured or "tensor-core work not counted, the true point is higher",
         "dram_bytes": _sum(rows["dram_bytes"]),
         "l2_bytes": None, "l1_bytes": None,
         "counted_kernels": int(rows["count"].fill_null(1).sum()),
@@ -131,12 +134,12 @@ def _bound(base: dict, point: dict, spec, precision: str | None) -> tuple[str | 
     """memory/compute by roofline's rule, or null with the reason."""
     if base["flops"] is None:
         return None, "no FLOP counts in the logs"
+    if base["flops_complete"] is False:
+        return None, f"FLOPs incomplete: {base['incomplete_because']}"
     if not base["flops"]:
         return None, "no floating-point work was counted"
     if not base["dram_bytes"]:
         return None, "no DRAM byte counts in the logs"
-    if base["flops_complete"] is False:
-        return None, "FLOPs incomplete: tensor-core work not counted, the true point is higher"
     if point["ridge_ai"] is None:
         gpu = "no GPU identified" if spec is None else f"no {precision} peak known for the {spec.key}"
         return None, f"{gpu}, so no ridge point"
@@ -155,6 +158,17 @@ def _dominant_precision(tables: dict[str, pl.DataFrame]) -> dict[str, str]:
     top = per.sort(["run", "flops", "precision"], descending=[False, True, False]).group_by(
         "run", maintain_order=True).first()
     return dict(zip(top["run"].to_list(), top["precision"].to_list()))
+
+
+def _unmeasured_fp32(rows: pl.DataFrame) -> str | None:
+    """Why the run's FLOPs miss its FP32 work, when its counters measured other precisions but
+    never FP32 (e.g. nvprof `--metrics flop_count_dp` alone): its deep-learning kernels then count
+    0 FLOPs, which is no count of the work at all. None when FP32 was measured or nothing was."""
+    others = [c for c in counted.FLOP_COLUMNS if c != "flops_fp32"]
+    if rows["flops_fp32"].is_not_null().any() or not any(rows[c].is_not_null().any() for c in others):
+        return None
+    measured = ", ".join(c.removeprefix("flops_").upper() for c in others if rows[c].is_not_null().any())
+    return f"only {measured} FLOPs were counted; FP32 work was not measured"
 
 
 def _complete(rows: pl.DataFrame) -> bool | None:

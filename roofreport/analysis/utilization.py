@@ -77,6 +77,13 @@ def utilization_stats(samples: pl.DataFrame, window: tuple[float, float] | None 
     return out.select([pl.col(c).cast(t) for c, t in COLUMNS.items()]).sort("run", "gpu_index", nulls_last=True)
 
 
+def snapshot() -> pl.Expr:
+    """On `utilization_stats` rows: the GPU was read at one instant only (one nvidia-smi
+    snapshot, or readings without time between them). Such a row is a state, not a time
+    series: it has no mean over the run, no idle share and no chart."""
+    return (pl.col("samples") < 2) | (pl.col("duration_s").fill_null(0.0) <= 0.0)
+
+
 def utilization_series(samples: pl.DataFrame, bin_s: float = 1.0) -> pl.DataFrame:
     """run, gpu_index, t_s (bin start), util_gpu_pct, power_w, util_mem_pct, sm_active_pct:
     means per time bin, for charts."""

@@ -24,7 +24,7 @@ from roofreport.tables.frames import per_distinct
 
 _DEFAULT = package_data("kernel_categories.tsv")
 OTHER = "other"
-NAMES = ("conv", "gemm", "attention", "elementwise", "reduction", "normalization", "pooling",
+NAMES = ("conv", "gemm", "fft", "attention", "elementwise", "reduction", "normalization", "pooling",
          "communication", "memcpy", "memset", "optimizer", OTHER)
 
 Rule = tuple[str, str]

@@ -1,8 +1,12 @@
 """From an `Analysis` to the `Report` context: one builder per section.
 
-Section order: findings, inputs, GPUs compared, rooflines, runs compared, kernel time,
-regions, utilization, API calls, methodology appendix. A section without data keeps its place
-and says which log would fill it.
+The body holds what a reader needs, in this order: findings, overview, the GPUs compared (model
+x GPU pivot, speedups, sweeps), the runs compared (their totals), rooflines per GPU, where the
+GPU time goes, utilization, regions and phases, CUDA API calls. A
+body section with nothing to show is left out; the overview's "What these logs cannot tell"
+says which log would fill it. The appendix holds the inputs (every file, warnings by code,
+failures, skipped and excluded files), the runs left out of the body (copies, runs without
+kernels, time or GPU) and the methodology.
 """
 
 from __future__ import annotations
@@ -12,16 +16,15 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.analysis.bundle import Analysis
-from roofreport.report.context import Report
-from roofreport.report.sections.activity import (
-    api_section,
-    regions_section,
-    utilization_section,
-)
+from roofreport.report.context import Bullets, Chart, Paragraph, Report, Table
+from roofreport.report.naming import RunNames, in_order
+from roofreport.report.sections.activity import api_section, regions_section, utilization_section
 from roofreport.report.sections.comparison import comparison_section, runs_section
 from roofreport.report.sections.findings import findings
 from roofreport.report.sections.inputs import inputs_section
+from roofreport.report.sections.left_out import left_out_section
 from roofreport.report.sections.methodology import methodology_section
+from roofreport.report.sections.overview import overview_section
 from roofreport.report.sections.roofline import roofline_section
 from roofreport.report.sections.share import share_section
 from roofreport.version import __version__
@@ -30,20 +33,70 @@ from roofreport.version import __version__
 def assemble(analysis: Analysis, title: str | None = None) -> Report:
     """The `Report` context of an analysis (the title defaults to the input folder's name)."""
     an, files, settings = analysis, analysis.files, analysis.settings
-    sections = [
-        inputs_section(files),
+    names = RunNames(an.dataset.tables.get("runs"))     # copies too: the appendix names them
+    body = [
         comparison_section(an),
-        roofline_section(an, settings.top),
-        runs_section(an.runs, an.estimates),
-        share_section(an, settings.top),
-        regions_section(an.regions),
+        _runs_with_totals(an, names),
+        roofline_section(an, settings.top, names),
+        share_section(an, settings.top, names),
         utilization_section(an.utilization, an.utilization_window, an.tables["samples"], settings.window,
-                            an.processes),
-        api_section(an.api),
+                            an.processes, names),
+        regions_section(an.regions, names),
+        api_section(an.api, names),
+    ]
+    for section in body:
+        words_only(section)
+    gaps = [(s.title, s.empty) for s in body if s.empty] + [(s.title, gap) for s in body for gap in s.gaps]
+    sections = [overview_section(an, names, gaps)] + [s for s in body if not s.empty] + [
+        inputs_section(files),
+        left_out_section(an, names),
         methodology_section(files, _gpu_keys(an.runs), an.db),
     ]
-    return Report(title=title or default_title(analysis.dataset.inputs), subtitle=_subtitle(an, files),
+    return Report(title=title or default_title(analysis.dataset.inputs), subtitle=_subtitle(an, files, names),
                   version=__version__, findings=findings(an, files), sections=sections)
+
+
+def _runs_with_totals(an: Analysis, names: RunNames):
+    """Runs compared, for the runs with a kernel time or a FLOP count: a run with neither would
+    be a row of dashes; it is counted here and listed in the appendix with what it lacks."""
+    runs = an.runs
+    if runs.height:
+        runs = in_order(runs.filter(pl.col("kernel_time_ns").is_not_null() | pl.col("flops").is_not_null()), names)
+    section = runs_section(_labelled(runs, names), _labelled(an.estimates, names))
+    left = an.runs.height - runs.height
+    if left and runs.height:
+        section.blocks.insert(2, Paragraph.of(
+            f"{left} more run{'s have' if left != 1 else ' has'} neither kernel time nor FLOP counts: "
+            "listed in the appendix (Runs left out or incomplete) with what their logs hold."))
+    elif left:
+        section.empty = (f"No run has a kernel time or FLOP count ({left} run{'s' if left != 1 else ''}: "
+                         "see the appendix, Runs left out or incomplete).")
+    return section
+
+
+def words_only(section) -> None:
+    """A body section of words only (no table, no chart: e.g. "GPUs compared" where no pair could
+    be compared) has nothing to show: it is left out, and what its lists said is its gap."""
+    if section.empty or any(isinstance(b, (Table, Chart)) for b in section.blocks):
+        return
+    items = [p.text for b in section.blocks if isinstance(b, Bullets) for p in b.items]
+    texts = items or [b.text for b in section.blocks if isinstance(b, Paragraph)][1:]
+    section.empty = " ".join(texts) or "nothing to show."
+    section.blocks = []
+
+
+def _labelled(frame: pl.DataFrame, names: RunNames) -> pl.DataFrame:
+    """`frame` with each run's `label` (the comparison's tables name runs by it), and the run a
+    FLOPs estimate was taken from named by its label too ("RUN (GPU): how" -> "LABEL: how")."""
+    if "run" not in frame.columns:
+        return frame
+    if not frame.height:
+        return frame if "label" in frame.columns else frame.with_columns(pl.lit(None, pl.String).alias("label"))
+    out = frame.with_columns(pl.col("run").map_elements(names.label, return_dtype=pl.String).alias("label"))
+    if "flops_estimate_source" in out.columns:
+        out = out.with_columns(pl.col("flops_estimate_source").map_elements(
+            names.relabel_source, return_dtype=pl.String))
+    return out
 
 
 def default_title(inputs: list[Path]) -> str:
@@ -59,10 +112,11 @@ def _gpu_keys(runs: pl.DataFrame) -> list[str]:
     return [k for k in runs["gpu_model"].unique(maintain_order=True).to_list() if k]
 
 
-def _subtitle(an: Analysis, files: list) -> str:
+def _subtitle(an: Analysis, files: list, names: RunNames) -> str:
     logs = sum(1 for f in files if f.status != "skipped")
-    gpus = _gpu_keys(an.runs)
-    parts = [f"{an.runs.height} run{'s' if an.runs.height != 1 else ''}",
+    runs = an.tables["runs"]
+    gpus = sorted({names.gpu(r) for r in runs["run"].to_list()} - {names.gpu(None)}) if runs.height else []
+    parts = [f"{runs.height} run{'s' if runs.height != 1 else ''}",
              f"{logs} log file{'s' if logs != 1 else ''}"]
     if gpus:
         parts.append(", ".join(gpus))

@@ -64,6 +64,7 @@ class Cell:
     title: str | None = None
     css: str = ""
     sub: str | None = None           # a second, smaller line (e.g. where a time came from)
+    span: int = 1                    # columns the cell spans (a group's heading row spans all)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Column:
     label: str
     numeric: bool = False
     help: str | None = None
+    width: str | None = None         # e.g. "30%": a table whose columns all say lays out fixed (fast)
 
 
 @dataclass
@@ -81,6 +83,11 @@ class Table:
     note: str | None = None          # e.g. "12 more rows not shown"
     css: str = ""
     kind: str = field(default="table", init=False)
+
+    @property
+    def fixed(self) -> bool:
+        """Column widths given: the browser and WeasyPrint need not measure every cell first."""
+        return bool(self.columns) and all(c.width for c in self.columns)
 
 
 @dataclass
@@ -134,6 +141,7 @@ class Section:
     blocks: list[Block] = field(default_factory=list)
     empty: str | None = None
     appendix: bool = False
+    gaps: list[str] = field(default_factory=list)   # what the logs leave open although the section has data
 
     @property
     def empty_spans(self) -> list[Span]:

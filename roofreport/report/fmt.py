@@ -80,9 +80,13 @@ def seconds(s) -> str:
 
 
 def percent(value, digits: int = 1) -> str:
-    """A value already in percent (0..100)."""
+    """A value already in percent (0..100); one too small to show is "< 0.1 %", never "0.0 %"
+    (0.0 % would say nothing was there)."""
     if not _known(value):
         return MISSING
+    smallest = 10 ** -digits
+    if 0 < abs(value) < smallest / 2:
+        return f"< {smallest:.{digits}f} %"
     return f"{value:.{digits}f} %"
 
 

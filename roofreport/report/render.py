@@ -37,6 +37,16 @@ def breakable(text) -> Markup:
     return Markup(escaped if len(text) <= _SHORT else _BREAK_AFTER.sub(r"\1<wbr>", escaped))
 
 
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def heading_breaks(text) -> Markup:
+    """A column heading with break opportunities between the words of a camelCase name
+    (`cudaDeviceSynchronize` in a narrow column breaks as cuda|Device|Synchronize, not anywhere)."""
+    from markupsafe import Markup, escape
+    return Markup(_CAMEL.sub("<wbr>", str(escape(text))) if len(text) > 12 else escape(text))
+
+
 @lru_cache(maxsize=1)
 def environment():
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -45,6 +55,7 @@ def environment():
     env = Environment(loader=FileSystemLoader(template_dir()), autoescape=True, undefined=StrictUndefined,
                       keep_trailing_newline=True)
     env.filters["breakable"] = breakable
+    env.filters["heading_breaks"] = heading_breaks
     return env
 
 

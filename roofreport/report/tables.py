@@ -11,10 +11,11 @@ from dataclasses import replace
 from roofreport.report.context import Cell, Column, Table
 
 
-def cell(value, code: bool = False, title: str | None = None, css: str = "", sub: str | None = None) -> Cell:
+def cell(value, code: bool = False, title: str | None = None, css: str = "", sub: str | None = None,
+         span: int = 1) -> Cell:
     if isinstance(value, Cell):
         return value
-    return Cell("" if value is None else str(value), code=code, title=title, css=css, sub=sub)
+    return Cell("" if value is None else str(value), code=code, title=title, css=css, sub=sub, span=span)
 
 
 def name_cell(name: str | None, limit: int = 64) -> Cell:

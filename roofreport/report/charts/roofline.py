@@ -48,7 +48,8 @@ def roofline_svg(chart_id: str, ceilings: list, points: list[RoofPoint]) -> str:
     ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("Performance (FLOP/s)")
     ax.yaxis.set_major_formatter(charts.si_ticks())
-    charts.legend_below(ax, handles, labels, max_cols=3)
+    widest = max((len(text) for text in labels), default=0)      # long run labels: fewer columns
+    charts.legend_below(ax, handles, labels, max_cols=3 if widest <= 30 else 2 if widest <= 46 else 1)
     return charts.to_svg(fig, chart_id)
 
 
@@ -182,7 +183,7 @@ def _legend(points, groups, colours):
 
     handles = [Line2D([], [], marker="o", linestyle="", color=colours[g], markeredgecolor=charts.INK,
                       markersize=6) for g in groups]
-    labels = [charts.label(g, 40) for g in groups]
+    labels = [charts.label(g, 64) for g in groups]
     for level, text in (("l2", "hollow: the run at its L2 intensity"), ("l1", "small hollow: at its L1 intensity")):
         if any(p.level == level for p in points):
             handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="none",

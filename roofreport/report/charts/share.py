@@ -15,10 +15,12 @@ _CATEGORY_COLOURS = {
     "conv": "#0072B2", "gemm": "#E69F00", "attention": "#009E73", "elementwise": "#D55E00",
     "reduction": "#CC79A7", "normalization": "#56B4E9", "pooling": "#F0E442",
     "communication": "#332288", "memcpy": "#882255", "memset": "#999933", "optimizer": "#44AA99",
+    "fft": "#117733",
     "other": "#BBBBBB",
 }
-_EXTRA = ["#117733", "#AA4499", "#DDCC77", "#88CCEE", "#CC6677"]
-RUNS_PER_CHART = 30
+_EXTRA = ["#AA4499", "#DDCC77", "#88CCEE", "#CC6677", "#661100"]
+RUNS_PER_CHART = 50
+BAR_IN = 0.155          # inches per run (11 pt): a 7.5 pt label fits beside each bar
 
 
 def category_colour(category: str, order: list[str]) -> str:
@@ -31,25 +33,42 @@ def category_colour(category: str, order: list[str]) -> str:
 def share_bars_svg(chart_id: str, runs: list[str], categories: list[str],
                    shares: dict[tuple[str, str], float]) -> str:
     """Horizontal 100 % bars, one per run (top to bottom in `runs` order), one segment per category."""
-    height = 0.8 + 0.24 * len(runs) + 0.2 * ((len(categories) + 5) // 6)
+    from matplotlib.patches import Patch
+
+    height = 0.8 + BAR_IN * len(runs) + 0.2 * ((len(categories) + 5) // 6)
     fig, ax = charts.figure(7.0, height)
     y = list(range(len(runs)))[::-1]
     left = [0.0] * len(runs)
     handles, labels = [], []
     for category in categories:
         widths = [100 * shares.get((run, category), 0.0) for run in runs]
-        bars = ax.barh(y, widths, left=left, height=0.72, color=category_colour(category, categories),
-                       edgecolor="white", linewidth=0.4)
+        colour = category_colour(category, categories)
+        ax.add_patch(_segments(left, y, widths, colour))
         left = [a + b for a, b in zip(left, widths)]
-        handles.append(bars)
-        labels.append(charts.label(category, 24))
-    ax.set_yticks(y, [charts.label(r, 34) for r in runs])
+        handles.append(Patch(facecolor=colour, edgecolor="white", linewidth=0.4))
+        labels.append("uncategorized" if category == "other" else charts.label(category, 24))
+    ax.set_yticks(y, [charts.label(r, 80) for r in runs])
+    ax.tick_params(axis="y", length=0)
     ax.set_xlim(0, 100)
     ax.set_ylim(-0.6, len(runs) - 0.4)
     ax.set_xlabel("Share of the run's GPU time: kernels, and transfers when logged (%)")
     ax.grid(axis="y", visible=False)
+    charts.fit_left_labels(fig, ax)
     _legend_above(ax, handles, labels)
     return charts.to_svg(fig, chart_id)
+
+
+def _segments(left: list[float], y: list[int], widths: list[float], colour: str, height: float = 0.72):
+    """One category's segments of every bar as a single compound path: one SVG element per
+    category instead of one per run (a PDF renderer draws each element on its own)."""
+    from matplotlib.patches import PathPatch
+    from matplotlib.path import Path
+
+    rectangles = [Path([(x0, y0 - height / 2), (x0 + w, y0 - height / 2), (x0 + w, y0 + height / 2),
+                        (x0, y0 + height / 2), (x0, y0 - height / 2)], closed=True)
+                  for x0, y0, w in zip(left, y, widths) if w > 0]
+    path = Path.make_compound_path(*rectangles) if rectangles else Path([(0, 0)])
+    return PathPatch(path, facecolor=colour, edgecolor="white", linewidth=0.4)
 
 
 def _legend_above(ax, handles, labels) -> None:
@@ -76,7 +95,7 @@ def sweep_svg(chart_id: str, lines: list[SweepLine]) -> str:
     """Share (%) against batch size: a grid of panels (rows = models, columns = GPUs)."""
     gpus = list(dict.fromkeys(l.gpu for l in lines))
     models = list(dict.fromkeys(l.model for l in lines))
-    fig, axes = charts.figure(7.0, 0.9 + 1.9 * len(models), nrows=len(models), ncols=len(gpus),
+    fig, axes = charts.figure(7.0, 0.9 + 1.45 * len(models), nrows=len(models), ncols=len(gpus),
                               sharex=True, sharey=True, squeeze=False)
     for row, model in enumerate(models):
         for col, gpu in enumerate(gpus):

@@ -91,6 +91,15 @@ def to_svg(fig, chart_id: str) -> str:
     return svg.strip()
 
 
+def fit_left_labels(fig, ax, right: float = 0.98) -> None:
+    """Make room on the left for the y tick labels inside the figure's own width, so that the
+    page does not shrink the whole chart (and its text) to fit labels wider than planned."""
+    renderer = fig.canvas.get_renderer()
+    widest = max((t.get_window_extent(renderer).width for t in ax.get_yticklabels()), default=0.0)
+    left = (widest + 10) / (fig.get_figwidth() * fig.dpi)
+    fig.subplots_adjust(left=min(max(left, 0.08), 0.6), right=right)
+
+
 def row_major(handles: list, labels: list, ncol: int) -> tuple[list, list]:
     """Reorder entries so a multi-column legend reads left to right (matplotlib fills columns)."""
     rows = -(-len(handles) // ncol)

@@ -50,7 +50,9 @@ def utilization_svg(chart_id: str, series: list[GpuSeries], window: tuple[float,
         _panel(ax, s, scale, window)
     axes[-1, 0].set_xlabel(f"Time since the first sample ({'min' if minutes else 's'})")
     handles, labels = _legend(any(_has(s.util_mem) for s in series), any(_has(s.power_w) for s in series),
-                              window is not None, any(_has(s.sm_active) for s in series))
+                              window is not None, any(_has(s.sm_active) for s in series),
+                              util=any(_has(s.util_gpu) for s in series),
+                              mean=any(s.window_mean is not None for s in series))
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(handles), frameon=False)
     fig.tight_layout()
     return charts.to_svg(fig, chart_id)
@@ -68,7 +70,8 @@ def _panel(ax, s: GpuSeries, scale: float, window) -> None:
     if _has(s.sm_active):
         ax.plot(x, _nan(s.sm_active), color=charts.PALETTE[4], linewidth=0.8, alpha=0.9)
     ax.set_ylim(0, 105)
-    ax.set_ylabel("Util. (%)")
+    logged = _has(s.util_gpu) or _has(s.util_mem) or _has(s.sm_active)
+    ax.set_ylabel("Util. (%)" if logged else "Util. (%): not logged")
     ax.set_title(charts.label(s.title, 80), loc="left", fontsize=8)
     if window is not None:
         end = min(window[1], s.elapsed_s[-1] if s.elapsed_s else window[1])
@@ -87,12 +90,19 @@ def _nan(values):
     return [float("nan") if v is None else v for v in values]
 
 
-def _legend(memory: bool, power: bool, window: bool, sm_active: bool = False):
+def _legend(memory: bool, power: bool, window: bool, sm_active: bool = False, util: bool = True,
+            mean: bool = True):
+    """Entries for the lines some panel draws (a log of power alone has no utilization line)."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles = [Line2D([], [], color=charts.PALETTE[0]), Line2D([], [], color=charts.PALETTE[0], linestyle="--")]
-    labels = ["GPU utilization", "mean GPU util. (window)" if window else "mean GPU util."]
+    handles, labels = [], []
+    if util:
+        handles.append(Line2D([], [], color=charts.PALETTE[0]))
+        labels.append("GPU utilization")
+    if util and mean:
+        handles.append(Line2D([], [], color=charts.PALETTE[0], linestyle="--"))
+        labels.append("mean GPU util. (window)" if window else "mean GPU util.")
     if memory:
         handles.append(Line2D([], [], color=charts.PALETTE[2]))
         labels.append("memory utilization")

@@ -13,11 +13,13 @@ import polars as pl
 
 from roofreport.analysis import utilization
 from roofreport.report import fmt
-from roofreport.report.context import Paragraph, Section, chart
+from roofreport.report.context import Column, Paragraph, Section, chart
+from roofreport.report.naming import RunNames
 from roofreport.report.tables import cell, name_cell, table
 
 REGIONS_PER_RUN = 20
-API_PER_RUN = 15
+PHASE_KNOWN = 0.5       # a run's phases are shown when its kernel names tell the phase of this much time
+API_COLUMNS = 6         # API calls shown side by side: those with the most time over all runs
 EMPTY_REGIONS = ("No regions: the logs carry no NVTX ranges, profiler ranges or phase names. Annotate the "
                  "code with `torch.cuda.nvtx.range_push(\"forward\")`/`range_pop()` and profile with "
                  "`nsys profile --trace=cuda,nvtx` (nvtx_sum report) or `ncu --nvtx`.")
@@ -25,6 +27,12 @@ EMPTY_UTIL = ("No nvidia-smi samples: log them beside the job with `nvidia-smi -
               "name,utilization.gpu,utilization.memory,memory.used,power.draw --format=csv -l 1 > smi.csv`.")
 EMPTY_API = ("No CUDA API calls: `nsys profile --stats=true` (cuda_api_sum) or `nvprof` summary mode "
              "lists them.")
+NO_PHASES = ("Forward, backward and optimizer time: kernel names tell the phase of less than half the kernel "
+             "time of {runs}. NVTX ranges around the phases (`torch.cuda.nvtx.range_push(\"backward\")`, "
+             "profiled with `nsys profile --trace=cuda,nvtx`) would tell.")
+SNAPSHOT_ONLY = ("GPU utilization over time: {runs} one nvidia-smi reading each (a snapshot). A series "
+                 "(`nvidia-smi --query-gpu=timestamp,utilization.gpu,power.draw --format=csv -l 1`) would tell "
+                 "how busy the GPU was.")
 
 
 def rows_per_run(runs: int, few: int) -> int:
@@ -32,77 +40,161 @@ def rows_per_run(runs: int, few: int) -> int:
     return few if runs <= 6 else max(5, few // 3)
 
 
-def regions_section(regions: pl.DataFrame) -> Section:
+def _runs_text(n: int) -> str:
+    return f"{n} run{'s' if n != 1 else ''}"
+
+
+def regions_section(regions: pl.DataFrame, names: RunNames | None = None) -> Section:
+    """Logged ranges per run (NVTX, profiler ranges), then the phases where kernel names tell
+    them for most of a run's time; runs whose names tell little are counted, not printed as 0 %."""
     section = Section("regions", "Regions and phases")
+    names = names or RunNames()
     if not regions.height:
         section.empty = EMPTY_REGIONS
         return section
-    section.blocks.append(Paragraph.of(
-        "NVTX and profiler ranges as logged (share of the run's top-level ranges of that kind), and "
-        "forward/backward/optimizer phases where kernel names tell (share of the run's kernel time)."))
-    runs = regions["run"].unique(maintain_order=True).to_list()
+    ranges = regions.filter(pl.col("kind") != "phase")
+    phases = regions.filter(pl.col("kind") == "phase")
+    if ranges.height:
+        section.blocks.append(Paragraph.of(
+            "NVTX and profiler ranges as logged: wall time of the range and its share of the run's top-level "
+            "ranges of that kind, or, for ranges attached to kernels, the kernel time inside them."))
+        section.blocks.append(_ranges_table(ranges, names))
+    known, unknown = _phase_runs(phases, names)
+    if known:
+        section.blocks.append(_phases_table(phases, known, names))
+    if unknown:
+        section.gaps.append(NO_PHASES.format(runs=_runs_text(len(unknown))))
+    if not section.blocks:                 # only phases, and names tell too little: one gap, not two
+        section.empty = section.gaps.pop() if section.gaps else EMPTY_REGIONS
+    return section
+
+
+def _ranges_table(ranges: pl.DataFrame, names: RunNames):
+    runs = names.order(ranges["run"].to_list())
     limit = rows_per_run(len(runs), REGIONS_PER_RUN)
     rows, hidden = [], 0
     for run in runs:
-        mine = regions.filter(pl.col("run") == run).sort("time_ns", descending=True, nulls_last=True)
+        mine = ranges.filter(pl.col("run") == run).sort("time_ns", descending=True, nulls_last=True)
         hidden += max(0, mine.height - limit)
         for i, r in enumerate(mine.head(limit).iter_rows(named=True)):
-            rows.append([name_cell(run, 40) if i == 0 else "", cell(r["kind"], sub=r.get("basis")),
-                         name_cell(r["region"], 70), fmt.duration(r.get("time_ns")), fmt.share(r.get("share")),
+            rows.append([cell(names.label(run)) if i == 0 else "", cell(r["kind"], sub=r.get("basis")),
+                         name_cell(r["region"], 160), fmt.duration(r.get("time_ns")), fmt.share(r.get("share")),
                          fmt.count(r.get("count"))])
-    regions_table = table(["Run", "Kind", "Region", "Time#", "Share#", "Count#"], rows, css="regions")
+    out = table(["Run", "Kind", "Region", "Time#", "Share#", "Count#"], rows, css="regions")
     if hidden:
-        regions_table.note = f"{hidden} more regions not shown (at most {limit} per run)."
-    section.blocks.append(regions_table)
-    return section
+        out.note = f"{hidden} more ranges not shown (at most {limit} per run)."
+    return out
+
+
+def _phase_runs(phases: pl.DataFrame, names: RunNames) -> tuple[list[str], list[str]]:
+    """Runs whose kernel names tell the phase of at least PHASE_KNOWN of their kernel time, and the others."""
+    if not phases.height:
+        return [], []
+    told = dict(phases.group_by("run").agg(pl.col("share").sum()).iter_rows())
+    runs = names.order(told)
+    return [r for r in runs if (told[r] or 0) >= PHASE_KNOWN], [r for r in runs if (told[r] or 0) < PHASE_KNOWN]
+
+
+def _phases_table(phases: pl.DataFrame, runs: list[str], names: RunNames):
+    from roofreport.analysis.regions import PHASE_NAMES
+
+    order = [p for p in reversed(PHASE_NAMES)]          # forward, backward, optimizer
+    shares = {(r["run"], r["region"]): r["share"] for r in phases.iter_rows(named=True) if r["share"]}
+    return table([Column("Runs", width="46%")] + [Column(p, numeric=True, width="18%") for p in order],
+                 grouped_rows(names, runs, order, shares),
+                 caption="Phases where kernel names tell them (share of the run's kernel time, lowest to highest "
+                         "over a row's runs; the rest has no phase in its name)", css="phases")
+
+
+def grouped_rows(names: RunNames, runs: list[str], keys: list[str], shares: dict) -> list[list]:
+    """One row per group of runs that differ only in their parameters (model, experiment, GPU):
+    its title and, per key, the lowest to highest share of its runs ("–" where none has one)."""
+    rows = []
+    for group in names.groups(runs, max_columns=10_000, by_gpu=True):
+        members = [run for run, _ in group.columns]
+        title = group.title + (f" ({len(members)} runs)" if len(members) > 1 else "")
+        rows.append([cell(title)] + [_share_range([shares[(run, k)] for run in members if (run, k) in shares])
+                                     for k in keys])
+    return rows
 
 
 def utilization_section(stats: pl.DataFrame, window_stats: pl.DataFrame | None, samples: pl.DataFrame,
                         window: tuple[float, float] | None,
-                        processes: pl.DataFrame | None = None) -> Section:
+                        processes: pl.DataFrame | None = None, names: RunNames | None = None) -> Section:
     section = Section("utilization", "GPU utilization and power")
+    names = names or RunNames()
     processes = processes if processes is not None else utilization.process_memory(None)
     if not samples.height or not (stats.height or processes.height):
         section.empty = EMPTY_UTIL
         return section
-    if stats.height:
+    snapshots = stats.filter(utilization.snapshot()) if stats.height else stats
+    series = stats.filter(~utilization.snapshot()) if stats.height else stats
+    if series.height:
         section.blocks.append(Paragraph.of(
             "GPU utilization (nvidia-smi's utilization.gpu, DCGM's GPUTL, tegrastats' GR3D) is the share of "
             "time at least one kernel was running, not how busy the SMs were: a one-thread kernel reads "
             f"100 %. Idle = samples below {utilization.IDLE_PCT:g} %."
             + (" DCGM's SM activity (SMACT) is the share of SM cycles with a warp resident, over all SMs: "
-               "what the kernels kept busy." if stats["sm_active_mean"].drop_nulls().len() else "")))
-        section.blocks.append(_stats_table(stats, "Whole series"))
+               "what the kernels kept busy." if series["sm_active_mean"].drop_nulls().len() else "")))
+        section.blocks.append(_stats_table(series, "Whole series", names))
         if window_stats is not None:
             start, end = window
             label = f"Window {start:g} s to {'the end' if end == float('inf') else f'{end:g} s'}"
-            section.blocks.append(_stats_table(window_stats, label))
+            window_series = (window_stats.filter(~utilization.snapshot()) if window_stats.height
+                             else window_stats)
+            section.blocks.append(_stats_table(window_series, label, names))
         means = {(r["run"], r["gpu_index"]): r["util_mean"]
-                 for r in (window_stats if window_stats is not None else stats).iter_rows(named=True)}
-        section.blocks += _charts(samples, stats, means, window)
+                 for r in (window_stats if window_stats is not None else series).iter_rows(named=True)}
+        section.blocks += _charts(samples, series, means, window, names)
+    if snapshots.height:
+        section.blocks.append(_snapshots_table(snapshots, names))
+        if not series.height:
+            n = snapshots["run"].n_unique()
+            section.gaps.append(SNAPSHOT_ONLY.format(runs=_runs_text(n) + (" have" if n != 1 else " has")))
     if processes.height:
-        section.blocks += _process_blocks(samples, processes)
+        section.blocks += _process_blocks(samples, processes, names)
     return section
 
 
-def _stats_table(stats: pl.DataFrame, caption: str):
+def _gpu_text(names: RunNames, r: dict) -> str:
+    index = r.get("gpu_index")
+    return f"{names.gpu(r['run'])}" + (f" #{index}" if index is not None else "")
+
+
+def _stats_table(stats: pl.DataFrame, caption: str, names: RunNames):
     sm_active = stats["sm_active_mean"].drop_nulls().len() > 0
-    rows = [[name_cell(r["run"], 40), f"{r['gpu_index'] if r['gpu_index'] is not None else '–'} "
-             f"{r.get('gpu_name') or ''}".strip(), fmt.count(r.get("samples")), fmt.seconds(r.get("duration_s")),
+    rows = [[cell(names.label(r["run"])), _gpu_text(names, r), fmt.count(r.get("samples")),
+             fmt.seconds(r.get("duration_s")),
              fmt.percent(r.get("util_mean")), fmt.percent(r.get("util_median")), fmt.percent(r.get("util_p95")),
              fmt.share(r.get("idle_fraction")), fmt.percent(r.get("mem_util_mean")),
              *([fmt.percent(r.get("sm_active_mean"))] if sm_active else []),
-             _watts(r.get("power_mean_w")), _watts(r.get("power_max_w"))] for r in stats.iter_rows(named=True)]
+             _watts(r.get("power_mean_w")), _watts(r.get("power_max_w"))]
+            for r in _ordered(stats, names)]
     return table(["Run", "GPU", "Samples#", "Duration#", "Util. mean#", "Median#", "p95#", "Idle#",
                   "Mem. util.#", *(["SM active#"] if sm_active else []), "Power mean#", "Power max#"],
                  rows, caption=caption, css="util")
 
 
-def _process_blocks(samples: pl.DataFrame, processes: pl.DataFrame) -> list:
+def _snapshots_table(snapshots: pl.DataFrame, names: RunNames):
+    rows = [[cell(names.label(r["run"])), _gpu_text(names, r), fmt.percent(r.get("util_mean")),
+             fmt.percent(r.get("mem_util_mean")), _watts(r.get("power_mean_w"))]
+            for r in _ordered(snapshots, names)]
+    return table(["Run", "GPU", "Utilization#", "Mem. util.#", "Power#"], rows, css="util",
+                 caption="One reading per GPU (an nvidia-smi snapshot): the GPU at that instant, "
+                         "not over the run")
+
+
+def _ordered(stats: pl.DataFrame, names: RunNames) -> list[dict]:
+    rows = list(stats.iter_rows(named=True))
+    return sorted(rows, key=lambda r: (names.sort_key(r["run"]), r.get("gpu_index") is None,
+                                       r.get("gpu_index") or 0))
+
+
+def _process_blocks(samples: pl.DataFrame, processes: pl.DataFrame, names: RunNames) -> list:
     """The processes' GPU memory: a table (largest users first) and its series per GPU."""
     from roofreport.report.charts.utilization import MAX_PROCESSES
 
-    rows = [[name_cell(r["run"], 40), "–" if r["gpu_index"] is None else str(r["gpu_index"]),
+    rows = [[cell(names.label(r["run"])), _gpu_text(names, r),
              str(r["pid"]), name_cell(r.get("process_name") or "", 40), fmt.count(r.get("samples")),
              f"{fmt.seconds(r.get('first_s'))} – {fmt.seconds(r.get('last_s'))}",
              _mib(r.get("mem_mean_mib")), _mib(r.get("mem_max_mib"))]
@@ -113,18 +205,18 @@ def _process_blocks(samples: pl.DataFrame, processes: pl.DataFrame) -> list:
         f"{MAX_PROCESSES} processes are drawn per GPU, the largest first."),
         table(["Run", "GPU", "PID#", "Process", "Samples#", "Seen", "Mean#", "Max#"], rows,
               caption="GPU memory per process", css="util", limit=30, what="processes")]
-    return blocks + _process_charts(samples, processes)
+    return blocks + _process_charts(samples, processes, names)
 
 
 def _mib(value) -> str:
     return "–" if value is None else f"{value:,.0f} MiB"
 
 
-def _process_charts(samples: pl.DataFrame, processes: pl.DataFrame) -> list:
+def _process_charts(samples: pl.DataFrame, processes: pl.DataFrame, names: RunNames) -> list:
     from roofreport.report.charts.utilization import (MAX_POINTS, MAX_PROCESSES, PANELS_PER_CHART,
                                                       ProcessLine, ProcessPanel, process_memory_svg)
 
-    panels = []
+    panels, panel_runs = [], []
     for (run, gpu), mine in processes.group_by("run", "gpu_index", maintain_order=True):
         duration = (mine["last_s"].max() or 0.0) - (mine["first_s"].min() or 0.0)
         if not duration:
@@ -136,21 +228,26 @@ def _process_charts(samples: pl.DataFrame, processes: pl.DataFrame) -> list:
             points = series.filter(pl.col("gpu_index").eq_missing(gpu) & (pl.col("pid") == r["pid"]))
             lines.append(ProcessLine(f"pid {r['pid']} {r.get('process_name') or ''}".strip(),
                                      points["t_s"].to_list(), points["process_mem_mib"].to_list()))
-        panels.append(ProcessPanel(f"{run} · GPU {gpu if gpu is not None else '?'}", lines))
+        panels.append(ProcessPanel(_panel_title(names, run, gpu), lines))
+        panel_runs.append(run)
     blocks = []
     for start in range(0, len(panels), PANELS_PER_CHART):
         chunk = panels[start:start + PANELS_PER_CHART]
-        runs = list(dict.fromkeys(p.title.split(" · ")[0] for p in chunk))
+        runs = list(dict.fromkeys(names.label(r) for r in panel_runs[start:start + PANELS_PER_CHART]))
         blocks.append(chart(f"procmem{start // PANELS_PER_CHART + 1}",
-                            "GPU memory per process over time: " + ", ".join(runs), process_memory_svg, chunk))
+                            "GPU memory per process over time: " + "; ".join(runs), process_memory_svg, chunk))
     return blocks
+
+
+def _panel_title(names: RunNames, run: str, gpu) -> str:
+    return f"{names.label(run)} · GPU #{gpu}" if gpu is not None else names.label(run)
 
 
 def _watts(w) -> str:
     return "–" if w is None else f"{w:.0f} W"
 
 
-def _run_series(samples: pl.DataFrame, run: str, stats: pl.DataFrame, means: dict) -> list:
+def _run_series(samples: pl.DataFrame, run: str, stats: pl.DataFrame, means: dict, names: RunNames) -> list:
     """One GpuSeries per GPU of a run (at most MAX_PANELS), binned to at most MAX_POINTS points."""
     from roofreport.report.charts.utilization import MAX_PANELS, MAX_POINTS, GpuSeries
 
@@ -158,54 +255,76 @@ def _run_series(samples: pl.DataFrame, run: str, stats: pl.DataFrame, means: dic
     if not duration:
         return []
     frame = utilization.utilization_series(samples, bin_s=max(duration / MAX_POINTS, 1e-3))
-    names = dict(stats.filter(pl.col("run") == run).select("gpu_index", "gpu_name").iter_rows())
     series = []
     for gpu in frame["gpu_index"].unique(maintain_order=True).to_list()[:MAX_PANELS]:
         mine = frame.filter(pl.col("gpu_index").eq_missing(gpu))
-        title = f"{run} · GPU {gpu if gpu is not None else '?'} {names.get(gpu) or ''}".strip()
-        series.append(GpuSeries(title, mine["t_s"].to_list(), mine["util_gpu_pct"].to_list(),
+        if mine.height < 2:        # one reading of this GPU: no line to draw
+            continue
+        series.append(GpuSeries(_panel_title(names, run, gpu), mine["t_s"].to_list(),
+                                mine["util_gpu_pct"].to_list(),
                                 mine["util_mem_pct"].to_list(), mine["power_w"].to_list(),
                                 means.get((run, gpu)), mine["sm_active_pct"].to_list()))
     return series
 
 
-def _charts(samples: pl.DataFrame, stats: pl.DataFrame, means: dict, window) -> list:
+def _charts(samples: pl.DataFrame, stats: pl.DataFrame, means: dict, window, names: RunNames) -> list:
     """The time series of every run and GPU, PANELS_PER_CHART panels per figure."""
     from roofreport.report.charts.utilization import PANELS_PER_CHART, utilization_svg
 
-    series, untimed = [], []
-    for run in stats["run"].unique(maintain_order=True).to_list():   # runs with GPU samples
-        mine = _run_series(samples.filter(pl.col("run") == run), run, stats, means)
+    series, series_runs = [], []
+    for run in names.order(stats["run"].to_list()):   # runs with a series of GPU samples
+        mine = _run_series(samples.filter(pl.col("run") == run), run, stats, means, names)
         series += mine
-        if not mine:
-            untimed.append(run)
+        series_runs += [run] * len(mine)
     blocks: list = []
     for start in range(0, len(series), PANELS_PER_CHART):
         chunk = series[start:start + PANELS_PER_CHART]
         chart_id = f"util{start // PANELS_PER_CHART + 1}"
-        runs = list(dict.fromkeys(s.title.split(" · ")[0] for s in chunk))
-        caption = "GPU utilization and power over time: " + ", ".join(runs)
+        runs = list(dict.fromkeys(names.label(r) for r in series_runs[start:start + PANELS_PER_CHART]))
+        caption = "GPU utilization and power over time: " + "; ".join(runs)
         blocks.append(chart(chart_id, caption, utilization_svg, chunk, window))
-    if untimed:
-        blocks.append(Paragraph.of(f"No time series for {', '.join(untimed)}: their samples carry no time."))
     return blocks
 
 
-def api_section(api: pl.DataFrame) -> Section:
+def api_section(api: pl.DataFrame, names: RunNames | None = None) -> Section:
+    """The calls with the most host time over all runs side by side, one row per group of runs
+    that differ only in their parameters (a group of several runs shows the range of its runs)."""
     section = Section("api", "CUDA API calls")
+    names = names or RunNames()
     if not api.height:
         section.empty = EMPTY_API
         return section
+    weight = api.group_by("name").agg(pl.col("share").sum().alias("w"), pl.col("total_ns").sum().alias("t"))
+    calls = weight.sort(["w", "t", "name"], descending=[True, True, False])["name"].head(API_COLUMNS).to_list()
     section.blocks.append(Paragraph.of(
-        "Host-side CUDA runtime/driver calls by total time. Long cudaMemcpy or cudaDeviceSynchronize "
-        "times usually mean the host waited for the GPU; long cudaMalloc/cudaFree times mean allocation "
-        "churn."))
-    runs = api["run"].unique(maintain_order=True).to_list()
-    limit = rows_per_run(len(runs), API_PER_RUN)
-    for run in runs:
-        mine = api.filter(pl.col("run") == run).sort("total_ns", descending=True, nulls_last=True)
-        rows = [[name_cell(r["name"], 60), fmt.count(r.get("calls")), fmt.duration(r.get("total_ns")),
-                 fmt.share(r.get("share"))] for r in mine.iter_rows(named=True)]
-        section.blocks.append(table(["API call", "Calls#", "Total time#", "Share#"], rows, caption=run, css="api",
-                                    limit=limit, what="calls"))
+        "Host-side CUDA runtime/driver calls: the share of each run's API time in the calls that take the most "
+        "of it across runs (a row of several runs gives their lowest to highest share). Long cudaMemcpy or "
+        "cudaDeviceSynchronize times usually mean the host waited for the GPU; long cudaMalloc/cudaFree times "
+        "mean allocation churn; a long first call (cuDeviceGetAttribute, cudaGetDeviceProperties) is the CUDA "
+        "context starting."))
+    shares: dict[tuple[str, str], float] = {}
+    for r in api.filter(pl.col("name").is_in(calls)).iter_rows(named=True):
+        shares.setdefault((r["run"], r["name"]), r["share"])
+    largest = api.sort("total_ns", descending=True, nulls_last=True).group_by("run", maintain_order=True) \
+        .first()
+    lead = dict(largest.select("run", "name").iter_rows())
+    runs = api["run"].unique().to_list()
+    rows = grouped_rows(names, runs, calls, shares)
+    for row, group in zip(rows, names.groups(runs, max_columns=10_000, by_gpu=True)):
+        others = sorted({lead[run] for run, _ in group.columns} - set(calls))
+        row.append(cell(", ".join(others) or "–", code=bool(others)))
+    call_width = (100 - 27 - 14) / len(calls)
+    cols = ([Column("Runs", width="27%")]
+            + [Column(c, numeric=True, width=f"{call_width:.1f}%") for c in calls]
+            + [Column("Largest other call", width="14%")])
+    section.blocks.append(table(cols, rows, css="api", caption="Share of each run's CUDA API time"))
     return section
+
+
+def _share_range(values: list[float]) -> str:
+    if not values:
+        return "–"
+    low, high = fmt.share(min(values)), fmt.share(max(values))
+    if low == high:
+        return low
+    return f"{low.removesuffix(' %').replace('< ', '<')}–{high}"     # "12.3–45.6 %", "<0.1–5.0 %"

@@ -18,7 +18,7 @@ import polars as pl
 from roofreport.analysis import speedup
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart
-from roofreport.report.tables import cell, name_cell, table
+from roofreport.report.tables import cell, table
 
 RUN_COLUMNS = ["Run", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Time#", "Per iteration#", "Achieved#", "% of roof#",
                "Bound", "FLOPs estimate#"]
@@ -50,12 +50,13 @@ def runs_section(runs: pl.DataFrame, estimates: pl.DataFrame) -> Section:
     return section
 
 
-def flops_cell(flops, complete) -> object:
+def flops_cell(flops, complete, why: str | None = None) -> object:
+    """A run's FLOPs; a lower bound is marked "≥", and `why` (its bound_note) is the tooltip."""
     if flops is None:
         return cell("–")
     if complete is False:
         return cell(f"≥ {fmt.flops(flops)}", css="incomplete",
-                    title="FLOPs incomplete: tensor-core work is missing from the counters")
+                    title=why or "FLOPs incomplete: tensor-core work is missing from the counters")
     return cell(fmt.flops(flops))
 
 
@@ -73,15 +74,14 @@ def _run_row(r: dict) -> list:
     achieved = fmt.rate(r.get("achieved_flops_per_s"))
     if r.get("flops_complete") is False and r.get("achieved_flops_per_s") is not None:
         achieved = "≥ " + achieved
-    return [run_cell(r), flops_cell(r.get("flops"), r.get("flops_complete")),
+    return [run_cell(r), flops_cell(r.get("flops"), r.get("flops_complete"), r.get("bound_note")),
             fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("arithmetic_intensity")), time, per_iteration,
             achieved, fmt.percent(r.get("pct_of_roof")), bound_cell(r.get("bound"), r.get("bound_note")), estimate]
 
 
 def run_cell(r: dict):
-    """The run's label (its id, where its logs are, as the tooltip)."""
-    label = r.get("label") or r["run"]
-    return cell(name_cell(label, 48).text, title=r["run"])
+    """The run's label, whole (its id, where its logs are, as the tooltip)."""
+    return cell(r.get("label") or r["run"], title=r["run"])
 
 
 def _estimate_notes(runs: pl.DataFrame) -> list:
@@ -104,7 +104,7 @@ def _estimates_blocks(estimates: pl.DataFrame) -> list:
     blocks: list = []
     same = estimates.filter(pl.col("comparable"))
     if same.height:
-        rows = [[name_cell(r["run"], 40), fmt.flops(r.get("est_flops")), fmt.nbytes(r.get("est_bytes")),
+        rows = [[run_cell(r), fmt.flops(r.get("est_flops")), fmt.nbytes(r.get("est_bytes")),
                  cell(fmt.duration(r.get("est_time_ns")),
                       sub=f"one {r['span']}" if r["span"] != "run" else "whole run"),
                  cell(fmt.duration(r.get("measured_time_ns")), sub=r.get("measured_span")),
@@ -115,7 +115,8 @@ def _estimates_blocks(estimates: pl.DataFrame) -> list:
                                     "FLOPs / peak))"))
     apart = estimates.filter(~pl.col("comparable"))
     if apart.height:
-        items = [Paragraph(spans_list(group["run"].to_list(), 4) + [Span(f": {why}.")])
+        names = "label" if "label" in apart.columns else "run"
+        items = [Paragraph(spans_list(group[names].to_list(), 4) + [Span(f": {why}.")])
                  for (why,), group in apart.group_by(["not_comparable"], maintain_order=True)]
         blocks.append(Paragraph.of(f"Not comparable ({apart.height} estimate{'s' if apart.height > 1 else ''}; "
                                    "no ratio is given where estimate and measurement cover different work):"))
@@ -203,7 +204,7 @@ def _work_table(pivot: pl.DataFrame) -> list:
     if not counted.height:
         return []
     rows = [[cell(r["model"]), cell(r["config"] or "–"), cell(r["gpu"]),
-             flops_cell(r["flops"], r["flops_complete"]),
+             flops_cell(r["flops"], r["flops_complete"], r["bound_note"]),
              fmt.intensity(r["arithmetic_intensity"]), fmt.intensity(r["ridge_ai"]),
              ("≥ " if r["flops_complete"] is False else "") + fmt.rate(r["achieved_flops_per_s"]),
              bound_cell(r["bound"], r["bound_note"])] for r in counted.iter_rows(named=True)]

@@ -14,9 +14,11 @@ from collections import Counter
 
 import polars as pl
 
+from roofreport.analysis import utilization
 from roofreport.pipeline.labels import UNKNOWN_GPU
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span
+from roofreport.report.naming import RunNames
 from roofreport.report.sections.comparison import spans_list
 from roofreport.report.sections.inputs import display_root, relative
 
@@ -26,19 +28,29 @@ LOW_UTIL_PCT = 70.0     # a GPU busy less than this on average is called out
 
 
 def findings(an, files: list) -> list[Paragraph]:
+    names = RunNames(an.dataset.tables.get("runs"))
+    stats = an.utilization_window if an.utilization_window is not None else an.utilization
     out: list[Paragraph] = []
     out += conclusion(an.gpu_summary, an.pivot)
     out += bound_findings(an.runs)
     out += cut_short_findings(an.runs)
-    out += time_findings(an.share, an.top)
+    out += time_findings(labelled(an.share, names), labelled(an.top, names))
     out += incomplete_findings(an.incomplete, an.runs, an.roofline)
     out += suspicious_findings(an.kernel_roofline, an.runs)
     out += sweep_findings(an.pattern_sweeps)
-    out += utilization_findings(an.utilization_window if an.utilization_window is not None else an.utilization)
+    out += utilization_findings(labelled(stats, names))
     out += input_findings(files)
     if not out:
         out.append(Paragraph.of("Nothing in these inputs could be analysed; see Inputs below.", level="problem"))
     return out
+
+
+def labelled(frame: pl.DataFrame, names: RunNames) -> pl.DataFrame:
+    """`frame` with its `run` column holding each run's label, for sentences that name runs one
+    by one (labels are unique within a dataset: grouping by them still holds)."""
+    if not frame.height or "run" not in frame.columns:
+        return frame
+    return frame.with_columns(pl.col("run").map_elements(names.label, return_dtype=pl.String))
 
 
 def _span_range(values: list[float], render) -> str:
@@ -349,16 +361,23 @@ def sweep_findings(pattern_sweeps: pl.DataFrame) -> list[Paragraph]:
 
 
 def utilization_findings(stats: pl.DataFrame) -> list[Paragraph]:
-    """GPUs busy less than LOW_UTIL_PCT on average one by one; the others in one sentence."""
+    """GPUs busy less than LOW_UTIL_PCT on average one by one; the others in one sentence. A GPU
+    read once (a snapshot) says nothing of how busy it was over the run: it is only counted."""
     stats = stats.filter(pl.col("util_mean").is_not_null()) if stats.height else stats
     if not stats.height:
         return []
+    snapshots = stats.filter(utilization.snapshot())
+    stats = stats.filter(~utilization.snapshot())
+    if not stats.height:
+        n = snapshots["run"].n_unique()
+        return [Paragraph.of(f"{n} run{'s have' if n > 1 else ' has'} one nvidia-smi reading per GPU (a snapshot), "
+                             "not a series: how busy the GPU was over the run is not known.")]
     low = stats.filter(pl.col("util_mean") < LOW_UTIL_PCT)
     busy = stats.filter(pl.col("util_mean") >= LOW_UTIL_PCT)
     out = []
     for r in low.head(MANY_RUNS).iter_rows(named=True):
         power = f", drawing {r['power_mean_w']:.0f} W on average" if r.get("power_mean_w") is not None else ""
-        out.append(Paragraph([Span(f"GPU {r['gpu_index']} of "), Span(r["run"], code=True), Span(
+        out.append(Paragraph([Span(f"GPU {r['gpu_index']} of "), Span(r["run"]), Span(
             f" was busy only {fmt.percent(r['util_mean'])} of the time (idle in {fmt.share(r.get('idle_fraction'))} "
             f"of {fmt.count(r.get('samples'))} samples){power}: it waited for the host (data loading, "
             "synchronisation) rather than computing.")], level="warning"))

@@ -1,8 +1,10 @@
-"""The "Inputs" section: every file found, what it was read as, what it gave, and what went wrong.
+"""The "Inputs" appendix: every file found, what it was read as, what it gave, and what went wrong.
 
-Warnings are grouped per file and code (a truncated-name warning repeated 4,000 times is one
-line with a count and the first few line numbers); skipped files say why they were skipped;
-failed files show the parser's message with its caret picture.
+Files are listed under their folder (a folder row, then the file names), each with its format
+and version, status and rows. Warnings are one row per code
+with how many files and warnings, examples of where, and the first message; failed files show
+the parser's message with its file, line and column; skipped files (not a log, or excluded by a
+glob) say why.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from collections import Counter
 from pathlib import PurePath
 
 from roofreport.report import fmt
-from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span
+from roofreport.report.context import Column, Heading, Paragraph, Section, Span
 from roofreport.report.tables import cell, name_cell, table
 
 _EXAMPLES = 3
-DETAILED_FILES = 8   # up to this many warned files, each warning's message is printed with it
+_ERROR_LINES = 3       # a failure's message: its first lines (the caret picture may follow)
 
 
 def display_root(paths: list[str]) -> str:
@@ -42,7 +44,7 @@ def rows_text(rows: dict[str, int]) -> str:
 
 
 def inputs_section(files: list) -> Section:
-    section = Section("inputs", "Inputs")
+    section = Section("inputs", "Inputs", appendix=True)
     if not files:
         section.empty = "No files were given (pass log files or folders to `roofreport build`)."
         return section
@@ -54,9 +56,10 @@ def inputs_section(files: list) -> Section:
         section.blocks.append(_files_table(read, root))
     section.blocks += _problems(read, root)
     if skipped:
-        section.blocks.append(Heading("Files skipped"))
-        section.blocks.append(table(["File", "Why"], [[name_cell(relative(f.path, root), 90), f.error or "–"]
-                                                      for f in skipped], limit=200, what="skipped files"))
+        section.blocks.append(Heading("Files skipped and excluded"))
+        section.blocks.append(_by_folder(["File", "Why"], ["40%", "60%"],
+                                         [(relative(f.path, root), [f.error or "–"]) for f in skipped],
+                                         css="skipped"))
     return section
 
 
@@ -71,15 +74,34 @@ def _summary(files: list, root: str) -> Paragraph:
     return Paragraph(spans)
 
 
+def _format(f) -> str:
+    parts = [f.family, f.variant, f.tool_version]
+    return " ".join(p for p in parts if p) or "–"
+
+
 def _files_table(read: list, root: str):
     rows = []
     for f in read:
         status = cell(f.status, css=f"status-{f.status}")
-        rows.append([name_cell(relative(f.path, root), 70), f.family or "–", f.variant or "–",
-                     f.tool_version or "–", status, rows_text(f.rows),
-                     fmt.count(len(f.warnings)) if f.warnings else "–", name_cell(f.run, 40)])
-    return table(["File", "Family", "Variant", "Tool version", "Status", "Rows", "Warnings#", "Run"], rows,
-                 caption="Files read", css="inputs")
+        rows.append((relative(f.path, root), [_format(f), status, rows_text(f.rows),
+                                              fmt.count(len(f.warnings)) if f.warnings else "–"]))
+    return _by_folder(["File", "Format and version", "Status", "Rows", "Warnings#"],
+                      ["36%", "20%", "7%", "28%", "9%"], rows, caption="Files read", css="inputs")
+
+
+def _by_folder(labels: list[str], widths: list[str], rows: list[tuple[str, list]], caption: str | None = None,
+               css: str = ""):
+    """A table of files, sorted by path, with a row naming each folder before its files."""
+    cols = [Column(label.rstrip("#"), numeric=label.endswith("#"), width=width)
+            for label, width in zip(labels, widths)]
+    out, folder = [], None
+    for path, rest in sorted(rows, key=lambda row: row[0]):
+        parent, _, name = path.rpartition("/")
+        if parent != folder:
+            folder = parent
+            out.append([cell(f"{parent}/" if parent else "./", code=True, css="folder", span=len(cols))])
+        out.append([name_cell(name, 200)] + rest)          # a file is named in full: wrap, never cut
+    return table(cols, out, caption=caption, css=css)
 
 
 def _problems(read: list, root: str) -> list:
@@ -87,18 +109,22 @@ def _problems(read: list, root: str) -> list:
     failed = [f for f in read if f.error]
     if failed:
         blocks.append(Heading("Files that failed"))
-        blocks.append(Bullets([Paragraph([Span(relative(f.path, root), code=True),
-                                          Span(f" ({f.status}): "), Span(_unrooted(f.error, root), code=True)],
-                                         level="problem") for f in failed]))
+        blocks.append(table([Column("File", width="30%"), Column("Status", width="8%"),
+                             Column("Message", width="62%")],
+                            [[name_cell(relative(f.path, root), 200), cell(f.status, css=f"status-{f.status}"),
+                              cell(_first_lines(_unrooted(f.error, root)), code=True)] for f in failed],
+                            css="failed"))
     warned = [f for f in read if f.warnings]
     if warned:
-        blocks.append(Heading("Warnings per file"))
-        if len(warned) > DETAILED_FILES:      # a big folder: each message once, then where
-            blocks.append(_codes_table(warned))
-            blocks.append(Bullets([_compact_item(f, root) for f in warned]))
-        else:
-            blocks.append(Bullets([item for f in warned for item in _warning_items(f, root)]))
+        blocks.append(Heading("Warnings"))
+        blocks.append(_codes_table(warned, root))
     return blocks
+
+
+def _first_lines(text: str) -> str:
+    lines = text.splitlines()
+    more = f" (+{len(lines) - _ERROR_LINES} lines)" if len(lines) > _ERROR_LINES else ""
+    return "\n".join(lines[:_ERROR_LINES]) + more
 
 
 def _unrooted(text: str, root: str) -> str:
@@ -113,38 +139,24 @@ def _by_code(warnings: list) -> dict[str, list]:
     return by_code
 
 
-def _where(group: list) -> str:
-    lines = [str(w.line) for w in group[:_EXAMPLES] if w.line]
-    if not lines:
-        return ""
-    more = ", …" if len(group) > _EXAMPLES else ""
-    return f" (line{'s' if len(lines) > 1 else ''} {', '.join(lines)}{more})"
-
-
-def _codes_table(warned: list):
-    rows: dict[str, list] = {}
+def _codes_table(warned: list, root: str):
+    """One row per warning code: files, warnings, where (the first few file:line) and the first message."""
+    rows: dict[str, dict] = {}
     for f in warned:
         for code, group in _by_code(f.warnings).items():
-            entry = rows.setdefault(code, [code, 0, 0, group[0].message.splitlines()[0]])
-            entry[1] += 1
-            entry[2] += len(group)
-    return table(["Code", "Files#", "Warnings#", "First message"],
-                 [[cell(c, code=True), fmt.count(n), fmt.count(k), m] for c, n, k, m in rows.values()],
-                 caption="Warnings by code")
-
-
-def _compact_item(f, root: str) -> Paragraph:
-    spans = [Span(relative(f.path, root), code=True), Span(": ")]
-    for i, (code, group) in enumerate(_by_code(f.warnings).items()):
-        times = f" ×{len(group)}" if len(group) > 1 else ""
-        spans += [Span("; " if i else ""), Span(code, code=True), Span(f"{times}{_where(group)}")]
-    return Paragraph([s for s in spans if s.text], level="warning")
-
-
-def _warning_items(f, root: str) -> list[Paragraph]:
-    items = []
-    for code, group in _by_code(f.warnings).items():
-        times = f" ×{len(group)}" if len(group) > 1 else ""
-        items.append(Paragraph([Span(relative(f.path, root), code=True), Span(": "), Span(code, code=True),
-                                Span(f"{times}{_where(group)}: {group[0].message.splitlines()[0]}")], level="warning"))
-    return items
+            entry = rows.setdefault(code, {"files": 0, "warnings": 0, "where": [],
+                                           "message": group[0].message.splitlines()[0]})
+            entry["files"] += 1
+            entry["warnings"] += len(group)
+            if len(entry["where"]) < _EXAMPLES:
+                line = f":{group[0].line}" if group[0].line else ""
+                entry["where"].append(f"{relative(f.path, root)}{line}")
+    cols = [Column("Code", width="17%"), Column("Files", numeric=True, width="6%"),
+            Column("Warnings", numeric=True, width="8%"), Column("For example", width="35%"),
+            Column("First message", width="34%")]
+    body = []
+    for code, e in sorted(rows.items(), key=lambda item: (-item[1]["warnings"], item[0])):
+        more = " …" if e["files"] > len(e["where"]) else ""
+        body.append([cell(code, code=True), fmt.count(e["files"]), fmt.count(e["warnings"]),
+                     cell("; ".join(e["where"]) + more, code=True), e["message"]])
+    return table(cols, body, caption="Warnings by code", css="warnings")

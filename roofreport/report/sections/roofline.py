@@ -11,6 +11,7 @@ import polars as pl
 from roofreport.analysis import roofline
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart
+from roofreport.report.naming import RunNames, in_order
 from roofreport.report.sections.comparison import bound_cell, flops_cell, run_cell, spans_list
 from roofreport.report.tables import cell, table
 
@@ -22,12 +23,28 @@ EMPTY = ("No run has both FLOP and byte counts, so there is nothing to place on 
          "nvprof `--metrics flop_count_sp,dram_read_transactions,dram_write_transactions`.")
 
 
-def roofline_section(an, top_n: int) -> Section:
+UNTIMED = ("Roofline of {gpus}: {runs} have FLOP counts but no kernel time logged with them (an nvprof "
+           "`--metrics` or ncu run times nothing comparable), so no point can be placed. Time the same runs "
+           "with `nvprof` in summary mode or `nsys profile --stats=true`, in the same folder.")
+
+
+def roofline_section(an, top_n: int, names: RunNames | None = None) -> Section:
     section = Section("rooflines", "Rooflines")
-    placed = an.runs.filter(pl.col("flops").is_not_null() & (pl.col("flops") > 0))
+    names = names or RunNames(an.tables["runs"])
+    placed = in_order(an.runs.filter(pl.col("flops").is_not_null() & (pl.col("flops") > 0)), names)
     if not placed.height:
         section.empty = EMPTY
         return section
+    timed_gpus = set(placed.filter(pl.col("achieved_flops_per_s").is_not_null())["gpu_model"].to_list())
+    untimed_gpus = [g for g in _gpus(placed) if g not in timed_gpus]
+    if untimed_gpus:       # FLOPs without time place no point: a gap, not a section of dashes
+        n = len({run for run, gpu in placed.select("run", "gpu_model").iter_rows() if gpu in untimed_gpus})
+        gpus = ", ".join(names.gpu_of_key(g) if g else "a GPU not named" for g in untimed_gpus)
+        gap = UNTIMED.format(runs=f"{n} run{'s' if n != 1 else ''}", gpus=gpus)
+        if not timed_gpus:
+            section.empty = gap
+            return section
+        section.gaps.append(gap)
     section.blocks.append(Paragraph.of(
         "Achieved FLOP/s against arithmetic intensity (FLOP per DRAM byte), log-log. Large markers are "
         "runs (their totals: every counted kernel's FLOPs and DRAM bytes), small ones their most "
@@ -35,8 +52,8 @@ def roofline_section(an, top_n: int) -> Section:
         "intensity when the log counted those bytes (hierarchical roofline). Sloped lines are memory "
         "bandwidth ceilings, flat ones compute ceilings; a point under the sloped part is memory-bound, "
         "under the flat part compute-bound, far below both latency-bound."))
-    for i, gpu in enumerate(_gpus(placed)):
-        section.blocks += _gpu_blocks(an, placed, gpu, min(top_n, KERNELS_PER_RUN), f"roof{i + 1}")
+    for i, gpu in enumerate(g for g in _gpus(placed) if g in timed_gpus):
+        section.blocks += _gpu_blocks(an, placed, gpu, min(top_n, KERNELS_PER_RUN), f"roof{i + 1}", names)
     return section
 
 
@@ -44,13 +61,15 @@ def _gpus(runs: pl.DataFrame) -> list[str | None]:
     return runs.select(pl.col("gpu_model").unique(maintain_order=True)).to_series().to_list()
 
 
-def _gpu_blocks(an, placed: pl.DataFrame, gpu: str | None, per_run: int, chart_id: str) -> list:
+def _gpu_blocks(an, placed: pl.DataFrame, gpu: str | None, per_run: int, chart_id: str,
+                names: RunNames) -> list:
     """`runs`: the run totals of this GPU's runs; `parts`: their per-precision roofline rows
     (the ceilings they were judged by, their L2/L1 intensities, their notes)."""
     runs = placed.filter(pl.col("gpu_model").eq_missing(gpu))
     parts = an.roofline.filter(pl.col("run").is_in(runs["run"].to_list()))
     spec = an.db.get(gpu) if gpu else None
-    title = f"{spec.key} ({spec.arch})" if spec and spec.arch else (gpu or "GPU not identified")
+    label = names.gpu_of_key(gpu, spec) if gpu else "GPU not identified"
+    title = f"{label} ({spec.arch})" if spec and spec.arch else label
     blocks: list = [Heading(title)]
     if spec is None:
         blocks.append(Paragraph.md(
@@ -64,7 +83,7 @@ def _gpu_blocks(an, placed: pl.DataFrame, gpu: str | None, per_run: int, chart_i
     if runs.height > untimed.height:
         blocks.append(_chart(an, runs, parts, spec, title, per_run, chart_id))
     blocks.append(_points_table(runs))
-    blocks += _notes(parts)
+    blocks += _notes(parts, names)
     return blocks
 
 
@@ -79,20 +98,21 @@ def _chart(an, runs: pl.DataFrame, parts: pl.DataFrame, spec, title: str, per_ru
     kernels = _top_kernel_points(an.kernel_roofline, parts, runs, per_run)
     caption = f"Roofline of {title}"
     if spec is not None:
-        caption += f"; ceilings: {_peak_sources(parts, spec)}"
+        gpu_label = title.rsplit(" (", 1)[0]
+        caption += f"; ceilings: {_peak_sources(parts, spec).replace(spec.key, gpu_label)}"
     return chart(chart_id, caption, roofline_svg, ceilings, _run_points(runs, parts) + kernels)
 
 
-def _notes(runs: pl.DataFrame) -> list:
+def _notes(runs: pl.DataFrame, names: RunNames) -> list:
     """The analysis' notes on points (incomplete FLOPs, above a roof...), each once, with its runs."""
     noted = runs.filter(pl.col("note").is_not_null())
     if not noted.height:
         return []
     items = []
     for (note,), group in noted.group_by(["note"], maintain_order=True):
-        names = [f"{r} ({p})" for r, p in group.select("run", "precision").iter_rows()]
-        items.append(Paragraph([Span(note[0].upper() + note[1:]), Span(": ")] + spans_list(names, 8)
-                               + [Span(".")], level="warning"))
+        which = [f"{names.label(r)} ({p})" for r, p in group.select("run", "precision").iter_rows()]
+        items.append(Paragraph([Span(note[0].upper() + note[1:]), Span(": ")]
+                               + [Span(s.text) for s in spans_list(which, 8)] + [Span(".")], level="warning"))
     return [Bullets(items)]
 
 
@@ -166,7 +186,7 @@ def _points_table(runs: pl.DataFrame):
         attainable = None
         if r["peak_flops_per_s"] and r["peak_dram_bytes_per_s"] and r["arithmetic_intensity"]:
             attainable = min(r["peak_flops_per_s"], r["peak_dram_bytes_per_s"] * r["arithmetic_intensity"])
-        rows.append([run_cell(r), r["roof_precision"] or "–", flops_cell(r["flops"], r.get("flops_complete")),
+        rows.append([run_cell(r), r["roof_precision"] or "–", flops_cell(r["flops"], r.get("flops_complete"), r.get("bound_note")),
                      fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("arithmetic_intensity")),
                      fmt.intensity(r.get("ridge_ai")), cell(fmt.duration(r.get("counted_time_ns")),
                                                             title=r.get("counted_time_source")),

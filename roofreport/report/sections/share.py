@@ -1,5 +1,11 @@
-"""The "Kernel time" section: share of kernel time by category per run (stacked bars), the
-uncategorized share and the top kernels of each run (share along sweeps: the comparison section).
+"""The "Where the GPU time goes" section: share of kernel time by category per run (stacked
+bars) and each run's top kernels with the rest summed as "other kernels" (share along sweeps:
+the comparison section).
+
+The top kernels are shown side by side for runs that differ only in their GPU and parameters
+(one table per model and experiment, `naming.RunNames.groups`): one column per run, one row per kernel
+that is among the top N of one of them. A run's column holds its own top N and its "other
+kernels", so every column adds up to its run's whole kernel time.
 
 All numbers come from `analysis.share`; this module only orders, groups and draws them.
 """
@@ -10,10 +16,12 @@ import polars as pl
 
 from roofreport.enrich import categories as cat_rules
 from roofreport.report import fmt
-from roofreport.report.context import Heading, Paragraph, Section, chart
+from roofreport.report.context import Column, Heading, Paragraph, Section, chart
+from roofreport.report.naming import RunNames
 from roofreport.report.tables import cell, name_cell, table
 
-SWEEP_CATEGORIES = 3
+COLUMNS_PER_TABLE = 6
+KERNEL_NAME_CHARS = 160     # the table is where a kernel's name is given in full: wrap, do not cut
 EMPTY = ("No kernel times: a kernel-share breakdown needs a kernel summary or trace, e.g. "
          "`nsys profile --stats=true python train.py` (cuda_gpu_kern_sum), "
          "`nsys stats --report cuda_gpu_trace --format csv report.nsys-rep`, or `nvprof python train.py`.")
@@ -27,74 +35,86 @@ def category_order(present: list[str]) -> list[str]:
     return [c for c in ordered if c in present]
 
 
-def share_section(an, top_n: int) -> Section:
+def share_section(an, top_n: int, names: RunNames | None = None) -> Section:
     section = Section("share", "Where the GPU time goes")
+    names = names or RunNames(an.tables["runs"])
     share = an.share.filter(pl.col("time_ns").is_not_null())
     if not share.height:
         section.empty = EMPTY
         return section
-    runs = share["run"].unique(maintain_order=True).to_list()
+    runs = names.order(share["run"].to_list())
     cats = category_order(share["category"].unique().to_list())
     section.blocks.append(Paragraph.of(
         "Share of each run's GPU time by kernel category, from one time source per run (a trace when there "
-        "is one). Rules: conv includes winograd, implicit-GEMM and FFT convolutions; communication is NCCL; "
-        "memcpy/memset are host-device transfers, counted when the log lists them. \"other\" is what no "
-        "rule matched (the uncategorized share)."))
-    section.blocks += _bar_charts(share, runs, cats)
-    section.blocks.append(_summary_table(share, an.uncategorized, runs))
-    section.blocks += _top_tables(an.top, runs, top_n)
+        "is one). Rules: conv includes winograd, implicit-GEMM and cuDNN's FFT convolutions; fft is cuFFT; "
+        "communication is NCCL; memcpy/memset are host-device transfers, counted when the log lists them. "
+        "\"uncategorized\" is what no rule matched."))
+    section.blocks += _bar_charts(share, runs, cats, names)
+    section.blocks += top_tables(an.top, an.top_rest, runs, top_n, names)
     return section
 
 
-def _bar_charts(share: pl.DataFrame, runs: list[str], cats: list[str]) -> list:
+def _bar_charts(share: pl.DataFrame, runs: list[str], cats: list[str], names: RunNames) -> list:
     from roofreport.report.charts.share import RUNS_PER_CHART, share_bars_svg
 
     values = {(r["run"], r["category"]): r["share"] or 0.0 for r in share.iter_rows(named=True)}
+    charts_needed = -(-len(runs) // RUNS_PER_CHART)
+    per_chart = -(-len(runs) // charts_needed)          # even parts: 79 runs -> 40 + 39, not 40 + 39 + 0
     blocks = []
-    for start in range(0, len(runs), RUNS_PER_CHART):
-        chunk = runs[start:start + RUNS_PER_CHART]
-        chart_id = f"share{start // RUNS_PER_CHART + 1}"
-        part = f" (runs {start + 1}–{start + len(chunk)} of {len(runs)})" if len(runs) > RUNS_PER_CHART else ""
-        blocks.append(chart(chart_id, f"GPU time by kernel category{part}", share_bars_svg, chunk, cats, values))
+    for start in range(0, len(runs), per_chart):
+        chunk = runs[start:start + per_chart]
+        chart_id = f"share{start // per_chart + 1}"
+        part = f" (runs {start + 1}–{start + len(chunk)} of {len(runs)})" if len(runs) > per_chart else ""
+        labelled = {(names.label(run), category): value for (run, category), value in values.items()
+                    if run in chunk}
+        blocks.append(chart(chart_id, f"GPU time by kernel category{part}", share_bars_svg,
+                            [names.label(run) for run in chunk], cats, labelled))
     return blocks
 
 
-TRANSFERS = ("memcpy", "memset")
-
-
-def _summary_table(share: pl.DataFrame, uncategorized: pl.DataFrame, runs: list[str]):
-    other = {r["run"]: r["share"] for r in uncategorized.iter_rows(named=True)}
-    rows = []
-    for run in runs:
-        mine = share.filter(pl.col("run") == run).sort("time_ns", descending=True)
-        compute = mine.filter(~pl.col("category").is_in(TRANSFERS))
-        source = mine["time_source"][0] if "time_source" in mine.columns else None
-        rows.append([name_cell(run, 48), cell(fmt.duration(mine["time_ns"].sum()), sub=source),
-                     fmt.share(mine.filter(pl.col("category").is_in(TRANSFERS))["share"].sum()),
-                     _lead(compute), cell(fmt.share(other.get(run, 0.0)),
-                                          css="warn" if (other.get(run) or 0) > 0.25 else "")])
-    return table(["Run", "GPU time#", "Transfers#", "Largest kernel category", "Uncategorized#"], rows,
-                 caption="GPU time per run")
-
-
-def _lead(frame: pl.DataFrame) -> str:
-    if not frame.height:
-        return "–"
-    top = frame.row(0, named=True)
-    return f"{top['category']} ({fmt.share(top['share'])})"
-
-
-def _top_tables(top: pl.DataFrame, runs: list[str], top_n: int) -> list:
-    blocks: list = []
+def top_tables(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], top_n: int, names: RunNames) -> list:
+    """One table per group of runs: their top kernels side by side, then the rest and the total."""
     if not top.height:
-        return blocks
-    blocks.append(Heading(f"Top {top_n} kernels per run"))
-    for run in runs:
-        mine = top.filter(pl.col("run") == run).sort("time_ns", descending=True, nulls_last=True)
-        if not mine.height:
-            continue
-        rows = [[name_cell(r["short_name"], 72), r.get("category") or "–", fmt.count(r.get("count")),
-                 fmt.duration(r.get("time_ns")), fmt.share(r.get("share"))] for r in mine.iter_rows(named=True)]
-        blocks.append(table(["Kernel", "Category", "Launches#", "Time#", "Share#"], rows, caption=run,
-                            css="kernels"))
+        return []
+    with_top = [run for run in runs if run in set(top["run"].to_list())]
+    blocks: list = [Heading(f"Top {top_n} kernels per run"), Paragraph.of(
+        f"Each column is one run: its {top_n} kernels with the most GPU time, as a share of the run's kernel "
+        "time, and the rest summed as \"other kernels\". A blank cell: that kernel is not among the run's "
+        f"top {top_n} (its time is in \"other kernels\"). Runs are grouped by model and experiment; the "
+        "columns name what differs (GPU, parameters).")]
+    rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
+    for group in names.groups(with_top, COLUMNS_PER_TABLE):
+        blocks.append(_group_table(group, top, rest_by_run))
     return blocks
+
+
+def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
+    runs = [run for run, _ in group.columns]
+    mine = top.filter(pl.col("run").is_in(runs))
+    shares = {(r["run"], r["short_name"]): r["share"] for r in mine.iter_rows(named=True)}
+    category = {r["short_name"]: r.get("category") for r in mine.iter_rows(named=True)}
+    weight: dict[str, float] = {}
+    for (_, kernel), value in shares.items():
+        weight[kernel] = weight.get(kernel, 0.0) + (value or 0.0)
+    kernels = sorted(weight, key=lambda k: (-weight[k], k))
+    rows = [[name_cell(k, KERNEL_NAME_CHARS), category.get(k) or "–"]
+            + [_share_cell(shares.get((run, k)), present=(run, k) in shares) for run in runs] for k in kernels]
+    rows.append([cell("other kernels", css="rest"), cell("", css="rest")]
+                + [cell(_rest_text(rest_by_run.get(run)), css="rest num") for run in runs])
+    rows.append([cell("GPU time (all kernels)", css="total"), cell("", css="total")]
+                + [cell(fmt.duration((rest_by_run.get(run) or {}).get("total_ns")), css="total num")
+                   for run in runs])
+    run_width = min(11.0, 52.0 / len(runs))
+    cols = [Column("Kernel", width=f"{100 - 13 - run_width * len(runs):.0f}%"), Column("Category", width="13%")]
+    cols += [Column(heading, numeric=True, width=f"{run_width:.1f}%") for _, heading in group.columns]
+    return table(cols, rows, caption=group.title, css="kernels")
+
+
+def _share_cell(value, present: bool):
+    return cell(fmt.share(value) if present else "")
+
+
+def _rest_text(rest: dict | None) -> str:
+    if not rest:
+        return "–"
+    return fmt.share(rest["share"]) if rest["kernels"] else "none"

@@ -1,0 +1,152 @@
+"""How the report names runs and GPUs: by what they are, never by their paths.
+
+A run is shown by its `label` (model · GPU · parameters, `pipeline/labels.py`) and a GPU by the
+run's `gpu_label`; both come from the `runs` table. Runs are listed in one order everywhere
+(model, experiment, program, GPU, then the label with its numbers compared as numbers, so that
+`bs 4` comes before `bs 16`), and a section that shows runs side by side groups them by what
+they share (`groups`): the runs of one model (or program) in one experiment differ only in
+their GPU and parameters, which become the column headings (one model on two GPUs side by side).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from roofreport.pipeline.labels import SEPARATOR
+
+NO_GPU = "GPU not named"
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
+
+
+def natural(text: str) -> tuple:
+    """A sort key reading numbers as numbers: "bs 4" < "bs 16" < "bs 64"."""
+    return tuple((0, float(part), "") if i % 2 else (1, 0.0, part.lower())
+                 for i, part in enumerate(_NUMBER.split(text)) if part)
+
+
+@dataclass(frozen=True)
+class Group:
+    """Runs shown side by side: `title` is what they share, `columns` (run, heading) what differs."""
+
+    title: str
+    columns: list[tuple[str, str]]
+
+
+class RunNames:
+    """run id -> label, GPU label and place in the report's order, from a `runs` table (copies
+    included, so that a file of a copy is named too)."""
+
+    def __init__(self, runs: pl.DataFrame | None = None):
+        runs = runs if runs is not None else pl.DataFrame()
+        wanted = ["run", "label", "gpu_label", "gpu_model", "model", "program", "experiment"]
+        present = [c for c in wanted if c in runs.columns]
+        rows = runs.select(present).iter_rows(named=True) if runs.height and "run" in present else []
+        self._rows = {r["run"]: r for r in rows}
+        self._gpu_by_key: dict[str, str] = {}
+        for r in self._rows.values():
+            if r.get("gpu_model") and r.get("gpu_label"):
+                self._gpu_by_key.setdefault(r["gpu_model"], r["gpu_label"])
+
+    def label(self, run: str | None) -> str:
+        """The run's label; a run the table does not know keeps its id (never happens for runs
+        the pipeline made; a hand-built dataset may lack labels)."""
+        if run is None:
+            return "–"
+        row = self._rows.get(run)
+        return (row.get("label") if row else None) or run
+
+    def relabel_source(self, text: str) -> str:
+        """An analysis' "RUN (GPU): how" naming a run by its id, as "LABEL: how"."""
+        head, colon, how = text.partition(": ")
+        run = head.rsplit(" (", 1)[0] if head.endswith(")") else head
+        if run not in self._rows:
+            return text
+        return f"{self.label(run)}{colon}{how}"
+
+    def gpu(self, run: str | None) -> str:
+        """The GPU a run ran on, as the report names it everywhere."""
+        row = self._rows.get(run) if run else None
+        return (row.get("gpu_label") if row else None) or NO_GPU
+
+    def gpu_of_key(self, gpu_model: str | None, spec=None) -> str:
+        """The label of a GPU database key (as the analyses group by), or the spec's own name."""
+        if gpu_model and gpu_model in self._gpu_by_key:
+            return self._gpu_by_key[gpu_model]
+        if spec is not None:
+            return getattr(spec, "label", None) or spec.name
+        return gpu_model or NO_GPU
+
+    def _key(self, run: str, fields: tuple[str, ...]) -> tuple:
+        """The run's values of `fields`; a missing one sorts after every named one."""
+        row = self._rows.get(run) or {}
+        return tuple((0, natural(str(row[k]))) if row.get(k) else (1, ()) for k in fields)
+
+    def _group_key(self, run: str, by_gpu: bool = False) -> tuple:
+        return self._key(run, ("model", "experiment", "program") + (("gpu_label",) if by_gpu else ()))
+
+    def sort_key(self, run: str) -> tuple:
+        return self._key(run, ("model", "experiment", "program", "gpu_label")) + (natural(self.label(run)),)
+
+    def order(self, runs) -> list[str]:
+        """`runs` (any iterable, duplicates dropped) in the report's order."""
+        return sorted(dict.fromkeys(runs), key=self.sort_key)
+
+    def groups(self, runs, max_columns: int, by_gpu: bool = False) -> list[Group]:
+        """`runs` grouped by model, experiment and program, in order (GPU by GPU within a group;
+        `by_gpu`: a group per GPU). A group wider than `max_columns` runs is cut where the GPU
+        changes, and a GPU's runs wider than that into even parts (7 -> 4 + 3, not 6 + 1). A
+        group's title is the label parts its runs share, a column's heading the parts that differ
+        (a group of one run: its label, "Share")."""
+        by_key: dict[tuple, list[str]] = {}
+        for run in self.order(runs):
+            by_key.setdefault(self._group_key(run, by_gpu), []).append(run)
+        out = []
+        for members in by_key.values():
+            out += [self._group(part, members) for part in self._parts(members, max_columns)]
+        return out
+
+    def _parts(self, members: list[str], max_columns: int) -> list[list[str]]:
+        if len(members) <= max_columns:
+            return [members]
+        by_gpu: dict[str, list[str]] = {}
+        for run in members:
+            by_gpu.setdefault(self.gpu(run), []).append(run)
+        parts: list[list[str]] = []
+        whole = False            # the last part holds whole GPUs only: another small one may join it
+        for runs in by_gpu.values():
+            if whole and len(parts[-1]) + len(runs) <= max_columns:
+                parts[-1] = parts[-1] + runs
+                continue
+            size = -(-len(runs) // -(-len(runs) // max_columns))
+            parts += [runs[start:start + size] for start in range(0, len(runs), size)]
+            whole = len(runs) <= max_columns
+        return parts
+
+    def _group(self, part: list[str], members: list[str]) -> Group:
+        if len(members) == 1:
+            return Group(self.label(part[0]), [(part[0], "Share")])
+        split = [self.label(run).split(SEPARATOR) for run in members]
+        common = [p for p in split[0] if all(p in parts for parts in split[1:])]
+        headings = []
+        for run in part:
+            rest = [p for p in self.label(run).split(SEPARATOR) if p not in common]
+            # a run whose label holds nothing the others lack goes by the group's last word
+            headings.append((run, SEPARATOR.join(rest) or (common[-1] if common else self.label(run))))
+        first = self._rows.get(part[0]) or {}
+        if not first.get("model") and first.get("program") and not any(first["program"] in p for p in common):
+            common.insert(0, str(first["program"]))     # a group of one program's runs: say which
+        return Group(SEPARATOR.join(common) or "Runs", headings)
+
+
+def in_order(frame: pl.DataFrame, names: RunNames) -> pl.DataFrame:
+    """The rows of `frame` (with a `run` column) in the report's order of runs, stable within a run."""
+    if frame.height < 2:
+        return frame
+    order = names.order(frame["run"].to_list())
+    rank = pl.DataFrame({"run": order, "__rank": list(range(len(order)))},
+                        schema={"run": frame.schema["run"], "__rank": pl.Int64})
+    return (frame.with_row_index("__row").join(rank, on="run", how="left")
+            .sort("__rank", "__row").drop("__rank", "__row"))

@@ -1,0 +1,70 @@
+"""The "Overview": what was profiled (runs per GPU, the models, the tools, what the logs hold),
+and "What these logs cannot tell": for each question the body leaves open, which log would
+answer it (the sections with nothing to show are left out of the body and named here).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import polars as pl
+
+from roofreport.report import fmt
+from roofreport.report.context import Bullets, Column, Heading, Paragraph, Section
+from roofreport.report.naming import NO_GPU, RunNames, natural
+from roofreport.report.tables import cell, table
+
+MODELS_SHOWN = 6
+
+
+def overview_section(an, names: RunNames, gaps: list[tuple[str, str]]) -> Section:
+    """`gaps`: (section title, which log would fill it) for every question left open."""
+    section = Section("overview", "Overview")
+    runs = an.tables["runs"]
+    files = an.files
+    read = sum(1 for f in files if f.status != "skipped")
+    copies = an.duplicates.height
+    text = (f"{_n(runs.height, 'run')} from {_n(read, 'log file')} ({_n(len(files) - read, 'other file')} "
+            "skipped or excluded: Appendix, Inputs)")
+    if copies:
+        text += f"; {_n(copies, 'copy', 'copies')} of other runs left out (Appendix, Runs left out)"
+    section.blocks.append(Paragraph.of(text + "."))
+    if runs.height:
+        section.blocks.append(_gpu_table(an, runs, names))
+    if gaps:
+        section.blocks.append(Heading("What these logs cannot tell"))
+        section.blocks.append(Bullets([Paragraph.md(f"{title}: {text}") for title, text in gaps]))
+    return section
+
+
+def _n(n: int, one: str, many: str | None = None) -> str:
+    return f"{fmt.count(n)} {one if n == 1 else (many or one + 's')}"
+
+
+def _gpu_table(an, runs: pl.DataFrame, names: RunNames):
+    """One row per GPU: its runs, their models, the tools, and how many runs have each kind of data."""
+    has = {
+        "kernel times": set(an.share["run"].to_list()) if an.share.height else set(),
+        "FLOP counts": (set(an.runs.filter(pl.col("flops").is_not_null())["run"].to_list())
+                        if an.runs.height else set()),
+        "utilization": set(an.utilization["run"].to_list()) if an.utilization.height else set(),
+        "API calls": set(an.api["run"].to_list()) if an.api.height else set(),
+    }
+    by_gpu: dict[str, list[dict]] = {}
+    for r in runs.iter_rows(named=True):
+        by_gpu.setdefault(r.get("gpu_label") or NO_GPU, []).append(r)
+    rows = []
+    for gpu in sorted(by_gpu, key=lambda g: (g == NO_GPU, natural(g))):
+        mine = by_gpu[gpu]
+        models = Counter(r.get("model") or r.get("program") or r.get("experiment") for r in mine)
+        models.pop(None, None)
+        shown = sorted(models, key=natural)
+        model_text = ", ".join(shown[:MODELS_SHOWN]) + (f" and {len(shown) - MODELS_SHOWN} more"
+                                                        if len(shown) > MODELS_SHOWN else "")
+        tools = sorted({r.get("tool") for r in mine if r.get("tool")})
+        ids = {r["run"] for r in mine}
+        rows.append([cell(gpu), fmt.count(len(mine)), model_text or "–", ", ".join(tools) or "–"]
+                    + [fmt.count(len(ids & has[k])) for k in has])
+    cols = [Column("GPU", width="16%"), Column("Runs", numeric=True, width="6%"), Column("Models", width="26%"),
+            Column("Tools", width="12%")] + [Column(f"With {k}", numeric=True, width="10%") for k in has]
+    return table(cols, rows, caption="What was profiled", css="overview")
