@@ -18,6 +18,10 @@ from roofreport.report.naming import RunNames
 from roofreport.report.tables import cell, name_cell, table
 
 REGIONS_PER_RUN = 20
+# The order a run's ranges are listed in: what the user marked (steps, their own annotations,
+# NVTX, profiler ranges) before the framework's operators, which a PyTorch trace holds by the
+# hundred; operators only at the top level (their nested calls are parts of them).
+RANGE_KIND_ORDER = ("step", "annotation", "gpu_annotation", "nvtx", "profiler_range", "operator")
 PHASE_KNOWN = 0.5       # a run's phases are shown when its kernel names tell the phase of this much time
 API_COLUMNS = 6         # API calls shown side by side: those with the most time over all runs
 EMPTY_REGIONS = ("No regions: the logs carry no NVTX ranges, profiler ranges or phase names. Annotate the "
@@ -72,9 +76,12 @@ def regions_section(regions: pl.DataFrame, names: RunNames | None = None) -> Sec
 def _ranges_table(ranges: pl.DataFrame, names: RunNames):
     runs = names.order(ranges["run"].to_list())
     limit = rows_per_run(len(runs), REGIONS_PER_RUN)
-    rows, hidden = [], 0
+    rows = []
+    listed = _listed_ranges(ranges)
+    hidden = ranges.height - listed.height      # nested operator calls: parts of the ones listed
+    ranges = listed
     for run in runs:
-        mine = ranges.filter(pl.col("run") == run).sort("time_ns", descending=True, nulls_last=True)
+        mine = ranges.filter(pl.col("run") == run)
         hidden += max(0, mine.height - limit)
         for i, r in enumerate(mine.head(limit).iter_rows(named=True)):
             rows.append([cell(names.label(run)) if i == 0 else "", cell(r["kind"], sub=r.get("basis")),
@@ -82,8 +89,21 @@ def _ranges_table(ranges: pl.DataFrame, names: RunNames):
                          fmt.count(r.get("count"))])
     out = table(["Run", "Kind", "Region", "Time#", "Share#", "Count#"], rows, css="regions")
     if hidden:
-        out.note = f"{hidden} more ranges not shown (at most {limit} per run)."
+        out.note = (f"{hidden} more ranges not shown (at most {limit} per run; nested operator calls are "
+                    "parts of the top-level ones): the regions table of roofreport parse lists every one.")
     return out
+
+
+def _listed_ranges(ranges: pl.DataFrame) -> pl.DataFrame:
+    """The ranges a run's rows are drawn from, in `RANGE_KIND_ORDER` then longest first; nested
+    operators and operators' self time are left to the tables (`roofreport parse`)."""
+    known = pl.col("kind").is_in(RANGE_KIND_ORDER)
+    rank = pl.col("kind").replace_strict(RANGE_KIND_ORDER, list(range(len(RANGE_KIND_ORDER))),
+                                         default=len(RANGE_KIND_ORDER))
+    nested_operator = (pl.col("kind") == "operator") & pl.col("region").str.contains("/")
+    kept = ranges.filter(~nested_operator & (known | ~pl.col("kind").str.starts_with("operator")))
+    return kept.with_columns(rank.alias("_rank")).sort(
+        ["_rank", "time_ns"], descending=[False, True], nulls_last=True).drop("_rank")
 
 
 def _phase_runs(phases: pl.DataFrame, names: RunNames) -> tuple[list[str], list[str]]:
