@@ -312,3 +312,21 @@ def test_events_without_times_or_names_are_kept_without_failing(tmp_path):
     assert result.tables["kernels"]["duration_ns"].to_list() == [None, 2000.0]
     assert result.tables["kernels"]["name"].to_list() == ["k", None]
     assert result.tables["regions"]["path"].to_list() == ["forward"]
+
+
+def test_the_report_lists_steps_and_annotations_before_operators_and_no_nested_operator():
+    # The regions section of a PyTorch trace: what the user marked first, the framework's
+    # operators after, at the top level only (a trace holds hundreds of nested aten:: calls).
+    from roofreport.analysis import regions as region_analysis
+    from roofreport.report.sections.activity import RANGE_KIND_ORDER, regions_section
+
+    tables = {"regions": ingest([corpus_path("kineto", "hta-df_index_resolver")], jobs=1).tables["regions"]}
+    regions = region_analysis.region_times(tables)
+    assert regions.filter((pl.col("kind") == "operator") & pl.col("region").str.contains("/")).height
+    section = regions_section(regions)
+    listed = [(row[1].text, row[2].text) for row in section.blocks[-1].rows]
+    kinds = [kind for kind, _ in listed]
+    assert kinds[0] == "step" and "operator" in kinds
+    assert kinds == sorted(kinds, key=RANGE_KIND_ORDER.index)
+    assert not [region for kind, region in listed if kind == "operator" and "/" in region]
+    assert "more ranges not shown" in section.blocks[-1].note
