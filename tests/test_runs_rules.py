@@ -55,6 +55,10 @@ from tests.conftest import SAMPLE_LOGS
     ("ncu-log-vgg11.txt", {"model": "vgg11"}),
     ("fluidsGL_cuda_gpu_trace_base.csv", {"experiment": "fluidsGL"}),
     ("torch-ex-smi.csv", {"experiment": "torch-ex"}),
+    # one process of a distributed job
+    ("sampled_rank-0.json.gz", {"experiment": "sampled", "rank": 0}),
+    ("worker0_local_rank_3.pt.trace.json", {"experiment": "worker0", "rank": 3}),
+    ("franklin_ranks8.txt", {"experiment": "franklin", "ranks": 8}),
 ])
 def test_what_a_name_says(name, facts):
     assert identity.read_name(name).facts == facts
@@ -438,3 +442,19 @@ def test_the_readme_roofreport_toml_is_what_config_reads(tmp_path):
     loaded = config.load(tmp_path)
     assert loaded.exclude == ("_deleted_in_history", "*.bak")
     assert loaded.runs[0].name == "A100 runs" and loaded.runs[0].facts["batch_size"] == 16
+
+
+def test_the_ranks_of_one_job_are_one_workload_one_run_each():
+    # HTA's two-rank traces: each trace's distributedInfo names its rank; the runs are one
+    # experiment, labelled by rank, and their workload (what cross-run comparisons group by) is one.
+    from roofreport.analysis import workloads
+
+    from tests.conftest import corpus_path
+    data = ingest([corpus_path("kineto", "hta-trace_filter")], jobs=1)
+    rows = data.tables["runs"].sort("run").to_dicts()
+    assert [r["experiment"] for r in rows] == ["sampled", "sampled"]
+    assert [json.loads(r["params"])["rank"] for r in rows] == [0, 1]
+    assert [json.loads(r["provenance"])["rank"] for r in rows] == ["log", "log"]
+    assert [r["label"].endswith(f"rank {i}") for i, r in enumerate(rows)] == [True, True]
+    keys = {workloads.key(r, workloads.params_of(r)) for r in rows}
+    assert len(keys) == 1

@@ -79,6 +79,8 @@ def _patterns() -> dict[str, re.Pattern]:
             r"efficientnet[a-z0-9]*|mnasnet[a-z0-9]*|regnet[a-z0-9]*|convnext[a-z0-9]*|swin[a-z0-9]*|"
             r"lenet\d*|vit|bert|distilbert|roberta|deberta|gpt\d*|llama\d*|mistral|mixtral|qwen\d*|gemma\d*|"
             r"falcon|bloom|t5|unet|yolo[a-z0-9]*)(?:[_-]?(?P<size>\d+(?:\.\d+)?[bm]))?" + e, re.I),
+        # a distributed job's process: `sampled_rank-0`, `trace_rank3`, `local_rank_1` (one trace per rank)
+        "rank": re.compile(b + r"(?:local_?|global_?)?rank[_-]?(?P<rank>\d{1,5})" + e, re.I),
         "bits": re.compile(b + r"(?:(?P<key>[a-z]+)[_-])?(?P<bits>\d{1,2})[_-]?bits?" + e, re.I),
         "boolean": re.compile(b + r"(?P<key>[a-z][a-z0-9]*)[_=-](?P<value>true|false)" + e, re.I),
         "param": re.compile(
@@ -227,6 +229,8 @@ def _spans(stem: str) -> tuple[dict, list[str]]:
         if m.group("size"):
             facts.setdefault("model_size", m.group("size").lower())
     take("model", model)
+
+    take("rank", lambda m: facts.setdefault("rank", int(m["rank"])))
 
     def bits(m):
         key = f"{m['key'].lower()}_bits" if m["key"] else "precision"

@@ -15,7 +15,10 @@ SEPARATOR = " · "
 UNKNOWN_GPU = "unknown GPU"
 # Parameters in the order a label shows them; the others follow alphabetically.
 _ORDER = ("batch_size", "learning_rate", "precision", "workers", "optimizer", "epochs")
-LAUNCH_ONLY = ("timeout_s",)   # how the profiler was run: last, only when it varies
+# How the program or its profiler was launched, not what work it did (a time-out; the rank of
+# one process of a distributed job, whose ranks do the same work): last in a label, only when
+# it varies, and never part of a workload (analysis/workloads.py).
+LAUNCH_ONLY = ("timeout_s", "rank")
 
 
 def varying(rows: list[dict], keys: list[str]) -> list[str]:

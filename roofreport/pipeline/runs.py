@@ -303,7 +303,7 @@ def _unit_facts(unit: _Unit) -> dict[str, dict]:
         toml["gpu"], toml["device_kind"] = None, "cpu"
     log = {"gpu": hints.device_name, "command": hints.command, "host": hints.host,
            "device_kind": hints.device_kind, "model": hints.model, "batch_size": hints.batch_size,
-           "learning_rate": hints.learning_rate}
+           "learning_rate": hints.learning_rate, "rank": hints.rank}
     for key, value in identity.read_command(hints.command).items():
         if log.get(key) is None:
             log[key] = value
