@@ -330,3 +330,16 @@ def test_the_report_lists_steps_and_annotations_before_operators_and_no_nested_o
     assert kinds == sorted(kinds, key=RANGE_KIND_ORDER.index)
     assert not [region for kind, region in listed if kind == "operator" and "/" in region]
     assert "more ranges not shown" in section.blocks[-1].note
+
+
+def test_a_runs_kernel_time_comes_from_its_trace_before_its_key_averages_table():
+    # h100-resnet18 holds the Kineto trace and the key_averages table printed from the same
+    # events: the trace (each launch timed) is the run's time source, and it says so.
+    import roofreport
+
+    data = roofreport.read(corpus_path("kineto", "h100-resnet18"))
+    row = data.runs.row(0, named=True)
+    assert data.runs.height == 1 and row["time_source"] == "PyTorch trace"
+    trace = data.kernels.filter(pl.col("source_file").str.ends_with(".json") & (pl.col("kind") == "launch"))
+    assert row["kernel_time_ns"] == pytest.approx(trace.filter(
+        ~pl.col("category").is_in(["memcpy", "memset"]))["duration_ns"].sum())

@@ -6,10 +6,12 @@ repeated jobs of the same configuration. Kernel time must come from ONE of them,
 
     rank 1  nsys trace        (kernels.kind = launch, from an nsys file)
     rank 2  nvprof trace
-    rank 3  nsys summary      (kern sum)
-    rank 4  nvprof summary    (GPU activities)
-    rank 5  other launch rows (activities of kind kernel without kernel rows)
-    rank 6  ncu               (gpu__time_duration: serialised, clock-locked)
+    rank 3  PyTorch trace     (Kineto's CUPTI kernel events: a timeline as nvprof's)
+    rank 4  nsys summary      (kern sum)
+    rank 5  nvprof summary    (GPU activities)
+    rank 6  PyTorch key_averages table (the same events summed, names cut at 55 characters)
+    rank 7  other launch rows (activities of kind kernel without kernel rows)
+    rank 8  ncu               (gpu__time_duration: serialised, clock-locked)
 
 Within the best rank, one file (the one with the most kernel time) stands for the run when
 several were logged (repeated jobs), so time is never double counted; memcpy/memset activities
@@ -26,12 +28,14 @@ import difflib
 
 import polars as pl
 
-_RANKS = {("nsys", "launch"): 1, ("nvprof", "launch"): 2, ("nsys", "summary"): 3,
-          ("nvprof", "summary"): 4, ("activities", "launch"): 5, ("ncu", "launch"): 6,
-          ("ncu", "summary"): 6}
-_LABELS = {1: "nsys trace", 2: "nvprof trace", 3: "nsys summary", 4: "nvprof summary",
-           5: "trace", 6: "ncu gpu__time_duration"}
-_UNKNOWN_RANK = 5
+_RANKS = {("nsys", "launch"): 1, ("nvprof", "launch"): 2, ("pytorch", "launch"): 3, ("nsys", "summary"): 4,
+          ("nvprof", "summary"): 5, ("pytorch", "summary"): 6, ("activities", "launch"): 7,
+          ("ncu", "launch"): 8, ("ncu", "summary"): 8}
+_LABELS = {1: "nsys trace", 2: "nvprof trace", 3: "PyTorch trace", 4: "nsys summary", 5: "nvprof summary",
+           6: "PyTorch key_averages", 7: "trace", 8: "ncu gpu__time_duration"}
+_TRACE_RANKS = (1, 2, 3, 7)      # timelines: each launch with its own duration
+_NCU_RANK = 8
+_UNKNOWN_RANK = 7
 MIN_MATCHED = 0.9  # share of ncu launches a trace must match to give their time
 
 TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "name": pl.String,
@@ -165,7 +169,7 @@ def counted_kernel_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
 
 def _trace_launches(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     cand = _candidates(tables)
-    return cand.filter(pl.col("rank").is_in([1, 2, 5]) & ~pl.col("category").fill_null("").is_in(["memcpy", "memset"]))
+    return cand.filter(pl.col("rank").is_in(_TRACE_RANKS) & ~pl.col("category").fill_null("").is_in(["memcpy", "memset"]))
 
 
 def _align_run(own: pl.DataFrame, trace: pl.DataFrame) -> pl.DataFrame:
@@ -197,7 +201,7 @@ def _by_name(tables: dict[str, pl.DataFrame], own: pl.DataFrame) -> pl.DataFrame
                       & (pl.col("family") != "ncu"))
     if not rows.height:
         return pl.DataFrame()
-    times = kernel_time_rows(tables).filter(pl.col("rank") < 6)
+    times = kernel_time_rows(tables).filter(pl.col("rank") < _NCU_RANK)
     totals = times.group_by("run", "name").agg(pl.col("time_ns").sum(), pl.col("time_source").first())
     joined = rows.join(totals, on=["run", "name"], how="inner")
     return joined.select("source_file", "launch_id", "time_ns",

@@ -34,7 +34,7 @@ def runs_section(runs: pl.DataFrame, estimates: pl.DataFrame) -> Section:
     section.blocks.append(Paragraph.of(
         "One row per run, from the run totals of the runs table. FLOPs and DRAM bytes are summed over every "
         "kernel the counters saw (with FLOPs or without); time is the kernel time of the run's best source "
-        "(nsys/nvprof traces before summaries before ncu's serialized, clock-locked replays), per iteration "
+        "(nsys/nvprof/PyTorch traces before summaries before ncu's serialized, clock-locked replays), per iteration "
         "where the logs count iterations; achieved FLOP/s divide the FLOPs by the time of the same counted "
         "kernels. A FLOP count marked ≥ misses tensor-core work and is a lower bound; a time marked "
         "\u201ccut short\u201d covers only the part of the run before the profiler or the batch system stopped it."))

@@ -23,7 +23,7 @@ FORMULAS = [
     [Span("DRAM bytes = 32 × "), C("dram__sectors.sum"), Span(" (or "), C("dram__bytes.sum"),
      Span("); nvprof 32 × ("), C("dram_read_transactions + dram_write_transactions"), Span("). L2 from "),
      C("lts__t_sectors/lts__t_bytes"), Span(", L1 from "), C("l1tex__t_sectors/l1tex__t_bytes"), Span(".")],
-    [Span("Time: kernel durations from nsys or nvprof traces and summaries when present, else ncu's "),
+    [Span("Time: kernel durations from nsys, nvprof or PyTorch (Kineto) traces and summaries when present, else ncu's "),
      C("gpu__time_duration.sum"), Span(" (serialized, clock-locked replays).")],
     [Span("Arithmetic intensity AI = FLOPs / bytes (per memory level); achieved = FLOPs / time; "
           "roof = min(peak, bandwidth × AI); ridge point = peak / bandwidth; % of roof = achieved / roof.")],
