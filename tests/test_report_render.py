@@ -253,7 +253,7 @@ def test_sample_logs_fill_every_section(tmp_path):
     # The story the demo folder tells (sample_logs/README.md), in the findings' words.
     text = text_of(html)
     assert "The A100-SXM4-40GB FLOP count of 1 run misses TF32 tensor-core work" in text
-    assert "GPU 0 of resnet18 · A100-SXM4-40GB · compute-apps · bs 64 was busy only" in text
+    assert "GPU 0 of resnet18 · A100-SXM4-40GB · bs 64 was busy only" in text
     nccl = re.search(r"NCCL kernels take ([\d.]+) % of GPU time at batch size 16 and ([\d.]+) % at 128", text)
     wino = re.search(r"winograd kernels take ([\d.]+) % of GPU time at batch size 16 and ([\d.]+) % at 128", text)
     assert nccl and float(nccl.group(1)) > float(nccl.group(2))      # NCCL's share falls as the batch grows

@@ -55,6 +55,12 @@ from tests.conftest import SAMPLE_LOGS
     ("ncu-log-vgg11.txt", {"model": "vgg11"}),
     ("fluidsGL_cuda_gpu_trace_base.csv", {"experiment": "fluidsGL"}),
     ("torch-ex-smi.csv", {"experiment": "torch-ex"}),
+    # what names a monitor's output is no experiment
+    ("nvidia-smi-compute-apps.csv", {}),
+    ("dcgm-exporter-scrapes.prom", {}),
+    ("dcgmi-dmon.log", {}),
+    ("tegrastats.log", {}),
+    ("prompt_tuning.log", {"experiment": "prompt_tuning"}),
     # one process of a distributed job
     ("sampled_rank-0.json.gz", {"experiment": "sampled", "rank": 0}),
     ("worker0_local_rank_3.pt.trace.json", {"experiment": "worker0", "rank": 3}),

@@ -99,6 +99,7 @@ def _patterns() -> dict[str, re.Pattern]:
             b + r"(cuda_gpu_trace|cuda_gpu_kern_sum|cuda_api_sum|cuda_gpu_mem_time_sum|nvtx_kern_sum|"
             r"nvtx_sum|gputrace|apitrace|gpukernsum|cudaapisum|gpumemtimesum|nvtxsum|nvtxkernsum|"
             r"nvidia[_-]smi|ncu|nsys|nvprof|kineto|key_averages|pt\.trace|"
+            r"(?:compute|accounted)[_-]apps|dcgmi?|dcgm[_-]exporter|exporter|scrapes?|prom|tegrastats|"
             r"nsight|smi|dmon|pmon|logs?|outputs?|out|reports?|stats?|traces?|base|metrics?|final|profiles?|"
             r"profiling|prof|summary|sum|results?|raw|rep|qdrep|sqlite|nvvp|csv|tsv|txt|gpu|cuda|api|kern|"
             r"utilization|usage|util|monitor|power|data|runs|slurm|timeline|collapsed|tmp|temp|query|details|"
