@@ -85,11 +85,7 @@ def parse_file(path: Path, spec_name: str, variant: str, display: str) -> ParseR
     foresaw: it is reported against the file (type and message; the traceback too with
     ROOFREPORT_DEBUG=1) and the rest of the folder goes on."""
     spec = next(s for s in REGISTRY if s.name == spec_name)
-    # A big file is parsed as it is while a thread checks its bytes (`Document.open`); in the
-    # rare case they need repair, that parse is void and the repaired text is parsed.
-    result, source = _parse_source(spec, path, variant, display, check_later=True)
-    if isinstance(source, Document) and source.needs_repair():
-        result, source = _parse_source(spec, path, variant, display, check_later=False)
+    result, source = _parse_source(spec, path, variant, display)
     repaired = source.warnings if isinstance(source, Document) else []
     result.warnings[:0] = [w for w in repaired if w not in result.warnings]
     if result.error is not None and not result.error.path:
@@ -98,13 +94,12 @@ def parse_file(path: Path, spec_name: str, variant: str, display: str) -> ParseR
     return result
 
 
-def _parse_source(spec, path: Path, variant: str, display: str,
-                  check_later: bool) -> tuple[ParseResult, Document | Path | None]:
+def _parse_source(spec, path: Path, variant: str, display: str) -> tuple[ParseResult, Document | Path | None]:
     """(result, what was parsed: the Document, the path of a binary file, None when the
     file could not be opened); any failure becomes the result's error."""
     source = None
     try:
-        source = path if spec.binary else Document.open(path, display=display, check_later=check_later)
+        source = path if spec.binary else Document.open(path, display=display)
         result = spec.parse(source, variant)
     except RoofreportError as exc:
         result = ParseResult(family=spec.family, variant=variant)
