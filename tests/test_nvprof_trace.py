@@ -217,11 +217,11 @@ def test_the_trailer_keeps_its_line_numbers(tmp_path, monkeypatch):
 def test_the_rows_are_read_in_pieces_cut_at_line_breaks(monkeypatch):
     """Pieces of a few kB (many per file, cut mid-way through lines and moved to the next
     break) give the rows of one whole read."""
-    from roofreport.families.nvprof import fast as nvprof_fast
+    from roofreport import tuning
 
     path = corpus_path(*_TRACE_CSV)
     whole = _both_ways(path, monkeypatch)[1]
-    monkeypatch.setattr(nvprof_fast, "_PIECE_BYTES", 4099)
+    monkeypatch.setattr(tuning, "CSV_PIECE_BYTES", 4099)
     taken, pieces, _ = _both_ways(path, monkeypatch)
     assert taken
     _assert_same(pieces, whole)

@@ -23,11 +23,9 @@ from typing import Callable, Iterator
 
 import polars as pl
 
-from roofreport import grammar
+from roofreport import grammar, tuning
 from roofreport.families.common.textio import _LINE_READER, Document, split_lines
 
-BLOCK_BYTES = 31 << 20   # under glibc's 32 MiB mmap threshold: a block's bytes reuse the last one's memory
-FIRST_BYTES = 4 << 20    # the first block's size (then doubling up to BLOCK_BYTES)
 ROWS = ("table_row_line", "raw_row_line")
 
 # A line shaped like a table row (`    name  unit  value`, two spaces on the raw page) is one
@@ -66,7 +64,8 @@ def code(g: grammar.Grammar, *names: str) -> list[int]:
 def read_blocks(doc: Document, size: int | None = None, coded: bool = False) -> Iterator[pl.DataFrame]:
     """The document's lines (`line_no`, `text`), about `size` bytes of whole lines at a time.
     A block is read where the last one ended (a line cut by the block's end is read again at
-    the start of the next, so no bytes are copied to glue blocks); `BLOCK_BYTES` by default."""
+    the start of the next, so no bytes are copied to glue blocks); `tuning.TEXT_BLOCK_BYTES`
+    by default."""
     for lines, _, _ in read_blocks_ahead(doc, size, coded):
         yield lines
 
@@ -77,20 +76,19 @@ def read_blocks_ahead(doc: Document, size: int | None = None, coded: bool = Fals
     the next block is read, split and given to `prepare` (what its lines tell alone) in a
     thread while the caller works on this one, so both cores work. With `coded`, a block
     whose lines repeat is read as codes of its distinct lines (`Distinct.read`) and not
-    prepared. The first blocks are smaller (`FIRST_BYTES`, doubling): the caller starts on
-    the first lines sooner."""
-    size = size or BLOCK_BYTES
+    prepared."""
+    size = size or tuning.TEXT_BLOCK_BYTES
     source = doc.source()
     # A file read as it is holds no U+001F (`Document`): its blocks need no look for one.
     clean = isinstance(source, Path)
     with (open(source, "rb") if clean else source) as fh, ThreadPoolExecutor(max_workers=1) as reader:
-        ahead = reader.submit(_read_block, fh, 0, min(size, FIRST_BYTES), 1, coded, clean, prepare)
+        ahead = reader.submit(_read_block, fh, 0, size, 1, coded, clean, prepare)
         while True:
             lines, distinct, prepared, pos, read = ahead.result()
             if lines is None:
                 return
-            ahead = reader.submit(_read_block, fh, pos, max(read, min(size, 2 * read)),
-                                  lines["line_no"][-1] + 1, coded, clean, prepare)
+            ahead = reader.submit(_read_block, fh, pos, max(read, size), lines["line_no"][-1] + 1,
+                                  coded, clean, prepare)
             yield lines, distinct, prepared
 
 
