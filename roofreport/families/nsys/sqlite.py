@@ -25,6 +25,7 @@ from roofreport.errors import ParseError
 from roofreport.families.common.textio import Head
 from roofreport.families.nsys import nvtx as nsys_nvtx
 from roofreport.families.spec import ParseResult
+from roofreport.tables.frames import launch_dims
 
 FAMILY = "nsys"
 MAX_PROBLEMS = 20
@@ -234,17 +235,12 @@ def _device_expr(devices: dict[int, str]) -> pl.Expr:
     return pl.coalesce(named, dev.cast(pl.String))
 
 
-def _dims(prefix: str) -> pl.Expr:
-    parts = [pl.col(f"{prefix}_{a}").cast(pl.Int64).cast(pl.String) for a in "xyz"]
-    return pl.concat_str([pl.lit("("), pl.concat_str(parts, separator=", "), pl.lit(")")])
-
-
 def _add_activities(rows: pl.DataFrame, devices: dict[int, str], result: ParseResult) -> None:
     for col in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "bytes"):
         if col not in rows.columns:
             rows = rows.with_columns(pl.lit(None, pl.Int64).alias(col))
-    rows = rows.with_columns(duration_ns=pl.col("end") - pl.col("start"),
-                             grid=_dims("grid"), block=_dims("block"))
+    rows = rows.with_columns(launch_dims(rows, "grid"), launch_dims(rows, "block"),
+                             duration_ns=pl.col("end") - pl.col("start"))
     common = ["source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block"]
     result.add("activities", rows.select(*common, "kind", pl.col("start").alias("start_ns"),
                                          "bytes", "correlation_id"))

@@ -18,7 +18,7 @@ from roofreport.families.common import numbers, units
 from roofreport.families.nsys.columns import DEFAULT, TEXT_FIELDS, Column, Report
 from roofreport.families.spec import ParseResult
 from roofreport.tables import schema
-from roofreport.tables.frames import launch_dims, per_distinct
+from roofreport.tables.frames import launch_dims, per_distinct, printed_dims
 
 ELLIPSIS = "\u2026"   # nsys cuts names (and console cells) at their column width with `…`
 
@@ -146,12 +146,6 @@ def _ensure(values: pl.DataFrame) -> pl.DataFrame:
     return values.with_columns(missing) if missing else values
 
 
-def _xyz(field: str) -> pl.Expr:
-    """`   1 1568    1` (GridXYZ/BlockXYZ of kernel summaries) -> `(1, 1568, 1)`."""
-    spaced = pl.col(field).str.strip_chars().str.replace_all(r"\s+", ", ")
-    return pl.when(spaced.is_not_null()).then(pl.concat_str([pl.lit("("), spaced, pl.lit(")")]))
-
-
 def activity_kinds(names: pl.Series) -> pl.DataFrame:
     """The activity kind of each name (memcpy, memset, other, kernel), one row per name."""
     return pl.DataFrame({"name": names.cast(pl.String)}).select(_activity_kind().alias("kind"))
@@ -206,7 +200,7 @@ def _kernel_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None
     result.add("kernels", v.select(
         "source_line", name.alias("name"), region.alias("region"), pl.lit("summary").alias("kind"),
         pl.col("instances").alias("count"), pl.col("total").alias("duration_ns"),
-        _xyz("grid_xyz").alias("grid"), _xyz("block_xyz").alias("block")))
+        printed_dims(pl.col("grid_xyz")).alias("grid"), printed_dims(pl.col("block_xyz")).alias("block")))
 
 
 def _nvtx_kernel_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:

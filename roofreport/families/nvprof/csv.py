@@ -20,7 +20,7 @@ from roofreport.families.nvprof import novalue, text as T, values as V
 from roofreport.families.nvprof.lines import load
 from roofreport.families.spec import ParseResult
 from roofreport.tables import schema
-from roofreport.tables.frames import per_distinct, per_distinct_ints
+from roofreport.tables.frames import launch_dims, per_distinct
 
 # report kind -> column that identifies it in a header
 _KINDS = [("metrics", "Metric Name"), ("events", "Event Name"), ("gpu_trace", "Grid X"),
@@ -38,8 +38,8 @@ COLUMNS = {
                "Event Name": "metric", "Min": "min", "Max": "max", "Avg": "avg", "Total": "total"},
     "gpu_trace": {"Start": "start", "Duration": "duration", "Size": "size", "Device": "device",
                   "Context": "context", "Stream": "stream", "Name": "name",
-                  "Correlation_ID": "correlation_id", "Grid X": "gx", "Grid Y": "gy", "Grid Z": "gz",
-                  "Block X": "bx", "Block Y": "by", "Block Z": "bz"},
+                  "Correlation_ID": "correlation_id", "Grid X": "grid_x", "Grid Y": "grid_y",
+                  "Grid Z": "grid_z", "Block X": "block_x", "Block Y": "block_y", "Block Z": "block_z"},
     "api_trace": {"Start": "start", "Duration": "duration", "Name": "name",
                   "Correlation_ID": "correlation_id"},
 }
@@ -255,23 +255,6 @@ def _int(frame: pl.DataFrame, col: str) -> pl.Expr:
     return pl.col(col) if frame.schema[col] == pl.Int64 else V.integer(pl.col(col))
 
 
-def _joined(cols: list[str]) -> pl.Expr:
-    """`(x, y, z)` from three columns (null when the first is, as in memcpy rows)."""
-    joined = pl.concat_str([pl.lit("("), pl.concat_str([pl.col(c) for c in cols], separator=", "),
-                            pl.lit(")")])
-    return pl.when(pl.col(cols[0]).is_not_null()).then(joined)
-
-
-def _dims(frame: pl.DataFrame, cols: list[str]) -> pl.Expr | pl.Series:
-    if not all(c in frame.columns for c in cols):
-        return pl.lit(None, pl.String)
-    if all(frame.schema[c].is_integer() for c in cols):  # typed by the reader (nvprof_fast)
-        if any(frame[c].null_count() == frame.height for c in cols):
-            return pl.lit(None, pl.String)  # (memcpy rows only: no launch shape at all)
-        return per_distinct_ints(frame, cols, _joined(cols))
-    return _joined(cols)
-
-
 def _gpu_trace(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseResult) -> None:
     add_trace(gpu_trace_table(frame, units), result)
 
@@ -288,7 +271,7 @@ def gpu_trace_table(frame: pl.DataFrame, units: dict[str, str] | None) -> pl.Dat
         text("device").alias("device"),
         _int(frame, "context").alias("context"), _int(frame, "stream").alias("stream"),
         _int(frame, "correlation_id").alias("correlation_id"),
-        _dims(frame, ["gx", "gy", "gz"]).alias("grid"), _dims(frame, ["bx", "by", "bz"]).alias("block"))
+        launch_dims(frame, "grid"), launch_dims(frame, "block"))
 
 
 def _activity_kinds(frame: pl.DataFrame) -> pl.Series | pl.Expr:

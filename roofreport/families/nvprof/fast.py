@@ -37,14 +37,14 @@ _FAST_KINDS = ("gpu_trace", "api_trace")
 # (`schema.conform` makes them shared-buffer String columns).
 _TYPED = {
     "start": pl.Float64, "duration": pl.Float64, "size": pl.Float64,
-    "gx": pl.Int32, "gy": pl.Int32, "gz": pl.Int32, "bx": pl.Int32, "by": pl.Int32, "bz": pl.Int32,
+    "grid_x": pl.Int32, "grid_y": pl.Int32, "grid_z": pl.Int32,
+    "block_x": pl.Int32, "block_y": pl.Int32, "block_z": pl.Int32,
     "context": pl.Int64, "stream": pl.Int64, "correlation_id": pl.Int64,
     "name": pl.Categorical, "device": pl.Categorical,
 }
 # Lines that may follow the table's last row (nvprof's trailer).
 _TRAILER = ("status_line", "blank_line", "job_end_line")
 _TAIL_BYTES = 64 * 1024
-_PIECE_BYTES = PIECE_BYTES
 
 
 @dataclass(frozen=True)

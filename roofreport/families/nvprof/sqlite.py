@@ -19,6 +19,7 @@ from roofreport.errors import ParseError
 from roofreport.families.common.textio import Head
 from roofreport.families.nvprof import cupti as nvprof_cupti, text as nvprof_text
 from roofreport.families.spec import ParseResult
+from roofreport.tables.frames import launch_dims
 
 FAMILY = "nvprof"
 _MAGIC = b"SQLite format 3\x00"
@@ -83,12 +84,12 @@ def _gpu_activities(con: sqlite3.Connection, tables: set[str], devices: pl.DataF
         if table in tables:
             kernels = _query(con, f"""
                 SELECT k.start, k."end", k.deviceId, k.contextId, k.streamId, k.correlationId,
-                       s.value AS name, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ,
-                       NULL AS bytes
+                       s.value AS name, k.gridX AS grid_x, k.gridY AS grid_y, k.gridZ AS grid_z,
+                       k.blockX AS block_x, k.blockY AS block_y, k.blockZ AS block_z, NULL AS bytes
                 FROM {table} k LEFT JOIN StringTable s ON s._id_ = k.name""")
             if kernels.height:
-                parts.append(kernels.with_columns(_dims("grid"), _dims("block")).drop(
-                    "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"))
+                parts.append(kernels.with_columns(launch_dims(kernels, "grid"), launch_dims(kernels, "block"))
+                             .drop("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"))
                 break
     if "CUPTI_ACTIVITY_KIND_MEMCPY" in tables:
         copies = _query(con, """SELECT start, "end", deviceId, contextId, streamId, correlationId,
@@ -104,11 +105,6 @@ def _gpu_activities(con: sqlite3.Connection, tables: set[str], devices: pl.DataF
         return pl.DataFrame()
     rows = pl.concat(parts, how="diagonal_relaxed").sort("start", "correlationId")
     return _as_trace(rows, devices)
-
-
-def _dims(prefix: str) -> pl.Expr:
-    return pl.format("({}, {}, {})", pl.col(f"{prefix}X"), pl.col(f"{prefix}Y"),
-                     pl.col(f"{prefix}Z")).alias(prefix)
 
 
 def _as_trace(rows: pl.DataFrame, devices: pl.DataFrame) -> pl.DataFrame:

@@ -27,6 +27,7 @@ from roofreport.families.common.textio import Document
 from roofreport.families.nvprof import novalue, values as V
 from roofreport.families.nvprof.lines import load
 from roofreport.families.spec import ParseResult
+from roofreport.tables.frames import printed_dims
 
 _MAX_BAD_ROWS = 20
 
@@ -217,7 +218,7 @@ def _gpu_trace(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
         V.integer(pl.col("context")).alias("context"),
         V.integer(pl.col("stream")).alias("stream"),
         V.integer(pl.col("correlation_id")).alias("correlation_id"),
-        V.dims(pl.col("grid")).alias("grid"), V.dims(pl.col("block")).alias("block"))
+        printed_dims(pl.col("grid")).alias("grid"), printed_dims(pl.col("block")).alias("block"))
     add_gpu_trace(trace, result)
 
 
