@@ -8,6 +8,8 @@ import polars as pl
 import pytest
 
 from roofreport.api import read_file
+from roofreport.enrich.categories import categorize
+from roofreport.families.common.activity import activity_kinds
 from roofreport.tables.frames import launch_dims, printed_dims
 from tests.conftest import corpus_path
 
@@ -20,6 +22,10 @@ DARKNET = [("nvprof", "nvvp", "darknet_jetson_xavier_nvprof_sqlite_out.prof"),
 FLAME = [("nsys", "rep", "flame_torch_rtxa4500.sqlite"),
          ("derived", "nsys", "flame_torch_rtxa4500_gputrace.csv"),
          ("derived", "nsys", "flame_torch_rtxa4500_gpukernsum.csv")]
+# An nsys profile of Unified Memory migrations: its export (the kind from the CUPTI table) and
+# its CSV trace (the kind from the name).
+UNIFIED = [("nsys", "rep", "olcf_hw6_rtx3070_nsys2022_um.sqlite"),
+           ("derived", "nsys", "olcf_hw6_rtx3070_nsys2022_um_gputrace.csv")]
 
 
 def _kernels(parts: tuple[str, ...]) -> pl.DataFrame:
@@ -51,3 +57,34 @@ def test_launch_columns_give_nothing_when_one_is_unknown_or_missing():
     frame = pl.DataFrame({"grid_x": [4, None], "grid_y": [1, 2], "grid_z": [1, 1]})
     assert frame.select(launch_dims(frame, "grid"))["grid"].to_list() == ["(4, 1, 1)", None]
     assert frame.with_columns(launch_dims(frame, "block"))["block"].to_list() == [None, None]
+
+
+# -- activity kinds ---------------------------------------------------------------------------
+
+def _kinds(parts: tuple[str, ...]) -> list[tuple[str, int]]:
+    return sorted(read_file(corpus_path(*parts)).activities["kind"].value_counts().rows())
+
+
+def test_one_nvprof_run_has_the_same_activities_in_its_three_forms():
+    kinds = [_kinds(parts) for parts in DARKNET]
+    assert kinds[0] == [("kernel", 2011), ("memcpy", 4518), ("memset", 170)]
+    assert kinds[1] == kinds[2] == kinds[0]
+
+
+def test_unified_memory_migrations_are_copies_whether_the_table_or_the_name_says_so():
+    assert _kinds(UNIFIED[0]) == _kinds(UNIFIED[1]) == [("kernel", 10000), ("memcpy", 128)]
+
+
+def test_every_tool_s_bracketed_names_are_activities_of_their_kind():
+    """nsys's and nvprof's names for copies, sets and Unified Memory events, as their GPU
+    traces print them (nvprof's `[Unified Memory ...]` rows: `--print-gpu-trace` with Unified
+    Memory profiling on)."""
+    names = {"[CUDA memcpy HtoD]": "memcpy", "[CUDA memcpy Host-to-Device]": "memcpy",
+             "[CUDA Unified Memory memcpy DtoH]": "memcpy", "[Unified Memory Memcpy HtoD]": "memcpy",
+             "[CUDA memset]": "memset", "[Unified Memory GPU page faults]": "other",
+             "[Unified Memory CPU page faults]": "other", "void gemm<float>(float *)": "kernel",
+             "_Z11fill_kerneliPfi": "kernel", None: "kernel"}
+    got = activity_kinds(pl.Series(list(names), dtype=pl.String)).to_list()
+    assert dict(zip(names, got)) == names
+    copies = pl.Series([name for name, kind in names.items() if kind == "memcpy"])
+    assert set(categorize(copies).to_list()) == {"memcpy"}

@@ -15,20 +15,13 @@ import polars as pl
 
 from roofreport.errors import ParseError
 from roofreport.families.common import numbers, units
+from roofreport.families.common.activity import activity_kinds
 from roofreport.families.nsys.columns import DEFAULT, TEXT_FIELDS, Column, Report
 from roofreport.families.spec import ParseResult
 from roofreport.tables import schema
-from roofreport.tables.frames import launch_dims, per_distinct, printed_dims
+from roofreport.tables.frames import launch_dims, printed_dims
 
 ELLIPSIS = "\u2026"   # nsys cuts names (and console cells) at their column width with `…`
-
-# Trace rows are kernels unless their name starts otherwise (first match wins).
-ACTIVITY_KINDS: list[tuple[str, str]] = [
-    ("[CUDA memset", "memset"),
-    ("[CUDA memcpy", "memcpy"),
-    ("[CUDA Unified Memory memcpy", "memcpy"),
-    ("[CUDA ", "other"),
-]
 
 _NO_TEXT = ("", "None")   # printed for "no value" in text cells (2022.4 writes Python's None)
 MAX_PROBLEMS = 20         # located problems reported per table; the rest are counted
@@ -146,19 +139,6 @@ def _ensure(values: pl.DataFrame) -> pl.DataFrame:
     return values.with_columns(missing) if missing else values
 
 
-def activity_kinds(names: pl.Series) -> pl.DataFrame:
-    """The activity kind of each name (memcpy, memset, other, kernel), one row per name."""
-    return pl.DataFrame({"name": names.cast(pl.String)}).select(_activity_kind().alias("kind"))
-
-
-def _activity_kind() -> pl.Expr:
-    name = pl.col("name").fill_null("")
-    chain = pl.when(name.str.starts_with(ACTIVITY_KINDS[0][0])).then(pl.lit(ACTIVITY_KINDS[0][1]))
-    for prefix, kind in ACTIVITY_KINDS[1:]:
-        chain = chain.when(name.str.starts_with(prefix)).then(pl.lit(kind))
-    return chain.otherwise(pl.lit("kernel"))
-
-
 # Fields an emitter reads, for reports big enough that the rest is worth dropping early.
 USED_FIELDS = {"gputrace": frozenset({"start", "duration", "name", "device", "context", "stream",
                                       "correlation_id", "bytes", "grid_x", "grid_y", "grid_z",
@@ -166,8 +146,7 @@ USED_FIELDS = {"gputrace": frozenset({"start", "duration", "name", "device", "co
 
 
 def _gputrace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    # A trace names a few dozen kernels a million times: the kind is decided once per name.
-    kind = per_distinct(v["name"], activity_kinds)["kind"].fill_null("kernel")
+    kind = activity_kinds(v["name"])
     common = [pl.col("source_line"), pl.col("name"), pl.col("duration").alias("duration_ns"),
               "device", "context", "stream", launch_dims(v, "grid"), launch_dims(v, "block")]
     activities = schema.conform("activities", v.select(

@@ -19,8 +19,7 @@ from roofreport.families.common.textio import Document
 from roofreport.families.nvprof import novalue, text as T, values as V
 from roofreport.families.nvprof.lines import load
 from roofreport.families.spec import ParseResult
-from roofreport.tables import schema
-from roofreport.tables.frames import launch_dims, per_distinct
+from roofreport.tables.frames import launch_dims
 
 # report kind -> column that identifies it in a header
 _KINDS = [("metrics", "Metric Name"), ("events", "Event Name"), ("gpu_trace", "Grid X"),
@@ -256,44 +255,22 @@ def _int(frame: pl.DataFrame, col: str) -> pl.Expr:
 
 
 def _gpu_trace(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseResult) -> None:
-    add_trace(gpu_trace_table(frame, units), result)
+    T.add_gpu_trace(gpu_trace_table(frame, units), result)
 
 
 def gpu_trace_table(frame: pl.DataFrame, units: dict[str, str] | None) -> pl.DataFrame:
-    """A GPU trace's rows as activities: kind, times and sizes in base units, launch shapes."""
+    """A GPU trace's rows as activities: times and sizes in base units, launch shapes."""
     def text(col: str) -> pl.Expr:
         return pl.col(col) if col in frame.columns else pl.lit(None, pl.String)
 
     return frame.select(
-        "source_line", _activity_kinds(frame).alias("kind"), text("name").alias("name"),
+        "source_line", text("name").alias("name"),
         _cell(frame, "start", units).alias("start_ns"),
         _cell(frame, "duration", units).alias("duration_ns"), _cell(frame, "size", units).alias("bytes"),
         text("device").alias("device"),
         _int(frame, "context").alias("context"), _int(frame, "stream").alias("stream"),
         _int(frame, "correlation_id").alias("correlation_id"),
         launch_dims(frame, "grid"), launch_dims(frame, "block"))
-
-
-def _activity_kinds(frame: pl.DataFrame) -> pl.Series | pl.Expr:
-    """Each row's activity kind (`nvprof_text`'s rule), decided once per distinct name (a row
-    without a name counts as a kernel there too)."""
-    if "name" not in frame.columns:
-        return pl.lit("kernel")
-    return per_distinct(frame["name"], lambda names: names.to_frame("name").select(
-        T._activity_kind(pl.col("name")).alias("kind")))["kind"].fill_null("kernel")
-
-
-def add_trace(trace: pl.DataFrame, result: ParseResult) -> None:
-    """As `nvprof_text.add_gpu_trace`, the kind already known: one activity per row and one
-    `kernels` launch per kernel row. The kernels are picked from the conformed activities, so
-    both tables share one copy of each name (Categorical -> shared-buffer String)."""
-    activities = schema.conform("activities", trace)
-    result.add("activities", activities)
-    # Columns picked before filtering: the filter copies only what the kernels keep.
-    result.add("kernels", activities.select(
-        "source_line", pl.col("source_line").alias("launch_id"), "name",
-        pl.lit("launch").alias("kind"), pl.lit(1).alias("count"), "duration_ns", "device",
-        "context", "stream", "grid", "block").filter(activities["kind"] == "kernel"))
 
 
 def _api_trace(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseResult) -> None:

@@ -27,7 +27,7 @@ import polars as pl
 from roofreport.errors import ParseError
 from roofreport.families.common.pieces import read_csv_pieces
 from roofreport.families.common.textio import HEAD_BYTES, Document
-from roofreport.families.nvprof import csv as nvprof_csv, lines as nvprof_lines
+from roofreport.families.nvprof import csv as nvprof_csv, lines as nvprof_lines, text as nvprof_text
 from roofreport.families.spec import ParseResult
 
 _FAST_KINDS = ("gpu_trace", "api_trace")
@@ -85,7 +85,7 @@ def read(doc: Document, result: ParseResult) -> pl.DataFrame | None:
         # activities and kernels are: ~75 MB less at the peak of a 400 MB trace.
         trace = nvprof_csv.gpu_trace_table(rows, units_of)
         del rows
-        nvprof_csv.add_trace(trace, result)
+        nvprof_text.add_gpu_trace(trace, result)
     else:
         nvprof_csv.CONVERTERS[kind](rows, units_of, result)
     return lines

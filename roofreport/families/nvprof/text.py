@@ -23,10 +23,12 @@ from dataclasses import dataclass
 import polars as pl
 
 from roofreport.errors import ParseError
+from roofreport.families.common.activity import activity_kinds
 from roofreport.families.common.textio import Document
 from roofreport.families.nvprof import novalue, values as V
 from roofreport.families.nvprof.lines import load
 from roofreport.families.spec import ParseResult
+from roofreport.tables import schema
 from roofreport.tables.frames import printed_dims
 
 _MAX_BAD_ROWS = 20
@@ -201,12 +203,6 @@ def _summary_metrics(rows: pl.DataFrame) -> pl.DataFrame:
 
 # -- traces ----------------------------------------------------------------------------------
 
-def _activity_kind(name: pl.Expr) -> pl.Expr:
-    return pl.when(name.str.starts_with("[CUDA memcpy")).then(pl.lit("memcpy")) \
-        .when(name.str.starts_with("[CUDA memset")).then(pl.lit("memset")) \
-        .when(name.str.starts_with("[")).then(pl.lit("other")).otherwise(pl.lit("kernel"))
-
-
 def _gpu_trace(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
     trace = rows.select(
         pl.col("line_no").alias("source_line"),
@@ -223,15 +219,20 @@ def _gpu_trace(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
 
 
 def add_gpu_trace(trace: pl.DataFrame, result: ParseResult) -> None:
-    """Trace rows -> one activity each, and one `kernels` launch per kernel launch (memcpy and
-    memset rows are activities only, as in the nsys trace; the summary mode alone lists copies
-    among the kernels)."""
-    trace = trace.with_columns(_activity_kind(pl.col("name")).alias("kind"))
-    result.add("activities", trace)
-    result.add("kernels", trace.filter(pl.col("kind") == "kernel").select(
+    """Trace rows -> one activity each (their kind from their name, once per distinct name,
+    unless the reader knows it), and one `kernels` launch per kernel launch (memcpy and memset
+    rows are activities only, as in the nsys trace; the summary mode alone lists copies among
+    the kernels). The kernels are picked from the conformed activities, so both tables share
+    one copy of each name (Categorical -> shared-buffer String)."""
+    if "kind" not in trace.columns:
+        trace = trace.with_columns(activity_kinds(trace["name"]).alias("kind"))
+    activities = schema.conform("activities", trace)
+    result.add("activities", activities)
+    # Columns picked before filtering: the filter copies only what the kernels keep.
+    result.add("kernels", activities.select(
         "source_line", pl.col("source_line").alias("launch_id"), "name",
         pl.lit("launch").alias("kind"), pl.lit(1).alias("count"), "duration_ns", "device",
-        "context", "stream", "grid", "block"))
+        "context", "stream", "grid", "block").filter(activities["kind"] == "kernel"))
 
 
 def _api_trace(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
