@@ -5,9 +5,10 @@ meet: the same run read from its different forms gives the same launch shapes, a
 from __future__ import annotations
 
 import polars as pl
-import pytest
 
 from roofreport.api import read_file
+from roofreport.pipeline.ingest import parse_file
+from roofreport.pipeline.sniff import sniff
 from roofreport.enrich.categories import categorize
 from roofreport.families.common.activity import activity_kinds
 from roofreport.tables.frames import launch_dims, printed_dims
@@ -88,3 +89,35 @@ def test_every_tool_s_bracketed_names_are_activities_of_their_kind():
     assert dict(zip(names, got)) == names
     copies = pl.Series([name for name, kind in names.items() if kind == "memcpy"])
     assert set(categorize(copies).to_list()) == {"memcpy"}
+
+
+# -- SQLite files -----------------------------------------------------------------------------
+
+def _sqlite_files() -> list[tuple[str, object]]:
+    roots = {"nsys": [corpus_path("nsys", "rep"), corpus_path("derived", "nsys")],
+             "nvprof": [corpus_path("nvprof", "nvvp")]}
+    return [(family, path) for family, folders in roots.items() for folder in folders
+            for path in sorted(folder.iterdir()) if path.read_bytes()[:16] == b"SQLite format 3\x00"]
+
+
+def test_every_sqlite_database_of_the_corpus_is_claimed_by_its_own_family():
+    files = _sqlite_files()
+    assert {family for family, _ in files} == {"nsys", "nvprof"} and len(files) >= 8
+    for family, path in files:
+        found = sniff(path)
+        assert (found.family, found.spec.binary) == (family, True), path.name
+        assert "unreadable" not in found.variant
+
+
+def test_a_cut_database_is_claimed_by_its_name_and_its_reader_says_what_sqlite_said(tmp_path):
+    for family, name, variant in (("nvprof", "cut.prof", "sqlite profile (unreadable)"),
+                                  ("nsys", "cut.sqlite", "sqlite export (unreadable)")):
+        source = next(path for fam, path in _sqlite_files() if fam == family)
+        path = tmp_path / name
+        path.write_bytes(source.read_bytes()[:8192])
+        found = sniff(path)
+        assert (found.family, found.variant) == (family, variant)
+        result = parse_file(path, found.spec.name, found.variant, str(path))
+        assert not result.rows() and "SQLite" in result.error.message
+        path.rename(tmp_path / "cut.db")
+        assert sniff(tmp_path / "cut.db").family is None

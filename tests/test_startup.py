@@ -272,14 +272,6 @@ def test_a_reader_is_imported_on_its_first_call():
         DeferredReader("roofreport.families.no_such_reader", "parse")(None, "")
 
 
-def test_the_sqlite_gates_of_the_family_modules_are_the_readers_magic():
-    from roofreport.families import nsys, nvprof
-    from roofreport.families.nsys import sqlite as nsys_sqlite
-    from roofreport.families.nvprof import sqlite as nvprof_sqlite
-
-    assert nsys._SQLITE_MAGIC == nsys_sqlite.MAGIC == nvprof._SQLITE_MAGIC == nvprof_sqlite._MAGIC
-
-
 def test_the_shipped_category_rules_read_at_start_up_are_the_checked_ones():
     from roofreport.enrich import categories
 

@@ -15,11 +15,11 @@ the text reader, only an SQLite file the SQLite reader).
 
 from __future__ import annotations
 
+from roofreport.families.common.sqlite import is_sqlite
 from roofreport.families.common.textio import Head
 from roofreport.families.spec import DeferredReader, FormatSpec
 
 FAMILY = "nsys"
-_SQLITE_MAGIC = b"SQLite format 3\x00"  # (`nsys_sqlite.MAGIC`) every SQLite file starts so
 
 
 def sniff_csv(head: Head) -> str | None:
@@ -38,7 +38,7 @@ def sniff_text(head: Head) -> str | None:
 
 
 def sniff_sqlite(head: Head) -> str | None:
-    if not head.raw.startswith(_SQLITE_MAGIC):
+    if not is_sqlite(head):
         return None
     from roofreport.families.nsys import sqlite as nsys_sqlite
 

@@ -38,12 +38,12 @@ import re
 from functools import cache
 
 from roofreport.errors import ParseError
+from roofreport.families.common.sqlite import is_sqlite
 from roofreport.families.common.textio import Head
 from roofreport.families.nvprof import lines as nvprof_lines
 from roofreport.families.spec import DeferredReader, FormatSpec
 
 FAMILY = "nvprof"
-_SQLITE_MAGIC = b"SQLite format 3\x00"  # (`nvprof_sqlite._MAGIC`) every SQLite file starts so
 
 # Status messages only nvprof prints (a bare `==PID== Warning:` is valgrind's style too).
 _STRONG_STATUS = ("process_message", "application_message", "result_message",
@@ -98,7 +98,7 @@ def _header_variant(line: str) -> str | None:
 
 
 def sniff_sqlite(head: Head) -> str | None:
-    if not head.raw.startswith(_SQLITE_MAGIC):
+    if not is_sqlite(head):
         return None
     from roofreport.families.nvprof import sqlite as nvprof_sqlite
 
