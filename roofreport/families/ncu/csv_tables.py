@@ -244,7 +244,7 @@ def _with_values(long: pl.DataFrame, factor: pl.Series, decimal_comma: bool | No
     (cheaper than shared)."""
     texts = long["value_text"]
     if decimal_comma is None:
-        decimal_comma = _decimal_comma(texts)
+        decimal_comma = numbers.decimal_comma(texts)
     number = frames.per_distinct(texts, lambda distinct: pl.DataFrame({"n": distinct}).select(
         numbers.parse_number(pl.col("n"), decimal_comma)))["n"]
     return long.with_columns(value=number * factor, value_text=texts.cast(pl.String),
@@ -254,11 +254,6 @@ def _with_values(long: pl.DataFrame, factor: pl.Series, decimal_comma: bool | No
 def _unit_factors(unit: pl.Series) -> pl.Series:
     """Each row's factor to base units, once per distinct unit (no unit: 1)."""
     return frames.per_distinct(unit, _factors)["factor"].fill_null(1.0)
-
-
-def _decimal_comma(values: pl.Series) -> bool:
-    counts = values.drop_nulls().value_counts(name="count")
-    return numbers.detect_decimal_comma(counts[values.name].cast(pl.String), counts["count"])
 
 
 def _factors(unit_names: pl.Series) -> pl.DataFrame:

@@ -365,11 +365,7 @@ def _decimal_comma(texts: pl.Series, rows: pl.DataFrame) -> bool:
     if strings:
         values.append(pl.concat(strings))
         counts.append(pl.repeat(1, values[-1].len(), dtype=pl.Int64, eager=True))
-    values = pl.concat(values)
-    # A decimal comma's every hint holds a comma or a space: without one the answer is no.
-    if not values.str.contains("[, ]").any():
-        return False
-    return numbers.detect_decimal_comma(values, pl.concat(counts))
+    return numbers.decimal_comma(pl.concat(values), pl.concat(counts))
 
 
 def _factors(texts: pl.Series, unit: pl.Series) -> pl.Series:
