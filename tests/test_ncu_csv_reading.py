@@ -1,4 +1,4 @@
-"""How ncu CSV exports are read without holding the file (ncu_csv.py): one streaming pass over
+"""How ncu CSV exports are read without holding the file (families/ncu/csv.py): one streaming pass over
 the lines keeps the few lines that are not records and every line's length; the records are
 read from the file, only the columns every row needs, a launch's own columns from its first
 row. These tests pin what that must not change: damage in a column not kept per row is still

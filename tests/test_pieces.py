@@ -1,4 +1,4 @@
-"""pieces.py: a CSV body read in pieces cut after line breaks equals one read of it."""
+"""families/common/pieces.py: a CSV body read in pieces cut after line breaks equals one read of it."""
 
 from __future__ import annotations
 

@@ -254,7 +254,7 @@ def test_parsing_an_nsys_csv_loads_no_other_familys_reader_and_no_report_machine
 
 def test_a_log_whose_lines_the_regexes_read_imports_no_lark(tmp_path):
     """An nvprof summary log needs no parse tree (no CSV header, no table rule): Lark, ~10 ms
-    to import, stays out (the grammar's rule trees are grammar_cache's own nodes)."""
+    to import, stays out (the grammar's rule trees are rule_cache's own nodes)."""
     loaded = _modules_loaded_parsing(SAMPLE_LOGS / "k80_sweep" / "out.resnet18_64_0.01_k80_full.812133",
                                      tmp_path)
     assert "roofreport.families.nvprof.text" in loaded or "roofreport.families.nvprof.fast" in loaded

@@ -1,9 +1,9 @@
 """Nsight Compute (ncu / nv-nsight-cu-cli) logs: which kind of ncu output a file is, and the
 specs that read each kind.
 
-Kinds: CSV exports (details page in every header layout, raw page) read by `ncu_csv.py`; text
+Kinds: CSV exports (details page in every header layout, raw page) read by `csv.py`; text
 pages (details in the 2019-2022 "wide" and 2023+ "table" layouts, raw page, per-kernel and
-per-gpu summaries, runs that profiled nothing) read by `ncu_text.py`; binary reports
+per-gpu summaries, runs that profiled nothing) read by `text.py`; binary reports
 (`.ncu-rep`, `.nsight-cuprof-report`) read by `rep.py` through NVIDIA's `ncu_report`
 module when the optional extra `roofreport[ncu-rep]` installed it. Sniffing looks only at the
 bounded head and uses the grammar's own line rules (`grammars/ncu.lark`).

@@ -1,6 +1,6 @@
 """Nsight Compute CSV exports: the details page (`--csv`, one metric per row, 6 to 21 columns)
 and the raw page (`--page raw --csv`, one launch per row, every metric a column, units in the
-second row). This module finds the header and reads the records; `ncu_csv_tables.py` says what
+second row). This module finds the header and reads the records; `csv_tables.py` says what
 the columns mean and fills the tables.
 
 A details page of 400 MB is a million rows repeating a launch's columns on every metric, so the
@@ -49,7 +49,7 @@ FAMILY = "ncu"
 ROW_LARK_MAX = 4096
 HEADER_LARK_MAX = 60_000
 
-# Kept as text by the line scan for `ncu_status.tool_version`: it reports the first line its
+# Kept as text by the line scan for `status.tool_version`: it reports the first line its
 # `tool_version_hint` rule matches (`[Nn]sight[- ]?[Cc]ompute/2024.3...`), which holds this
 # literal; a literal test costs a third of the case-blind regex over a 400 MB file.
 _VERSION_LINE = "sight"

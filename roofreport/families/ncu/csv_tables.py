@@ -3,7 +3,7 @@ means (`COLUMNS`, data: a new ncu layout is a new row there, not a new branch), 
 become `kernels` (one per launch) and `metrics` (long form, values in base units).
 
 The rows arrive in positional columns `c0..cN` (Categorical: a million metric rows repeat a few
-hundred names) with their `line_no`, read by `ncu_csv.py`; on a details page only the columns
+hundred names) with their `line_no`, read by `csv.py`; on a details page only the columns
 every row needs (`row_columns`), a launch's own columns being read from its first row
 (`LineSource.records`). Nothing here looks at raw text. Anything that depends only on a value (a
 launch ID's number, a unit's factor, a printed number) is computed once per distinct value.
@@ -294,7 +294,7 @@ def read_raw(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: Line
     metrics = _raw_metrics(launches.with_columns(launch_id=frame["launch_id"]), roles, unit_rows, kernels,
                            decimal_comma)
     result.add("metrics", metrics)
-    # Only the name's rows, as strings (ncu_status reads the metrics table as printed).
+    # Only the name's rows, as strings (`status.py` reads the metrics table as printed).
     named = metrics.filter(pl.col("metric") == "device__attribute_display_name")
     named = named.with_columns(pl.col(pl.Categorical).cast(pl.String))
     result.hints.device_name = ncu_status.device_name(named)

@@ -4,7 +4,7 @@ layouts), the raw page (`--page raw`), and summaries (`--print-summary per-kerne
 The syntax lives in `grammars/ncu.lark`. Parsing is vectorised and reads the file a block of
 whole lines at a time, so a big log is never held whole:
 
-* every line gets its kind from the grammar's line rules (`ncu_text_lines.py`);
+* every line gets its kind from the grammar's line rules (`text_lines.py`);
 * the context (process, device, kernel header, section, chart table name, table rule) is
   carried forward with polars window operations over the lines that are not rows, starting
   from what the block before left (`Carry`); each row takes the context of the last such line
@@ -12,7 +12,7 @@ whole lines at a time, so a big log is never held whole:
   row-shaped line outside an open table (the title of a `--print-details all` chart) is no
   row. A process's results run from its `[pid] app@host` line to ncu's next progress line
   (`==PROF==`); its warnings and errors may sit among them;
-* rows are cut at the columns of their table's dash rule (`ncu_text_rows.py`).
+* rows are cut at the columns of their table's dash rule (`text_rows.py`).
 
 Repeated texts (kernel names, sections, metric names, units, and the values of blocks whose
 lines repeat) are kept as codes into one per-log set of categories (`Blocks.texts`) until the
@@ -55,7 +55,7 @@ from roofreport.families.spec import ParseResult
 FAMILY = "ncu"
 _RULES = ("table_rule_line", "raw_rule_line")
 _OPENS_KERNEL = ("kernel_line", "device_line", "process_line")
-_NSIGHT = ["nsight", "Nsight"]   # lines naming an Nsight Compute path: ncu_status reads the version
+_NSIGHT = ["nsight", "Nsight"]   # lines naming an Nsight Compute path: `status.py` reads the version
 _ALARMS = ["==WARNING==", "==ERROR=="]
 _TAIL = 256   # a block's last lines, where its last meaningful line is looked for first
 _NONE = (1 << 32) - 1  # a field reset (no process/device/section/rule in force), before filling
@@ -349,7 +349,7 @@ class Blocks:
         """ncu's status lines and the block's `notes` (`[libprotobuf` lines and lines naming an
         Nsight Compute path, among those the grammar looked at), their texts as codes (the
         block's buffers are not kept alive)."""
-        # With results, only WARNING and ERROR lines matter (ncu_status.report); without,
+        # With results, only WARNING and ERROR lines matter (status.report); without,
         # the whole log is read again.
         status = ctx.filter(pl.col("k") == code(self.g, "status_line")[0])
         kept = {"status": status.filter(_is_alarm(status["text"])), "notes": notes}

@@ -1,4 +1,4 @@
-"""The lines of an Nsight Compute text log, for `ncu_text.py`: read a block of whole lines at
+"""The lines of an Nsight Compute text log, for `text.py`: read a block of whole lines at
 a time, and each line's kind.
 
 Kinds come from the grammar's `line` rules (`grammars/ncu.lark`), tried in their order. Table

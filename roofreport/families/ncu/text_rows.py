@@ -1,5 +1,5 @@
 """Table rows of Nsight Compute text pages, cut at their table's columns, and the `metrics`
-table made from them (`ncu_text.py` reads the blocks and carries the context).
+table made from them (`text.py` reads the blocks and carries the context).
 
 A table's columns are the dash runs of its rule line (`table_rule_line`, `raw_rule_line`),
 split once per distinct rule text with the rule's own regex. The rows under one rule are cut
@@ -49,7 +49,7 @@ class Tables:
     doc: Document
     result: ParseResult
     texts: pl.Categories
-    kind: dict[str, int]               # line kind -> its code (`ncu_text_lines.kinds`)
+    kind: dict[str, int]               # line kind -> its code (`text_lines.kinds`)
     rules: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (kind, cuts)
     _rule_id: dict[str, int] = field(default_factory=dict)
     _warned: int = 0
@@ -107,7 +107,7 @@ class Tables:
             return pl.DataFrame()
         line = {"text": lines["text"]} if distinct is None else {"line": distinct.codes}
         label = {"lab": pl.lit(ctx["label"]).gather("at")} if ctx["label"].null_count() < ctx.height else {}
-        # One query on the in-memory engine (see `ncu_text.Blocks._context`).
+        # One query on the in-memory engine (see `text.Blocks._context`).
         rows = lines.lazy().with_columns(at=at).select(
             "line_no", "at", rule=self._row_rules(ctx), **line
         ).filter(pl.col("rule").is_not_null()).with_columns(
@@ -406,7 +406,7 @@ def _by_seq(heads: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
 
 
 def _device_name(rows: pl.DataFrame, texts: pl.Series) -> str | None:
-    """`ncu_status.device_name` on rows of one value each, as codes (values also as strings)."""
+    """`status.device_name` on rows of one value each, as codes (values also as strings)."""
     wanted = (texts == _DEVICE_NAME).arg_true()
     if not wanted.len():
         return None

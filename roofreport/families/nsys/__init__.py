@@ -2,13 +2,13 @@
 
 Three kinds of file, each with its own module:
 
-* `nsys stats --format csv` reports (`nsys_csv.py`), recognised by a header line whose
+* `nsys stats --format csv` reports (`csv.py`), recognised by a header line whose
   column names are nsys report columns;
-* console tables of `nsys profile --stats=true` / `nsys stats` (`nsys_text.py`), recognised
+* console tables of `nsys profile --stats=true` / `nsys stats` (`text.py`), recognised
   by nsys's own progress, title and step lines or by a column header above a dash rule;
-* the SQLite export (`nsys_sqlite.py`, a binary spec: it receives the path).
+* the SQLite export (`sqlite.py`, a binary spec: it receives the path).
 
-Report columns and kinds are data in `nsys_columns.py`; `nsys_tables.py` writes the rows.
+Report columns and kinds are data in `columns.py`; `tables.py` writes the rows.
 Each module is imported when a file needs it (sniffing a CSV loads the CSV reader, a text log
 the text reader, only an SQLite file the SQLite reader).
 """

@@ -10,7 +10,7 @@ before it is queried, and the column mappings below are data.
 Tables filled: `activities` (kernels, memcpy, memset, in start order, like `gputrace`),
 `kernels` (one launch row per kernel, `region` = the NVTX range it was launched in),
 `api_calls` (CUDA runtime/driver trace), `regions` (NVTX ranges with their push/pop path,
-see `nsys_nvtx.py`). `source_line` holds the row's SQLite rowid.
+see `nvtx.py`). `source_line` holds the row's SQLite rowid.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """From the cells of one nsys report (CSV or console) to the shared tables.
 
 Both nsys parsers cut a report into a frame of text cells named by field (see
-`nsys_columns.py`) plus `source_line`; `typed` turns the cells into numbers in base units and
+`columns.py`) plus `source_line`; `typed` turns the cells into numbers in base units and
 `emit` writes the report's rows into `kernels`, `activities`, `api_calls`, `regions` or
 `metrics`, one small function per report kind.
 """

@@ -1,10 +1,10 @@
 """nvprof (CUDA 7 - 12): text logs in every mode, their `--csv` forms, SQLite profiles (`-o`).
 
 The syntax lives in `grammars/nvprof.lark`. A log is read in one pass over its lines
-(`nvprof_lines`): text tables (`nvprof_text`) and CSV tables (`nvprof_csv`) wherever their
+(`lines.py`): text tables (`text.py`) and CSV tables (`csv.py`) wherever their
 headers appear, as many processes as the log holds, then what nvprof said about the run
-(`nvprof_status`), all driven by `read.py`. SQLite profiles are read by `nvprof_sqlite`; an NVVP session file (XML) is
-recognised and reported as holding no profile data. Sniffing needs only `nvprof_lines` (and the
+(`status.py`), all driven by `read.py`. SQLite profiles are read by `sqlite.py`; an NVVP session file (XML) is
+recognised and reported as holding no profile data. Sniffing needs only `lines.py` (and the
 CSV reader for a header of nvprof's own columns); the readers are imported to parse.
 
 Tables filled: `kernels`, `metrics`, `activities`, `api_calls`, `regions`.
@@ -122,7 +122,7 @@ def _csv_parts() -> tuple[re.Pattern, re.Pattern]:
 
 
 def _matches(text: str, rule: str) -> bool:
-    """`nvprof_lines.matches`, asked only of text holding one of the literals every match of
+    """`lines.matches`, asked only of text holding one of the literals every match of
     the rule holds (the grammar's `required_literals`): most head lines are no table header,
     and a rule's regex is compiled when a line could be one."""
     needed = nvprof_lines.load().required_literals(rule)

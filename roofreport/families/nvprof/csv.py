@@ -4,7 +4,7 @@ Type column or quotes, and spreadsheet re-saves with TABs.
 
 Each header line is parsed by Lark (`csv_header_line`, once per distinct header); the rows under
 it are read by `pl.read_csv`; column meanings are data (`COLUMNS`), the conversions are the
-text tables' (`nvprof_text.add_*`), so both forms land in the same tables the same way.
+text tables' (`text.add_*`), so both forms land in the same tables the same way.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def report_kind(names: tuple[str, ...]) -> str | None:
 
 def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> list[pl.DataFrame]:
     """Every CSV table of the log into `result` (one block per header line); metric and event
-    rows are returned for `nvprof_text.add_counted`."""
+    rows are returned for `text.add_counted`."""
     csv = lines.filter(pl.col("table") == "csv")
     counted: list[pl.DataFrame] = []
     for _, block in csv.group_by("block", maintain_order=True):
@@ -201,7 +201,7 @@ def _cell(frame: pl.DataFrame, col: str, units: dict[str, str] | None) -> pl.Exp
     if col not in frame.columns:
         return pl.lit(None, pl.Float64)
     unit = units.get(col, "") if units else ""
-    if frame.schema[col].is_numeric():  # typed by the reader (nvprof_fast)
+    if frame.schema[col].is_numeric():  # typed by the reader (families/nvprof/fast.py)
         return V.plain(pl.col(col), unit) if unit in V.UNITS or unit == "" else pl.lit(None, pl.Float64)
     plain = frame[col].cast(pl.Float64, strict=False)
     if plain.null_count() == frame[col].null_count() and (unit == "" or unit in V.UNITS):
@@ -238,7 +238,7 @@ def _plain_summary(body: pl.DataFrame, lines: pl.DataFrame, doc: Document, resul
 
 
 def _counted(frame: pl.DataFrame, kind: str) -> pl.DataFrame:
-    """Metric or event rows as `nvprof_text.add_counted` takes them."""
+    """Metric or event rows as `text.add_counted` takes them."""
     return frame.select(
         "source_line", pl.lit(None, pl.Int64).alias("launch_id"), "pid", "device", "kernel_name",
         V.integer(pl.col("invocations")).alias("invocations"), "metric",

@@ -59,7 +59,7 @@ class _Layout:
 
 
 def read(doc: Document, result: ParseResult) -> pl.DataFrame | None:
-    """The log's lines outside the table (for `nvprof_status`), with the table read into
+    """The log's lines outside the table (for `status.py`), with the table read into
     `result`; None when the file is not that simple."""
     raw_head = doc.head(HEAD_BYTES)
     head = raw_head.decode("utf-8", errors="replace").split("\n")[:-1]

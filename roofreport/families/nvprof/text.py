@@ -1,4 +1,4 @@
-"""nvprof's text tables, from the annotated lines (`nvprof_lines.annotate`) to shared tables.
+"""nvprof's text tables, from the annotated lines (`lines.annotate`) to shared tables.
 
 * summary mode -> `kernels` (kind "summary") and `api_calls` (kind "summary"); NVTX ranges ->
   `regions`, the activities inside each range -> `metrics` (section "NVTX <path>: <type>"),

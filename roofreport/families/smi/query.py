@@ -4,7 +4,7 @@ the per-process rows of `--query-compute-apps` / `--query-accounted-apps` (a row
 The header line (parsed by Lark, once per distinct text) names the fields and their units;
 the rows under it are split at `,` by polars, and each cell is read with the grammar's
 `query_number` rule (number and unit; `MISSING_VALUE` spellings are null). Fields map to columns through
-`smi_fields.QUERY_FIELDS`. Without a header (`noheader`), only the columns whose cells have an
+`fields.QUERY_FIELDS`. Without a header (`noheader`), only the columns whose cells have an
 unambiguous shape are read (time, GPU name, bus id, uuid, pstate): the numbers' meaning is not
 in the file, and guessing it from units is wrong (`52 %` may be `fan.speed`).
 """

@@ -4,7 +4,7 @@ A report opens with `==============NVSMI LOG==============`, gives `Timestamp` a
 Version`, then one block per GPU (`GPU 00000000:08:00.0`) of `key : value` lines whose
 indentation is their nesting (`    FB Memory Usage` / `        Used : 2136 MiB`). Each line
 gets its path ("FB Memory Usage/Used") with polars window operations, and the paths listed in
-`smi_fields.REPORT_FIELDS` become columns. Reports printed in a loop (`-q -l N`) give a series.
+`fields.REPORT_FIELDS` become columns. Reports printed in a loop (`-q -l N`) give a series.
 """
 
 from __future__ import annotations

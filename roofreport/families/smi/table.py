@@ -5,7 +5,7 @@ Every layout (79 columns for drivers up to 525, 87/89 for 530-545, 91 from 550, 
 (index, name, persistence or driver model, bus id) directly followed by a stats line (fan,
 temperature, perf state, power usage / cap, memory used / total, utilisation, compute mode).
 The grammar's `gpu_head_line` and `gpu_stats_line` read them whatever the column widths; a
-table's time is the ctime line printed above it (see smi_samples).
+table's time is the ctime line printed above it (see `samples.py`).
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 utilization and power over time (nvidia-smi, DCGM, tegrastats) with GPU memory per process,
 and CUDA API calls.
 
-Statistics come from `analysis.regions`, `analysis.utilization` and `analysis.api`; long
+Statistics come from `analysis.regions`, `analysis.utilization` and `analysis.api_calls`; long
 sample series are drawn from `utilization.utilization_series` / `process_series` with bins sized
-so a chart never gets more than `util_chart.MAX_POINTS` points per GPU.
+so a chart never gets more than `report.charts.utilization.MAX_POINTS` points per GPU.
 """
 
 from __future__ import annotations
