@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from roofreport import grammar
 from roofreport.api import read_file
+from roofreport.errors import ParseError
 from roofreport.pipeline.ingest import parse_file
 from roofreport.pipeline.sniff import sniff
 from roofreport.enrich.categories import categorize
@@ -121,3 +123,39 @@ def test_a_cut_database_is_claimed_by_its_name_and_its_reader_says_what_sqlite_s
         assert not result.rows() and "SQLite" in result.error.message
         path.rename(tmp_path / "cut.db")
         assert sniff(tmp_path / "cut.db").family is None
+
+
+# -- Lark's account of a bad line -------------------------------------------------------------
+
+def _ncu_csv_with_row_6(tmp_path, row_6: str):
+    lines = corpus_path("ncu", "csv", "a100_sgemm_roofline_metrics_print_fp.csv").read_text().splitlines()
+    path = tmp_path / "broken.csv"
+    path.write_text("\n".join(lines[:5] + [row_6] + lines[6:]) + "\n")
+    found = sniff(path)
+    return lines[5], parse_file(path, found.spec.name, found.variant, path.name)
+
+
+def test_lark_explains_a_short_broken_row_and_the_reader_a_long_one(tmp_path):
+    """Every reader asks `Grammar.explain`: Lark says what it expected where a row breaks,
+    up to the one length limit; past it the reader's own account, at the column where the
+    row's quoted fields stop, and the parse does not wait on Earley."""
+    row = corpus_path("ncu", "csv", "a100_sgemm_roofline_metrics_print_fp.csv").read_text().splitlines()[5]
+    short = row + "x"
+    _, result = _ncu_csv_with_row_6(tmp_path, short)
+    (warning,) = [w for w in result.warnings if w.code == "ncu.unreadable-row"]
+    assert f"broken.csv:6:{len(short)}:" in warning.message and "expected" in warning.message
+    long = row[:-1] + "0" * grammar.MAX_EXPLAINED_CHARS + '"x'   # a long last value, then `x`
+    _, result = _ncu_csv_with_row_6(tmp_path, long)
+    (warning,) = [w for w in result.warnings if w.code == "ncu.unreadable-row"]
+    assert f"broken.csv:6:{len(long)}:" in warning.message and "broken record" in warning.message
+    assert result.tables["metrics"].height == 44
+
+
+def test_a_line_that_parses_gets_the_reader_s_account():
+    ncu = grammar.load("ncu")
+    row = corpus_path("ncu", "csv", "a100_sgemm_roofline_metrics_print_fp.csv").read_text().splitlines()[5]
+    fallback = ParseError("row out of place", path="f.csv", line=6, column=1, text=row)
+    assert ncu.explain(row, "csv_record_line", "f.csv", 6, otherwise=fallback) is fallback
+    assert ncu.explain(row, "csv_record_line", "f.csv", 6) is None
+    error = ncu.explain(row + "x", "csv_record_line", "f.csv", 6)
+    assert (error.path, error.line, error.column) == ("f.csv", 6, len(row) + 1)

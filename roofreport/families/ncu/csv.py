@@ -44,11 +44,6 @@ from roofreport.families.spec import ParseResult
 
 FAMILY = "ncu"
 
-# Lark explains short lines with the tokens it expected; longer ones (Earley is super-linear)
-# get the column where the grammar's CSV fields stop.
-ROW_LARK_MAX = 4096
-HEADER_LARK_MAX = 60_000
-
 # Kept as text by the line scan for `status.tool_version`: it reports the first line its
 # `tool_version_hint` rule matches (`[Nn]sight[- ]?[Cc]ompute/2024.3...`), which holds this
 # literal; a literal test costs a third of the case-blind regex over a 400 MB file.
@@ -68,10 +63,10 @@ def header_names_quick(line: str) -> list[str]:
 @lru_cache(maxsize=64)
 def header_names(text: str, path: str = "", line: int | None = None) -> tuple[str, ...]:
     """Column names of a header line, parsed by Lark (once per distinct header). Lark's Earley
-    parser is super-linear, so a header longer than any real one (raw pages reach ~40 KB) is
+    parser is super-linear, so a header longer than it parses (raw pages reach ~40 KB) is
     checked with the rule's compiled regex instead."""
     g = grammar.load("ncu")
-    if len(text) > HEADER_LARK_MAX:
+    if len(text) > grammar.MAX_LARK_CHARS:
         if not re.match(g.regex("csv_header_line"), text):
             raise ParseError("ncu CSV: header line is not a list of quoted column names",
                              path=path, line=line, column=_csv_prefix_end(text) + 1, text=text)
@@ -278,14 +273,10 @@ def _broken(broken: pl.DataFrame, after: pl.DataFrame, g: grammar.Grammar, doc: 
 
 
 def _explain(g: grammar.Grammar, text: str, path: str, line_no: int) -> ParseError:
-    if len(text) <= ROW_LARK_MAX:
-        try:
-            g.parse(text, "csv_record_line", path=path, line=line_no)
-        except ParseError as exc:
-            return exc
-    return ParseError("ncu CSV: broken record (a quoted field is not closed or is followed by "
-                      "other than a comma)", path=path, line=line_no,
-                      column=_csv_prefix_end(text) + 1, text=text)
+    """Lark's account of a broken record, or (a long line) where its quoted fields stop."""
+    return g.explain(text, "csv_record_line", path, line_no, otherwise=ParseError(
+        "ncu CSV: broken record (a quoted field is not closed or is followed by other than a "
+        "comma)", path=path, line=line_no, column=_csv_prefix_end(text) + 1, text=text))
 
 
 def _program_output(plain_after: pl.DataFrame, result: ParseResult) -> None:

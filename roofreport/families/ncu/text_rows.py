@@ -30,8 +30,6 @@ from roofreport.families.spec import ParseResult
 if TYPE_CHECKING:
     from roofreport.families.ncu.text_lines import Distinct
 
-# Longest line handed to Lark (Earley is super-linear; real table lines are far shorter).
-LARK_MAX = 4096
 _MAX_WARNED = 20
 _SUMMARY_COLUMNS = 5   # metric, unit, minimum, maximum, average
 _VALUES = ("v", "n", "x")   # value (the average in summaries), minimum, maximum
@@ -417,10 +415,6 @@ def _device_name(rows: pl.DataFrame, texts: pl.Series) -> str | None:
 
 
 def _explain(doc: Document, g: grammar.Grammar, text: str, line_no: int) -> str:
-    if len(text) <= LARK_MAX:
-        try:
-            g.parse(text, "metric_row", path=doc.display, line=line_no)
-        except ParseError as exc:
-            return exc.describe()
-    return ParseError("table row does not fit its columns", path=doc.display, line=line_no,
-                      column=1, text=text).describe()
+    return g.explain(text, "metric_row", doc.display, line_no, otherwise=ParseError(
+        "table row does not fit its columns", path=doc.display, line=line_no, column=1,
+        text=text)).describe()

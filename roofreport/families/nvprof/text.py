@@ -103,11 +103,9 @@ def report_bad_rows(line_nos: list[int], texts: list[str], rule: str, lines: pl.
         return
     last = lines.filter(pl.col("kind") != "blank_line")["line_no"].max()
     for line_no, text in list(zip(line_nos, texts))[:_MAX_BAD_ROWS]:
-        try:
-            load().parse(text, rule, path=doc.display, line=line_no)
-            message = f"{doc.display}:{line_no}: row does not fit its table"
-        except ParseError as exc:
-            message = exc.describe()
+        message = load().explain(text, rule, doc.display, line_no, otherwise=ParseError(
+            "nvprof: row does not fit its table", path=doc.display, line=line_no, column=1,
+            text=text)).describe()
         if line_no == last:
             result.warn("nvprof.truncated", "log ends inside a table, its last row is cut: "
                         + message, line=line_no)
