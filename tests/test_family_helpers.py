@@ -1,10 +1,14 @@
 """The helpers every family shares, each written once (issue #14), checked where the families
 meet: the same run read from its different forms gives the same launch shapes, activity kinds,
-... as every reader now asks the one helper."""
+Lark's account of a bad line, the context carried down a log ... as every reader now asks
+the one helper."""
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
+import pytest
 
 from roofreport import grammar
 from roofreport.api import read_file
@@ -13,6 +17,7 @@ from roofreport.pipeline.ingest import parse_file
 from roofreport.pipeline.sniff import sniff
 from roofreport.enrich.categories import categorize
 from roofreport.families.common.activity import activity_kinds
+from roofreport.families.common.context import carried, unmarked
 from roofreport.tables.frames import launch_dims, printed_dims
 from tests.conftest import corpus_path
 
@@ -159,3 +164,34 @@ def test_a_line_that_parses_gets_the_reader_s_account():
     assert ncu.explain(row, "csv_record_line", "f.csv", 6) is None
     error = ncu.explain(row + "x", "csv_record_line", "f.csv", 6)
     assert (error.path, error.line, error.column) == ("f.csv", 6, len(row) + 1)
+
+
+# -- context carried forward ------------------------------------------------------------------
+
+NVPROF_METRICS = ["ddlbench_horovod_resnet50_v100_inst_fp32.prof.txt", "darknet19_v100_metrics_all_text.txt",
+                  "openacc_nbody_k20m_metrics_text_step2_shellprompt.out"]
+
+
+@pytest.mark.parametrize("name", NVPROF_METRICS)
+def test_each_kernel_of_an_nvprof_metrics_log_is_on_the_device_named_last_above_it(name):
+    path = corpus_path("nvprof", "metrics", name)
+    named = {}
+    device = None
+    for line_no, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        found = re.match(r'\s*Device "(.*)"\s*$', line)
+        device = found.group(1) if found else device
+        named[line_no] = device
+    kernels = read_file(path).kernels
+    assert kernels.height > 0
+    assert kernels["device"].to_list() == [named[line_no] for line_no in kernels["source_line"]]
+
+
+def test_a_context_holds_from_the_line_that_sets_it_to_the_line_that_ends_it():
+    lines = pl.DataFrame({"kind": ["other", "device", "row", "row", "end", "row", "device", "row"],
+                          "text": ["x", "A", "1", "2", "-", "3", "B", "4"]})
+    kind = pl.col("kind")
+    got = lines.select(carried(kind == "device", pl.col("text"), kind == "end"))["text"].to_list()
+    assert got == [None, "A", "A", "A", None, None, "B", "B"]
+    codes = pl.DataFrame({"set": [None, 7, None, 2**32 - 1, None]}, schema={"set": pl.UInt32})
+    filled = codes.select(unmarked(pl.col("set").forward_fill(), 2**32 - 1))["set"].to_list()
+    assert filled == [None, 7, 7, None, None]

@@ -38,6 +38,7 @@ import polars as pl
 
 from roofreport import grammar
 from roofreport.errors import ParseError
+from roofreport.families.common import context
 from roofreport.families.common.textio import Document
 from roofreport.families.ncu import csv as ncu_csv, status as ncu_status, text_rows as ncu_text_rows
 from roofreport.families.ncu.text_lines import (
@@ -273,7 +274,7 @@ class Blocks:
             pl.col("in_results", *fields).forward_fill(),
             seq=pl.col("kernel").cum_sum().cast(pl.Int64) + self.carry.seq
         ).with_columns(
-            *[pl.when(pl.col(name) != _NONE).then(name).alias(name) for name in fields],
+            *[context.unmarked(pl.col(name), _NONE).alias(name) for name in fields],
             seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill()
         ).collect(engine="in-memory")
 
@@ -291,7 +292,7 @@ class Blocks:
         setting, ending = k.is_in(code(self.g, *sets)), k.is_in(code(self.g, *ends))
         if closes is not None:
             setting, ending = setting & ~closes, ending | closes
-        return pl.when(setting).then(value).when(ending).then(pl.lit(_NONE, pl.UInt32))
+        return context.marks(setting, value, ending, pl.lit(_NONE, pl.UInt32))
 
     def _closes(self, k: pl.Expr) -> pl.Expr:
         """Whether each of the non-row lines (`k`, `line_no`) is a rule right after a row: the

@@ -15,6 +15,7 @@ from functools import cache
 import polars as pl
 
 from roofreport import grammar
+from roofreport.families.common.context import carried
 
 # header line kind -> table kind
 TABLES = {
@@ -112,13 +113,6 @@ def _fields(known: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
         section_title=_field(g, message, "section_message", "section_title"))
 
 
-def _carry(start: pl.Expr, value: pl.Expr, reset: pl.Expr) -> pl.Expr:
-    """`value` where `start` holds, carried forward until the next `reset` (then null)."""
-    marked = pl.when(start).then(value.cast(pl.String)).when(reset).then(pl.lit("\x00"))
-    carried = marked.otherwise(None).forward_fill()
-    return pl.when(carried == "\x00").then(None).otherwise(carried)
-
-
 def _with_context(lines: pl.DataFrame) -> pl.DataFrame:
     kind, status = pl.col("kind"), pl.col("status")
     header = kind.is_in(list(TABLES))
@@ -126,18 +120,18 @@ def _with_context(lines: pl.DataFrame) -> pl.DataFrame:
     new_kernel = header | (kind == "device_line") | (kind == "status_line")
     return lines.with_columns(
         pid=pl.col("pid").forward_fill(),
-        section=_carry(opens_section, pl.coalesce(status.replace_strict(SECTIONS, default=None),
+        section=carried(opens_section, pl.coalesce(status.replace_strict(SECTIONS, default=None),
                                                   pl.col("section_title")), pl.lit(False)),
-        table=_carry(header, kind.replace_strict(TABLES, default=None), kind.is_in(_ENDS_TABLE)),
+        table=carried(header, kind.replace_strict(TABLES, default=None), kind.is_in(_ENDS_TABLE)),
         block=header.cum_sum().cast(pl.Int64),
-        device=_carry(kind == "device_line", pl.col("device_name"),
+        device=carried(kind == "device_line", pl.col("device_name"),
                       opens_section | (status == "process_message")),
-        kernel=_carry(kind == "kernel_line", pl.col("kernel_name"), new_kernel),
-        kernel_line=_carry(kind == "kernel_line", pl.col("line_no"), new_kernel).cast(pl.Int64),
-        nvtx_domain=_carry(status == "nvtx_domain_message", pl.col("domain_name"),
+        kernel=carried(kind == "kernel_line", pl.col("kernel_name"), new_kernel),
+        kernel_line=carried(kind == "kernel_line", pl.col("line_no"), new_kernel).cast(pl.Int64),
+        nvtx_domain=carried(status == "nvtx_domain_message", pl.col("domain_name"),
                            status.is_in(["nvtx_thread_message", "nvtx_result_message"])
                            | (opens_section & (status != "nvtx_result_message"))),
-        nvtx_range=_carry(status == "nvtx_range_message", pl.col("range_name"),
+        nvtx_range=carried(status == "nvtx_range_message", pl.col("range_name"),
                           status.is_in(["nvtx_domain_message", "nvtx_thread_message"]) | opens_section),
     ).with_columns(_nvtx_path())
 
