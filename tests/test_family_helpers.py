@@ -16,6 +16,7 @@ from roofreport.errors import ParseError
 from roofreport.pipeline.ingest import parse_file
 from roofreport.pipeline.sniff import sniff
 from roofreport.enrich.categories import categorize
+from roofreport.families.common import units
 from roofreport.families.common.activity import activity_kinds
 from roofreport.families.common.context import carried, unmarked
 from roofreport.tables.frames import launch_dims, printed_dims
@@ -195,3 +196,15 @@ def test_a_context_holds_from_the_line_that_sets_it_to_the_line_that_ends_it():
     codes = pl.DataFrame({"set": [None, 7, None, 2**32 - 1, None]}, schema={"set": pl.UInt32})
     filled = codes.select(unmarked(pl.col("set").forward_fill(), 2**32 - 1))["set"].to_list()
     assert filled == [None, 7, 7, None, None]
+
+
+# -- units looked up once per distinct spelling -----------------------------------------------
+
+def test_unit_factors_per_row_are_each_unit_s_scale():
+    path = corpus_path("ncu", "csv", "a100_sgemm_roofline_metrics_print_fp.csv")
+    printed = pl.read_csv(path, infer_schema=False)["Metric Unit"]
+    assert printed.n_unique() > 2
+    expected = [units.scale(unit)[1] for unit in printed.to_list()]
+    assert units.factors(printed).to_list() == expected
+    assert units.factors(printed.cast(pl.Categorical)).to_list() == expected
+    assert units.factors(pl.Series([None, "Kbyte"], dtype=pl.String)).to_list() == [1.0, 1e3]

@@ -13,6 +13,8 @@ from functools import lru_cache
 
 import polars as pl
 
+from roofreport.tables.frames import per_distinct
+
 _TIME = {  # -> ns
     "second": 1e9, "msecond": 1e6, "usecond": 1e3, "nsecond": 1.0,
     "s": 1e9, "sec": 1e9, "ms": 1e6, "us": 1e3, "µs": 1e3, "ns": 1.0,
@@ -56,12 +58,11 @@ def scale(unit: str | None) -> tuple[str, float]:
     return (u, 1.0)
 
 
-def factors_for(units: pl.Series) -> pl.DataFrame:
-    """A small (unit, factor, base_unit) table for the distinct units of a column, to join on."""
-    distinct = [u for u in units.unique().to_list()]
-    scaled = [scale(u) for u in distinct]
-    return pl.DataFrame({
-        "unit": distinct,
-        "factor": [f for _, f in scaled],
-        "base_unit": [b for b, _ in scaled],
-    }, schema={"unit": pl.String, "factor": pl.Float64, "base_unit": pl.String})
+def factors(unit: pl.Series) -> pl.Series:
+    """Each row's factor from its printed unit to the base unit (no unit: 1), looked up once
+    per distinct unit: a log prints millions of values in a few dozen units."""
+    def looked_up(distinct: pl.Series) -> pl.DataFrame:
+        return pl.DataFrame({"factor": [scale(name)[1] for name in distinct.to_list()]},
+                            schema={"factor": pl.Float64})
+
+    return per_distinct(unit, looked_up)["factor"].fill_null(1.0).alias("factor")

@@ -215,7 +215,7 @@ def _detail_metrics(rows: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
                        _sections(rows).alias("section"), "metric",
                        pl.when(unit != "").then(unit).alias("unit"), "value_text")
     long = long.join(_kernel_names(kernels), on="launch_id", how="left", maintain_order="left")
-    return _with_values(long, _unit_factors(long["unit"]))
+    return _with_values(long, units.factors(long["unit"]))
 
 
 def _kernel_names(kernels: pl.DataFrame) -> pl.DataFrame:
@@ -249,16 +249,6 @@ def _with_values(long: pl.DataFrame, factor: pl.Series, decimal_comma: bool | No
         numbers.parse_number(pl.col("n"), decimal_comma)))["n"]
     return long.with_columns(value=number * factor, value_text=texts.cast(pl.String),
                              stat=pl.lit(None, pl.String))
-
-
-def _unit_factors(unit: pl.Series) -> pl.Series:
-    """Each row's factor to base units, once per distinct unit (no unit: 1)."""
-    return frames.per_distinct(unit, _factors)["factor"].fill_null(1.0)
-
-
-def _factors(unit_names: pl.Series) -> pl.DataFrame:
-    return pl.DataFrame({"factor": [units.scale(u)[1] for u in unit_names.to_list()]},
-                        schema={"factor": pl.Float64})
 
 
 def _warn_unknown(roles: Roles, result: ParseResult) -> None:
@@ -317,7 +307,7 @@ def _raw_metrics(launches: pl.DataFrame, roles: Roles, unit_rows: pl.DataFrame,
     row, col = cell // len(cols), cell % len(cols)
     long = pl.concat([per_launch[row], mapping[col], values.to_frame()], how="horizontal")
     long = long.with_columns(section=pl.lit(None, pl.String))
-    return _with_values(long, _unit_factors(mapping["unit"]).gather(col), decimal_comma)
+    return _with_values(long, units.factors(mapping["unit"]).gather(col), decimal_comma)
 
 
 def _row_major(launches: pl.DataFrame, cols: list[str]) -> tuple[pl.Series, pl.Series]:

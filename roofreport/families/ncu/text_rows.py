@@ -336,8 +336,7 @@ def _instance_values(metrics: pl.DataFrame, decimal_comma: bool) -> pl.DataFrame
     if not at.len():
         return metrics
     found = metrics[at]
-    factor = {unit: units.scale(unit)[1] for unit in found["unit"].unique().to_list()}
-    scale = pl.Series([factor[unit] for unit in found["unit"].to_list()], dtype=pl.Float64)
+    scale = units.factors(found["unit"])
     number = found.select(numbers.parse_number(pl.col("value_text"), decimal_comma, instances=True)).to_series()
     return metrics.with_columns(metrics["value"].scatter(at, number * scale))
 
@@ -370,7 +369,7 @@ def _factors(texts: pl.Series, unit: pl.Series) -> pl.Series:
     """Per text code, the factor from that unit to the base unit (for the units in use)."""
     present = unit.unique().drop_nulls()
     return pl.repeat(None, texts.len(), dtype=pl.Float64, eager=True).scatter(
-        present, [units.scale(texts[c])[1] for c in present.to_list()])
+        present, units.factors(texts.gather(present)))
 
 
 def _section(texts: pl.Series, rows: pl.DataFrame, sections: pl.Series) -> pl.Expr:
