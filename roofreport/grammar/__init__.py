@@ -395,10 +395,10 @@ def _regex_prefix(rx: str) -> str:
     if "|" in rx:
         return ""
     out = ""
-    for i, ch in enumerate(rx):
+    for index, ch in enumerate(rx):
         if ch in ".^$*+?{}[]()|\\":
             break
-        after = rx[i + 1:i + 2]
+        after = rx[index + 1:index + 2]
         if after in ("*", "?", "{"):
             break
         out += ch

@@ -133,8 +133,8 @@ class TreeBuilder:
         if kind in ("value", "literal"):
             return self._walk(kids[0], text, pos, cont, out)
         if kind == "expansion":
-            for i, kid in enumerate(kids):
-                rest = None if cont is None else "".join(self._regex(k) for k in kids[i + 1:]) + cont
+            for index, kid in enumerate(kids):
+                rest = None if cont is None else "".join(self._regex(k) for k in kids[index + 1:]) + cont
                 pos = self._walk(kid, text, pos, rest, out)
             return pos
         if kind == "expansions":
@@ -171,10 +171,10 @@ class TreeBuilder:
         return self._pattern(node, cont).match(text, pos) is not None
 
     def _end(self, node, text: str, pos: int, cont: str | None) -> int:
-        m = self._pattern(node, cont).match(text, pos)
-        if m is None:
+        match = self._pattern(node, cont).match(text, pos)
+        if match is None:
             raise _Stuck
-        return m.end()
+        return match.end()
 
     def _pattern(self, node, cont: str | None) -> re.Pattern:
         key = (id(node), cont)

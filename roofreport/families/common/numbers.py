@@ -57,14 +57,14 @@ def parse_number(expr: pl.Expr, decimal_comma: bool = False, instances: bool = F
     return pl.when(number.is_finite()).then(number)
 
 
-def _cleaned(s: pl.Expr, decimal_comma: bool, instances: bool = False) -> pl.Expr:
+def _cleaned(text: pl.Expr, decimal_comma: bool, instances: bool = False) -> pl.Expr:
     """Printed number text without the `(!)` marker, `%`, grouping and (`instances`) the list
     of instance values after it, with a decimal point."""
-    s = s.str.replace(r"^\(!\)\s*", "")
+    text = text.str.replace(r"^\(!\)\s*", "")
     if instances:
-        s = s.str.replace(r"\s+\([^()]*\)$", "")
-    s = s.str.strip_suffix("%")
-    s = s.str.replace_all(r"[ \u00a0\u202f']", "")
+        text = text.str.replace(r"\s+\([^()]*\)$", "")
+    text = text.str.strip_suffix("%")
+    text = text.str.replace_all(r"[ \u00a0\u202f']", "")
     if decimal_comma:
-        return s.str.replace_all(r"\.", "").str.replace(",", ".", literal=True)
-    return s.str.replace_all(",", "", literal=True)
+        return text.str.replace_all(r"\.", "").str.replace(",", ".", literal=True)
+    return text.str.replace_all(",", "", literal=True)

@@ -47,9 +47,9 @@ def _read_ahead(doc: Document, cuts: list[tuple[int, int]]) -> Iterator[bytes]:
     Two pieces are held at a time."""
     with ThreadPoolExecutor(max_workers=1) as reader:
         ahead = reader.submit(doc.byte_ranges, cuts[:1])
-        for i in range(len(cuts)):
+        for index in range(len(cuts)):
             data = ahead.result()[0]
-            ahead = reader.submit(doc.byte_ranges, cuts[i + 1:i + 2])   # [] after the last
+            ahead = reader.submit(doc.byte_ranges, cuts[index + 1:index + 2])   # [] after the last
             yield data
 
 

@@ -37,17 +37,17 @@ def scale(unit: str | None) -> tuple[str, float]:
     """(base unit, factor) such that value_in_base = printed_value * factor."""
     if unit is None:
         return ("", 1.0)
-    u = unit.strip()
-    if u in _TIME:
-        return (BASE_TIME, _TIME[u])
-    if u in _DECIMAL_BYTES:
-        return (BASE_BYTES, _DECIMAL_BYTES[u])
-    if u in _BINARY_BYTES:
-        return (BASE_BYTES, _BINARY_BYTES[u])
-    if u in _FREQ:
-        return (BASE_FREQ, _FREQ[u])
-    if "/" in u:
-        num, _, den = u.partition("/")
+    spelled = unit.strip()
+    if spelled in _TIME:
+        return (BASE_TIME, _TIME[spelled])
+    if spelled in _DECIMAL_BYTES:
+        return (BASE_BYTES, _DECIMAL_BYTES[spelled])
+    if spelled in _BINARY_BYTES:
+        return (BASE_BYTES, _BINARY_BYTES[spelled])
+    if spelled in _FREQ:
+        return (BASE_FREQ, _FREQ[spelled])
+    if "/" in spelled:
+        num, _, den = spelled.partition("/")
         num_base, num_f = scale(num)
         if den in _TIME or den in ("second", "s"):
             den_f = _TIME.get(den, 1e9) / 1e9  # seconds per printed time unit
@@ -55,7 +55,7 @@ def scale(unit: str | None) -> tuple[str, float]:
             return (f"{base_num}/second", num_f / den_f)
         if num_base:
             return (f"{num_base}/{den}", num_f)
-    return (u, 1.0)
+    return (spelled, 1.0)
 
 
 def factors(unit: pl.Series) -> pl.Series:

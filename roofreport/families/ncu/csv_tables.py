@@ -68,9 +68,9 @@ def roles_of(names: tuple[str, ...]) -> Roles:
     nvtx = re.compile(grammar.load("ncu").regex("nvtx_column"))
     raw = is_raw(names)
     out = []
-    for i, name in enumerate(names):
+    for index, name in enumerate(names):
         role = COLUMNS.get(name) or ("nvtx" if nvtx.match(name) else "counter" if raw else "unknown")
-        out.append((f"c{i}", name, role))
+        out.append((f"c{index}", name, role))
     return out
 
 
@@ -186,8 +186,8 @@ def _id_numbers(ids: pl.Series) -> pl.DataFrame:
 
 def _nvtx_region(columns: list[str]) -> pl.Expr:
     """NVTX cells list `"id:domain:name:type:value"` items: the range names, joined by `/`."""
-    g = grammar.load("ncu")
-    rx = g.regex("nvtx_range_item", anchored=False)
+    syntax = grammar.load("ncu")
+    rx = syntax.regex("nvtx_range_item", anchored=False)
     name_group = 1 + list(re.compile(rx).groupindex).index("nvtx_range")
     names = [pl.col(c).cast(pl.String).fill_null("").str.extract_all(rx).list.eval(
         pl.element().str.extract(rx, name_group)) for c in columns]
@@ -314,11 +314,12 @@ def _row_major(launches: pl.DataFrame, cols: list[str]) -> tuple[pl.Series, pl.S
     """(cell, value_text) of the non-empty cells of `cols`, launch by launch: cell numbers
     count row-major (`row * len(cols) + col`). The columns are laid one after the other and
     gathered, cheaper than an unpivot and a sort or an exploded list."""
-    n, k = launches.height, len(cols)
-    if not k:
+    launch_count, column_count = launches.height, len(cols)
+    if not column_count:
         return pl.Series("cell", [], pl.Int64), pl.Series("value_text", [], pl.Categorical)
-    cell = pl.int_range(n * k, dtype=pl.Int64, eager=True).alias("cell")
-    values = pl.concat([launches[c] for c in cols], rechunk=False).gather(cell % k * n + cell // k)
+    cell = pl.int_range(launch_count * column_count, dtype=pl.Int64, eager=True).alias("cell")
+    values = pl.concat([launches[c] for c in cols], rechunk=False).gather(
+        cell % column_count * launch_count + cell // column_count)
     keep = values.is_not_null() & (values != "")
     if not keep.all():
         cell, values = cell.filter(keep), values.filter(keep)

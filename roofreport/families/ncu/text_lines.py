@@ -50,13 +50,13 @@ _FEW_CATEGORIES = 4096   # fewer: `Categories.to_series` (a Python loop) costs l
 
 
 @lru_cache(maxsize=4)
-def kinds(g: grammar.Grammar) -> tuple[str, ...]:
+def kinds(syntax: grammar.Grammar) -> tuple[str, ...]:
     """Line kinds in the grammar's order, then "other": a line's kind code is its index."""
-    return (*g.alternatives("line"), "other")
+    return (*syntax.alternatives("line"), "other")
 
 
-def code(g: grammar.Grammar, *names: str) -> list[int]:
-    return [kinds(g).index(name) for name in names]
+def code(syntax: grammar.Grammar, *names: str) -> list[int]:
+    return [kinds(syntax).index(name) for name in names]
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -133,52 +133,52 @@ def lines_of(data: bytes, at_start: bool) -> pl.DataFrame:
 
 # -- kinds -----------------------------------------------------------------------------------
 
-def classify(text: pl.Series, g: grammar.Grammar) -> tuple[pl.Series, pl.Series]:
+def classify(text: pl.Series, syntax: grammar.Grammar) -> tuple[pl.Series, pl.Series]:
     """(kind code of every line, whether the grammar's line rules classified it: the lines
     told by their shape hold no note). Rows are told by the first characters (once per
     distinct start) and the absence of the literals of earlier rules, kernel headers among
     them by `_heads`; every other line goes through `Grammar.classify_lines`, once per
     distinct text."""
     start = pl.Categories.random()
-    t = pl.col("t")
+    line_text = pl.col("t")
     shape = pl.DataFrame({"t": text}).select(
-        start=t.str.slice(0, _PREFIX).cast(pl.Categorical(start)),
-        special=t.str.contains(_NOT_ROW_LITERALS))
-    by_start = _row_kind(start.to_series(), g).gather(shape["start"].to_physical())
+        start=line_text.str.slice(0, _PREFIX).cast(pl.Categorical(start)),
+        special=line_text.str.contains(_NOT_ROW_LITERALS))
+    by_start = _row_kind(start.to_series(), syntax).gather(shape["start"].to_physical())
     fast = pl.select(pl.when(pl.lit(shape["special"])).then(None).otherwise(by_start)).to_series()
-    fast = _heads(text, shape["special"] & by_start.is_not_null(), by_start, fast, g)
+    fast = _heads(text, shape["special"] & by_start.is_not_null(), by_start, fast, syntax)
     looked_at = fast.is_null()
-    names = kinds(g)
+    names = kinds(syntax)
 
     def by_grammar(distinct: pl.Series) -> pl.Series:
-        found = g.classify_lines(distinct, "line")
+        found = syntax.classify_lines(distinct, "line")
         return found.replace_strict(list(names), list(range(len(names))), return_dtype=pl.UInt8)
 
     return fast.scatter(looked_at.arg_true(), by_distinct(text.filter(looked_at), by_grammar)), looked_at
 
 
 def _heads(text: pl.Series, row_shaped: pl.Series, by_start: pl.Series, fast: pl.Series,
-           g: grammar.Grammar) -> pl.Series:
+           syntax: grammar.Grammar) -> pl.Series:
     """`fast` with the kinds of the `row_shaped` lines holding `, ` (and neither `==` nor
     `sight`): `kernel_line` where its regex matches, else the row kind of their start."""
     if not row_shaped.any():
         return fast
     at = row_shaped.arg_true()
-    t = pl.col("t")
+    line_text = pl.col("t")
     found = pl.DataFrame({"t": text.gather(at), "row": by_start.gather(at)}).select(
-        pl.when(~t.str.contains(_NOT_HEAD_LITERALS))
-        .then(pl.when(t.str.contains(g.regex("kernel_line"))).then(pl.lit(code(g, "kernel_line")[0], pl.UInt8))
+        pl.when(~line_text.str.contains(_NOT_HEAD_LITERALS))
+        .then(pl.when(line_text.str.contains(syntax.regex("kernel_line"))).then(pl.lit(code(syntax, "kernel_line")[0], pl.UInt8))
               .otherwise("row"))).to_series()
     return fast.scatter(at, found)
 
 
-def _row_kind(starts: pl.Series, g: grammar.Grammar) -> pl.Series:
+def _row_kind(starts: pl.Series, syntax: grammar.Grammar) -> pl.Series:
     """For the first characters of lines: the row kind they make (null: ask the grammar)."""
-    s = pl.col("s")
+    start = pl.col("s")
     kind = pl.lit(None, pl.UInt8)
     for name in reversed(ROWS):
-        kind = pl.when(s.str.contains(_ROW_SHAPE[name])).then(pl.lit(code(g, name)[0], pl.UInt8)).otherwise(kind)
-    maybe_other = pl.any_horizontal([s.str.starts_with(p[:_PREFIX]) for p in _NOT_ROW_STARTS])
+        kind = pl.when(start.str.contains(_ROW_SHAPE[name])).then(pl.lit(code(syntax, name)[0], pl.UInt8)).otherwise(kind)
+    maybe_other = pl.any_horizontal([start.str.starts_with(p[:_PREFIX]) for p in _NOT_ROW_STARTS])
     return pl.DataFrame({"s": starts}).select(pl.when(maybe_other).then(None).otherwise(kind)).to_series()
 
 

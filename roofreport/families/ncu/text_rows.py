@@ -43,7 +43,7 @@ _DEVICE_NAME = "device__attribute_display_name"
 class Tables:
     """The rule columns met so far, and the rows of one log as codes into `texts`."""
 
-    g: grammar.Grammar
+    syntax: grammar.Grammar
     doc: Document
     result: ParseResult
     texts: pl.Categories
@@ -67,7 +67,7 @@ class Tables:
         others), their columns found once."""
         for line in distinct.to_list():
             if line not in self._rule_id:
-                rule = _rule(self.g, line, self.kind)
+                rule = _rule(self.syntax, line, self.kind)
                 self._rule_id[line] = None if rule is None else len(self.rules)
                 if rule is not None:
                     self.rules.append(rule)
@@ -170,12 +170,12 @@ class Tables:
     def _split_loose(self, loose: pl.DataFrame, lines: pl.DataFrame, coded: bool) -> pl.DataFrame:
         """Rows that overflow their columns, split from the right on 2+ spaces (grammar rules);
         values as codes or (not `coded`) strings, as `_cells` gives them."""
-        g = self.g
+        syntax = self.syntax
         loose = loose.select("line_no", "summary",
                              text=lines["text"].gather(loose["line_no"] - lines["line_no"][0]))
-        m = loose.select("line_no", *g.extract(pl.col("text"), "metric_row"))
-        s = loose.select("line_no", *g.extract(pl.col("text"), "summary_row"))
-        fixed = m.join(s, on="line_no", how="left", suffix="_s").join(
+        metric_rows = loose.select("line_no", *syntax.extract(pl.col("text"), "metric_row"))
+        summary_rows = loose.select("line_no", *syntax.extract(pl.col("text"), "summary_row"))
+        fixed = metric_rows.join(summary_rows, on="line_no", how="left", suffix="_s").join(
             loose.select("line_no", "summary", "text"), on="line_no")
         summary = pl.col("summary")
         fixed = fixed.select(
@@ -186,7 +186,7 @@ class Tables:
             n=pl.when(summary).then("minimum"), x=pl.when(summary).then("maximum"))
         bad = fixed.filter(pl.col("m").is_null())
         for line_no, text in bad.select("line_no", "text").head(_MAX_WARNED - self._warned).iter_rows():
-            self.result.warn("ncu.unreadable-row", _explain(self.doc, g, text, line_no), line=line_no)
+            self.result.warn("ncu.unreadable-row", _explain(self.doc, syntax, text, line_no), line=line_no)
             self._warned += 1
         fixed = fixed.filter(pl.col("m").is_not_null())
         return fixed.select("line_no", *[self.code_of(fixed[c]).alias(c) for c in ("m", "u")],
@@ -244,12 +244,13 @@ class Tables:
         return self._device if self._device is not False else ncu_status.device_name(metrics)
 
 
-def _rule(g: grammar.Grammar, rule_text: str, kind: dict[str, int]) -> tuple[int, tuple[int, ...]] | None:
+def _rule(syntax: grammar.Grammar, rule_text: str,
+          kind: dict[str, int]) -> tuple[int, tuple[int, ...]] | None:
     """(kind code, cuts) of a rule line: the first rule kind whose regex reads it (the order of
     the grammar's `line`), and the start of its first dash run, then the end offset of every
     dash run (its DASHES field). None: not a rule line."""
     for rule in ("table_rule_line", "raw_rule_line"):
-        found = _rule_regex(g, rule).match(rule_text)
+        found = _rule_regex(syntax, rule).match(rule_text)
         if found:
             start, dashes = found.start("dashes"), found.group("dashes")
             return kind[rule], (start, *(start + m.end() for m in re.finditer(r"-+", dashes)))
@@ -259,10 +260,10 @@ def _rule(g: grammar.Grammar, rule_text: str, kind: dict[str, int]) -> tuple[int
 _RULE_REGEX: dict[tuple[int, str], re.Pattern] = {}
 
 
-def _rule_regex(g: grammar.Grammar, rule: str) -> re.Pattern:
-    key = (id(g), rule)
+def _rule_regex(syntax: grammar.Grammar, rule: str) -> re.Pattern:
+    key = (id(syntax), rule)
     if key not in _RULE_REGEX:
-        _RULE_REGEX[key] = re.compile(g.regex(rule))
+        _RULE_REGEX[key] = re.compile(syntax.regex(rule))
     return _RULE_REGEX[key]
 
 
@@ -278,10 +279,10 @@ def _key_cell(cuts: tuple[int, ...]) -> pl.Expr:
 
 
 def _value_cells(cuts: tuple[int, ...]) -> dict[str, pl.Expr]:
-    text, n = pl.col("text"), len(cuts) - 1
-    if n == _SUMMARY_COLUMNS:
+    text, spans = pl.col("text"), len(cuts) - 1
+    if spans == _SUMMARY_COLUMNS:
         return {c: text.str.slice(cuts[i], cuts[i + 1] - cuts[i]) for c, i in (("n", 2), ("x", 3), ("v", 4))}
-    return {"v": text.str.slice(cuts[2])} if n >= 2 else {}
+    return {"v": text.str.slice(cuts[2])} if spans >= 2 else {}
 
 
 def _key_fields(keys: pl.Series, cuts: tuple[int, ...], code_of) -> pl.DataFrame:
@@ -413,7 +414,7 @@ def _device_name(rows: pl.DataFrame, texts: pl.Series) -> str | None:
     return values[0].strip() if values.len() else None
 
 
-def _explain(doc: Document, g: grammar.Grammar, text: str, line_no: int) -> str:
-    return g.explain(text, "metric_row", doc.display, line_no, otherwise=ParseError(
+def _explain(doc: Document, syntax: grammar.Grammar, text: str, line_no: int) -> str:
+    return syntax.explain(text, "metric_row", doc.display, line_no, otherwise=ParseError(
         "table row does not fit its columns", path=doc.display, line=line_no, column=1,
         text=text)).describe()

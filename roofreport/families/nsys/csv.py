@@ -61,8 +61,8 @@ class Header:
 
 def find_header(lines: list[str], filename: str = "", offset: int = 0) -> Header | None:
     """The first line of `lines` that is an nsys CSV report header (never raises)."""
-    for i, text in enumerate(lines):
-        header = parse_header(text, offset + i + 1, filename)
+    for index, text in enumerate(lines):
+        header = parse_header(text, offset + index + 1, filename)
         if header is not None:
             return header
     return None

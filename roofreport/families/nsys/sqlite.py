@@ -122,10 +122,10 @@ class Export:
         parts += [f't."{col}" AS {field}' if col in have else f"NULL AS {field}"
                   for field, col in mapping.items()]
         tail = []
-        for i, (field, col) in enumerate((joins or {}).items()):
+        for index, (field, col) in enumerate((joins or {}).items()):
             if col in have and "StringIds" in self.tables:
-                parts.append(f's{i}.value AS {field}')
-                tail.append(f'LEFT JOIN StringIds s{i} ON s{i}.id = t."{col}"')
+                parts.append(f's{index}.value AS {field}')
+                tail.append(f'LEFT JOIN StringIds s{index} ON s{index}.id = t."{col}"')
             else:
                 parts.append(f"NULL AS {field}")
         return sqlite.query(self.con, f'SELECT {", ".join(parts)} FROM "{table}" t {" ".join(tail)}')

@@ -145,11 +145,11 @@ USED_FIELDS = {"gputrace": frozenset({"start", "duration", "name", "device", "co
                                       "block_x", "block_y", "block_z"})}
 
 
-def _gputrace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    kind = activity_kinds(v["name"])
+def _gputrace(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    kind = activity_kinds(frame["name"])
     common = [pl.col("source_line"), pl.col("name"), pl.col("duration").alias("duration_ns"),
-              "device", "context", "stream", launch_dims(v, "grid"), launch_dims(v, "block")]
-    activities = schema.conform("activities", v.select(
+              "device", "context", "stream", launch_dims(frame, "grid"), launch_dims(frame, "block")]
+    activities = schema.conform("activities", frame.select(
         *common, pl.lit(kind).alias("kind"), pl.col("start").alias("start_ns"), "bytes", "correlation_id"))
     result.add("activities", activities)
     # Kernels are the activities' kernel rows (columns picked before filtering: no copies of
@@ -158,7 +158,7 @@ def _gputrace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
     if is_kernel.any():
         result.add("kernels", activities.select(
             "source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block",
-            pl.int_range(1, v.height + 1, dtype=pl.Int64).alias("launch_id"),
+            pl.int_range(1, frame.height + 1, dtype=pl.Int64).alias("launch_id"),
             pl.lit("launch").alias("kind"), pl.lit(1).alias("count")).filter(is_kernel))
     devices = activities["device"].drop_nulls()
     if devices.len() and result.hints.device_name is None:
@@ -170,72 +170,73 @@ def device_name(printed: str) -> str:
     return re.sub(r"\s*\(\d+\)$", "", printed.strip())
 
 
-def _kernel_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+def _kernel_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
     name, region = pl.col("name"), pl.col("range")
     if context.get("nvtx_prefix"):  # `cuda_gpu_kern_sum:nvtx-name`: `forward/kernel`
         has = name.str.contains("/")
         region = pl.when(has).then(name.str.extract(r"^([^/]*)/", 1))
         name = pl.when(has).then(name.str.replace(r"^[^/]*/", "")).otherwise(name)
-    result.add("kernels", v.select(
+    result.add("kernels", frame.select(
         "source_line", name.alias("name"), region.alias("region"), pl.lit("summary").alias("kind"),
         pl.col("instances").alias("count"), pl.col("total").alias("duration_ns"),
         printed_dims(pl.col("grid_xyz")).alias("grid"), printed_dims(pl.col("block_xyz")).alias("block")))
 
 
-def _nvtx_kernel_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    _kernel_summary(v, result, context)
-    if v["range"].drop_nulls().n_unique() > 1:
+def _nvtx_kernel_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    _kernel_summary(frame, result, context)
+    if frame["range"].drop_nulls().n_unique() > 1:
         result.warn("nsys.overlapping-rows",
                     "nvtxkernsum lists a kernel under every NVTX range open at its launch: rows of "
                     "nested ranges count the same launches again (sum gpukernsum or a trace instead)",
-                    line=int(v["source_line"][0]))
+                    line=int(frame["source_line"][0]))
 
 
-def _memtime_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    result.add("kernels", v.select(
+def _memtime_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("kernels", frame.select(
         "source_line", "name", pl.lit("summary").alias("kind"),
         pl.col("operations").alias("count"), pl.col("total").alias("duration_ns")))
 
 
 def _api_summary(kind: str):
-    def emit_api(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-        result.add("api_calls", v.select(
+    def emit_api(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+        result.add("api_calls", frame.select(
             "source_line", pl.lit(kind).alias("kind"), "name", pl.col("calls"),
             pl.col("total").alias("total_ns"), pl.col("avg").alias("avg_ns"),
             pl.col("min").alias("min_ns"), pl.col("max").alias("max_ns")))
     return emit_api
 
 
-def _api_trace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    result.add("api_calls", v.select(
+def _api_trace(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("api_calls", frame.select(
         "source_line", pl.lit("trace").alias("kind"),
         pl.coalesce("api_name", "name").alias("name"), pl.lit(1).alias("calls"),
         pl.col("duration").alias("total_ns"), pl.col("start").alias("start_ns")))
 
 
-def _nvtx_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    result.add("regions", v.select(
+def _nvtx_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("regions", frame.select(
         "source_line", pl.lit("nvtx").alias("kind"), pl.col("range").alias("name"),
         pl.col("instances").alias("count"), pl.col("total").alias("duration_ns")))
 
 
-def _nvtx_projection(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    result.add("regions", v.select(
+def _nvtx_projection(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("regions", frame.select(
         "source_line", pl.lit("nvtx_gpu").alias("kind"), "name",
         pl.col("start").alias("start_ns"), pl.col("duration").alias("duration_ns"),
         pl.lit(1).alias("count")))
 
 
-def _nvtx_projection_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    result.add("regions", v.select(
+def _nvtx_projection_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("regions", frame.select(
         "source_line", pl.lit("nvtx_gpu").alias("kind"), pl.col("range").alias("name"),
         pl.col("instances").alias("count"), pl.col("total").alias("duration_ns")))
 
 
-def _memsize_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+def _memsize_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
     """Bytes moved per memory operation: long form in `metrics` (one row per statistic)."""
-    stats = [c for c in ("total_size", "operations", "avg", "med", "min", "max", "stddev") if c in v.columns]
-    long = v.unpivot(index=["source_line", "name"], on=stats, variable_name="stat", value_name="value")
+    stats = [c for c in ("total_size", "operations", "avg", "med", "min", "max", "stddev")
+             if c in frame.columns]
+    long = frame.unpivot(index=["source_line", "name"], on=stats, variable_name="stat", value_name="value")
     result.add("metrics", long.select(
         "source_line", pl.col("name").alias("kernel_name"), pl.lit("gpumemsizesum").alias("section"),
         pl.when(pl.col("stat") == "operations").then(pl.lit("memory operations"))

@@ -117,8 +117,8 @@ def _may_be_csv_header(line: str) -> bool:
 
 @cache
 def _csv_parts() -> tuple[re.Pattern, re.Pattern]:
-    g = nvprof_lines.load()
-    return re.compile(g.terminal("CSV_SEP")), re.compile(g.regex("csv_field", anchored=False))
+    syntax = nvprof_lines.load()
+    return re.compile(syntax.terminal("CSV_SEP")), re.compile(syntax.regex("csv_field", anchored=False))
 
 
 def _matches(text: str, rule: str) -> bool:

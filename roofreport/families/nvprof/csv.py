@@ -226,8 +226,8 @@ def _summary(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseRes
 
 def _plain_summary(body: pl.DataFrame, lines: pl.DataFrame, doc: Document, result: ParseResult) -> None:
     """A hand-made summary CSV: units in the cells, names with commas left unquoted."""
-    g = load()
-    fields = body.with_columns(g.extract(pl.col("text"), "plain_csv_summary_row"))
+    syntax = load()
+    fields = body.with_columns(syntax.extract(pl.col("text"), "plain_csv_summary_row"))
     bad = fields.filter(pl.col("time_total").is_null())
     T.report_bad_rows(bad["line_no"].to_list(), bad["text"].to_list(), "plain_csv_summary_row",
                       lines, doc, result)

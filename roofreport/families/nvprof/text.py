@@ -79,12 +79,12 @@ def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> list[pl
 def rows_of(lines: pl.DataFrame, table: str, doc: Document, result: ParseResult) -> pl.DataFrame:
     """The lines of `table` that are rows, with the row rule's fields."""
     spec = RULES[table]
-    g = load()
+    syntax = load()
     candidates = lines.filter((pl.col("table") == table) & (pl.col("kind") == "other"))
     if not candidates.height:
         return candidates
-    fields = candidates.with_columns(g.extract(pl.col("text"), spec.rule))
-    meant = pl.col("text").str.contains(g.regex(spec.start)) | pl.col("text").str.contains(g.regex("table_like"))
+    fields = candidates.with_columns(syntax.extract(pl.col("text"), spec.rule))
+    meant = pl.col("text").str.contains(syntax.regex(spec.start)) | pl.col("text").str.contains(syntax.regex("table_like"))
     bad = fields.filter(pl.col(spec.key).is_null() & meant)
     good = fields.filter(pl.col(spec.key).is_not_null())
     if bad.height and table in ("metrics", "events"):   # an empty cell: cut at the header's titles
@@ -304,11 +304,11 @@ def _unified_memory(rows: pl.DataFrame, table: str, result: ParseResult) -> None
 def add_um_totals(lines: pl.DataFrame, result: ParseResult) -> None:
     """`Total CPU Page faults: 24` lines of the Unified Memory section (program output such as
     `Total Iterations: 100` elsewhere is not)."""
-    g = load()
+    syntax = load()
     totals = lines.filter((pl.col("kind") == "um_total_line") & (pl.col("section") == "um"))
     if not totals.height:
         return
-    fields = totals.with_columns(g.extract(pl.col("text"), "um_total_line"))
+    fields = totals.with_columns(syntax.extract(pl.col("text"), "um_total_line"))
     result.add("metrics", fields.select(
         pl.col("line_no").alias("source_line"), "device",
         pl.lit("Unified Memory").alias("section"),
