@@ -14,7 +14,7 @@ COLUMNS = {"run": pl.String, "name": pl.String, "calls": pl.Int64, "total_ns": p
 
 
 def api_summary(api_calls: pl.DataFrame, top_n: int = 15) -> pl.DataFrame:
-    """run, name, calls, total_ns, share: the n calls with most time per run."""
+    """run, name, calls, total_ns, share: the `top_n` calls with most time per run."""
     if api_calls is None or not api_calls.height:
         return pl.DataFrame(schema=COLUMNS)
     rows = api_calls.filter(pl.col("total_ns").is_not_null()).with_columns(

@@ -33,7 +33,7 @@ def kernel_share(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
 
 
 def top_kernels(tables: dict[str, pl.DataFrame], top_n: int = 10) -> pl.DataFrame:
-    """run, short_name, category, count, time_ns, share: the n kernels with most time per run."""
+    """run, short_name, category, count, time_ns, share: the `top_n` kernels with most time per run."""
     return _per_kernel(tables).group_by("run", maintain_order=True).head(top_n).select(
         "run", "short_name", "category", "count", "time_ns", "share")
 
@@ -47,7 +47,7 @@ def _per_kernel(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
 
 
 def top_kernels_rest(tables: dict[str, pl.DataFrame], top_n: int = 10) -> pl.DataFrame:
-    """run, kernels, count, time_ns, share, total_ns: per run, the kernels outside its `n`
+    """run, kernels, count, time_ns, share, total_ns: per run, the kernels outside its `top_n`
     largest (those `top_kernels` leaves out: the "other" row of a top-n table, so that every
     kernel counts) and the run's total kernel time. `kernels` is how many; 0 when none is left."""
     every = _per_kernel(tables)

@@ -352,7 +352,7 @@ def _program_index(tokens: list[str]) -> int | None:
 
 
 def _flag(tokens: list[str], index: int) -> tuple[str | None, str | None, int]:
-    """(flag, value, tokens used) at `i`: `--key=value`, `--key value`, `-k value`, `--switch`."""
+    """(flag, value, tokens used) at `index`: `--key=value`, `--key value`, `-k value`, `--switch`."""
     token = tokens[index]
     if not token.startswith("-") or len(token) < 2 or _patterns()["number"].match(token.lstrip("-")):
         return None, None, 1

@@ -170,7 +170,7 @@ def _read_group(rows: pl.DataFrame, columns: Layout, doc: Document, result: Pars
 
 
 def _cell(columns: Layout, index: int) -> pl.Expr:
-    """Cell `i` of each row, stripped (null where the row is too short to have it)."""
+    """Cell `index` of each row, stripped (null where the row is too short to have it)."""
     text, cells_at = pl.col("text"), pl.col("_cells_at")
     last = index == len(columns.titles) - 1
     if columns.right_aligned:
@@ -186,7 +186,7 @@ def _cell(columns: Layout, index: int) -> pl.Expr:
 
 
 def _word(columns: Layout, index: int) -> pl.Expr:
-    """DCGM <= 2.3: cell `i` as the whitespace-separated words of the row read it, when they can
+    """DCGM <= 2.3: cell `index` as the whitespace-separated words of the row read it, when they can
     (as many words as titles; or more, all the extra ones in the one column holding a name,
     `Tesla K80`): else null, and the caller slices by position."""
     words = pl.col("text").str.slice(pl.col("_cells_at")).str.extract_all(r"\S+")

@@ -309,7 +309,7 @@ class Blocks:
         return self._setting_values(lines["k"], lines["text"])
 
     def _setting_values(self, line_kinds: pl.Series, text: pl.Series) -> pl.Series:
-        """`_field_values` of lines of kinds `k` and texts `text` (once per distinct text)."""
+        """`_field_values` of lines of kinds `line_kinds` and texts `text` (once per distinct text)."""
         setting = line_kinds.is_in(code(self.syntax, *[kind for sets, _ in _FIELDS.values()
                                                         for kind in sets]))
         values = pl.repeat(None, line_kinds.len(), dtype=pl.UInt32, eager=True)

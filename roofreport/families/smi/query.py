@@ -102,7 +102,7 @@ def _read_group(group: pl.DataFrame, fields: list[Field], doc: Document,
 
 
 def _unit(cells: pl.DataFrame, index: int, unit: str | None) -> str | None:
-    """The unit column `i`'s cells carry: `nounits` keeps `[%]` in the header and drops it from
+    """The unit column `index`'s cells carry: `nounits` keeps `[%]` in the header and drops it from
     the cells, so a column in which no cell has a unit is read as plain numbers."""
     if unit in (None, "?"):
         return unit
