@@ -19,6 +19,8 @@ from roofreport.enrich.categories import categorize
 from roofreport.families.common import units
 from roofreport.families.common.activity import activity_kinds
 from roofreport.families.common.context import carried, unmarked
+from roofreport.families.common.textio import Document
+from roofreport.families.smi import read as smi_read
 from roofreport.tables.frames import launch_dims, printed_dims
 from tests.conftest import corpus_path
 
@@ -208,3 +210,20 @@ def test_unit_factors_per_row_are_each_unit_s_scale():
     assert units.factors(printed).to_list() == expected
     assert units.factors(printed.cast(pl.Categorical)).to_list() == expected
     assert units.factors(pl.Series([None, "Kbyte"], dtype=pl.String)).to_list() == [1.0, 1e3]
+
+
+# -- headers read once per distinct text ------------------------------------------------------
+
+def test_a_reprinted_header_lark_refuses_is_reported_once_at_its_first_line():
+    """nvidia-smi dmon reprints its header every page: read once per distinct text, and a
+    refused one (here too long to parse) is one warning at its first line, not one a page."""
+    source = corpus_path("smi", "dmon", "adityamwagh__hpml-hw__hw5__part_a__gpu_utilization_rtx8000.txt")
+    text = source.read_text()
+    header = text.splitlines()[1]
+    assert text.count(header + "\n") == 5
+    read = read_file(source)
+    assert read.samples.height > 0
+    damaged = Document.from_text(text.replace(header + "\n", "# gpu " + "pwr " * 20000 + "\n"),
+                                 display=source.name)
+    result = smi_read.parse_text(damaged, sniff(source).variant)
+    assert [(w.code, w.line) for w in result.warnings if w.code == "smi.bad-header"] == [("smi.bad-header", 2)]

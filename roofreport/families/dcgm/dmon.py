@@ -30,7 +30,7 @@ import polars as pl
 
 from roofreport import grammar
 from roofreport.errors import ParseError
-from roofreport.families.common import series
+from roofreport.families.common import headers as headers_once, series
 from roofreport.families.common.textio import Document
 from roofreport.families.dcgm import fields as dcgm_fields
 from roofreport.families.spec import ParseResult
@@ -89,20 +89,16 @@ def read(frame: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFram
 
 def _layouts(frame: pl.DataFrame, doc: Document, result: ParseResult) -> dict[str, Layout]:
     """Distinct header text -> its layout; a header Lark refuses is reported, its rows left out."""
-    found: dict[str, Layout] = {}
-    firsts = frame.filter(pl.col("kind") == "dmon_header_line").group_by(
-        "text", maintain_order=True).agg(pl.col("line_no").first())
-    for text, line_no in firsts.iter_rows():
-        try:
-            found[text] = layout(text)
-        except ParseError as exc:
-            result.warn("dcgm.bad-header", f"dmon header unreadable: {exc.message}", line=line_no)
-            continue
-        unknown = [t for t in found[text].titles if dcgm_fields.lookup(t) is None]
+    def refused(exc: ParseError, line_no: int) -> None:
+        result.warn("dcgm.bad-header", f"dmon header unreadable: {exc.message}", line=line_no)
+
+    found = headers_once.read_each(frame.filter(pl.col("kind") == "dmon_header_line"), layout, refused)
+    for _, line_no, columns in found:
+        unknown = [title for title in columns.titles if dcgm_fields.lookup(title) is None]
         if unknown:
             result.warn("dcgm.unknown-field", f"dmon column(s) {', '.join(unknown)} are no DCGM "
                         "field roofreport knows: not read", line=line_no)
-    return found
+    return {text: columns for text, _, columns in found}
 
 
 def _warn_strays(frame: pl.DataFrame, doc: Document, result: ParseResult) -> None:

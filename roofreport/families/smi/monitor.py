@@ -18,6 +18,7 @@ import polars as pl
 
 from roofreport import grammar
 from roofreport.errors import ParseError
+from roofreport.families.common import headers as headers_once
 from roofreport.families.common.textio import Document
 from roofreport.families.smi.fields import MONITOR_FIELDS, VALUE_UNITS
 from roofreport.families.smi.lines import LogLines
@@ -63,14 +64,11 @@ def read(lines: LogLines, doc: Document, result: ParseResult, period: float | No
 def _names_of(headers: pl.DataFrame, result: ParseResult) -> dict[str, tuple[str, ...]]:
     """Distinct header text -> its column names; a header Lark refuses (damaged, or too long to
     parse) is reported and its rows are left out."""
-    names_of = {}
-    firsts = headers.group_by("header_text", maintain_order=True).agg(pl.col("header_line").first())
-    for text, line_no in firsts.iter_rows():
-        try:
-            names_of[text] = column_names(text)
-        except ParseError as exc:
-            result.warn("smi.bad-header", f"dmon header unreadable: {exc.message}", line=line_no)
-    return names_of
+    def refused(exc: ParseError, line_no: int) -> None:
+        result.warn("smi.bad-header", f"dmon header unreadable: {exc.message}", line=line_no)
+
+    found = headers_once.read_each(headers, column_names, refused, text="header_text", line="header_line")
+    return {text: names for text, _, names in found}
 
 
 def _rows(section: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
