@@ -262,9 +262,11 @@ def _csv_preamble_lines(path: Path) -> int:
     return 0
 
 
-def bench_large(size_mb: int, repeat: int) -> list[str]:
+def bench_large(size_mb: int, repeat: int, only: str | None = None) -> list[str]:
     rows = []
     for item in INPUTS:
+        if only and only not in item.label:
+            continue
         path = build_input(item, size_mb)
         if path is None:
             rows.append(f"{item.label:<22} no sample in sample_logs/ to build it from: SKIPPED")
@@ -343,6 +345,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep benchmarks/_work afterwards")
     parser.add_argument("--hta-python", help="a Python that imports HTA, to time its load of the "
                         "Kineto trace now (else the figure recorded in benchmarks/README.md)")
+    parser.add_argument("--only", default=None, metavar="LABEL",
+                        help="only the large inputs whose label holds LABEL (e.g. 'nsys'), nothing else")
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     # Byte-compile the package first, as `pip install` does for a normal install: an editable
@@ -350,15 +354,17 @@ def main() -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "roofreport")], check=True)
     print(f"roofreport ingest benchmark — {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, "
           f"polars {pl.__version__}, Python {sys.version.split()[0]}, best of {args.repeat} runs")
-    print(bench_startup(), flush=True)
-    for row in bench_large(args.size_mb, args.repeat):
+    if not args.only:
+        print(bench_startup(), flush=True)
+    for row in bench_large(args.size_mb, args.repeat, args.only):
         print(row, flush=True)
-    print(bench_small_files(args.small_files), flush=True)
-    print(bench_build(), flush=True)
-    from bench_report import bench_report   # (imports this module: not at the top)
-    for row in bench_report(args.repeat):
-        print(row, flush=True)
-    print(bench_kineto(args.repeat, args.hta_python), flush=True)
+    if not args.only:
+        print(bench_small_files(args.small_files), flush=True)
+        print(bench_build(), flush=True)
+        from bench_report import bench_report   # (imports this module: not at the top)
+        for row in bench_report(args.repeat):
+            print(row, flush=True)
+        print(bench_kineto(args.repeat, args.hta_python), flush=True)
     if not args.keep:
         shutil.rmtree(WORK, ignore_errors=True)
 

@@ -163,30 +163,31 @@ def _exit_code(dataset: roofreport.Dataset, strict: bool) -> int:
 
 def _summary(dataset: roofreport.Dataset) -> None:
     counts: dict[str, int] = {}
-    for f in dataset.files:
-        counts[f.status] = counts.get(f.status, 0) + 1
+    for file in dataset.files:
+        counts[file.status] = counts.get(file.status, 0) + 1
     parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     click.echo(f"{len(dataset.files)} files: {parts}", err=True)
-    for f in dataset.failed:
-        click.echo(f"  {f.status}: {f.error}", err=True)
+    for file in dataset.failed:
+        click.echo(f"  {file.status}: {file.error}", err=True)
     if dataset.warning_count:
         click.echo(f"  {dataset.warning_count} warning(s); `roofreport inspect` lists them", err=True)
 
 
 def _print_inspect(files: list[roofreport.FileOutcome]) -> None:
-    for f in files:
-        rows = ", ".join(f"{n} {table}" for table, n in sorted(f.rows.items())) or "-"
-        what = f"{f.family} {f.variant}" if f.family else ("excluded" if f.excluded else "not a log")
-        click.echo(f"{f.path}\n    {f.status}: {what}; rows: {rows}")
-        if f.run:
-            click.echo(f"    run: {f.run}")
-        if f.error:
-            click.echo("    " + f.error.replace("\n", "\n    "))
-        for w in f.warnings[:20]:
-            where = f" line {w.line}" if w.line else ""
-            click.echo(f"    warning [{w.code}]{where}: {w.message.splitlines()[0]}")
-        if len(f.warnings) > 20:
-            click.echo(f"    ... and {len(f.warnings) - 20} more warnings")
+    for file in files:
+        rows = ", ".join(f"{n} {table}" for table, n in sorted(file.rows.items())) or "-"
+        what = (f"{file.family} {file.variant}" if file.family
+                else "excluded" if file.excluded else "not a log")
+        click.echo(f"{file.path}\n    {file.status}: {what}; rows: {rows}")
+        if file.run:
+            click.echo(f"    run: {file.run}")
+        if file.error:
+            click.echo("    " + file.error.replace("\n", "\n    "))
+        for warning in file.warnings[:20]:
+            where = f" line {warning.line}" if warning.line else ""
+            click.echo(f"    warning [{warning.code}]{where}: {warning.message.splitlines()[0]}")
+        if len(file.warnings) > 20:
+            click.echo(f"    ... and {len(file.warnings) - 20} more warnings")
 
 
 def main() -> None:

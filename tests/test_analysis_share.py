@@ -102,7 +102,7 @@ def test_repeated_jobs_of_one_run_are_not_summed():
     assert out["time_ns"].sum() == 100.0
     assert out["time_source"][0] == "nvprof summary (1 of 2 files)"
     assert share.uncategorized_share(t)["share"].to_list() == [0.5]
-    top = share.top_kernels(t, n=1)
+    top = share.top_kernels(t, top_n=1)
     assert top.to_dicts() == [{"run": "r", "short_name": "mystery", "category": "other", "count": 10,
                                "time_ns": 50.0, "share": 0.5}]
 

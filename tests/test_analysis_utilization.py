@@ -91,7 +91,7 @@ def test_api_summary_strips_version_suffixes_and_does_not_sum_repeated_jobs():
         {"run": "r", "source_file": "b", "kind": "summary", "name": "cudaMemcpy", "calls": 10, "total_ns": 500.0},
         {"run": "r", "source_file": "a", "kind": "trace", "name": "cudaMemcpy", "calls": 1, "total_ns": 5.0},
     ]
-    out = api.api_summary(schema.conform("api_calls", pl.DataFrame(rows)), n=2)
+    out = api.api_summary(schema.conform("api_calls", pl.DataFrame(rows)), top_n=2)
     assert out.to_dicts() == [
         {"run": "r", "name": "cudaMemcpy", "calls": 10, "total_ns": 600.0, "share": 0.6},
         {"run": "r", "name": "cudaLaunchKernel", "calls": 100, "total_ns": 300.0, "share": 0.3},

@@ -120,3 +120,51 @@ def test_no_two_classes_share_a_name_within_a_layer():
                     clashes.append(f"{node.name}: {seen[key]} and {path.relative_to(ROOT)}")
                 seen.setdefault(key, str(path.relative_to(ROOT)))
     assert clashes == []
+
+
+_INNER = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
+
+
+def _bound_names(node: ast.AST) -> list[ast.AST]:
+    """The names `node` binds itself: arguments, assignment and loop targets, `as` names."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        arguments = node.args
+        return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                *[extra for extra in (arguments.vararg, arguments.kwarg) if extra]]
+    targets = {ast.Assign: lambda: node.targets, ast.AnnAssign: lambda: [node.target],
+               ast.AugAssign: lambda: [node.target], ast.NamedExpr: lambda: [node.target],
+               ast.For: lambda: [node.target], ast.AsyncFor: lambda: [node.target],
+               ast.withitem: lambda: [node.optional_vars] if node.optional_vars else []}
+    found = targets.get(type(node), list)()
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node]
+    return [name for target in found for name in ast.walk(target) if isinstance(name, ast.Name)]
+
+
+def _one_letter_names(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, name) of every one-letter name bound outside comprehensions and lambdas."""
+    found = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for bound in _bound_names(node):
+            name = getattr(bound, "id", None) or getattr(bound, "arg", None) or getattr(bound, "name", "")
+            if len(name) == 1 and name != "_":
+                found.append((bound.lineno, name))
+        stack.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, _INNER))
+    return sorted(found)
+
+
+def test_no_one_letter_names_outside_comprehensions():
+    """A name says what it holds (issue #14): `syntax` for a family's grammar, `index`, `row`,
+    `match`; one letter only as a comprehension's or a lambda's own variable (and `_`)."""
+    found = [f"{path.relative_to(ROOT)}:{line}: {name}" for path in sorted(PACKAGE.rglob("*.py"))
+             for line, name in _one_letter_names(ast.parse(path.read_text(encoding="utf-8")))]
+    assert found == []
+
+
+def test_the_one_letter_check_sees_what_it_should():
+    source = ("def f(a, _, *, b=1):\n    c = [d for d in a]\n    for e, _ in a: pass\n"
+              "    g = lambda h: h\n    with open(a) as i: pass\n    try: pass\n"
+              "    except OSError as j: pass\n    k += 1\n")
+    assert [name for _, name in _one_letter_names(ast.parse(source))] == list("abcegijk")

@@ -1,4 +1,4 @@
-"""frames.py: repeated strings stored once, facts worked out once per distinct value."""
+"""tables/frames.py: repeated strings stored once, facts worked out once per distinct value."""
 
 from __future__ import annotations
 

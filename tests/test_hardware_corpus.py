@@ -83,7 +83,7 @@ EXPECTED = {
     "Xavier": None,                                  # Jetson AGX Xavier or Xavier NX
 }
 
-# GPU tokens runs.py finds in the corpus's paths -> the row (None: the token fits several).
+# GPU tokens pipeline/identity.py finds in the corpus's paths -> the row (None: the token fits several).
 EXPECTED_TOKENS = {
     "K20M": "Tesla K20", "K80": K80, "P40": "Tesla P40", "T4": "Tesla T4", "L4": "NVIDIA L4",
     "B200": "B200 (HGX, 1000 W)", "GTX980": "GeForce GTX 980", "GTX1070": "GeForce GTX 1070",

@@ -1,4 +1,4 @@
-"""How ncu CSV exports are read without holding the file (ncu_csv.py): one streaming pass over
+"""How ncu CSV exports are read without holding the file (families/ncu/csv.py): one streaming pass over
 the lines keeps the few lines that are not records and every line's length; the records are
 read from the file, only the columns every row needs, a launch's own columns from its first
 row. These tests pin what that must not change: damage in a column not kept per row is still
@@ -159,12 +159,12 @@ def test_decimal_comma_from_distinct_values_and_counts_is_the_per_row_answer(pat
     values = pl.read_csv(doc.source(), skip_lines=header[0] - 1, infer_schema=False,
                          truncate_ragged_lines=True).get_column(header[1][-1])
     counts = values.drop_nulls().value_counts(name="n")
-    weighed = numbers.detect_decimal_comma(counts[values.name], counts["n"])
-    assert weighed == numbers.detect_decimal_comma(values)
+    weighed = numbers.decimal_comma(counts[values.name], counts["n"])
+    assert weighed == numbers.decimal_comma(values)
 
 
 def test_decimal_comma_counts_weigh_each_value():
     values = pl.Series(["84,58", "1.5", "2.5"])
-    assert numbers.detect_decimal_comma(values) is False
-    assert numbers.detect_decimal_comma(values, pl.Series([3, 1, 1])) is True
-    assert numbers.detect_decimal_comma(pl.Series([None, "0,14"]), pl.Series([5, 1])) is True
+    assert numbers.decimal_comma(values) is False
+    assert numbers.decimal_comma(values, pl.Series([3, 1, 1])) is True
+    assert numbers.decimal_comma(pl.Series([None, "0,14"]), pl.Series([5, 1])) is True

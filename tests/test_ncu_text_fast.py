@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from roofreport import grammar
+from roofreport import grammar, tuning
 from roofreport.families.common.textio import Document
 from roofreport.families.ncu import text as ncu_text, text_lines as ncu_text_lines
 from roofreport.families.ncu.text_lines import Distinct, Memo
@@ -73,7 +73,7 @@ def _same(a, b) -> None:
 def test_small_blocks_and_distinct_lines_give_the_same_tables(rel, monkeypatch):
     whole = _parse(rel)
     # Blocks of ~2 KB cut kernels, tables and sections apart: the context crosses blocks.
-    monkeypatch.setattr(ncu_text_lines, "BLOCK_BYTES", 2048)
+    monkeypatch.setattr(tuning, "TEXT_BLOCK_BYTES", 2048)
     blocks = _parse(rel)
     _same(whole, blocks)
     # Every block worked per distinct line, or none.
@@ -148,7 +148,7 @@ def test_values_read_in_blocks_on_a_real_log(monkeypatch):
     """rtx30 metrics log: 41 launches of add_heat_kernel_2d (headers on lines 45 ... 525), 5
     counters each; read in 4 KB blocks. First row line 50 `3.58 Kbyte` = 3580 byte, last
     launch's `dram__bytes_write.sum byte 128` on line 531."""
-    monkeypatch.setattr(ncu_text_lines, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(tuning, "TEXT_BLOCK_BYTES", 4096)
     result = _parse("ncu/text/rtx30_metrics_flops_dram_kbyte.txt")
     kernels, metrics = result.tables["kernels"], result.tables["metrics"]
     assert kernels.height == 41 and set(kernels["name"]) == {"add_heat_kernel_2d(float *, int, int, int, int)"}

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from roofreport import grammar
+from roofreport import grammar, tuning
 from roofreport.families.common.textio import Document
 from roofreport.families.ncu import text as ncu_text, text_lines as ncu_text_lines
 from tests.conftest import CORPUS, corpus_path
@@ -64,7 +64,7 @@ def test_blocks_read_both_ways_give_the_same_tables(rel, first_coded, monkeypatc
     """Blocks of ~2 KB, every other one read as codes (whatever its sample): the value cells
     of one kernel come as codes and as strings, summaries' minimums and maximums too."""
     whole = _parse(rel)
-    monkeypatch.setattr(ncu_text_lines, "BLOCK_BYTES", 2048)
+    monkeypatch.setattr(tuning, "TEXT_BLOCK_BYTES", 2048)
     turns = itertools.cycle([first_coded, not first_coded])
     monkeypatch.setattr(ncu_text_lines.Distinct, "_repeats", classmethod(lambda cls, data: next(turns)))
     _same(whole, _parse(rel))
@@ -74,7 +74,7 @@ def test_a_mixed_log_reads_values_of_both_kinds(monkeypatch):
     """rtx30 metrics log (41 launches, 5 counters each), blocks of 4 KB read alternately as
     codes and as text: values are the same numbers either way (first row line 50 `3.58 Kbyte`
     = 3580 byte; the last launch's `dram__bytes_write.sum byte 128` on line 531)."""
-    monkeypatch.setattr(ncu_text_lines, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(tuning, "TEXT_BLOCK_BYTES", 4096)
     turns = itertools.cycle([True, False])
     monkeypatch.setattr(ncu_text_lines.Distinct, "_repeats", classmethod(lambda cls, data: next(turns)))
     metrics = _parse("ncu/text/rtx30_metrics_flops_dram_kbyte.txt").tables["metrics"]
@@ -92,7 +92,7 @@ def test_decimal_comma_counts_values_of_both_kinds(monkeypatch):
     alternately as codes and as text, its values are still read with a decimal comma."""
     rel = "ncu/text/v100_locale_decimal_comma_ax_2020.txt"
     whole = _parse(rel).tables["metrics"]
-    monkeypatch.setattr(ncu_text_lines, "BLOCK_BYTES", 1024)
+    monkeypatch.setattr(tuning, "TEXT_BLOCK_BYTES", 1024)
     turns = itertools.cycle([False, True])
     monkeypatch.setattr(ncu_text_lines.Distinct, "_repeats", classmethod(lambda cls, data: next(turns)))
     mixed = _parse(rel).tables["metrics"]

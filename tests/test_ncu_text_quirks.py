@@ -254,13 +254,12 @@ def test_print_details_all_chart_tables_are_read_under_their_names(tmp_path):
 
 def test_a_chart_table_read_in_small_blocks_keeps_its_name(tmp_path, monkeypatch):
     """Blocks that cut a chart table from its name (the context crosses blocks)."""
-    from roofreport.families.ncu import text_lines as ncu_text_lines
+    from roofreport import tuning
 
     text = DETAILS_ALL.format(kernels="".join(DETAILS_KERNEL.format(memory=m) for m in ("86.36", "86.40")))
     path = _write(tmp_path, "details_all.txt", text)
     whole = _parse(path).tables["metrics"]
-    monkeypatch.setattr(ncu_text_lines, "BLOCK_BYTES", 512)
-    monkeypatch.setattr(ncu_text_lines, "FIRST_BYTES", 512)
+    monkeypatch.setattr(tuning, "TEXT_BLOCK_BYTES", 512)
     assert_frame_equal(_parse(path).tables["metrics"], whole)
 
 

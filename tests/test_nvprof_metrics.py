@@ -44,7 +44,7 @@ def test_text_metrics_of_every_value_format():
 
 
 def test_counters_give_flops_and_bytes_of_nvprof_metrics():
-    """The shared counter code (analysis/counters.py): flop_count_sp × invocations, DRAM bytes =
+    """The shared counter code (enrich/counters.py): flop_count_sp × invocations, DRAM bytes =
     (read + write transactions) × 32 × invocations, on the real log."""
     data = ingest([corpus_path("nvprof", "metrics", "darknet19_v100_metrics_all_text.txt")], jobs=1)
     norm = data["kernels"].filter(pl.col("short_name") == "normalize_kernel").row(0, named=True)

@@ -124,7 +124,7 @@ def test_damaged_sqlite_profile_is_an_error_not_a_crash(tmp_path):
     ("nvprof", "trace", "cs533_mpi_vecadd_v100_gpu_trace_allprocs.txt"),
 ])
 def test_the_one_read_csv_path_reads_as_the_line_path(parts):
-    """A CSV trace that is one table is read by one `read_csv` call (nvprof_fast); the line by
+    """A CSV trace that is one table is read by one `read_csv` call (families/nvprof/fast.py); the line by
     line path gives the very same tables. Other logs are left to the line path."""
     from roofreport.families.common.textio import Document
     from roofreport.families.nvprof import fast as nvprof_fast, read as nvprof_read
@@ -143,7 +143,7 @@ def test_the_one_read_csv_path_reads_as_the_line_path(parts):
             assert fast.tables[name].equals(slow.tables[name]), name
 
 
-# -- the one-table CSV trace read by the CSV reader alone (nvprof_fast) ------------------------
+# -- the one-table CSV trace read by the CSV reader alone (families/nvprof/fast.py) ------------------------
 
 _TRACE_CSV = ("derived", "nvprof", "darknet_jetson_xavier_nvprof_sqlite_out.gputrace.csv")
 
@@ -217,11 +217,11 @@ def test_the_trailer_keeps_its_line_numbers(tmp_path, monkeypatch):
 def test_the_rows_are_read_in_pieces_cut_at_line_breaks(monkeypatch):
     """Pieces of a few kB (many per file, cut mid-way through lines and moved to the next
     break) give the rows of one whole read."""
-    from roofreport.families.nvprof import fast as nvprof_fast
+    from roofreport import tuning
 
     path = corpus_path(*_TRACE_CSV)
     whole = _both_ways(path, monkeypatch)[1]
-    monkeypatch.setattr(nvprof_fast, "_PIECE_BYTES", 4099)
+    monkeypatch.setattr(tuning, "CSV_PIECE_BYTES", 4099)
     taken, pieces, _ = _both_ways(path, monkeypatch)
     assert taken
     _assert_same(pieces, whole)

@@ -1,4 +1,4 @@
-"""pieces.py: a CSV body read in pieces cut after line breaks equals one read of it."""
+"""families/common/pieces.py: a CSV body read in pieces cut after line breaks equals one read of it."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from roofreport import tuning
 from roofreport.families.common.pieces import line_count, read_csv_pieces, spans
 from roofreport.families.common.textio import Document
 
@@ -20,13 +21,13 @@ def _doc(tmp_path, body: bytes) -> Document:
 
 @pytest.mark.parametrize("final_break", [True, False])
 @pytest.mark.parametrize("piece_bytes", [7, 64, 1 << 20])
-def test_pieces_read_as_one_read(tmp_path, piece_bytes, final_break):
+def test_pieces_read_as_one_read(tmp_path, monkeypatch, piece_bytes, final_break):
+    monkeypatch.setattr(tuning, "CSV_PIECE_BYTES", piece_bytes)
     rows = [f'{i * 0.5},"void k<{i % 7}>(int, float)",{i}' for i in range(500)]
     body = ("\n".join(rows) + ("\n" if final_break else "")).encode()
     doc = _doc(tmp_path, body)
     start = len(b"start,name,count\n")
-    frame, lines = read_csv_pieces(doc, start, doc.path.stat().st_size, piece_bytes,
-                                   has_header=False, schema=SCHEMA)
+    frame, lines = read_csv_pieces(doc, start, doc.path.stat().st_size, has_header=False, schema=SCHEMA)
     assert lines == 500
     assert frame.n_chunks() == 1
     assert_frame_equal(frame, pl.read_csv(body, has_header=False, schema=SCHEMA))

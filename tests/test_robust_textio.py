@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-import roofreport.families.common.textio as textio
 from roofreport.families.common.textio import (
     Document,
     detect_encoding,
@@ -113,10 +112,9 @@ def test_split_lines_keeps_unit_separators_out_of_the_way():
     assert frame["text"].to_list() == ["a b", "c"]
 
 
-# -- a big file is parsed while its bytes are checked -----------------------------------------
+# -- damage in a real log ---------------------------------------------------------------------
 
 _DAMAGE = {
-    "clean": lambda data: data,
     "nul run": lambda data: data[:len(data) // 2] + b"\0" * 40 + data[len(data) // 2:],
     "not utf-8": lambda data: data[:len(data) // 3] + b"\xb5s\xff" + data[len(data) // 3:],
     "crlf": lambda data: data.replace(b"\n", b"\r\n"),
@@ -128,36 +126,18 @@ _DAMAGE = {
     ("nsys", "csv", "flame_torch_rtxa4500_cuda_gpu_trace_base_greenctx.csv"),
     ("ncu", "text", "mindspore_nvtx_start_end_ranges_metrics.txt"),
 ])
-def test_a_file_checked_while_it_is_parsed_gives_what_a_checked_one_gives(tmp_path, monkeypatch,
-                                                                          parts, damage):
-    """Damage found by the check made during the parse voids that parse: the repaired text is
-    parsed, with the same tables, warnings and error as when the check comes first."""
-    path = tmp_path / parts[-1]
-    path.write_bytes(_DAMAGE[damage](corpus_path(*parts).read_bytes()))
+def test_a_damaged_real_log_is_repaired_and_read(tmp_path, parts, damage):
+    """A real log with damage is read from its repaired text, each repair reported first among
+    its warnings; line ends alone change nothing in its tables."""
+    clean_path, path = corpus_path(*parts), tmp_path / parts[-1]
+    path.write_bytes(_DAMAGE[damage](clean_path.read_bytes()))
     sn = sniff(path)
-
-    def parsed(check_later_from: int):
-        monkeypatch.setattr(textio, "_CHECK_LATER_BYTES", check_later_from)
-        result = parse_file(path, sn.spec.name, sn.variant, str(path))
-        return ({k: v for k, v in result.tables.items()},
-                [(w.code, w.message, w.line) for w in result.warnings],
-                result.error.describe() if result.error else None)
-
-    first, during = parsed(1 << 62), parsed(0)
-    assert first[1:] == during[1:]
-    assert first[0].keys() == during[0].keys() and first[0]
-    for name, table in first[0].items():
-        assert table.equals(during[0][name]), name
-    repairs = [w[0] for w in first[1] if w[0].startswith("input.")]
+    result = parse_file(path, sn.spec.name, sn.variant, str(path))
+    repairs = [w.code for w in result.warnings if w.code.startswith("input.")]
     assert repairs == {"nul run": ["input.nul-bytes"], "not utf-8": ["input.not-utf8"]}.get(damage, [])
-
-
-def test_a_file_that_cannot_be_read_to_the_end_needs_repair(tmp_path):
-    """A check that fails (the file went away) is a file to open again, not a crash."""
-    path = tmp_path / "log.txt"
-    path.write_bytes(b"x" * 100)
-    doc = Document.open(path)
-    assert not doc.needs_repair()   # checked before it was returned
-    doc = Document(path=path, display="log.txt", encoding="utf-8",
-                   _check=textio._checker().submit(textio._as_is_file, tmp_path / "gone.txt"))
-    assert doc.needs_repair()
+    assert result.tables and all(table.height for table in result.tables.values())
+    if damage == "crlf":
+        clean = parse_file(clean_path, sn.spec.name, sn.variant, str(path))
+        assert clean.tables.keys() == result.tables.keys()
+        for name, table in clean.tables.items():
+            assert table.equals(result.tables[name]), name

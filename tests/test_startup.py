@@ -254,7 +254,7 @@ def test_parsing_an_nsys_csv_loads_no_other_familys_reader_and_no_report_machine
 
 def test_a_log_whose_lines_the_regexes_read_imports_no_lark(tmp_path):
     """An nvprof summary log needs no parse tree (no CSV header, no table rule): Lark, ~10 ms
-    to import, stays out (the grammar's rule trees are grammar_cache's own nodes)."""
+    to import, stays out (the grammar's rule trees are rule_cache's own nodes)."""
     loaded = _modules_loaded_parsing(SAMPLE_LOGS / "k80_sweep" / "out.resnet18_64_0.01_k80_full.812133",
                                      tmp_path)
     assert "roofreport.families.nvprof.text" in loaded or "roofreport.families.nvprof.fast" in loaded
@@ -270,14 +270,6 @@ def test_a_reader_is_imported_on_its_first_call():
     assert repr(join) == "DeferredReader(os.path.join)"
     with pytest.raises(ModuleNotFoundError):
         DeferredReader("roofreport.families.no_such_reader", "parse")(None, "")
-
-
-def test_the_sqlite_gates_of_the_family_modules_are_the_readers_magic():
-    from roofreport.families import nsys, nvprof
-    from roofreport.families.nsys import sqlite as nsys_sqlite
-    from roofreport.families.nvprof import sqlite as nvprof_sqlite
-
-    assert nsys._SQLITE_MAGIC == nsys_sqlite.MAGIC == nvprof._SQLITE_MAGIC == nvprof_sqlite._MAGIC
 
 
 def test_the_shipped_category_rules_read_at_start_up_are_the_checked_ones():

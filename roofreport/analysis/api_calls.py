@@ -13,8 +13,8 @@ import polars as pl
 COLUMNS = {"run": pl.String, "name": pl.String, "calls": pl.Int64, "total_ns": pl.Float64, "share": pl.Float64}
 
 
-def api_summary(api_calls: pl.DataFrame, n: int = 15) -> pl.DataFrame:
-    """run, name, calls, total_ns, share: the n calls with most time per run."""
+def api_summary(api_calls: pl.DataFrame, top_n: int = 15) -> pl.DataFrame:
+    """run, name, calls, total_ns, share: the `top_n` calls with most time per run."""
     if api_calls is None or not api_calls.height:
         return pl.DataFrame(schema=COLUMNS)
     rows = api_calls.filter(pl.col("total_ns").is_not_null()).with_columns(
@@ -28,4 +28,4 @@ def api_summary(api_calls: pl.DataFrame, n: int = 15) -> pl.DataFrame:
     out = rows.group_by("run", "name").agg(pl.col("calls").sum(), pl.col("total_ns").sum())
     out = out.with_columns((pl.col("total_ns") / pl.col("total_ns").sum().over("run")).alias("share"))
     out = out.sort(["run", "total_ns", "name"], descending=[False, True, False])
-    return out.group_by("run", maintain_order=True).head(n).select([pl.col(c).cast(t) for c, t in COLUMNS.items()])
+    return out.group_by("run", maintain_order=True).head(top_n).select([pl.col(c).cast(t) for c, t in COLUMNS.items()])

@@ -128,8 +128,8 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         roofline=roofline.run_roofline(tables, db),
         kernel_roofline=roofline.kernel_roofline(tables, db),
         share=share.kernel_share(tables),
-        top=share.top_kernels(tables, n=settings.top),
-        top_rest=share.top_kernels_rest(tables, n=settings.top),
+        top=share.top_kernels(tables, top_n=settings.top),
+        top_rest=share.top_kernels_rest(tables, top_n=settings.top),
         uncategorized=share.uncategorized_share(tables),
         sweeps=share.sweep_share(tables),
         pattern_sweeps=share.sweep_pattern_share(tables, SWEEP_PATTERNS),
@@ -139,7 +139,7 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         utilization=utilization.utilization_stats(samples),
         utilization_window=utilization.utilization_stats(samples, settings.window) if settings.window else None,
         processes=utilization.process_memory(samples),
-        api=api.api_summary(tables["api_calls"], n=15),
+        api=api.api_summary(tables["api_calls"], top_n=15),
         duplicates=runsets.duplicate_runs(dataset.tables),
     )
 

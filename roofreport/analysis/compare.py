@@ -45,37 +45,37 @@ def _with_estimates(table: pl.DataFrame) -> pl.DataFrame:
     """flops_estimate for incomplete runs from complete runs of the same model on another GPU."""
     complete = [r for r in table.to_dicts() if r["flops_complete"] is True and r["flops"] and r["model"]]
     estimates, sources = [], []
-    for r in table.to_dicts():
+    for row in table.to_dicts():
         value, source = (None, None)
-        if r["flops_complete"] is False and r["model"]:
-            value, source = _estimate_for(r, complete)
+        if row["flops_complete"] is False and row["model"]:
+            value, source = _estimate_for(row, complete)
         estimates.append(value)
         sources.append(source)
     return table.with_columns(pl.Series("flops_estimate", estimates, dtype=pl.Float64),
                               pl.Series("flops_estimate_source", sources, dtype=pl.String))
 
 
-def _estimate_for(r: dict, complete: list[dict]) -> tuple[float | None, str | None]:
-    same_model = [c for c in complete if c["model"] == r["model"] and c["run"] != r["run"]
-                  and c["experiment"] == r["experiment"]]
-    same_batch = [c for c in same_model if c["batch_size"] == r["batch_size"]]
+def _estimate_for(row: dict, complete: list[dict]) -> tuple[float | None, str | None]:
+    same_model = [c for c in complete if c["model"] == row["model"] and c["run"] != row["run"]
+                  and c["experiment"] == row["experiment"]]
+    same_batch = [c for c in same_model if c["batch_size"] == row["batch_size"]]
     if same_batch:
         pick = _median_run(same_batch)
         return pick["flops"], (f"{pick['run']} ({pick['gpu_model'] or pick['gpu']}): same model and batch size, "
                                f"counted completely ({len(same_batch)} candidate run(s), median taken)")
-    scalable = [c for c in same_model if c["batch_size"] and r["batch_size"]]
+    scalable = [c for c in same_model if c["batch_size"] and row["batch_size"]]
     if scalable:
         pick = _median_run(scalable)
-        factor = r["batch_size"] / pick["batch_size"]
+        factor = row["batch_size"] / pick["batch_size"]
         return pick["flops"] * factor, (f"{pick['run']} ({pick['gpu_model'] or pick['gpu']}): same model, counted "
                                         f"completely at batch {pick['batch_size']}, scaled x{factor:g} to batch "
-                                        f"{r['batch_size']}")
+                                        f"{row['batch_size']}")
     return None, None
 
 
 def _median_run(rows: list[dict]) -> dict:
-    m = median(r["flops"] for r in rows)
-    return min(rows, key=lambda r: (abs(r["flops"] - m), r["run"]))
+    middle = median(r["flops"] for r in rows)
+    return min(rows, key=lambda r: (abs(r["flops"] - middle), r["run"]))
 
 
 # -- incomplete FLOP counts ------------------------------------------------------------------
@@ -91,8 +91,8 @@ def incomplete_flops(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     if kernels is None or not kernels.height:
         return pl.DataFrame(schema=INCOMPLETE_COLUMNS)
     times = timing.counted_kernel_times(tables)
-    k = kernels.join(times, on=["source_file", "launch_id"], how="left")
-    counted = k.filter(pl.col("flops_complete").is_not_null())
+    timed = kernels.join(times, on=["source_file", "launch_id"], how="left")
+    counted = timed.filter(pl.col("flops_complete").is_not_null())
     missing = counted.filter(pl.col("flops_complete").not_())
     rows = []
     for (run,), group in missing.group_by(["run"], maintain_order=True):
@@ -140,31 +140,31 @@ def estimates(tables: dict[str, pl.DataFrame], inputs: list[Path], db: hardware.
         if "phase" in tables["runs"].columns else {}
     gpus = roofline.run_gpus(tables, db)
     rows = []
-    for e in found:
-        measured = {**table.get(e.run, {}), "phase": phases.get(e.run)}
-        rows.append(_estimate_row(e, measured, gpus.get(e.run)))
+    for estimate in found:
+        measured = {**table.get(estimate.run, {}), "phase": phases.get(estimate.run)}
+        rows.append(_estimate_row(estimate, measured, gpus.get(estimate.run)))
     return pl.DataFrame(rows, schema=ESTIMATE_COLUMNS).sort("run")
 
 
-def _estimate_row(e: "est_files.Estimate", measured: dict, spec: hardware.GpuSpec | None) -> dict:
-    peak = spec.peak(e.precision) if spec else None
+def _estimate_row(estimate: "est_files.Estimate", measured: dict, spec: hardware.GpuSpec | None) -> dict:
+    peak = spec.peak(estimate.precision) if spec else None
     bw = spec.dram_bw if spec else None
-    t_compute = e.flops / peak if e.flops and peak else None
-    t_memory = e.bytes / bw if e.bytes and bw else None
+    t_compute = estimate.flops / peak if estimate.flops and peak else None
+    t_memory = estimate.bytes / bw if estimate.bytes and bw else None
     parts = [t for t in (t_compute, t_memory) if t is not None]
     est_ns = max(parts) * 1e9 if parts else None
     bound = None
     if t_compute is not None and t_memory is not None:
         bound = "compute" if t_compute >= t_memory else "memory"
-    measured_ns, measured_span, why = same_span_time(e.span, measured)
+    measured_ns, measured_span, why = same_span_time(estimate.span, measured)
     if why is None and est_ns is None:
-        why = "no estimated time: the GPU's peaks are not known" if e.flops or e.bytes else "no FLOPs or bytes given"
-    return {"run": e.run, "est_flops": e.flops, "est_bytes": e.bytes, "est_time_ns": est_ns, "span": e.span,
+        why = "no estimated time: the GPU's peaks are not known" if estimate.flops or estimate.bytes else "no FLOPs or bytes given"
+    return {"run": estimate.run, "est_flops": estimate.flops, "est_bytes": estimate.bytes, "est_time_ns": est_ns, "span": estimate.span,
             "measured_time_ns": measured_ns, "measured_span": measured_span,
             "ratio": measured_ns / est_ns if why is None and measured_ns and est_ns else None,
             "comparable": why is None, "not_comparable": why,
-            "source": e.source, "est_bound": bound,
-            "peak_source": f"{spec.key} datasheet {e.precision}" if spec else None}
+            "source": estimate.source, "est_bound": bound,
+            "peak_source": f"{spec.key} datasheet {estimate.precision}" if spec else None}
 
 
 def same_span_time(span: str, run: dict) -> tuple[float | None, str | None, str | None]:

@@ -110,7 +110,7 @@ def _number(entry: dict, key: str, path: Path) -> float | None:
 
 def _from_table(path: Path, runs: list[dict]) -> list[Estimate]:
     out = []
-    for i, entry in enumerate(read_entries(path), start=1):
+    for index, entry in enumerate(read_entries(path), start=1):
         flops = _number(entry, "flops", path)
         mult_adds = _number(entry, "mult_adds", path)
         if flops is None and mult_adds is not None:
@@ -119,7 +119,7 @@ def _from_table(path: Path, runs: list[dict]) -> list[Estimate]:
         span = str(entry.get("span") or "iteration")
         if span not in SPANS:
             raise UsageError(f"estimates file {path}: span = {span!r} is not one of {', '.join(SPANS)}")
-        label = _describe(entry, path, i, flops, mult_adds)
+        label = _describe(entry, path, index, flops, mult_adds)
         for run in _matching(entry, runs):
             scale = _scale(run, _number(entry, "batch_size", path)) * (_number(entry, "factor", path) or 1.0)
             out.append(Estimate(run["run"], _times(flops, scale), _times(_number(entry, "bytes", path), scale),
@@ -127,11 +127,11 @@ def _from_table(path: Path, runs: list[dict]) -> list[Estimate]:
     return out
 
 
-def _describe(entry: dict, path: Path, i: int, flops: float | None, mult_adds: float | None) -> str:
+def _describe(entry: dict, path: Path, index: int, flops: float | None, mult_adds: float | None) -> str:
     what = f"FLOPs = 2 x {mult_adds:g} mult-adds" if mult_adds is not None and entry.get("flops") is None \
         else (f"{flops:g} FLOPs" if flops is not None else "no FLOPs")
     note = f" ({entry['note']})" if entry.get("note") else ""
-    return f"{path.name} entry {i}: {what}{note}"
+    return f"{path.name} entry {index}: {what}{note}"
 
 
 def _matching(entry: dict, runs: list[dict]) -> list[dict]:
@@ -175,11 +175,11 @@ def _looks_like_summary(path: Path) -> bool:
 
 def parse_torchinfo(text: str) -> dict | None:
     """{"mult_adds", "bytes", "batch_size"} from a torchinfo summary printout, or None."""
-    m = _MULT_ADDS.search(text)
-    if not m:
+    match = _MULT_ADDS.search(text)
+    if not match:
         return None
-    unit = m.group(1).upper()
-    mult_adds = float(m.group(2).replace(",", "")) * _SCALE.get(unit, 1.0)
+    unit = match.group(1).upper()
+    mult_adds = float(match.group(2).replace(",", "")) * _SCALE.get(unit, 1.0)
     size = _TOTAL_SIZE.search(text)
     header = text.find("Layer (type")
     shape = _FIRST_SHAPE.search(text, header if header >= 0 else 0)

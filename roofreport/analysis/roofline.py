@@ -90,23 +90,24 @@ def kernel_points(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     kernels = counted.counter_rows(tables)
     if not kernels.height:
         return pl.DataFrame()
-    k = kernels.with_columns([pl.col(c).fill_null(0.0).alias(f"__{p}") for p, c in _FLOP_COL.items()])
-    k = k.with_columns(pl.sum_horizontal([f"__{p}" for p in PRECISIONS]).alias("flops"))
-    k = k.filter(pl.col("flops") > 0)
-    if not k.height:
+    with_flops = kernels.with_columns([pl.col(c).fill_null(0.0).alias(f"__{p}")
+                                       for p, c in _FLOP_COL.items()])
+    with_flops = with_flops.with_columns(pl.sum_horizontal([f"__{p}" for p in PRECISIONS]).alias("flops"))
+    with_flops = with_flops.filter(pl.col("flops") > 0)
+    if not with_flops.height:
         return pl.DataFrame()
     dominant = pl.lit(PRECISIONS[0])
     best = pl.col(f"__{PRECISIONS[0]}")
-    for p in PRECISIONS[1:]:
-        dominant = pl.when(pl.col(f"__{p}") > best).then(pl.lit(p)).otherwise(dominant)
-        best = pl.max_horizontal(best, pl.col(f"__{p}"))
-    k = k.with_columns(dominant.alias("precision")).drop([f"__{p}" for p in PRECISIONS])
+    for precision in PRECISIONS[1:]:
+        dominant = pl.when(pl.col(f"__{precision}") > best).then(pl.lit(precision)).otherwise(dominant)
+        best = pl.max_horizontal(best, pl.col(f"__{precision}"))
+    with_flops = with_flops.with_columns(dominant.alias("precision")).drop([f"__{p}" for p in PRECISIONS])
     # A tensor-active kernel with uncounted tensor work belongs with tensor work, not with the
     # epilogue FLOPs its CUDA cores left in the counters.
     uncounted = pl.col("flops_complete").not_().fill_null(False) & pl.col("tensor_active").fill_null(False)
-    k = k.with_columns(pl.when(uncounted).then(pl.lit("tensor")).otherwise(pl.col("precision")).alias("precision"))
+    with_flops = with_flops.with_columns(pl.when(uncounted).then(pl.lit("tensor")).otherwise(pl.col("precision")).alias("precision"))
     times = timing.counted_kernel_times(tables)
-    return k.join(times, on=["source_file", "launch_id"], how="left")
+    return with_flops.join(times, on=["source_file", "launch_id"], how="left")
 
 
 def run_gpus(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> dict[str, hardware.GpuSpec]:
@@ -209,10 +210,10 @@ def point(base: dict, peaks: dict) -> dict:
     flops = base["flops"]
     out = {**base, **peaks}
     for level in ("dram", "l2", "l1"):
-        b = base.get(f"{level}_bytes")
-        out[f"ai_{level}"] = flops / b if b else None
-    t = base.get("time_ns")
-    out["achieved_flops_per_s"] = base["timed_flops"] / (t * 1e-9) if t else None
+        moved = base.get(f"{level}_bytes")
+        out[f"ai_{level}"] = flops / moved if moved else None
+    time_ns = base.get("time_ns")
+    out["achieved_flops_per_s"] = base["timed_flops"] / (time_ns * 1e-9) if time_ns else None
     pf, bw, ai = peaks["peak_flops_per_s"], peaks["peak_dram_bytes_per_s"], out["ai_dram"]
     out["ridge_ai"] = pf / bw if pf and bw else None
     roofs = [r for r in (pf, bw * ai if bw and ai else None) if r]
@@ -224,25 +225,25 @@ def point(base: dict, peaks: dict) -> dict:
     return out
 
 
-def _above(p: dict) -> bool | None:
-    achieved = p["achieved_flops_per_s"]
+def _above(kernel_point: dict) -> bool | None:
+    achieved = kernel_point["achieved_flops_per_s"]
     if not achieved:
         return None
-    roofs = [p["peak_flops_per_s"]]
+    roofs = [kernel_point["peak_flops_per_s"]]
     for level in ("dram", "l2", "l1"):
         peak = f"peak_{level}_bytes_per_s"
-        if p.get(peak) and p.get(f"ai_{level}"):
-            roofs.append(p[peak] * p[f"ai_{level}"])
+        if kernel_point.get(peak) and kernel_point.get(f"ai_{level}"):
+            roofs.append(kernel_point[peak] * kernel_point[f"ai_{level}"])
     roofs = [r for r in roofs if r]
     return bool(roofs) and achieved > (1 + ABOVE_ROOF_TOLERANCE) * min(roofs)
 
 
-def _bound(p: dict) -> tuple[str | None, str | None]:
-    if p["flops_complete"] is False:
+def _bound(kernel_point: dict) -> tuple[str | None, str | None]:
+    if kernel_point["flops_complete"] is False:
         return None, "FLOPs incomplete: tensor-core work not counted, the true point is higher"
-    if p["above_roof"]:
+    if kernel_point["above_roof"]:
         return None, "above a roof: a counting error (peak, time or FLOPs do not belong together)"
-    ai, ridge, pct = p["ai_dram"], p["ridge_ai"], p["pct_of_roof"]
+    ai, ridge, pct = kernel_point["ai_dram"], kernel_point["ridge_ai"], kernel_point["pct_of_roof"]
     if ai is None or ridge is None or pct is None:
         return None, None
     if pct < 100 * LATENCY_FRACTION:
@@ -284,19 +285,20 @@ def kernel_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -
     measured = {run: measured_ceilings(g) for (run,), g in points.group_by(["run"])}
     cache: dict[tuple, dict] = {}
     rows = []
-    for k in points.iter_rows(named=True):
-        spec = gpus.get(k["run"])
-        ceiling = _measured_one(k) or measured[k["run"]]
-        ceiling = at_time_clock(ceiling, k["time_ns"] is not None and trace_timed([k["time_source"]]))
-        kind = _tensor_kind([k["name"]]) if k["precision"] == "tensor" else k["precision"]
-        key = (k["run"], kind, tuple(sorted(ceiling.items())))
+    for kernel in points.iter_rows(named=True):
+        spec = gpus.get(kernel["run"])
+        ceiling = _measured_one(kernel) or measured[kernel["run"]]
+        ceiling = at_time_clock(ceiling, kernel["time_ns"] is not None
+                                and trace_timed([kernel["time_source"]]))
+        kind = _tensor_kind([kernel["name"]]) if kernel["precision"] == "tensor" else kernel["precision"]
+        key = (kernel["run"], kind, tuple(sorted(ceiling.items())))
         if key not in cache:  # many launches share a GPU, a precision and the log's ceilings
-            cache[key] = peaks_for(spec, ceiling, k["precision"], [k["name"]])
-        timed = k["time_ns"] is not None
-        base = {key: k.get(key) for key in ("run", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes",
+            cache[key] = peaks_for(spec, ceiling, kernel["precision"], [kernel["name"]])
+        timed = kernel["time_ns"] is not None
+        base = {key: kernel.get(key) for key in ("run", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes",
                                             "l1_bytes", "time_ns", "time_source", "source_file", "launch_id",
                                             "short_name", "category", "count")}
-        base.update(gpu_model=spec.key if spec else None, timed_flops=k["flops"] if timed else None)
+        base.update(gpu_model=spec.key if spec else None, timed_flops=kernel["flops"] if timed else None)
         rows.append(point(base, cache[key]))
     return _frame(rows, KERNEL_COLUMNS)
 

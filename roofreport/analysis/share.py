@@ -32,9 +32,9 @@ def kernel_share(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         ["run", "time_ns"], descending=[False, True])
 
 
-def top_kernels(tables: dict[str, pl.DataFrame], n: int = 10) -> pl.DataFrame:
-    """run, short_name, category, count, time_ns, share: the n kernels with most time per run."""
-    return _per_kernel(tables).group_by("run", maintain_order=True).head(n).select(
+def top_kernels(tables: dict[str, pl.DataFrame], top_n: int = 10) -> pl.DataFrame:
+    """run, short_name, category, count, time_ns, share: the `top_n` kernels with most time per run."""
+    return _per_kernel(tables).group_by("run", maintain_order=True).head(top_n).select(
         "run", "short_name", "category", "count", "time_ns", "share")
 
 
@@ -46,14 +46,14 @@ def _per_kernel(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return out.sort(["run", "time_ns", "short_name"], descending=[False, True, False], nulls_last=True)
 
 
-def top_kernels_rest(tables: dict[str, pl.DataFrame], n: int = 10) -> pl.DataFrame:
-    """run, kernels, count, time_ns, share, total_ns: per run, the kernels outside its `n`
+def top_kernels_rest(tables: dict[str, pl.DataFrame], top_n: int = 10) -> pl.DataFrame:
+    """run, kernels, count, time_ns, share, total_ns: per run, the kernels outside its `top_n`
     largest (those `top_kernels` leaves out: the "other" row of a top-n table, so that every
     kernel counts) and the run's total kernel time. `kernels` is how many; 0 when none is left."""
     every = _per_kernel(tables)
     ranked = every.with_columns(pl.int_range(pl.len()).over("run").alias("rank"))
     totals = ranked.group_by("run").agg(pl.col("time_ns").sum().alias("total_ns"))
-    rest = ranked.filter(pl.col("rank") >= n).group_by("run").agg(
+    rest = ranked.filter(pl.col("rank") >= top_n).group_by("run").agg(
         pl.len().cast(pl.Int64).alias("kernels"), pl.col("count").sum(), pl.col("time_ns").sum(),
         pl.col("share").sum())
     out = totals.join(rest, on="run", how="left").with_columns(

@@ -88,48 +88,48 @@ def speedups(pivot: pl.DataFrame) -> pl.DataFrame:
     rows = []
     for (_, _, _), group in pivot.group_by("model", "config", "config_key", maintain_order=True):
         cells = group.sort("gpu").to_dicts()
-        for a, b in combinations(cells, 2):
-            rows.append(_pair(a, b))
+        for first, second in combinations(cells, 2):
+            rows.append(_pair(first, second))
     if not rows:
         return pl.DataFrame(schema=SPEEDUP_COLUMNS)
     return pl.DataFrame(rows, schema=SPEEDUP_COLUMNS).sort("model", "config", "faster", "slower")
 
 
-def _pair(a: dict, b: dict) -> dict:
-    base = {"model": a["model"], "config": a["config"], "config_key": a["config_key"]}
-    basis, times, why = comparable_times(a, b)
+def _pair(first: dict, second: dict) -> dict:
+    base = {"model": first["model"], "config": first["config"], "config_key": first["config_key"]}
+    basis, times, why = comparable_times(first, second)
     if why is not None:
         kind, text = why
-        return {**base, "faster": a["gpu"], "slower": b["gpu"], "comparable": False, "reason": text,
+        return {**base, "faster": first["gpu"], "slower": second["gpu"], "comparable": False, "reason": text,
                 "reason_kind": kind}
-    (fast, t_fast), (slow, t_slow) = sorted([(a["gpu"], times[0]), (b["gpu"], times[1])], key=lambda p: (p[1], p[0]))
+    (fast, t_fast), (slow, t_slow) = sorted([(first["gpu"], times[0]), (second["gpu"], times[1])], key=lambda p: (p[1], p[0]))
     return {**base, "faster": fast, "slower": slow, "speedup": t_slow / t_fast, "basis": basis,
             "faster_time_ns": t_fast, "slower_time_ns": t_slow, "comparable": True, "reason": None}
 
 
-def comparable_times(a: dict, b: dict) -> tuple[str | None, tuple[float, float] | None, tuple[str, str] | None]:
+def comparable_times(first: dict, second: dict) -> tuple[str | None, tuple[float, float] | None, tuple[str, str] | None]:
     """(basis, (time of a, time of b), None) over the same span, or (None, None, (reason_kind,
     why not))."""
-    if a["time_per_iteration_ns"] and b["time_per_iteration_ns"]:
-        return PER_ITERATION, (a["time_per_iteration_ns"], b["time_per_iteration_ns"]), None
-    if a["kernel_time_ns"] and b["kernel_time_ns"]:
-        return WHOLE_RUN, (a["kernel_time_ns"], b["kernel_time_ns"]), None
-    return None, None, _why_not(a, b)
+    if first["time_per_iteration_ns"] and second["time_per_iteration_ns"]:
+        return PER_ITERATION, (first["time_per_iteration_ns"], second["time_per_iteration_ns"]), None
+    if first["kernel_time_ns"] and second["kernel_time_ns"]:
+        return WHOLE_RUN, (first["kernel_time_ns"], second["kernel_time_ns"]), None
+    return None, None, _why_not(first, second)
 
 
-def _why_not(a: dict, b: dict) -> tuple[str, str]:
+def _why_not(first: dict, second: dict) -> tuple[str, str]:
     """Which of two cells lacks a time over a span the other has, and why."""
-    for cell in (a, b):
+    for cell in (first, second):
         if not cell["timed_runs"] and cell["cut_short"]:
             return NO_TIME, f"the {cell['gpu']} run was cut short{_said(cell)} and no kernel time was logged"
         if not cell["timed_runs"]:
             return NO_TIME, (f"no kernel time was logged for the {cell['gpu']} run (its logs hold no kernel "
                              "summary or trace)")
-    for cell in (a, b):
+    for cell in (first, second):
         if cell["time_per_iteration_ns"] is None and cell["kernel_time_ns"] is None:
             return CUT_SHORT, (f"the {cell['gpu']} run was cut short{_said(cell)} and its logs give no iteration "
                                "count, so its time covers an unknown part of the work")
-    short, other = (a, b) if a["kernel_time_ns"] is None else (b, a)
+    short, other = (first, second) if first["kernel_time_ns"] is None else (second, first)
     return OTHER_SPANS, (f"the {short['gpu']} run was cut short{_said(short)}, so only its time per iteration "
                          f"compares, and the {other['gpu']} run's logs give no iteration count")
 

@@ -57,8 +57,8 @@ def _candidates(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     fam = file_families(tables)
     parts = []
     if kernels is not None and kernels.height:
-        k = kernels.filter(pl.col("duration_ns").is_not_null()).join(fam, on="source_file", how="left")
-        parts.append(k.select(
+        timed = kernels.filter(pl.col("duration_ns").is_not_null()).join(fam, on="source_file", how="left")
+        parts.append(timed.select(
             "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name", "category",
             "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"), "tensor_active",
             _rank(pl.col("family"), pl.col("kind")).alias("rank")))
@@ -116,11 +116,11 @@ def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return chosen.join(labels, on="run", how="left").select(list(TIME_COLUMNS))
 
 
-def _label(rank: pl.Expr, n: pl.Expr) -> pl.Expr:
+def _label(rank: pl.Expr, total: pl.Expr) -> pl.Expr:
     base = pl.lit(None, pl.String)
-    for r, text in _LABELS.items():
-        base = pl.when(rank == r).then(pl.lit(text)).otherwise(base)
-    return pl.when(n > 1).then(pl.format("{} (1 of {} files)", base, n)).otherwise(base)
+    for rank_at_least, text in _LABELS.items():
+        base = pl.when(rank == rank_at_least).then(pl.lit(text)).otherwise(base)
+    return pl.when(total > 1).then(pl.format("{} (1 of {} files)", base, total)).otherwise(base)
 
 
 def _transfers(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.DataFrame:
@@ -180,12 +180,12 @@ def _align_run(own: pl.DataFrame, trace: pl.DataFrame) -> pl.DataFrame:
     best_file = trace.group_by("source_file", "rank").agg(pl.len()).sort(
         ["rank", "len", "source_file"], descending=[False, True, False])
     trace = trace.filter(pl.col("source_file") == best_file["source_file"][0]).sort("order")
-    a, b = ncu["short_name"].to_list(), trace["short_name"].to_list()
-    pairs = [(blk.a + i, blk.b + i) for blk in difflib.SequenceMatcher(None, a, b, autojunk=False)
+    first, second = ncu["short_name"].to_list(), trace["short_name"].to_list()
+    pairs = [(blk.a + i, blk.b + i) for blk in difflib.SequenceMatcher(None, first, second, autojunk=False)
              .get_matching_blocks() for i in range(blk.size)]
-    if len(pairs) < MIN_MATCHED * len(a):
+    if len(pairs) < MIN_MATCHED * len(first):
         return pl.DataFrame()
-    label = f"{_LABELS[int(trace['rank'][0])]} (matched {len(pairs)} of {len(a)} launches)"
+    label = f"{_LABELS[int(trace['rank'][0])]} (matched {len(pairs)} of {len(first)} launches)"
     return pl.DataFrame({
         "source_file": [ncu["source_file"][i] for i, _ in pairs],
         "launch_id": [ncu["launch_id"][i] for i, _ in pairs],

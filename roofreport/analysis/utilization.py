@@ -56,12 +56,12 @@ def utilization_stats(samples: pl.DataFrame, window: tuple[float, float] | None 
     samples = gpu_rows(samples) if samples is not None else None
     if samples is None or not samples.height:
         return pl.DataFrame(schema=COLUMNS)
-    s = with_seconds(samples)
+    timed = with_seconds(samples)
     if window is not None:
         start, end = window
-        s = s.filter((pl.col("t_s") >= start) & (pl.col("t_s") <= end))
+        timed = timed.filter((pl.col("t_s") >= start) & (pl.col("t_s") <= end))
     util = pl.col("util_gpu_pct")
-    out = s.group_by("run", "gpu_index").agg(
+    out = timed.group_by("run", "gpu_index").agg(
         pl.col("gpu_name").drop_nulls().first(),
         pl.len().alias("samples"),
         (pl.col("t_s").max() - pl.col("t_s").min()).alias("duration_s"),
@@ -70,7 +70,7 @@ def utilization_stats(samples: pl.DataFrame, window: tuple[float, float] | None 
         (util.drop_nulls() < IDLE_PCT).mean().alias("idle_fraction"),
         pl.col("util_mem_pct").mean().alias("mem_util_mean"),
         pl.col("power_w").mean().alias("power_mean_w"), pl.col("power_w").max().alias("power_max_w"),
-        (pl.col("sm_active_pct").mean() if "sm_active_pct" in s.columns
+        (pl.col("sm_active_pct").mean() if "sm_active_pct" in timed.columns
          else pl.lit(None, pl.Float64)).alias("sm_active_mean"),
     ).with_columns(pl.lit(window[0] if window else None, pl.Float64).alias("window_start_s"),
                    pl.lit(window[1] if window else None, pl.Float64).alias("window_end_s"))
@@ -90,10 +90,10 @@ def utilization_series(samples: pl.DataFrame, bin_s: float = 1.0) -> pl.DataFram
     samples = gpu_rows(samples) if samples is not None else None
     if samples is None or not samples.height:
         return pl.DataFrame(schema=SERIES)
-    s = _binned(with_seconds(samples), bin_s)
-    means = [pl.col(c).mean() if c in s.columns else pl.lit(None, pl.Float64).alias(c)
+    timed = _binned(with_seconds(samples), bin_s)
+    means = [pl.col(c).mean() if c in timed.columns else pl.lit(None, pl.Float64).alias(c)
              for c in ("util_gpu_pct", "power_w", "util_mem_pct", "sm_active_pct")]
-    out = s.group_by("run", "gpu_index", "t_s").agg(means).sort("run", "gpu_index", "t_s")
+    out = timed.group_by("run", "gpu_index", "t_s").agg(means).sort("run", "gpu_index", "t_s")
     return out.select([pl.col(c).cast(t) for c, t in SERIES.items()])
 
 
@@ -103,9 +103,9 @@ def process_memory(samples: pl.DataFrame) -> pl.DataFrame:
     rows = process_rows(samples)
     if not rows.height:
         return pl.DataFrame(schema=PROCESSES)
-    s = with_seconds(rows)
+    timed = with_seconds(rows)
     memory = pl.col("process_mem_mib")
-    out = s.group_by("run", "gpu_index", "pid", maintain_order=True).agg(
+    out = timed.group_by("run", "gpu_index", "pid", maintain_order=True).agg(
         pl.col("process_name").drop_nulls().first(), pl.len().alias("samples"),
         pl.col("t_s").min().alias("first_s"), pl.col("t_s").max().alias("last_s"),
         memory.mean().alias("mem_mean_mib"), memory.max().alias("mem_max_mib"))
@@ -118,11 +118,11 @@ def process_series(samples: pl.DataFrame, bin_s: float = 1.0) -> pl.DataFrame:
     rows = process_rows(samples)
     if not rows.height:
         return pl.DataFrame(schema=PROCESS_SERIES)
-    s = _binned(with_seconds(rows), bin_s)
-    out = s.group_by("run", "gpu_index", "pid", "t_s").agg(pl.col("process_mem_mib").max())
+    timed = _binned(with_seconds(rows), bin_s)
+    out = timed.group_by("run", "gpu_index", "pid", "t_s").agg(pl.col("process_mem_mib").max())
     return out.select([pl.col(c).cast(t) for c, t in PROCESS_SERIES.items()]).sort(
         "run", "gpu_index", "pid", "t_s", nulls_last=True)
 
 
-def _binned(s: pl.DataFrame, bin_s: float) -> pl.DataFrame:
-    return s.with_columns(((pl.col("t_s") / bin_s).floor() * bin_s).alias("t_s"))
+def _binned(timed: pl.DataFrame, bin_s: float) -> pl.DataFrame:
+    return timed.with_columns(((pl.col("t_s") / bin_s).floor() * bin_s).alias("t_s"))

@@ -39,11 +39,11 @@ def load_rules(path: Path) -> list[Rule]:
 
 def _rules(rows: list[dict], path: Path) -> list[Rule]:
     rules = []
-    for i, row in enumerate(rows, start=1):
+    for index, row in enumerate(rows, start=1):
         category, pattern = (row.get("category") or "").strip(), row.get("pattern") or ""
         if not category or not pattern:
             _check_all(rules, path)  # a bad pattern above is reported first
-            raise UsageError(f"category rules {path}: rule {i} needs a category and a pattern")
+            raise UsageError(f"category rules {path}: rule {index} needs a category and a pattern")
         rules.append((category, pattern))
     _check_all(rules, path)
     return rules
@@ -54,8 +54,8 @@ def _check_all(rules: list[Rule], path: Path) -> None:
     try:
         pl.select(pl.lit("").str.contains(p).alias(str(i)) for i, (_, p) in enumerate(rules))
     except pl.exceptions.PolarsError:
-        for i, (_, pattern) in enumerate(rules, start=1):
-            _check(pattern, f"{path}: rule {i}")
+        for index, (_, pattern) in enumerate(rules, start=1):
+            _check(pattern, f"{path}: rule {index}")
         raise
 
 

@@ -247,9 +247,9 @@ def _flops_from_rates(terms: list[tuple[int, str]]) -> pl.Expr:
 
 def _first_complete(column: str, alternatives: list[list[tuple[int, str]]]) -> pl.Expr:
     exprs = []
-    for i, alt in enumerate(alternatives):
+    for index, alt in enumerate(alternatives):
         complete = pl.all_horizontal([pl.col(n).is_not_null() for _, n in alt])
-        if (column, i) in _NOT_ON_KEPLER:
+        if (column, index) in _NOT_ON_KEPLER:
             complete = complete & (pl.col("__family").fill_null("") != "kepler")
         exprs.append(pl.when(complete).then(pl.sum_horizontal([pl.col(n) * w for w, n in alt])))
     return pl.coalesce(exprs).alias(column)

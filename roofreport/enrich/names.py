@@ -27,29 +27,29 @@ _LAMBDA = re.compile(r"\{lambda\([^()]*\)#\d+\}|\[lambda\([^()]*\) \(instance \d
 def short_name(name: str | None) -> str | None:
     if name is None:
         return None
-    s = _CORR_ID.sub("", name.strip())
-    if s.startswith("["):  # [CUDA memcpy HtoD], [CUDA memset]
-        return s
-    if s.startswith("_Z"):
-        return _demangle_nested(s) or s
-    s = _LAMBDA.sub("lambda", s)
+    text = _CORR_ID.sub("", name.strip())
+    if text.startswith("["):  # [CUDA memcpy HtoD], [CUDA memset]
+        return text
+    if text.startswith("_Z"):
+        return _demangle_nested(text) or text
+    text = _LAMBDA.sub("lambda", text)
     # Anonymous namespaces first: `<unnamed>::` would otherwise be taken for template brackets.
-    s = _ANON.sub("", s)
-    s = _strip_brackets(s, "<", ">")
+    text = _ANON.sub("", text)
+    text = _strip_brackets(text, "<", ">")
     # The parameter list is the last top-level (...) group; drop it and anything after.
-    s = _drop_params(s)
-    s = s.strip()
-    if s.startswith("void "):
-        s = s[5:]
+    text = _drop_params(text)
+    text = text.strip()
+    if text.startswith("void "):
+        text = text[5:]
     # A remaining return type ("float foo"): keep the last whitespace-separated token.
-    if " " in s:
-        s = s.rsplit(" ", 1)[-1]
-    return s or name
+    if " " in text:
+        text = text.rsplit(" ", 1)[-1]
+    return text or name
 
 
-def _strip_brackets(s: str, open_: str, close: str) -> str:
+def _strip_brackets(text: str, open_: str, close: str) -> str:
     out, depth = [], 0
-    for ch in s:
+    for ch in text:
         if ch == open_:
             depth += 1
         elif ch == close and depth:
@@ -59,37 +59,37 @@ def _strip_brackets(s: str, open_: str, close: str) -> str:
     return "".join(out)
 
 
-def _drop_params(s: str) -> str:
+def _drop_params(text: str) -> str:
     depth = 0
-    for i, ch in enumerate(s):
+    for index, ch in enumerate(text):
         if ch == "(":
-            if depth == 0 and i > 0 and s[:i].rstrip() and s[:i].rstrip()[-1] not in ":":
-                return s[:i]
+            if depth == 0 and index > 0 and text[:index].rstrip() and text[:index].rstrip()[-1] not in ":":
+                return text[:index]
             depth += 1
         elif ch == ")":
             depth = max(0, depth - 1)
-    return s
+    return text
 
 
-def _demangle_nested(s: str) -> str | None:
+def _demangle_nested(text: str) -> str | None:
     """Itanium `_ZN<len><id>...E` or `_Z<len><id>` -> `a::b::c` (no templates or parameters)."""
-    i = 2
-    nested = s.startswith("_ZN")
+    index = 2
+    nested = text.startswith("_ZN")
     if nested:
-        i = 3
-        while i < len(s) and s[i] in "rVKRO":
-            i += 1
+        index = 3
+        while index < len(text) and text[index] in "rVKRO":
+            index += 1
     parts = []
-    while i < len(s) and s[i].isdigit():
-        j = i
-        while j < len(s) and s[j].isdigit():
-            j += 1
-        n = int(s[i:j])
-        parts.append(s[j:j + n])
-        i = j + n
+    while index < len(text) and text[index].isdigit():
+        end = index
+        while end < len(text) and text[end].isdigit():
+            end += 1
+        length = int(text[index:end])
+        parts.append(text[end:end + length])
+        index = end + length
         if not nested:
             break
-        if i < len(s) and s[i] == "I":  # template args of the last component: stop here
+        if index < len(text) and text[index] == "I":  # template args of the last component: stop here
             break
     return "::".join(p for p in parts if p) or None
 

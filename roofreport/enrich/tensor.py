@@ -64,11 +64,11 @@ def shape_flops(name: str | None) -> float | None:
     if not name:
         return None
     found = set()
-    for m in _SHAPE_IN_NAME.finditer(name):
-        if m.group(1):
-            found.add(SHAPES[m.group(1)])
+    for match in _SHAPE_IN_NAME.finditer(name):
+        if match.group(1):
+            found.add(SHAPES[match.group(1)])
         else:
-            found.add((int(m.group(2)), int(m.group(3)), int(m.group(4))))
+            found.add((int(match.group(2)), int(match.group(3)), int(match.group(4))))
     if len(found) != 1:
         return None
     mm, nn, kk = found.pop()

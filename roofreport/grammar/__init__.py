@@ -45,6 +45,11 @@ if TYPE_CHECKING:
 # megabytes is refused with a ParseError instead of hanging the parse.
 MAX_LARK_CHARS = 64 * 1024
 
+# The longest line Lark is asked to explain (`Grammar.explain`). A line that fails makes the
+# Earley parser try every split before it gives up, and a reader explains up to 20 of them:
+# real table rows are far shorter, and a longer broken line gets its reader's own account.
+MAX_EXPLAINED_CHARS = 4096
+
 # Up to this many lines (a sniffed head, a small log) `classify_lines` runs the one-expression
 # `classify`: 3x faster there, while on big files the pass per alternative wins.
 _FEW_LINES = 2000
@@ -314,6 +319,18 @@ class Grammar:
         tree = self.parse(text, rule, path, line)  # Lark parses it, or says what is wrong
         return [Token(t.type, str(t)) for t in tree.scan_values(lambda v: hasattr(v, "type"))]
 
+    def explain(self, text: str, rule: str, path: str = "", line: int | None = None,
+                otherwise: ParseError | None = None) -> ParseError | None:
+        """Why `text` is not a `rule`: Lark's error at file:line:column with what it expected,
+        for a line of up to `MAX_EXPLAINED_CHARS`; `otherwise` (the reader's own account: out
+        of place, not fitting its table's columns) for a longer line or one that parses."""
+        if len(text) <= MAX_EXPLAINED_CHARS:
+            try:
+                self.parse(text, rule, path=path, line=line)
+            except ParseError as exc:
+                return exc
+        return otherwise
+
     def matches(self, text: str, rule: str) -> bool:
         if len(text) > MAX_LARK_CHARS:
             return False
@@ -378,10 +395,10 @@ def _regex_prefix(rx: str) -> str:
     if "|" in rx:
         return ""
     out = ""
-    for i, ch in enumerate(rx):
+    for index, ch in enumerate(rx):
         if ch in ".^$*+?{}[]()|\\":
             break
-        after = rx[i + 1:i + 2]
+        after = rx[index + 1:index + 2]
         if after in ("*", "?", "{"):
             break
         out += ch

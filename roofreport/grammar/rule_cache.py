@@ -77,7 +77,7 @@ def read(name: str) -> Parts | None:
 
 class _Rules(Mapping):
     """rule -> one part (0 tree, 1 options, 2 template parameters) of the rule's stored entry,
-    decoded when the rule is first asked for, then kept (`grammar_tree` caches patterns by
+    decoded when the rule is first asked for, then kept (`grammar/tree.py` caches patterns by
     node identity). The three views share the decoded entries."""
 
     def __init__(self, stored: dict[str, str], decoded: dict, part: int):

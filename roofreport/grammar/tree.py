@@ -20,10 +20,16 @@ which follows the regex engine's own choices. Rules using what the walk does not
 `!rule`, templates, `~` ranges, priorities, inline /regexp/ tokens, recursion) get None, as do
 lines the regex does not match: Lark parses those and explains what is wrong.
 
-The rule trees walked are the nodes of `rules.py`, read from the grammar's `Parts`. The walk records its derivation in plain
-tuples (`_Leaf`, `_Node`); `tree` turns it into Lark's own `Tree` and `Token` (Lark is imported
-with the first tree built), `tokens` into the named tokens alone, which is all a header's reader
-wants (its column names) and needs no Lark.
+The rule trees walked are the nodes of `rules.py`, read from the grammar's `Parts`. The walk
+records its derivation in plain tuples (`_Leaf`, `_Node`); `tree` turns it into Lark's own
+`Tree` and `Token` (Lark is imported with the first tree built), `tokens` into the named tokens
+alone, which is all a header's reader wants (its column names) and needs no Lark.
+
+Kept beside Lark, which gives the same trees (tests compare them on every header and rule line
+of the corpus), because it earns more than 10 % on every small log with a header: `roofreport
+parse` of a real nvidia-smi query CSV takes 0.34 s of CPU against 0.40 s with Lark parsing its
+header (-15 %), of an nsys stats console log 0.35 against 0.42 s (-17 %), of a DCGM dmon log
+0.28 against 0.35 s (best of 5, alternating, noisy shared machine).
 """
 
 from __future__ import annotations
@@ -127,8 +133,8 @@ class TreeBuilder:
         if kind in ("value", "literal"):
             return self._walk(kids[0], text, pos, cont, out)
         if kind == "expansion":
-            for i, kid in enumerate(kids):
-                rest = None if cont is None else "".join(self._regex(k) for k in kids[i + 1:]) + cont
+            for index, kid in enumerate(kids):
+                rest = None if cont is None else "".join(self._regex(k) for k in kids[index + 1:]) + cont
                 pos = self._walk(kid, text, pos, rest, out)
             return pos
         if kind == "expansions":
@@ -165,10 +171,10 @@ class TreeBuilder:
         return self._pattern(node, cont).match(text, pos) is not None
 
     def _end(self, node, text: str, pos: int, cont: str | None) -> int:
-        m = self._pattern(node, cont).match(text, pos)
-        if m is None:
+        match = self._pattern(node, cont).match(text, pos)
+        if match is None:
             raise _Stuck
-        return m.end()
+        return match.end()
 
     def _pattern(self, node, cont: str | None) -> re.Pattern:
         key = (id(node), cont)

@@ -43,8 +43,8 @@ def check_not_input(output: Path, inputs: tuple[Path, ...] | list[Path]) -> None
                              "choose another path")
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def _same_file(first: Path, second: Path) -> bool:
     try:
-        return a.exists() and b.exists() and os.path.samefile(a, b)
+        return first.exists() and second.exists() and os.path.samefile(first, second)
     except OSError:
         return False

@@ -107,9 +107,9 @@ def _rank(candidate: Candidate, members: set[int], by_index: dict[int, Candidate
 
 def _same_bytes(candidates: list[Candidate], groups: "_Groups") -> None:
     by_size: dict[int, list[Candidate]] = {}
-    for c in candidates:
-        if c.size > 0:
-            by_size.setdefault(c.size, []).append(c)
+    for candidate in candidates:
+        if candidate.size > 0:
+            by_size.setdefault(candidate.size, []).append(candidate)
     for same_size in by_size.values():
         if len(same_size) > 1:
             _join_equal(same_size, _file_digest, groups)
@@ -118,10 +118,10 @@ def _same_bytes(candidates: list[Candidate], groups: "_Groups") -> None:
 def _same_tables(candidates: list[Candidate], groups: "_Groups") -> None:
     """Files whose tables hold the same rows (a log and the CSV cut out of it, a re-save)."""
     by_shape: dict[tuple, list[Candidate]] = {}
-    for c in candidates:
-        shape = _shape(c)
+    for candidate in candidates:
+        shape = _shape(candidate)
         if shape:
-            by_shape.setdefault((c.family, shape), []).append(c)
+            by_shape.setdefault((candidate.family, shape), []).append(candidate)
     for same_shape in by_shape.values():
         if len(same_shape) > 1:
             _join_equal(same_shape, _tables_digest, groups, _same_execution)
@@ -130,15 +130,16 @@ def _same_tables(candidates: list[Candidate], groups: "_Groups") -> None:
 def _same_name_and_shape(candidates: list[Candidate], groups: "_Groups") -> None:
     """Two renderings of one profile: one folder, one kind, one name, the same rows per table."""
     by_name: dict[tuple, list[Candidate]] = {}
-    for c in candidates:
-        shape = _shape(c)
-        if c.name_key and shape:
-            by_name.setdefault((c.rel.parent, c.family, c.variant, c.name_key, shape), []).append(c)
+    for candidate in candidates:
+        shape = _shape(candidate)
+        if candidate.name_key and shape:
+            key = (candidate.rel.parent, candidate.family, candidate.variant, candidate.name_key, shape)
+            by_name.setdefault(key, []).append(candidate)
     for same in by_name.values():
-        for i, c in enumerate(same):
-            original = next((o for o in same[:i] if _same_execution(o, c)), None)
+        for index, candidate in enumerate(same):
+            original = next((o for o in same[:index] if _same_execution(o, candidate)), None)
             if original is not None:
-                groups.join(original.index, c.index)
+                groups.join(original.index, candidate.index)
 
 
 def _shape(candidate: Candidate) -> tuple:
@@ -148,13 +149,13 @@ def _shape(candidate: Candidate) -> tuple:
 def _same_marked_name(candidates: list[Candidate], groups: "_Groups") -> None:
     """A marked copy (history folder, `prev_` name) of an unmarked log at its path."""
     originals: dict[tuple, list[Candidate]] = {}
-    for c in candidates:
-        if not in_history(c.rel) and not marked(c.rel):
-            originals.setdefault((c.family, str(c.rel)), []).append(c)
-    for c in candidates:
-        if in_history(c.rel) or marked(c.rel):
-            for original in originals.get((c.family, str(_bare_path(c.rel))), []):
-                groups.join(c.index, original.index)
+    for candidate in candidates:
+        if not in_history(candidate.rel) and not marked(candidate.rel):
+            originals.setdefault((candidate.family, str(candidate.rel)), []).append(candidate)
+    for candidate in candidates:
+        if in_history(candidate.rel) or marked(candidate.rel):
+            for original in originals.get((candidate.family, str(_bare_path(candidate.rel))), []):
+                groups.join(candidate.index, original.index)
 
 
 def _bare_path(rel: PurePosixPath) -> PurePosixPath:
@@ -162,23 +163,24 @@ def _bare_path(rel: PurePosixPath) -> PurePosixPath:
     return PurePosixPath(*folders, bare_name(rel.name))
 
 
-def _same_execution(a: Candidate, b: Candidate) -> bool:
+def _same_execution(first: Candidate, second: Candidate) -> bool:
     """Nothing says these are two executions: no two different job ids or process ids."""
-    return all(x is None or y is None or x == y for x, y in ((a.job, b.job), (a.process_id, b.process_id)))
+    return all(x is None or y is None or x == y
+               for x, y in ((first.job, second.job), (first.process_id, second.process_id)))
 
 
 def _join_equal(candidates: list[Candidate], digest, groups: "_Groups", compatible=None) -> None:
     seen: dict[str, list[Candidate]] = {}
-    for c in candidates:
-        key = digest(c)
+    for candidate in candidates:
+        key = digest(candidate)
         if key is None:
             continue
         for other in seen.setdefault(key, []):
-            if compatible is None or compatible(other, c):
-                groups.join(other.index, c.index)
+            if compatible is None or compatible(other, candidate):
+                groups.join(other.index, candidate.index)
                 break
         else:
-            seen[key].append(c)
+            seen[key].append(candidate)
 
 
 def _file_digest(candidate: Candidate) -> str | None:
@@ -211,18 +213,18 @@ class _Groups:
     def __init__(self) -> None:
         self._parent: dict[int, int] = {}
 
-    def _root(self, i: int) -> int:
-        self._parent.setdefault(i, i)
-        while self._parent[i] != i:
-            self._parent[i] = self._parent[self._parent[i]]
-            i = self._parent[i]
-        return i
+    def _root(self, index: int) -> int:
+        self._parent.setdefault(index, index)
+        while self._parent[index] != index:
+            self._parent[index] = self._parent[self._parent[index]]
+            index = self._parent[index]
+        return index
 
-    def join(self, a: int, b: int) -> None:
-        self._parent[self._root(a)] = self._root(b)
+    def join(self, first: int, second: int) -> None:
+        self._parent[self._root(first)] = self._root(second)
 
     def sets(self) -> list[set[int]]:
         out: dict[int, set[int]] = {}
-        for i in list(self._parent):
-            out.setdefault(self._root(i), set()).add(i)
+        for index in list(self._parent):
+            out.setdefault(self._root(index), set()).add(index)
         return [members for members in out.values() if len(members) > 1]

@@ -46,7 +46,7 @@ _KEY_ALIASES = {
 @cache
 def _patterns() -> dict[str, re.Pattern]:
     """Compiled on first use: most runs read a handful of names."""
-    b, e = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
+    before, after = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
     return {
         "extension": re.compile(
             r"\.(?:txt|csv|tsv|log|out|err|sqlite|time|metrics|profile|prof|nvvp|json|gz|qdrep|"
@@ -69,34 +69,34 @@ def _patterns() -> dict[str, re.Pattern]:
             r"^(?P<key>optim|optimizer|opt|precision|dtype)[_=-](?P<value>[a-z][a-z0-9]*)$", re.I),
         # spans
         "gpu": re.compile(
-            b + r"(k80|k40(?:st|[cmst])?|k20(?:xm|[cmx])?|k10|m40|m60|p4|p40|p100|v100s?|t4|a100|a10g?|a30|"
+            before + r"(k80|k40(?:st|[cmst])?|k20(?:xm|[cmx])?|k10|m40|m60|p4|p40|p100|v100s?|t4|a100|a10g?|a30|"
             r"a40|a800|a[2-6]000|a4500|a5500|l4|l20|l40s?|h100|h200|h20|h800|gh200|b[123]00|gb200|"
             r"rtx[\s_-]?\d{4}(?:[\s_-]?(?:ti|super|ada))?|rtx[\s_-]?a\d{4}|gtx[\s_-]?\d{3,4}(?:[\s_-]?ti)?|"
-            r"titan[\s_-]?(?:xp?|v|rtx|z|black)|rtx8000|quadro)(?:x(?P<count>\d{1,2}))?" + e, re.I),
+            r"titan[\s_-]?(?:xp?|v|rtx|z|black)|rtx8000|quadro)(?:x(?P<count>\d{1,2}))?" + after, re.I),
         "model": re.compile(
-            b + r"(resnet\d+|resnext\d+[a-z0-9]*|wide_resnet\d+|alexnet|alex|vgg\d+(?:_bn)?|densenet\d*|"
+            before + r"(resnet\d+|resnext\d+[a-z0-9]*|wide_resnet\d+|alexnet|alex|vgg\d+(?:_bn)?|densenet\d*|"
             r"squeezenet[\d_]*|inception(?:_?v\d)?|googlenet|mobilenet(?:_?v\d)?|shufflenet[a-z0-9]*|"
             r"efficientnet[a-z0-9]*|mnasnet[a-z0-9]*|regnet[a-z0-9]*|convnext[a-z0-9]*|swin[a-z0-9]*|"
             r"lenet\d*|vit|bert|distilbert|roberta|deberta|gpt\d*|llama\d*|mistral|mixtral|qwen\d*|gemma\d*|"
-            r"falcon|bloom|t5|unet|yolo[a-z0-9]*)(?:[_-]?(?P<size>\d+(?:\.\d+)?[bm]))?" + e, re.I),
+            r"falcon|bloom|t5|unet|yolo[a-z0-9]*)(?:[_-]?(?P<size>\d+(?:\.\d+)?[bm]))?" + after, re.I),
         # a distributed job's process: `sampled_rank-0`, `trace_rank3`, `local_rank_1` (one trace per rank)
-        "rank": re.compile(b + r"(?:local_?|global_?)?rank[_-]?(?P<rank>\d{1,5})" + e, re.I),
-        "bits": re.compile(b + r"(?:(?P<key>[a-z]+)[_-])?(?P<bits>\d{1,2})[_-]?bits?" + e, re.I),
-        "boolean": re.compile(b + r"(?P<key>[a-z][a-z0-9]*)[_=-](?P<value>true|false)" + e, re.I),
+        "rank": re.compile(before + r"(?:local_?|global_?)?rank[_-]?(?P<rank>\d{1,5})" + after, re.I),
+        "bits": re.compile(before + r"(?:(?P<key>[a-z]+)[_-])?(?P<bits>\d{1,2})[_-]?bits?" + after, re.I),
+        "boolean": re.compile(before + r"(?P<key>[a-z][a-z0-9]*)[_=-](?P<value>true|false)" + after, re.I),
         "param": re.compile(
-            b + r"(?P<key>bs|batch_?size|batch|lr|learning_?rate|workers|num_?workers|nw|epochs?|ep|toks|"
+            before + r"(?P<key>bs|batch_?size|batch|lr|learning_?rate|workers|num_?workers|nw|epochs?|ep|toks|"
             r"tokens|seq_?len|seq|threads|iters?|steps|gpus|nodes|ranks|size|kernel|stride|dim|layers|heads|"
-            r"hidden)[_=-]?(?P<value>\d+(?:\.\d+)?(?:e-?\d+)?)" + e, re.I),
+            r"hidden)[_=-]?(?P<value>\d+(?:\.\d+)?(?:e-?\d+)?)" + after, re.I),
         "word_param": re.compile(
-            b + r"(?P<key>optim|optimizer|precision|dtype)[_=-](?P<value>[a-z][a-z0-9]*)" + e, re.I),
+            before + r"(?P<key>optim|optimizer|precision|dtype)[_=-](?P<value>[a-z][a-z0-9]*)" + after, re.I),
         "precision": re.compile(
-            b + r"(fp64|fp32|fp16|bf16|tf32|fp8|int8|int4|amp|half|float16|float32|bfloat16)" + e, re.I),
+            before + r"(fp64|fp32|fp16|bf16|tf32|fp8|int8|int4|amp|half|float16|float32|bfloat16)" + after, re.I),
         "job": re.compile(r"(?:^|[_.-])(?:slurm[_-](?P<slurm>\d+)|(?P<pid>\d{5,}))$", re.I),
         "stamp": re.compile(r"(?<![0-9])(\d{8}[_-]?\d{6})(?![0-9])"),
         "marker": re.compile(
-            b + r"(_?deleted_in_history|deleted|history|backups?|bak|prev|previous|old|copy|orig)" + e, re.I),
+            before + r"(_?deleted_in_history|deleted|history|backups?|bak|prev|previous|old|copy|orig)" + after, re.I),
         "tool": re.compile(
-            b + r"(cuda_gpu_trace|cuda_gpu_kern_sum|cuda_api_sum|cuda_gpu_mem_time_sum|nvtx_kern_sum|"
+            before + r"(cuda_gpu_trace|cuda_gpu_kern_sum|cuda_api_sum|cuda_gpu_mem_time_sum|nvtx_kern_sum|"
             r"nvtx_sum|gputrace|apitrace|gpukernsum|cudaapisum|gpumemtimesum|nvtxsum|nvtxkernsum|"
             r"nvidia[_-]smi|ncu|nsys|nvprof|kineto|key_averages|pt\.trace|"
             r"(?:compute|accounted)[_-]apps|dcgmi?|dcgm[_-]exporter|exporter|scrapes?|prom|tegrastats|"
@@ -104,7 +104,7 @@ def _patterns() -> dict[str, re.Pattern]:
             r"profiling|prof|summary|sum|results?|raw|rep|qdrep|sqlite|nvvp|csv|tsv|txt|gpu|cuda|api|kern|"
             r"utilization|usage|util|monitor|power|data|runs|slurm|timeline|collapsed|tmp|temp|query|details|"
             r"page|console|columns?|export|exported|dump|events?|kernels?|tesla|geforce|nvidia|"
-            r"(?:ncu|nsys|nvprof)\d{4}(?:\.\d+)*)" + e, re.I),
+            r"(?:ncu|nsys|nvprof)\d{4}(?:\.\d+)*)" + after, re.I),
         # words that name a log's format: never a parameter's name (`log_1` is not log=1)
         "format_word": re.compile(
             r"(ncu|nsys|nvprof|smi|log|out|output|report|trace|stats|metrics?|summary|slurm|job|pid)$", re.I),
@@ -219,29 +219,29 @@ def _spans(stem: str) -> tuple[dict, list[str]]:
             read(found)
         text = pats[pattern].sub("\x00", text)
 
-    def gpu(m):
-        facts.setdefault("gpu", re.sub(r"[\s_-]+", "", m.group(1)).upper())
-        if m.group("count"):
-            facts.setdefault("gpus", int(m.group("count")))
+    def gpu(match):
+        facts.setdefault("gpu", re.sub(r"[\s_-]+", "", match.group(1)).upper())
+        if match.group("count"):
+            facts.setdefault("gpus", int(match.group("count")))
     take("gpu", gpu)
 
-    def model(m):
-        facts.setdefault("model", canonical_model(m.group(1)))
-        if m.group("size"):
-            facts.setdefault("model_size", m.group("size").lower())
+    def model(match):
+        facts.setdefault("model", canonical_model(match.group(1)))
+        if match.group("size"):
+            facts.setdefault("model_size", match.group("size").lower())
     take("model", model)
 
     take("rank", lambda m: facts.setdefault("rank", int(m["rank"])))
 
-    def bits(m):
-        key = f"{m['key'].lower()}_bits" if m["key"] else "precision"
-        facts.setdefault(key, int(m["bits"]) if m["key"] else f"int{m['bits']}")
+    def bits(match):
+        key = f"{match['key'].lower()}_bits" if match["key"] else "precision"
+        facts.setdefault(key, int(match["bits"]) if match["key"] else f"int{match['bits']}")
     take("bits", bits)
     take("boolean", lambda m: facts.setdefault(m["key"].lower(), m["value"].lower() == "true"))
 
-    def param(m):
-        key = _KEY_ALIASES.get(m["key"].lower().replace("-", "_"), m["key"].lower())
-        facts.setdefault(key, typed(key, m["value"]))
+    def param(match):
+        key = _KEY_ALIASES.get(match["key"].lower().replace("-", "_"), match["key"].lower())
+        facts.setdefault(key, typed(key, match["value"]))
     take("param", param)
     take("word_param", param)
     take("precision", lambda m: facts.setdefault("precision", m.group(1).lower()))
@@ -320,10 +320,10 @@ def read_command(command: str | None) -> dict:
     if program_at is None:
         return facts
     facts["program"] = PurePosixPath(tokens[program_at]).name
-    i = program_at + 1
-    while i < len(tokens):
-        flag, value, used = _flag(tokens, i)
-        i += used
+    index = program_at + 1
+    while index < len(tokens):
+        flag, value, used = _flag(tokens, index)
+        index += used
         if flag is None:
             continue
         name = flag.lower().replace("-", "_")
@@ -343,25 +343,25 @@ def read_command(command: str | None) -> dict:
 
 def _program_index(tokens: list[str]) -> int | None:
     """The script or binary a launcher runs (`python main.py` -> main.py)."""
-    for i, token in enumerate(tokens):
+    for index, token in enumerate(tokens):
         base = PurePosixPath(token).name.lower()
         if token.startswith("-") or "=" in token or re.fullmatch(r"python\d(?:\.\d+)?", base) \
                 or base in _LAUNCHERS:
             continue
-        return i
+        return index
     return None
 
 
-def _flag(tokens: list[str], i: int) -> tuple[str | None, str | None, int]:
-    """(flag, value, tokens used) at `i`: `--key=value`, `--key value`, `-k value`, `--switch`."""
-    token = tokens[i]
+def _flag(tokens: list[str], index: int) -> tuple[str | None, str | None, int]:
+    """(flag, value, tokens used) at `index`: `--key=value`, `--key value`, `-k value`, `--switch`."""
+    token = tokens[index]
     if not token.startswith("-") or len(token) < 2 or _patterns()["number"].match(token.lstrip("-")):
         return None, None, 1
     flag = token.lstrip("-")
     if "=" in flag:
         flag, value = flag.split("=", 1)
         return flag, value, 1
-    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    nxt = tokens[index + 1] if index + 1 < len(tokens) else None
     if nxt is not None and (not nxt.startswith("-") or _patterns()["number"].match(nxt.lstrip("-"))):
         return flag, nxt, 2
     return flag, None, 1

@@ -50,24 +50,24 @@ def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int 
         work = [(i, s) for i, s in enumerate(sniffed) if s.readable]
         total = len(found)
         done = total - len(work)
-        for i, result in _parse_all(work, pool):
-            results[i] = result
+        for index, result in _parse_all(work, pool):
+            results[index] = result
             done += 1
             if progress:
-                progress(done, total, sniffed[i].display)
+                progress(done, total, sniffed[index].display)
     plan = _plan_runs(found, sniffed, results)
     outcomes, frames = [], {name: [] for name in schema.PARSED_TABLES}
-    for i, sn in enumerate(sniffed):
-        result = results.get(i)
-        outcome = _outcome(sn, result, plan.label_of(i) if result is not None else None)
-        outcome.excluded = reasons[i] is not None
+    for index, sn in enumerate(sniffed):
+        result = results.get(index)
+        outcome = _outcome(sn, result, plan.label_of(index) if result is not None else None)
+        outcome.excluded = reasons[index] is not None
         outcomes.append(outcome)
         if result is None:
             continue
         for name, frame in result.tables.items():
             if frame.height:
                 frames[name].append(frame.with_columns(
-                    _run_column(plan, i, frame), pl.lit(sn.display, pl.String).alias("source_file")))
+                    _run_column(plan, index, frame), pl.lit(sn.display, pl.String).alias("source_file")))
     tables = {name: _concat(name, parts) for name, parts in frames.items()}
     tables["kernels"] = _finish_kernels(tables["kernels"], tables["metrics"])
     tables["runs"] = cutshort.mark(plan.runs, _cut_short(plan, results, sniffed))
@@ -85,11 +85,7 @@ def parse_file(path: Path, spec_name: str, variant: str, display: str) -> ParseR
     foresaw: it is reported against the file (type and message; the traceback too with
     ROOFREPORT_DEBUG=1) and the rest of the folder goes on."""
     spec = next(s for s in REGISTRY if s.name == spec_name)
-    # A big file is parsed as it is while a thread checks its bytes (`Document.open`); in the
-    # rare case they need repair, that parse is void and the repaired text is parsed.
-    result, source = _parse_source(spec, path, variant, display, check_later=True)
-    if isinstance(source, Document) and source.needs_repair():
-        result, source = _parse_source(spec, path, variant, display, check_later=False)
+    result, source = _parse_source(spec, path, variant, display)
     repaired = source.warnings if isinstance(source, Document) else []
     result.warnings[:0] = [w for w in repaired if w not in result.warnings]
     if result.error is not None and not result.error.path:
@@ -98,13 +94,12 @@ def parse_file(path: Path, spec_name: str, variant: str, display: str) -> ParseR
     return result
 
 
-def _parse_source(spec, path: Path, variant: str, display: str,
-                  check_later: bool) -> tuple[ParseResult, Document | Path | None]:
+def _parse_source(spec, path: Path, variant: str, display: str) -> tuple[ParseResult, Document | Path | None]:
     """(result, what was parsed: the Document, the path of a binary file, None when the
     file could not be opened); any failure becomes the result's error."""
     source = None
     try:
-        source = path if spec.binary else Document.open(path, display=display, check_later=check_later)
+        source = path if spec.binary else Document.open(path, display=display)
         result = spec.parse(source, variant)
     except RoofreportError as exc:
         result = ParseResult(family=spec.family, variant=variant)
@@ -125,8 +120,8 @@ def _unexpected(family: str, exc: BaseException) -> str:
 
 
 def _parse_one(args: tuple[int, str, str, str, str]) -> tuple[int, ParseResult]:
-    i, path, spec_name, variant, display = args
-    return i, parse_file(Path(path), spec_name, variant, display)
+    index, path, spec_name, variant, display = args
+    return index, parse_file(Path(path), spec_name, variant, display)
 
 
 def _pool(count: int, jobs: int | None):
@@ -179,35 +174,35 @@ def _plan_runs(found: list[tuple[Path, Path]], sniffed: list[Sniffed],
     """Which run every parsed file (or profiler session) belongs to: copies first, then the
     grouping rules of pipeline/runs.py."""
     files, candidates = [], []
-    for i, result in sorted(results.items()):
-        path, root = found[i]
+    for index, result in sorted(results.items()):
+        path, root = found[index]
         rel = _relative(path, root)
         files.append(runs_mod.LogFile(
-            index=i, rel=rel, root=root.name or str(root), family=result.family,
+            index=index, rel=rel, root=root.name or str(root), family=result.family,
             variant=result.variant, tool_version=result.tool_version, hints=result.hints,
             sessions=result.sessions, tables=config.run_tables(path, root)))
         name = identity.read_name(rel.name)
         candidates.append(duplicates.Candidate(
-            index=i, path=path, rel=rel, size=sniffed[i].size, family=result.family,
+            index=index, path=path, rel=rel, size=sniffed[index].size, family=result.family,
             variant=result.variant, name_key=name.key, tables=result.tables,
             richness=_richness(result.hints), job=name.get("job"), process_id=result.hints.process_id))
     originals = duplicates.find(candidates)
-    for f in files:
-        f.duplicate_of = originals.get(f.index)
+    for file in files:
+        file.duplicate_of = originals.get(file.index)
     return runs_mod.plan(files)
 
 
 def _cut_short(plan: runs_mod.Plan, results: dict[int, ParseResult], sniffed: list[Sniffed]) -> dict[str, str]:
     """run -> why its logs stop before the run did (the first such warning: cutshort.py)."""
     found: dict[str, str] = {}
-    for i, result in sorted(results.items()):
+    for index, result in sorted(results.items()):
         for warning in result.warnings:
             if not cutshort.is_cut_short(warning.code, result.family):
                 continue
-            sessions = plan.session_runs.get(i)
-            run = cutshort.run_at_line(sessions, warning.line) if sessions else plan.file_run.get(i)
+            sessions = plan.session_runs.get(index)
+            run = cutshort.run_at_line(sessions, warning.line) if sessions else plan.file_run.get(index)
             if run:
-                found.setdefault(run, cutshort.reason(warning.code, warning.message, sniffed[i].display,
+                found.setdefault(run, cutshort.reason(warning.code, warning.message, sniffed[index].display,
                                                       warning.line))
     return found
 

@@ -38,16 +38,16 @@ def shown(rows: list[dict], keys: list[str]) -> list[list[str]]:
     out = [list(base) for _ in rows]
     texts = [label(row, base) for row in rows]
     by_text: dict[str, list[int]] = {}
-    for i, text in enumerate(texts):
-        by_text.setdefault(text, []).append(i)
+    for index, text in enumerate(texts):
+        by_text.setdefault(text, []).append(index)
     for indices in by_text.values():
         if len(indices) < 2:
             continue
         alike = [rows[i] for i in indices]
         extra = [key for key in keys if key not in base
                  and len({_hashable(value(row, key)) for row in alike}) > 1]
-        for i in indices:
-            out[i] = sorted(base + extra, key=param_order)
+        for index in indices:
+            out[index] = sorted(base + extra, key=param_order)
     return out
 
 
@@ -79,16 +79,16 @@ def unique(labels: list[str], rows: list[dict]) -> list[str]:
     out = list(labels)
     for extra in (_job, _session, _ordinal):
         seen: dict[str, list[int]] = {}
-        for i, text in enumerate(out):
-            seen.setdefault(text, []).append(i)
+        for index, text in enumerate(out):
+            seen.setdefault(text, []).append(index)
         clashes = [indices for indices in seen.values() if len(indices) > 1]
         if not clashes:
             break
         for indices in clashes:
-            for n, i in enumerate(indices, 1):
-                addition = extra(rows[i], n)
+            for number, index in enumerate(indices, 1):
+                addition = extra(rows[index], number)
                 if addition:
-                    out[i] = f"{out[i]}{SEPARATOR}{addition}"
+                    out[index] = f"{out[index]}{SEPARATOR}{addition}"
     return out
 
 
@@ -132,16 +132,16 @@ def lead(row: dict) -> str:
     return str(row.get("tool") or "run")
 
 
-def _job(row: dict, n: int) -> str | None:
+def _job(row: dict, number: int) -> str | None:
     return f"job {row['job']}" if row.get("job") else None
 
 
-def _session(row: dict, n: int) -> str | None:
+def _session(row: dict, number: int) -> str | None:
     return f"session {row['session']}" if row.get("session") else None
 
 
-def _ordinal(row: dict, n: int) -> str:
-    return f"#{n}"
+def _ordinal(row: dict, number: int) -> str:
+    return f"#{number}"
 
 
 def param_order(key: str) -> tuple:

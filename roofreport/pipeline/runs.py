@@ -105,28 +105,28 @@ def plan(files: list[LogFile]) -> Plan:
 
 # -- units and groups --------------------------------------------------------------------------
 
-def _units(f: LogFile) -> list[_Unit]:
-    if len(f.sessions) < 2:
-        hints = _merged(f.sessions[0].hints, f.hints) if f.sessions else f.hints
-        return [_Unit(f, None, hints)]
+def _units(file: LogFile) -> list[_Unit]:
+    if len(file.sessions) < 2:
+        hints = _merged(file.sessions[0].hints, file.hints) if file.sessions else file.hints
+        return [_Unit(file, None, hints)]
     # A session that names no device ran where the file's other sessions did.
-    return [_Unit(f, n, _merged(s.hints, RunHints(device_name=f.hints.device_name, host=f.hints.host)))
-            for n, s in enumerate(f.sessions, 1)]
+    own = RunHints(device_name=file.hints.device_name, host=file.hints.host)
+    return [_Unit(file, n, _merged(s.hints, own)) for n, s in enumerate(file.sessions, 1)]
 
 
 def _groups(files: list[LogFile], units: dict[int, list[_Unit]]) -> list[list[_Unit]]:
     groups: list[list[_Unit]] = []
     named: dict[str, list[_Unit]] = {}
     by_dir: dict[tuple, list[_Unit]] = {}
-    for f in files:
-        for unit in units[f.index]:
-            name = _toml_name(f)
-            if f.duplicate_of is not None or unit.session is not None:
+    for file in files:
+        for unit in units[file.index]:
+            name = _toml_name(file)
+            if file.duplicate_of is not None or unit.session is not None:
                 groups.append([unit])
             elif name is not None:
                 named.setdefault(name, []).append(unit)
             else:
-                by_dir.setdefault((f.root, str(unit.rel_dir)), []).append(unit)
+                by_dir.setdefault((file.root, str(unit.rel_dir)), []).append(unit)
     groups += named.values()
     for members in by_dir.values():
         groups += _directory_runs(members)
@@ -190,9 +190,9 @@ def _kind(unit: _Unit) -> tuple[str, str]:
     return unit.file.family, unit.file.variant
 
 
-def _toml_name(f: LogFile) -> str | None:
+def _toml_name(file: LogFile) -> str | None:
     name = None
-    for table in f.tables:
+    for table in file.tables:
         name = table.name or name
     return name
 
@@ -205,21 +205,21 @@ def _run_ids(groups: list[list[_Unit]], files: list[LogFile]) -> list[str]:
     roofreport.toml gives. Prefixed with the input's name only where two inputs
     would give the same id."""
     logs_in: dict[tuple, int] = {}
-    for f in files:
-        if f.duplicate_of is None:
-            logs_in[(f.root, f.rel.parent)] = logs_in.get((f.root, f.rel.parent), 0) + 1
+    for file in files:
+        if file.duplicate_of is None:
+            logs_in[(file.root, file.rel.parent)] = logs_in.get((file.root, file.rel.parent), 0) + 1
     ids = []
     for members in groups:
         first = members[0]
-        f = first.file
-        whole_dir = len({m.file.index for m in members}) == logs_in.get((f.root, f.rel.parent))
-        says_nothing_more = len(members) > 1 or not _variant_key(first, _dir_facts(f.rel))
+        file = first.file
+        whole_dir = len({m.file.index for m in members}) == logs_in.get((file.root, file.rel.parent))
+        says_nothing_more = len(members) > 1 or not _variant_key(first, _dir_facts(file.rel))
         if first.session is not None:
-            ids.append(f"{f.rel}#{first.session}")
-        elif f.duplicate_of is None and _toml_name(f) is not None:
-            ids.append(_toml_name(f))
-        elif whole_dir and says_nothing_more and str(f.rel.parent) != ".":
-            ids.append(str(f.rel.parent))
+            ids.append(f"{file.rel}#{first.session}")
+        elif file.duplicate_of is None and _toml_name(file) is not None:
+            ids.append(_toml_name(file))
+        elif whole_dir and says_nothing_more and str(file.rel.parent) != ".":
+            ids.append(str(file.rel.parent))
         else:
             ids.append(_common_name(members))
     return _prefixed_where_clashing(ids, [g[0].file.root for g in groups])
@@ -295,9 +295,9 @@ def _identity(run_id: str, members: list[_Unit]) -> dict:
 
 def _unit_facts(unit: _Unit) -> dict[str, dict]:
     """What each source says about one unit."""
-    f, hints = unit.file, unit.hints
+    file, hints = unit.file, unit.hints
     toml: dict = {}
-    for table in f.tables:
+    for table in file.tables:
         toml.update({k: v for k, v in table.facts.items() if v is not None})
     if "gpu" in toml and str(toml["gpu"]).lower() == "cpu":
         toml["gpu"], toml["device_kind"] = None, "cpu"
@@ -309,7 +309,7 @@ def _unit_facts(unit: _Unit) -> dict[str, dict]:
             log[key] = value
     if not hints.command and hints.process:
         log["program"] = PurePosixPath(hints.process).name
-    name, dirs = identity.read_path(f.rel)
+    name, dirs = identity.read_path(file.rel)
     path, folder = dict(name.facts), {}
     for facts in (d.facts for d in dirs):          # nearest folder first; the file name wins
         for key, value in facts.items():
@@ -351,13 +351,13 @@ def _clean_device(name: str) -> str:
     return text
 
 
-def _same_gpu(a: str, b: str) -> bool:
+def _same_gpu(first: str, second: str) -> bool:
     """Two device names that can be one GPU: the same database entry, or one name the other
     cut short (`NVIDIA GeForce RTX` of a raw page, `NVIDIA GeForce RTX 2080 Ti`)."""
-    spec_a, spec_b = hardware.match(a), hardware.match(b)
+    spec_a, spec_b = hardware.match(first), hardware.match(second)
     if spec_a is not None and spec_b is not None:
         return spec_a.key == spec_b.key
-    short_a, short_b = _bare_device(a), _bare_device(b)
+    short_a, short_b = _bare_device(first), _bare_device(second)
     return short_a.startswith(short_b) or short_b.startswith(short_a)
 
 

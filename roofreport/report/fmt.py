@@ -30,12 +30,12 @@ def si(value, unit: str = "", digits: int = 3) -> str:
     return f"{_sig(value, digits)} {unit}".rstrip()
 
 
-def _sig(x: float, digits: int) -> str:
+def _sig(value: float, digits: int) -> str:
     """`digits` significant digits, halves rounded up as people do (1.555 -> 1.56, not 1.55)."""
-    if x == 0:
+    if value == 0:
         return "0"
-    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(x)))))
-    rounded = Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(value)))))
+    rounded = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
     return f"{rounded:.{decimals}f}"
 
 
@@ -71,12 +71,12 @@ def duration(ns) -> str:
     return f"{_sig(ns, 3)} ns"
 
 
-def seconds(s) -> str:
-    if not _known(s):
+def seconds(value) -> str:
+    if not _known(value):
         return MISSING
-    if s >= 120:
-        return f"{s / 60:.1f} min"
-    return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s"
+    if value >= 120:
+        return f"{value / 60:.1f} min"
+    return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
 
 
 def percent(value, digits: int = 1) -> str:

@@ -46,9 +46,9 @@ class RunNames:
         rows = runs.select(present).iter_rows(named=True) if runs.height and "run" in present else []
         self._rows = {r["run"]: r for r in rows}
         self._gpu_by_key: dict[str, str] = {}
-        for r in self._rows.values():
-            if r.get("gpu_model") and r.get("gpu_label"):
-                self._gpu_by_key.setdefault(r["gpu_model"], r["gpu_label"])
+        for named_run in self._rows.values():
+            if named_run.get("gpu_model") and named_run.get("gpu_label"):
+                self._gpu_by_key.setdefault(named_run["gpu_model"], named_run["gpu_label"])
 
     def label(self, run: str | None) -> str:
         """The run's label; a run the table does not know keeps its id (never happens for runs

@@ -53,5 +53,5 @@ def table(cols: list[str | Column], rows: list[list], caption: str | None = None
     return Table(columns=cols, rows=rows, caption=caption, note=note, css=css)
 
 
-def _aligned(c: Cell, numeric: bool) -> Cell:
-    return replace(c, css=f"{c.css} num".strip()) if numeric else c
+def _aligned(given: Cell, numeric: bool) -> Cell:
+    return replace(given, css=f"{given.css} num".strip()) if numeric else given

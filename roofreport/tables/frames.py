@@ -3,10 +3,12 @@
 A trace of a million launches names a few dozen kernels, each name hundreds of bytes long. A
 polars String column read or computed row by row holds a copy per row (the whole input again);
 gathering from the distinct values instead makes every row a 16-byte view into one shared
-buffer. `launch_dims` is the one spelling of a launch's grid and block, `(x, y, z)`. `shared_strings` turns a column into that form; `per_distinct` computes anything that
+buffer. `shared_strings` turns a column into that form; `per_distinct` computes anything that
 depends only on a column's value (a kernel's category, short name, tensor-core look) once per
 distinct value and gathers the results back to the rows.
-"""
+
+`launch_dims` and `printed_dims` are the one spelling of a launch's grid and block, `(x, y, z)`
+(ncu's, which every reader writes), from three numeric columns or from three printed numbers."""
 
 from __future__ import annotations
 
@@ -89,15 +91,22 @@ def _packed(frame: pl.DataFrame, cols: list[str]) -> pl.Series | None:
     return frame.select(key.fill_null(-1).alias("key"))["key"]
 
 
-def _dims(prefix: str) -> pl.Expr:
-    """`(x, y, z)` from three numeric fields, null unless all three are known."""
-    parts = [pl.col(f"{prefix}_{axis}").cast(pl.Int64, strict=False) for axis in "xyz"]
-    return pl.format("({}, {}, {})", *parts)
-
-
 def launch_dims(frame: pl.DataFrame, prefix: str) -> pl.Expr:
-    """A launch's grid or block as text, `(x, y, z)` (ncu's spelling, which every reader
-    writes), from the columns `{prefix}_x`, `_y`, `_z` of `frame`; null unless all three are
-    known. Worked out once per distinct launch shape (a trace has a few dozen)."""
-    dims = per_distinct_ints(frame, [f"{prefix}_{axis}" for axis in "xyz"], _dims(prefix))
+    """A launch's grid or block as text, `(x, y, z)`, from the whole numbers in the columns
+    `{prefix}_x`, `_y`, `_z` of `frame` (null unless all three are known, as in a copy's row,
+    or when `frame` lacks them). Worked out once per distinct launch shape (a trace has a few
+    dozen)."""
+    cols = [f"{prefix}_{axis}" for axis in "xyz"]
+    if not all(col in frame.columns for col in cols):
+        return pl.lit(None, pl.String).alias(prefix)
+    parts = [pl.col(col).cast(pl.Int64, strict=False) for col in cols]
+    dims = per_distinct_ints(frame, cols, pl.format("({}, {}, {})", *parts))
     return (pl.lit(dims) if isinstance(dims, pl.Series) else dims).alias(prefix)
+
+
+def printed_dims(text: pl.Expr) -> pl.Expr:
+    """A launch's grid or block printed as three whole numbers between blanks or commas, with
+    or without parentheses (nvprof's `(4097 1 1)`, nsys's GridXYZ `   1 1568    1`), as
+    `(4097, 1, 1)`; null for anything else (`-`, an empty cell)."""
+    numbers = text.str.strip_chars(" ()").str.replace_all(r"[\s,]+", ", ")
+    return pl.when(numbers.str.contains(r"^\d+, \d+, \d+$")).then(pl.format("({})", numbers))

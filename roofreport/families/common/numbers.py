@@ -18,18 +18,23 @@ _DECIMAL_COMMA_HINT = r"^-?\d{1,3}(?: \d{3})+(?:,\d+)?$|^-?\d+,(?:\d{1,2}|\d{4,}
 _DOT_HINT = r"^-?[\d,]*\d\.\d+$"
 
 
-def detect_decimal_comma(values: pl.Series, counts: pl.Series | None = None) -> bool:
-    """True when the printed values of one file use a decimal comma. With `counts` (how many
-    rows print each value), `values` may be the distinct values only: the same answer, cheaper."""
-    if counts is not None:
-        hints = pl.DataFrame({"s": values.str.strip_chars(), "n": counts.cast(pl.Int64)}).drop_nulls("s")
-        weighed = hints.select(*[(pl.col("s").str.contains(hint) * pl.col("n")).sum().alias(name)
-                                 for name, hint in (("comma", _DECIMAL_COMMA_HINT), ("dot", _DOT_HINT))])
-        return weighed["comma"][0] > weighed["dot"][0]
-    s = values.drop_nulls().str.strip_chars()
-    comma = s.str.contains(_DECIMAL_COMMA_HINT).sum()
-    dot = s.str.contains(_DOT_HINT).sum()
-    return comma > dot
+def decimal_comma(values: pl.Series, counts: pl.Series | None = None) -> bool:
+    """Whether one file prints its numbers with a decimal comma: more of its printed values
+    look so than look like decimal points. The one place that decides it, once per file.
+    `counts` (how many rows print each value) lets `values` be the distinct values only; without
+    them the values are counted here, so each distinct text is looked at once."""
+    if counts is None:
+        counted = values.rename("value").drop_nulls().value_counts(name="count")
+        values, counts = counted["value"], counted["count"]
+    values = values.cast(pl.String)
+    # Every hint of a decimal comma holds a comma or a space: without one the answer is no.
+    if not values.str.contains("[, ]").any():
+        return False
+    hints = pl.DataFrame({"value": values.str.strip_chars(), "count": counts.cast(pl.Int64)})
+    weighed = hints.drop_nulls("value").select(
+        *[(pl.col("value").str.contains(hint) * pl.col("count")).sum().alias(name)
+          for name, hint in (("comma", _DECIMAL_COMMA_HINT), ("dot", _DOT_HINT))])
+    return weighed["comma"][0] > weighed["dot"][0]
 
 
 def parse_number(expr: pl.Expr, decimal_comma: bool = False, instances: bool = False) -> pl.Expr:
@@ -52,14 +57,14 @@ def parse_number(expr: pl.Expr, decimal_comma: bool = False, instances: bool = F
     return pl.when(number.is_finite()).then(number)
 
 
-def _cleaned(s: pl.Expr, decimal_comma: bool, instances: bool = False) -> pl.Expr:
+def _cleaned(text: pl.Expr, decimal_comma: bool, instances: bool = False) -> pl.Expr:
     """Printed number text without the `(!)` marker, `%`, grouping and (`instances`) the list
     of instance values after it, with a decimal point."""
-    s = s.str.replace(r"^\(!\)\s*", "")
+    text = text.str.replace(r"^\(!\)\s*", "")
     if instances:
-        s = s.str.replace(r"\s+\([^()]*\)$", "")
-    s = s.str.strip_suffix("%")
-    s = s.str.replace_all(r"[ \u00a0\u202f']", "")
+        text = text.str.replace(r"\s+\([^()]*\)$", "")
+    text = text.str.strip_suffix("%")
+    text = text.str.replace_all(r"[ \u00a0\u202f']", "")
     if decimal_comma:
-        return s.str.replace_all(r"\.", "").str.replace(",", ".", literal=True)
-    return s.str.replace_all(",", "", literal=True)
+        return text.str.replace_all(r"\.", "").str.replace(",", ".", literal=True)
+    return text.str.replace_all(",", "", literal=True)

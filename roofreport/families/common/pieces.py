@@ -1,10 +1,10 @@
 """The body of a big CSV log read by polars in pieces cut after line breaks.
 
 Reading a 400 MB table with one `pl.read_csv` call leaves the reader's buffers (~0.7x the file)
-with polars' allocator for the rest of the run; pieces of ~16 MB are parsed on all cores just
-as fast and keep the peak near the typed frame itself (`nvprof_fast`, once its header has been
-parsed with the grammar). The nsys gputrace reader gained nothing from it (its peak is later,
-while the tables are built) and reads the file in one call.
+with polars' allocator for the rest of the run; pieces of `tuning.CSV_PIECE_BYTES` are parsed
+on all cores just as fast and keep the peak near the typed frame itself (`nvprof/fast.py`, once
+its header has been parsed with the grammar). The nsys gputrace reader gained nothing from it
+(its peak is later, while the tables are built) and reads the file in one call.
 """
 
 from __future__ import annotations
@@ -14,20 +14,21 @@ from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 
+from roofreport import tuning
 from roofreport.families.common.textio import Document
 
-PIECE_BYTES = 16 << 20
 _PROBE_BYTES = 64 * 1024
 
 
-def read_csv_pieces(doc: Document, start: int, end: int, piece_bytes: int = PIECE_BYTES,
-                    keep: list[str] | None = None, **read_csv: object) -> tuple[pl.DataFrame, int]:
+def read_csv_pieces(doc: Document, start: int, end: int, keep: list[str] | None = None,
+                    **read_csv: object) -> tuple[pl.DataFrame, int]:
     """(rows, lines): the bytes [start, end) of `doc` read by `pl.read_csv(piece, **read_csv)`
-    piece by piece, concatenated into one chunk per column, and how many lines they hold (a
-    last line without a break counts). `keep`: the columns kept of each piece once read (the
-    reader still checked every cell of the others). Raises what `pl.read_csv` raises."""
+    piece by piece (`tuning.CSV_PIECE_BYTES`), concatenated into one chunk per column, and how
+    many lines they hold (a last line without a break counts). `keep`: the columns kept of each
+    piece once read (the reader still checked every cell of the others). Raises what
+    `pl.read_csv` raises."""
     parts, lines = [], 0
-    for data in _read_ahead(doc, spans(doc, start, end, piece_bytes)):
+    for data in _read_ahead(doc, spans(doc, start, end, tuning.CSV_PIECE_BYTES)):
         part = pl.read_csv(data, **read_csv)
         parts.append(part.select(keep) if keep is not None else part)
         lines += line_count(data)
@@ -46,9 +47,9 @@ def _read_ahead(doc: Document, cuts: list[tuple[int, int]]) -> Iterator[bytes]:
     Two pieces are held at a time."""
     with ThreadPoolExecutor(max_workers=1) as reader:
         ahead = reader.submit(doc.byte_ranges, cuts[:1])
-        for i in range(len(cuts)):
+        for index in range(len(cuts)):
             data = ahead.result()[0]
-            ahead = reader.submit(doc.byte_ranges, cuts[i + 1:i + 2])   # [] after the last
+            ahead = reader.submit(doc.byte_ranges, cuts[index + 1:index + 2])   # [] after the last
             yield data
 
 
@@ -59,7 +60,7 @@ def line_count(data: bytes) -> int:
                        schema={"line": pl.String}).select(pl.len()).collect().item()
 
 
-def spans(doc: Document, start: int, end: int, piece_bytes: int = PIECE_BYTES) -> list[tuple[int, int]]:
+def spans(doc: Document, start: int, end: int, piece_bytes: int) -> list[tuple[int, int]]:
     """[start, end) in spans of about `piece_bytes`, each ending after a line break."""
     out = []
     while start < end:

@@ -48,19 +48,16 @@ def warn_rows(result, code: str, what: str, rows: list[tuple[int, int, str]], pa
                     line=rows[limit][0])
 
 
-def warn_unparsed(result, code: str, g: Grammar, rule: str, lines: list[tuple[int, str]],
+def warn_unparsed(result, code: str, syntax: Grammar, rule: str, lines: list[tuple[int, str]],
                   path: str, limit: int = MAX_LINE_WARNINGS) -> None:
     """Lines that should have been `rule` and are not: Lark says where each goes wrong
     (file:line:column, what it expected), for the first `limit` of them."""
     for line_no, text in lines[:limit]:
-        try:
-            g.parse(text, rule, path=path, line=line_no)
-        except ParseError as err:
-            result.warn(code, err.describe(), line=line_no)
-        else:  # the line parses as the rule but was out of place (before its header...)
-            err = ParseError(f"{g.name}: {rule.replace('_', ' ')} out of place", path=path,
-                             line=line_no, column=1, text=text)
-            result.warn(code, err.describe(), line=line_no)
+        # A line that parses as the rule was out of place (before its header...).
+        err = syntax.explain(text, rule, path, line_no, otherwise=ParseError(
+            f"{syntax.name}: {rule.replace('_', ' ')} out of place", path=path,
+            line=line_no, column=1, text=text))
+        result.warn(code, err.describe(), line=line_no)
     if len(lines) > limit:
         result.warn(code, f"{len(lines) - limit} more such lines (first {limit} shown)",
                     line=lines[limit][0])

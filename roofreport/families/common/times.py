@@ -59,9 +59,9 @@ def _strptime(text: pl.Expr, fmt: str) -> pl.Expr:
 
 
 def _every_spelling(text: pl.Expr) -> pl.Expr:
-    s = (text.str.strip_chars().str.replace_all(r"\s+", " ")
+    cleaned = (text.str.strip_chars().str.replace_all(r"\s+", " ")
          .str.replace(_ZONE, " ${1}").str.replace(_OFFSET, ""))
-    epoch = pl.when(s.str.contains(_EPOCH)).then(
-        (s.cast(pl.Float64, strict=False) * 1e6).cast(pl.Int64).cast(DT))
-    tries = [s.str.strptime(DT, fmt, strict=False) for fmt in _FORMATS]
+    epoch = pl.when(cleaned.str.contains(_EPOCH)).then(
+        (cleaned.cast(pl.Float64, strict=False) * 1e6).cast(pl.Int64).cast(DT))
+    tries = [cleaned.str.strptime(DT, fmt, strict=False) for fmt in _FORMATS]
     return pl.coalesce(epoch, *tries)

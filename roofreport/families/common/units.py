@@ -13,6 +13,8 @@ from functools import lru_cache
 
 import polars as pl
 
+from roofreport.tables.frames import per_distinct
+
 _TIME = {  # -> ns
     "second": 1e9, "msecond": 1e6, "usecond": 1e3, "nsecond": 1.0,
     "s": 1e9, "sec": 1e9, "ms": 1e6, "us": 1e3, "µs": 1e3, "ns": 1.0,
@@ -35,17 +37,17 @@ def scale(unit: str | None) -> tuple[str, float]:
     """(base unit, factor) such that value_in_base = printed_value * factor."""
     if unit is None:
         return ("", 1.0)
-    u = unit.strip()
-    if u in _TIME:
-        return (BASE_TIME, _TIME[u])
-    if u in _DECIMAL_BYTES:
-        return (BASE_BYTES, _DECIMAL_BYTES[u])
-    if u in _BINARY_BYTES:
-        return (BASE_BYTES, _BINARY_BYTES[u])
-    if u in _FREQ:
-        return (BASE_FREQ, _FREQ[u])
-    if "/" in u:
-        num, _, den = u.partition("/")
+    spelled = unit.strip()
+    if spelled in _TIME:
+        return (BASE_TIME, _TIME[spelled])
+    if spelled in _DECIMAL_BYTES:
+        return (BASE_BYTES, _DECIMAL_BYTES[spelled])
+    if spelled in _BINARY_BYTES:
+        return (BASE_BYTES, _BINARY_BYTES[spelled])
+    if spelled in _FREQ:
+        return (BASE_FREQ, _FREQ[spelled])
+    if "/" in spelled:
+        num, _, den = spelled.partition("/")
         num_base, num_f = scale(num)
         if den in _TIME or den in ("second", "s"):
             den_f = _TIME.get(den, 1e9) / 1e9  # seconds per printed time unit
@@ -53,15 +55,14 @@ def scale(unit: str | None) -> tuple[str, float]:
             return (f"{base_num}/second", num_f / den_f)
         if num_base:
             return (f"{num_base}/{den}", num_f)
-    return (u, 1.0)
+    return (spelled, 1.0)
 
 
-def factors_for(units: pl.Series) -> pl.DataFrame:
-    """A small (unit, factor, base_unit) table for the distinct units of a column, to join on."""
-    distinct = [u for u in units.unique().to_list()]
-    scaled = [scale(u) for u in distinct]
-    return pl.DataFrame({
-        "unit": distinct,
-        "factor": [f for _, f in scaled],
-        "base_unit": [b for b, _ in scaled],
-    }, schema={"unit": pl.String, "factor": pl.Float64, "base_unit": pl.String})
+def factors(unit: pl.Series) -> pl.Series:
+    """Each row's factor from its printed unit to the base unit (no unit: 1), looked up once
+    per distinct unit: a log prints millions of values in a few dozen units."""
+    def looked_up(distinct: pl.Series) -> pl.DataFrame:
+        return pl.DataFrame({"factor": [scale(name)[1] for name in distinct.to_list()]},
+                            schema={"factor": pl.Float64})
+
+    return per_distinct(unit, looked_up)["factor"].fill_null(1.0).alias("factor")

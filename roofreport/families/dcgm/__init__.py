@@ -30,8 +30,8 @@ _MIN_EXPORTER_SHARE = 0.8
 
 @cache
 def _line_regexes() -> tuple[tuple[str, re.Pattern], ...]:
-    g = grammar.load("dcgm")
-    return tuple((kind, re.compile(g.regex(kind))) for kind in g.alternatives("line"))
+    syntax = grammar.load("dcgm")
+    return tuple((kind, re.compile(syntax.regex(kind))) for kind in syntax.alternatives("line"))
 
 
 @cache
@@ -68,9 +68,9 @@ def sniff(head: Head) -> str | None:
 
 
 def _dmon(lines: list[str]) -> str | None:
-    for i, line in enumerate(lines):
+    for index, line in enumerate(lines):
         if "Entity" in line and classify(line) == "dmon_header_line" \
-                and "dmon_units_line" in [classify(after) for after in lines[i + 1:i + 3]]:
+                and "dmon_units_line" in [classify(after) for after in lines[index + 1:index + 3]]:
             return DMON_LEGACY if line.startswith("# Entity") else DMON
     return None
 
@@ -87,10 +87,10 @@ def _exporter(lines: list[str], kinds: list[str]) -> bool:
 def csv_roles(header: str) -> list[str] | None:
     """The role of each column of a field-value CSV header (`gpu`, `time`, `field`, `value`),
     or None when the header does not name each of them exactly once."""
-    g = grammar.load("dcgm")
+    syntax = grammar.load("dcgm")
     roles = {"CSV_GPU": "gpu", "CSV_TIME": "time", "CSV_FIELD": "field", "CSV_VALUE": "value"}
     try:
-        tokens = g.tokens(header.strip(), "field_csv_header_line")
+        tokens = syntax.tokens(header.strip(), "field_csv_header_line")
     except Exception:  # the line regex let it through, Lark did not: not a header
         return None
     found = [roles[t.type] for t in tokens if t.type in roles]

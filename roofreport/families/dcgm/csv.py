@@ -57,10 +57,10 @@ def _warn_shape(bad: pl.DataFrame, width: int, doc: Document, result: ParseResul
 
 
 def _values(cells: pl.DataFrame, roles: list[str], doc: Document, result: ParseResult) -> pl.DataFrame:
-    g = grammar.load("dcgm")
-    gpu_ok = pl.col("gpu").str.contains(g.regex("csv_gpu_cell"))
-    time_ok = pl.col("time").str.contains(g.regex("csv_time_cell"))
-    value_ok = pl.col("value").str.contains(g.regex("csv_value_cell"))
+    syntax = grammar.load("dcgm")
+    gpu_ok = pl.col("gpu").str.contains(syntax.regex("csv_gpu_cell"))
+    time_ok = pl.col("time").str.contains(syntax.regex("csv_time_cell"))
+    value_ok = pl.col("value").str.contains(syntax.regex("csv_value_cell"))
     checked = cells.with_columns(_gpu_ok=gpu_ok, _time_ok=time_ok, _value_ok=value_ok)
     _warn_cells(checked, roles, doc, result)
     good = checked.filter(pl.col("_gpu_ok") & pl.col("_time_ok"))

@@ -30,7 +30,7 @@ import polars as pl
 
 from roofreport import grammar
 from roofreport.errors import ParseError
-from roofreport.families.common import series
+from roofreport.families.common import headers as headers_once, series
 from roofreport.families.common.textio import Document
 from roofreport.families.dcgm import fields as dcgm_fields
 from roofreport.families.spec import ParseResult
@@ -62,14 +62,14 @@ def layout(header: str) -> Layout:
 
 def read(frame: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
     """Raw samples of every GPU row under a readable header (empty frame when none)."""
-    g = grammar.load("dcgm")
+    syntax = grammar.load("dcgm")
     kind = pl.col("kind")
     frame = frame.with_columns(header_line=pl.when(kind == "dmon_header_line")
                                .then(pl.col("line_no")).forward_fill())
     layouts = _layouts(frame, doc, result)
     _warn_strays(frame, doc, result)
     rows = frame.filter(kind == "dmon_row_line").select("line_no", "text", "header_line",
-                                                        *_entity(pl.col("text"), g))
+                                                        *_entity(pl.col("text"), syntax))
     orphans = rows.filter(pl.col("header_line").is_null())
     if orphans.height:
         result.warn("dcgm.no-header", f"{orphans.height} dmon rows come before any `#Entity` "
@@ -89,20 +89,16 @@ def read(frame: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFram
 
 def _layouts(frame: pl.DataFrame, doc: Document, result: ParseResult) -> dict[str, Layout]:
     """Distinct header text -> its layout; a header Lark refuses is reported, its rows left out."""
-    found: dict[str, Layout] = {}
-    firsts = frame.filter(pl.col("kind") == "dmon_header_line").group_by(
-        "text", maintain_order=True).agg(pl.col("line_no").first())
-    for text, line_no in firsts.iter_rows():
-        try:
-            found[text] = layout(text)
-        except ParseError as exc:
-            result.warn("dcgm.bad-header", f"dmon header unreadable: {exc.message}", line=line_no)
-            continue
-        unknown = [t for t in found[text].titles if dcgm_fields.lookup(t) is None]
+    def refused(exc: ParseError, line_no: int) -> None:
+        result.warn("dcgm.bad-header", f"dmon header unreadable: {exc.message}", line=line_no)
+
+    found = headers_once.read_each(frame.filter(pl.col("kind") == "dmon_header_line"), layout, refused)
+    for _, line_no, columns in found:
+        unknown = [title for title in columns.titles if dcgm_fields.lookup(title) is None]
         if unknown:
             result.warn("dcgm.unknown-field", f"dmon column(s) {', '.join(unknown)} are no DCGM "
                         "field roofreport knows: not read", line=line_no)
-    return found
+    return {text: columns for text, _, columns in found}
 
 
 def _warn_strays(frame: pl.DataFrame, doc: Document, result: ParseResult) -> None:
@@ -112,11 +108,11 @@ def _warn_strays(frame: pl.DataFrame, doc: Document, result: ParseResult) -> Non
                          list(strays.select("line_no", "text").iter_rows()), doc.display)
 
 
-def _entity(text: pl.Expr, g: grammar.Grammar) -> list[pl.Expr]:
+def _entity(text: pl.Expr, syntax: grammar.Grammar) -> list[pl.Expr]:
     """The entity and id a row starts with, from the grammar's `ENTITY` and `ENTITY_ID`: a
     match anchored at the start that stops after them (the whole `dmon_row_line` regex with its
     captures costs ten times more on a long table)."""
-    parts = text.str.extract_groups(f"^[ \\t]*({g.terminal('ENTITY')}) ({g.terminal('ENTITY_ID')})")
+    parts = text.str.extract_groups(f"^[ \\t]*({syntax.terminal('ENTITY')}) ({syntax.terminal('ENTITY_ID')})")
     return [parts.struct.field("1").alias("entity"), parts.struct.field("2").alias("entity_id")]
 
 
@@ -143,11 +139,11 @@ def _read_group(rows: pl.DataFrame, columns: Layout, doc: Document, result: Pars
     number_rx = f"^(?:{grammar.load('dcgm').terminal('DMON_NUMBER')})$"
     targets: dict[str, list[tuple[int, pl.Expr]]] = {}
     checks = []
-    for i, title in enumerate(columns.titles):
+    for index, title in enumerate(columns.titles):
         field = dcgm_fields.lookup(title)
         if field is None or field.column is None:
             continue
-        cell = pl.col(f"_c{i}")
+        cell = pl.col(f"_c{index}")
         missing = cell.is_null() | cell.is_in(["", "N/A"])
         priority = dcgm_fields.FIELDS.index(field)
         if field.column == "gpu_name":
@@ -159,61 +155,61 @@ def _read_group(rows: pl.DataFrame, columns: Layout, doc: Document, result: Pars
             targets.setdefault("pstate", []).append((priority, pl.format("P{}", value.cast(pl.Int64))))
         elif not field.column.startswith("_"):
             targets.setdefault(field.column, []).append((priority, value))
-        checks.append((i, title, (number.is_null() & ~missing)))
+        checks.append((index, title, (number.is_null() & ~missing)))
     exprs = [pl.coalesce([e for _, e in sorted(found, key=lambda p: p[0])]).alias(column)
              for column, found in targets.items()]
     out = cells.select(pl.col("line_no").alias("source_line"), "gpu_index", *exprs,
                        *[bad.alias(f"_bad{i}") for i, _, bad in checks])
-    for i, title, _ in checks:
-        _warn_bad_values(out, cells, i, title, doc, result)
+    for index, title, _ in checks:
+        _warn_bad_values(out, cells, index, title, doc, result)
     return out.drop([c for c in out.columns if c.startswith("_bad")])
 
 
-def _cell(columns: Layout, i: int) -> pl.Expr:
-    """Cell `i` of each row, stripped (null where the row is too short to have it)."""
+def _cell(columns: Layout, index: int) -> pl.Expr:
+    """Cell `index` of each row, stripped (null where the row is too short to have it)."""
     text, cells_at = pl.col("text"), pl.col("_cells_at")
-    last = i == len(columns.titles) - 1
+    last = index == len(columns.titles) - 1
     if columns.right_aligned:
         # `    GPU 0`: the entity column is as wide as `# Entity`, its id printed after it.
         shift = (cells_at - columns.entity_width).clip(lower_bound=0)
-        start = cells_at if i == 0 else shift + columns.ends[i - 1]
-        length = None if last else shift + columns.ends[i] - start
+        start = cells_at if index == 0 else shift + columns.ends[index - 1]
+        length = None if last else shift + columns.ends[index] - start
         sliced = text.str.slice(start, length)
-        return pl.coalesce(_word(columns, i), sliced).str.strip_chars()
+        return pl.coalesce(_word(columns, index), sliced).str.strip_chars()
     shift = (cells_at - columns.starts[0]).clip(lower_bound=0)
-    length = None if last else columns.starts[i + 1] - columns.starts[i]
-    return text.str.slice(shift + columns.starts[i], length).str.strip_chars()
+    length = None if last else columns.starts[index + 1] - columns.starts[index]
+    return text.str.slice(shift + columns.starts[index], length).str.strip_chars()
 
 
-def _word(columns: Layout, i: int) -> pl.Expr:
-    """DCGM <= 2.3: cell `i` as the whitespace-separated words of the row read it, when they can
+def _word(columns: Layout, index: int) -> pl.Expr:
+    """DCGM <= 2.3: cell `index` as the whitespace-separated words of the row read it, when they can
     (as many words as titles; or more, all the extra ones in the one column holding a name,
     `Tesla K80`): else null, and the caller slices by position."""
     words = pl.col("text").str.slice(pl.col("_cells_at")).str.extract_all(r"\S+")
     count, titles = words.list.len(), len(columns.titles)
-    exact = pl.when(count == titles).then(words.list.get(i, null_on_oob=True))
+    exact = pl.when(count == titles).then(words.list.get(index, null_on_oob=True))
     names = [k for k, t in enumerate(columns.titles)
-             if (f := dcgm_fields.lookup(t)) is not None and f.column == "gpu_name"]
+             if (field := dcgm_fields.lookup(t)) is not None and field.column == "gpu_name"]
     if len(names) != 1:
         return exact
     extra = count - titles
-    if i < names[0]:
-        spaced = words.list.get(i, null_on_oob=True)
-    elif i == names[0]:
-        spaced = words.list.slice(i, extra + 1).list.join(" ")
+    if index < names[0]:
+        spaced = words.list.get(index, null_on_oob=True)
+    elif index == names[0]:
+        spaced = words.list.slice(index, extra + 1).list.join(" ")
     else:
-        spaced = words.list.get(extra + i, null_on_oob=True)
+        spaced = words.list.get(extra + index, null_on_oob=True)
     return pl.coalesce(exact, pl.when(count > titles).then(spaced))
 
 
-def _warn_bad_values(out: pl.DataFrame, cells: pl.DataFrame, i: int, title: str, doc: Document,
+def _warn_bad_values(out: pl.DataFrame, cells: pl.DataFrame, index: int, title: str, doc: Document,
                      result: ParseResult) -> None:
-    bad = out.filter(pl.col(f"_bad{i}"))
+    bad = out.filter(pl.col(f"_bad{index}"))
     if not bad.height:
         return
     first = bad["source_line"][0]
     text, value, cells_at = cells.filter(pl.col("line_no") == first).select(
-        "text", f"_c{i}", "_cells_at").row(0)
+        "text", f"_c{index}", "_cells_at").row(0)
     column = text.find(value, cells_at) + 1 if value else cells_at + 1
     err = ParseError(f"dcgmi dmon: {bad.height} value(s) of {title} are neither a number nor N/A "
                      "(first here); they are null", path=doc.display, line=first, column=column, text=text)

@@ -33,11 +33,11 @@ _EXPORTER_KINDS = ("exporter_comment_line", "exporter_sample_line", "blank_line"
 
 
 def read(frame: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
-    g = grammar.load("dcgm")
+    syntax = grammar.load("dcgm")
     strays = frame.filter(~pl.col("kind").is_in(_EXPORTER_KINDS)).select("line_no", "text")
-    series.warn_unparsed(result, "dcgm.bad-row", g, "exporter_sample_line", list(strays.iter_rows()),
+    series.warn_unparsed(result, "dcgm.bad-row", syntax, "exporter_sample_line", list(strays.iter_rows()),
                          doc.display)
-    lines = _parts(frame.filter(pl.col("kind") == "exporter_sample_line"), g)
+    lines = _parts(frame.filter(pl.col("kind") == "exporter_sample_line"), syntax)
     lines = lines.filter(pl.col("metric_name").str.starts_with("DCGM_FI_"))
     if not lines.height:
         return pl.DataFrame()
@@ -49,12 +49,12 @@ def read(frame: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFram
     return _wide(lines, result)
 
 
-def _parts(lines: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
+def _parts(lines: pl.DataFrame, syntax: grammar.Grammar) -> pl.DataFrame:
     """The pieces of `exporter_sample_line`, each taken with its grammar terminal from the end
     it sits at (the whole rule's regex with its captures costs several times more): the loop's
     time and the metric from the start, the labels between the braces, the value and
     Prometheus's time from the end."""
-    term = g.terminal
+    term = syntax.terminal
     head = pl.col("text").str.extract_groups(f"^(?:({term('SCRAPE_TIME')})[ \\t]+)?({term('METRIC_NAME')})")
     tail = pl.col("text").str.extract_groups(
         f"[ \\t}}]({term('METRIC_VALUE')})(?:[ \\t]+({term('SAMPLE_MS')}))?[ \\t]*$")
@@ -111,10 +111,10 @@ def _whole_gpus(lines: pl.DataFrame, result: ParseResult) -> pl.DataFrame:
 
 def _times(lines: pl.DataFrame, frame: pl.DataFrame) -> pl.DataFrame:
     """The scrape each line belongs to, and its time."""
-    g = grammar.load("dcgm")
+    syntax = grammar.load("dcgm")
     dates = frame.filter(pl.col("kind") == "date_line").select(
         pl.col("line_no").alias("_date_line"),
-        parse_datetime(g.extract(pl.col("text"), "date_line")[0]).alias("_date"))
+        parse_datetime(syntax.extract(pl.col("text"), "date_line")[0]).alias("_date"))
     lines = lines.sort("line_no").join_asof(dates, left_on="line_no", right_on="_date_line",
                                             strategy="backward")
     own = pl.col("sample_ms").cast(pl.Int64, strict=False) * 1000

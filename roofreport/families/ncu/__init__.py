@@ -1,9 +1,9 @@
 """Nsight Compute (ncu / nv-nsight-cu-cli) logs: which kind of ncu output a file is, and the
 specs that read each kind.
 
-Kinds: CSV exports (details page in every header layout, raw page) read by `ncu_csv.py`; text
+Kinds: CSV exports (details page in every header layout, raw page) read by `csv.py`; text
 pages (details in the 2019-2022 "wide" and 2023+ "table" layouts, raw page, per-kernel and
-per-gpu summaries, runs that profiled nothing) read by `ncu_text.py`; binary reports
+per-gpu summaries, runs that profiled nothing) read by `text.py`; binary reports
 (`.ncu-rep`, `.nsight-cuprof-report`) read by `rep.py` through NVIDIA's `ncu_report`
 module when the optional extra `roofreport[ncu-rep]` installed it. Sniffing looks only at the
 bounded head and uses the grammar's own line rules (`grammars/ncu.lark`).
@@ -30,8 +30,8 @@ _TEXT_MARKERS = ("==PROF==", "==ERROR==", "==WARNING==", "    Section: ", ", Con
 
 @lru_cache(maxsize=1)
 def _header_start() -> re.Pattern:
-    g = grammar.load("ncu")
-    return re.compile(g.terminal("HEADER_FIRST") + ",")
+    syntax = grammar.load("ncu")
+    return re.compile(syntax.terminal("HEADER_FIRST") + ",")
 
 
 # -- CSV -------------------------------------------------------------------------------------
@@ -58,9 +58,9 @@ def sniff_text(head: Head) -> str | None:
         return None
     from roofreport.families.ncu import status as ncu_status  # (a file with an ncu marker)
 
-    g = grammar.load("ncu")
+    syntax = grammar.load("ncu")
     lines = pl.DataFrame({"text": head.lines}, schema={"text": pl.String})
-    lines = lines.with_columns(kind=g.classify(pl.col("text"), "line"))
+    lines = lines.with_columns(kind=syntax.classify(pl.col("text"), "line"))
     kinds = set(lines["kind"].unique().to_list())
     # Without results, ncu's own status messages must open a line: quoted in a table or a
     # note (a manifest, a README), they are someone writing about ncu.
@@ -68,13 +68,13 @@ def sniff_text(head: Head) -> str | None:
     own_status = status["text"].str.contains(ncu_status.NCU_ONLY.pattern).any()
     if not ({"kernel_line", "section_line"} & kinds or own_status):
         return None
-    return _text_variant(lines, kinds, g, head)
+    return _text_variant(lines, kinds, syntax, head)
 
 
-def _text_variant(lines: pl.DataFrame, kinds: set[str], g: grammar.Grammar, head: Head) -> str:
+def _text_variant(lines: pl.DataFrame, kinds: set[str], syntax: grammar.Grammar, head: Head) -> str:
     from roofreport.families.ncu import text as ncu_text
 
-    heads = ncu_text.kernel_fields(lines.filter(pl.col("kind") == "kernel_line"), g)
+    heads = ncu_text.kernel_fields(lines.filter(pl.col("kind") == "kernel_line"), syntax)
     if heads["block_size"].is_not_null().any():
         return "text summary per-gpu" if "device_line" in kinds else "text summary per-kernel"
     if heads["invocations"].is_not_null().any():

@@ -1,6 +1,6 @@
 """Nsight Compute CSV exports: the details page (`--csv`, one metric per row, 6 to 21 columns)
 and the raw page (`--page raw --csv`, one launch per row, every metric a column, units in the
-second row). This module finds the header and reads the records; `ncu_csv_tables.py` says what
+second row). This module finds the header and reads the records; `csv_tables.py` says what
 the columns mean and fills the tables.
 
 A details page of 400 MB is a million rows repeating a launch's columns on every metric, so the
@@ -44,12 +44,7 @@ from roofreport.families.spec import ParseResult
 
 FAMILY = "ncu"
 
-# Lark explains short lines with the tokens it expected; longer ones (Earley is super-linear)
-# get the column where the grammar's CSV fields stop.
-ROW_LARK_MAX = 4096
-HEADER_LARK_MAX = 60_000
-
-# Kept as text by the line scan for `ncu_status.tool_version`: it reports the first line its
+# Kept as text by the line scan for `status.tool_version`: it reports the first line its
 # `tool_version_hint` rule matches (`[Nn]sight[- ]?[Cc]ompute/2024.3...`), which holds this
 # literal; a literal test costs a third of the case-blind regex over a 400 MB file.
 _VERSION_LINE = "sight"
@@ -61,22 +56,22 @@ __all__ = ["header_names_quick", "parse_csv", "variant_for"]
 
 def header_names_quick(line: str) -> list[str]:
     """Column names of a header line, for sniffing (the grammar's CSV_NAME terminal)."""
-    g = grammar.load("ncu")
-    return [name[1:-1] for name in re.findall(g.terminal("CSV_NAME"), line)]
+    syntax = grammar.load("ncu")
+    return [name[1:-1] for name in re.findall(syntax.terminal("CSV_NAME"), line)]
 
 
 @lru_cache(maxsize=64)
 def header_names(text: str, path: str = "", line: int | None = None) -> tuple[str, ...]:
     """Column names of a header line, parsed by Lark (once per distinct header). Lark's Earley
-    parser is super-linear, so a header longer than any real one (raw pages reach ~40 KB) is
+    parser is super-linear, so a header longer than it parses (raw pages reach ~40 KB) is
     checked with the rule's compiled regex instead."""
-    g = grammar.load("ncu")
-    if len(text) > HEADER_LARK_MAX:
-        if not re.match(g.regex("csv_header_line"), text):
+    syntax = grammar.load("ncu")
+    if len(text) > grammar.MAX_LARK_CHARS:
+        if not re.match(syntax.regex("csv_header_line"), text):
             raise ParseError("ncu CSV: header line is not a list of quoted column names",
                              path=path, line=line, column=_csv_prefix_end(text) + 1, text=text)
         return tuple(header_names_quick(text))
-    tree = g.parse(text, "csv_header_line", path=path, line=line)
+    tree = syntax.parse(text, "csv_header_line", path=path, line=line)
     tokens = tree.scan_values(lambda v: getattr(v, "type", "") in ("HEADER_FIRST", "CSV_NAME"))
     return tuple(str(t)[1:-1] for t in tokens)
 
@@ -88,14 +83,14 @@ def _csv_prefix_end(text: str) -> int:
     return match.end() if match else 0
 
 
-def _header_start(g: grammar.Grammar) -> str:
-    return "^" + g.terminal("HEADER_FIRST") + ","
+def _header_start(syntax: grammar.Grammar) -> str:
+    return "^" + syntax.terminal("HEADER_FIRST") + ","
 
 
-def _find_header(lines: ScannedLines, g: grammar.Grammar) -> tuple[int, tuple[str, ...]] | None:
+def _find_header(lines: ScannedLines, syntax: grammar.Grammar) -> tuple[int, tuple[str, ...]] | None:
     """The first header line, or None; a line that starts like one but breaks is an error.
     Only quoted lines can be the header."""
-    found = lines.kept.filter(pl.col("quoted") & pl.col("text").str.contains(_header_start(g)))
+    found = lines.kept.filter(pl.col("quoted") & pl.col("text").str.contains(_header_start(syntax)))
     if not found.height:
         return None
     line_no, text = found.select("line_no", "text").row(0)
@@ -115,9 +110,9 @@ class ScannedLines:
     lengths: pl.Series
 
     @classmethod
-    def scan(cls, doc: Document, g: grammar.Grammar) -> ScannedLines:
+    def scan(cls, doc: Document, syntax: grammar.Grammar) -> ScannedLines:
         text = pl.col("text")
-        keep = (~text.str.starts_with('"') | text.str.contains(_header_start(g))
+        keep = (~text.str.starts_with('"') | text.str.contains(_header_start(syntax))
                 | text.str.contains(_VERSION_LINE, literal=True))
         frame = doc.scan_lines().select(
             "line_no", text.str.len_bytes().alias("length"), pl.when(keep).then(text).alias("text"),
@@ -134,9 +129,10 @@ class ScannedLines:
     def count(self) -> int:
         return self.lengths.len()
 
-    def plain(self, g: grammar.Grammar) -> pl.DataFrame:
+    def plain(self, syntax: grammar.Grammar) -> pl.DataFrame:
         """The lines that are not quoted, classified by the grammar's `csv_line` rules."""
-        return self.kept.filter(~pl.col("quoted")).with_columns(kind=g.classify(pl.col("text"), "csv_line"))
+        return self.kept.filter(~pl.col("quoted")).with_columns(
+            kind=syntax.classify(pl.col("text"), "csv_line"))
 
     def texts(self, line_nos: list[int]) -> list[str]:
         """The text of the given lines (1-based)."""
@@ -161,16 +157,16 @@ class ScannedLines:
 
 def parse_csv(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
-    g = grammar.load("ncu")
-    lines = ScannedLines.scan(doc, g)
+    syntax = grammar.load("ncu")
+    lines = ScannedLines.scan(doc, syntax)
     # Lines that are not quoted are few (status lines, program output):
     # the grammar classifies them.
-    plain = lines.plain(g)
+    plain = lines.plain(syntax)
     try:
-        header = _find_header(lines, g)
+        header = _find_header(lines, syntax)
     except ParseError as exc:
         result.error, header = exc, None
-    has_results = header is not None and _read_body(lines, plain, header, g, result)
+    has_results = header is not None and _read_body(lines, plain, header, syntax, result)
     ncu_status.report(plain, result, has_results=has_results)
     result.tool_version = ncu_status.tool_version(lines.kept)
     if not has_results and result.error is None:
@@ -180,13 +176,13 @@ def parse_csv(doc: Document, variant: str) -> ParseResult:
 
 
 def _read_body(lines: ScannedLines, plain: pl.DataFrame, header: tuple[int, tuple[str, ...]],
-               g: grammar.Grammar, result: ParseResult) -> bool:
+               syntax: grammar.Grammar, result: ParseResult) -> bool:
     line_no, names = header
     result.variant = variant_for(names)
     _program_output(plain.filter(pl.col("line_no") > line_no), result)
     roles = roles_of(names)
     try:
-        table = _records(lines, line_no, len(names), row_columns(roles), g, result)
+        table = _records(lines, line_no, len(names), row_columns(roles), syntax, result)
     except ParseError as exc:
         result.error = exc
         return False
@@ -196,7 +192,7 @@ def _read_body(lines: ScannedLines, plain: pl.DataFrame, header: tuple[int, tupl
 
 # -- records ---------------------------------------------------------------------------------
 
-def _records(lines: ScannedLines, header_line: int, ncols: int, columns: list[int], g: grammar.Grammar,
+def _records(lines: ScannedLines, header_line: int, ncols: int, columns: list[int], syntax: grammar.Grammar,
              result: ParseResult) -> pl.DataFrame:
     """The CSV records after the header: positional columns `c<i>` for the given `columns`
     (Categorical) and `line_no`."""
@@ -208,7 +204,7 @@ def _records(lines: ScannedLines, header_line: int, ncols: int, columns: list[in
         pass
     after = lines.doc.lines().filter(pl.col("line_no") > header_line) \
         .with_columns(quoted=pl.col("text").str.starts_with('"'))
-    table = _records_line_by_line(after, ncols, g, lines.doc, result)
+    table = _records_line_by_line(after, ncols, syntax, lines.doc, result)
     return table.select(*[pl.col(f"c{i}").cast(pl.Categorical) for i in columns], "line_no")
 
 
@@ -246,13 +242,14 @@ def _read_block(data: bytes, ncols: int) -> pl.DataFrame:
     return pl.read_csv(data, **_csv_options(ncols))
 
 
-def _records_line_by_line(after: pl.DataFrame, ncols: int, g: grammar.Grammar, doc: Document,
+def _records_line_by_line(after: pl.DataFrame, ncols: int, syntax: grammar.Grammar, doc: Document,
                           result: ParseResult) -> pl.DataFrame:
     """The slow path: each quoted line checked by the grammar, broken ones explained (the
     file's last one fails the file, after the rows before it), the others read."""
     quoted = after.filter(pl.col("quoted"))
-    ok = quoted.filter(pl.col("text").str.contains(g.regex("csv_record_line")))
-    _broken(quoted.filter(~pl.col("text").str.contains(g.regex("csv_record_line"))), after, g, doc, result)
+    ok = quoted.filter(pl.col("text").str.contains(syntax.regex("csv_record_line")))
+    broken = quoted.filter(~pl.col("text").str.contains(syntax.regex("csv_record_line")))
+    _broken(broken, after, syntax, doc, result)
     if not ok.height:
         return pl.DataFrame(schema={**{f"c{i}": pl.String for i in range(ncols)}, "line_no": pl.Int64})
     data = ok.select(pl.col("text").str.join("\n")).item().encode("utf-8")
@@ -264,28 +261,24 @@ def _records_line_by_line(after: pl.DataFrame, ncols: int, g: grammar.Grammar, d
     return table.with_columns(line_no=ok["line_no"])
 
 
-def _broken(broken: pl.DataFrame, after: pl.DataFrame, g: grammar.Grammar, doc: Document,
+def _broken(broken: pl.DataFrame, after: pl.DataFrame, syntax: grammar.Grammar, doc: Document,
             result: ParseResult) -> None:
     if not broken.height:
         return
     last_line = after.filter(pl.col("text").str.strip_chars() != "")["line_no"].max()
     for line_no, text in broken.select("line_no", "text").head(20).iter_rows():
-        error = _explain(g, text, doc.display, line_no)
+        error = _explain(syntax, text, doc.display, line_no)
         if line_no == last_line:
             result.error = error
         else:
             result.warn("ncu.unreadable-row", error.describe(), line=line_no)
 
 
-def _explain(g: grammar.Grammar, text: str, path: str, line_no: int) -> ParseError:
-    if len(text) <= ROW_LARK_MAX:
-        try:
-            g.parse(text, "csv_record_line", path=path, line=line_no)
-        except ParseError as exc:
-            return exc
-    return ParseError("ncu CSV: broken record (a quoted field is not closed or is followed by "
-                      "other than a comma)", path=path, line=line_no,
-                      column=_csv_prefix_end(text) + 1, text=text)
+def _explain(syntax: grammar.Grammar, text: str, path: str, line_no: int) -> ParseError:
+    """Lark's account of a broken record, or (a long line) where its quoted fields stop."""
+    return syntax.explain(text, "csv_record_line", path, line_no, otherwise=ParseError(
+        "ncu CSV: broken record (a quoted field is not closed or is followed by other than a "
+        "comma)", path=path, line=line_no, column=_csv_prefix_end(text) + 1, text=text))
 
 
 def _program_output(plain_after: pl.DataFrame, result: ParseResult) -> None:

@@ -3,7 +3,7 @@ means (`COLUMNS`, data: a new ncu layout is a new row there, not a new branch), 
 become `kernels` (one per launch) and `metrics` (long form, values in base units).
 
 The rows arrive in positional columns `c0..cN` (Categorical: a million metric rows repeat a few
-hundred names) with their `line_no`, read by `ncu_csv.py`; on a details page only the columns
+hundred names) with their `line_no`, read by `csv.py`; on a details page only the columns
 every row needs (`row_columns`), a launch's own columns being read from its first row
 (`LineSource.records`). Nothing here looks at raw text. Anything that depends only on a value (a
 launch ID's number, a unit's factor, a printed number) is computed once per distinct value.
@@ -68,9 +68,9 @@ def roles_of(names: tuple[str, ...]) -> Roles:
     nvtx = re.compile(grammar.load("ncu").regex("nvtx_column"))
     raw = is_raw(names)
     out = []
-    for i, name in enumerate(names):
+    for index, name in enumerate(names):
         role = COLUMNS.get(name) or ("nvtx" if nvtx.match(name) else "counter" if raw else "unknown")
-        out.append((f"c{i}", name, role))
+        out.append((f"c{index}", name, role))
     return out
 
 
@@ -186,8 +186,8 @@ def _id_numbers(ids: pl.Series) -> pl.DataFrame:
 
 def _nvtx_region(columns: list[str]) -> pl.Expr:
     """NVTX cells list `"id:domain:name:type:value"` items: the range names, joined by `/`."""
-    g = grammar.load("ncu")
-    rx = g.regex("nvtx_range_item", anchored=False)
+    syntax = grammar.load("ncu")
+    rx = syntax.regex("nvtx_range_item", anchored=False)
     name_group = 1 + list(re.compile(rx).groupindex).index("nvtx_range")
     names = [pl.col(c).cast(pl.String).fill_null("").str.extract_all(rx).list.eval(
         pl.element().str.extract(rx, name_group)) for c in columns]
@@ -215,7 +215,7 @@ def _detail_metrics(rows: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
                        _sections(rows).alias("section"), "metric",
                        pl.when(unit != "").then(unit).alias("unit"), "value_text")
     long = long.join(_kernel_names(kernels), on="launch_id", how="left", maintain_order="left")
-    return _with_values(long, _unit_factors(long["unit"]))
+    return _with_values(long, units.factors(long["unit"]))
 
 
 def _kernel_names(kernels: pl.DataFrame) -> pl.DataFrame:
@@ -244,26 +244,11 @@ def _with_values(long: pl.DataFrame, factor: pl.Series, decimal_comma: bool | No
     (cheaper than shared)."""
     texts = long["value_text"]
     if decimal_comma is None:
-        decimal_comma = _decimal_comma(texts)
+        decimal_comma = numbers.decimal_comma(texts)
     number = frames.per_distinct(texts, lambda distinct: pl.DataFrame({"n": distinct}).select(
         numbers.parse_number(pl.col("n"), decimal_comma)))["n"]
     return long.with_columns(value=number * factor, value_text=texts.cast(pl.String),
                              stat=pl.lit(None, pl.String))
-
-
-def _unit_factors(unit: pl.Series) -> pl.Series:
-    """Each row's factor to base units, once per distinct unit (no unit: 1)."""
-    return frames.per_distinct(unit, _factors)["factor"].fill_null(1.0)
-
-
-def _decimal_comma(values: pl.Series) -> bool:
-    counts = values.drop_nulls().value_counts(name="count")
-    return numbers.detect_decimal_comma(counts[values.name].cast(pl.String), counts["count"])
-
-
-def _factors(unit_names: pl.Series) -> pl.DataFrame:
-    return pl.DataFrame({"factor": [units.scale(u)[1] for u in unit_names.to_list()]},
-                        schema={"factor": pl.Float64})
 
 
 def _warn_unknown(roles: Roles, result: ParseResult) -> None:
@@ -299,7 +284,7 @@ def read_raw(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: Line
     metrics = _raw_metrics(launches.with_columns(launch_id=frame["launch_id"]), roles, unit_rows, kernels,
                            decimal_comma)
     result.add("metrics", metrics)
-    # Only the name's rows, as strings (ncu_status reads the metrics table as printed).
+    # Only the name's rows, as strings (`status.py` reads the metrics table as printed).
     named = metrics.filter(pl.col("metric") == "device__attribute_display_name")
     named = named.with_columns(pl.col(pl.Categorical).cast(pl.String))
     result.hints.device_name = ncu_status.device_name(named)
@@ -322,18 +307,19 @@ def _raw_metrics(launches: pl.DataFrame, roles: Roles, unit_rows: pl.DataFrame,
     row, col = cell // len(cols), cell % len(cols)
     long = pl.concat([per_launch[row], mapping[col], values.to_frame()], how="horizontal")
     long = long.with_columns(section=pl.lit(None, pl.String))
-    return _with_values(long, _unit_factors(mapping["unit"]).gather(col), decimal_comma)
+    return _with_values(long, units.factors(mapping["unit"]).gather(col), decimal_comma)
 
 
 def _row_major(launches: pl.DataFrame, cols: list[str]) -> tuple[pl.Series, pl.Series]:
     """(cell, value_text) of the non-empty cells of `cols`, launch by launch: cell numbers
     count row-major (`row * len(cols) + col`). The columns are laid one after the other and
     gathered, cheaper than an unpivot and a sort or an exploded list."""
-    n, k = launches.height, len(cols)
-    if not k:
+    launch_count, column_count = launches.height, len(cols)
+    if not column_count:
         return pl.Series("cell", [], pl.Int64), pl.Series("value_text", [], pl.Categorical)
-    cell = pl.int_range(n * k, dtype=pl.Int64, eager=True).alias("cell")
-    values = pl.concat([launches[c] for c in cols], rechunk=False).gather(cell % k * n + cell // k)
+    cell = pl.int_range(launch_count * column_count, dtype=pl.Int64, eager=True).alias("cell")
+    values = pl.concat([launches[c] for c in cols], rechunk=False).gather(
+        cell % column_count * launch_count + cell // column_count)
     keep = values.is_not_null() & (values != "")
     if not keep.all():
         cell, values = cell.filter(keep), values.filter(keep)

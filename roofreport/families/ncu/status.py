@@ -76,17 +76,17 @@ def _first_refusal(status: pl.DataFrame) -> tuple[int, str, str] | None:
 
 def _available(lines: pl.DataFrame) -> str:
     """`Available Kernels:` list printed after a filter matched nothing, as message text."""
-    g = grammar.load("ncu")
-    items = lines.filter(pl.col("text").str.contains(g.regex("available_kernel_line"))
-                         & (pl.col("line_no") > _title_line(lines, g)))
+    syntax = grammar.load("ncu")
+    items = lines.filter(pl.col("text").str.contains(syntax.regex("available_kernel_line"))
+                         & (pl.col("line_no") > _title_line(lines, syntax)))
     if not items.height:
         return ""
-    names = items.select(g.extract(pl.col("text"), "available_kernel_line"))["kernel_name"]
+    names = items.select(syntax.extract(pl.col("text"), "available_kernel_line"))["kernel_name"]
     return f" Available kernels: {', '.join(names.head(50).to_list())}"
 
 
-def _title_line(lines: pl.DataFrame, g: grammar.Grammar) -> int:
-    title = lines.filter(pl.col("text").str.contains(g.regex("available_title_line")))
+def _title_line(lines: pl.DataFrame, syntax: grammar.Grammar) -> int:
+    title = lines.filter(pl.col("text").str.contains(syntax.regex("available_title_line")))
     return title["line_no"][0] if title.height else 1 << 62
 
 
@@ -99,11 +99,11 @@ def protobuf_warnings(lines: pl.DataFrame, result: ParseResult) -> None:
 
 def tool_version(lines: pl.DataFrame) -> str | None:
     """The ncu version where an installation path shows it (rule tracebacks, report paths)."""
-    g = grammar.load("ncu")
+    syntax = grammar.load("ncu")
     candidates = lines.filter(pl.col("text").str.contains("(?i)nsight.?compute"))
     if not candidates.height:
         return None
-    found = candidates.select(g.extract(pl.col("text"), "tool_version_hint")).drop_nulls()
+    found = candidates.select(syntax.extract(pl.col("text"), "tool_version_hint")).drop_nulls()
     return found["tool_version"][0] if found.height else None
 
 

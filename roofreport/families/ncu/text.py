@@ -4,7 +4,7 @@ layouts), the raw page (`--page raw`), and summaries (`--print-summary per-kerne
 The syntax lives in `grammars/ncu.lark`. Parsing is vectorised and reads the file a block of
 whole lines at a time, so a big log is never held whole:
 
-* every line gets its kind from the grammar's line rules (`ncu_text_lines.py`);
+* every line gets its kind from the grammar's line rules (`text_lines.py`);
 * the context (process, device, kernel header, section, chart table name, table rule) is
   carried forward with polars window operations over the lines that are not rows, starting
   from what the block before left (`Carry`); each row takes the context of the last such line
@@ -12,7 +12,7 @@ whole lines at a time, so a big log is never held whole:
   row-shaped line outside an open table (the title of a `--print-details all` chart) is no
   row. A process's results run from its `[pid] app@host` line to ncu's next progress line
   (`==PROF==`); its warnings and errors may sit among them;
-* rows are cut at the columns of their table's dash rule (`ncu_text_rows.py`).
+* rows are cut at the columns of their table's dash rule (`text_rows.py`).
 
 Repeated texts (kernel names, sections, metric names, units, and the values of blocks whose
 lines repeat) are kept as codes into one per-log set of categories (`Blocks.texts`) until the
@@ -38,6 +38,7 @@ import polars as pl
 
 from roofreport import grammar
 from roofreport.errors import ParseError
+from roofreport.families.common import context
 from roofreport.families.common.textio import Document
 from roofreport.families.ncu import csv as ncu_csv, status as ncu_status, text_rows as ncu_text_rows
 from roofreport.families.ncu.text_lines import (
@@ -55,7 +56,7 @@ from roofreport.families.spec import ParseResult
 FAMILY = "ncu"
 _RULES = ("table_rule_line", "raw_rule_line")
 _OPENS_KERNEL = ("kernel_line", "device_line", "process_line")
-_NSIGHT = ["nsight", "Nsight"]   # lines naming an Nsight Compute path: ncu_status reads the version
+_NSIGHT = ["nsight", "Nsight"]   # lines naming an Nsight Compute path: `status.py` reads the version
 _ALARMS = ["==WARNING==", "==ERROR=="]
 _TAIL = 256   # a block's last lines, where its last meaningful line is looked for first
 _NONE = (1 << 32) - 1  # a field reset (no process/device/section/rule in force), before filling
@@ -63,8 +64,8 @@ _NONE = (1 << 32) - 1  # a field reset (no process/device/section/rule in force)
 
 def parse_text(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
-    g = grammar.load("ncu")
-    blocks = Blocks(g, doc, result)
+    syntax = grammar.load("ncu")
+    blocks = Blocks(syntax, doc, result)
     with closing(read_blocks_ahead(doc, coded=True, prepare=blocks.prepare)) as ahead:  # closed on an error too
         for lines, distinct, prepared in ahead:
             blocks.read(lines, distinct, prepared)
@@ -75,14 +76,14 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
     if metrics.height:
         result.add("metrics", metrics)
         result.hints.device_name = blocks.tables.device_name(result.tables["metrics"])
-    return _finish(blocks, kernels.height > 0, doc, g, result)
+    return _finish(blocks, kernels.height > 0, doc, syntax, result)
 
 
-def _finish(blocks: "Blocks", has_results: bool, doc: Document, g: grammar.Grammar,
+def _finish(blocks: "Blocks", has_results: bool, doc: Document, syntax: grammar.Grammar,
             result: ParseResult) -> ParseResult:
     """ncu's own messages, the version, a cut-off log; a log without results is ncu's refusal,
     a CSV whose header lay beyond the sniffed head, or an error."""
-    whole = None if has_results else _whole_lines(doc, g)
+    whole = None if has_results else _whole_lines(doc, syntax)
     status = blocks.kept("status") if has_results else whole()
     ncu_status.report(status, result, has_results=has_results, all_lines=whole)
     notes = blocks.kept("notes")
@@ -90,23 +91,23 @@ def _finish(blocks: "Blocks", has_results: bool, doc: Document, g: grammar.Gramm
     result.tool_version = ncu_status.tool_version(notes)
     blocks.check_truncation()
     if whole is not None and result.error is None:
-        if _has_csv_header(whole(), g):  # a CSV whose header lies beyond the sniffed head
+        if _has_csv_header(whole(), syntax):  # a CSV whose header lies beyond the sniffed head
             return ncu_csv.parse_csv(doc, "csv details")
         result.error = ParseError("ncu log holds no profiled kernel results", path=doc.display)
     return result
 
 
-def _whole_lines(doc: Document, g: grammar.Grammar) -> Callable[[], pl.DataFrame]:
+def _whole_lines(doc: Document, syntax: grammar.Grammar) -> Callable[[], pl.DataFrame]:
     """All lines with their kind names, read when first asked (only logs without results)."""
     def read() -> pl.DataFrame:
         lines = doc.lines()
-        return lines.with_columns(kind=pl.Series(kinds(g)).gather(classify(lines["text"], g)[0]))
+        return lines.with_columns(kind=pl.Series(kinds(syntax)).gather(classify(lines["text"], syntax)[0]))
     return lru_cache(maxsize=1)(read)
 
 
-def _has_csv_header(lines: pl.DataFrame, g: grammar.Grammar) -> bool:
+def _has_csv_header(lines: pl.DataFrame, syntax: grammar.Grammar) -> bool:
     return lines.filter(pl.col("kind") == "other")["text"].str.contains(
-        "^" + g.terminal("HEADER_FIRST") + ",").any()
+        "^" + syntax.terminal("HEADER_FIRST") + ",").any()
 
 
 def _is_alarm(text: pl.Series) -> pl.Series:
@@ -163,10 +164,10 @@ _CLOSED = ("label", "rule")
 @dataclass
 class Prepared:
     """What the lines of a block read as text tell alone (`Blocks.prepare`, worked out in the
-    reader thread while the block before is taken in): each line's kind code (`k`) and the
+    reader thread while the block before is taken in): each line's kind code (`kinds`) and the
     notes among the lines the grammar's line rules looked at (line_no, text)."""
 
-    k: pl.Series
+    kinds: pl.Series
     notes: pl.DataFrame
 
 
@@ -175,7 +176,7 @@ class Blocks:
     """What the blocks of one log gave: kernel headers, table rows, NVTX items and ncu's own
     lines, with repeated texts as codes into `texts`; and the context between blocks."""
 
-    g: grammar.Grammar
+    syntax: grammar.Grammar
     doc: Document
     result: ParseResult
     texts: pl.Categories = field(default_factory=pl.Categories.random)
@@ -195,16 +196,16 @@ class Blocks:
     def __post_init__(self):
         # Categories live while some data uses them; the blocks keep codes only.
         self._alive = pl.Series([], dtype=pl.Categorical(self.texts))
-        names = kinds(self.g)
-        self.tables = ncu_text_rows.Tables(self.g, self.doc, self.result, self.texts,
+        names = kinds(self.syntax)
+        self.tables = ncu_text_rows.Tables(self.syntax, self.doc, self.result, self.texts,
                                            {name: i for i, name in enumerate(names)})
 
     def prepare(self, lines: pl.DataFrame) -> Prepared:
         """`Prepared` of a block read as text (safe in another thread: it only reads the
         grammar)."""
-        k, looked_at = classify(lines["text"], self.g)
+        line_kinds, looked_at = classify(lines["text"], self.syntax)
         looked = lines.filter(looked_at)
-        return Prepared(k, looked.filter(_is_note(looked["text"])))
+        return Prepared(line_kinds, looked.filter(_is_note(looked["text"])))
 
     def read(self, lines: pl.DataFrame, distinct: Distinct | None, prepared: Prepared | None = None) -> None:
         """Take in one block: `lines` (line_no, text), with its `distinct` lines when they
@@ -214,14 +215,14 @@ class Blocks:
         self._first = lines["line_no"][0]
         if distinct is None:
             prepared = prepared or self.prepare(lines)
-            k = prepared.k
+            line_kinds = prepared.kinds
         else:
             distinct.attach(self.memo)
             self._facts = facts = distinct.per_text(self._facts_of, "facts")
             distinct.kinds = facts["k"]
-            k = facts["k"].gather(distinct.codes)
-        lines = lines.with_columns(k=k)
-        is_row = k.is_in(code(self.g, *ROWS))
+            line_kinds = facts["k"].gather(distinct.codes)
+        lines = lines.with_columns(k=line_kinds)
+        is_row = line_kinds.is_in(code(self.syntax, *ROWS))
         ctx = self._context(lines.filter(~is_row))
         at = (~is_row).cast(pl.UInt32).cum_sum()   # each line's context: row `at` of ctx
         self.rows.append(self.tables.rows(lines, ctx, at, distinct))
@@ -253,18 +254,19 @@ class Blocks:
         are not rows): `_CONTEXT`, carried forward from the lines that set or end each part.
         Results start at a process line (`[pid] app@host`) and end at ncu's next progress
         line; a table's rule and name end at the rule that closes it."""
-        k = pl.col("k")
-        kernel, process, status = code(self.g, "kernel_line", "process_line", "status_line")
+        line_kinds = pl.col("k")
+        kernel, process, status = code(self.syntax, "kernel_line", "process_line", "status_line")
         value = pl.lit(self._field_values(lines))
-        closes = self._closes(k)
+        closes = self._closes(line_kinds)
         fields = self._fields_in_use(lines)
-        marks = {name: self._mark(k, sets, ends, value, closes if name in _CLOSED else None)
+        marks = {name: self._mark(line_kinds, sets, ends, value, closes if name in _CLOSED else None)
                  for name, (sets, ends) in fields.items()}
         # (The pattern runs on status lines only: null elsewhere, which it skips.)
-        progress = pl.when(k == status).then(pl.col("text")).str.contains(self.g.regex("progress_line"))
+        progress = pl.when(line_kinds == status).then(pl.col("text")).str.contains(
+            self.syntax.regex("progress_line"))
         marked = lines.lazy().select(
-            "line_no", "k", "text", kernel=k == kernel, seq=pl.lit(None, pl.Int64),
-            in_results=pl.when(k == process).then(True).when(progress).then(False),
+            "line_no", "k", "text", kernel=line_kinds == kernel, seq=pl.lit(None, pl.Int64),
+            in_results=pl.when(line_kinds == process).then(True).when(progress).then(False),
             seq_ok=pl.lit(None, pl.Boolean), **marks)
         first = self.carry.frame().lazy().with_columns(pl.col(*fields).fill_null(_NONE), kernel=pl.lit(False))
         # One query: polars fills the columns in parallel. The in-memory engine: the streaming
@@ -273,31 +275,32 @@ class Blocks:
             pl.col("in_results", *fields).forward_fill(),
             seq=pl.col("kernel").cum_sum().cast(pl.Int64) + self.carry.seq
         ).with_columns(
-            *[pl.when(pl.col(name) != _NONE).then(name).alias(name) for name in fields],
+            *[context.unmarked(pl.col(name), _NONE).alias(name) for name in fields],
             seq_ok=pl.when("kernel").then("in_results").otherwise("seq_ok").forward_fill()
         ).collect(engine="in-memory")
 
     def _fields_in_use(self, lines: pl.DataFrame) -> dict[str, tuple]:
         """`_FIELDS`, without the chart table name when no block so far named a table (the
         common case: only `--print-details all` logs do; its column then stays null)."""
-        if self.carry.label is None and not (lines["k"] == code(self.g, "table_name_line")[0]).any():
+        if self.carry.label is None and not (lines["k"] == code(self.syntax, "table_name_line")[0]).any():
             return {name: kinds for name, kinds in _FIELDS.items() if name != "label"}
         return _FIELDS
 
-    def _mark(self, k: pl.Expr, sets: tuple[str, ...], ends: tuple[str, ...], value: pl.Expr,
+    def _mark(self, line_kinds: pl.Expr, sets: tuple[str, ...], ends: tuple[str, ...], value: pl.Expr,
               closes: pl.Expr | None) -> pl.Expr:
         """A field's value where a line sets it, `_NONE` where a line ends it (and, with
         `closes`, where a rule closes its table), null elsewhere (then carried forward)."""
-        setting, ending = k.is_in(code(self.g, *sets)), k.is_in(code(self.g, *ends))
+        setting = line_kinds.is_in(code(self.syntax, *sets))
+        ending = line_kinds.is_in(code(self.syntax, *ends))
         if closes is not None:
             setting, ending = setting & ~closes, ending | closes
-        return pl.when(setting).then(value).when(ending).then(pl.lit(_NONE, pl.UInt32))
+        return context.marks(setting, value, ending, pl.lit(_NONE, pl.UInt32))
 
-    def _closes(self, k: pl.Expr) -> pl.Expr:
+    def _closes(self, line_kinds: pl.Expr) -> pl.Expr:
         """Whether each of the non-row lines (`k`, `line_no`) is a rule right after a row: the
         rule that closes a table (every other rule opens one or is a title's underline)."""
         after_row = pl.col("line_no") - pl.col("line_no").shift(1, fill_value=self.carry.line_no) > 1
-        return k.is_in(code(self.g, *_RULES)) & after_row
+        return line_kinds.is_in(code(self.syntax, *_RULES)) & after_row
 
     def _field_values(self, lines: pl.DataFrame) -> pl.Series:
         """Per line, what it sets: the code of its pid, gpu or section, or its rule's id."""
@@ -305,10 +308,11 @@ class Blocks:
             return self._facts["field"].gather(self._distinct.codes.gather(lines["line_no"] - self._first))
         return self._setting_values(lines["k"], lines["text"])
 
-    def _setting_values(self, k: pl.Series, text: pl.Series) -> pl.Series:
-        """`_field_values` of lines of kinds `k` and texts `text` (once per distinct text)."""
-        setting = k.is_in(code(self.g, *[kind for sets, _ in _FIELDS.values() for kind in sets]))
-        values = pl.repeat(None, k.len(), dtype=pl.UInt32, eager=True)
+    def _setting_values(self, line_kinds: pl.Series, text: pl.Series) -> pl.Series:
+        """`_field_values` of lines of kinds `line_kinds` and texts `text` (once per distinct text)."""
+        setting = line_kinds.is_in(code(self.syntax, *[kind for sets, _ in _FIELDS.values()
+                                                        for kind in sets]))
+        values = pl.repeat(None, line_kinds.len(), dtype=pl.UInt32, eager=True)
         if not setting.any():
             return values
         return values.scatter(setting.arg_true(), by_distinct(text.filter(setting), self._fields_of))
@@ -318,7 +322,7 @@ class Blocks:
         (tried in the order of the grammar's `line`, so each text is read as the kind it was
         classified as): the code of the pid, section, table name or gpu, or the rule's id."""
         found = pl.DataFrame({"text": texts}).select(
-            *[self.g.extract(pl.col("text"), rule)[self.g.groups(rule).index(group)].str.strip_chars()
+            *[self.syntax.extract(pl.col("text"), rule)[self.syntax.groups(rule).index(group)].str.strip_chars()
               .alias(rule) for rule, group in (("process_line", "pid"), ("section_line", "section"),
                                                ("table_name_line", "table_name"), ("device_line", "device"))])
         codes = found.select(self.code_of(pl.col(c)) for c in found.columns)
@@ -338,10 +342,10 @@ class Blocks:
     def _keep_heads(self, ctx: pl.DataFrame) -> None:
         heads = ctx.filter(pl.col("kernel") & pl.col("in_results"))
         if heads.height:
-            fields = self._per_line(heads, lambda d: head_fields(d, self.g, self.code_of), "head")
+            fields = self._per_line(heads, lambda d: head_fields(d, self.syntax, self.code_of), "head")
             self.heads.append(pl.concat([heads.select("line_no", "seq", "pid", "gpu"), fields],
                                         how="horizontal"))
-        items = ctx.filter((pl.col("k") == code(self.g, "nvtx_item_line")[0]) & pl.col("seq_ok"))
+        items = ctx.filter((pl.col("k") == code(self.syntax, "nvtx_item_line")[0]) & pl.col("seq_ok"))
         if items.height:
             self.nvtx.append(items.select("seq", part=self.code_of(nvtx_part(pl.col("text")))))
 
@@ -349,9 +353,9 @@ class Blocks:
         """ncu's status lines and the block's `notes` (`[libprotobuf` lines and lines naming an
         Nsight Compute path, among those the grammar looked at), their texts as codes (the
         block's buffers are not kept alive)."""
-        # With results, only WARNING and ERROR lines matter (ncu_status.report); without,
+        # With results, only WARNING and ERROR lines matter (status.report); without,
         # the whole log is read again.
-        status = ctx.filter(pl.col("k") == code(self.g, "status_line")[0])
+        status = ctx.filter(pl.col("k") == code(self.syntax, "status_line")[0])
         kept = {"status": status.filter(_is_alarm(status["text"])), "notes": notes}
         for name, found in kept.items():
             if found.height:
@@ -361,10 +365,10 @@ class Blocks:
         """Of distinct line texts: the kind code (`k`), what the line sets (`field`, as
         `_field_values`), and the text's code when it is a status line kept (`status`) or a
         note (`notes`), as `_keep_lines` keeps them."""
-        k, looked_at = classify(texts, self.g)
-        kept = {"status": (k == code(self.g, "status_line")[0]) & _is_alarm(texts),
+        line_kinds, looked_at = classify(texts, self.syntax)
+        kept = {"status": (line_kinds == code(self.syntax, "status_line")[0]) & _is_alarm(texts),
                 "notes": looked_at & _is_note(texts)}
-        return pl.DataFrame({"k": k, "text": texts, "field": self._setting_values(k, texts)}).select(
+        return pl.DataFrame({"k": line_kinds, "text": texts, "field": self._setting_values(line_kinds, texts)}).select(
             "k", "field", **{name: pl.when(pl.lit(keep)).then(self.code_of(pl.col("text")))
                              for name, keep in kept.items()})
 
@@ -389,31 +393,31 @@ class Blocks:
         """What `check_truncation` needs: whether a rule ever closed a table (a rule right
         after a row, blank and other lines aside), and the last meaningful line (looked for
         in the block's last lines first)."""
-        k, meaningful = lines["k"], self._meaningful
+        line_kinds, meaningful = lines["k"], self._meaningful
         last = self.ending["last"]
         if not self.ending["closes"]:
-            kinds = k.filter(meaningful(k))
+            kinds = line_kinds.filter(meaningful(line_kinds))
             prev = kinds.shift(1, fill_value=last["k"] if last else None)
-            self.ending["closes"] = bool((kinds.is_in(code(self.g, *_RULES))
-                                          & (prev == code(self.g, "table_row_line")[0])).any())
-        found = meaningful(k.tail(_TAIL))
+            self.ending["closes"] = bool((kinds.is_in(code(self.syntax, *_RULES))
+                                          & (prev == code(self.syntax, "table_row_line")[0])).any())
+        found = meaningful(line_kinds.tail(_TAIL))
         if not found.any():
-            found = meaningful(k)
+            found = meaningful(line_kinds)
             if not found.any():
                 return
-        i = lines.height - 1 - found.reverse().arg_max()
-        self.ending["last"] = {"line_no": lines["line_no"][i], "k": k[i],
-                               **ctx.select("in_results", "seq_ok", "rule").row(at[i], named=True)}
+        index = lines.height - 1 - found.reverse().arg_max()
+        self.ending["last"] = {"line_no": lines["line_no"][index], "k": line_kinds[index],
+                               **ctx.select("in_results", "seq_ok", "rule").row(at[index], named=True)}
 
-    def _meaningful(self, k: pl.Series) -> pl.Series:
-        return ~k.is_in(code(self.g, "blank_line", "other"))
+    def _meaningful(self, line_kinds: pl.Series) -> pl.Series:
+        return ~line_kinds.is_in(code(self.syntax, "blank_line", "other"))
 
     def check_truncation(self) -> None:
         """A table still open at the end of the file means the log was cut mid-kernel, in the
         layouts that close every table with a rule (detail pages; raw pages and old summaries
         simply stop)."""
         last = self.ending["last"]
-        if last and self.ending["closes"] and last["k"] == code(self.g, "table_row_line")[0] \
+        if last and self.ending["closes"] and last["k"] == code(self.syntax, "table_row_line")[0] \
                 and last["in_results"] and last["seq_ok"] and last["rule"] is not None:
             self.result.warn("ncu.truncated",
                              f"log ends inside a metrics table (line {last['line_no']}): the last "
@@ -443,20 +447,21 @@ class Blocks:
 
 # -- kernels ---------------------------------------------------------------------------------
 
-def kernel_fields(heads: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
+def kernel_fields(heads: pl.DataFrame, syntax: grammar.Grammar) -> pl.DataFrame:
     """The fields of kernel header lines. The trailing fields (`kernel_tail`) are matched at
     the line's end, the name is what precedes them: capture groups never run over names of
     a thousand characters."""
     text, tail = pl.col("text"), pl.col("tail")
-    found = heads.with_columns(tail=text.str.extract(f"({g.regex('kernel_tail', anchored=False)})$", 1))
+    found = heads.with_columns(tail=text.str.extract(f"({syntax.regex('kernel_tail', anchored=False)})$", 1))
     name = text.str.head(text.str.len_chars() - tail.str.len_chars()).str.strip_chars()
-    return found.with_columns(name.alias("kernel_name"), *g.extract(tail, "kernel_tail")).drop("tail")
+    return found.with_columns(name.alias("kernel_name"), *syntax.extract(tail, "kernel_tail")).drop("tail")
 
 
-def head_fields(texts: pl.Series, g: grammar.Grammar, code_of: Callable[[pl.Expr], pl.Expr]) -> pl.DataFrame:
+def head_fields(texts: pl.Series, syntax: grammar.Grammar,
+                code_of: Callable[[pl.Expr], pl.Expr]) -> pl.DataFrame:
     """The kernel table's fields of distinct kernel header texts (texts as codes). Summaries
     repeat one kernel's header before every section: `same` (the header's text) finds the first."""
-    found = kernel_fields(pl.DataFrame({"text": texts}), g)
+    found = kernel_fields(pl.DataFrame({"text": texts}), syntax)
     invocations = pl.col("invocations")
     return found.select(
         summary=invocations.is_not_null(),

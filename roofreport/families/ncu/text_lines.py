@@ -1,4 +1,4 @@
-"""The lines of an Nsight Compute text log, for `ncu_text.py`: read a block of whole lines at
+"""The lines of an Nsight Compute text log, for `text.py`: read a block of whole lines at
 a time, and each line's kind.
 
 Kinds come from the grammar's `line` rules (`grammars/ncu.lark`), tried in their order. Table
@@ -23,11 +23,9 @@ from typing import Callable, Iterator
 
 import polars as pl
 
-from roofreport import grammar
+from roofreport import grammar, tuning
 from roofreport.families.common.textio import _LINE_READER, Document, split_lines
 
-BLOCK_BYTES = 31 << 20   # under glibc's 32 MiB mmap threshold: a block's bytes reuse the last one's memory
-FIRST_BYTES = 4 << 20    # the first block's size (then doubling up to BLOCK_BYTES)
 ROWS = ("table_row_line", "raw_row_line")
 
 # A line shaped like a table row (`    name  unit  value`, two spaces on the raw page) is one
@@ -52,13 +50,13 @@ _FEW_CATEGORIES = 4096   # fewer: `Categories.to_series` (a Python loop) costs l
 
 
 @lru_cache(maxsize=4)
-def kinds(g: grammar.Grammar) -> tuple[str, ...]:
+def kinds(syntax: grammar.Grammar) -> tuple[str, ...]:
     """Line kinds in the grammar's order, then "other": a line's kind code is its index."""
-    return (*g.alternatives("line"), "other")
+    return (*syntax.alternatives("line"), "other")
 
 
-def code(g: grammar.Grammar, *names: str) -> list[int]:
-    return [kinds(g).index(name) for name in names]
+def code(syntax: grammar.Grammar, *names: str) -> list[int]:
+    return [kinds(syntax).index(name) for name in names]
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -66,7 +64,8 @@ def code(g: grammar.Grammar, *names: str) -> list[int]:
 def read_blocks(doc: Document, size: int | None = None, coded: bool = False) -> Iterator[pl.DataFrame]:
     """The document's lines (`line_no`, `text`), about `size` bytes of whole lines at a time.
     A block is read where the last one ended (a line cut by the block's end is read again at
-    the start of the next, so no bytes are copied to glue blocks); `BLOCK_BYTES` by default."""
+    the start of the next, so no bytes are copied to glue blocks); `tuning.TEXT_BLOCK_BYTES`
+    by default."""
     for lines, _, _ in read_blocks_ahead(doc, size, coded):
         yield lines
 
@@ -77,20 +76,19 @@ def read_blocks_ahead(doc: Document, size: int | None = None, coded: bool = Fals
     the next block is read, split and given to `prepare` (what its lines tell alone) in a
     thread while the caller works on this one, so both cores work. With `coded`, a block
     whose lines repeat is read as codes of its distinct lines (`Distinct.read`) and not
-    prepared. The first blocks are smaller (`FIRST_BYTES`, doubling): the caller starts on
-    the first lines sooner."""
-    size = size or BLOCK_BYTES
+    prepared."""
+    size = size or tuning.TEXT_BLOCK_BYTES
     source = doc.source()
     # A file read as it is holds no U+001F (`Document`): its blocks need no look for one.
     clean = isinstance(source, Path)
     with (open(source, "rb") if clean else source) as fh, ThreadPoolExecutor(max_workers=1) as reader:
-        ahead = reader.submit(_read_block, fh, 0, min(size, FIRST_BYTES), 1, coded, clean, prepare)
+        ahead = reader.submit(_read_block, fh, 0, size, 1, coded, clean, prepare)
         while True:
             lines, distinct, prepared, pos, read = ahead.result()
             if lines is None:
                 return
-            ahead = reader.submit(_read_block, fh, pos, max(read, min(size, 2 * read)),
-                                  lines["line_no"][-1] + 1, coded, clean, prepare)
+            ahead = reader.submit(_read_block, fh, pos, max(read, size), lines["line_no"][-1] + 1,
+                                  coded, clean, prepare)
             yield lines, distinct, prepared
 
 
@@ -135,52 +133,52 @@ def lines_of(data: bytes, at_start: bool) -> pl.DataFrame:
 
 # -- kinds -----------------------------------------------------------------------------------
 
-def classify(text: pl.Series, g: grammar.Grammar) -> tuple[pl.Series, pl.Series]:
+def classify(text: pl.Series, syntax: grammar.Grammar) -> tuple[pl.Series, pl.Series]:
     """(kind code of every line, whether the grammar's line rules classified it: the lines
     told by their shape hold no note). Rows are told by the first characters (once per
     distinct start) and the absence of the literals of earlier rules, kernel headers among
     them by `_heads`; every other line goes through `Grammar.classify_lines`, once per
     distinct text."""
     start = pl.Categories.random()
-    t = pl.col("t")
+    line_text = pl.col("t")
     shape = pl.DataFrame({"t": text}).select(
-        start=t.str.slice(0, _PREFIX).cast(pl.Categorical(start)),
-        special=t.str.contains(_NOT_ROW_LITERALS))
-    by_start = _row_kind(start.to_series(), g).gather(shape["start"].to_physical())
+        start=line_text.str.slice(0, _PREFIX).cast(pl.Categorical(start)),
+        special=line_text.str.contains(_NOT_ROW_LITERALS))
+    by_start = _row_kind(start.to_series(), syntax).gather(shape["start"].to_physical())
     fast = pl.select(pl.when(pl.lit(shape["special"])).then(None).otherwise(by_start)).to_series()
-    fast = _heads(text, shape["special"] & by_start.is_not_null(), by_start, fast, g)
+    fast = _heads(text, shape["special"] & by_start.is_not_null(), by_start, fast, syntax)
     looked_at = fast.is_null()
-    names = kinds(g)
+    names = kinds(syntax)
 
     def by_grammar(distinct: pl.Series) -> pl.Series:
-        found = g.classify_lines(distinct, "line")
+        found = syntax.classify_lines(distinct, "line")
         return found.replace_strict(list(names), list(range(len(names))), return_dtype=pl.UInt8)
 
     return fast.scatter(looked_at.arg_true(), by_distinct(text.filter(looked_at), by_grammar)), looked_at
 
 
 def _heads(text: pl.Series, row_shaped: pl.Series, by_start: pl.Series, fast: pl.Series,
-           g: grammar.Grammar) -> pl.Series:
+           syntax: grammar.Grammar) -> pl.Series:
     """`fast` with the kinds of the `row_shaped` lines holding `, ` (and neither `==` nor
     `sight`): `kernel_line` where its regex matches, else the row kind of their start."""
     if not row_shaped.any():
         return fast
     at = row_shaped.arg_true()
-    t = pl.col("t")
+    line_text = pl.col("t")
     found = pl.DataFrame({"t": text.gather(at), "row": by_start.gather(at)}).select(
-        pl.when(~t.str.contains(_NOT_HEAD_LITERALS))
-        .then(pl.when(t.str.contains(g.regex("kernel_line"))).then(pl.lit(code(g, "kernel_line")[0], pl.UInt8))
+        pl.when(~line_text.str.contains(_NOT_HEAD_LITERALS))
+        .then(pl.when(line_text.str.contains(syntax.regex("kernel_line"))).then(pl.lit(code(syntax, "kernel_line")[0], pl.UInt8))
               .otherwise("row"))).to_series()
     return fast.scatter(at, found)
 
 
-def _row_kind(starts: pl.Series, g: grammar.Grammar) -> pl.Series:
+def _row_kind(starts: pl.Series, syntax: grammar.Grammar) -> pl.Series:
     """For the first characters of lines: the row kind they make (null: ask the grammar)."""
-    s = pl.col("s")
+    start = pl.col("s")
     kind = pl.lit(None, pl.UInt8)
     for name in reversed(ROWS):
-        kind = pl.when(s.str.contains(_ROW_SHAPE[name])).then(pl.lit(code(g, name)[0], pl.UInt8)).otherwise(kind)
-    maybe_other = pl.any_horizontal([s.str.starts_with(p[:_PREFIX]) for p in _NOT_ROW_STARTS])
+        kind = pl.when(start.str.contains(_ROW_SHAPE[name])).then(pl.lit(code(syntax, name)[0], pl.UInt8)).otherwise(kind)
+    maybe_other = pl.any_horizontal([start.str.starts_with(p[:_PREFIX]) for p in _NOT_ROW_STARTS])
     return pl.DataFrame({"s": starts}).select(pl.when(maybe_other).then(None).otherwise(kind)).to_series()
 
 

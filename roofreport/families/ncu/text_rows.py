@@ -1,5 +1,5 @@
 """Table rows of Nsight Compute text pages, cut at their table's columns, and the `metrics`
-table made from them (`ncu_text.py` reads the blocks and carries the context).
+table made from them (`text.py` reads the blocks and carries the context).
 
 A table's columns are the dash runs of its rule line (`table_rule_line`, `raw_rule_line`),
 split once per distinct rule text with the rule's own regex. The rows under one rule are cut
@@ -30,8 +30,6 @@ from roofreport.families.spec import ParseResult
 if TYPE_CHECKING:
     from roofreport.families.ncu.text_lines import Distinct
 
-# Longest line handed to Lark (Earley is super-linear; real table lines are far shorter).
-LARK_MAX = 4096
 _MAX_WARNED = 20
 _SUMMARY_COLUMNS = 5   # metric, unit, minimum, maximum, average
 _VALUES = ("v", "n", "x")   # value (the average in summaries), minimum, maximum
@@ -45,11 +43,11 @@ _DEVICE_NAME = "device__attribute_display_name"
 class Tables:
     """The rule columns met so far, and the rows of one log as codes into `texts`."""
 
-    g: grammar.Grammar
+    syntax: grammar.Grammar
     doc: Document
     result: ParseResult
     texts: pl.Categories
-    kind: dict[str, int]               # line kind -> its code (`ncu_text_lines.kinds`)
+    kind: dict[str, int]               # line kind -> its code (`text_lines.kinds`)
     rules: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (kind, cuts)
     _rule_id: dict[str, int] = field(default_factory=dict)
     _warned: int = 0
@@ -69,7 +67,7 @@ class Tables:
         others), their columns found once."""
         for line in distinct.to_list():
             if line not in self._rule_id:
-                rule = _rule(self.g, line, self.kind)
+                rule = _rule(self.syntax, line, self.kind)
                 self._rule_id[line] = None if rule is None else len(self.rules)
                 if rule is not None:
                     self.rules.append(rule)
@@ -107,7 +105,7 @@ class Tables:
             return pl.DataFrame()
         line = {"text": lines["text"]} if distinct is None else {"line": distinct.codes}
         label = {"lab": pl.lit(ctx["label"]).gather("at")} if ctx["label"].null_count() < ctx.height else {}
-        # One query on the in-memory engine (see `ncu_text.Blocks._context`).
+        # One query on the in-memory engine (see `text.Blocks._context`).
         rows = lines.lazy().with_columns(at=at).select(
             "line_no", "at", rule=self._row_rules(ctx), **line
         ).filter(pl.col("rule").is_not_null()).with_columns(
@@ -172,12 +170,12 @@ class Tables:
     def _split_loose(self, loose: pl.DataFrame, lines: pl.DataFrame, coded: bool) -> pl.DataFrame:
         """Rows that overflow their columns, split from the right on 2+ spaces (grammar rules);
         values as codes or (not `coded`) strings, as `_cells` gives them."""
-        g = self.g
+        syntax = self.syntax
         loose = loose.select("line_no", "summary",
                              text=lines["text"].gather(loose["line_no"] - lines["line_no"][0]))
-        m = loose.select("line_no", *g.extract(pl.col("text"), "metric_row"))
-        s = loose.select("line_no", *g.extract(pl.col("text"), "summary_row"))
-        fixed = m.join(s, on="line_no", how="left", suffix="_s").join(
+        metric_rows = loose.select("line_no", *syntax.extract(pl.col("text"), "metric_row"))
+        summary_rows = loose.select("line_no", *syntax.extract(pl.col("text"), "summary_row"))
+        fixed = metric_rows.join(summary_rows, on="line_no", how="left", suffix="_s").join(
             loose.select("line_no", "summary", "text"), on="line_no")
         summary = pl.col("summary")
         fixed = fixed.select(
@@ -188,7 +186,7 @@ class Tables:
             n=pl.when(summary).then("minimum"), x=pl.when(summary).then("maximum"))
         bad = fixed.filter(pl.col("m").is_null())
         for line_no, text in bad.select("line_no", "text").head(_MAX_WARNED - self._warned).iter_rows():
-            self.result.warn("ncu.unreadable-row", _explain(self.doc, g, text, line_no), line=line_no)
+            self.result.warn("ncu.unreadable-row", _explain(self.doc, syntax, text, line_no), line=line_no)
             self._warned += 1
         fixed = fixed.filter(pl.col("m").is_not_null())
         return fixed.select("line_no", *[self.code_of(fixed[c]).alias(c) for c in ("m", "u")],
@@ -246,12 +244,13 @@ class Tables:
         return self._device if self._device is not False else ncu_status.device_name(metrics)
 
 
-def _rule(g: grammar.Grammar, rule_text: str, kind: dict[str, int]) -> tuple[int, tuple[int, ...]] | None:
+def _rule(syntax: grammar.Grammar, rule_text: str,
+          kind: dict[str, int]) -> tuple[int, tuple[int, ...]] | None:
     """(kind code, cuts) of a rule line: the first rule kind whose regex reads it (the order of
     the grammar's `line`), and the start of its first dash run, then the end offset of every
     dash run (its DASHES field). None: not a rule line."""
     for rule in ("table_rule_line", "raw_rule_line"):
-        found = _rule_regex(g, rule).match(rule_text)
+        found = _rule_regex(syntax, rule).match(rule_text)
         if found:
             start, dashes = found.start("dashes"), found.group("dashes")
             return kind[rule], (start, *(start + m.end() for m in re.finditer(r"-+", dashes)))
@@ -261,10 +260,10 @@ def _rule(g: grammar.Grammar, rule_text: str, kind: dict[str, int]) -> tuple[int
 _RULE_REGEX: dict[tuple[int, str], re.Pattern] = {}
 
 
-def _rule_regex(g: grammar.Grammar, rule: str) -> re.Pattern:
-    key = (id(g), rule)
+def _rule_regex(syntax: grammar.Grammar, rule: str) -> re.Pattern:
+    key = (id(syntax), rule)
     if key not in _RULE_REGEX:
-        _RULE_REGEX[key] = re.compile(g.regex(rule))
+        _RULE_REGEX[key] = re.compile(syntax.regex(rule))
     return _RULE_REGEX[key]
 
 
@@ -280,10 +279,10 @@ def _key_cell(cuts: tuple[int, ...]) -> pl.Expr:
 
 
 def _value_cells(cuts: tuple[int, ...]) -> dict[str, pl.Expr]:
-    text, n = pl.col("text"), len(cuts) - 1
-    if n == _SUMMARY_COLUMNS:
+    text, spans = pl.col("text"), len(cuts) - 1
+    if spans == _SUMMARY_COLUMNS:
         return {c: text.str.slice(cuts[i], cuts[i + 1] - cuts[i]) for c, i in (("n", 2), ("x", 3), ("v", 4))}
-    return {"v": text.str.slice(cuts[2])} if n >= 2 else {}
+    return {"v": text.str.slice(cuts[2])} if spans >= 2 else {}
 
 
 def _key_fields(keys: pl.Series, cuts: tuple[int, ...], code_of) -> pl.DataFrame:
@@ -338,8 +337,7 @@ def _instance_values(metrics: pl.DataFrame, decimal_comma: bool) -> pl.DataFrame
     if not at.len():
         return metrics
     found = metrics[at]
-    factor = {unit: units.scale(unit)[1] for unit in found["unit"].unique().to_list()}
-    scale = pl.Series([factor[unit] for unit in found["unit"].to_list()], dtype=pl.Float64)
+    scale = units.factors(found["unit"])
     number = found.select(numbers.parse_number(pl.col("value_text"), decimal_comma, instances=True)).to_series()
     return metrics.with_columns(metrics["value"].scatter(at, number * scale))
 
@@ -365,18 +363,14 @@ def _decimal_comma(texts: pl.Series, rows: pl.DataFrame) -> bool:
     if strings:
         values.append(pl.concat(strings))
         counts.append(pl.repeat(1, values[-1].len(), dtype=pl.Int64, eager=True))
-    values = pl.concat(values)
-    # A decimal comma's every hint holds a comma or a space: without one the answer is no.
-    if not values.str.contains("[, ]").any():
-        return False
-    return numbers.detect_decimal_comma(values, pl.concat(counts))
+    return numbers.decimal_comma(pl.concat(values), pl.concat(counts))
 
 
 def _factors(texts: pl.Series, unit: pl.Series) -> pl.Series:
     """Per text code, the factor from that unit to the base unit (for the units in use)."""
     present = unit.unique().drop_nulls()
     return pl.repeat(None, texts.len(), dtype=pl.Float64, eager=True).scatter(
-        present, [units.scale(texts[c])[1] for c in present.to_list()])
+        present, units.factors(texts.gather(present)))
 
 
 def _section(texts: pl.Series, rows: pl.DataFrame, sections: pl.Series) -> pl.Expr:
@@ -410,7 +404,7 @@ def _by_seq(heads: pl.DataFrame, kernels: pl.DataFrame) -> pl.DataFrame:
 
 
 def _device_name(rows: pl.DataFrame, texts: pl.Series) -> str | None:
-    """`ncu_status.device_name` on rows of one value each, as codes (values also as strings)."""
+    """`status.device_name` on rows of one value each, as codes (values also as strings)."""
     wanted = (texts == _DEVICE_NAME).arg_true()
     if not wanted.len():
         return None
@@ -420,11 +414,7 @@ def _device_name(rows: pl.DataFrame, texts: pl.Series) -> str | None:
     return values[0].strip() if values.len() else None
 
 
-def _explain(doc: Document, g: grammar.Grammar, text: str, line_no: int) -> str:
-    if len(text) <= LARK_MAX:
-        try:
-            g.parse(text, "metric_row", path=doc.display, line=line_no)
-        except ParseError as exc:
-            return exc.describe()
-    return ParseError("table row does not fit its columns", path=doc.display, line=line_no,
-                      column=1, text=text).describe()
+def _explain(doc: Document, syntax: grammar.Grammar, text: str, line_no: int) -> str:
+    return syntax.explain(text, "metric_row", doc.display, line_no, otherwise=ParseError(
+        "table row does not fit its columns", path=doc.display, line=line_no, column=1,
+        text=text)).describe()

@@ -2,24 +2,24 @@
 
 Three kinds of file, each with its own module:
 
-* `nsys stats --format csv` reports (`nsys_csv.py`), recognised by a header line whose
+* `nsys stats --format csv` reports (`csv.py`), recognised by a header line whose
   column names are nsys report columns;
-* console tables of `nsys profile --stats=true` / `nsys stats` (`nsys_text.py`), recognised
+* console tables of `nsys profile --stats=true` / `nsys stats` (`text.py`), recognised
   by nsys's own progress, title and step lines or by a column header above a dash rule;
-* the SQLite export (`nsys_sqlite.py`, a binary spec: it receives the path).
+* the SQLite export (`sqlite.py`, a binary spec: it receives the path).
 
-Report columns and kinds are data in `nsys_columns.py`; `nsys_tables.py` writes the rows.
+Report columns and kinds are data in `columns.py`; `tables.py` writes the rows.
 Each module is imported when a file needs it (sniffing a CSV loads the CSV reader, a text log
 the text reader, only an SQLite file the SQLite reader).
 """
 
 from __future__ import annotations
 
+from roofreport.families.common.sqlite import is_sqlite
 from roofreport.families.common.textio import Head
 from roofreport.families.spec import DeferredReader, FormatSpec
 
 FAMILY = "nsys"
-_SQLITE_MAGIC = b"SQLite format 3\x00"  # (`nsys_sqlite.MAGIC`) every SQLite file starts so
 
 
 def sniff_csv(head: Head) -> str | None:
@@ -38,7 +38,7 @@ def sniff_text(head: Head) -> str | None:
 
 
 def sniff_sqlite(head: Head) -> str | None:
-    if not head.raw.startswith(_SQLITE_MAGIC):
+    if not is_sqlite(head):
         return None
     from roofreport.families.nsys import sqlite as nsys_sqlite
 

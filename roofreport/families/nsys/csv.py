@@ -2,7 +2,7 @@
 version), as files or captured from stdout with tool noise around them.
 
 The header line is parsed with the grammar (`csv_header_line`) and recognised by its column
-names (`nsys_columns.py`); the rows are read by `pl.read_csv` as text and typed column by
+names (`columns.py`); the rows are read by `pl.read_csv` as text and typed column by
 column. The common case (one report, header on the first lines, no broken row) is one
 `read_csv` call; anything unusual (several reports in one capture, rows with a wrong number
 of fields, blank lines) takes the line-by-line path, which locates each problem.
@@ -61,8 +61,8 @@ class Header:
 
 def find_header(lines: list[str], filename: str = "", offset: int = 0) -> Header | None:
     """The first line of `lines` that is an nsys CSV report header (never raises)."""
-    for i, text in enumerate(lines):
-        header = parse_header(text, offset + i + 1, filename)
+    for index, text in enumerate(lines):
+        header = parse_header(text, offset + index + 1, filename)
         if header is not None:
             return header
     return None
@@ -139,7 +139,7 @@ def _read_typed(doc: Document, header: Header, marks: list[str] | None = None) -
     numeric = {f"c{i}": pl.Float64 for i, c in enumerate(header.cols)
                if c is not None and c.field not in TEXT_FIELDS}
     if header.report.id == "gputrace":
-        # Kernel names repeat a million times in a trace: stored once each (see frames.py).
+        # Kernel names repeat a million times in a trace: stored once each (see tables/frames.py).
         # Ids and launch dimensions are whole numbers the tables keep as such: read as Int64,
         # no Float64 copy to cast (a cell that is not one sends the file down the line path).
         numeric.update({f"c{i}": pl.Categorical if c.field in _REPEATED_TEXT else pl.Int64

@@ -85,9 +85,9 @@ def innermost(ranges: pl.DataFrame) -> pl.DataFrame:
         if is_open:
             stack.append((rid, path))
         else:  # closes are normally the top of the stack; a mismatched pop is tolerated
-            for i in range(len(stack) - 1, -1, -1):
-                if stack[i][0] == rid:
-                    del stack[i]
+            for index in range(len(stack) - 1, -1, -1):
+                if stack[index][0] == rid:
+                    del stack[index]
                     break
         out_thread.append(thread)
         out_at.append(at)

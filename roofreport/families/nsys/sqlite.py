@@ -10,25 +10,26 @@ before it is queried, and the column mappings below are data.
 Tables filled: `activities` (kernels, memcpy, memset, in start order, like `gputrace`),
 `kernels` (one launch row per kernel, `region` = the NVTX range it was launched in),
 `api_calls` (CUDA runtime/driver trace), `regions` (NVTX ranges with their push/pop path,
-see `nsys_nvtx.py`). `source_line` holds the row's SQLite rowid.
+see `nvtx.py`). `source_line` holds the row's SQLite rowid.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import urllib.parse
 from pathlib import Path
 
 import polars as pl
 
 from roofreport.errors import ParseError
+from roofreport.families.common import sqlite
+from roofreport.families.common.sqlite import connect, table_names
 from roofreport.families.common.textio import Head
 from roofreport.families.nsys import nvtx as nsys_nvtx
 from roofreport.families.spec import ParseResult
+from roofreport.tables.frames import launch_dims
 
 FAMILY = "nsys"
 MAX_PROBLEMS = 20
-MAGIC = b"SQLite format 3\x00"
 META_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")
 NVPROF_TABLES = ("StringTable", "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL")
 NSYS_TABLES = (*META_TABLES, "StringIds", "TARGET_INFO_GPU", "CUPTI_ACTIVITY_KIND_KERNEL",
@@ -68,37 +69,17 @@ NVTX_COLUMNS = {"start": "start", "end": "end", "event_type": "eventType", "text
 GPU_TABLE = "TARGET_INFO_GPU"
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Read-only, immutable (no lock or journal files next to the export), nothing trusted."""
-    uri = f"file:{urllib.parse.quote(str(path))}?mode=ro&immutable=1"
-    con = sqlite3.connect(uri, uri=True)
-    con.execute("PRAGMA trusted_schema=OFF")
-    con.execute("PRAGMA query_only=ON")
-    return con
-
-
-def table_names(con: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-
-
 def sniff_sqlite(head: Head) -> str | None:
-    if not head.raw.startswith(MAGIC):
+    """An nsys export (a damaged `.sqlite` too: nvprof writes `.nvvp`/`.prof`)."""
+    return sqlite.sniff(head, _recognise, (".sqlite",), "sqlite export (unreadable)")
+
+
+def _recognise(con: sqlite3.Connection, tables: set[str]) -> str | None:
+    if any(t in tables for t in NVPROF_TABLES) or "StringIds" not in tables:
         return None
-    try:
-        con = connect(head.path)
-        try:
-            tables = table_names(con)
-            if any(t in tables for t in NVPROF_TABLES) or "StringIds" not in tables:
-                return None
-            if not any(t in tables for t in NSYS_TABLES if t != "StringIds"):
-                return None
-            schema = _meta(con, tables).get("EXPORT_SCHEMA_VERSION")
-        finally:
-            con.close()
-    except sqlite3.Error:
-        # A damaged database named like an nsys export (nvprof writes .nvvp/.prof): claim it,
-        # so the reader reports SQLite's own complaint instead of "not a profiler log".
-        return "sqlite export (unreadable)" if head.path.suffix.lower() == ".sqlite" else None
+    if not any(t in tables for t in NSYS_TABLES if t != "StringIds"):
+        return None
+    schema = _meta(con, tables).get("EXPORT_SCHEMA_VERSION")
     return f"sqlite export (schema {schema})" if schema else "sqlite export"
 
 
@@ -141,16 +122,13 @@ class Export:
         parts += [f't."{col}" AS {field}' if col in have else f"NULL AS {field}"
                   for field, col in mapping.items()]
         tail = []
-        for i, (field, col) in enumerate((joins or {}).items()):
+        for index, (field, col) in enumerate((joins or {}).items()):
             if col in have and "StringIds" in self.tables:
-                parts.append(f's{i}.value AS {field}')
-                tail.append(f'LEFT JOIN StringIds s{i} ON s{i}.id = t."{col}"')
+                parts.append(f's{index}.value AS {field}')
+                tail.append(f'LEFT JOIN StringIds s{index} ON s{index}.id = t."{col}"')
             else:
                 parts.append(f"NULL AS {field}")
-        sql = f'SELECT {", ".join(parts)} FROM "{table}" t {" ".join(tail)}'
-        cursor = self.con.execute(sql)
-        names = [d[0] for d in cursor.description]
-        return pl.DataFrame(cursor.fetchall(), schema=names, orient="row", infer_schema_length=None)
+        return sqlite.query(self.con, f'SELECT {", ".join(parts)} FROM "{table}" t {" ".join(tail)}')
 def _read_all(export: Export, result: ParseResult) -> None:
     meta = _meta(export.con, export.tables)
     result.tool_version = meta.get("EXPORT_PRODUCT_VERSION")
@@ -234,17 +212,12 @@ def _device_expr(devices: dict[int, str]) -> pl.Expr:
     return pl.coalesce(named, dev.cast(pl.String))
 
 
-def _dims(prefix: str) -> pl.Expr:
-    parts = [pl.col(f"{prefix}_{a}").cast(pl.Int64).cast(pl.String) for a in "xyz"]
-    return pl.concat_str([pl.lit("("), pl.concat_str(parts, separator=", "), pl.lit(")")])
-
-
 def _add_activities(rows: pl.DataFrame, devices: dict[int, str], result: ParseResult) -> None:
     for col in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "bytes"):
         if col not in rows.columns:
             rows = rows.with_columns(pl.lit(None, pl.Int64).alias(col))
-    rows = rows.with_columns(duration_ns=pl.col("end") - pl.col("start"),
-                             grid=_dims("grid"), block=_dims("block"))
+    rows = rows.with_columns(launch_dims(rows, "grid"), launch_dims(rows, "block"),
+                             duration_ns=pl.col("end") - pl.col("start"))
     common = ["source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block"]
     result.add("activities", rows.select(*common, "kind", pl.col("start").alias("start_ns"),
                                          "bytes", "correlation_id"))

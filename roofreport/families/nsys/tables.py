@@ -1,7 +1,7 @@
 """From the cells of one nsys report (CSV or console) to the shared tables.
 
 Both nsys parsers cut a report into a frame of text cells named by field (see
-`nsys_columns.py`) plus `source_line`; `typed` turns the cells into numbers in base units and
+`columns.py`) plus `source_line`; `typed` turns the cells into numbers in base units and
 `emit` writes the report's rows into `kernels`, `activities`, `api_calls`, `regions` or
 `metrics`, one small function per report kind.
 """
@@ -15,20 +15,13 @@ import polars as pl
 
 from roofreport.errors import ParseError
 from roofreport.families.common import numbers, units
+from roofreport.families.common.activity import activity_kinds
 from roofreport.families.nsys.columns import DEFAULT, TEXT_FIELDS, Column, Report
 from roofreport.families.spec import ParseResult
 from roofreport.tables import schema
-from roofreport.tables.frames import launch_dims, per_distinct
+from roofreport.tables.frames import launch_dims, printed_dims
 
 ELLIPSIS = "\u2026"   # nsys cuts names (and console cells) at their column width with `…`
-
-# Trace rows are kernels unless their name starts otherwise (first match wins).
-ACTIVITY_KINDS: list[tuple[str, str]] = [
-    ("[CUDA memset", "memset"),
-    ("[CUDA memcpy", "memcpy"),
-    ("[CUDA Unified Memory memcpy", "memcpy"),
-    ("[CUDA ", "other"),
-]
 
 _NO_TEXT = ("", "None")   # printed for "no value" in text cells (2022.4 writes Python's None)
 MAX_PROBLEMS = 20         # located problems reported per table; the rest are counted
@@ -146,37 +139,17 @@ def _ensure(values: pl.DataFrame) -> pl.DataFrame:
     return values.with_columns(missing) if missing else values
 
 
-def _xyz(field: str) -> pl.Expr:
-    """`   1 1568    1` (GridXYZ/BlockXYZ of kernel summaries) -> `(1, 1568, 1)`."""
-    spaced = pl.col(field).str.strip_chars().str.replace_all(r"\s+", ", ")
-    return pl.when(spaced.is_not_null()).then(pl.concat_str([pl.lit("("), spaced, pl.lit(")")]))
-
-
-def activity_kinds(names: pl.Series) -> pl.DataFrame:
-    """The activity kind of each name (memcpy, memset, other, kernel), one row per name."""
-    return pl.DataFrame({"name": names.cast(pl.String)}).select(_activity_kind().alias("kind"))
-
-
-def _activity_kind() -> pl.Expr:
-    name = pl.col("name").fill_null("")
-    chain = pl.when(name.str.starts_with(ACTIVITY_KINDS[0][0])).then(pl.lit(ACTIVITY_KINDS[0][1]))
-    for prefix, kind in ACTIVITY_KINDS[1:]:
-        chain = chain.when(name.str.starts_with(prefix)).then(pl.lit(kind))
-    return chain.otherwise(pl.lit("kernel"))
-
-
 # Fields an emitter reads, for reports big enough that the rest is worth dropping early.
 USED_FIELDS = {"gputrace": frozenset({"start", "duration", "name", "device", "context", "stream",
                                       "correlation_id", "bytes", "grid_x", "grid_y", "grid_z",
                                       "block_x", "block_y", "block_z"})}
 
 
-def _gputrace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    # A trace names a few dozen kernels a million times: the kind is decided once per name.
-    kind = per_distinct(v["name"], activity_kinds)["kind"].fill_null("kernel")
+def _gputrace(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    kind = activity_kinds(frame["name"])
     common = [pl.col("source_line"), pl.col("name"), pl.col("duration").alias("duration_ns"),
-              "device", "context", "stream", launch_dims(v, "grid"), launch_dims(v, "block")]
-    activities = schema.conform("activities", v.select(
+              "device", "context", "stream", launch_dims(frame, "grid"), launch_dims(frame, "block")]
+    activities = schema.conform("activities", frame.select(
         *common, pl.lit(kind).alias("kind"), pl.col("start").alias("start_ns"), "bytes", "correlation_id"))
     result.add("activities", activities)
     # Kernels are the activities' kernel rows (columns picked before filtering: no copies of
@@ -185,7 +158,7 @@ def _gputrace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
     if is_kernel.any():
         result.add("kernels", activities.select(
             "source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block",
-            pl.int_range(1, v.height + 1, dtype=pl.Int64).alias("launch_id"),
+            pl.int_range(1, frame.height + 1, dtype=pl.Int64).alias("launch_id"),
             pl.lit("launch").alias("kind"), pl.lit(1).alias("count")).filter(is_kernel))
     devices = activities["device"].drop_nulls()
     if devices.len() and result.hints.device_name is None:
@@ -197,72 +170,73 @@ def device_name(printed: str) -> str:
     return re.sub(r"\s*\(\d+\)$", "", printed.strip())
 
 
-def _kernel_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+def _kernel_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
     name, region = pl.col("name"), pl.col("range")
     if context.get("nvtx_prefix"):  # `cuda_gpu_kern_sum:nvtx-name`: `forward/kernel`
         has = name.str.contains("/")
         region = pl.when(has).then(name.str.extract(r"^([^/]*)/", 1))
         name = pl.when(has).then(name.str.replace(r"^[^/]*/", "")).otherwise(name)
-    result.add("kernels", v.select(
+    result.add("kernels", frame.select(
         "source_line", name.alias("name"), region.alias("region"), pl.lit("summary").alias("kind"),
         pl.col("instances").alias("count"), pl.col("total").alias("duration_ns"),
-        _xyz("grid_xyz").alias("grid"), _xyz("block_xyz").alias("block")))
+        printed_dims(pl.col("grid_xyz")).alias("grid"), printed_dims(pl.col("block_xyz")).alias("block")))
 
 
-def _nvtx_kernel_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    _kernel_summary(v, result, context)
-    if v["range"].drop_nulls().n_unique() > 1:
+def _nvtx_kernel_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    _kernel_summary(frame, result, context)
+    if frame["range"].drop_nulls().n_unique() > 1:
         result.warn("nsys.overlapping-rows",
                     "nvtxkernsum lists a kernel under every NVTX range open at its launch: rows of "
                     "nested ranges count the same launches again (sum gpukernsum or a trace instead)",
-                    line=int(v["source_line"][0]))
+                    line=int(frame["source_line"][0]))
 
 
-def _memtime_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    result.add("kernels", v.select(
+def _memtime_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("kernels", frame.select(
         "source_line", "name", pl.lit("summary").alias("kind"),
         pl.col("operations").alias("count"), pl.col("total").alias("duration_ns")))
 
 
 def _api_summary(kind: str):
-    def emit_api(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-        result.add("api_calls", v.select(
+    def emit_api(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+        result.add("api_calls", frame.select(
             "source_line", pl.lit(kind).alias("kind"), "name", pl.col("calls"),
             pl.col("total").alias("total_ns"), pl.col("avg").alias("avg_ns"),
             pl.col("min").alias("min_ns"), pl.col("max").alias("max_ns")))
     return emit_api
 
 
-def _api_trace(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    result.add("api_calls", v.select(
+def _api_trace(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("api_calls", frame.select(
         "source_line", pl.lit("trace").alias("kind"),
         pl.coalesce("api_name", "name").alias("name"), pl.lit(1).alias("calls"),
         pl.col("duration").alias("total_ns"), pl.col("start").alias("start_ns")))
 
 
-def _nvtx_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    result.add("regions", v.select(
+def _nvtx_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("regions", frame.select(
         "source_line", pl.lit("nvtx").alias("kind"), pl.col("range").alias("name"),
         pl.col("instances").alias("count"), pl.col("total").alias("duration_ns")))
 
 
-def _nvtx_projection(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    result.add("regions", v.select(
+def _nvtx_projection(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("regions", frame.select(
         "source_line", pl.lit("nvtx_gpu").alias("kind"), "name",
         pl.col("start").alias("start_ns"), pl.col("duration").alias("duration_ns"),
         pl.lit(1).alias("count")))
 
 
-def _nvtx_projection_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
-    result.add("regions", v.select(
+def _nvtx_projection_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
+    result.add("regions", frame.select(
         "source_line", pl.lit("nvtx_gpu").alias("kind"), pl.col("range").alias("name"),
         pl.col("instances").alias("count"), pl.col("total").alias("duration_ns")))
 
 
-def _memsize_summary(v: pl.DataFrame, result: ParseResult, context: dict) -> None:
+def _memsize_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> None:
     """Bytes moved per memory operation: long form in `metrics` (one row per statistic)."""
-    stats = [c for c in ("total_size", "operations", "avg", "med", "min", "max", "stddev") if c in v.columns]
-    long = v.unpivot(index=["source_line", "name"], on=stats, variable_name="stat", value_name="value")
+    stats = [c for c in ("total_size", "operations", "avg", "med", "min", "max", "stddev")
+             if c in frame.columns]
+    long = frame.unpivot(index=["source_line", "name"], on=stats, variable_name="stat", value_name="value")
     result.add("metrics", long.select(
         "source_line", pl.col("name").alias("kernel_name"), pl.lit("gpumemsizesum").alias("section"),
         pl.when(pl.col("stat") == "operations").then(pl.lit("memory operations"))

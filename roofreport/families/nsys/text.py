@@ -119,12 +119,13 @@ def _context(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _classified(lines: pl.DataFrame) -> pl.DataFrame:
-    g = grammar.load("nsys")
+    syntax = grammar.load("nsys")
     kind = pl.col("kind")
-    lines = lines.with_columns(kind=g.classify_lines(lines["text"], "line"))
-    report_id = pl.coalesce(*[pl.col("text").str.extract(g.regex(k), _group(k, "report_id"))
+    lines = lines.with_columns(kind=syntax.classify_lines(lines["text"], "line"))
+    report_id = pl.coalesce(*[pl.col("text").str.extract(syntax.regex(k), _group(k, "report_id"))
                               for k in _HINT_KINDS])
-    args = pl.col("text").str.extract(g.regex("processing_line"), _group("processing_line", "report_args"))
+    args = pl.col("text").str.extract(syntax.regex("processing_line"),
+                                      _group("processing_line", "report_args"))
     return lines.with_columns(
         is_header=((kind == "other") & (kind.shift(-1) == "rule_line")).fill_null(False),
         block=(kind == "blank_line").cum_sum(),
@@ -179,10 +180,11 @@ def _hint(hint: str | None) -> str | None:
 @lru_cache(maxsize=1024)
 def _layout(header: str, rule: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]] | None:
     """Column spans of a rule line and the header's names cut at them (None: not a table)."""
-    g = grammar.load("nsys")
+    syntax = grammar.load("nsys")
     try:
-        dashes = next(g.parse(rule, "rule_line").scan_values(lambda v: getattr(v, "type", "") == "DASHES"))
-        tokens = [str(t) for t in g.parse(header, "header_line").scan_values(
+        dashes = next(syntax.parse(rule, "rule_line").scan_values(
+            lambda v: getattr(v, "type", "") == "DASHES"))
+        tokens = [str(t) for t in syntax.parse(header, "header_line").scan_values(
             lambda v: getattr(v, "type", "") == "COLUMN_NAME")]
     except ParseError:  # program output above a line of dashes, or a line too long to be one
         return None
@@ -207,10 +209,10 @@ def _read_table(table: Table, rows: pl.DataFrame, doc: Document, result: ParseRe
     emit(table.report, values, result, {"nvtx_prefix": "nvtx-name" in table.args})
 
 
-def _cell(table: Table, i: int) -> pl.Expr:
-    start, end = table.spans[i]
+def _cell(table: Table, index: int) -> pl.Expr:
+    start, end = table.spans[index]
     text = pl.col("text")
-    cut = text.str.slice(start) if i == len(table.spans) - 1 else text.str.slice(start, end - start)
+    cut = text.str.slice(start) if index == len(table.spans) - 1 else text.str.slice(start, end - start)
     return cut.str.strip_chars()
 
 
@@ -286,9 +288,9 @@ def _unknown(table: Table, doc: Document, result: ParseResult) -> None:
 def _tool_version(lines: pl.DataFrame) -> str | None:
     paths = lines.filter(pl.col("kind") == "processing_line")["text"].head(50).to_list()
     for text in paths:
-        m = re.search(r"nsight-systems[\w\-]*[/-](\d{4}\.\d+(?:\.\d+)*)", text)
-        if m:
-            return m.group(1)
+        match = re.search(r"nsight-systems[\w\-]*[/-](\d{4}\.\d+(?:\.\d+)*)", text)
+        if match:
+            return match.group(1)
     return None
 
 
@@ -308,9 +310,9 @@ def _notices(lines: pl.DataFrame, result: ParseResult) -> None:
 
 
 def _notice_rows(lines: pl.DataFrame) -> pl.DataFrame:
-    g = grammar.load("nsys")
+    syntax = grammar.load("nsys")
     return lines.filter(pl.col("kind") == "notice_line").select(
-        "line_no", *g.extract(pl.col("text"), "notice_line"))
+        "line_no", *syntax.extract(pl.col("text"), "notice_line"))
 
 
 def _nothing_found(lines: pl.DataFrame, doc: Document) -> ParseError:

@@ -1,10 +1,10 @@
 """nvprof (CUDA 7 - 12): text logs in every mode, their `--csv` forms, SQLite profiles (`-o`).
 
 The syntax lives in `grammars/nvprof.lark`. A log is read in one pass over its lines
-(`nvprof_lines`): text tables (`nvprof_text`) and CSV tables (`nvprof_csv`) wherever their
+(`lines.py`): text tables (`text.py`) and CSV tables (`csv.py`) wherever their
 headers appear, as many processes as the log holds, then what nvprof said about the run
-(`nvprof_status`), all driven by `read.py`. SQLite profiles are read by `nvprof_sqlite`; an NVVP session file (XML) is
-recognised and reported as holding no profile data. Sniffing needs only `nvprof_lines` (and the
+(`status.py`), all driven by `read.py`. SQLite profiles are read by `sqlite.py`; an NVVP session file (XML) is
+recognised and reported as holding no profile data. Sniffing needs only `lines.py` (and the
 CSV reader for a header of nvprof's own columns); the readers are imported to parse.
 
 Tables filled: `kernels`, `metrics`, `activities`, `api_calls`, `regions`.
@@ -38,12 +38,12 @@ import re
 from functools import cache
 
 from roofreport.errors import ParseError
+from roofreport.families.common.sqlite import is_sqlite
 from roofreport.families.common.textio import Head
 from roofreport.families.nvprof import lines as nvprof_lines
 from roofreport.families.spec import DeferredReader, FormatSpec
 
 FAMILY = "nvprof"
-_SQLITE_MAGIC = b"SQLite format 3\x00"  # (`nvprof_sqlite._MAGIC`) every SQLite file starts so
 
 # Status messages only nvprof prints (a bare `==PID== Warning:` is valgrind's style too).
 _STRONG_STATUS = ("process_message", "application_message", "result_message",
@@ -98,7 +98,7 @@ def _header_variant(line: str) -> str | None:
 
 
 def sniff_sqlite(head: Head) -> str | None:
-    if not head.raw.startswith(_SQLITE_MAGIC):
+    if not is_sqlite(head):
         return None
     from roofreport.families.nvprof import sqlite as nvprof_sqlite
 
@@ -117,12 +117,12 @@ def _may_be_csv_header(line: str) -> bool:
 
 @cache
 def _csv_parts() -> tuple[re.Pattern, re.Pattern]:
-    g = nvprof_lines.load()
-    return re.compile(g.terminal("CSV_SEP")), re.compile(g.regex("csv_field", anchored=False))
+    syntax = nvprof_lines.load()
+    return re.compile(syntax.terminal("CSV_SEP")), re.compile(syntax.regex("csv_field", anchored=False))
 
 
 def _matches(text: str, rule: str) -> bool:
-    """`nvprof_lines.matches`, asked only of text holding one of the literals every match of
+    """`lines.matches`, asked only of text holding one of the literals every match of
     the rule holds (the grammar's `required_literals`): most head lines are no table header,
     and a rule's regex is compiled when a line could be one."""
     needed = nvprof_lines.load().required_literals(rule)

@@ -4,7 +4,7 @@ Type column or quotes, and spreadsheet re-saves with TABs.
 
 Each header line is parsed by Lark (`csv_header_line`, once per distinct header); the rows under
 it are read by `pl.read_csv`; column meanings are data (`COLUMNS`), the conversions are the
-text tables' (`nvprof_text.add_*`), so both forms land in the same tables the same way.
+text tables' (`text.add_*`), so both forms land in the same tables the same way.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from roofreport.families.common.textio import Document
 from roofreport.families.nvprof import novalue, text as T, values as V
 from roofreport.families.nvprof.lines import load
 from roofreport.families.spec import ParseResult
-from roofreport.tables import schema
-from roofreport.tables.frames import per_distinct, per_distinct_ints
+from roofreport.tables.frames import launch_dims
 
 # report kind -> column that identifies it in a header
 _KINDS = [("metrics", "Metric Name"), ("events", "Event Name"), ("gpu_trace", "Grid X"),
@@ -38,8 +37,8 @@ COLUMNS = {
                "Event Name": "metric", "Min": "min", "Max": "max", "Avg": "avg", "Total": "total"},
     "gpu_trace": {"Start": "start", "Duration": "duration", "Size": "size", "Device": "device",
                   "Context": "context", "Stream": "stream", "Name": "name",
-                  "Correlation_ID": "correlation_id", "Grid X": "gx", "Grid Y": "gy", "Grid Z": "gz",
-                  "Block X": "bx", "Block Y": "by", "Block Z": "bz"},
+                  "Correlation_ID": "correlation_id", "Grid X": "grid_x", "Grid Y": "grid_y",
+                  "Grid Z": "grid_z", "Block X": "block_x", "Block Y": "block_y", "Block Z": "block_z"},
     "api_trace": {"Start": "start", "Duration": "duration", "Name": "name",
                   "Correlation_ID": "correlation_id"},
 }
@@ -63,7 +62,7 @@ def report_kind(names: tuple[str, ...]) -> str | None:
 
 def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> list[pl.DataFrame]:
     """Every CSV table of the log into `result` (one block per header line); metric and event
-    rows are returned for `nvprof_text.add_counted`."""
+    rows are returned for `text.add_counted`."""
     csv = lines.filter(pl.col("table") == "csv")
     counted: list[pl.DataFrame] = []
     for _, block in csv.group_by("block", maintain_order=True):
@@ -202,7 +201,7 @@ def _cell(frame: pl.DataFrame, col: str, units: dict[str, str] | None) -> pl.Exp
     if col not in frame.columns:
         return pl.lit(None, pl.Float64)
     unit = units.get(col, "") if units else ""
-    if frame.schema[col].is_numeric():  # typed by the reader (nvprof_fast)
+    if frame.schema[col].is_numeric():  # typed by the reader (families/nvprof/fast.py)
         return V.plain(pl.col(col), unit) if unit in V.UNITS or unit == "" else pl.lit(None, pl.Float64)
     plain = frame[col].cast(pl.Float64, strict=False)
     if plain.null_count() == frame[col].null_count() and (unit == "" or unit in V.UNITS):
@@ -227,8 +226,8 @@ def _summary(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseRes
 
 def _plain_summary(body: pl.DataFrame, lines: pl.DataFrame, doc: Document, result: ParseResult) -> None:
     """A hand-made summary CSV: units in the cells, names with commas left unquoted."""
-    g = load()
-    fields = body.with_columns(g.extract(pl.col("text"), "plain_csv_summary_row"))
+    syntax = load()
+    fields = body.with_columns(syntax.extract(pl.col("text"), "plain_csv_summary_row"))
     bad = fields.filter(pl.col("time_total").is_null())
     T.report_bad_rows(bad["line_no"].to_list(), bad["text"].to_list(), "plain_csv_summary_row",
                       lines, doc, result)
@@ -239,7 +238,7 @@ def _plain_summary(body: pl.DataFrame, lines: pl.DataFrame, doc: Document, resul
 
 
 def _counted(frame: pl.DataFrame, kind: str) -> pl.DataFrame:
-    """Metric or event rows as `nvprof_text.add_counted` takes them."""
+    """Metric or event rows as `text.add_counted` takes them."""
     return frame.select(
         "source_line", pl.lit(None, pl.Int64).alias("launch_id"), "pid", "device", "kernel_name",
         V.integer(pl.col("invocations")).alias("invocations"), "metric",
@@ -255,62 +254,23 @@ def _int(frame: pl.DataFrame, col: str) -> pl.Expr:
     return pl.col(col) if frame.schema[col] == pl.Int64 else V.integer(pl.col(col))
 
 
-def _joined(cols: list[str]) -> pl.Expr:
-    """`(x, y, z)` from three columns (null when the first is, as in memcpy rows)."""
-    joined = pl.concat_str([pl.lit("("), pl.concat_str([pl.col(c) for c in cols], separator=", "),
-                            pl.lit(")")])
-    return pl.when(pl.col(cols[0]).is_not_null()).then(joined)
-
-
-def _dims(frame: pl.DataFrame, cols: list[str]) -> pl.Expr | pl.Series:
-    if not all(c in frame.columns for c in cols):
-        return pl.lit(None, pl.String)
-    if all(frame.schema[c].is_integer() for c in cols):  # typed by the reader (nvprof_fast)
-        if any(frame[c].null_count() == frame.height for c in cols):
-            return pl.lit(None, pl.String)  # (memcpy rows only: no launch shape at all)
-        return per_distinct_ints(frame, cols, _joined(cols))
-    return _joined(cols)
-
-
 def _gpu_trace(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseResult) -> None:
-    add_trace(gpu_trace_table(frame, units), result)
+    T.add_gpu_trace(gpu_trace_table(frame, units), result)
 
 
 def gpu_trace_table(frame: pl.DataFrame, units: dict[str, str] | None) -> pl.DataFrame:
-    """A GPU trace's rows as activities: kind, times and sizes in base units, launch shapes."""
+    """A GPU trace's rows as activities: times and sizes in base units, launch shapes."""
     def text(col: str) -> pl.Expr:
         return pl.col(col) if col in frame.columns else pl.lit(None, pl.String)
 
     return frame.select(
-        "source_line", _activity_kinds(frame).alias("kind"), text("name").alias("name"),
+        "source_line", text("name").alias("name"),
         _cell(frame, "start", units).alias("start_ns"),
         _cell(frame, "duration", units).alias("duration_ns"), _cell(frame, "size", units).alias("bytes"),
         text("device").alias("device"),
         _int(frame, "context").alias("context"), _int(frame, "stream").alias("stream"),
         _int(frame, "correlation_id").alias("correlation_id"),
-        _dims(frame, ["gx", "gy", "gz"]).alias("grid"), _dims(frame, ["bx", "by", "bz"]).alias("block"))
-
-
-def _activity_kinds(frame: pl.DataFrame) -> pl.Series | pl.Expr:
-    """Each row's activity kind (`nvprof_text`'s rule), decided once per distinct name (a row
-    without a name counts as a kernel there too)."""
-    if "name" not in frame.columns:
-        return pl.lit("kernel")
-    return per_distinct(frame["name"], lambda names: names.to_frame("name").select(
-        T._activity_kind(pl.col("name")).alias("kind")))["kind"].fill_null("kernel")
-
-
-def add_trace(trace: pl.DataFrame, result: ParseResult) -> None:
-    """As `nvprof_text.add_gpu_trace`, the kind already known: one activity per row and one
-    `kernels` launch per kernel row. The kernels are picked from the conformed activities, so
-    both tables share one copy of each name (Categorical -> shared-buffer String)."""
-    activities = schema.conform("activities", trace)
-    result.add("activities", activities)
-    # Columns picked before filtering: the filter copies only what the kernels keep.
-    result.add("kernels", activities.select(
-        "source_line", pl.col("source_line").alias("launch_id"), "name",
-        pl.lit("launch").alias("kind"), pl.lit(1).alias("count"), "duration_ns", "device",
-        "context", "stream", "grid", "block").filter(activities["kind"] == "kernel"))
+        launch_dims(frame, "grid"), launch_dims(frame, "block"))
 
 
 def _api_trace(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseResult) -> None:

@@ -15,6 +15,7 @@ from functools import cache
 import polars as pl
 
 from roofreport import grammar
+from roofreport.families.common.context import carried
 
 # header line kind -> table kind
 TABLES = {
@@ -66,57 +67,50 @@ def matches(text: str, rule: str) -> bool:
 
 def status_message(text: str) -> str | None:
     """What a `==PID==` line says (None for other lines)."""
-    m = _compiled("status_line").match(text)
-    return m.group("status_message") or "" if m else None
+    match = _compiled("status_line").match(text)
+    return match.group("status_message") or "" if match else None
 
 
 def annotate(lines: pl.DataFrame) -> pl.DataFrame:
     """`lines` (line_no, text) with kind, status, message, pid and the carried context."""
-    g = load()
-    known = lines.filter(pl.col("text").str.contains(_any_kind(g)))
-    known = _fields(known.with_columns(kind=g.classify_lines(known["text"], "line")), g)
+    syntax = load()
+    known = lines.filter(pl.col("text").str.contains(_any_kind(syntax)))
+    known = _fields(known.with_columns(kind=syntax.classify_lines(known["text"], "line")), syntax)
     lines = lines.join(known.drop("text"), on="line_no", how="left", maintain_order="left") \
         .with_columns(pl.col("kind").fill_null("other"))
     return _with_context(lines)
 
 
 @cache
-def _any_kind(g: grammar.Grammar) -> str:
+def _any_kind(syntax: grammar.Grammar) -> str:
     """One regex matching a line of any kind of `line` (capture names dropped): a single pass
     finds the few structural lines among millions of table rows and program output."""
-    kinds = [re.sub(r"\(\?P<\w+>", "(?:", g.regex(k)) for k in g.alternatives("line")]
+    kinds = [re.sub(r"\(\?P<\w+>", "(?:", syntax.regex(k)) for k in syntax.alternatives("line")]
     return "|".join(f"(?:{rx})" for rx in kinds)
 
 
-def _field(g: grammar.Grammar, text: pl.Expr, rule: str, field: str) -> pl.Expr:
-    return g.extract(text, rule)[g.groups(rule).index(field)]
+def _field(syntax: grammar.Grammar, text: pl.Expr, rule: str, field: str) -> pl.Expr:
+    return syntax.extract(text, rule)[syntax.groups(rule).index(field)]
 
 
-def _fields(known: pl.DataFrame, g: grammar.Grammar) -> pl.DataFrame:
+def _fields(known: pl.DataFrame, syntax: grammar.Grammar) -> pl.DataFrame:
     """What the structural lines say: status message, kind and PID; device, kernel and NVTX
     names (grammar fields), on the few lines that have them."""
     kind, text = pl.col("kind"), pl.col("text")
     is_status = kind == "status_line"
     known = known.with_columns(
-        message=pl.when(is_status).then(_field(g, text, "status_line", "status_message").fill_null("")),
+        message=pl.when(is_status).then(_field(syntax, text, "status_line", "status_message").fill_null("")),
         pid=pl.when(is_status).then(
-            _field(g, text, "status_line", "status_prefix").str.extract(r"(\d+)", 1).cast(pl.Int64)),
-        device_name=pl.when(kind == "device_line").then(_field(g, text, "device_line", "device_name")),
-        kernel_name=pl.when(kind == "kernel_line").then(_field(g, text, "kernel_line", "kernel_name")),
+            _field(syntax, text, "status_line", "status_prefix").str.extract(r"(\d+)", 1).cast(pl.Int64)),
+        device_name=pl.when(kind == "device_line").then(_field(syntax, text, "device_line", "device_name")),
+        kernel_name=pl.when(kind == "kernel_line").then(_field(syntax, text, "kernel_line", "kernel_name")),
     )
     message = pl.col("message")
     return known.with_columns(
-        status=pl.when(is_status).then(g.classify(message, "status_kind", other="note")),
-        domain_name=_field(g, message, "nvtx_domain_message", "nvtx_domain"),
-        range_name=_field(g, message, "nvtx_range_message", "nvtx_range"),
-        section_title=_field(g, message, "section_message", "section_title"))
-
-
-def _carry(start: pl.Expr, value: pl.Expr, reset: pl.Expr) -> pl.Expr:
-    """`value` where `start` holds, carried forward until the next `reset` (then null)."""
-    marked = pl.when(start).then(value.cast(pl.String)).when(reset).then(pl.lit("\x00"))
-    carried = marked.otherwise(None).forward_fill()
-    return pl.when(carried == "\x00").then(None).otherwise(carried)
+        status=pl.when(is_status).then(syntax.classify(message, "status_kind", other="note")),
+        domain_name=_field(syntax, message, "nvtx_domain_message", "nvtx_domain"),
+        range_name=_field(syntax, message, "nvtx_range_message", "nvtx_range"),
+        section_title=_field(syntax, message, "section_message", "section_title"))
 
 
 def _with_context(lines: pl.DataFrame) -> pl.DataFrame:
@@ -126,18 +120,18 @@ def _with_context(lines: pl.DataFrame) -> pl.DataFrame:
     new_kernel = header | (kind == "device_line") | (kind == "status_line")
     return lines.with_columns(
         pid=pl.col("pid").forward_fill(),
-        section=_carry(opens_section, pl.coalesce(status.replace_strict(SECTIONS, default=None),
+        section=carried(opens_section, pl.coalesce(status.replace_strict(SECTIONS, default=None),
                                                   pl.col("section_title")), pl.lit(False)),
-        table=_carry(header, kind.replace_strict(TABLES, default=None), kind.is_in(_ENDS_TABLE)),
+        table=carried(header, kind.replace_strict(TABLES, default=None), kind.is_in(_ENDS_TABLE)),
         block=header.cum_sum().cast(pl.Int64),
-        device=_carry(kind == "device_line", pl.col("device_name"),
+        device=carried(kind == "device_line", pl.col("device_name"),
                       opens_section | (status == "process_message")),
-        kernel=_carry(kind == "kernel_line", pl.col("kernel_name"), new_kernel),
-        kernel_line=_carry(kind == "kernel_line", pl.col("line_no"), new_kernel).cast(pl.Int64),
-        nvtx_domain=_carry(status == "nvtx_domain_message", pl.col("domain_name"),
+        kernel=carried(kind == "kernel_line", pl.col("kernel_name"), new_kernel),
+        kernel_line=carried(kind == "kernel_line", pl.col("line_no"), new_kernel).cast(pl.Int64),
+        nvtx_domain=carried(status == "nvtx_domain_message", pl.col("domain_name"),
                            status.is_in(["nvtx_thread_message", "nvtx_result_message"])
                            | (opens_section & (status != "nvtx_result_message"))),
-        nvtx_range=_carry(status == "nvtx_range_message", pl.col("range_name"),
+        nvtx_range=carried(status == "nvtx_range_message", pl.col("range_name"),
                           status.is_in(["nvtx_domain_message", "nvtx_thread_message"]) | opens_section),
     ).with_columns(_nvtx_path())
 

@@ -109,11 +109,11 @@ def title_ends(header: str) -> dict[str, int]:
 def csv_columns(text: str, sep: str) -> list[int]:
     """1-based column where each field of a CSV record starts (quotes respected)."""
     starts, quoted = [1], False
-    for i, char in enumerate(text):
+    for index, char in enumerate(text):
         if char == '"':
             quoted = not quoted
         elif char == sep and not quoted:
-            starts.append(i + 2)
+            starts.append(index + 2)
     return starts
 
 

@@ -16,17 +16,24 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import ParseError
+from roofreport.families.common import sqlite
+from roofreport.families.common.sqlite import connect, query, table_names
 from roofreport.families.common.textio import Head
 from roofreport.families.nvprof import cupti as nvprof_cupti, text as nvprof_text
 from roofreport.families.spec import ParseResult
+from roofreport.tables.frames import launch_dims
 
 FAMILY = "nvprof"
-_MAGIC = b"SQLite format 3\x00"
 
 
 def sniff(head: Head) -> str | None:
-    raw = head.raw
-    if raw.startswith(_MAGIC) and b"StringTable" in raw and b"CUPTI_ACTIVITY_KIND" in raw:
+    """An nvprof profile: a string table and CUPTI activity tables (a damaged `.nvvp` or
+    `.prof` too)."""
+    return sqlite.sniff(head, _recognise, (".nvvp", ".prof"), "sqlite profile (unreadable)")
+
+
+def _recognise(con: sqlite3.Connection, tables: set[str]) -> str | None:
+    if "StringTable" in tables and any(t.startswith("CUPTI_ACTIVITY_KIND_") for t in tables):
         return "sqlite profile"
     return None
 
@@ -34,7 +41,7 @@ def sniff(head: Head) -> str | None:
 def parse(path: Path, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     try:
-        with closing(_connect(path)) as con:
+        with closing(connect(path)) as con:
             _read(con, result)
     except sqlite3.Error as exc:
         result.error = ParseError(f"cannot read this nvprof SQLite profile: {exc}", path=str(path))
@@ -44,13 +51,9 @@ def parse(path: Path, variant: str) -> ParseResult:
     return result
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
-
-
 def _read(con: sqlite3.Connection, result: ParseResult) -> None:
-    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    version = _query(con, "SELECT version FROM Version") if "Version" in tables else None
+    tables = table_names(con)
+    version = query(con, "SELECT version FROM Version") if "Version" in tables else None
     if version is not None and version.height:
         result.tool_version = f"nvprof profile format {version.item(0, 0)}"
     devices = _devices(con, tables)
@@ -64,16 +67,10 @@ def _read(con: sqlite3.Connection, result: ParseResult) -> None:
         result.add("api_calls", api)
 
 
-def _query(con: sqlite3.Connection, sql: str) -> pl.DataFrame:
-    cur = con.execute(sql)
-    names = [d[0] for d in cur.description]
-    return pl.DataFrame(cur.fetchall(), schema=names, orient="row", infer_schema_length=None)
-
-
 def _devices(con: sqlite3.Connection, tables: set[str]) -> pl.DataFrame:
     if "CUPTI_ACTIVITY_KIND_DEVICE" not in tables:
         return pl.DataFrame(schema={"deviceId": pl.Int64, "device_name": pl.String})
-    return _query(con, """SELECT d.id AS deviceId, s.value AS device_name
+    return query(con, """SELECT d.id AS deviceId, s.value AS device_name
                            FROM CUPTI_ACTIVITY_KIND_DEVICE d LEFT JOIN StringTable s ON s._id_ = d.name""")
 
 
@@ -81,34 +78,29 @@ def _gpu_activities(con: sqlite3.Connection, tables: set[str], devices: pl.DataF
     parts = []
     for table in ("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL", "CUPTI_ACTIVITY_KIND_KERNEL"):
         if table in tables:
-            kernels = _query(con, f"""
+            kernels = query(con, f"""
                 SELECT k.start, k."end", k.deviceId, k.contextId, k.streamId, k.correlationId,
-                       s.value AS name, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ,
-                       NULL AS bytes
+                       s.value AS name, k.gridX AS grid_x, k.gridY AS grid_y, k.gridZ AS grid_z,
+                       k.blockX AS block_x, k.blockY AS block_y, k.blockZ AS block_z, NULL AS bytes
                 FROM {table} k LEFT JOIN StringTable s ON s._id_ = k.name""")
             if kernels.height:
-                parts.append(kernels.with_columns(_dims("grid"), _dims("block")).drop(
-                    "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"))
+                parts.append(kernels.with_columns(launch_dims(kernels, "grid"), launch_dims(kernels, "block"))
+                             .drop("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"))
                 break
     if "CUPTI_ACTIVITY_KIND_MEMCPY" in tables:
-        copies = _query(con, """SELECT start, "end", deviceId, contextId, streamId, correlationId,
+        copies = query(con, """SELECT start, "end", deviceId, contextId, streamId, correlationId,
                                        copyKind, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY""")
         kind = pl.col("copyKind").replace_strict(nvprof_cupti.MEMCPY_KINDS, default="?", return_dtype=pl.String)
         parts.append(copies.with_columns(
             pl.concat_str([pl.lit("[CUDA memcpy "), kind, pl.lit("]")]).alias("name")).drop("copyKind"))
     if "CUPTI_ACTIVITY_KIND_MEMSET" in tables:
-        parts.append(_query(con, """SELECT start, "end", deviceId, contextId, streamId, correlationId,
+        parts.append(query(con, """SELECT start, "end", deviceId, contextId, streamId, correlationId,
                                            '[CUDA memset]' AS name, bytes FROM CUPTI_ACTIVITY_KIND_MEMSET"""))
     parts = [p for p in parts if p.height]
     if not parts:
         return pl.DataFrame()
     rows = pl.concat(parts, how="diagonal_relaxed").sort("start", "correlationId")
     return _as_trace(rows, devices)
-
-
-def _dims(prefix: str) -> pl.Expr:
-    return pl.format("({}, {}, {})", pl.col(f"{prefix}X"), pl.col(f"{prefix}Y"),
-                     pl.col(f"{prefix}Z")).alias(prefix)
 
 
 def _as_trace(rows: pl.DataFrame, devices: pl.DataFrame) -> pl.DataFrame:
@@ -130,7 +122,7 @@ def _api_calls(con: sqlite3.Connection, tables: set[str], result: ParseResult) -
                                   ("CUPTI_ACTIVITY_KIND_DRIVER", nvprof_cupti.DRIVER, "cuDriverApi#")):
         if table not in tables:
             continue
-        calls = _query(con, f'SELECT cbid, start, "end", correlationId FROM {table}')
+        calls = query(con, f'SELECT cbid, start, "end", correlationId FROM {table}')
         if not calls.height:
             continue
         name = pl.col("cbid").replace_strict(names, default=None, return_dtype=pl.String)

@@ -1,4 +1,4 @@
-"""nvprof's text tables, from the annotated lines (`nvprof_lines.annotate`) to shared tables.
+"""nvprof's text tables, from the annotated lines (`lines.annotate`) to shared tables.
 
 * summary mode -> `kernels` (kind "summary") and `api_calls` (kind "summary"); NVTX ranges ->
   `regions`, the activities inside each range -> `metrics` (section "NVTX <path>: <type>"),
@@ -23,10 +23,13 @@ from dataclasses import dataclass
 import polars as pl
 
 from roofreport.errors import ParseError
+from roofreport.families.common.activity import activity_kinds
 from roofreport.families.common.textio import Document
 from roofreport.families.nvprof import novalue, values as V
 from roofreport.families.nvprof.lines import load
 from roofreport.families.spec import ParseResult
+from roofreport.tables import schema
+from roofreport.tables.frames import printed_dims
 
 _MAX_BAD_ROWS = 20
 
@@ -76,12 +79,12 @@ def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> list[pl
 def rows_of(lines: pl.DataFrame, table: str, doc: Document, result: ParseResult) -> pl.DataFrame:
     """The lines of `table` that are rows, with the row rule's fields."""
     spec = RULES[table]
-    g = load()
+    syntax = load()
     candidates = lines.filter((pl.col("table") == table) & (pl.col("kind") == "other"))
     if not candidates.height:
         return candidates
-    fields = candidates.with_columns(g.extract(pl.col("text"), spec.rule))
-    meant = pl.col("text").str.contains(g.regex(spec.start)) | pl.col("text").str.contains(g.regex("table_like"))
+    fields = candidates.with_columns(syntax.extract(pl.col("text"), spec.rule))
+    meant = pl.col("text").str.contains(syntax.regex(spec.start)) | pl.col("text").str.contains(syntax.regex("table_like"))
     bad = fields.filter(pl.col(spec.key).is_null() & meant)
     good = fields.filter(pl.col(spec.key).is_not_null())
     if bad.height and table in ("metrics", "events"):   # an empty cell: cut at the header's titles
@@ -100,11 +103,9 @@ def report_bad_rows(line_nos: list[int], texts: list[str], rule: str, lines: pl.
         return
     last = lines.filter(pl.col("kind") != "blank_line")["line_no"].max()
     for line_no, text in list(zip(line_nos, texts))[:_MAX_BAD_ROWS]:
-        try:
-            load().parse(text, rule, path=doc.display, line=line_no)
-            message = f"{doc.display}:{line_no}: row does not fit its table"
-        except ParseError as exc:
-            message = exc.describe()
+        message = load().explain(text, rule, doc.display, line_no, otherwise=ParseError(
+            "nvprof: row does not fit its table", path=doc.display, line=line_no, column=1,
+            text=text)).describe()
         if line_no == last:
             result.warn("nvprof.truncated", "log ends inside a table, its last row is cut: "
                         + message, line=line_no)
@@ -200,12 +201,6 @@ def _summary_metrics(rows: pl.DataFrame) -> pl.DataFrame:
 
 # -- traces ----------------------------------------------------------------------------------
 
-def _activity_kind(name: pl.Expr) -> pl.Expr:
-    return pl.when(name.str.starts_with("[CUDA memcpy")).then(pl.lit("memcpy")) \
-        .when(name.str.starts_with("[CUDA memset")).then(pl.lit("memset")) \
-        .when(name.str.starts_with("[")).then(pl.lit("other")).otherwise(pl.lit("kernel"))
-
-
 def _gpu_trace(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
     trace = rows.select(
         pl.col("line_no").alias("source_line"),
@@ -217,20 +212,25 @@ def _gpu_trace(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
         V.integer(pl.col("context")).alias("context"),
         V.integer(pl.col("stream")).alias("stream"),
         V.integer(pl.col("correlation_id")).alias("correlation_id"),
-        V.dims(pl.col("grid")).alias("grid"), V.dims(pl.col("block")).alias("block"))
+        printed_dims(pl.col("grid")).alias("grid"), printed_dims(pl.col("block")).alias("block"))
     add_gpu_trace(trace, result)
 
 
 def add_gpu_trace(trace: pl.DataFrame, result: ParseResult) -> None:
-    """Trace rows -> one activity each, and one `kernels` launch per kernel launch (memcpy and
-    memset rows are activities only, as in the nsys trace; the summary mode alone lists copies
-    among the kernels)."""
-    trace = trace.with_columns(_activity_kind(pl.col("name")).alias("kind"))
-    result.add("activities", trace)
-    result.add("kernels", trace.filter(pl.col("kind") == "kernel").select(
+    """Trace rows -> one activity each (their kind from their name, once per distinct name,
+    unless the reader knows it), and one `kernels` launch per kernel launch (memcpy and memset
+    rows are activities only, as in the nsys trace; the summary mode alone lists copies among
+    the kernels). The kernels are picked from the conformed activities, so both tables share
+    one copy of each name (Categorical -> shared-buffer String)."""
+    if "kind" not in trace.columns:
+        trace = trace.with_columns(activity_kinds(trace["name"]).alias("kind"))
+    activities = schema.conform("activities", trace)
+    result.add("activities", activities)
+    # Columns picked before filtering: the filter copies only what the kernels keep.
+    result.add("kernels", activities.select(
         "source_line", pl.col("source_line").alias("launch_id"), "name",
         pl.lit("launch").alias("kind"), pl.lit(1).alias("count"), "duration_ns", "device",
-        "context", "stream", "grid", "block"))
+        "context", "stream", "grid", "block").filter(activities["kind"] == "kernel"))
 
 
 def _api_trace(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
@@ -304,11 +304,11 @@ def _unified_memory(rows: pl.DataFrame, table: str, result: ParseResult) -> None
 def add_um_totals(lines: pl.DataFrame, result: ParseResult) -> None:
     """`Total CPU Page faults: 24` lines of the Unified Memory section (program output such as
     `Total Iterations: 100` elsewhere is not)."""
-    g = load()
+    syntax = load()
     totals = lines.filter((pl.col("kind") == "um_total_line") & (pl.col("section") == "um"))
     if not totals.height:
         return
-    fields = totals.with_columns(g.extract(pl.col("text"), "um_total_line"))
+    fields = totals.with_columns(syntax.extract(pl.col("text"), "um_total_line"))
     result.add("metrics", fields.select(
         pl.col("line_no").alias("source_line"), "device",
         pl.lit("Unified Memory").alias("section"),

@@ -72,7 +72,3 @@ def plain(cell: pl.Expr, unit: str) -> pl.Expr:
 def integer(cell: pl.Expr) -> pl.Expr:
     return cell.str.strip_chars().cast(pl.Int64, strict=False)
 
-
-def dims(cell: pl.Expr) -> pl.Expr:
-    """`(4097 1 1)` -> `(4097, 1, 1)`, the spelling ncu uses; `-` -> null."""
-    return pl.when(cell.str.starts_with("(")).then(cell.str.replace_all(" ", ", ", literal=True))

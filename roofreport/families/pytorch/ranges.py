@@ -60,9 +60,9 @@ def innermost(ranges: pl.DataFrame) -> pl.DataFrame:
         if is_open:
             stack.append((range_id, path))
         else:   # a range closes on top of the stack unless ranges overlap without nesting
-            for i in range(len(stack) - 1, -1, -1):
-                if stack[i][0] == range_id:
-                    del stack[i]
+            for index in range(len(stack) - 1, -1, -1):
+                if stack[index][0] == range_id:
+                    del stack[index]
                     break
         out_thread.append(thread)
         out_at.append(at)

@@ -86,15 +86,15 @@ def find_tables(lines: pl.DataFrame) -> list[TableLayout]:
     header_texts = dict(lines.filter(pl.col("line_no").is_in([n + 1 for n in numbers]))
                         .select("line_no", "text").iter_rows())
     found, last_line = [], int(lines["line_no"].max() or 0)
-    for i in range(len(numbers) - 1):
-        top, under = numbers[i], numbers[i + 1]
-        if under != top + 2 or texts[i].rstrip() != texts[i + 1].rstrip():
+    for index in range(len(numbers) - 1):
+        top, under = numbers[index], numbers[index + 1]
+        if under != top + 2 or texts[index].rstrip() != texts[index + 1].rstrip():
             continue
-        layout = _layout(header_texts.get(top + 1, ""), texts[i])
+        layout = _layout(header_texts.get(top + 1, ""), texts[index])
         if layout is None or (found and found[-1].last_row >= top):
             continue
-        close = next((n for n, t in zip(numbers[i + 2:], texts[i + 2:])
-                      if t.rstrip() == texts[i].rstrip()), None)
+        close = next((n for n, t in zip(numbers[index + 2:], texts[index + 2:])
+                      if t.rstrip() == texts[index].rstrip()), None)
         end = close - 1 if close is not None else last_line
         found.append(TableLayout(top + 1, *layout, under + 1, end, close is not None))
     return found
@@ -104,9 +104,9 @@ def find_tables(lines: pl.DataFrame) -> list[TableLayout]:
 def _layout(header: str, rule: str) -> tuple[tuple, tuple] | None:
     """Column spans of a rule line and the header's names; None unless Lark reads one name
     per span and they name a key_averages table (a `Name` column and a known one)."""
-    g = grammar.load("pytorch")
+    syntax = grammar.load("pytorch")
     try:
-        tokens = [str(t) for t in g.tokens(header, "header_line") if t.type == "COLUMN_NAME"]
+        tokens = [str(t) for t in syntax.tokens(header, "header_line") if t.type == "COLUMN_NAME"]
     except ParseError:
         return None
     spans = tuple((m.start(), m.end()) for m in re.finditer(r"-+", rule))
@@ -158,8 +158,8 @@ def _totals(lines: pl.DataFrame, layout: TableLayout, next_start: int | None) ->
     after = lines.filter((pl.col("kind") == "total_line") & (pl.col("line_no") > layout.last_row))
     if next_start is not None:
         after = after.filter(pl.col("line_no") < next_start)
-    g = grammar.load("pytorch")
-    fields = after.select("line_no", *g.extract(pl.col("text"), "total_line"))
+    syntax = grammar.load("pytorch")
+    fields = after.select("line_no", *syntax.extract(pl.col("text"), "total_line"))
     return fields.select(pl.col("line_no").alias("source_line"),
                          pl.format("{} time total", "total_name").alias("metric"),
                          pl.col("time_unit").alias("unit"), _time_ns("time_value", "time_unit"),
@@ -198,10 +198,10 @@ def _to_first_blank(lines: pl.DataFrame, layout: TableLayout) -> pl.DataFrame:
     return below.filter(pl.col("line_no") < stop) if stop is not None else below
 
 
-def _cut(layout: TableLayout, i: int) -> pl.Expr:
-    start, end = layout.spans[i]
+def _cut(layout: TableLayout, index: int) -> pl.Expr:
+    start, end = layout.spans[index]
     text = pl.col("text")
-    cut = text.str.slice(start) if i == len(layout.spans) - 1 else text.str.slice(start, end - start)
+    cut = text.str.slice(start) if index == len(layout.spans) - 1 else text.str.slice(start, end - start)
     return cut.str.strip_chars().fill_null("")
 
 
@@ -225,17 +225,17 @@ def _fitting(layout: TableLayout, body: pl.DataFrame, doc: Document, result: Par
 def _values(layout: TableLayout, cells: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
     """Long form: source_line, name, metric, unit, value (base units), value_text."""
     parts = []
-    for i, header in enumerate(layout.names):
+    for index, header in enumerate(layout.names):
         kind = _kind(header)
         if kind == "name":
             continue
-        cell = pl.col(f"c{i}")
+        cell = pl.col(f"c{index}")
         value, unit = _cell_value(kind, header, cell)
         part = cells.select("source_line", "name", pl.lit(header).alias("metric"), unit.alias("unit"),
                             value.alias("value"), cell.alias("value_text"))
         parts.append(part)
         if kind != "text":
-            _warn_bad_values(part, layout, i, doc, result)
+            _warn_bad_values(part, layout, index, doc, result)
     if not parts:
         return pl.DataFrame(schema={"source_line": pl.Int64, "name": pl.String})
     return pl.concat(parts, how="vertical_relaxed")
@@ -243,10 +243,10 @@ def _values(layout: TableLayout, cells: pl.DataFrame, doc: Document, result: Par
 
 def _cell_value(kind: str, header: str, cell: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     """(value in base units, unit as printed) of a column's cells, read by its cell rule."""
-    g = grammar.load("pytorch")
+    syntax = grammar.load("pytorch")
     if kind == "text":
         return pl.lit(None, pl.Float64), pl.lit(None, pl.String)
-    fields = cell.str.extract_groups(g.regex(kind))
+    fields = cell.str.extract_groups(syntax.regex(kind))
     number = {"time_cell": "time_value", "percent_cell": "percent_value",
               "memory_cell": "memory_value", "count_cell": "count",
               "flops_cell": "flops_value"}[kind]
@@ -260,23 +260,23 @@ def _cell_value(kind: str, header: str, cell: pl.Expr) -> tuple[pl.Expr, pl.Expr
         factor = unit.replace_strict(_BYTES, default=None, return_dtype=pl.Float64)
         return (value * factor).round(0), unit
     if kind == "flops_cell":
-        scale = g.tokens(header, "flops_header")
+        scale = syntax.tokens(header, "flops_header")
         prefix = next((str(t) for t in scale if t.type == "FLOPS_SCALE"), "")
         return value * _FLOPS[prefix], pl.lit("FLOP")
     return value, pl.lit("%" if kind == "percent_cell" else None, pl.String)
 
 
-def _warn_bad_values(part: pl.DataFrame, layout: TableLayout, i: int, doc: Document,
+def _warn_bad_values(part: pl.DataFrame, layout: TableLayout, index: int, doc: Document,
                      result: ParseResult) -> None:
     """Cells that do not read as their column's rule (nulls stay null; `NaN`, `--` are kept)."""
-    kind = _kind(layout.names[i])
+    kind = _kind(layout.names[index])
     regex = grammar.load("pytorch").regex(kind)
     bad = part.filter(~pl.col("value_text").str.contains(regex) & (pl.col("value_text") != ""))
     for line_no, text in bad.select("source_line", "value_text").head(MAX_PROBLEMS).iter_rows():
         line = doc.lines()["text"][line_no - 1]
-        start = layout.spans[i][0]
+        start = layout.spans[index][0]
         column = start + len(line[start:]) - len(line[start:].lstrip()) + 1
-        err = ParseError(f"{layout.names[i]}: {text!r} is not a {kind.removesuffix('_cell')} value",
+        err = ParseError(f"{layout.names[index]}: {text!r} is not a {kind.removesuffix('_cell')} value",
                          path=doc.display, line=line_no, column=column, text=line)
         result.warn("pytorch.bad-value", err.describe(), line=line_no)
 

@@ -1,16 +1,16 @@
 """nvidia-smi logs -> the `samples` table: every output kind, drivers 384-591.
 
-* `--query-gpu=... --format=csv[,noheader][,nounits]` series (smi_query), with repeated
+* `--query-gpu=... --format=csv[,noheader][,nounits]` series (`query.py`), with repeated
   headers, date lines and prompts between blocks, multi-GPU sweeps with or without `index`;
   and the per-process `--query-compute-apps` / `--query-accounted-apps` series, one row per
   process (`pid`, `process_name`, `process_mem_mib`; the GPU-wide columns null);
-* `dmon` (smi_monitor; `pmon` is recognised and reported, not sampled);
+* `dmon` (`monitor.py`; `pmon` is recognised and reported, not sampled);
 * the boxed table, alone, repeated in a loop under ctime lines, or painted by `watch`
-  (smi_table, smi_watch), and `-q` reports (smi_report);
-* CSV files written by wrappers whose every column is a known quantity (smi_wrapper).
+  (`table.py`, `watch.py`), and `-q` reports (`report.py`);
+* CSV files written by wrappers whose every column is a known quantity (`wrapper.py`).
 
-The syntax is `grammars/smi.lark`; smi_lines classifies and contextualises the lines once,
-each reader turns its sections into raw rows, and smi_samples numbers GPUs, dates samples and
+The syntax is `grammars/smi.lark`; `lines.py` classifies and contextualises the lines once,
+each reader turns its sections into raw rows, and `samples.py` numbers GPUs, dates samples and
 computes elapsed time for all of them. One file may mix kinds (a table, then a query loop).
 
 Warning codes: `smi.bad-row` (a row that does not fit its header: file:line:column and the
@@ -22,7 +22,7 @@ are read), `smi.no-measurement`, `smi.gpu-by-position`, `smi.gpu-unknown`, `smi.
 `smi.failed` (nvidia-smi's failure message beside samples; alone it is the file's error).
 
 Every file not claimed by another family is sniffed here, so the readers are imported only when
-a file is parsed (sniffing needs `smi_sniff`, or `smi_wrapper` for a CSV header).
+a file is parsed (sniffing needs `sniff.py`, or `wrapper.py` for a CSV header).
 """
 
 from __future__ import annotations

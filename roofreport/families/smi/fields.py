@@ -36,7 +36,7 @@ QUERY_FIELDS: dict[str, str | None] = {
     "count": None, "serial": None, "persistence_mode": None, "compute_mode": None,
     "pcie.link.gen.current": None, "pcie.link.width.current": None, "vbios_version": None,
     "utilization.encoder": None, "utilization.decoder": None, "display_mode": None,
-    # --query-compute-apps / --query-accounted-apps: one row per process (smi_query).
+    # --query-compute-apps / --query-accounted-apps: one row per process (`query.py`).
     "pid": "pid", "process_name": "process_name", "used_gpu_memory": "process_mem_mib",
     "max_memory_usage": "process_mem_mib", "gpu_serial": None, "vgpu_instance": None,
     "gpu_utilization": None, "mem_utilization": None, "time": None, "is_running": None,

@@ -45,12 +45,12 @@ class LogLines:
 
 def prepare(doc: Document, initial_section: str | None, lines: pl.DataFrame | None = None) -> LogLines:
     """Classify the document's lines (or the given `line_no`/`text` frame) and add context."""
-    g = grammar.load("smi")
+    syntax = grammar.load("smi")
     frame = lines if lines is not None else doc.lines()
     nul_lines = frame.filter(pl.col("text").str.contains("\x00", literal=True)).height
     frame = frame.with_columns(pl.col("text").str.replace_all("\x00", "", literal=True))
-    frame = frame.with_columns(kind=g.classify(pl.col("text"), "line"))
-    commands = _commands(frame, g)
+    frame = frame.with_columns(kind=syntax.classify(pl.col("text"), "line"))
+    commands = _commands(frame, syntax)
     frame, headers = _query_headers(frame, commands)
     return LogLines(frame=_with_context(frame, initial_section), headers=headers,
                  commands=[c for _, c in commands], nul_lines=nul_lines)
@@ -133,7 +133,7 @@ def command_fields(command: str) -> list[Field]:
     return [(n, unit) for n in names]
 
 
-def _commands(frame: pl.DataFrame, g: grammar.Grammar) -> list[tuple[int, str]]:
+def _commands(frame: pl.DataFrame, syntax: grammar.Grammar) -> list[tuple[int, str]]:
     rows = frame.filter(pl.col("kind") == "command_line").select(
-        "line_no", *g.extract(pl.col("text"), "command_line"))
+        "line_no", *syntax.extract(pl.col("text"), "command_line"))
     return [(n, args or "") for n, args in rows.select("line_no", "smi_args").iter_rows()]

@@ -18,6 +18,7 @@ import polars as pl
 
 from roofreport import grammar
 from roofreport.errors import ParseError
+from roofreport.families.common import headers as headers_once
 from roofreport.families.common.textio import Document
 from roofreport.families.smi.fields import MONITOR_FIELDS, VALUE_UNITS
 from roofreport.families.smi.lines import LogLines
@@ -63,22 +64,19 @@ def read(lines: LogLines, doc: Document, result: ParseResult, period: float | No
 def _names_of(headers: pl.DataFrame, result: ParseResult) -> dict[str, tuple[str, ...]]:
     """Distinct header text -> its column names; a header Lark refuses (damaged, or too long to
     parse) is reported and its rows are left out."""
-    names_of = {}
-    firsts = headers.group_by("header_text", maintain_order=True).agg(pl.col("header_line").first())
-    for text, line_no in firsts.iter_rows():
-        try:
-            names_of[text] = column_names(text)
-        except ParseError as exc:
-            result.warn("smi.bad-header", f"dmon header unreadable: {exc.message}", line=line_no)
-    return names_of
+    def refused(exc: ParseError, line_no: int) -> None:
+        result.warn("smi.bad-header", f"dmon header unreadable: {exc.message}", line=line_no)
+
+    found = headers_once.read_each(headers, column_names, refused, text="header_text", line="header_line")
+    return {text: names for text, _, names in found}
 
 
 def _rows(section: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
     """The data rows of the monitor sections; other text there (a prompt typed after the
     capture, a message) is reported when it is not a known kind of line."""
-    g = grammar.load("smi")
+    syntax = grammar.load("smi")
     candidates = section.filter(pl.col("kind") == "other")
-    is_row = pl.col("text").str.contains(g.regex("monitor_row_line"))
+    is_row = pl.col("text").str.contains(syntax.regex("monitor_row_line"))
     bad = candidates.filter(~is_row).select("line_no", "text")
     for line_no, text in bad.head(_MAX_ROW_WARNINGS).iter_rows():
         err = ParseError("nvidia-smi dmon: not a data row", path=doc.display, line=line_no,
@@ -94,22 +92,22 @@ def _rows(section: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataF
 def _read_group(rows: pl.DataFrame, names: tuple[str, ...], units: list[str],
                 doc: Document, result: ParseResult) -> pl.DataFrame:
     ok = rows.filter(pl.col("cells").list.len() == len(names))
-    for line_no, text, n in rows.filter(pl.col("cells").list.len() != len(names)).select(
+    for line_no, text, cells in rows.filter(pl.col("cells").list.len() != len(names)).select(
             "line_no", "text", pl.col("cells").list.len()).head(_MAX_ROW_WARNINGS).iter_rows():
-        err = ParseError(f"nvidia-smi dmon: row has {n} columns, its header {len(names)}",
+        err = ParseError(f"nvidia-smi dmon: row has {cells} columns, its header {len(names)}",
                          path=doc.display, line=line_no, column=1, text=text)
         result.warn("smi.bad-row", err.describe(), line=line_no)
     ok = ok.select("line_no", "block", "seq", *[
         pl.col("cells").list.get(i).alias(f"_c{i}") for i in range(len(names))])
     exprs, bad, taken = [], [], set()
-    for i, name in enumerate(names):
-        target, cell = MONITOR_FIELDS.get(name), pl.col(f"_c{i}")
+    for index, name in enumerate(names):
+        target, cell = MONITOR_FIELDS.get(name), pl.col(f"_c{index}")
         if target == "gpu_index":
             exprs.append(cell.cast(pl.Int64, strict=False).alias(target))
         elif target in ("_date", "_clock") or target is None or target in taken:
             continue               # `temp` and `gtemp` both feed temperature_c: the first wins
         else:
-            value = _number(cell) * VALUE_UNITS.get(units[i] if i < len(units) else "", 1.0)
+            value = _number(cell) * VALUE_UNITS.get(units[index] if index < len(units) else "", 1.0)
             exprs.append(value.alias(target))
             bad.append((value.is_null() & (cell != "-")).alias(f"_bad_{name}"))
         taken.add(target)

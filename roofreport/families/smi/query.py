@@ -4,7 +4,7 @@ the per-process rows of `--query-compute-apps` / `--query-accounted-apps` (a row
 The header line (parsed by Lark, once per distinct text) names the fields and their units;
 the rows under it are split at `,` by polars, and each cell is read with the grammar's
 `query_number` rule (number and unit; `MISSING_VALUE` spellings are null). Fields map to columns through
-`smi_fields.QUERY_FIELDS`. Without a header (`noheader`), only the columns whose cells have an
+`fields.QUERY_FIELDS`. Without a header (`noheader`), only the columns whose cells have an
 unambiguous shape are read (time, GPU name, bus id, uuid, pstate): the numbers' meaning is not
 in the file, and guessing it from units is wrong (`52 %` may be `fan.speed`).
 """
@@ -55,7 +55,7 @@ def _split_wrapper_time(rows: pl.DataFrame, lines: LogLines) -> pl.DataFrame:
     """Separate a time a wrapper wrote before nvidia-smi's cells (`1785951483,0, 72.60`,
     `15:38:43.359 30, 636`): always without a header, with one only if it leaves the header's
     field count. Only the rows that could hold one are cut by the regex."""
-    g = grammar.load("smi")
+    syntax = grammar.load("smi")
     counts = {n: len(f) for n, f in lines.headers.items()}
     expected = pl.col("header_line").replace_strict(counts, default=None, return_dtype=pl.Int64)
     n_fields = pl.col("text").str.count_matches(",", literal=True) + 1
@@ -63,7 +63,7 @@ def _split_wrapper_time(rows: pl.DataFrame, lines: LogLines) -> pl.DataFrame:
     maybe = rows.filter(pl.col("header_line").is_null() | (n_fields == expected + 1))
     if not maybe.height:
         return rows
-    cut = maybe.select("line_no", *g.extract(pl.col("text"), "query_row_line")).filter(
+    cut = maybe.select("line_no", *syntax.extract(pl.col("text"), "query_row_line")).filter(
         pl.col("row_time").is_not_null()).select("line_no", "row_time", body="row_cells")
     return rows.update(cut, on="line_no")
 
@@ -85,28 +85,28 @@ def _read_group(group: pl.DataFrame, fields: list[Field], doc: Document,
     rx = grammar.load("smi").regex("query_number")
     cells = cells.with_columns([pl.col(f"_c{i}").str.extract_groups(rx).alias(f"_p{i}") for i in measured])
     exprs, checks, taken = [], [], set()
-    for i, (name, unit) in enumerate(fields):
+    for index, (name, unit) in enumerate(fields):
         target = QUERY_FIELDS.get(name)
         if target in taken:   # `gpu_bus_id, gpu_uuid`, `power.draw, power.draw.instant`: the first wins
             continue
         taken.add(target)
-        if i in measured:
-            value, bad = _measurement(pl.col(f"_c{i}"), pl.col(f"_p{i}"), _unit(cells, i, unit))
+        if index in measured:
+            value, bad = _measurement(pl.col(f"_c{index}"), pl.col(f"_p{index}"), _unit(cells, index, unit))
             exprs.append(value.alias(target))
-            checks.append(bad.alias(f"_bad_{i}"))
+            checks.append(bad.alias(f"_bad_{index}"))
         elif target is not None:
-            exprs.append(_identity(pl.col(f"_c{i}"), target))
+            exprs.append(_identity(pl.col(f"_c{index}"), target))
     out = cells.select(pl.col("line_no").alias("source_line"), "block", "row_time", *exprs, *checks)
     _warn_bad_values(out, fields, result)
     return _with_row_time(out.drop(*[c for c in out.columns if c.startswith("_bad_")]))
 
 
-def _unit(cells: pl.DataFrame, i: int, unit: str | None) -> str | None:
-    """The unit column `i`'s cells carry: `nounits` keeps `[%]` in the header and drops it from
+def _unit(cells: pl.DataFrame, index: int, unit: str | None) -> str | None:
+    """The unit column `index`'s cells carry: `nounits` keeps `[%]` in the header and drops it from
     the cells, so a column in which no cell has a unit is read as plain numbers."""
     if unit in (None, "?"):
         return unit
-    printed = cells.select(pl.col(f"_p{i}").struct.field("value_unit").is_not_null().any()).item()
+    printed = cells.select(pl.col(f"_p{index}").struct.field("value_unit").is_not_null().any()).item()
     return unit if printed else None
 
 
@@ -169,17 +169,17 @@ def _with_row_time(out: pl.DataFrame) -> pl.DataFrame:
 def _infer_fields(group: pl.DataFrame, result: ParseResult) -> list[Field]:
     """Fields of `noheader` rows from the shape of each column; `?` where the shape does not
     say (a bare number). The most common cell count is the row length."""
-    g = grammar.load("smi")
+    syntax = grammar.load("smi")
     cells = group.select(pl.col("body").str.split(",").alias("cells"))
     width = cells["cells"].list.len().mode().sort()[-1]
     rows = cells.filter(pl.col("cells").list.len() == width)
     fields: list[Field] = []
-    for i in range(width):
-        column = rows["cells"].list.get(i).str.strip_chars()
+    for index in range(width):
+        column = rows["cells"].list.get(index).str.strip_chars()
         present = column.filter(~column.is_in(["", "[N/A]", "[Not Supported]", "N/A"]))
         name = "?"
         for terminal, field_name in _SHAPES:
-            if present.len() and present.str.contains(f"^(?:{g.terminal(terminal)})$").all():
+            if present.len() and present.str.contains(f"^(?:{syntax.terminal(terminal)})$").all():
                 name = field_name
                 break
         fields.append((name, None))
@@ -195,10 +195,10 @@ def _infer_fields(group: pl.DataFrame, result: ParseResult) -> list[Field]:
 # -- warnings --------------------------------------------------------------------------------
 
 def _warn_bad_rows(bad: pl.DataFrame, width: int, doc: Document, result: ParseResult) -> None:
-    for line_no, text, body, n in bad.select("line_no", "text", "body",
+    for line_no, text, body, cells in bad.select("line_no", "text", "body",
                                             pl.col("cells").list.len()).head(_MAX_ROW_WARNINGS).iter_rows():
-        column = _column_of_field(text, body, width) if n > width else len(text) + 1
-        what = f"row has {n} fields, its header {width}" + ("" if n > width else " (row cut short?)")
+        column = _column_of_field(text, body, width) if cells > width else len(text) + 1
+        what = f"row has {cells} fields, its header {width}" + ("" if cells > width else " (row cut short?)")
         err = ParseError(f"nvidia-smi: {what}", path=doc.display, line=line_no, column=column, text=text)
         result.warn("smi.bad-row", err.describe(), line=line_no)
     if bad.height > _MAX_ROW_WARNINGS:
@@ -218,8 +218,8 @@ def _column_of_field(text: str, body: str, index: int) -> int:
 
 
 def _warn_bad_values(out: pl.DataFrame, fields: list[Field], result: ParseResult) -> None:
-    for i, (name, unit) in enumerate(fields):
-        col = f"_bad_{i}"
+    for index, (name, unit) in enumerate(fields):
+        col = f"_bad_{index}"
         if col not in out.columns:
             continue
         bad = out.filter(pl.col(col))

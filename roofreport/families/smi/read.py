@@ -92,10 +92,10 @@ def _period(lines: LogLines) -> float | None:
         period = interval_from_command(command)
         if period:
             return period
-    g = grammar.load("smi")
+    syntax = grammar.load("smi")
     titles = lines.frame.filter(pl.col("kind") == "watch_title_line")
     if titles.height:
-        interval = titles.select(g.extract(pl.col("text"), "watch_title_line")[0])
+        interval = titles.select(syntax.extract(pl.col("text"), "watch_title_line")[0])
         return float(interval.item(0, 0))
     return None
 

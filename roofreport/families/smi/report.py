@@ -4,7 +4,7 @@ A report opens with `==============NVSMI LOG==============`, gives `Timestamp` a
 Version`, then one block per GPU (`GPU 00000000:08:00.0`) of `key : value` lines whose
 indentation is their nesting (`    FB Memory Usage` / `        Used : 2136 MiB`). Each line
 gets its path ("FB Memory Usage/Used") with polars window operations, and the paths listed in
-`smi_fields.REPORT_FIELDS` become columns. Reports printed in a loop (`-q -l N`) give a series.
+`fields.REPORT_FIELDS` become columns. Reports printed in a loop (`-q -l N`) give a series.
 """
 
 from __future__ import annotations
@@ -48,16 +48,16 @@ def read(lines: LogLines, doc: Document, result: ParseResult) -> pl.DataFrame:
 
 def _fields(section: pl.DataFrame) -> pl.DataFrame:
     """Every `key : value` line with its report number, GPU and path."""
-    g = grammar.load("smi")
+    syntax = grammar.load("smi")
     text = pl.col("text")
-    is_field = text.str.contains(g.regex("report_field_line"))
-    is_gpu = text.str.contains(g.regex("report_gpu_line"))
+    is_field = text.str.contains(syntax.regex("report_field_line"))
+    is_gpu = text.str.contains(syntax.regex("report_gpu_line"))
     parts = section.with_columns(
         report=(pl.col("kind") == "report_title_line").cum_sum(),
         gpu_line=pl.when(is_gpu).then(pl.col("line_no")).when(pl.col("kind") == "report_title_line")
         .then(None).forward_fill(),
         is_field=is_field,
-        **dict(zip(("indent", "key", "value"), g.extract(text, "report_field_line"))),
+        **dict(zip(("indent", "key", "value"), syntax.extract(text, "report_field_line"))),
     ).with_columns(pl.col("key").str.strip_chars(),
                    depth=text.str.len_chars() - text.str.strip_chars_start(" ").str.len_chars())
     # A section title is an indented line without ` : `; its children are one level deeper.
@@ -88,11 +88,11 @@ def _driver(fields: pl.DataFrame, result: ParseResult) -> None:
 
 def _warn_unreadable(section: pl.DataFrame, doc: Document, result: ParseResult) -> None:
     """Lines of a report that are neither `key : value`, a section title nor a GPU line."""
-    g = grammar.load("smi")
+    syntax = grammar.load("smi")
     text = pl.col("text")
-    known = (text.str.contains(g.regex("report_field_line"))
-             | text.str.contains(g.regex("report_section_line"))
-             | text.str.contains(g.regex("report_gpu_line")))
+    known = (text.str.contains(syntax.regex("report_field_line"))
+             | text.str.contains(syntax.regex("report_section_line"))
+             | text.str.contains(syntax.regex("report_gpu_line")))
     bad = section.filter((pl.col("kind") == "other") & ~known).select("line_no", "text")
     for line_no, line in bad.head(_MAX_WARNINGS).iter_rows():
         err = ParseError("nvidia-smi -q: not a `key : value` line", path=doc.display,

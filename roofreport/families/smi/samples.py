@@ -113,8 +113,8 @@ def _check_sweeps(rows: pl.DataFrame, result: ParseResult) -> pl.DataFrame:
 def _context_times(raw: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
     """Rows without a time of their own take the date/time line above them, if they are the
     first sweep after it (a table under its ctime line, a loop block under its `date`)."""
-    g = grammar.load("smi")
-    date_text = g.extract(pl.col("text"), "date_line")[0]
+    syntax = grammar.load("smi")
+    date_text = syntax.extract(pl.col("text"), "date_line")[0]
     dates = lines.filter(pl.col("kind") == "date_line").select(
         pl.col("line_no").alias("_date_line"), parse_datetime(date_text).alias("_date"),
         parse_day(date_text).alias("_day"))

@@ -31,8 +31,8 @@ _MIN_SHARE_OF_ROWS = 0.95
 
 @cache
 def _line_regexes() -> tuple[tuple[str, re.Pattern], ...]:
-    g = grammar.load("smi")
-    return tuple((kind, re.compile(g.regex(kind))) for kind in g.alternatives("line"))
+    syntax = grammar.load("smi")
+    return tuple((kind, re.compile(syntax.regex(kind))) for kind in syntax.alternatives("line"))
 
 
 @cache
@@ -66,17 +66,17 @@ def sniff(head: Head) -> str | None:
 def _structured(lines: list[str], kinds: list[str]) -> list[tuple[int, str]]:
     """(first line, variant) of every self-announcing kind of output in the head."""
     found = []
-    for i, (line, kind) in enumerate(zip(lines, kinds)):
+    for index, (line, kind) in enumerate(zip(lines, kinds)):
         if kind == "report_title_line":
-            found.append((i, "-q report"))
+            found.append((index, "-q report"))
         elif kind in ("version_line", "gpu_stats_line"):
-            found.append((i, "table"))
-        elif kind == "monitor_header_line" and "monitor_units_line" in kinds[i + 1:i + 3]:
-            found.append((i, "pmon" if re.search(r"\bpid\b", line) else "dmon"))
+            found.append((index, "table"))
+        elif kind == "monitor_header_line" and "monitor_units_line" in kinds[index + 1:index + 3]:
+            found.append((index, "pmon" if re.search(r"\bpid\b", line) else "dmon"))
         elif kind == "query_header_line" and header_fields(line):
-            found.append((i, query_kind([name for name, _ in header_fields(line)])))
+            found.append((index, query_kind([name for name, _ in header_fields(line)])))
         elif kind == "command_line" and command_fields(line):
-            found.append((i, f"{query_kind([name for name, _ in command_fields(line)])} (noheader)"))
+            found.append((index, f"{query_kind([name for name, _ in command_fields(line)])} (noheader)"))
     return found
 
 

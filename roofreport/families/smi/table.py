@@ -5,7 +5,7 @@ Every layout (79 columns for drivers up to 525, 87/89 for 530-545, 91 from 550, 
 (index, name, persistence or driver model, bus id) directly followed by a stats line (fan,
 temperature, perf state, power usage / cap, memory used / total, utilisation, compute mode).
 The grammar's `gpu_head_line` and `gpu_stats_line` read them whatever the column widths; a
-table's time is the ctime line printed above it (see smi_samples).
+table's time is the ctime line printed above it (see `samples.py`).
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from roofreport.families.spec import ParseResult
 
 
 def read(lines: LogLines, result: ParseResult, period: float | None) -> pl.DataFrame:
-    g = grammar.load("smi")
+    syntax = grammar.load("smi")
     frame = lines.frame
     boxes = frame.filter(pl.col("kind").is_in(["gpu_head_line", "gpu_stats_line"]))
     if not boxes.height:
         return pl.DataFrame()
-    _versions(frame, g, result)
-    head = boxes.select("line_no", "kind", *g.extract(pl.col("text"), "gpu_head_line"))
-    stats = boxes.select(*g.extract(pl.col("text"), "gpu_stats_line"), "block")
+    _versions(frame, syntax, result)
+    head = boxes.select("line_no", "kind", *syntax.extract(pl.col("text"), "gpu_head_line"))
+    stats = boxes.select(*syntax.extract(pl.col("text"), "gpu_stats_line"), "block")
     paired = pl.concat([head, stats], how="horizontal").with_columns(
         [pl.col(c).shift(1).alias(f"head_{c}") for c in ("kind", "gpu_index", "gpu_name", "bus_id")])
     rows = paired.filter((pl.col("kind") == "gpu_stats_line") & (pl.col("head_kind") == "gpu_head_line"))
@@ -53,9 +53,9 @@ def _number(cell: pl.Expr) -> pl.Expr:
     return numbers.parse_number(cell.str.replace(r"(?:C|W|MiB|%)$", ""))
 
 
-def _versions(frame: pl.DataFrame, g: grammar.Grammar, result: ParseResult) -> None:
+def _versions(frame: pl.DataFrame, syntax: grammar.Grammar, result: ParseResult) -> None:
     versions = frame.filter(pl.col("kind") == "version_line").select(
-        *g.extract(pl.col("text"), "version_line"))
+        *syntax.extract(pl.col("text"), "version_line"))
     if versions.height and result.tool_version is None:
         result.tool_version = f"driver {versions['driver_version'][0]}"
 

@@ -31,8 +31,8 @@ def parse_day(text: pl.Expr) -> pl.Expr:
 
 def time_of_day_seconds(text: pl.Expr) -> pl.Expr:
     """`13:25:50`, `15:38:43.359`, `03:44 PM` -> seconds since midnight (Float64)."""
-    s = text.str.strip_chars()
-    parts = s.str.extract_groups(r"^(\d{1,2}):(\d\d)(?::(\d\d(?:\.\d+)?))?(?: ?([AP]M))?$")
+    stripped = text.str.strip_chars()
+    parts = stripped.str.extract_groups(r"^(\d{1,2}):(\d\d)(?::(\d\d(?:\.\d+)?))?(?: ?([AP]M))?$")
     hour = parts.struct.field("1").cast(pl.Float64, strict=False)
     pm = parts.struct.field("4")
     hour = (pl.when(pm == "PM").then(hour % 12 + 12).when(pm == "AM").then(hour % 12)

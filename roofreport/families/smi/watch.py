@@ -58,8 +58,8 @@ class Screen:
         cells = self._cells(self.row)
         span = range(self.col, self.columns) if mode == 0 else \
             range(0, self.col + 1) if mode == 1 else range(self.columns)
-        for i in span:
-            cells[i] = " "
+        for index in span:
+            cells[index] = " "
 
     def _cells(self, row: int) -> list[str]:
         while len(self.rows) <= row:
@@ -113,13 +113,16 @@ def _escape(screen: Screen, params: str, final: str) -> None:
         if params[1:] == "7":
             screen.autowrap = final == "h"
         return
-    a = _args(params, 2)
+    args = _args(params, 2)
     moves = {
-        "H": lambda: screen.move(a[0] - 1, a[1] - 1), "f": lambda: screen.move(a[0] - 1, a[1] - 1),
-        "d": lambda: screen.move(row=a[0] - 1), "G": lambda: screen.move(col=a[0] - 1),
-        "`": lambda: screen.move(col=a[0] - 1),
-        "A": lambda: screen.move(row=screen.row - a[0]), "B": lambda: screen.move(row=screen.row + a[0]),
-        "C": lambda: screen.move(col=screen.col + a[0]), "D": lambda: screen.move(col=screen.col - a[0]),
+        "H": lambda: screen.move(args[0] - 1, args[1] - 1),
+        "f": lambda: screen.move(args[0] - 1, args[1] - 1),
+        "d": lambda: screen.move(row=args[0] - 1), "G": lambda: screen.move(col=args[0] - 1),
+        "`": lambda: screen.move(col=args[0] - 1),
+        "A": lambda: screen.move(row=screen.row - args[0]),
+        "B": lambda: screen.move(row=screen.row + args[0]),
+        "C": lambda: screen.move(col=screen.col + args[0]),
+        "D": lambda: screen.move(col=screen.col - args[0]),
         "J": lambda: screen.clear(_args(params, 1, default=0)[0]),
         "K": lambda: screen._erase_line(_args(params, 1, default=0)[0]),
     }
@@ -128,9 +131,9 @@ def _escape(screen: Screen, params: str, final: str) -> None:
         action()
 
 
-def _args(params: str, n: int, default: int = 1) -> list[int]:
+def _args(params: str, count: int, default: int = 1) -> list[int]:
     values = [int(p) if p.isdigit() else default for p in params.split(";")] if params else []
-    return (values + [default] * n)[:max(n, len(values))]
+    return (values + [default] * count)[:max(count, len(values))]
 
 
 def _columns(text: str) -> int:
@@ -147,20 +150,20 @@ def unwrap(rows: list[str], columns: int) -> list[str]:
     if width <= columns:
         return rows
     per_line = -(-width // columns)
-    out, i = [], 0
-    while i < len(rows):
-        if rows[i].startswith(("|", "+")):
-            chunk = rows[i:i + per_line]
+    out, index = [], 0
+    while index < len(rows):
+        if rows[index].startswith(("|", "+")):
+            chunk = rows[index:index + per_line]
             out.append("".join(r.ljust(columns) for r in chunk[:-1]) + chunk[-1])
-            i += per_line
+            index += per_line
         else:
-            out.append(rows[i])
-            i += 1
+            out.append(rows[index])
+            index += 1
     return out
 
 
 def _table_width(rows: list[str], columns: int) -> int:
-    for i, row in enumerate(rows[:-1]):
-        if row.startswith("+-") and len(row) == columns and re.fullmatch(r"[-=+]*\+", rows[i + 1]):
-            return columns + len(rows[i + 1])
+    for index, row in enumerate(rows[:-1]):
+        if row.startswith("+-") and len(row) == columns and re.fullmatch(r"[-=+]*\+", rows[index + 1]):
+            return columns + len(rows[index + 1])
     return max((len(r) for r in rows), default=0)

@@ -1,7 +1,7 @@
 """CSV files written by wrappers around nvidia-smi or NVML (shell loops with their own header,
 pynvml scripts): `timestamp,gpu_index,temperature_C,utilization_gpu_percent,power_W`.
 
-Read when the header names at least one measurement `smi_fields.WRAPPER_NAMES` knows, no
+Read when the header names at least one measurement `fields.WRAPPER_NAMES` knows, no
 quantity twice (a file with both `gpu` and `index` is ambiguous), and more known columns than
 unknown ones; unknown columns are skipped with a warning, never guessed at. Anything else:
 `sniff` returns None and the file is skipped as not a log.

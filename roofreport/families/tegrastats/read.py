@@ -41,12 +41,12 @@ _ITEMS = ("ram_item", "gpu_item", "emc_item", "gpu_temp_item", "gpu_rail_item", 
 
 def parse(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
-    g = grammar.load("tegrastats")
+    syntax = grammar.load("tegrastats")
     frame = doc.lines()
-    frame = frame.with_columns(kind=g.classify_lines(frame["text"]))
+    frame = frame.with_columns(kind=syntax.classify_lines(frame["text"]))
     frame = _drop_truncated(frame, doc, result)
     strays = frame.filter(pl.col("kind") == "other").select("line_no", "text")
-    series.warn_unparsed(result, "tegrastats.bad-line", g, "stats_line", list(strays.iter_rows()),
+    series.warn_unparsed(result, "tegrastats.bad-line", syntax, "stats_line", list(strays.iter_rows()),
                          doc.display)
     rows = frame.filter(pl.col("kind") == "stats_line")
     if rows.height:
@@ -64,8 +64,8 @@ def _item(text: pl.Expr, rule: str) -> pl.Expr:
 
 
 def _samples(rows: pl.DataFrame) -> pl.DataFrame:
-    g = grammar.load("tegrastats")
-    stamp = pl.col("text").str.extract(f"^({g.terminal('STAMP')})", 1).alias("stamp")
+    syntax = grammar.load("tegrastats")
+    stamp = pl.col("text").str.extract(f"^({syntax.terminal('STAMP')})", 1).alias("stamp")
     items = rows.select("line_no", stamp, *[_item(pl.col("text"), rule) for rule in _ITEMS])
     part = lambda rule, name: pl.col(rule).struct.field(name)   # noqa: E731 (a local shorthand)
     number = lambda rule, name: part(rule, name).cast(pl.Float64, strict=False)  # noqa: E731

@@ -62,16 +62,16 @@ class _Line:
 def _merged(ceilings) -> list[_Line]:
     """Ceilings of (nearly) equal value drawn once, labels joined: "FP16 tensor / BF16 tensor"."""
     lines: list[_Line] = []
-    for c in sorted(ceilings, key=lambda c: -c.value):
-        if lines and abs(lines[-1].value - c.value) <= 0.01 * c.value:
-            lines[-1] = _Line(f"{lines[-1].label} / {c.label}", lines[-1].value)
+    for ceiling in sorted(ceilings, key=lambda c: -c.value):
+        if lines and abs(lines[-1].value - ceiling.value) <= 0.01 * ceiling.value:
+            lines[-1] = _Line(f"{lines[-1].label} / {ceiling.label}", lines[-1].value)
         else:
-            lines.append(_Line(c.label, c.value))
+            lines.append(_Line(ceiling.label, ceiling.value))
     return lines
 
 
-def _positive(v) -> bool:
-    return v is not None and math.isfinite(v) and v > 0
+def _positive(value) -> bool:
+    return value is not None and math.isfinite(value) and value > 0
 
 
 def _limits(compute, memory, points) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -88,28 +88,28 @@ def _limits(compute, memory, points) -> tuple[tuple[float, float], tuple[float, 
 
 def _draw_memory(ax, memory, compute, xlim) -> None:
     top = compute[0].value if compute else None
-    for i, ceiling in enumerate(memory):
+    for index, ceiling in enumerate(memory):
         x_end = top / ceiling.value if top else xlim[1]
         xs = [xlim[0], min(x_end, xlim[1])]
         ys = [ceiling.value * x for x in xs]
-        ax.plot(xs, ys, color=charts.INK, linestyle=_MEMORY_STYLES[i % 4], linewidth=1.1, zorder=2)
-        _slanted_label(ax, xs, ys, f"{ceiling.label} {_bw(ceiling.value)}", i)
+        ax.plot(xs, ys, color=charts.INK, linestyle=_MEMORY_STYLES[index % 4], linewidth=1.1, zorder=2)
+        _slanted_label(ax, xs, ys, f"{ceiling.label} {_bw(ceiling.value)}", index)
 
 
-def _slanted_label(ax, xs, ys, text, i) -> None:
+def _slanted_label(ax, xs, ys, text, index) -> None:
     """Write `text` along a bandwidth line, a little above it, near its left end."""
     ylim = ax.get_ylim()
     # Walk right from the left edge until the label's anchor is inside the axes.
-    frac = 0.08 + 0.1 * i
-    x = 10 ** (math.log10(xs[0]) + frac * (math.log10(xs[1]) - math.log10(xs[0])))
-    y = ys[0] * x / xs[0]
-    while y < ylim[0] * 1.5 and x < xs[1]:
-        x *= 1.5
-        y = ys[0] * x / xs[0]
+    frac = 0.08 + 0.1 * index
+    label_x = 10 ** (math.log10(xs[0]) + frac * (math.log10(xs[1]) - math.log10(xs[0])))
+    label_y = ys[0] * label_x / xs[0]
+    while label_y < ylim[0] * 1.5 and label_x < xs[1]:
+        label_x *= 1.5
+        label_y = ys[0] * label_x / xs[0]
     p0 = ax.transData.transform((xs[0], ys[0]))
     p1 = ax.transData.transform((xs[1], ys[1]))
     angle = math.degrees(math.atan2(p1[1] - p0[1], p1[0] - p0[0]))
-    ax.annotate(charts.label(text, 60), (x, y), xytext=(0, 3), textcoords="offset points",
+    ax.annotate(charts.label(text, 60), (label_x, label_y), xytext=(0, 3), textcoords="offset points",
                 rotation=angle, rotation_mode="anchor", fontsize=7, color=charts.INK,
                 ha="left", va="bottom", zorder=3, bbox=charts.LABEL_BOX)
 
@@ -118,10 +118,10 @@ def _draw_compute(ax, compute, memory, xlim, ylim) -> None:
     """Flat ceilings from the fastest memory line to the right edge, labelled outside the axes
     (right margin) so no label crosses a line or a point; close labels are pushed apart."""
     fastest_bw = memory[0].value if memory else None
-    for i, ceiling in enumerate(compute):
+    for index, ceiling in enumerate(compute):
         x_start = ceiling.value / fastest_bw if fastest_bw else xlim[0]
         ax.plot([max(x_start, xlim[0]), xlim[1]], [ceiling.value] * 2, color=charts.INK,
-                linewidth=1.1 if i == 0 else 0.8, linestyle="-" if i == 0 else "--", zorder=2)
+                linewidth=1.1 if index == 0 else 0.8, linestyle="-" if index == 0 else "--", zorder=2)
     levels = _spread([math.log10(c.value) for c in compute], ylim, gap_fraction=0.036)
     for ceiling, level in zip(compute, levels):
         ax.annotate(charts.label(f"{ceiling.label} {_rate(ceiling.value)}", 60),
@@ -152,14 +152,15 @@ def _draw_points(ax, points: list[RoofPoint]):
     groups = list(dict.fromkeys(p.group for p in points))
     colours = {g: charts.colour(i) for i, g in enumerate(groups)}
     _draw_levels(ax, [p for p in points if p.level != "dram"], points, colours)
-    for p in sorted((p for p in points if p.level == "dram"), key=lambda p: not p.kernel):  # runs on top
-        size = 14 if p.kernel else 64
-        ax.scatter([p.ai], [p.perf], s=size, marker=PRECISION_MARKERS.get(p.precision, "o"),
-                   color=colours[p.group], alpha=0.55 if p.kernel else 0.95,
-                   edgecolors="white" if p.kernel else charts.INK, linewidths=0.4 if p.kernel else 0.7,
-                   zorder=4 if p.kernel else 5)
-        if p.above_roof:
-            ax.scatter([p.ai], [p.perf], s=size * 3, marker="o", facecolors="none",
+    for point in sorted((p for p in points if p.level == "dram"), key=lambda p: not p.kernel):  # runs on top
+        size = 14 if point.kernel else 64
+        ax.scatter([point.ai], [point.perf], s=size, marker=PRECISION_MARKERS.get(point.precision, "o"),
+                   color=colours[point.group], alpha=0.55 if point.kernel else 0.95,
+                   edgecolors="white" if point.kernel else charts.INK,
+                   linewidths=0.4 if point.kernel else 0.7,
+                   zorder=4 if point.kernel else 5)
+        if point.above_roof:
+            ax.scatter([point.ai], [point.perf], s=size * 3, marker="o", facecolors="none",
                        edgecolors="#D55E00", linewidths=1.0, zorder=6)
     return _legend(points, groups, colours)
 
@@ -168,14 +169,14 @@ def _draw_levels(ax, levels: list[RoofPoint], points: list[RoofPoint], colours: 
     """Hierarchical roofline: the same run at its L2 and L1 intensity (same FLOP/s), hollow,
     joined to its DRAM point by a thin line."""
     dram = {(p.group, p.precision): p for p in points if p.level == "dram" and not p.kernel}
-    for p in levels:
-        marker = PRECISION_MARKERS.get(p.precision, "o")
-        ax.scatter([p.ai], [p.perf], s=_LEVEL_SIZE.get(p.level, 30), marker=marker, facecolors="none",
-                   edgecolors=colours[p.group], linewidths=1.0, zorder=5)
-        anchor = dram.get((p.group, p.precision))
+    for point in levels:
+        marker = PRECISION_MARKERS.get(point.precision, "o")
+        ax.scatter([point.ai], [point.perf], s=_LEVEL_SIZE.get(point.level, 30), marker=marker,
+                   facecolors="none", edgecolors=colours[point.group], linewidths=1.0, zorder=5)
+        anchor = dram.get((point.group, point.precision))
         if anchor is not None:
-            ax.plot([anchor.ai, p.ai], [anchor.perf, p.perf], color=colours[p.group], linewidth=0.6,
-                    alpha=0.6, zorder=3)
+            ax.plot([anchor.ai, point.ai], [anchor.perf, point.perf], color=colours[point.group],
+                    linewidth=0.6, alpha=0.6, zorder=3)
 
 
 def _legend(points, groups, colours):

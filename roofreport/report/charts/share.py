@@ -37,17 +37,17 @@ def share_bars_svg(chart_id: str, runs: list[str], categories: list[str],
 
     height = 0.8 + BAR_IN * len(runs) + 0.2 * ((len(categories) + 5) // 6)
     fig, ax = charts.figure(7.0, height)
-    y = list(range(len(runs)))[::-1]
+    rows_y = list(range(len(runs)))[::-1]
     left = [0.0] * len(runs)
     handles, labels = [], []
     for category in categories:
         widths = [100 * shares.get((run, category), 0.0) for run in runs]
         colour = category_colour(category, categories)
-        ax.add_patch(_segments(left, y, widths, colour))
+        ax.add_patch(_segments(left, rows_y, widths, colour))
         left = [a + b for a, b in zip(left, widths)]
         handles.append(Patch(facecolor=colour, edgecolor="white", linewidth=0.4))
         labels.append("uncategorized" if category == "other" else charts.label(category, 24))
-    ax.set_yticks(y, [charts.label(r, 80) for r in runs])
+    ax.set_yticks(rows_y, [charts.label(r, 80) for r in runs])
     ax.tick_params(axis="y", length=0)
     ax.set_xlim(0, 100)
     ax.set_ylim(-0.6, len(runs) - 0.4)
@@ -58,7 +58,7 @@ def share_bars_svg(chart_id: str, runs: list[str], categories: list[str],
     return charts.to_svg(fig, chart_id)
 
 
-def _segments(left: list[float], y: list[int], widths: list[float], colour: str, height: float = 0.72):
+def _segments(left: list[float], rows_y: list[int], widths: list[float], colour: str, height: float = 0.72):
     """One category's segments of every bar as a single compound path: one SVG element per
     category instead of one per run (a PDF renderer draws each element on its own)."""
     from matplotlib.patches import PathPatch
@@ -66,7 +66,7 @@ def _segments(left: list[float], y: list[int], widths: list[float], colour: str,
 
     rectangles = [Path([(x0, y0 - height / 2), (x0 + w, y0 - height / 2), (x0 + w, y0 + height / 2),
                         (x0, y0 + height / 2), (x0, y0 - height / 2)], closed=True)
-                  for x0, y0, w in zip(left, y, widths) if w > 0]
+                  for x0, y0, w in zip(left, rows_y, widths) if w > 0]
     path = Path.make_compound_path(*rectangles) if rectangles else Path([(0, 0)])
     return PathPatch(path, facecolor=colour, edgecolor="white", linewidth=0.4)
 

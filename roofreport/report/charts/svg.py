@@ -1,7 +1,7 @@
 """Charts as inline SVG: matplotlib (Agg) figures turned into deterministic, escaped markup.
 
 Imported only when a report is rendered (matplotlib costs half a second to import).
-Every chart function takes plain data (the dataclasses below, lists, floats) and returns a
+Every chart function takes plain data (its module's dataclasses, lists, floats) and returns a
 standalone SVG document (the page embeds it as a data: URI image): no XML prologue, ids prefixed
 with the chart id, a fixed hash salt and no date (the same data gives the same bytes). Text stays
 text (`svg.fonttype` none, DejaVu Sans as matplotlib measured it, then Arial/Helvetica): half the
@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import math
 import re
-from dataclasses import dataclass
 
 from roofreport.report import fmt
 
@@ -62,12 +61,12 @@ def label(text: str | None, limit: int = 48) -> str:
     return text.replace("\\", "\\\\").replace("$", r"\$")
 
 
-def colour(i: int) -> str:
-    return PALETTE[i % len(PALETTE)]
+def colour(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
 
 
-def marker(i: int) -> str:
-    return MARKERS[(i // len(PALETTE)) % len(MARKERS)]
+def marker(index: int) -> str:
+    return MARKERS[(index // len(PALETTE)) % len(MARKERS)]
 
 
 _XML_HEAD = re.compile(r"^.*?(?=<svg)", re.S)   # the XML declaration and DOCTYPE
@@ -139,12 +138,3 @@ def si_ticks(unit: str = ""):
             number = number.rstrip("0").rstrip(".")
         return f"{number} {rest}".strip()
     return FuncFormatter(format_tick)
-
-
-@dataclass(frozen=True)
-class Series:
-    """A named line of (x, y) points."""
-
-    name: str
-    x: list[float]
-    y: list[float]

@@ -22,7 +22,7 @@ _GPU_STYLES = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", (0, (3, 1
 class SweepSeries:
     model: str
     gpu: str
-    x: list[float]                    # the swept values, or ranks for words
+    swept: list[float]                # the swept values, or ranks for words
     time_ns: list[float]
     samples_per_s: list[float | None]
 
@@ -35,23 +35,23 @@ def time_sweep_svg(chart_id: str, param: str, ticks: list[str] | None, time_labe
     models = list(dict.fromkeys(s.model for s in series))
     gpus = list(dict.fromkeys(s.gpu for s in series))
     handles, labels = [], []
-    for s in series:
-        marker, dash = _GPU_STYLES[gpus.index(s.gpu) % len(_GPU_STYLES)]
-        style = {"color": charts.colour(models.index(s.model)), "marker": marker, "linestyle": dash,
+    for one in series:
+        marker, dash = _GPU_STYLES[gpus.index(one.gpu) % len(_GPU_STYLES)]
+        style = {"color": charts.colour(models.index(one.model)), "marker": marker, "linestyle": dash,
                  "markersize": 3.5, "linewidth": 1.3}
-        (line,) = axes[0][0].plot(s.x, s.time_ns, **style)
+        (line,) = axes[0][0].plot(one.swept, one.time_ns, **style)
         if throughput:
-            points = [(x, v) for x, v in zip(s.x, s.samples_per_s) if v]
+            points = [(x, v) for x, v in zip(one.swept, one.samples_per_s) if v]
             axes[0][1].plot([p[0] for p in points], [p[1] for p in points], **style)
         handles.append(line)
-        labels.append(charts.label(f"{s.model} · {s.gpu}", 40))
+        labels.append(charts.label(f"{one.model} · {one.gpu}", 40))
     _time_axis(axes[0][0], series, time_label)
     if throughput:
         axes[0][1].set_ylabel("Samples per second")
         axes[0][1].yaxis.set_major_formatter(charts.si_ticks())
         axes[0][1].set_ylim(bottom=0)
     for ax in axes[0]:
-        _x_axis(ax, param, ticks, [x for s in series for x in s.x])
+        _x_axis(ax, param, ticks, [x for s in series for x in s.swept])
     fig.tight_layout()
     ncol = min(4, len(handles))
     handles, labels = charts.row_major(handles, labels, ncol)
@@ -91,8 +91,8 @@ def _x_axis(ax, param: str, ticks: list[str] | None, xs: list[float]) -> None:
 @dataclass(frozen=True)
 class SharePanel:
     title: str                              # "alexnet · K80 · full"
-    x: list[float]                          # batch sizes (or other swept values), sorted
-    shares: dict[str, list[float]]          # category -> share (0..1) at each x
+    swept: list[float]                      # batch sizes (or other swept values), sorted
+    shares: dict[str, list[float]]          # category -> share (0..1) at each swept value
 
 
 def share_sweep_svg(chart_id: str, panels: list[SharePanel], colours: dict[str, str], param: str) -> str:
@@ -101,17 +101,17 @@ def share_sweep_svg(chart_id: str, panels: list[SharePanel], colours: dict[str, 
     cols = min(3, len(panels))
     rows = -(-len(panels) // cols)
     fig, axes = charts.figure(7.0, 0.4 + 1.6 * rows, nrows=rows, ncols=cols, squeeze=False, sharey=True)
-    for i, panel in enumerate(panels):
-        ax = axes[i // cols][i % cols]
+    for index, panel in enumerate(panels):
+        ax = axes[index // cols][index % cols]
         for category, shares in panel.shares.items():
-            ax.plot(panel.x, [100 * s for s in shares], color=colours[category], marker="o", markersize=2.5,
-                    linewidth=1.1)
+            ax.plot(panel.swept, [100 * s for s in shares], color=colours[category], marker="o",
+                    markersize=2.5, linewidth=1.1)
         ax.set_title("\n".join(charts.label(line, 40) for line in panel.title.split("\n")), fontsize=7)
-        _x_axis(ax, param if i // cols == rows - 1 else "", None, panel.x)
-        if i % cols == 0:
+        _x_axis(ax, param if index // cols == rows - 1 else "", None, panel.swept)
+        if index % cols == 0:
             ax.set_ylabel("Share of GPU time (%)", fontsize=7)
-    for j in range(len(panels), rows * cols):
-        axes[j // cols][j % cols].set_visible(False)
+    for spare in range(len(panels), rows * cols):
+        axes[spare // cols][spare % cols].set_visible(False)
     axes[0][0].set_ylim(0, 100)
     fig.tight_layout(h_pad=0.6, w_pad=0.4)
     from matplotlib.lines import Line2D

@@ -46,8 +46,8 @@ def utilization_svg(chart_id: str, series: list[GpuSeries], window: tuple[float,
     fig, axes = charts.figure(7.0, 0.6 + 1.65 * len(series), nrows=len(series), squeeze=False)
     minutes = max((s.elapsed_s[-1] for s in series if s.elapsed_s), default=0) > 600
     scale = 60.0 if minutes else 1.0
-    for ax, s in zip(axes[:, 0], series):
-        _panel(ax, s, scale, window)
+    for ax, gpu_series in zip(axes[:, 0], series):
+        _panel(ax, gpu_series, scale, window)
     axes[-1, 0].set_xlabel(f"Time since the first sample ({'min' if minutes else 's'})")
     handles, labels = _legend(any(_has(s.util_mem) for s in series), any(_has(s.power_w) for s in series),
                               window is not None, any(_has(s.sm_active) for s in series),
@@ -62,25 +62,25 @@ def _has(values) -> bool:
     return any(v is not None for v in values)
 
 
-def _panel(ax, s: GpuSeries, scale: float, window) -> None:
-    x = [t / scale for t in s.elapsed_s]
-    ax.plot(x, _nan(s.util_gpu), color=charts.PALETTE[0], linewidth=0.9)
-    if _has(s.util_mem):
-        ax.plot(x, _nan(s.util_mem), color=charts.PALETTE[2], linewidth=0.8, alpha=0.9)
-    if _has(s.sm_active):
-        ax.plot(x, _nan(s.sm_active), color=charts.PALETTE[4], linewidth=0.8, alpha=0.9)
+def _panel(ax, gpu_series: GpuSeries, scale: float, window) -> None:
+    times = [t / scale for t in gpu_series.elapsed_s]
+    ax.plot(times, _nan(gpu_series.util_gpu), color=charts.PALETTE[0], linewidth=0.9)
+    if _has(gpu_series.util_mem):
+        ax.plot(times, _nan(gpu_series.util_mem), color=charts.PALETTE[2], linewidth=0.8, alpha=0.9)
+    if _has(gpu_series.sm_active):
+        ax.plot(times, _nan(gpu_series.sm_active), color=charts.PALETTE[4], linewidth=0.8, alpha=0.9)
     ax.set_ylim(0, 105)
-    logged = _has(s.util_gpu) or _has(s.util_mem) or _has(s.sm_active)
+    logged = _has(gpu_series.util_gpu) or _has(gpu_series.util_mem) or _has(gpu_series.sm_active)
     ax.set_ylabel("Util. (%)" if logged else "Util. (%): not logged")
-    ax.set_title(charts.label(s.title, 80), loc="left", fontsize=8)
+    ax.set_title(charts.label(gpu_series.title, 80), loc="left", fontsize=8)
     if window is not None:
-        end = min(window[1], s.elapsed_s[-1] if s.elapsed_s else window[1])
+        end = min(window[1], gpu_series.elapsed_s[-1] if gpu_series.elapsed_s else window[1])
         ax.axvspan(window[0] / scale, end / scale, color="#E69F00", alpha=0.12, linewidth=0)
-    if s.window_mean is not None:
-        ax.axhline(s.window_mean, color=charts.PALETTE[0], linestyle="--", linewidth=0.8)
-    if _has(s.power_w):
+    if gpu_series.window_mean is not None:
+        ax.axhline(gpu_series.window_mean, color=charts.PALETTE[0], linestyle="--", linewidth=0.8)
+    if _has(gpu_series.power_w):
         power = ax.twinx()
-        power.plot(x, _nan(s.power_w), color=charts.PALETTE[3], linewidth=0.8, alpha=0.9)
+        power.plot(times, _nan(gpu_series.power_w), color=charts.PALETTE[3], linewidth=0.8, alpha=0.9)
         power.set_ylabel("Power (W)", color=charts.PALETTE[3])
         power.set_ylim(bottom=0)
         power.grid(False)
@@ -124,9 +124,9 @@ def process_memory_svg(chart_id: str, panels: list[ProcessPanel]) -> str:
     last = max((t for p in panels for line in p.lines for t in line.elapsed_s[-1:]), default=0)
     scale = 60.0 if last > 600 else 1.0
     for ax, panel in zip(axes[:, 0], panels):
-        for i, line in enumerate(panel.lines):
+        for index, line in enumerate(panel.lines):
             ax.plot([t / scale for t in line.elapsed_s], _nan(line.memory_mib), linewidth=0.9,
-                    color=charts.PALETTE[i % len(charts.PALETTE)], label=charts.label(line.label, 40))
+                    color=charts.PALETTE[index % len(charts.PALETTE)], label=charts.label(line.label, 40))
         ax.set_ylim(bottom=0)
         ax.set_ylabel("Memory (MiB)")
         ax.set_title(charts.label(panel.title, 80), loc="left", fontsize=8)

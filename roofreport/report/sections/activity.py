@@ -2,9 +2,9 @@
 utilization and power over time (nvidia-smi, DCGM, tegrastats) with GPU memory per process,
 and CUDA API calls.
 
-Statistics come from `analysis.regions`, `analysis.utilization` and `analysis.api`; long
+Statistics come from `analysis.regions`, `analysis.utilization` and `analysis.api_calls`; long
 sample series are drawn from `utilization.utilization_series` / `process_series` with bins sized
-so a chart never gets more than `util_chart.MAX_POINTS` points per GPU.
+so a chart never gets more than `report.charts.utilization.MAX_POINTS` points per GPU.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ def rows_per_run(runs: int, few: int) -> int:
     return few if runs <= 6 else max(5, few // 3)
 
 
-def _runs_text(n: int) -> str:
-    return f"{n} run{'s' if n != 1 else ''}"
+def _runs_text(count: int) -> str:
+    return f"{count} run{'s' if count != 1 else ''}"
 
 
 def regions_section(regions: pl.DataFrame, names: RunNames | None = None) -> Section:
@@ -83,10 +83,10 @@ def _ranges_table(ranges: pl.DataFrame, names: RunNames):
     for run in runs:
         mine = ranges.filter(pl.col("run") == run)
         hidden += max(0, mine.height - limit)
-        for i, r in enumerate(mine.head(limit).iter_rows(named=True)):
-            rows.append([cell(names.label(run)) if i == 0 else "", cell(r["kind"], sub=r.get("basis")),
-                         name_cell(r["region"], 160), fmt.duration(r.get("time_ns")), fmt.share(r.get("share")),
-                         fmt.count(r.get("count"))])
+        for index, row in enumerate(mine.head(limit).iter_rows(named=True)):
+            rows.append([cell(names.label(run)) if index == 0 else "", cell(row["kind"], sub=row.get("basis")),
+                         name_cell(row["region"], 160), fmt.duration(row.get("time_ns")), fmt.share(row.get("share")),
+                         fmt.count(row.get("count"))])
     out = table(["Run", "Kind", "Region", "Time#", "Share#", "Count#"], rows, css="regions")
     if hidden:
         out.note = (f"{hidden} more ranges not shown (at most {limit} per run; nested operator calls are "
@@ -169,16 +169,17 @@ def utilization_section(stats: pl.DataFrame, window_stats: pl.DataFrame | None, 
     if snapshots.height:
         section.blocks.append(_snapshots_table(snapshots, names))
         if not series.height:
-            n = snapshots["run"].n_unique()
-            section.gaps.append(SNAPSHOT_ONLY.format(runs=_runs_text(n) + (" have" if n != 1 else " has")))
+            count = snapshots["run"].n_unique()
+            runs = _runs_text(count) + (" have" if count != 1 else " has")
+            section.gaps.append(SNAPSHOT_ONLY.format(runs=runs))
     if processes.height:
         section.blocks += _process_blocks(samples, processes, names)
     return section
 
 
-def _gpu_text(names: RunNames, r: dict) -> str:
-    index = r.get("gpu_index")
-    return f"{names.gpu(r['run'])}" + (f" #{index}" if index is not None else "")
+def _gpu_text(names: RunNames, row: dict) -> str:
+    index = row.get("gpu_index")
+    return f"{names.gpu(row['run'])}" + (f" #{index}" if index is not None else "")
 
 
 def _stats_table(stats: pl.DataFrame, caption: str, names: RunNames):
@@ -244,9 +245,9 @@ def _process_charts(samples: pl.DataFrame, processes: pl.DataFrame, names: RunNa
         series = utilization.process_series(samples.filter(pl.col("run") == run),
                                             bin_s=max(duration / MAX_POINTS, 1e-3))
         lines = []
-        for r in mine.head(MAX_PROCESSES).iter_rows(named=True):
-            points = series.filter(pl.col("gpu_index").eq_missing(gpu) & (pl.col("pid") == r["pid"]))
-            lines.append(ProcessLine(f"pid {r['pid']} {r.get('process_name') or ''}".strip(),
+        for row in mine.head(MAX_PROCESSES).iter_rows(named=True):
+            points = series.filter(pl.col("gpu_index").eq_missing(gpu) & (pl.col("pid") == row["pid"]))
+            lines.append(ProcessLine(f"pid {row['pid']} {row.get('process_name') or ''}".strip(),
                                      points["t_s"].to_list(), points["process_mem_mib"].to_list()))
         panels.append(ProcessPanel(_panel_title(names, run, gpu), lines))
         panel_runs.append(run)
@@ -263,8 +264,8 @@ def _panel_title(names: RunNames, run: str, gpu) -> str:
     return f"{names.label(run)} · GPU #{gpu}" if gpu is not None else names.label(run)
 
 
-def _watts(w) -> str:
-    return "–" if w is None else f"{w:.0f} W"
+def _watts(watts) -> str:
+    return "–" if watts is None else f"{watts:.0f} W"
 
 
 def _run_series(samples: pl.DataFrame, run: str, stats: pl.DataFrame, means: dict, names: RunNames) -> list:
@@ -323,8 +324,8 @@ def api_section(api: pl.DataFrame, names: RunNames | None = None) -> Section:
         "mean allocation churn; a long first call (cuDeviceGetAttribute, cudaGetDeviceProperties) is the CUDA "
         "context starting."))
     shares: dict[tuple[str, str], float] = {}
-    for r in api.filter(pl.col("name").is_in(calls)).iter_rows(named=True):
-        shares.setdefault((r["run"], r["name"]), r["share"])
+    for call in api.filter(pl.col("name").is_in(calls)).iter_rows(named=True):
+        shares.setdefault((call["run"], call["name"]), call["share"])
     largest = api.sort("total_ns", descending=True, nulls_last=True).group_by("run", maintain_order=True) \
         .first()
     lead = dict(largest.select("run", "name").iter_rows())

@@ -60,28 +60,28 @@ def flops_cell(flops, complete, why: str | None = None) -> object:
     return cell(fmt.flops(flops))
 
 
-def _run_row(r: dict) -> list:
-    sub = "cut short" if r.get("cut_short") else r.get("time_source")
-    time = cell(fmt.duration(r.get("kernel_time_ns")), sub=sub if r.get("kernel_time_ns") is not None else None,
-                title=r.get("cut_short_reason"))
-    per_iteration = cell(fmt.duration(r.get("time_per_iteration_ns")),
-                         sub=f"{fmt.count(r['iterations'])} iterations" if r.get("iterations") else None,
-                         title=r.get("iterations_source"))
+def _run_row(row: dict) -> list:
+    sub = "cut short" if row.get("cut_short") else row.get("time_source")
+    time = cell(fmt.duration(row.get("kernel_time_ns")), sub=sub if row.get("kernel_time_ns") is not None else None,
+                title=row.get("cut_short_reason"))
+    per_iteration = cell(fmt.duration(row.get("time_per_iteration_ns")),
+                         sub=f"{fmt.count(row['iterations'])} iterations" if row.get("iterations") else None,
+                         title=row.get("iterations_source"))
     estimate = cell("–")
-    if r.get("flops_estimate") is not None:
-        source = r.get("flops_estimate_source") or ""
-        estimate = cell(fmt.flops(r["flops_estimate"]), sub=source.split(":")[0] or None, title=source or None)
-    achieved = fmt.rate(r.get("achieved_flops_per_s"))
-    if r.get("flops_complete") is False and r.get("achieved_flops_per_s") is not None:
+    if row.get("flops_estimate") is not None:
+        source = row.get("flops_estimate_source") or ""
+        estimate = cell(fmt.flops(row["flops_estimate"]), sub=source.split(":")[0] or None, title=source or None)
+    achieved = fmt.rate(row.get("achieved_flops_per_s"))
+    if row.get("flops_complete") is False and row.get("achieved_flops_per_s") is not None:
         achieved = "≥ " + achieved
-    return [run_cell(r), flops_cell(r.get("flops"), r.get("flops_complete"), r.get("bound_note")),
-            fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("arithmetic_intensity")), time, per_iteration,
-            achieved, fmt.percent(r.get("pct_of_roof")), bound_cell(r.get("bound"), r.get("bound_note")), estimate]
+    return [run_cell(row), flops_cell(row.get("flops"), row.get("flops_complete"), row.get("bound_note")),
+            fmt.nbytes(row.get("dram_bytes")), fmt.intensity(row.get("arithmetic_intensity")), time, per_iteration,
+            achieved, fmt.percent(row.get("pct_of_roof")), bound_cell(row.get("bound"), row.get("bound_note")), estimate]
 
 
-def run_cell(r: dict):
+def run_cell(row: dict):
     """The run's label, whole (its id, where its logs are, as the tooltip)."""
-    return cell(r.get("label") or r["run"], title=r["run"])
+    return cell(row.get("label") or row["run"], title=row["run"])
 
 
 def _estimate_notes(runs: pl.DataFrame) -> list:
@@ -128,9 +128,9 @@ def spans_list(names: list[str], limit: int = 6) -> list[Span]:
     """`a`, `b` and `c` (code spans), cut after `limit` names with "and N more"."""
     shown = names[:limit]
     spans: list[Span] = []
-    for i, name in enumerate(shown):
-        if i:
-            spans.append(Span(" and " if i == len(shown) - 1 and len(names) <= limit else ", "))
+    for index, name in enumerate(shown):
+        if index:
+            spans.append(Span(" and " if index == len(shown) - 1 and len(names) <= limit else ", "))
         spans.append(Span(name, code=True))
     if len(names) > limit:
         spans.append(Span(f" and {len(names) - limit} more"))
@@ -188,14 +188,14 @@ def _time_table(pivot: pl.DataFrame, pairs: pl.DataFrame) -> list:
                   caption=f"GPU kernel time of the same work on each GPU: {what}", css="pivot")]
 
 
-def _time_cell(c: dict | None, basis: str, mixed: bool):
-    if c is None:
+def _time_cell(entry: dict | None, basis: str, mixed: bool):
+    if entry is None:
         return cell("–")
     per_iteration = basis == speedup.PER_ITERATION
-    value = c["time_per_iteration_ns"] if per_iteration else c["kernel_time_ns"]
+    value = entry["time_per_iteration_ns"] if per_iteration else entry["kernel_time_ns"]
     notes = (["per iteration" if per_iteration else "whole run"] if mixed else []) + \
-        ([f"median of {c['runs']} runs"] if c["runs"] > 1 else [])
-    return cell(fmt.duration(value), sub=", ".join(notes) or None, title=c.get("cut_short_reason"))
+        ([f"median of {entry['runs']} runs"] if entry["runs"] > 1 else [])
+    return cell(fmt.duration(value), sub=", ".join(notes) or None, title=entry.get("cut_short_reason"))
 
 
 def _work_table(pivot: pl.DataFrame) -> list:
@@ -217,17 +217,17 @@ def _summary_items(summary: pl.DataFrame) -> list:
     return [Bullets(items)] if items else []
 
 
-def speedup_sentence(r: dict) -> str | None:
+def speedup_sentence(row: dict) -> str | None:
     """"vgg16: the P40 is 3.9× faster than the K80 (geometric mean of 9 configurations, 2.0× to
     7.9×; time per iteration)." None when nothing could be compared."""
-    if not r.get("configs"):
+    if not row.get("configs"):
         return None
-    many = r["configs"] > 1
-    spread = (f"geometric mean of {r['configs']} configurations, {fmt.ratio(r['speedup_min'])} to "
-              f"{fmt.ratio(r['speedup_max'])}; " if many else "")
-    where = "" if r["faster_in"] == r["configs"] else f", faster in {r['faster_in']} of {r['configs']} configurations"
-    return (f"{r['model']}: the {r['faster']} is {fmt.ratio(r['speedup'])} faster than the {r['slower']} "
-            f"({spread}{r['basis']}){where}.")
+    many = row["configs"] > 1
+    spread = (f"geometric mean of {row['configs']} configurations, {fmt.ratio(row['speedup_min'])} to "
+              f"{fmt.ratio(row['speedup_max'])}; " if many else "")
+    where = "" if row["faster_in"] == row["configs"] else f", faster in {row['faster_in']} of {row['configs']} configurations"
+    return (f"{row['model']}: the {row['faster']} is {fmt.ratio(row['speedup'])} faster than the {row['slower']} "
+            f"({spread}{row['basis']}){where}.")
 
 
 def _not_compared(pairs: pl.DataFrame) -> list:
@@ -253,7 +253,7 @@ def time_sweep_blocks(sweeps: pl.DataFrame) -> list:
 
     blocks: list = [Heading("Sweeps: time and throughput")]
     groups = sweeps.group_by("param", "config", maintain_order=True)
-    for i, ((param, config), group) in enumerate(groups):
+    for index, ((param, config), group) in enumerate(groups):
         words = group["x"].is_null().any()
         ticks = group.sort("x_order")["x_label"].unique(maintain_order=True).to_list() if words else None
         series = [SweepSeries(s["model"][0], s["gpu"][0], (s["x_order"] if words else s["x"]).to_list(),
@@ -263,7 +263,7 @@ def time_sweep_blocks(sweeps: pl.DataFrame) -> list:
         label = "Time per iteration" if basis == speedup.PER_ITERATION else "Kernel time of the run"
         title = f"{param.replace('_', ' ')} sweep" + (f" — {config}" if config else "")
         throughput = " and samples per second" if group["samples_per_s"].is_not_null().any() else ""
-        blocks.append(chart(f"tsweep{i + 1}", f"{title}: {basis}{throughput}", time_sweep_svg,
+        blocks.append(chart(f"tsweep{index + 1}", f"{title}: {basis}{throughput}", time_sweep_svg,
                             param, ticks, label, series))
     return blocks
 
@@ -284,19 +284,19 @@ def share_sweep_blocks(sweeps: pl.DataFrame) -> list:
         if not series.filter(~pl.col("category").is_in(TRANSFERS))["share"].sum():
             continue    # logs of transfers only ("No kernels were profiled"): nothing to follow
         first = series.row(0, named=True)
-        x = series["x"].unique(maintain_order=True).to_list()
+        swept = series["x"].unique(maintain_order=True).to_list()
         shares = {c: g["share"].to_list() for (c,), g in series.group_by(["category"], maintain_order=True)}
         title = " · ".join(t for t in (first["model"], first["gpu"]) if t)
         title += f"\n{first['config']}" if first["config"] else ""
-        panels.append(SharePanel(title, x, {c: shares[c] for c in cats if c in shares}))
+        panels.append(SharePanel(title, swept, {c: shares[c] for c in cats if c in shares}))
     if not panels:
         return []
     blocks: list = [Heading("Sweeps: where the time goes"), Paragraph.of(
         "Share of each run's GPU time by kernel category along the batch size: one panel per model, GPU and "
         "configuration, one line per category (every category of the series), runs of one point averaged.")]
-    for i in range(0, len(panels), SWEEP_PANELS):
-        part = panels[i:i + SWEEP_PANELS]
-        more = f" ({i + 1}–{i + len(part)} of {len(panels)})" if len(panels) > SWEEP_PANELS else ""
-        blocks.append(chart(f"ssweep{i // SWEEP_PANELS + 1}", f"Kernel-time share vs batch size{more}",
+    for index in range(0, len(panels), SWEEP_PANELS):
+        part = panels[index:index + SWEEP_PANELS]
+        more = f" ({index + 1}–{index + len(part)} of {len(panels)})" if len(panels) > SWEEP_PANELS else ""
+        blocks.append(chart(f"ssweep{index // SWEEP_PANELS + 1}", f"Kernel-time share vs batch size{more}",
                             share_sweep_svg, part, colours, "batch_size"))
     return blocks

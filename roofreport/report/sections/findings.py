@@ -88,12 +88,12 @@ def _faster_for(group: pl.DataFrame) -> str:
     2.1× to 6.3×) and vgg16 (...), per iteration."""
     first = group.row(0, named=True)
     models = []
-    for r in group.iter_rows(named=True):
-        detail = (f": geometric mean of {r['configs']} configurations, {fmt.ratio(r['speedup_min'])} to "
-                  f"{fmt.ratio(r['speedup_max'])}" if r["configs"] > 1 else "")
-        if r["faster_in"] < r["configs"]:
-            detail += f"; faster in {r['faster_in']} of them"
-        models.append(f"{r['model']} ({fmt.ratio(r['speedup'])}{detail})")
+    for row in group.iter_rows(named=True):
+        detail = (f": geometric mean of {row['configs']} configurations, {fmt.ratio(row['speedup_min'])} to "
+                  f"{fmt.ratio(row['speedup_max'])}" if row["configs"] > 1 else "")
+        if row["faster_in"] < row["configs"]:
+            detail += f"; faster in {row['faster_in']} of them"
+        models.append(f"{row['model']} ({fmt.ratio(row['speedup'])}{detail})")
     bases = group["basis"].unique().to_list()
     basis = f", compared on {bases[0]}" if len(bases) == 1 else ""
     return f"The {first['faster']} is faster than the {first['slower']} for {_and(models)}{basis}."
@@ -125,8 +125,8 @@ def _bound_on(gpu: str, group: pl.DataFrame) -> str:
     FLOP/B) compute-bound, against a ridge point of 17.4 FLOP/B"."""
     known = group.filter(pl.col("bound").is_not_null())
     said = []
-    for (bound,), g in known.group_by(["bound"], maintain_order=True):
-        models = [f"{m} ({fmt.intensity(ai)})" for m, ai in g.select("model", "arithmetic_intensity").iter_rows()]
+    for (bound,), runs in known.group_by(["bound"], maintain_order=True):
+        models = [f"{m} ({fmt.intensity(ai)})" for m, ai in runs.select("model", "arithmetic_intensity").iter_rows()]
         said.append(f"{_and(models)} {'are' if len(models) > 1 else 'is'} {bound}-bound")
     text = f"on the {gpu}, " + ", ".join(said)
     if said:
@@ -241,9 +241,9 @@ def _top_kernel_spans(top: pl.DataFrame, run: str) -> list[Span]:
         "time_ns", descending=True, nulls_last=True)
     if not first.height:
         return []
-    k = first.row(0, named=True)
-    return [Span("; the largest single kernel is "), Span(_short(k["short_name"]), code=True),
-            Span(f" ({fmt.share(k['share'])})")]
+    largest = first.row(0, named=True)
+    return [Span("; the largest single kernel is "), Span(_short(largest["short_name"]), code=True),
+            Span(f" ({fmt.share(largest['share'])})")]
 
 
 def _time_summary(runs: list[str], leaders: pl.DataFrame, moved: pl.DataFrame) -> Paragraph:
@@ -307,11 +307,11 @@ def _ratios_to_complete(group: pl.DataFrame, info: pl.DataFrame) -> tuple[list[f
     complete = info.filter((pl.col("flops_complete") == True) & pl.col("flops").is_not_null()  # noqa: E712
                            & pl.col("model").is_not_null())
     ratios, better = [], []
-    for r in group.iter_rows(named=True):
-        same = complete.filter((pl.col("model") == r["model"]) & pl.col("batch_size").eq_missing(r["batch_size"])
-                               & pl.col("gpu_model").ne_missing(r["gpu_model"]))
-        if same.height and r["flops"]:
-            ratios.append(same["flops"].max() / r["flops"])
+    for row in group.iter_rows(named=True):
+        same = complete.filter((pl.col("model") == row["model"]) & pl.col("batch_size").eq_missing(row["batch_size"])
+                               & pl.col("gpu_model").ne_missing(row["gpu_model"]))
+        if same.height and row["flops"]:
+            ratios.append(same["flops"].max() / row["flops"])
             better += [g for g in same["gpu_label"].to_list() if g and g not in better]
     return ratios, better
 
@@ -350,13 +350,13 @@ def sweep_findings(pattern_sweeps: pl.DataFrame) -> list[Paragraph]:
     swings = ends.filter(pl.col("peak") >= 0.05).with_columns((pl.col("s1") - pl.col("s0")).abs().alias("d"))
     biggest = swings.sort("d", descending=True).group_by("gpu", "label", maintain_order=True).first()
     out = []
-    for r in biggest.group_by("gpu", maintain_order=True).head(SWEEP_FINDINGS).iter_rows(named=True):
-        what = f"{r['model']}, {r['config']}" if r["config"] else r["model"]
-        param = r["param"].replace("_", " ")
-        where = "With an unidentified GPU" if r["gpu"] == UNKNOWN_GPU else f"On the {r['gpu']}"
+    for row in biggest.group_by("gpu", maintain_order=True).head(SWEEP_FINDINGS).iter_rows(named=True):
+        what = f"{row['model']}, {row['config']}" if row["config"] else row["model"]
+        param = row["param"].replace("_", " ")
+        where = "With an unidentified GPU" if row["gpu"] == UNKNOWN_GPU else f"On the {row['gpu']}"
         out.append(Paragraph.of(
-            f"{where}, {r['label']} take {fmt.share(r['s0'])} of GPU time at {param} {r['x0']} and "
-            f"{fmt.share(r['s1'])} at {r['x1']} ({what})."))
+            f"{where}, {row['label']} take {fmt.share(row['s0'])} of GPU time at {param} {row['x0']} and "
+            f"{fmt.share(row['s1'])} at {row['x1']} ({what})."))
     return out
 
 
@@ -369,17 +369,17 @@ def utilization_findings(stats: pl.DataFrame) -> list[Paragraph]:
     snapshots = stats.filter(utilization.snapshot())
     stats = stats.filter(~utilization.snapshot())
     if not stats.height:
-        n = snapshots["run"].n_unique()
-        return [Paragraph.of(f"{n} run{'s have' if n > 1 else ' has'} one nvidia-smi reading per GPU (a snapshot), "
+        count = snapshots["run"].n_unique()
+        return [Paragraph.of(f"{count} run{'s have' if count > 1 else ' has'} one nvidia-smi reading per GPU (a snapshot), "
                              "not a series: how busy the GPU was over the run is not known.")]
     low = stats.filter(pl.col("util_mean") < LOW_UTIL_PCT)
     busy = stats.filter(pl.col("util_mean") >= LOW_UTIL_PCT)
     out = []
-    for r in low.head(MANY_RUNS).iter_rows(named=True):
-        power = f", drawing {r['power_mean_w']:.0f} W on average" if r.get("power_mean_w") is not None else ""
-        out.append(Paragraph([Span(f"GPU {r['gpu_index']} of "), Span(r["run"]), Span(
-            f" was busy only {fmt.percent(r['util_mean'])} of the time (idle in {fmt.share(r.get('idle_fraction'))} "
-            f"of {fmt.count(r.get('samples'))} samples){power}: it waited for the host (data loading, "
+    for row in low.head(MANY_RUNS).iter_rows(named=True):
+        power = f", drawing {row['power_mean_w']:.0f} W on average" if row.get("power_mean_w") is not None else ""
+        out.append(Paragraph([Span(f"GPU {row['gpu_index']} of "), Span(row["run"]), Span(
+            f" was busy only {fmt.percent(row['util_mean'])} of the time (idle in {fmt.share(row.get('idle_fraction'))} "
+            f"of {fmt.count(row.get('samples'))} samples){power}: it waited for the host (data loading, "
             "synchronisation) rather than computing.")], level="warning"))
     if low.height > MANY_RUNS:
         out.append(Paragraph.of(f"{low.height - MANY_RUNS} more GPUs were busy less than {LOW_UTIL_PCT:.0f} % "
@@ -394,8 +394,8 @@ def utilization_findings(stats: pl.DataFrame) -> list[Paragraph]:
     return out
 
 
-def _watts(w: float) -> str:
-    return f"{w:.0f} W"
+def _watts(watts: float) -> str:
+    return f"{watts:.0f} W"
 
 
 def input_findings(files: list) -> list[Paragraph]:

@@ -74,17 +74,17 @@ def _summary(files: list, root: str) -> Paragraph:
     return Paragraph(spans)
 
 
-def _format(f) -> str:
-    parts = [f.family, f.variant, f.tool_version]
+def _format(file) -> str:
+    parts = [file.family, file.variant, file.tool_version]
     return " ".join(p for p in parts if p) or "–"
 
 
 def _files_table(read: list, root: str):
     rows = []
-    for f in read:
-        status = cell(f.status, css=f"status-{f.status}")
-        rows.append((relative(f.path, root), [_format(f), status, rows_text(f.rows),
-                                              fmt.count(len(f.warnings)) if f.warnings else "–"]))
+    for file in read:
+        status = cell(file.status, css=f"status-{file.status}")
+        rows.append((relative(file.path, root), [_format(file), status, rows_text(file.rows),
+                                              fmt.count(len(file.warnings)) if file.warnings else "–"]))
     return _by_folder(["File", "Format and version", "Status", "Rows", "Warnings#"],
                       ["36%", "20%", "7%", "28%", "9%"], rows, caption="Files read", css="inputs")
 
@@ -134,29 +134,29 @@ def _unrooted(text: str, root: str) -> str:
 
 def _by_code(warnings: list) -> dict[str, list]:
     by_code: dict[str, list] = {}
-    for w in warnings:
-        by_code.setdefault(w.code, []).append(w)
+    for warning in warnings:
+        by_code.setdefault(warning.code, []).append(warning)
     return by_code
 
 
 def _codes_table(warned: list, root: str):
     """One row per warning code: files, warnings, where (the first few file:line) and the first message."""
     rows: dict[str, dict] = {}
-    for f in warned:
-        for code, group in _by_code(f.warnings).items():
+    for file in warned:
+        for code, group in _by_code(file.warnings).items():
             entry = rows.setdefault(code, {"files": 0, "warnings": 0, "where": [],
                                            "message": group[0].message.splitlines()[0]})
             entry["files"] += 1
             entry["warnings"] += len(group)
             if len(entry["where"]) < _EXAMPLES:
                 line = f":{group[0].line}" if group[0].line else ""
-                entry["where"].append(f"{relative(f.path, root)}{line}")
+                entry["where"].append(f"{relative(file.path, root)}{line}")
     cols = [Column("Code", width="17%"), Column("Files", numeric=True, width="6%"),
             Column("Warnings", numeric=True, width="8%"), Column("For example", width="35%"),
             Column("First message", width="34%")]
     body = []
-    for code, e in sorted(rows.items(), key=lambda item: (-item[1]["warnings"], item[0])):
-        more = " …" if e["files"] > len(e["where"]) else ""
-        body.append([cell(code, code=True), fmt.count(e["files"]), fmt.count(e["warnings"]),
-                     cell("; ".join(e["where"]) + more, code=True), e["message"]])
+    for code, summary in sorted(rows.items(), key=lambda item: (-item[1]["warnings"], item[0])):
+        more = " …" if summary["files"] > len(summary["where"]) else ""
+        body.append([cell(code, code=True), fmt.count(summary["files"]), fmt.count(summary["warnings"]),
+                     cell("; ".join(summary["where"]) + more, code=True), summary["message"]])
     return table(cols, body, caption="Warnings by code", css="warnings")

@@ -48,8 +48,8 @@ def left_out_section(an, names: RunNames) -> Section:
     return section
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{fmt.count(n)} {one if n == 1 else many}"
+def _count(count: int, one: str, many: str) -> str:
+    return f"{fmt.count(count)} {one if count == 1 else many}"
 
 
 def run_gaps(an, names: RunNames) -> list[tuple[str, str, str]]:
@@ -65,17 +65,17 @@ def run_gaps(an, names: RunNames) -> list[tuple[str, str, str]]:
     held = _tables_held(an)
     status = _file_status(an.files)
     out = []
-    for r in runs.select("run", "gpu_label").iter_rows(named=True):
+    for row in runs.select("run", "gpu_label").iter_rows(named=True):
         missing = []
-        if r["run"] not in with_kernels:
+        if row["run"] not in with_kernels:
             missing.append("kernels")
-        elif r["run"] not in timed:
+        elif row["run"] not in timed:
             missing.append("kernel time")
-        if not r.get("gpu_label"):
+        if not row.get("gpu_label"):
             missing.append("GPU name")
         if missing:
-            out.append((r["run"], ", ".join(missing), _why(missing, held.get(r["run"], []),
-                                                          status.get(r["run"], []))))
+            out.append((row["run"], ", ".join(missing), _why(missing, held.get(row["run"], []),
+                                                          status.get(row["run"], []))))
     return sorted(out, key=lambda gap: names.sort_key(gap[0]))
 
 
@@ -93,10 +93,10 @@ def _tables_held(an) -> dict[str, list[str]]:
 
 def _file_status(files: list) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for f in files:
-        for run in (f.run or "").split(", "):
+    for file in files:
+        for run in (file.run or "").split(", "):
             if run:
-                out.setdefault(run, []).append(f.status)
+                out.setdefault(run, []).append(file.status)
     return out
 
 

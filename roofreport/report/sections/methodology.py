@@ -11,20 +11,20 @@ from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span
 from roofreport.report.tables import cell, table
 
-C = lambda text: Span(text, code=True)  # noqa: E731 - a code span, for readability below
+code = lambda text: Span(text, code=True)  # noqa: E731 - a code span, for readability below
 
 FORMULAS = [
-    [Span("FP64 FLOPs = dadd + dmul + 2·dfma, from "), C("smsp__sass_thread_inst_executed_op_{dadd,dmul,dfma}_pred_on.sum"),
-     Span("; FP32 and FP16 alike with f*/h*; nvprof "), C("flop_count_dp/sp/hp"), Span(" (FMA already counted twice).")],
-    [Span("Tensor-core FLOPs: "), C("sm__ops_path_tensor_src_*.sum"), Span(" (A100 and newer); 512 × "),
-     C("sm__inst_executed_pipe_tensor.sum"), Span(" on V100 only. The CUDA-core counters above never see "
+    [Span("FP64 FLOPs = dadd + dmul + 2·dfma, from "), code("smsp__sass_thread_inst_executed_op_{dadd,dmul,dfma}_pred_on.sum"),
+     Span("; FP32 and FP16 alike with f*/h*; nvprof "), code("flop_count_dp/sp/hp"), Span(" (FMA already counted twice).")],
+    [Span("Tensor-core FLOPs: "), code("sm__ops_path_tensor_src_*.sum"), Span(" (A100 and newer); 512 × "),
+     code("sm__inst_executed_pipe_tensor.sum"), Span(" on V100 only. The CUDA-core counters above never see "
      "tensor-core work: a kernel that used tensor cores without a tensor FLOP metric makes the FLOP count "
      "incomplete (shown as ≥).")],
-    [Span("DRAM bytes = 32 × "), C("dram__sectors.sum"), Span(" (or "), C("dram__bytes.sum"),
-     Span("); nvprof 32 × ("), C("dram_read_transactions + dram_write_transactions"), Span("). L2 from "),
-     C("lts__t_sectors/lts__t_bytes"), Span(", L1 from "), C("l1tex__t_sectors/l1tex__t_bytes"), Span(".")],
+    [Span("DRAM bytes = 32 × "), code("dram__sectors.sum"), Span(" (or "), code("dram__bytes.sum"),
+     Span("); nvprof 32 × ("), code("dram_read_transactions + dram_write_transactions"), Span("). L2 from "),
+     code("lts__t_sectors/lts__t_bytes"), Span(", L1 from "), code("l1tex__t_sectors/l1tex__t_bytes"), Span(".")],
     [Span("Time: kernel durations from nsys, nvprof or PyTorch (Kineto) traces and summaries when present, else ncu's "),
-     C("gpu__time_duration.sum"), Span(" (serialized, clock-locked replays).")],
+     code("gpu__time_duration.sum"), Span(" (serialized, clock-locked replays).")],
     [Span("Arithmetic intensity AI = FLOPs / bytes (per memory level); achieved = FLOPs / time; "
           "roof = min(peak, bandwidth × AI); ridge point = peak / bandwidth; % of roof = achieved / roof.")],
     [Span("Bound class: memory when AI is left of the ridge point, compute when right of it, latency when "
@@ -70,10 +70,10 @@ def _peaks(gpu_keys: list[str], db) -> list:
         return [Paragraph.md("No GPU of these logs was found in the GPU database, so no peaks were used. "
                              "Name it with `--gpu` or add it with `--peaks FILE`.", level="warning")]
     rows = []
-    for s in specs:
-        rows.append([s.key, s.arch or "–", s.compute_capability or "–", fmt.count(s.sm_count),
-                     _mhz(s.boost_clock_mhz)] + [fmt.rate(getattr(s, f)) for _, f in _PEAK_FIELDS]
-                    + [fmt.bandwidth(s.dram_bw)])
+    for spec in specs:
+        rows.append([spec.key, spec.arch or "–", spec.compute_capability or "–", fmt.count(spec.sm_count),
+                     _mhz(spec.boost_clock_mhz)] + [fmt.rate(getattr(spec, f)) for _, f in _PEAK_FIELDS]
+                    + [fmt.bandwidth(spec.dram_bw)])
     sources = [Paragraph([Span(f"{s.key}: ", code=False), Span(s.source or "no source given")]
                          + ([Span(f" Notes: {s.notes}")] if s.notes else [])) for s in specs]
     return [table(["GPU", "Architecture", "CC", "SMs#", "Boost clock#"] + [f"{n}#" for n, _ in _PEAK_FIELDS]

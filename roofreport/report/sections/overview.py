@@ -37,8 +37,8 @@ def overview_section(an, names: RunNames, gaps: list[tuple[str, str]]) -> Sectio
     return section
 
 
-def _n(n: int, one: str, many: str | None = None) -> str:
-    return f"{fmt.count(n)} {one if n == 1 else (many or one + 's')}"
+def _n(count: int, one: str, many: str | None = None) -> str:
+    return f"{fmt.count(count)} {one if count == 1 else (many or one + 's')}"
 
 
 def _gpu_table(an, runs: pl.DataFrame, names: RunNames):
@@ -51,8 +51,8 @@ def _gpu_table(an, runs: pl.DataFrame, names: RunNames):
         "API calls": set(an.api["run"].to_list()) if an.api.height else set(),
     }
     by_gpu: dict[str, list[dict]] = {}
-    for r in runs.iter_rows(named=True):
-        by_gpu.setdefault(r.get("gpu_label") or NO_GPU, []).append(r)
+    for row in runs.iter_rows(named=True):
+        by_gpu.setdefault(row.get("gpu_label") or NO_GPU, []).append(row)
     rows = []
     for gpu in sorted(by_gpu, key=lambda g: (g == NO_GPU, natural(g))):
         mine = by_gpu[gpu]

@@ -38,9 +38,10 @@ def roofline_section(an, top_n: int, names: RunNames | None = None) -> Section:
     timed_gpus = set(placed.filter(pl.col("achieved_flops_per_s").is_not_null())["gpu_model"].to_list())
     untimed_gpus = [g for g in _gpus(placed) if g not in timed_gpus]
     if untimed_gpus:       # FLOPs without time place no point: a gap, not a section of dashes
-        n = len({run for run, gpu in placed.select("run", "gpu_model").iter_rows() if gpu in untimed_gpus})
+        count = len({run for run, gpu in placed.select("run", "gpu_model").iter_rows()
+                     if gpu in untimed_gpus})
         gpus = ", ".join(names.gpu_of_key(g) if g else "a GPU not named" for g in untimed_gpus)
-        gap = UNTIMED.format(runs=f"{n} run{'s' if n != 1 else ''}", gpus=gpus)
+        gap = UNTIMED.format(runs=f"{count} run{'s' if count != 1 else ''}", gpus=gpus)
         if not timed_gpus:
             section.empty = gap
             return section
@@ -52,8 +53,8 @@ def roofline_section(an, top_n: int, names: RunNames | None = None) -> Section:
         "intensity when the log counted those bytes (hierarchical roofline). Sloped lines are memory "
         "bandwidth ceilings, flat ones compute ceilings; a point under the sloped part is memory-bound, "
         "under the flat part compute-bound, far below both latency-bound."))
-    for i, gpu in enumerate(g for g in _gpus(placed) if g in timed_gpus):
-        section.blocks += _gpu_blocks(an, placed, gpu, min(top_n, KERNELS_PER_RUN), f"roof{i + 1}", names)
+    for index, gpu in enumerate(g for g in _gpus(placed) if g in timed_gpus):
+        section.blocks += _gpu_blocks(an, placed, gpu, min(top_n, KERNELS_PER_RUN), f"roof{index + 1}", names)
     return section
 
 
@@ -154,11 +155,11 @@ def _run_points(runs: pl.DataFrame, parts: pl.DataFrame) -> list:
                         perf=r["achieved_flops_per_s"], precision=r["roof_precision"] or "fp32",
                         above_roof=(r.get("bound_note") or "").startswith("above"))
               for r in runs.iter_rows(named=True) if r["arithmetic_intensity"] is not None]
-    for r in parts.iter_rows(named=True):
+    for row in parts.iter_rows(named=True):
         for level in ("l2", "l1"):
-            if r.get(f"ai_{level}") is not None and r["run"] in label:
-                points.append(RoofPoint(group=label[r["run"]], label=label[r["run"]], ai=r[f"ai_{level}"],
-                                        perf=r["achieved_flops_per_s"], precision=r["precision"], level=level))
+            if row.get(f"ai_{level}") is not None and row["run"] in label:
+                points.append(RoofPoint(group=label[row["run"]], label=label[row["run"]], ai=row[f"ai_{level}"],
+                                        perf=row["achieved_flops_per_s"], precision=row["precision"], level=level))
     return points
 
 
@@ -182,16 +183,16 @@ def _top_kernel_points(kernels: pl.DataFrame, parts: pl.DataFrame, runs: pl.Data
 def _points_table(runs: pl.DataFrame):
     """One row per run: its totals (the numbers behind its large marker)."""
     rows = []
-    for r in runs.iter_rows(named=True):
+    for row in runs.iter_rows(named=True):
         attainable = None
-        if r["peak_flops_per_s"] and r["peak_dram_bytes_per_s"] and r["arithmetic_intensity"]:
-            attainable = min(r["peak_flops_per_s"], r["peak_dram_bytes_per_s"] * r["arithmetic_intensity"])
-        rows.append([run_cell(r), r["roof_precision"] or "–", flops_cell(r["flops"], r.get("flops_complete"), r.get("bound_note")),
-                     fmt.nbytes(r.get("dram_bytes")), fmt.intensity(r.get("arithmetic_intensity")),
-                     fmt.intensity(r.get("ridge_ai")), cell(fmt.duration(r.get("counted_time_ns")),
-                                                            title=r.get("counted_time_source")),
-                     fmt.rate(r.get("achieved_flops_per_s")), fmt.rate(attainable), fmt.percent(r.get("pct_of_roof")),
-                     bound_cell(r.get("bound"), r.get("bound_note"))])
+        if row["peak_flops_per_s"] and row["peak_dram_bytes_per_s"] and row["arithmetic_intensity"]:
+            attainable = min(row["peak_flops_per_s"], row["peak_dram_bytes_per_s"] * row["arithmetic_intensity"])
+        rows.append([run_cell(row), row["roof_precision"] or "–", flops_cell(row["flops"], row.get("flops_complete"), row.get("bound_note")),
+                     fmt.nbytes(row.get("dram_bytes")), fmt.intensity(row.get("arithmetic_intensity")),
+                     fmt.intensity(row.get("ridge_ai")), cell(fmt.duration(row.get("counted_time_ns")),
+                                                            title=row.get("counted_time_source")),
+                     fmt.rate(row.get("achieved_flops_per_s")), fmt.rate(attainable), fmt.percent(row.get("pct_of_roof")),
+                     bound_cell(row.get("bound"), row.get("bound_note"))])
     cols = ["Run", "Roof", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Ridge point#", "Time#", "Achieved#",
             "Roof at this AI#", "% of roof#", "Bound"]
     return table(cols, rows, css="roofline")
