@@ -120,6 +120,7 @@ def test_runs_whose_logs_counted_fp64_flops_only_are_lower_bounds_not_zero_work(
         assert "FP32 work was not measured" in row["bound_note"], row["label"]
     html = text_of(_html("course", "pranshu777-imagenet"))
     assert "≥ 0 FLOP" in html and " 0 FLOP " not in html.replace("≥ 0 FLOP", "")
+    assert "≥ –" not in html      # no lower bound of a rate that was never measured
 
 
 def test_the_report_reads_the_runs_table_not_a_second_computation():

@@ -60,6 +60,12 @@ def flops_cell(flops, complete, why: str | None = None) -> object:
     return cell(fmt.flops(flops))
 
 
+def achieved_text(achieved: float | None, complete: bool | None) -> str:
+    """Achieved FLOP/s; a lower bound ("≥") when the FLOPs are, a dash when there is none."""
+    text = fmt.rate(achieved)
+    return "≥ " + text if complete is False and achieved is not None else text
+
+
 def _run_row(row: dict) -> list:
     sub = "cut short" if row.get("cut_short") else row.get("time_source")
     time = cell(fmt.duration(row.get("kernel_time_ns")), sub=sub if row.get("kernel_time_ns") is not None else None,
@@ -71,9 +77,7 @@ def _run_row(row: dict) -> list:
     if row.get("flops_estimate") is not None:
         source = row.get("flops_estimate_source") or ""
         estimate = cell(fmt.flops(row["flops_estimate"]), sub=source.split(":")[0] or None, title=source or None)
-    achieved = fmt.rate(row.get("achieved_flops_per_s"))
-    if row.get("flops_complete") is False and row.get("achieved_flops_per_s") is not None:
-        achieved = "≥ " + achieved
+    achieved = achieved_text(row.get("achieved_flops_per_s"), row.get("flops_complete"))
     return [run_cell(row), flops_cell(row.get("flops"), row.get("flops_complete"), row.get("bound_note")),
             fmt.nbytes(row.get("dram_bytes")), fmt.intensity(row.get("arithmetic_intensity")), time, per_iteration,
             achieved, fmt.percent(row.get("pct_of_roof")), bound_cell(row.get("bound"), row.get("bound_note")), estimate]
@@ -206,7 +210,7 @@ def _work_table(pivot: pl.DataFrame) -> list:
     rows = [[cell(r["model"]), cell(r["config"] or "–"), cell(r["gpu"]),
              flops_cell(r["flops"], r["flops_complete"], r["bound_note"]),
              fmt.intensity(r["arithmetic_intensity"]), fmt.intensity(r["ridge_ai"]),
-             ("≥ " if r["flops_complete"] is False else "") + fmt.rate(r["achieved_flops_per_s"]),
+             achieved_text(r["achieved_flops_per_s"], r["flops_complete"]),
              bound_cell(r["bound"], r["bound_note"])] for r in counted.iter_rows(named=True)]
     return [table(["Model", "Configuration", "GPU", "FLOPs#", "AI (DRAM)#", "Ridge point#", "Achieved#", "Bound"],
                   rows, caption="Work, arithmetic intensity and achieved FLOP/s of the same work on each GPU")]
