@@ -55,6 +55,8 @@ from tests.conftest import SAMPLE_LOGS
     ("ncu-log-vgg11.txt", {"model": "vgg11"}),
     ("fluidsGL_cuda_gpu_trace_base.csv", {"experiment": "fluidsGL"}),
     ("torch-ex-smi.csv", {"experiment": "torch-ex"}),
+    ("kineto_resnet18_b32.json", {"model": "resnet18", "batch_size": 32}),
+    ("gpt_b200_bf16.log", {"gpu": "B200", "model": "gpt", "precision": "bf16"}),
     # what names a monitor's output is no experiment
     ("nvidia-smi-compute-apps.csv", {}),
     ("dcgm-exporter-scrapes.prom", {}),

@@ -84,7 +84,7 @@ def _patterns() -> dict[str, re.Pattern]:
         "bits": re.compile(before + r"(?:(?P<key>[a-z]+)[_-])?(?P<bits>\d{1,2})[_-]?bits?" + after, re.I),
         "boolean": re.compile(before + r"(?P<key>[a-z][a-z0-9]*)[_=-](?P<value>true|false)" + after, re.I),
         "param": re.compile(
-            before + r"(?P<key>bs|batch_?size|batch|lr|learning_?rate|workers|num_?workers|nw|epochs?|ep|toks|"
+            before + r"(?P<key>bs|batch_?size|batch|b|lr|learning_?rate|workers|num_?workers|nw|epochs?|ep|toks|"
             r"tokens|seq_?len|seq|threads|iters?|steps|gpus|nodes|ranks|size|kernel|stride|dim|layers|heads|"
             r"hidden)[_=-]?(?P<value>\d+(?:\.\d+)?(?:e-?\d+)?)" + after, re.I),
         "word_param": re.compile(
