@@ -82,7 +82,7 @@ def with_run(frame: pl.DataFrame, plan: runs_mod.Plan, index: int) -> pl.DataFra
     sessions the session whose first line is the last one at or before the row's line."""
     sessions = plan.session_runs.get(index)
     if not sessions:
-        run = pl.repeat(plan.file_run[index], frame.height, dtype=pl.String, eager=True)
+        run = pl.lit(plan.file_run[index], pl.String)
     else:
         starts = pl.Series([first for first, _ in sessions], dtype=pl.Int64)
         lines = frame["source_line"].fill_null(0).cast(pl.Int64)
@@ -91,11 +91,22 @@ def with_run(frame: pl.DataFrame, plan: runs_mod.Plan, index: int) -> pl.DataFra
     return frame.with_columns(run.alias("run"))
 
 
-def kernel_runs(parts: list[pl.DataFrame]) -> pl.DataFrame:
-    """The (source_file, run) pairs of the kernel rows of files' parts, in row order: what GPU
-    resolution needs of the rows themselves."""
-    pairs = [distinct_rows(part, ["source_file", "run"]) for part in parts if part.height]
-    return pl.concat(pairs) if pairs else pl.DataFrame(schema={"source_file": pl.String, "run": pl.String})
+def kernel_runs(parts: list[pl.DataFrame], plan: runs_mod.Plan, indices: list[int]) -> pl.DataFrame:
+    """The (source_file, run) pairs of the kernel rows of files' parts (`indices`: each part's
+    file), in row order: what GPU resolution needs of the rows themselves."""
+    pairs = []
+    for part, index in zip(parts, indices):
+        if not part.height:
+            continue
+        if index in plan.session_runs:
+            pairs.append(distinct_rows(part, ["source_file", "run"]))
+        else:   # one file, one run
+            pairs.append(pl.DataFrame({"source_file": [part["source_file"][0]], "run": [plan.file_run[index]]},
+                                      schema=_FILE_RUN))
+    return pl.concat(pairs) if pairs else pl.DataFrame(schema=_FILE_RUN)
+
+
+_FILE_RUN = {"source_file": pl.String, "run": pl.String}
 
 
 def resolve_families(runs_of_kernels: pl.DataFrame, facts: list[FileFacts]) -> dict[str, str]:

@@ -28,7 +28,12 @@ LOCAL = "local"
 DASK = "dask"
 DASK_PREFIX = "dask://"
 DEFAULT_MAX_WORKERS = 4
-PARALLEL_MIN_TASKS = 12   # below this, starting worker processes costs more than it saves
+# Worker processes pay for themselves when reading in this process would take longer than
+# starting them (each imports roofreport and polars: ~0.3 s of CPU): a small file costs
+# ~30 ms to read, a big one ~1 s per 50 MB.
+PARALLEL_MIN_SECONDS = 1.0
+SECONDS_PER_FILE = 0.03
+BYTES_PER_SECOND = 50e6
 
 
 class Executor(Protocol):
@@ -55,14 +60,15 @@ class InProcess:
         pass
 
 
-def choose(executor: str | None, jobs: int | None, tasks: int) -> Executor:
-    """The executor for `tasks` files: `executor` is None or "local" (the local pool, or this
-    process for a few files or `jobs=1`), "dask" (the cluster at DASK_SCHEDULER_ADDRESS when
-    set, else a local cluster) or "dask://HOST:PORT" (the cluster there)."""
+def choose(executor: str | None, jobs: int | None, tasks: int, total_bytes: int = 0) -> Executor:
+    """The executor for `tasks` files of `total_bytes`: `executor` is None or "local" (the
+    local pool, or this process for a few small files, one file, or `jobs=1`), "dask" (the
+    cluster at DASK_SCHEDULER_ADDRESS when set, else a local cluster) or "dask://HOST:PORT"."""
     name = (executor or LOCAL).strip()
     if name == LOCAL:
         workers = jobs if jobs is not None else min(os.cpu_count() or 1, DEFAULT_MAX_WORKERS)
-        if workers <= 1 or tasks < PARALLEL_MIN_TASKS:
+        serial = tasks * SECONDS_PER_FILE + total_bytes / BYTES_PER_SECOND
+        if workers <= 1 or tasks < 2 or serial < PARALLEL_MIN_SECONDS:
             return InProcess()
         from roofreport.pipeline.workers import LocalPool  # only when used: start-up cost
 

@@ -43,6 +43,7 @@ class FileFacts:
     tables_digest: str | None = None  # hash of the rows but where they were read (`duplicates`)
     gpu_names: list[str] = field(default_factory=list)  # device names its rows give, in order
     gpu_cc_family: str | None = None  # GPU family from a logged compute capability
+    _json: str | None = field(default=None, repr=False, compare=False)  # the text read from
 
     @property
     def status(self) -> str:
@@ -58,7 +59,11 @@ class FileFacts:
         return tuple(sorted(self.rows.items()))
 
     def to_json(self) -> str:
+        """The facts as JSON (facts read from JSON give back that text: kept unchanged)."""
+        if self._json is not None:
+            return self._json
         data = asdict(self)
+        del data["_json"]
         data["warnings"] = [{"code": w.code, "message": w.message, "line": w.line} for w in self.warnings]
         return json.dumps(data, separators=(",", ":"))
 
@@ -70,4 +75,6 @@ class FileFacts:
                             for s in data["sessions"]]
         data["warnings"] = [LogWarning(w["code"], w["message"], w["line"], path=data["display"])
                             for w in data["warnings"]]
-        return cls(**data)
+        facts = cls(**data)
+        facts._json = text
+        return facts

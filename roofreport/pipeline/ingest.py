@@ -45,11 +45,13 @@ def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int 
     facts = [read.facts for read in reads]
     plan = assemble.plan_runs(found, facts, {i: read.tables for i, read in enumerate(reads)})
     parts: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.PARSED_TABLES}
+    kernel_files = []
     for i, read in enumerate(reads):
         for name, frame in read.tables.items():
             parts[name].append(assemble.with_run(frame, plan, i))
+        kernel_files += [i] if "kernels" in read.tables else []
         read.tables = {}
-    families = assemble.resolve_families(assemble.kernel_runs(parts["kernels"]), facts)
+    families = assemble.resolve_families(assemble.kernel_runs(parts["kernels"], plan, kernel_files), facts)
     tables = assemble.finish(parts, families)
     outcomes = assemble.outcomes(facts, plan)
     tables["runs"] = assemble.runs_table(plan, facts)
@@ -72,8 +74,9 @@ def read_all(tasks: list[FileTask], progress: Progress | None = None, jobs: int 
     process died twice gives a failed file."""
     reads: list[FileRead | None] = [None] * len(tasks)
     # Largest files first, so the workers stay busy to the end.
-    order = sorted(range(len(tasks)), key=lambda i: -_size(tasks[i].path))
-    runner = executors.choose(executor, jobs, len(tasks))
+    sizes = [_size(task.path) for task in tasks]
+    order = sorted(range(len(tasks)), key=lambda i: -sizes[i])
+    runner = executors.choose(executor, jobs, len(tasks), sum(sizes))
     try:
         for done, (position, result) in enumerate(runner.run(read_one, [tasks[i] for i in order]), 1):
             task = tasks[order[position]]
@@ -95,7 +98,7 @@ def read_one(task: FileTask) -> FileRead:
     facts = FileFacts(task.display, size=sniffed.size, encoding=sniffed.encoding, family=sniffed.family,
                       variant=sniffed.variant, skip_reason=sniffed.skip_reason)
     if not sniffed.readable:
-        return FileRead(facts, {})
+        return FileRead(_fingerprinted(task, facts), {})
     result = parse_file(path, sniffed.spec.name, sniffed.variant, task.display)
     tables = {name: schema.conform(name, frame.with_columns(pl.lit(task.display, pl.String).alias("source_file")))
               for name, frame in result.tables.items() if frame.height}
@@ -112,6 +115,14 @@ def read_one(task: FileTask) -> FileRead:
         facts.content_hash = duplicates.file_digest(path)
         facts.tables_digest = duplicates.tables_digest(tables)
     return FileRead(facts, tables)
+
+
+def _fingerprinted(task: FileTask, facts: FileFacts) -> FileFacts:
+    """An unread file's facts with the hash of its bytes when the task asks for it (an update
+    compares it to tell a touched file from a changed one)."""
+    if task.fingerprint:
+        facts.content_hash = duplicates.file_digest(Path(task.path))
+    return facts
 
 
 def _crashed(task: FileTask, crash: Crash) -> FileRead:

@@ -1,0 +1,535 @@
+"""An incremental dataset folder: the shared tables as partitioned Parquet, kept up to date.
+
+`update(paths, folder)` (`roofreport parse LOGS -o DIR --update`, `roofreport.read(LOGS,
+dataset=DIR)`) reads only the files that are new or changed since the last update, drops the
+rows of files that are gone, groups runs again over every file (from the facts kept per file:
+grouping works across the files of a folder, so one changed file can move other files' runs)
+and rewrites only the batches of files whose rows changed. The tables equal those of a fresh
+read of the same logs. `open_dataset(folder)` (`roofreport.read(DIR)`) gives a `Dataset` whose
+tables are scanned lazily.
+
+The folder (README: "Incremental datasets"):
+
+    DIR/manifest.json                    versions, the generation in use, its files per table
+    DIR/current -> gen-000007            the generation in use, for other tools
+    DIR/gen-000007/kernels/batch=b1c9e0f3a2d4/part.parquet   (one folder per table and batch)
+    DIR/gen-000007/runs/part.parquet, files/part.parquet
+    DIR/gen-000007/manifest-files.parquet   per file: path, size, mtime, content hash, batch, facts
+    DIR/gen-000007/cache/<table>/batch=.../part.parquet   each batch's rows before runs and
+                                                          enrichment, for the next update
+
+A batch is a run of consecutive folders in the walk's order; a folder whose name hashes to a
+multiple of `DIRS_PER_BATCH` (or a file whose name hashes to a multiple of `FILES_PER_BATCH`)
+starts a new one, so a new folder or file changes its own batch only. An update writes a new
+generation (unchanged batches are hard links to the previous one's files), then replaces
+`manifest.json` in one atomic rename: an update that is interrupted leaves the previous
+dataset as it was, readable. The previous generation is kept for readers still scanning it;
+older ones, and those of interrupted updates, are removed by the next update.
+
+A change of roofreport's version or of the tables' schema (`schema.SCHEMA_VERSION`,
+`schema.fingerprint`) reads everything again, with a message saying why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from roofreport.errors import RoofreportError, UsageError
+from roofreport.pipeline import assemble, duplicates
+from roofreport.pipeline.dataset import Dataset, FileOutcome
+from roofreport.pipeline.discover import discover
+from roofreport.pipeline.facts import FileFacts
+from roofreport.pipeline.ingest import Progress, file_tasks, read_all, read_one
+from roofreport.tables import schema
+from roofreport.tables.lazy import LazyTables
+from roofreport.tables.output import PARQUET_ROW_GROUP_ROWS, atomic_path
+from roofreport.version import __version__
+
+MANIFEST = "manifest.json"
+FORMAT = "roofreport-dataset"
+FORMAT_VERSION = 1
+CURRENT = "current"
+FILES_MANIFEST = "manifest-files.parquet"
+CACHE = "cache"
+PART = "part.parquet"
+DIRS_PER_BATCH = 4
+FILES_PER_BATCH = 512
+# A file changed this close to the last update's scan may have changed again within the same
+# mtime tick: its bytes are hashed rather than trusted to its size and mtime (as git does).
+RACY_NS = 2_000_000_000
+_GENERATION = "gen-"
+_KERNEL_RUNS = {"source_file": pl.String, "run": pl.String}
+
+
+@dataclass
+class UpdateReport:
+    """What an update did."""
+
+    files: int = 0
+    new: int = 0
+    changed: int = 0
+    gone: int = 0
+    unchanged: int = 0
+    read: int = 0
+    batches_written: int = 0
+    batches_kept: int = 0
+    full: bool = False
+    messages: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        return (f"{self.files} files: {self.new} new, {self.changed} changed, {self.gone} gone, "
+                f"{self.unchanged} unchanged; {self.read} read, {self.batches_written} of "
+                f"{self.batches_written + self.batches_kept} batches written")
+
+
+@dataclass
+class _Previous:
+    """The dataset as the last update left it."""
+
+    folder: Path
+    generation: str
+    manifest: dict
+    files: dict[str, dict]            # display -> its row of manifest-files.parquet
+    batches: dict[str, dict]          # batch id -> its manifest entry
+
+    def path(self, relative: str) -> Path:
+        return self.folder / self.generation / relative
+
+
+# -- recognising and opening -----------------------------------------------------------------
+
+def is_dataset(folder: Path) -> bool:
+    """True when `folder` holds an incremental dataset (its manifest.json says so)."""
+    manifest = Path(folder) / MANIFEST
+    if not manifest.is_file():
+        return False
+    try:
+        return json.loads(manifest.read_text(encoding="utf-8")).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def open_dataset(folder: Path | str) -> Dataset:
+    """The dataset in `folder`, its tables scanned lazily (nothing is read until asked for)."""
+    folder = Path(folder)
+    manifest = _load_manifest(folder)
+    if manifest is None:
+        raise UsageError(f"{folder} is no roofreport dataset (no {MANIFEST})")
+    stale = _stale(manifest)
+    if stale:
+        raise UsageError(f"{folder}: {stale}; refresh it with `roofreport parse LOGS -o {folder} --update`")
+    generation = folder / manifest["generation"]
+    scans = {name: _scanner(generation, manifest["tables"].get(name, []), name) for name in schema.TABLES}
+    tables = LazyTables(scans)
+    files_by_path = _read_files_manifest(generation)
+    runs = dict(tables["files"].select("path", "run").iter_rows())
+    outcomes = []
+    for display, row in files_by_path.items():
+        facts = FileFacts.from_json(row["facts"])
+        outcome = assemble.outcome(0, facts, _NO_PLAN)
+        outcome.run = runs.get(display)
+        outcomes.append(outcome)
+    return Dataset(tables=tables, files=outcomes, inputs=[Path(p) for p in manifest["inputs"]])
+
+
+def _scanner(generation: Path, files: list[str], name: str):
+    paths = [str(generation / f) for f in files]
+    if not paths:
+        return lambda: schema.empty(name).lazy()
+    return lambda: pl.scan_parquet(paths, hive_partitioning=False, schema=schema.TABLES[name])
+
+
+class _NoPlan:
+    """A plan that knows no run (the dataset's files table has them)."""
+
+    def label_of(self, index: int) -> None:
+        return None
+
+
+_NO_PLAN = _NoPlan()
+
+
+# -- updating ----------------------------------------------------------------------------------
+
+def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jobs: int | None = None,
+           executor: str | None = None, progress: Progress | None = None) -> Dataset:
+    """Bring the dataset in `folder` up to date with the logs under `paths` (see the module
+    docstring) and return it, opened (`open_dataset`), with `.update` saying what was done."""
+    started = time.perf_counter()
+    folder = Path(folder)
+    _check_folder(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(folder):
+        report = UpdateReport()
+        previous = _previous(folder, report)
+        found = _outside(discover(paths), folder, paths)
+        scanned_at = time.time_ns()
+        facts, mtimes, rows = _read_changes(found, previous, report, exclude, jobs, executor, progress)
+        generation = _next_generation(folder)
+        written = _write_generation(folder / generation, found, facts, mtimes, rows, previous, report)
+        manifest = _manifest(generation, previous, paths, exclude, written, scanned_at)
+        _switch(folder, manifest)
+        _clean(folder, keep={generation, previous.generation if previous else None})
+    dataset = open_dataset(folder)
+    report.seconds = time.perf_counter() - started
+    dataset.update = report
+    return dataset
+
+
+def _check_folder(folder: Path) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{folder} exists and is not a folder")
+    if (folder / "kernels.parquet").exists() and not is_dataset(folder):
+        raise UsageError(f"{folder} holds the tables of a plain `roofreport parse`; give --update "
+                         "a folder of its own")
+
+
+def _previous(folder: Path, report: UpdateReport) -> _Previous | None:
+    manifest = _load_manifest(folder)
+    if manifest is None:
+        report.full = True
+        return None
+    stale = _stale(manifest)
+    if stale:
+        report.full = True
+        report.messages.append(f"{stale}: every file is read again")
+        return None
+    generation = manifest["generation"]
+    files = _read_files_manifest(folder / generation)
+    return _Previous(folder, generation, manifest, files, {b["id"]: b for b in manifest["batches"]})
+
+
+def _stale(manifest: dict) -> str | None:
+    """Why a dataset cannot be used as it is, or None."""
+    if manifest.get("format_version") != FORMAT_VERSION:
+        return f"the dataset's layout is version {manifest.get('format_version')}, not {FORMAT_VERSION}"
+    if manifest.get("roofreport_version") != __version__:
+        return (f"the dataset was written by roofreport {manifest.get('roofreport_version')}, "
+                f"this is roofreport {__version__}")
+    if manifest.get("schema_version") != schema.SCHEMA_VERSION or \
+            manifest.get("schema_fingerprint") != schema.fingerprint():
+        return (f"the dataset's tables have schema version {manifest.get('schema_version')}, "
+                f"this roofreport writes version {schema.SCHEMA_VERSION}")
+    return None
+
+
+def _read_changes(found, previous: _Previous | None, report: UpdateReport, exclude, jobs, executor,
+                  progress) -> tuple[list[FileFacts], list[int | None], dict[int, dict[str, pl.DataFrame]]]:
+    """Every file's facts (kept ones, or read again), its mtime, and the rows of the files
+    read now."""
+    tasks = file_tasks(found, exclude, fingerprint=True)
+    facts: list[FileFacts | None] = [None] * len(found)
+    stats: list[os.stat_result | None] = [None] * len(found)
+    to_read = []
+    scanned_at = previous.manifest.get("scanned_at_ns", 0) if previous else 0
+    for i, task in enumerate(tasks):
+        stats[i] = _stat(task.path)
+        before = previous.files.get(task.display) if previous else None
+        if task.excluded is not None:
+            facts[i] = read_one(task).facts
+            if before is not None and not json.loads(before["facts"]).get("excluded"):
+                report.changed += 1
+            continue
+        if before is None:
+            report.new += 1
+        elif _unchanged(before, stats[i], task.path, scanned_at):
+            facts[i] = FileFacts.from_json(before["facts"])
+            report.unchanged += 1
+            continue
+        else:
+            report.changed += 1
+        to_read.append(i)
+    reads = read_all([tasks[i] for i in to_read], progress=progress, jobs=jobs, executor=executor)
+    rows = {}
+    for i, read in zip(to_read, reads):
+        facts[i], rows[i] = read.facts, read.tables
+    report.read = len(to_read)
+    report.files = len(found)
+    if previous:
+        present = {task.display for task in tasks}
+        report.gone = sum(1 for display in previous.files if display not in present)
+    return facts, [stat.st_mtime_ns if stat else None for stat in stats], rows
+
+
+def _unchanged(before: dict, stat: os.stat_result | None, path: str, scanned_at: int) -> bool:
+    """The file is as the last update read it: same size and mtime, or (same size, another
+    mtime, or an mtime too close to the last scan) the same bytes. A file whose reader's
+    process crashed last time is read again."""
+    if stat is None or before["size"] != stat.st_size:
+        return False
+    facts = json.loads(before["facts"])
+    if facts.get("excluded") or (not facts.get("parsed") and facts.get("error")):
+        return False
+    racy = before["mtime_ns"] is None or before["mtime_ns"] >= scanned_at - RACY_NS
+    if before["mtime_ns"] == stat.st_mtime_ns and not racy:
+        return True
+    return before["content_hash"] is not None and duplicates.file_digest(Path(path)) == before["content_hash"]
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+# -- writing a generation ----------------------------------------------------------------------
+
+@dataclass
+class _Batch:
+    id: str
+    members: list[int]
+    rows_key: str = ""
+    key: str = ""
+    kernel_runs: pl.DataFrame | None = None
+    parts: dict[str, list[pl.DataFrame]] | None = None   # its files' rows with their runs, when loaded
+    tables: list[str] = field(default_factory=list)
+    kernel_files: list[int] = field(default_factory=list)   # members with kernel rows, when loaded
+
+
+def _write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[int | None],
+                      rows: dict[int, dict], previous: _Previous | None, report: UpdateReport) -> dict:
+    """Write the new generation's files into `target`; return what the manifest lists."""
+    plan = assemble.plan_runs(found, facts)
+    batches = batches_of([f.display for f in facts])
+    for batch in batches:
+        batch.rows_key = _key([(facts[i].display, facts[i].content_hash, facts[i].parsed,
+                                assemble.run_of(plan, i)) for i in batch.members])
+        before = previous.batches.get(batch.id) if previous else None
+        if before is not None and before["rows_key"] == batch.rows_key:
+            batch.kernel_runs = pl.DataFrame(before["kernel_runs"], schema=_KERNEL_RUNS, orient="row")
+        else:
+            batch.parts = _load_parts(batch, facts, rows, plan, previous)
+            batch.kernel_runs = assemble.kernel_runs(batch.parts["kernels"], plan, batch.kernel_files)
+    runs_of_kernels = pl.concat([b.kernel_runs for b in batches]) if batches else pl.DataFrame(schema=_KERNEL_RUNS)
+    families = assemble.resolve_families(runs_of_kernels, facts)
+    entries = []
+    for batch in batches:
+        batch.key = _key([batch.rows_key, [families.get(facts[i].display) for i in batch.members]])
+        before = previous.batches.get(batch.id) if previous else None
+        if before is not None and before["key"] == batch.key:
+            batch.tables = before["tables"]
+            _link_batch(previous, target, batch)
+            report.batches_kept += 1
+        else:
+            if batch.parts is None:
+                batch.parts = _load_parts(batch, facts, rows, plan, previous)
+            _write_batch(target, batch, families)
+            report.batches_written += 1
+        entries.append({"id": batch.id, "files": len(batch.members), "rows_key": batch.rows_key,
+                        "key": batch.key, "tables": batch.tables,
+                        "kernel_runs": batch.kernel_runs.rows()})
+        batch.parts = None
+    outcomes = assemble.outcomes(facts, plan)
+    _write_table(target / "runs" / PART, plan.runs)
+    _write_table(target / "files" / PART, assemble.files_table(outcomes))
+    _write_files_manifest(target, facts, mtimes, batches)
+    tables = {name: [f"{name}/batch={b.id}/{PART}" for b in batches if name in b.tables]
+              for name in schema.PARSED_TABLES}
+    tables.update(runs=[f"runs/{PART}"], files=[f"files/{PART}"])
+    return {"batches": entries, "tables": tables}
+
+
+def batches_of(displays: list[str]) -> list[_Batch]:
+    """Consecutive files cut into batches where a folder or file name says so (see the module
+    docstring), so the cuts stay put when files come and go elsewhere."""
+    batches: list[_Batch] = []
+    folder_before = None
+    for i, display in enumerate(displays):
+        folder = os.path.dirname(display)
+        new_folder = folder != folder_before
+        if not batches or (new_folder and _hash(folder) % DIRS_PER_BATCH == 0) \
+                or _hash(display) % FILES_PER_BATCH == 0:
+            batch_id = f"b{_hash(display):012x}"[:13]
+            while any(b.id == batch_id for b in batches[-2:]):  # the same path given twice
+                batch_id += "x"
+            batches.append(_Batch(batch_id, []))
+        batches[-1].members.append(i)
+        folder_before = folder
+    return batches
+
+
+def _hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=6).digest(), "big")
+
+
+def _key(value) -> str:
+    return hashlib.blake2b(json.dumps(value, separators=(",", ":")).encode(), digest_size=16).hexdigest()
+
+
+def _load_parts(batch: _Batch, facts: list[FileFacts], rows: dict[int, dict], plan,
+                previous: _Previous | None) -> dict[str, list[pl.DataFrame]]:
+    """The batch's files' rows with their runs, in file order: read now, or kept in the
+    previous generation's cache."""
+    kept = _kept_rows([facts[i].display for i in batch.members if i not in rows and facts[i].parsed], previous)
+    parts: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.PARSED_TABLES}
+    batch.kernel_files = []
+    for i in batch.members:
+        if not facts[i].parsed:
+            continue
+        own = rows.get(i) if i in rows else kept.get(facts[i].display, {})
+        for name, frame in own.items():
+            parts[name].append(assemble.with_run(frame, plan, i))
+        batch.kernel_files += [i] if "kernels" in own else []
+    return parts
+
+
+def _kept_rows(displays: list[str], previous: _Previous | None) -> dict[str, dict[str, pl.DataFrame]]:
+    """display -> table -> rows, from the previous generation's cache (its batches holding them)."""
+    if not displays:
+        return {}
+    if previous is None:
+        raise RoofreportError("internal: rows of kept files without a previous dataset")
+    by_batch: dict[str, list[str]] = {}
+    for display in displays:
+        by_batch.setdefault(previous.files[display]["batch"], []).append(display)
+    out: dict[str, dict[str, pl.DataFrame]] = {}
+    for batch_id, members in by_batch.items():
+        for name in previous.batches[batch_id]["tables"]:
+            path = previous.path(f"{CACHE}/{name}/batch={batch_id}/{PART}")
+            frame = pl.scan_parquet(path).filter(pl.col("source_file").is_in(members)).collect()
+            for (display,), rows in frame.partition_by("source_file", maintain_order=True,
+                                                       as_dict=True).items():
+                out.setdefault(display, {})[name] = rows
+    return out
+
+
+def _write_batch(target: Path, batch: _Batch, families: dict[str, str]) -> None:
+    raw = {name: assemble._concat(name, parts) for name, parts in batch.parts.items()}
+    tables = assemble.finish(batch.parts, families)
+    batch.tables = [name for name in schema.PARSED_TABLES if tables[name].height]
+    for name in batch.tables:
+        _write_table(target / name / f"batch={batch.id}" / PART, tables[name])
+        _write_table(target / CACHE / name / f"batch={batch.id}" / PART, raw[name].with_columns(
+            pl.lit(None, pl.String).alias("run")), cache=True)
+
+
+def _link_batch(previous: _Previous, target: Path, batch: _Batch) -> None:
+    for name in batch.tables:
+        for relative in (f"{name}/batch={batch.id}/{PART}", f"{CACHE}/{name}/batch={batch.id}/{PART}"):
+            destination = target / relative
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(previous.path(relative), destination)
+            except OSError:  # a filesystem without hard links
+                shutil.copy2(previous.path(relative), destination)
+
+
+def _write_table(path: Path, frame: pl.DataFrame, cache: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.write_parquet(path, row_group_size=PARQUET_ROW_GROUP_ROWS,
+                        compression="lz4" if cache else "zstd")
+
+
+def _write_files_manifest(target: Path, facts: list[FileFacts], mtimes: list[int | None],
+                          batches: list[_Batch]) -> None:
+    batch_of = {i: b.id for b in batches for i in b.members}
+    frame = pl.DataFrame({
+        "path": [f.display for f in facts],
+        "size": [f.size for f in facts],
+        "mtime_ns": mtimes,
+        "content_hash": [f.content_hash for f in facts],
+        "batch": [batch_of.get(i) for i in range(len(facts))],
+        "facts": [f.to_json() for f in facts],
+    }, schema={"path": pl.String, "size": pl.Int64, "mtime_ns": pl.Int64, "content_hash": pl.String,
+               "batch": pl.String, "facts": pl.String})
+    _write_table(target / FILES_MANIFEST, frame)
+
+
+def _read_files_manifest(generation: Path) -> dict[str, dict]:
+    frame = pl.read_parquet(generation / FILES_MANIFEST)
+    return {row["path"]: row for row in frame.iter_rows(named=True)}
+
+
+# -- the manifest, the switch, the clean-up ----------------------------------------------------
+
+def _manifest(generation: str, previous: _Previous | None, paths: list[Path], exclude, written: dict,
+              scanned_at: int) -> dict:
+    return {
+        "format": FORMAT, "format_version": FORMAT_VERSION,
+        "roofreport_version": __version__, "schema_version": schema.SCHEMA_VERSION,
+        "schema_fingerprint": schema.fingerprint(),
+        "generation": generation, "previous": previous.generation if previous else None,
+        "scanned_at_ns": scanned_at, "inputs": [str(p) for p in paths], "exclude": list(exclude),
+        "files_manifest": FILES_MANIFEST, **written,
+    }
+
+
+def _load_manifest(folder: Path) -> dict | None:
+    path = folder / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RoofreportError(f"cannot read {path}: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise UsageError(f"{path} is not a roofreport dataset manifest")
+    return manifest
+
+
+def _switch(folder: Path, manifest: dict) -> None:
+    """The one atomic step that makes the new generation the dataset; then the `current`
+    link other tools read through (best effort: the manifest is what counts)."""
+    with atomic_path(folder / MANIFEST) as tmp:
+        tmp.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    link = folder / CURRENT
+    temporary = folder / f".{CURRENT}.{os.getpid()}"
+    try:
+        if temporary.is_symlink():
+            temporary.unlink()
+        os.symlink(manifest["generation"], temporary, target_is_directory=True)
+        os.replace(temporary, link)
+    except OSError:
+        pass
+
+
+def _next_generation(folder: Path) -> str:
+    numbers = [int(p.name[len(_GENERATION):]) for p in folder.glob(f"{_GENERATION}*")
+               if p.name[len(_GENERATION):].isdigit()]
+    return f"{_GENERATION}{max(numbers, default=0) + 1:06d}"
+
+
+def _clean(folder: Path, keep: set) -> None:
+    """Remove generations that are neither in use nor the previous one (older ones, those of
+    interrupted updates)."""
+    for path in folder.glob(f"{_GENERATION}*"):
+        if path.name not in keep and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _outside(found: list[tuple[Path, Path]], folder: Path, paths: list[Path]) -> list[tuple[Path, Path]]:
+    """The files found that are not the dataset's own (a dataset folder inside a logs folder)."""
+    inside = folder.resolve()
+    if not any(inside.is_relative_to(Path(p).resolve()) for p in paths):
+        return found
+    return [(path, root) for path, root in found if not path.resolve().is_relative_to(inside)]
+
+
+@contextmanager
+def _locked(folder: Path):
+    """One update of a folder at a time (an advisory lock where the platform has one)."""
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks here
+        yield
+        return
+    with open(folder / ".lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise UsageError(f"another update of {folder} is running") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
