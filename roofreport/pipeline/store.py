@@ -127,7 +127,8 @@ def open_dataset(folder: Path | str) -> Dataset:
         raise UsageError(f"{folder} is no roofreport dataset (no {MANIFEST})")
     stale = _stale(manifest)
     if stale:
-        raise UsageError(f"{folder}: {stale}; refresh it with `roofreport parse LOGS -o {folder} --update`")
+        raise UsageError(f"{folder}: {stale} since this dataset was written; refresh it with "
+                         f"`roofreport parse LOGS -o {folder} --update`")
     generation = folder / manifest["generation"]
     scans = {name: _scanner(generation, manifest["tables"].get(name, []), name) for name in schema.TABLES}
     tables = LazyTables(scans)
@@ -202,7 +203,7 @@ def _previous(folder: Path, report: UpdateReport) -> _Previous | None:
     stale = _stale(manifest)
     if stale:
         report.full = True
-        report.messages.append(f"{stale}: every file is read again")
+        report.messages.append(f"{stale} since the dataset was written: every file is read again")
         return None
     generation = manifest["generation"]
     files = _read_files_manifest(folder / generation)
@@ -210,16 +211,15 @@ def _previous(folder: Path, report: UpdateReport) -> _Previous | None:
 
 
 def _stale(manifest: dict) -> str | None:
-    """Why a dataset cannot be used as it is, or None."""
+    """What changed since the dataset was written, when it cannot be used as it is, or None."""
     if manifest.get("format_version") != FORMAT_VERSION:
-        return f"the dataset's layout is version {manifest.get('format_version')}, not {FORMAT_VERSION}"
+        return f"the dataset layout changed (version {manifest.get('format_version')} -> {FORMAT_VERSION})"
     if manifest.get("roofreport_version") != __version__:
-        return (f"the dataset was written by roofreport {manifest.get('roofreport_version')}, "
-                f"this is roofreport {__version__}")
+        return f"the roofreport version changed ({manifest.get('roofreport_version')} -> {__version__})"
     if manifest.get("schema_version") != schema.SCHEMA_VERSION or \
             manifest.get("schema_fingerprint") != schema.fingerprint():
-        return (f"the dataset's tables have schema version {manifest.get('schema_version')}, "
-                f"this roofreport writes version {schema.SCHEMA_VERSION}")
+        return (f"the tables' schema version changed ({manifest.get('schema_version')} -> "
+                f"{schema.SCHEMA_VERSION})")
     return None
 
 

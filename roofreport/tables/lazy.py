@@ -44,6 +44,9 @@ class LazyTables(MutableMapping[str, pl.DataFrame]):
         self._scans.pop(name)
         self._frames.pop(name, None)
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._scans   # (Mapping's own would collect the table to find out)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._scans)
 
