@@ -8,11 +8,12 @@ uses the cluster already running there. The workers must see the logs at the pat
 tables come back to this process, which groups runs and writes the tables as the local pool's
 run does, so both give the same tables.
 
-A task whose worker dies is retried once, as a new task; if that one dies too the file is
-recorded as failed (`tasks.Crash`) and the rest goes on. On the local cluster the
-scheduler gives up on a task at its first worker death (`allowed-failures` 0), so "once" means
-once; a cluster of someone else's keeps its own setting (Dask's default reschedules a task
-three times before it reports `KilledWorker`).
+A task whose worker dies is retried once, alone on the cluster once every other task is done
+(the tasks waiting on a dying worker fail with it, and alone a death is the task's own); if
+it dies again the file is recorded as failed (`tasks.Crash`) and the rest goes on. On the
+local cluster the scheduler gives up on a task at its first worker death (`allowed-failures`
+0), so "once" means once; a cluster of someone else's keeps its own setting (Dask's default
+reschedules a task three times before it reports `KilledWorker`).
 """
 
 from __future__ import annotations
@@ -64,27 +65,25 @@ class DaskExecutor:
     def run(self, fn: Callable[[Any], Any], tasks: Sequence[Any]):
         distributed = _modules()[1]
         run_id = uuid.uuid4().hex[:12]
-        keys = {}
+        positions = {}
         futures = []
         for position, task in enumerate(tasks):
             future = self.client.submit(fn, task, key=f"roofreport-read-{run_id}-{position}", pure=False)
-            keys[future.key] = position
+            positions[future.key] = position
             futures.append(future)
-        retried: set[int] = set()
-        pending = distributed.as_completed(futures)
-        for future in pending:
-            position = keys[future.key]
+        suspects = []
+        for future in distributed.as_completed(futures):
             if future.status == "finished":
-                yield position, future.result()
-            elif position not in retried:
-                retried.add(position)
-                again = self.client.submit(fn, tasks[position], key=f"roofreport-retry-{run_id}-{position}",
-                                           pure=False)
-                keys[again.key] = position
-                pending.add(again)
-            else:
-                yield position, Crash(_failure(future))
+                yield positions[future.key], future.result()
+            else:   # its worker died (a task queued on a dying worker fails with it)
+                suspects.append(positions[future.key])
             future.release()
+        # Each suspect once more, alone on the cluster: a death now is its own.
+        for position in sorted(suspects):
+            again = self.client.submit(fn, tasks[position], key=f"roofreport-retry-{run_id}-{position}", pure=False)
+            distributed.wait([again])
+            yield position, again.result() if again.status == "finished" else Crash(_failure(again))
+            again.release()
 
     def close(self) -> None:
         client = getattr(self, "client", None)
