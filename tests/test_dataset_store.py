@@ -193,13 +193,22 @@ def test_others_scan_the_dataset_lazily(logs, tmp_path):
                        fresh.metrics.filter(pl.col("run") == "a100/vgg11"))
 
 
-def test_duckdb_and_pandas_read_the_dataset(logs, tmp_path):
+def test_duckdb_reads_the_dataset(logs, tmp_path):
     duckdb = pytest.importorskip("duckdb", reason="DuckDB is not installed (it is no dependency)")
     roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
     fresh = roofreport.read(logs, jobs=1)
     glob = str(tmp_path / "ds" / "current" / "kernels" / "*" / "*.parquet")
-    count = duckdb.sql(f"select count(*) from read_parquet('{glob}', hive_partitioning = true)").fetchone()[0]
-    assert count == fresh.kernels.height
+    count, seconds = duckdb.sql(f"select count(*), sum(duration_ns) from read_parquet('{glob}', "
+                                "hive_partitioning = true)").fetchall()[0]
+    assert count == fresh.kernels.height and seconds == pytest.approx(fresh.kernels["duration_ns"].sum())
+
+
+def test_pandas_reads_the_dataset(logs, tmp_path):
+    pandas = pytest.importorskip("pandas", reason="pandas is not installed (it is no dependency)")
+    pytest.importorskip("pyarrow", reason="pyarrow (pandas' Parquet reader) is not installed")
+    roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
+    frame = pandas.read_parquet(tmp_path / "ds" / "current" / "kernels")
+    assert len(frame) == roofreport.read(logs, jobs=1).kernels.height and "batch" in frame.columns
 
 
 def test_the_cli_updates_and_builds_from_a_dataset(logs, tmp_path):
