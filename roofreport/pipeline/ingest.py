@@ -111,9 +111,11 @@ def read_one(task: FileTask) -> FileRead:
     if "kernels" in tables:
         facts.gpu_names, facts.gpu_cc_family = gpu_facts(tables["kernels"], tables.get("metrics", schema.empty(
             "metrics")))[task.display]
+    # The duplicate check compares files' rows by this digest: worked out here, in the worker,
+    # rather than one file after the other in the process that groups runs.
+    facts.tables_digest = duplicates.tables_digest(tables)
     if task.fingerprint:
         facts.content_hash = duplicates.file_digest(path)
-        facts.tables_digest = duplicates.tables_digest(tables)
     return FileRead(facts, tables)
 
 
