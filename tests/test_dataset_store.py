@@ -248,3 +248,28 @@ def test_a_course_folder_updated_equals_a_fresh_read(tmp_path):
     data = roofreport.read(logs, dataset=tmp_path / "ds")
     assert data.update.read < len(data.files) // 2
     assert_same_tables(data, roofreport.read(logs))
+
+
+def test_batches_stay_put_when_files_come_and_go():
+    """A new folder or file changes the batch it lands in, no other: the rest of an update's
+    batches are hard links to the previous generation's files."""
+    folders = [f"camp/week{w:02d}/{course}/run{r}" for w in range(1, 5) for course in ("a", "b", "c")
+               for r in range(6)]
+    paths = [f"{folder}/log{n}.txt" for folder in folders for n in range(5)]
+    before = {b.id: [paths[i] for i in b.members] for b in store.batches_of(paths)}
+    assert 5 < len(before) < len(folders)   # folders grouped, not one batch per folder
+    grown = sorted(paths + [f"camp/week02/b/run3/log9.txt"] + [f"camp/week03/new/log{n}.txt" for n in range(3)])
+    after = {b.id: [grown[i] for i in b.members] for b in store.batches_of(grown)}
+    changed = [batch_id for batch_id, members in after.items() if before.get(batch_id) != members]
+    assert 1 <= len(changed) <= 2 and len(after) - len(changed) >= len(before) - 2
+
+
+def test_file_facts_keep_what_a_file_said_through_json(logs):
+    from roofreport.pipeline.facts import FileFacts
+    from roofreport.pipeline.ingest import FileTask, read_one
+
+    path = logs / "k80_sweep" / "out.alexnet_64_0.01_k80_full.812075"
+    facts = read_one(FileTask(str(path), str(path), fingerprint=True)).facts
+    again = FileFacts.from_json(facts.to_json())
+    assert again == facts and again.to_json() == facts.to_json()
+    assert facts.parsed and facts.hints.command and facts.content_hash and facts.tables_digest

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from multiprocessing.context import SpawnContext, SpawnProcess
 from typing import Any, Iterator
 
+from roofreport.errors import RoofreportError
 from roofreport.pipeline.tasks import Crash
 
 
@@ -67,9 +68,14 @@ class LocalPool:
     def run(self, fn, tasks):
         queue = deque(range(len(tasks)))
         suspects: list[int] = []
+        idle_breaks = 0
         while queue:
+            waiting = len(queue)
             lost = yield from self._run_until_broken(fn, tasks, queue)
             suspects += lost
+            idle_breaks = idle_breaks + 1 if not lost and len(queue) == waiting else 0
+            if idle_breaks > 3:   # the workers die before they run anything
+                raise RoofreportError("roofreport's worker processes die as they start; try --jobs 1")
         for position in suspects:
             yield position, self._run_alone(fn, tasks[position])
 
@@ -79,10 +85,14 @@ class LocalPool:
         inflight: dict[Future, int] = {}
         window = 2 * self.workers
         while queue or inflight:
-            while queue and len(inflight) < window:
-                position = queue.popleft()
-                inflight[pool.submit(fn, tasks[position])] = position
-            done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+            broken = False
+            while queue and len(inflight) < window and not broken:
+                try:
+                    inflight[pool.submit(fn, tasks[queue[0]])] = queue[0]
+                    queue.popleft()
+                except BrokenProcessPool:   # a worker died since the last look: that task never ran
+                    broken = True
+            done, _ = wait(inflight, return_when=FIRST_COMPLETED) if inflight else (set(), set())
             lost = []
             for future in done:
                 position = inflight.pop(future)
@@ -91,7 +101,7 @@ class LocalPool:
                     lost.append(position)
                 else:
                     yield position, outcome
-            if lost:
+            if lost or broken:
                 self._discard()
                 # Tasks that finished before the break keep their result; the rest are lost.
                 for future, position in inflight.items():
