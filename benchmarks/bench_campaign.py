@@ -9,7 +9,8 @@ folders (`../shared/corpus/course`, 590 files) copied into N weekly folders. Eve
 CPU time (its own and its workers', so a loaded machine shows as CPU/wall < cores) and peak
 RSS (the process's own high-water mark, and the largest worker's). Prints:
 
-* files per second on each course folder (`parse FOLDER -o DIR`);
+* files per second on each course folder (`parse FOLDER -o DIR`), and where a small file's time
+  goes (one course folder read in this process, CPU time per stage);
 * on the campaign: a full `parse` and its peak memory; the first `parse --update` (which
   writes the partitioned dataset); an `--update` with nothing changed; an `--update` after 1 %
   of the files changed (half cut short, half with a line appended) and one was deleted, as a
@@ -125,6 +126,58 @@ def course_rates(work: Path) -> None:
           f"{total_files / total_wall:6.1f} files/s  {total_bytes / 1e6 / total_wall:5.2f} MB/s")
 
 
+def small_file_costs(folder: Path, work: Path) -> None:
+    """Where a small file's time goes, in this process, one file after the other (CPU time):
+    start-up, sniffing, each reader's first use (its imports and grammar), parsing, schema
+    conformance, the fingerprints an update keeps, grouping runs and enriching, writing."""
+    _, _, imports, _ = run_measured([sys.executable, "-c", "import roofreport"])   # once per process
+    from roofreport.pipeline import discover, duplicates, ingest, store
+    from roofreport.pipeline.sniff import sniff
+    from roofreport.tables import schema
+
+    costs = dict.fromkeys(("sniff", "first use of a reader", "parse", "conform", "fingerprints"), 0.0)
+    found = discover.discover([folder])
+    seen_specs, parsed, size = set(), 0, 0
+    for path, _ in found:
+        clock = time.process_time()
+        sniffed = sniff(path)
+        costs["sniff"] += time.process_time() - clock
+        size += sniffed.size
+        if not sniffed.readable:
+            continue
+        clock = time.process_time()
+        result = ingest.parse_file(path, sniffed.spec.name, sniffed.variant, str(path))
+        key = "parse" if sniffed.spec.name in seen_specs else "first use of a reader"
+        costs[key] += time.process_time() - clock
+        seen_specs.add(sniffed.spec.name)
+        clock = time.process_time()
+        tables = {name: schema.conform(name, frame.with_columns(pl.lit(str(path)).alias("source_file")))
+                  for name, frame in result.tables.items() if frame.height}
+        costs["conform"] += time.process_time() - clock
+        clock = time.process_time()
+        duplicates.tables_digest(tables)
+        duplicates.file_digest(path)
+        costs["fingerprints"] += time.process_time() - clock
+        parsed += 1
+    clock = time.process_time()
+    data = ingest.ingest([folder], jobs=1)
+    whole = time.process_time() - clock
+    reading = costs["sniff"] + costs["parse"] + costs["first use of a reader"] + costs["conform"]
+    clock = time.process_time()
+    data.write(work / "small-plain")
+    costs["write, one file per table"] = time.process_time() - clock
+    clock = time.process_time()
+    store.update([folder], work / "small-dataset", jobs=1)
+    costs["dataset's own (first --update - ingest)"] = time.process_time() - clock - whole
+    costs["group runs, enrich (ingest - reading)"] = max(whole - reading, 0.0)
+    print(f"\nwhere a small file's time goes (CPU, in one process): {folder.name}, {len(found)} files "
+          f"({parsed} logs), {size / 1e6:.1f} MB; a process's python + import roofreport {imports:.2f} s once")
+    for name, seconds in costs.items():
+        print(f"  {name:<46} {seconds:6.2f} s  {seconds / len(found) * 1e3:6.2f} ms/file")
+    print(f"  {'ingest in this process, all of it':<46} {whole:6.2f} s  {whole / len(found) * 1e3:6.2f} ms/file  "
+          f"{size / 1e6 / whole:5.2f} MB/s")
+
+
 def campaign_round(work: Path, weeks: int, dask: bool, check: bool = True) -> dict:
     """One campaign of `weeks` weeks: full parse, dataset, no-op and 1 % updates, Dask."""
     camp = build_campaign(work / f"campaign-{weeks}", weeks)
@@ -180,6 +233,7 @@ def main() -> None:
     try:
         if not args.no_course:
             course_rates(work)
+            small_file_costs(COURSE / "srinidhigoud-examples", work)
         rounds = {args.weeks: campaign_round(work, args.weeks, dask)}
         for weeks in [int(w) for w in args.scaling.split(",") if w.strip()]:
             if weeks not in rounds:
