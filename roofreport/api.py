@@ -50,7 +50,7 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
 
     `dataset`: a folder kept up to date with the logs (an incremental dataset: only new and
     changed files are read; `store.py`); the Dataset returned is read from it lazily, and
-    `.update` says what was done. `paths` naming one such folder reads it (lazily), as it is."""
+    `.update_report` says what was done. `paths` naming one such folder reads it (lazily), as it is."""
     given = _paths(paths)
     if jobs is not None and jobs < 1:
         raise UsageError(f"jobs must be at least 1, not {jobs}")

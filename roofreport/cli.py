@@ -90,10 +90,10 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
             _usage("--update keeps a Parquet dataset; leave out --format")
         dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir)
         if not quiet:
-            for message in dataset.update.messages:
+            for message in dataset.update_report.messages:
                 click.echo(f"roofreport: {message}", err=True)
             _summary(dataset)
-            click.echo(f"updated {out_dir}/ in {dataset.update.seconds:.1f} s: {dataset.update.summary()}",
+            click.echo(f"updated {out_dir}/ in {dataset.update_report.seconds:.1f} s: {dataset.update_report.summary()}",
                        err=True)
         sys.exit(_exit_code(dataset, strict))
     _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))

@@ -48,7 +48,7 @@ def assert_same_tables(dataset: roofreport.Dataset, fresh: roofreport.Dataset) -
 
 def test_a_first_update_writes_the_tables_of_a_fresh_read(logs, tmp_path):
     data = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
-    assert data.update.full and data.update.new == data.update.read == len(data.files)
+    assert data.update_report.full and data.update_report.new == data.update_report.read == len(data.files)
     assert_same_tables(data, roofreport.read(logs, jobs=1))
     # a dataset folder read again, as it is, is the same
     assert_same_tables(roofreport.read(tmp_path / "ds"), roofreport.read(logs, jobs=1))
@@ -65,7 +65,7 @@ def test_an_update_reads_only_new_and_changed_files_and_drops_the_gone(logs, tmp
     shutil.copy(logs / "k80_sweep" / "out.alexnet_64_0.01_k80_full.812075", new)
 
     data = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
-    report = data.update
+    report = data.update_report
     assert (report.new, report.changed, report.gone, report.read) == (1, 1, 1, 2)
     assert report.unchanged == len(data.files) - 2 and not report.full
     assert 0 < report.batches_written < report.batches_written + report.batches_kept
@@ -80,7 +80,7 @@ def test_a_changed_file_that_moves_other_files_runs_regroups_them(logs, tmp_path
     # run, so the folder's other files (not read again) get other runs.
     shutil.copy(logs / "v100" / "vgg11" / "ncu-log-vgg11.txt", logs / "a100" / "vgg11" / "ncu-log-vgg11-v100.txt")
     after = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
-    assert after.update.read == 1
+    assert after.update_report.read == 1
     moved = [f.path for f in after.files if f.path in runs_before and f.run != runs_before[f.path]]
     assert any("a100/vgg11" in path for path in moved)
     assert_same_tables(after, roofreport.read(logs, jobs=1))
@@ -91,7 +91,7 @@ def test_a_touched_file_with_the_same_bytes_is_not_read_again(logs, tmp_path):
     log = logs / "v100" / "vgg11" / "ncu-log-vgg11.txt"
     os.utime(log, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
     data = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
-    assert (data.update.read, data.update.changed, data.update.batches_written) == (0, 0, 0)
+    assert (data.update_report.read, data.update_report.changed, data.update_report.batches_written) == (0, 0, 0)
     manifest = pl.read_parquet(tmp_path / "ds" / "current" / store.FILES_MANIFEST)
     assert manifest.filter(pl.col("path") == str(log))["mtime_ns"].item() == 1_700_000_000_000_000_000
 
@@ -120,8 +120,8 @@ def test_a_new_version_reads_everything_again_and_says_why(logs, tmp_path, monke
     with pytest.raises(roofreport.UsageError, match="refresh it with"):
         roofreport.read(tmp_path / "ds")      # an old dataset is not read as if it were new
     data = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
-    assert data.update.full and data.update.read == len(data.files)
-    assert any(change in message and "every file is read again" in message for message in data.update.messages)
+    assert data.update_report.full and data.update_report.read == len(data.files)
+    assert any(change in message and "every file is read again" in message for message in data.update_report.messages)
     assert_same_tables(data, roofreport.read(logs, jobs=1))
 
 
@@ -246,7 +246,7 @@ def test_a_course_folder_updated_equals_a_fresh_read(tmp_path):
     outs[1].unlink()
     shutil.copytree(outs[2].parent, logs / "rerun")
     data = roofreport.read(logs, dataset=tmp_path / "ds")
-    assert data.update.read < len(data.files) // 2
+    assert data.update_report.read < len(data.files) // 2
     assert_same_tables(data, roofreport.read(logs))
 
 

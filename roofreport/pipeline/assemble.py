@@ -120,14 +120,15 @@ def resolve_families(runs_of_kernels: pl.DataFrame, facts: list[FileFacts]) -> d
 def finish(parts: dict[str, list[pl.DataFrame]], families: dict[str, str]) -> Tables:
     """The parsed tables of one set of files (each part one file's rows, conformed, with its
     run), in the order given; kernels enriched with each file's GPU family."""
-    tables = {name: _concat(name, parts.get(name, [])) for name in schema.PARSED_TABLES}
+    tables = {name: concat(name, parts.get(name, [])) for name in schema.PARSED_TABLES}
     kernels = tables["kernels"]
     if kernels.height:
         tables["kernels"] = schema.conform("kernels", enrich_kernels(kernels, tables["metrics"], families))
     return tables
 
 
-def _concat(name: str, parts: list[pl.DataFrame]) -> pl.DataFrame:
+def concat(name: str, parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """One file's parts after another (each conformed already), or the empty table."""
     parts = [p for p in parts if p.height]
     if not parts:
         return schema.empty(name)
@@ -156,16 +157,17 @@ def _cut_short(plan: runs_mod.Plan, facts: list[FileFacts]) -> dict[str, str]:
 
 
 def outcomes(facts: list[FileFacts], plan: runs_mod.Plan) -> list[FileOutcome]:
-    return [outcome(i, fact, plan) for i, fact in enumerate(facts)]
+    return [outcome(fact, plan.label_of(i) if fact.parsed else None) for i, fact in enumerate(facts)]
 
 
-def outcome(index: int, fact: FileFacts, plan: runs_mod.Plan) -> FileOutcome:
+def outcome(fact: FileFacts, run: str | None) -> FileOutcome:
+    """The file's outcome (`run`: its run(s) as the `files` table shows them)."""
     return FileOutcome(
         path=fact.display, family=fact.family, variant=fact.variant, status=fact.status,
         rows=dict(fact.rows), warnings=list(fact.warnings),
         error=fact.error if fact.parsed or fact.error else fact.skip_reason,
-        tool_version=fact.tool_version, run=plan.label_of(index) if fact.parsed else None,
-        encoding=fact.encoding, size_bytes=fact.size, excluded=fact.excluded)
+        tool_version=fact.tool_version, run=run, encoding=fact.encoding, size_bytes=fact.size,
+        excluded=fact.excluded)
 
 
 def files_table(outcomes: list[FileOutcome]) -> pl.DataFrame:

@@ -59,7 +59,7 @@ class Dataset:
     tables: MutableMapping[str, pl.DataFrame]   # a dict, or `LazyTables` for a dataset folder
     files: list[FileOutcome]
     inputs: list[Path] = field(default_factory=list)
-    update: Any = None   # what an incremental update did (`store.UpdateReport`), or None
+    update_report: Any = None   # what an incremental update did (`store.UpdateReport`), or None
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.tables[name]

@@ -134,12 +134,8 @@ def open_dataset(folder: Path | str) -> Dataset:
     tables = LazyTables(scans)
     files_by_path = _read_files_manifest(generation)
     runs = dict(tables["files"].select("path", "run").iter_rows())
-    outcomes = []
-    for display, row in files_by_path.items():
-        facts = FileFacts.from_json(row["facts"])
-        outcome = assemble.outcome(0, facts, _NO_PLAN)
-        outcome.run = runs.get(display)
-        outcomes.append(outcome)
+    outcomes = [assemble.outcome(FileFacts.from_json(row["facts"]), runs.get(display))
+                for display, row in files_by_path.items()]
     return Dataset(tables=tables, files=outcomes, inputs=[Path(p) for p in manifest["inputs"]])
 
 
@@ -150,22 +146,13 @@ def _scanner(generation: Path, files: list[str], name: str):
     return lambda: pl.scan_parquet(paths, hive_partitioning=False, schema=schema.TABLES[name])
 
 
-class _NoPlan:
-    """A plan that knows no run (the dataset's files table has them)."""
-
-    def label_of(self, index: int) -> None:
-        return None
-
-
-_NO_PLAN = _NoPlan()
-
-
 # -- updating ----------------------------------------------------------------------------------
 
 def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jobs: int | None = None,
            executor: str | None = None, progress: Progress | None = None) -> Dataset:
     """Bring the dataset in `folder` up to date with the logs under `paths` (see the module
-    docstring) and return it, opened (`open_dataset`), with `.update` saying what was done."""
+    docstring) and return it, opened (`open_dataset`), with `.update_report` saying what was
+    done."""
     started = time.perf_counter()
     folder = Path(folder)
     _check_folder(folder)
@@ -183,7 +170,7 @@ def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jo
         _clean(folder, keep={generation, previous.generation if previous else None})
     dataset = open_dataset(folder)
     report.seconds = time.perf_counter() - started
-    dataset.update = report
+    dataset.update_report = report
     return dataset
 
 
@@ -405,7 +392,7 @@ def _kept_rows(displays: list[str], previous: _Previous | None) -> dict[str, dic
 
 
 def _write_batch(target: Path, batch: _Batch, families: dict[str, str]) -> None:
-    raw = {name: assemble._concat(name, parts) for name, parts in batch.parts.items()}
+    raw = {name: assemble.concat(name, parts) for name, parts in batch.parts.items()}
     tables = assemble.finish(batch.parts, families)
     batch.tables = [name for name in schema.PARSED_TABLES if tables[name].height]
     for name in batch.tables:
