@@ -15,7 +15,7 @@ The folder (README: "Incremental datasets"):
     DIR/gen-000007/kernels/batch=b1c9e0f3a2d4/part.parquet   (one folder per table and batch)
     DIR/gen-000007/runs/part.parquet, files/part.parquet
     DIR/gen-000007/manifest-files.parquet   per file: path, size, mtime, content hash, batch, facts
-    DIR/gen-000007/cache/<table>/batch=.../part.parquet   each batch's rows before runs and
+    DIR/gen-000007/cache/kernels/batch=.../part.parquet   each batch's kernels before
                                                           enrichment, for the next update
 
 A batch is a run of consecutive folders in the walk's order; a folder whose name hashes to a
@@ -50,6 +50,7 @@ from roofreport.pipeline.discover import discover
 from roofreport.pipeline.facts import FileFacts
 from roofreport.pipeline.ingest import Progress, file_tasks, read_all, read_one
 from roofreport.tables import schema
+from roofreport.tables.frames import distinct_rows
 from roofreport.tables.lazy import LazyTables
 from roofreport.tables.output import PARQUET_ROW_GROUP_ROWS, atomic_path
 from roofreport.version import __version__
@@ -130,13 +131,15 @@ def open_dataset(folder: Path | str) -> Dataset:
         raise UsageError(f"{folder}: {stale} since this dataset was written; refresh it with "
                          f"`roofreport parse LOGS -o {folder} --update`")
     generation = folder / manifest["generation"]
-    scans = {name: _scanner(generation, manifest["tables"].get(name, []), name) for name in schema.TABLES}
-    tables = LazyTables(scans)
-    files_by_path = _read_files_manifest(generation)
+    tables = _lazy_tables(generation, manifest)
     runs = dict(tables["files"].select("path", "run").iter_rows())
     outcomes = [assemble.outcome(FileFacts.from_json(row["facts"]), runs.get(display))
-                for display, row in files_by_path.items()]
+                for display, row in _read_files_manifest(generation).items()]
     return Dataset(tables=tables, files=outcomes, inputs=[Path(p) for p in manifest["inputs"]])
+
+
+def _lazy_tables(generation: Path, manifest: dict) -> LazyTables:
+    return LazyTables({name: _scanner(generation, manifest["tables"].get(name, []), name) for name in schema.TABLES})
 
 
 def _scanner(generation: Path, files: list[str], name: str):
@@ -164,11 +167,12 @@ def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jo
         scanned_at = time.time_ns()
         facts, mtimes, rows = _read_changes(found, previous, report, exclude, jobs, executor, progress)
         generation = _next_generation(folder)
-        written = _write_generation(folder / generation, found, facts, mtimes, rows, previous, report)
+        written, outcomes = _write_generation(folder / generation, found, facts, mtimes, rows, previous, report)
         manifest = _manifest(generation, previous, paths, exclude, written, scanned_at)
         _switch(folder, manifest)
         _clean(folder, keep={generation, previous.generation if previous else None})
-    dataset = open_dataset(folder)
+    # (as `open_dataset` would give it, from what is at hand)
+    dataset = Dataset(tables=_lazy_tables(folder / generation, manifest), files=outcomes, inputs=list(paths))
     report.seconds = time.perf_counter() - started
     dataset.update_report = report
     return dataset
@@ -281,12 +285,13 @@ class _Batch:
     kernel_runs: pl.DataFrame | None = None
     parts: dict[str, list[pl.DataFrame]] | None = None   # its files' rows with their runs, when loaded
     tables: list[str] = field(default_factory=list)
-    kernel_files: list[int] = field(default_factory=list)   # members with kernel rows, when loaded
 
 
 def _write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[int | None],
-                      rows: dict[int, dict], previous: _Previous | None, report: UpdateReport) -> dict:
-    """Write the new generation's files into `target`; return what the manifest lists."""
+                      rows: dict[int, dict], previous: _Previous | None,
+                      report: UpdateReport) -> tuple[dict, list[FileOutcome]]:
+    """Write the new generation's files into `target`; return what the manifest lists, and
+    every file's outcome."""
     plan = assemble.plan_runs(found, facts)
     batches = batches_of([f.display for f in facts])
     for batch in batches:
@@ -297,7 +302,7 @@ def _write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[
             batch.kernel_runs = pl.DataFrame(before["kernel_runs"], schema=_KERNEL_RUNS, orient="row")
         else:
             batch.parts = _load_parts(batch, facts, rows, plan, previous)
-            batch.kernel_runs = assemble.kernel_runs(batch.parts["kernels"], plan, batch.kernel_files)
+            batch.kernel_runs = _kernel_runs(batch.parts["kernels"])
     runs_of_kernels = pl.concat([b.kernel_runs for b in batches]) if batches else pl.DataFrame(schema=_KERNEL_RUNS)
     families = assemble.resolve_families(runs_of_kernels, facts)
     entries = []
@@ -313,7 +318,8 @@ def _write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[
                 batch.parts = _load_parts(batch, facts, rows, plan, previous)
             _write_batch(target, batch, families)
             report.batches_written += 1
-        entries.append({"id": batch.id, "files": len(batch.members), "rows_key": batch.rows_key,
+        entries.append({"id": batch.id, "files": len(batch.members),
+                        "logs": sum(1 for i in batch.members if facts[i].parsed), "rows_key": batch.rows_key,
                         "key": batch.key, "tables": batch.tables,
                         "kernel_runs": batch.kernel_runs.rows()})
         batch.parts = None
@@ -324,7 +330,14 @@ def _write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[
     tables = {name: [f"{name}/batch={b.id}/{PART}" for b in batches if name in b.tables]
               for name in schema.PARSED_TABLES}
     tables.update(runs=[f"runs/{PART}"], files=[f"files/{PART}"])
-    return {"batches": entries, "tables": tables}
+    return {"batches": entries, "tables": tables}, outcomes
+
+
+def _kernel_runs(kernels: list[pl.DataFrame]) -> pl.DataFrame:
+    """`assemble.kernel_runs` of a batch's kernels (one frame, in file order)."""
+    if not kernels:
+        return pl.DataFrame(schema=_KERNEL_RUNS)
+    return distinct_rows(kernels[0], ["source_file", "run"])
 
 
 def batches_of(displays: list[str]) -> list[_Batch]:
@@ -356,23 +369,45 @@ def _key(value) -> str:
 
 def _load_parts(batch: _Batch, facts: list[FileFacts], rows: dict[int, dict], plan,
                 previous: _Previous | None) -> dict[str, list[pl.DataFrame]]:
-    """The batch's files' rows with their runs, in file order: read now, or kept in the
-    previous generation's cache."""
-    kept = _kept_rows([facts[i].display for i in batch.members if i not in rows and facts[i].parsed], previous)
-    parts: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.PARSED_TABLES}
-    batch.kernel_files = []
-    for i in batch.members:
-        if not facts[i].parsed:
-            continue
-        own = rows.get(i) if i in rows else kept.get(facts[i].display, {})
-        for name, frame in own.items():
-            parts[name].append(assemble.with_run(frame, plan, i))
-        batch.kernel_files += [i] if "kernels" in own else []
-    return parts
+    """The batch's rows with their runs, in file order, one frame per table: each file's rows
+    read now, or kept in the previous generation. Files are put in order and given their runs
+    a table at a time, not file by file: a batch holds tens of files."""
+    members = [i for i in batch.members if facts[i].parsed]
+    pieces: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.PARSED_TABLES}
+    for name, frames in _kept_rows([facts[i].display for i in members if i not in rows], previous).items():
+        pieces[name] += frames
+    for i in members:
+        for name, frame in rows.get(i, {}).items():
+            pieces[name].append(frame)
+    order = {facts[i].display: n for n, i in enumerate(members)}
+    return {name: [_with_runs(_in_order(frames, order), members, facts, plan)] if frames else []
+            for name, frames in pieces.items()}
 
 
-def _kept_rows(displays: list[str], previous: _Previous | None) -> dict[str, dict[str, pl.DataFrame]]:
-    """display -> table -> rows, from the previous generation's cache (its batches holding them)."""
+def _in_order(frames: list[pl.DataFrame], order: dict[str, int]) -> pl.DataFrame:
+    """The frames' rows with the files in batch order (each file's rows keep theirs)."""
+    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
+    position = frame["source_file"].replace_strict(order, return_dtype=pl.UInt32)
+    if position.is_sorted():
+        return frame
+    return frame.with_columns(position.alias("__order")).sort("__order", maintain_order=True).drop("__order")
+
+
+def _with_runs(frame: pl.DataFrame, members: list[int], facts: list[FileFacts], plan) -> pl.DataFrame:
+    """`assemble.with_run` for every file of the frame (a file's run, looked up per row; a log
+    of several profiler sessions, file by file)."""
+    if not any(i in plan.session_runs for i in members):
+        runs = {facts[i].display: plan.file_run[i] for i in members}
+        return frame.with_columns(pl.col("source_file").replace_strict(runs, return_dtype=pl.String).alias("run"))
+    index = {facts[i].display: i for i in members}
+    files = frame.partition_by("source_file", maintain_order=True, as_dict=True)
+    return pl.concat([assemble.with_run(rows, plan, index[display]) for (display,), rows in files.items()])
+
+
+def _kept_rows(displays: list[str], previous: _Previous | None) -> dict[str, list[pl.DataFrame]]:
+    """table -> the rows of these files, one frame per batch of the previous generation that
+    holds some: its published tables (their `run` is set again), and its kernels as they were
+    before enrichment."""
     if not displays:
         return {}
     if previous is None:
@@ -380,30 +415,37 @@ def _kept_rows(displays: list[str], previous: _Previous | None) -> dict[str, dic
     by_batch: dict[str, list[str]] = {}
     for display in displays:
         by_batch.setdefault(previous.files[display]["batch"], []).append(display)
-    out: dict[str, dict[str, pl.DataFrame]] = {}
+    out: dict[str, list[pl.DataFrame]] = {}
     for batch_id, members in by_batch.items():
+        everything = len(members) == previous.batches[batch_id]["logs"]   # (a subset of them)
         for name in previous.batches[batch_id]["tables"]:
-            path = previous.path(f"{CACHE}/{name}/batch={batch_id}/{PART}")
-            frame = pl.scan_parquet(path).filter(pl.col("source_file").is_in(members)).collect()
-            for (display,), rows in frame.partition_by("source_file", maintain_order=True,
-                                                       as_dict=True).items():
-                out.setdefault(display, {})[name] = rows
+            frame = pl.read_parquet(previous.path(_raw_file(name, batch_id)))
+            if not everything:
+                frame = frame.filter(pl.col("source_file").is_in(members))
+            out.setdefault(name, []).append(frame)
     return out
 
 
 def _write_batch(target: Path, batch: _Batch, families: dict[str, str]) -> None:
-    raw = {name: assemble.concat(name, parts) for name, parts in batch.parts.items()}
+    """The batch's tables; and its kernels before enrichment (enrichment fills columns from
+    the metrics and the run's GPU: the next update enriches them again, maybe differently)."""
+    raw_kernels = assemble.concat("kernels", batch.parts["kernels"])
     tables = assemble.finish(batch.parts, families)
     batch.tables = [name for name in schema.PARSED_TABLES if tables[name].height]
     for name in batch.tables:
         _write_table(target / name / f"batch={batch.id}" / PART, tables[name])
-        _write_table(target / CACHE / name / f"batch={batch.id}" / PART, raw[name].with_columns(
-            pl.lit(None, pl.String).alias("run")), cache=True)
+    if raw_kernels.height:
+        _write_table(target / _raw_file("kernels", batch.id), raw_kernels, cache=True)
+
+
+def _raw_file(name: str, batch_id: str) -> str:
+    """Where a batch's rows of `name` are kept as they were read (with a `run` set again)."""
+    return f"{CACHE}/{name}/batch={batch_id}/{PART}" if name == "kernels" else f"{name}/batch={batch_id}/{PART}"
 
 
 def _link_batch(previous: _Previous, target: Path, batch: _Batch) -> None:
     for name in batch.tables:
-        for relative in (f"{name}/batch={batch.id}/{PART}", f"{CACHE}/{name}/batch={batch.id}/{PART}"):
+        for relative in {f"{name}/batch={batch.id}/{PART}", _raw_file(name, batch.id)}:
             destination = target / relative
             destination.parent.mkdir(parents=True, exist_ok=True)
             try:
@@ -434,8 +476,10 @@ def _write_files_manifest(target: Path, facts: list[FileFacts], mtimes: list[int
 
 
 def _read_files_manifest(generation: Path) -> dict[str, dict]:
-    frame = pl.read_parquet(generation / FILES_MANIFEST)
-    return {row["path"]: row for row in frame.iter_rows(named=True)}
+    """display -> its row of the files manifest (as a dict)."""
+    columns = pl.read_parquet(generation / FILES_MANIFEST).to_dict(as_series=False)
+    names = list(columns)
+    return {row[0]: dict(zip(names, row)) for row in zip(*columns.values())}
 
 
 # -- the manifest, the switch, the clean-up ----------------------------------------------------
