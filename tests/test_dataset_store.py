@@ -110,13 +110,15 @@ def test_the_manifest_records_every_file_and_the_versions(logs, tmp_path):
     assert readable.height and readable["content_hash"].null_count() == 0
 
 
-@pytest.mark.parametrize("change", ["roofreport version", "schema version"])
+@pytest.mark.parametrize("change", ["roofreport version", "schema version", "readers changed"])
 def test_a_new_version_reads_everything_again_and_says_why(logs, tmp_path, monkeypatch, change):
     roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
     if change == "roofreport version":
         monkeypatch.setattr(store, "__version__", "99.0")
-    else:
+    elif change == "schema version":
         monkeypatch.setattr(schema, "SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
+    else:   # a development install: the code changed, not the version
+        monkeypatch.setattr(store, "code_fingerprint", lambda: "another")
     with pytest.raises(roofreport.UsageError, match="refresh it with"):
         roofreport.read(tmp_path / "ds")      # an old dataset is not read as if it were new
     data = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)

@@ -26,8 +26,9 @@ generation (unchanged batches are hard links to the previous one's files), then 
 dataset as it was, readable. The previous generation is kept for readers still scanning it;
 older ones, and those of interrupted updates, are removed by the next update.
 
-A change of roofreport's version or of the tables' schema (`schema.SCHEMA_VERSION`,
-`schema.fingerprint`) reads everything again, with a message saying why.
+A change of roofreport's version, of the tables' schema (`schema.SCHEMA_VERSION`,
+`schema.fingerprint`) or of its code (a development install) reads everything again, with a
+message saying why.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import os
 import shutil
 import time
 from contextlib import contextmanager
+from functools import cache
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +51,7 @@ from roofreport.pipeline.dataset import Dataset, FileOutcome
 from roofreport.pipeline.discover import discover
 from roofreport.pipeline.facts import FileFacts
 from roofreport.pipeline.ingest import Progress, file_tasks, read_all, read_one
+from roofreport.resources import data_dir
 from roofreport.tables import schema
 from roofreport.tables.frames import distinct_rows
 from roofreport.tables.lazy import LazyTables
@@ -211,7 +214,21 @@ def _stale(manifest: dict) -> str | None:
             manifest.get("schema_fingerprint") != schema.fingerprint():
         return (f"the tables' schema version changed ({manifest.get('schema_version')} -> "
                 f"{schema.SCHEMA_VERSION})")
+    if manifest.get("code_fingerprint") != code_fingerprint():
+        return f"roofreport's readers changed within version {__version__} (a development install)"
     return None
+
+
+@cache
+def code_fingerprint() -> str:
+    """A hash of roofreport's code and grammars: a development install whose readers change
+    without a new version number reads everything again too (~1 MB hashed, a few ms)."""
+    package = Path(__file__).resolve().parent.parent
+    hasher = hashlib.blake2b(digest_size=12)
+    for path in sorted([*package.rglob("*.py"), *data_dir("grammars").rglob("*.lark")]):
+        hasher.update(path.name.encode())
+        hasher.update(path.read_bytes())
+    return hasher.hexdigest()
 
 
 def _read_changes(found, previous: _Previous | None, report: UpdateReport, exclude, jobs, executor,
@@ -489,7 +506,7 @@ def _manifest(generation: str, previous: _Previous | None, paths: list[Path], ex
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION,
         "roofreport_version": __version__, "schema_version": schema.SCHEMA_VERSION,
-        "schema_fingerprint": schema.fingerprint(),
+        "schema_fingerprint": schema.fingerprint(), "code_fingerprint": code_fingerprint(),
         "generation": generation, "previous": previous.generation if previous else None,
         "scanned_at_ns": scanned_at, "inputs": [str(p) for p in paths], "exclude": list(exclude),
         "files_manifest": FILES_MANIFEST, **written,
