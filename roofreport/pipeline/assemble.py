@@ -9,7 +9,7 @@ every file of a campaign without reading the unchanged ones again:
 * `with_run`: a file's rows tagged with their run;
 * `resolve_families`: the GPU family each file with kernels ran on, from its own facts and
   its run's other files (`enrich.resolve_gpus`), which decides the kernel counters' rules;
-* `finish`: one set of files' rows as the shared tables (kernels enriched). The whole
+* `add_gpu_facts`, `finish`: one set of files' rows as the shared tables (kernels enriched). The whole
   dataset is one such set; a dataset folder writes one per batch of files, and the batches
   concatenated equal the whole.
 """
@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 
 import polars as pl
 
-from roofreport.enrich import enrich_kernels, families_of, resolve_gpus
+from roofreport.enrich import enrich_kernels, families_of, gpu_facts, resolve_gpus
 from roofreport.pipeline import config, cutshort, duplicates, identity
 from roofreport.pipeline import runs as runs_mod
 from roofreport.pipeline.dataset import FileOutcome
@@ -109,6 +109,17 @@ def kernel_runs(parts: list[pl.DataFrame], plan: runs_mod.Plan, indices: list[in
 _FILE_RUN = {"source_file": pl.String, "run": pl.String}
 
 
+def add_gpu_facts(facts: list[FileFacts], kernels: pl.DataFrame, metrics: pl.DataFrame) -> None:
+    """Each file's `gpu_names` and `gpu_cc_family` (`enrich.gpu_facts`) from its rows among
+    `kernels` and `metrics`, worked out for all of them at once."""
+    if not kernels.height:
+        return
+    found = gpu_facts(kernels, metrics)
+    for fact in facts:
+        if fact.display in found:
+            fact.gpu_names, fact.gpu_cc_family = found[fact.display]
+
+
 def resolve_families(runs_of_kernels: pl.DataFrame, facts: list[FileFacts]) -> dict[str, str]:
     """source_file -> GPU family for the kernel counters (see the module docstring)."""
     if not runs_of_kernels.height:
@@ -117,10 +128,16 @@ def resolve_families(runs_of_kernels: pl.DataFrame, facts: list[FileFacts]) -> d
     return families_of(resolve_gpus(runs_of_kernels, gpu))
 
 
-def finish(parts: dict[str, list[pl.DataFrame]], families: dict[str, str]) -> Tables:
-    """The parsed tables of one set of files (each part one file's rows, conformed, with its
-    run), in the order given; kernels enriched with each file's GPU family."""
-    tables = {name: concat(name, parts.get(name, [])) for name in schema.PARSED_TABLES}
+def concat_parts(parts: dict[str, list[pl.DataFrame]]) -> Tables:
+    """Every parsed table of one set of files: its parts (each one file's rows or more,
+    conformed, with their runs) one after the other."""
+    return {name: concat(name, parts.get(name, [])) for name in schema.PARSED_TABLES}
+
+
+def finish(tables: Tables, families: dict[str, str]) -> Tables:
+    """The parsed tables of one set of files (`concat_parts`) with kernels enriched by each
+    file's GPU family."""
+    tables = dict(tables)
     kernels = tables["kernels"]
     if kernels.height:
         tables["kernels"] = schema.conform("kernels", enrich_kernels(kernels, tables["metrics"], families))

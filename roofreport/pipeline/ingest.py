@@ -17,7 +17,6 @@ from typing import Callable
 
 import polars as pl
 
-from roofreport.enrich import gpu_facts
 from roofreport.errors import LogWarning, ParseError, RoofreportError
 from roofreport.families import REGISTRY, ParseResult
 from roofreport.families.common.textio import Document
@@ -51,8 +50,10 @@ def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int 
             parts[name].append(assemble.with_run(frame, plan, i))
         kernel_files += [i] if "kernels" in read.tables else []
         read.tables = {}
-    families = assemble.resolve_families(assemble.kernel_runs(parts["kernels"], plan, kernel_files), facts)
-    tables = assemble.finish(parts, families)
+    runs_of_kernels = assemble.kernel_runs(parts["kernels"], plan, kernel_files)
+    tables = assemble.concat_parts(parts)
+    assemble.add_gpu_facts(facts, tables["kernels"], tables["metrics"])
+    tables = assemble.finish(tables, assemble.resolve_families(runs_of_kernels, facts))
     outcomes = assemble.outcomes(facts, plan)
     tables["runs"] = assemble.runs_table(plan, facts)
     tables["files"] = assemble.files_table(outcomes)
@@ -108,9 +109,6 @@ def read_one(task: FileTask) -> FileRead:
     facts.warnings = [LogWarning(w.code, w.message, w.line, path=task.display) for w in result.warnings]
     facts.error = result.error.describe() if result.error else None
     facts.rows = {name: frame.height for name, frame in tables.items()}
-    if "kernels" in tables:
-        facts.gpu_names, facts.gpu_cc_family = gpu_facts(tables["kernels"], tables.get("metrics", schema.empty(
-            "metrics")))[task.display]
     # The duplicate check compares files' rows by this digest: worked out here, in the worker,
     # rather than one file after the other in the process that groups runs.
     facts.tables_digest = duplicates.tables_digest(tables)

@@ -320,6 +320,7 @@ def _write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[
         else:
             batch.parts = _load_parts(batch, facts, rows, plan, previous)
             batch.kernel_runs = _kernel_runs(batch.parts["kernels"])
+            _add_gpu_facts(batch, facts)
     runs_of_kernels = pl.concat([b.kernel_runs for b in batches]) if batches else pl.DataFrame(schema=_KERNEL_RUNS)
     families = assemble.resolve_families(runs_of_kernels, facts)
     entries = []
@@ -348,6 +349,13 @@ def _write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[
               for name in schema.PARSED_TABLES}
     tables.update(runs=[f"runs/{PART}"], files=[f"files/{PART}"])
     return {"batches": entries, "tables": tables}, outcomes
+
+
+def _add_gpu_facts(batch: _Batch, facts: list[FileFacts]) -> None:
+    """The GPU facts of the batch's files from its rows (the files read now have none yet)."""
+    if batch.parts["kernels"]:
+        metrics = batch.parts["metrics"][0] if batch.parts["metrics"] else schema.empty("metrics")
+        assemble.add_gpu_facts([facts[i] for i in batch.members], batch.parts["kernels"][0], metrics)
 
 
 def _kernel_runs(kernels: list[pl.DataFrame]) -> pl.DataFrame:
@@ -446,8 +454,9 @@ def _kept_rows(displays: list[str], previous: _Previous | None) -> dict[str, lis
 def _write_batch(target: Path, batch: _Batch, families: dict[str, str]) -> None:
     """The batch's tables; and its kernels before enrichment (enrichment fills columns from
     the metrics and the run's GPU: the next update enriches them again, maybe differently)."""
-    raw_kernels = assemble.concat("kernels", batch.parts["kernels"])
-    tables = assemble.finish(batch.parts, families)
+    raw = assemble.concat_parts(batch.parts)
+    tables = assemble.finish(raw, families)
+    raw_kernels = raw["kernels"]
     batch.tables = [name for name in schema.PARSED_TABLES if tables[name].height]
     for name in batch.tables:
         _write_table(target / name / f"batch={batch.id}" / PART, tables[name])
