@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import polars as pl
+
 from roofreport.errors import UsageError
 from roofreport.pipeline import executors, store
 from roofreport.pipeline.dataset import Dataset
@@ -64,7 +66,7 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
     if dataset is not None:
         check_outputs([dataset], given)
         return store.update(given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor,
-                            progress=report)
+                            progress=report, finish_runs=_runs_with_totals)
     return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor))
 
 
@@ -173,11 +175,16 @@ def _with_totals(dataset: Dataset) -> Dataset:
     """The runs table with its run totals (kernel time, FLOPs, bytes, intensity, bound...),
     computed once by the analysis layer (analysis/totals.py) so `parse`, `read`, `analyze` and
     the report all read the same numbers."""
+    dataset.tables["runs"] = _runs_with_totals(dataset.tables)
+    return dataset
+
+
+def _runs_with_totals(tables) -> pl.DataFrame:
+    """`tables`' runs table with its run totals (a dataset folder stores it so)."""
     from roofreport import hardware
     from roofreport.analysis.totals import with_run_totals
 
-    dataset.tables["runs"] = with_run_totals(dataset.tables, hardware.load_database())
-    return dataset
+    return with_run_totals(tables, hardware.load_database())
 
 
 def _analyze(dataset: Dataset, settings: AnalysisSettings) -> Analysis:

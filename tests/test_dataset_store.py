@@ -68,7 +68,9 @@ def test_an_update_reads_only_new_and_changed_files_and_drops_the_gone(logs, tmp
     report = data.update_report
     assert (report.new, report.changed, report.gone, report.read) == (1, 1, 1, 2)
     assert report.unchanged == len(data.files) - 2 and not report.full
-    assert 0 < report.batches_written < report.batches_written + report.batches_kept
+    # three files changed, came or went: at most their three batches are written again (how
+    # many batches the demo logs make depends on where the test's folder is)
+    assert 1 <= report.batches_written <= 3
     assert_same_tables(data, roofreport.read(logs, jobs=1))
     assert not data.kernels.filter(pl.col("source_file").str.contains("dmon")).height
 

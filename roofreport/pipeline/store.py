@@ -38,6 +38,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable, MutableMapping
 from contextlib import contextmanager
 from functools import cache
 from dataclasses import dataclass, field
@@ -72,6 +73,7 @@ FILES_PER_BATCH = 512
 RACY_NS = 2_000_000_000
 _GENERATION = "gen-"
 _KERNEL_RUNS = {"source_file": pl.String, "run": pl.String}
+FinishRuns = Callable[[MutableMapping[str, pl.DataFrame]], pl.DataFrame]
 
 
 @dataclass
@@ -155,10 +157,12 @@ def _scanner(generation: Path, files: list[str], name: str):
 # -- updating ----------------------------------------------------------------------------------
 
 def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jobs: int | None = None,
-           executor: str | None = None, progress: Progress | None = None) -> Dataset:
+           executor: str | None = None, progress: Progress | None = None,
+           finish_runs: FinishRuns | None = None) -> Dataset:
     """Bring the dataset in `folder` up to date with the logs under `paths` (see the module
     docstring) and return it, opened (`open_dataset`), with `.update_report` saying what was
-    done."""
+    done. `finish_runs(tables)`: the runs table to store, from the new tables (lazy) with the
+    runs the pipeline found (the caller's run totals)."""
     started = time.perf_counter()
     folder = Path(folder)
     _check_folder(folder)
@@ -170,7 +174,8 @@ def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jo
         scanned_at = time.time_ns()
         facts, mtimes, rows = _read_changes(found, previous, report, exclude, jobs, executor, progress)
         generation = _next_generation(folder)
-        written, outcomes = _write_generation(folder / generation, found, facts, mtimes, rows, previous, report)
+        written, outcomes = _write_generation(folder / generation, found, facts, mtimes, rows, previous, report,
+                                              finish_runs)
         manifest = _manifest(generation, previous, paths, exclude, written, scanned_at)
         _switch(folder, manifest)
         _clean(folder, keep={generation, previous.generation if previous else None})
@@ -305,8 +310,8 @@ class _Batch:
 
 
 def _write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[int | None],
-                      rows: dict[int, dict], previous: _Previous | None,
-                      report: UpdateReport) -> tuple[dict, list[FileOutcome]]:
+                      rows: dict[int, dict], previous: _Previous | None, report: UpdateReport,
+                      finish_runs: FinishRuns | None) -> tuple[dict, list[FileOutcome]]:
     """Write the new generation's files into `target`; return what the manifest lists, and
     every file's outcome."""
     plan = assemble.plan_runs(found, facts)
@@ -342,12 +347,17 @@ def _write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[
                         "kernel_runs": batch.kernel_runs.rows()})
         batch.parts = None
     outcomes = assemble.outcomes(facts, plan)
-    _write_table(target / "runs" / PART, plan.runs)
-    _write_table(target / "files" / PART, assemble.files_table(outcomes))
-    _write_files_manifest(target, facts, mtimes, batches)
     tables = {name: [f"{name}/batch={b.id}/{PART}" for b in batches if name in b.tables]
               for name in schema.PARSED_TABLES}
     tables.update(runs=[f"runs/{PART}"], files=[f"files/{PART}"])
+    written = _lazy_tables(target, {"tables": tables})
+    written["runs"] = assemble.runs_table(plan, facts)
+    written["files"] = assemble.files_table(outcomes)
+    if finish_runs is not None:   # the run totals (computed by the analysis layer: api.read)
+        written["runs"] = finish_runs(written)
+    _write_table(target / "runs" / PART, written["runs"])
+    _write_table(target / "files" / PART, written["files"])
+    _write_files_manifest(target, facts, mtimes, batches)
     return {"batches": entries, "tables": tables}, outcomes
 
 
