@@ -21,7 +21,7 @@ from polars.testing import assert_frame_equal
 
 import roofreport
 from roofreport.cli import cli
-from roofreport.pipeline import store
+from roofreport.pipeline import generation, store
 from roofreport.tables import schema
 from tests.conftest import SAMPLE_LOGS, corpus_path
 
@@ -94,7 +94,7 @@ def test_a_touched_file_with_the_same_bytes_is_not_read_again(logs, tmp_path):
     os.utime(log, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
     data = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
     assert (data.update_report.read, data.update_report.changed, data.update_report.batches_written) == (0, 0, 0)
-    manifest = pl.read_parquet(tmp_path / "ds" / "current" / store.FILES_MANIFEST)
+    manifest = pl.read_parquet(tmp_path / "ds" / "current" / generation.FILES_MANIFEST)
     assert manifest.filter(pl.col("path") == str(log))["mtime_ns"].item() == 1_700_000_000_000_000_000
 
 
@@ -103,7 +103,7 @@ def test_the_manifest_records_every_file_and_the_versions(logs, tmp_path):
     manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
     assert manifest["roofreport_version"] == roofreport.__version__
     assert manifest["schema_version"] == schema.SCHEMA_VERSION
-    files = pl.read_parquet(tmp_path / "ds" / manifest["generation"] / store.FILES_MANIFEST)
+    files = pl.read_parquet(tmp_path / "ds" / manifest["generation"] / generation.FILES_MANIFEST)
     assert files["path"].to_list() == [f.path for f in data.files]
     on_disk = {str(p): p.stat() for p in logs.rglob("*") if p.is_file()}
     for row in files.iter_rows(named=True):
@@ -134,7 +134,7 @@ def test_an_update_that_fails_while_writing_leaves_the_previous_dataset(logs, tm
     previous = roofreport.read(logs, jobs=1)
     (logs / "a100" / "vgg11" / "nvidia-smi-query.csv").unlink()
     writes = []
-    real_write = store._write_table
+    real_write = generation._write_table
 
     def fail_on_the_third(path, frame, cache=False):
         writes.append(path)
@@ -142,12 +142,12 @@ def test_an_update_that_fails_while_writing_leaves_the_previous_dataset(logs, tm
             raise OSError(28, "No space left on device")
         real_write(path, frame, cache)
 
-    monkeypatch.setattr(store, "_write_table", fail_on_the_third)
+    monkeypatch.setattr(generation, "_write_table", fail_on_the_third)
     with pytest.raises(OSError):
         roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
     assert_same_tables(roofreport.read(tmp_path / "ds"), previous)
 
-    monkeypatch.setattr(store, "_write_table", real_write)
+    monkeypatch.setattr(generation, "_write_table", real_write)
     data = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
     assert_same_tables(data, roofreport.read(logs, jobs=1))
     generations = sorted(p.name for p in (tmp_path / "ds").glob("gen-*"))
@@ -161,14 +161,14 @@ def test_an_update_killed_while_writing_leaves_the_previous_dataset(logs, tmp_pa
     script = textwrap.dedent(f"""\
         import os, signal
         import roofreport
-        from roofreport.pipeline import store
-        real, count = store._write_table, [0]
+        from roofreport.pipeline import generation, store
+        real, count = generation._write_table, [0]
         def write_then_die(path, frame, cache=False):
             real(path, frame, cache)
             count[0] += 1
             if count[0] == 4:
                 os.kill(os.getpid(), signal.SIGKILL)
-        store._write_table = write_then_die
+        generation._write_table = write_then_die
         roofreport.read({str(logs)!r}, dataset={str(tmp_path / "ds")!r}, jobs=1)
         """)
     killed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
@@ -260,10 +260,10 @@ def test_batches_stay_put_when_files_come_and_go():
     folders = [f"camp/week{w:02d}/{course}/run{r}" for w in range(1, 5) for course in ("a", "b", "c")
                for r in range(6)]
     paths = [f"{folder}/log{n}.txt" for folder in folders for n in range(5)]
-    before = {b.id: [paths[i] for i in b.members] for b in store.batches_of(paths)}
+    before = {b.id: [paths[i] for i in b.members] for b in generation.batches_of(paths)}
     assert 5 < len(before) < len(folders)   # folders grouped, not one batch per folder
     grown = sorted(paths + [f"camp/week02/b/run3/log9.txt"] + [f"camp/week03/new/log{n}.txt" for n in range(3)])
-    after = {b.id: [grown[i] for i in b.members] for b in store.batches_of(grown)}
+    after = {b.id: [grown[i] for i in b.members] for b in generation.batches_of(grown)}
     changed = [batch_id for batch_id, members in after.items() if before.get(batch_id) != members]
     assert 1 <= len(changed) <= 2 and len(after) - len(changed) >= len(before) - 2
 
