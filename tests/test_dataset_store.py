@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from polars.testing import assert_frame_equal
 
 import roofreport
+from roofreport import api
 from roofreport.cli import cli
 from roofreport.pipeline import generation, store
 from roofreport.tables import schema
@@ -86,6 +87,31 @@ def test_a_changed_file_that_moves_other_files_runs_regroups_them(logs, tmp_path
     moved = [f.path for f in after.files if f.path in runs_before and f.run != runs_before[f.path]]
     assert any("a100/vgg11" in path for path in moved)
     assert_same_tables(after, roofreport.read(logs, jobs=1))
+
+
+def test_an_update_works_out_run_totals_only_for_the_runs_it_changed(logs, tmp_path, monkeypatch):
+    """The run totals of runs whose rows and row are as before are kept, not computed again
+    from every batch; the runs table still equals a fresh read's."""
+    roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
+    asked = []
+    real = api._runs_with_totals
+
+    def spy(tables):
+        asked.append(sorted(tables["runs"]["run"]))
+        return real(tables)
+
+    monkeypatch.setattr(roofreport.api, "_runs_with_totals", spy)
+    roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
+    assert asked == []                               # nothing changed: nothing computed
+    trace = logs / "a100" / "resnet18" / "report_cuda_gpu_trace.csv"
+    lines = trace.read_text().splitlines(keepends=True)
+    trace.write_text("".join(lines[: len(lines) // 2]))
+    data = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
+    monkeypatch.setattr(roofreport.api, "_runs_with_totals", real)
+    fresh = roofreport.read(logs, jobs=1)
+    changed_run = next(f.run for f in fresh.files if f.path == str(trace))
+    assert len(asked) == 1 and changed_run in asked[0] and len(asked[0]) < fresh.runs.height
+    assert_same_tables(data, fresh)
 
 
 def test_a_touched_file_with_the_same_bytes_is_not_read_again(logs, tmp_path):

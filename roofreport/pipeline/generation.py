@@ -5,8 +5,8 @@
 files, their rows and their runs are as before) or builds its tables again: the rows of the
 files read now, and those of the others read back from the previous generation (the published
 tables, and the kernels as they were before enrichment, kept in `cache/`), given their runs
-and enriched with their GPU families. Then the runs and files tables and the per-file
-manifest. Nothing here is seen before `store.py` switches the manifest to this generation.
+and enriched with their GPU families. Then the runs table (the run totals worked out again
+only for the runs whose rows or row changed), the files table and the per-file manifest. Nothing here is seen before `store.py` switches the manifest to this generation.
 
 A batch is a run of consecutive files in the walk's order; a folder whose name hashes to a
 multiple of `DIRS_PER_BATCH`, or a file whose name hashes to a multiple of `FILES_PER_BATCH`,
@@ -79,6 +79,7 @@ class _Batch:
     kernel_runs: pl.DataFrame | None = None
     parts: dict[str, list[pl.DataFrame]] | None = None   # its files' rows with their runs, when loaded
     tables: list[str] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)         # the runs its rows belong to
 
 
 @dataclass
@@ -106,7 +107,7 @@ def write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[i
         batch.key = _key([batch.rows_key, [families.get(facts[i].display) for i in batch.members]])
         before = previous.batches.get(batch.id) if previous else None
         if before is not None and before["key"] == batch.key:
-            batch.tables = before["tables"]
+            batch.tables, batch.runs = before["tables"], before["runs"]
             _link_batch(previous, target, batch)
             written.batches_kept += 1
         else:
@@ -116,13 +117,17 @@ def write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[i
             written.batches_written += 1
         entries.append({"id": batch.id, "files": len(batch.members),
                         "logs": sum(1 for i in batch.members if facts[i].parsed), "rows_key": batch.rows_key,
-                        "key": batch.key, "tables": batch.tables, "kernel_runs": batch.kernel_runs.rows()})
+                        "key": batch.key, "tables": batch.tables, "runs": batch.runs,
+                        "kernel_runs": batch.kernel_runs.rows()})
         batch.parts = None
     tables = {name: [f"{name}/batch={b.id}/{PART}" for b in batches if name in b.tables]
               for name in schema.PARSED_TABLES}
     tables.update(runs=[f"runs/{PART}"], files=[f"files/{PART}"])
-    _write_runs_and_files(target, tables, assemble.runs_table(plan, facts),
-                          assemble.files_table(written.outcomes), finish_runs)
+    runs, files = assemble.runs_table(plan, facts), assemble.files_table(written.outcomes)
+    if finish_runs is not None:
+        runs = _finished_runs(target, tables, runs, files, finish_runs, previous, entries)
+    _write_table(target / "runs" / PART, runs)
+    _write_table(target / "files" / PART, files)
     _write_files_manifest(target, facts, mtimes, batches)
     written.manifest = {"batches": entries, "tables": tables}
     return written
@@ -147,14 +152,46 @@ def _families(batches: list[_Batch], facts: list[FileFacts], rows: dict[int, dic
     return assemble.resolve_families(runs_of_kernels, facts)
 
 
-def _write_runs_and_files(target: Path, tables: dict[str, list[str]], runs: pl.DataFrame,
-                          files: pl.DataFrame, finish_runs: FinishRuns | None) -> None:
-    if finish_runs is not None:   # over the new generation's tables, scanned as written
+def _finished_runs(target: Path, tables: dict[str, list[str]], runs: pl.DataFrame, files: pl.DataFrame,
+                   finish_runs: FinishRuns, previous: Previous | None, entries: list[dict]) -> pl.DataFrame:
+    """`finish_runs` over the new generation's tables (scanned as written). A run's totals come
+    from its own rows and its row of the runs table alone, so an update computes them only for
+    the runs whose rows or row changed (`_touched_runs`), reading only the batches that hold
+    those runs, and keeps the others' from the previous runs table."""
+    if previous is None:
         written = lazy_tables(target, {"tables": tables})
         written["runs"], written["files"] = runs, files
-        runs = finish_runs(written)
-    _write_table(target / "runs" / PART, runs)
-    _write_table(target / "files" / PART, files)
+        return finish_runs(written)
+    before = pl.read_parquet(previous.path(f"runs/{PART}"))
+    touched = sorted(_touched_runs(runs, before, previous, entries))
+    totals = ["run", *schema.RUN_TOTALS]
+    kept = before.filter(~pl.col("run").is_in(touched)).select(totals)
+    if touched:
+        holding = [entry for entry in entries if not set(entry["runs"]).isdisjoint(touched)]
+        some = {name: [f"{name}/batch={entry['id']}/{PART}" for entry in holding if name in entry["tables"]]
+                for name in schema.PARSED_TABLES}
+        again = lazy_tables(target, {"tables": some}).filtered(
+            lambda name, scan: scan.filter(pl.col("run").is_in(touched)))
+        again["runs"], again["files"] = runs.filter(pl.col("run").is_in(touched)), files
+        kept = pl.concat([kept, finish_runs(again).select(totals)])
+    base = runs.drop([name for name in schema.RUN_TOTALS if name in runs.columns])
+    return schema.conform("runs", base.join(kept, on="run", how="left", maintain_order="left"))
+
+
+def _touched_runs(runs: pl.DataFrame, before: pl.DataFrame, previous: Previous,
+                  entries: list[dict]) -> set[str]:
+    """The runs whose totals may differ from the previous generation's: those with rows in a
+    batch written now or in a batch of the previous generation that is gone or rewritten (the
+    rows of a run in kept batches only are the same files), and those whose row of the runs
+    table is new or changed (regrouping, a GPU named again)."""
+    kept_ids = {entry["id"] for entry in entries if previous.batches.get(entry["id"], {}).get("key") == entry["key"]}
+    touched = {run for entry in entries if entry["id"] not in kept_ids for run in entry["runs"]}
+    touched |= {run for batch_id, entry in previous.batches.items() if batch_id not in kept_ids
+                for run in entry["runs"]}
+    columns = ["run", *[name for name in runs.columns if name != "run" and name not in schema.RUN_TOTALS]]
+    rows_before = {row[0]: row for row in before.select(columns).rows()}
+    touched |= {row[0] for row in runs.select(columns).rows() if rows_before.get(row[0]) != row}
+    return touched
 
 
 def _add_gpu_facts(batch: _Batch, facts: list[FileFacts]) -> None:
@@ -264,6 +301,7 @@ def _write_batch(target: Path, batch: _Batch, families: dict[str, str]) -> None:
     tables = assemble.finish(raw, families)
     raw_kernels = raw["kernels"]
     batch.tables = [name for name in schema.PARSED_TABLES if tables[name].height]
+    batch.runs = sorted({run for name in batch.tables for run in tables[name]["run"].unique().drop_nulls()})
     for name in batch.tables:
         _write_table(target / name / f"batch={batch.id}" / PART, tables[name])
     if raw_kernels.height:

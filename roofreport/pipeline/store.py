@@ -31,8 +31,8 @@ previous dataset as it was, readable. The previous generation is kept for reader
 scanning it; older ones, and those of interrupted updates, are removed by the next update.
 
 A change of roofreport's version, of the tables' schema (`schema.SCHEMA_VERSION`,
-`schema.fingerprint`) or of its code (a development install) reads everything again, with a
-message saying why.
+`schema.fingerprint`) or of its code and data tables (a development install) reads everything
+again, with a message saying why.
 """
 
 from __future__ import annotations
@@ -198,11 +198,14 @@ def _stale(manifest: dict) -> str | None:
 
 @cache
 def code_fingerprint() -> str:
-    """A hash of roofreport's code and grammars: a development install whose readers change
-    without a new version number reads everything again too (~1 MB hashed, a few ms)."""
+    """A hash of roofreport's code, grammars and data tables (GPU database, kernel categories:
+    kept batches carry their enrichment and kept runs their totals): a development install
+    whose readers change without a new version number reads everything again too (~1 MB
+    hashed, a few ms)."""
     package = Path(__file__).resolve().parent.parent
     hasher = hashlib.blake2b(digest_size=12)
-    for path in sorted([*package.rglob("*.py"), *data_dir("grammars").rglob("*.lark")]):
+    for path in sorted([*package.rglob("*.py"), *(package / "data").glob("*.tsv"),
+                        *data_dir("grammars").rglob("*.lark")]):
         hasher.update(path.name.encode())
         hasher.update(path.read_bytes())
     return hasher.hexdigest()
