@@ -37,24 +37,24 @@ def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
     """The run of every parsed file (by position in `found`). `tables`: the files' rows when
     at hand, else the duplicate check uses the digests kept in the facts."""
     files, candidates = [], []
-    for i, fact in enumerate(facts):
+    for index, fact in enumerate(facts):
         if not fact.parsed:
             continue
-        path, root = found[i]
+        path, root = found[index]
         rel = _relative(path, root)
         files.append(runs_mod.LogFile(
-            index=i, rel=rel, root=root.name or str(root), family=fact.family,
+            index=index, rel=rel, root=root.name or str(root), family=fact.family,
             variant=fact.variant, tool_version=fact.tool_version, hints=fact.hints,
             sessions=fact.sessions, tables=config.run_tables(path, root)))
         name = identity.read_name(rel.name)
         candidates.append(duplicates.Candidate(
-            index=i, path=path, rel=rel, size=fact.size, family=fact.family,
-            variant=fact.variant, name_key=name.key, tables=(tables or {}).get(i, {}),
+            index=index, path=path, rel=rel, size=fact.size, family=fact.family,
+            variant=fact.variant, name_key=name.key, tables=(tables or {}).get(index, {}),
             richness=_richness(fact), job=name.get("job"), process_id=fact.hints.process_id,
             shape=fact.shape, tables_digest=fact.tables_digest, content_hash=fact.content_hash))
     originals = duplicates.find(candidates)
-    for f in files:
-        f.duplicate_of = originals.get(f.index)
+    for file in files:
+        file.duplicate_of = originals.get(file.index)
     return runs_mod.plan(files)
 
 
@@ -160,14 +160,14 @@ def runs_table(plan: runs_mod.Plan, facts: list[FileFacts]) -> pl.DataFrame:
 def _cut_short(plan: runs_mod.Plan, facts: list[FileFacts]) -> dict[str, str]:
     """run -> why its logs stop before the run did (the first such warning: cutshort.py)."""
     found: dict[str, str] = {}
-    for i, fact in enumerate(facts):
+    for index, fact in enumerate(facts):
         if not fact.parsed:
             continue
         for warning in fact.warnings:
             if not cutshort.is_cut_short(warning.code, fact.family):
                 continue
-            sessions = plan.session_runs.get(i)
-            run = cutshort.run_at_line(sessions, warning.line) if sessions else plan.file_run.get(i)
+            sessions = plan.session_runs.get(index)
+            run = cutshort.run_at_line(sessions, warning.line) if sessions else plan.file_run.get(index)
             if run:
                 found.setdefault(run, cutshort.reason(warning.code, warning.message, fact.display, warning.line))
     return found

@@ -213,7 +213,7 @@ def batches_of(displays: list[str]) -> list[_Batch]:
     docstring), so the cuts stay put when files come and go elsewhere."""
     batches: list[_Batch] = []
     folder_before = None
-    for i, display in enumerate(displays):
+    for index, display in enumerate(displays):
         folder = os.path.dirname(display)
         new_folder = folder != folder_before
         if not batches or (new_folder and _hash(folder) % DIRS_PER_BATCH == 0) \
@@ -222,7 +222,7 @@ def batches_of(displays: list[str]) -> list[_Batch]:
             while any(b.id == batch_id for b in batches[-2:]):  # the same path given twice
                 batch_id += "x"
             batches.append(_Batch(batch_id, []))
-        batches[-1].members.append(i)
+        batches[-1].members.append(index)
         folder_before = folder
     return batches
 
@@ -244,10 +244,10 @@ def _load_parts(batch: _Batch, facts: list[FileFacts], rows: dict[int, dict], pl
     pieces: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.PARSED_TABLES}
     for name, frames in _kept_rows([facts[i].display for i in members if i not in rows], previous).items():
         pieces[name] += frames
-    for i in members:
-        for name, frame in rows.get(i, {}).items():
+    for index in members:
+        for name, frame in rows.get(index, {}).items():
             pieces[name].append(frame)
-    order = {facts[i].display: n for n, i in enumerate(members)}
+    order = {facts[index].display: n for n, index in enumerate(members)}
     return {name: [_with_runs(_in_order(frames, order), members, facts, plan)] if frames else []
             for name, frames in pieces.items()}
 

@@ -42,13 +42,13 @@ def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int 
     tasks = file_tasks(found, exclude)
     reads = read_all(tasks, progress=progress, jobs=jobs, executor=executor)
     facts = [read.facts for read in reads]
-    plan = assemble.plan_runs(found, facts, {i: read.tables for i, read in enumerate(reads)})
+    plan = assemble.plan_runs(found, facts, {index: read.tables for index, read in enumerate(reads)})
     parts: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.PARSED_TABLES}
     kernel_files = []
-    for i, read in enumerate(reads):
+    for index, read in enumerate(reads):
         for name, frame in read.tables.items():
-            parts[name].append(assemble.with_run(frame, plan, i))
-        kernel_files += [i] if "kernels" in read.tables else []
+            parts[name].append(assemble.with_run(frame, plan, index))
+        kernel_files += [index] if "kernels" in read.tables else []
         read.tables = {}
     runs_of_kernels = assemble.kernel_runs(parts["kernels"], plan, kernel_files)
     tables = assemble.concat_parts(parts)

@@ -220,27 +220,27 @@ def _read_changes(found, previous: Previous | None, report: UpdateReport, exclud
     stats: list[os.stat_result | None] = [None] * len(found)
     to_read = []
     scanned_at = previous.manifest.get("scanned_at_ns", 0) if previous else 0
-    for i, task in enumerate(tasks):
-        stats[i] = _stat(task.path)
+    for index, task in enumerate(tasks):
+        stats[index] = _stat(task.path)
         before = previous.files.get(task.display) if previous else None
         if task.excluded is not None:
-            facts[i] = read_one(task).facts
+            facts[index] = read_one(task).facts
             if before is not None and not json.loads(before["facts"]).get("excluded"):
                 report.changed += 1
             continue
         if before is None:
             report.new += 1
-        elif _unchanged(before, stats[i], task.path, scanned_at):
-            facts[i] = FileFacts.from_json(before["facts"])
+        elif _unchanged(before, stats[index], task.path, scanned_at):
+            facts[index] = FileFacts.from_json(before["facts"])
             report.unchanged += 1
             continue
         else:
             report.changed += 1
-        to_read.append(i)
-    reads = read_all([tasks[i] for i in to_read], progress=progress, jobs=jobs, executor=executor)
+        to_read.append(index)
+    reads = read_all([tasks[index] for index in to_read], progress=progress, jobs=jobs, executor=executor)
     rows = {}
-    for i, read in zip(to_read, reads):
-        facts[i], rows[i] = read.facts, read.tables
+    for index, read in zip(to_read, reads):
+        facts[index], rows[index] = read.facts, read.tables
     report.read = len(to_read)
     report.files = len(found)
     if previous:
