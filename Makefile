@@ -26,6 +26,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py
+	$(BIN)/python benchmarks/bench_campaign.py
 
 clean:
 	rm -rf $(VENV) report.pdf report.html build dist tests/actual

@@ -21,7 +21,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import polars as pl
+
 from roofreport.errors import UsageError
+from roofreport.pipeline import executors, store
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import check_not_input
 from roofreport.pipeline.ingest import Progress, ingest
@@ -35,19 +38,36 @@ Paths = PathLike | Iterable[PathLike]
 
 
 def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
-         progress: bool | Progress = False) -> Dataset:
+         progress: bool | Progress = False, executor: str | None = None,
+         dataset: PathLike | None = None) -> Dataset:
     """Read every log under `paths` (files, or folders walked recursively) into a `Dataset`.
 
     `jobs`: worker processes for many files (default one per core, up to 4; 1 reads in this
     process). Safe from a script without a main guard and from a notebook. `exclude`: globs of
     files to leave unread (matched against the path under the folder given, any trailing part
     of it, and the name). `progress`: True for a progress line on stderr, or a callable
-    `(done, total, name)`."""
+    `(done, total, name)`. `executor`: where files are read: "local" (the default: worker
+    processes here), "dask" (a Dask cluster started here, or the one at
+    DASK_SCHEDULER_ADDRESS) or "dask://HOST:PORT" (the `roofreport[dask]` extra).
+
+    `dataset`: a folder kept up to date with the logs (an incremental dataset: only new and
+    changed files are read; `store.py`); the Dataset returned is read from it lazily, and
+    `.update_report` says what was done. `paths` naming one such folder reads it (lazily), as it is."""
     given = _paths(paths)
     if jobs is not None and jobs < 1:
         raise UsageError(f"jobs must be at least 1, not {jobs}")
+    executors.check(executor)
     report = _stderr_progress if progress is True else (progress or None)
-    return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude)))
+    folders = [p for p in given if p.is_dir() and store.is_dataset(p)]
+    if folders:
+        if len(given) > 1 or dataset is not None:
+            raise UsageError(f"{folders[0]} is a roofreport dataset: read it alone")
+        return store.open_dataset(folders[0])
+    if dataset is not None:
+        check_outputs([dataset], given)
+        return store.update(given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor,
+                            progress=report, finish_runs=_runs_with_totals)
+    return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor))
 
 
 def read_file(path: PathLike) -> Dataset:
@@ -74,12 +94,12 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
                  title: str | None = None, gpu: str | None = None, peaks: PathLike | None = None,
                  top: int = 10, window: tuple[float, float] | str | None = None,
                  jobs: int | None = None, exclude: Iterable[str] = (),
-                 progress: bool | Progress = False) -> list[Path]:
+                 progress: bool | Progress = False, executor: str | None = None) -> list[Path]:
     """Write the report of `source` (paths, a `Dataset` or an `Analysis`) to `output` (.pdf or
     .html) and, when given, the HTML to `html`; returns the paths written. Each file is written
     atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`)
     apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
-    `progress`) when it is paths."""
+    `progress`, `executor`) when it is paths (a dataset folder among them is read as it is)."""
     from roofreport.report import build_report as render  # matplotlib and WeasyPrint: only here
 
     output_path = Path(output)
@@ -98,7 +118,7 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
         analysis = source
     else:
         dataset = source if isinstance(source, Dataset) else read(
-            inputs, jobs=jobs, exclude=exclude, progress=progress)
+            inputs, jobs=jobs, exclude=exclude, progress=progress, executor=executor)
         analysis = _analyze(dataset, settings)
     return render(analysis, output_path, html_path, title)
 
@@ -155,11 +175,16 @@ def _with_totals(dataset: Dataset) -> Dataset:
     """The runs table with its run totals (kernel time, FLOPs, bytes, intensity, bound...),
     computed once by the analysis layer (analysis/totals.py) so `parse`, `read`, `analyze` and
     the report all read the same numbers."""
+    dataset.tables["runs"] = _runs_with_totals(dataset.tables)
+    return dataset
+
+
+def _runs_with_totals(tables) -> pl.DataFrame:
+    """`tables`' runs table with its run totals (a dataset folder stores it so)."""
     from roofreport import hardware
     from roofreport.analysis.totals import with_run_totals
 
-    dataset.tables["runs"] = with_run_totals(dataset.tables, hardware.load_database())
-    return dataset
+    return with_run_totals(tables, hardware.load_database())
 
 
 def _analyze(dataset: Dataset, settings: AnalysisSettings) -> Analysis:

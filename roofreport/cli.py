@@ -26,6 +26,10 @@ _paths = click.argument("paths", nargs=-1, required=True,
                         type=click.Path(exists=True, path_type=Path))
 _jobs = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
                      help="Worker processes for many files (default: one per core, up to 4).")
+_executor = click.option("--executor", default="local", show_default=True, metavar="local|dask|dask://HOST:PORT",
+                         help="Where files are read: worker processes here, a Dask cluster started here "
+                              "(or the one at DASK_SCHEDULER_ADDRESS), or the Dask scheduler at "
+                              "HOST:PORT (pip install 'roofreport[dask]').")
 _exclude = click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
                         help="Leave files matching GLOB unread (repeatable; matched against the "
                              "path under the folder given, any trailing part of it, and the name).")
@@ -46,10 +50,12 @@ def cli() -> None:
 @_paths
 @click.option("--json", "as_json", is_flag=True, help="One JSON array on stdout, one object per file.")
 @_jobs
+@_executor
 @_exclude
-def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None, exclude: tuple[str, ...]) -> None:
+def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None, executor: str,
+            exclude: tuple[str, ...]) -> None:
     """Show what every file is and what was read from it."""
-    dataset = _read(paths, jobs, exclude, quiet=as_json)
+    dataset = _read(paths, jobs, exclude, quiet=as_json, executor=executor)
     if as_json:
         click.echo(json.dumps([f.as_json() for f in dataset.files], indent=2))
     else:
@@ -63,18 +69,35 @@ def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None, exclude: t
               help="Folder to write the tables to (created if needed).")
 @click.option("--format", "fmt", type=click.Choice(api.TABLE_FORMATS), default="parquet", show_default=True,
               help="File format of the tables.")
+@click.option("--update", is_flag=True,
+              help="Keep DIR as an incremental dataset (partitioned Parquet): read only new and "
+                   "changed files, drop the rows of files that are gone.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
+@_executor
 @_exclude
-def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, strict: bool, quiet: bool,
-          jobs: int | None, exclude: tuple[str, ...]) -> None:
+def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict: bool, quiet: bool,
+          jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
     """Read logs into the shared tables and write one file per table.
 
-    Tables: kernels, metrics, activities, api_calls, samples, regions, runs, files.
+    Tables: kernels, metrics, activities, api_calls, samples, regions, runs, files. With
+    --update, DIR is a dataset folder that `roofreport build DIR`, `roofreport.read(DIR)`,
+    polars, DuckDB and pandas read (README: Incremental datasets).
     """
+    if update:
+        if fmt != "parquet":
+            _usage("--update keeps a Parquet dataset; leave out --format")
+        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir)
+        if not quiet:
+            for message in dataset.update_report.messages:
+                click.echo(f"roofreport: {message}", err=True)
+            _summary(dataset)
+            click.echo(f"updated {out_dir}/ in {dataset.update_report.seconds:.1f} s: {dataset.update_report.summary()}",
+                       err=True)
+        sys.exit(_exit_code(dataset, strict))
     _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))
-    dataset = _read(paths, jobs, exclude, quiet)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor)
     written = _guard(lambda: dataset.write(out_dir, fmt))
     if not quiet:
         _summary(dataset)
@@ -100,15 +123,16 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, strict: bool, quiet:
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
+@_executor
 @_exclude
 def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None,
           gpu_override: str | None, peaks_file: Path | None, top_n: int, window: str | None,
-          strict: bool, quiet: bool, jobs: int | None, exclude: tuple[str, ...]) -> None:
-    """Build the HTML/PDF report from logs."""
+          strict: bool, quiet: bool, jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
+    """Build the HTML/PDF report from logs (or from a dataset folder `parse --update` keeps)."""
     settings = dict(gpu=gpu_override, peaks=peaks_file, top=top_n, window=window)
     _guard(lambda: api.check_outputs([output, html_out], paths, report=True))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
-    dataset = _read(paths, jobs, exclude, quiet)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor)
     written = _guard(lambda: roofreport.build_report(dataset, output, html=html_out, title=title,
                                                      **settings))
     if not quiet:
@@ -120,10 +144,11 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
 
 # -- helpers ---------------------------------------------------------------------------------
 
-def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...],
-          quiet: bool) -> roofreport.Dataset:
+def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], quiet: bool,
+          executor: str | None = None, into: Path | None = None) -> roofreport.Dataset:
     progress = not quiet and sys.stderr.isatty()
-    return _guard(lambda: roofreport.read(list(paths), jobs=jobs, exclude=exclude, progress=progress))
+    return _guard(lambda: roofreport.read(list(paths), jobs=jobs, exclude=exclude, progress=progress,
+                                          executor=executor, dataset=into))
 
 
 def _guard(action):

@@ -215,6 +215,9 @@ class GpuDatabase:
         self.specs = list(specs)
         self._token_regexes = list(token_regexes or [])
         self._preferred = preferred    # keys of a user's own GPUs: they win a shared name
+        # name -> candidates: a campaign names a few GPUs thousands of times (every file's
+        # device and path tokens), and a look-up walks every name of the database
+        self._found: dict[str, tuple[GpuSpec, ...]] = {}
         self._by_key = {s.key: s for s in self.specs}
         self._names = [(_Name.of(n), s) for s in self.specs for n in dict.fromkeys((s.key, *s.aliases))]
         self._by_name: dict[str, list[tuple[_Name, GpuSpec]]] = {}
@@ -236,7 +239,13 @@ class GpuDatabase:
 
     def candidates(self, device_name: str | None) -> list[GpuSpec]:
         """Every spec the name can stand for, by the first rule that finds any (module docstring)."""
-        raw = _DEVICE_INDEX.sub("", (device_name or "").strip())
+        key = device_name or ""
+        if key not in self._found:
+            self._found[key] = tuple(self._candidates(key))
+        return list(self._found[key])
+
+    def _candidates(self, device_name: str) -> list[GpuSpec]:
+        raw = _DEVICE_INDEX.sub("", device_name.strip())
         if not raw:
             return []
         cut = _CUT_MARK.search(raw)

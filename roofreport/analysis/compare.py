@@ -21,7 +21,7 @@ import polars as pl
 
 from roofreport import hardware
 from roofreport.analysis import estimates as est_files, roofline, timing
-from roofreport.tables import schema
+from roofreport.tables import lazy, schema
 
 IDENTITY = {"run": pl.String, "label": pl.String, "gpu": pl.String, "gpu_model": pl.String,
             "gpu_label": pl.String, "model": pl.String, "batch_size": pl.Int64, "experiment": pl.String,
@@ -108,9 +108,10 @@ def incomplete_flops(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
 
 
 def _reason(tables: dict[str, pl.DataFrame], run: str, example: str) -> str:
-    metrics = tables.get("metrics")
-    tensor_counted = metrics is not None and metrics.height and metrics.filter(
-        (pl.col("run") == run) & pl.col("metric").str.contains("pipe_tensor|tensor_precision_fu")).height > 0
+    metrics = lazy.scan(tables, "metrics")   # a dataset folder's metrics: only these rows are read
+    tensor_counted = metrics is not None and metrics.filter(
+        (pl.col("run") == run) & pl.col("metric").str.contains("pipe_tensor|tensor_precision_fu")
+    ).select(pl.len()).collect().item() > 0
     if tensor_counted:
         return ("tensor-core instructions were counted, but no op-path counter (sm__ops_path_tensor_*) gives "
                 "their FLOPs on this architecture (x512 holds only on Volta; Hopper's wgmma shapes vary): "

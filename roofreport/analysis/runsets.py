@@ -8,7 +8,11 @@ report leaves them out (`body_tables`), and the appendix lists them (`duplicate_
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import polars as pl
+
+from roofreport.tables.lazy import LazyTables
 
 
 def duplicate_ids(runs: pl.DataFrame) -> list[str]:
@@ -18,9 +22,15 @@ def duplicate_ids(runs: pl.DataFrame) -> list[str]:
     return runs.filter(pl.col("duplicate_of").is_not_null())["run"].to_list()
 
 
-def body_tables(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
-    """`tables` without the rows of runs that copy another (every table with a `run` column)."""
+def body_tables(tables: Mapping[str, pl.DataFrame]) -> Mapping[str, pl.DataFrame]:
+    """`tables` without the rows of runs that copy another (every table with a `run` column).
+    Lazy tables (a dataset folder's) stay lazy: the filter goes into each table's scan."""
     copies = duplicate_ids(tables.get("runs", pl.DataFrame()))
+    if isinstance(tables, LazyTables):
+        if not copies:
+            return tables.filtered(lambda name, scan: scan)
+        return tables.filtered(lambda name, scan: scan.filter(~pl.col("run").is_in(copies) | pl.col("run").is_null())
+                               if "run" in scan.collect_schema() and name != "files" else scan)
     if not copies:
         return dict(tables)
     out = {}

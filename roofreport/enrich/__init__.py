@@ -109,14 +109,29 @@ def file_gpus(kernels: pl.DataFrame, metrics: pl.DataFrame,
               db: hardware.GpuDatabase | None = None) -> pl.DataFrame:
     """source_file, run, gpu_model, family: from device names in the logs, then the compute
     capability, then other files of the same run, then GPU tokens in the file's path."""
-    db = db or hardware.load_database()
-    files = distinct_rows(kernels, ["source_file", "run"])
+    return resolve_gpus(distinct_rows(kernels, ["source_file", "run"]), gpu_facts(kernels, metrics), db)
+
+
+def gpu_facts(kernels: pl.DataFrame, metrics: pl.DataFrame) -> dict[str, tuple[list[str], str | None]]:
+    """source_file -> (the device names its rows give, in order; the GPU family of the compute
+    capability it logged) for every file with kernels: what `resolve_gpus` needs of its rows.
+    A file's facts depend on its own rows only, so they can be kept per file."""
     named = _device_names(kernels, metrics)
     ccs = _cc_families(metrics)
+    files = distinct_rows(kernels, ["source_file"])["source_file"].to_list()
+    return {source_file: (named.get(source_file, []), ccs.get(source_file)) for source_file in files}
+
+
+def resolve_gpus(files: pl.DataFrame, facts: dict[str, tuple[list[str], str | None]],
+                 db: hardware.GpuDatabase | None = None) -> pl.DataFrame:
+    """`file_gpus` from each file's `gpu_facts` and the (source_file, run) pairs of the kernel
+    rows, in row order (a run's files lend each other their GPU in that order)."""
+    db = db or hardware.load_database()
     rows = []
-    for source_file, run in files.iter_rows():
-        spec = _first_match(db, named.get(source_file, []))
-        family = spec.family if spec else ccs.get(source_file)
+    for source_file, run in files.select("source_file", "run").iter_rows():
+        names, cc_family = facts.get(source_file, ([], None))
+        spec = _first_match(db, names)
+        family = spec.family if spec else cc_family
         rows.append({"source_file": source_file, "run": run, "gpu_model": spec.key if spec else None,
                      "family": family})
     out = pl.DataFrame(rows, schema={"source_file": pl.String, "run": pl.String,
@@ -125,7 +140,12 @@ def file_gpus(kernels: pl.DataFrame, metrics: pl.DataFrame,
 
 
 def file_families(kernels: pl.DataFrame, metrics: pl.DataFrame) -> dict[str, str]:
-    gpus = file_gpus(kernels, metrics).drop_nulls("family")
+    return families_of(file_gpus(kernels, metrics))
+
+
+def families_of(gpus: pl.DataFrame) -> dict[str, str]:
+    """source_file -> GPU family, from `file_gpus` / `resolve_gpus`."""
+    gpus = gpus.drop_nulls("family")
     return dict(zip(gpus["source_file"].to_list(), gpus["family"].to_list()))
 
 

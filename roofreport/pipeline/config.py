@@ -94,14 +94,18 @@ class Exclusions:
 
     def reason(self, path: Path, root: Path) -> str | None:
         """Why `path` (found under `root`) is left out, or None when it is read."""
-        rel = _relative(path, root)
-        for glob in self.cli:
-            if matches(glob, rel):
-                return f"excluded by {glob!r}"
+        if self.cli:
+            rel = _relative(path, root)
+            for glob in self.cli:
+                if matches(glob, rel):
+                    return f"excluded by {glob!r}"
         for folder in folders_for(path, root):
-            for glob in load(folder).exclude:
-                if matches(glob, _relative(path, folder)):
-                    return f"excluded by {glob!r} ({folder / CONFIG_NAME})"
+            globs = load(folder).exclude
+            if globs:   # (most folders have no toml: no path worked out for them)
+                rel = _relative(path, folder)
+                for glob in globs:
+                    if matches(glob, rel):
+                        return f"excluded by {glob!r} ({folder / CONFIG_NAME})"
         return None
 
 
@@ -109,8 +113,10 @@ def run_tables(path: Path, root: Path) -> list[RunTable]:
     """The `[[run]]` tables that match `path`, in the order they apply (later wins)."""
     found = []
     for folder in folders_for(path, root):
-        rel = _relative(path, folder)
-        found += [table for table in load(folder).runs if matches(table.match, rel)]
+        tables = load(folder).runs
+        if tables:
+            rel = _relative(path, folder)
+            found += [table for table in tables if matches(table.match, rel)]
     return found
 
 

@@ -8,14 +8,16 @@ is an attribute (`data.kernels`, `data.runs`, ...: polars DataFrames with the fi
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
-from roofreport.errors import LogWarning
+from roofreport.errors import LogWarning, UsageError
 from roofreport.pipeline.discover import check_not_input
-from roofreport.tables import schema
+from roofreport.tables import lazy, schema
 from roofreport.tables.output import TABLE_FORMATS, write_tables
 
 
@@ -54,15 +56,22 @@ class Dataset:
     """Everything read from a set of paths: the shared tables, the per-file outcomes, and the
     paths given (the report's default title and the estimate files beside the logs use them)."""
 
-    tables: dict[str, pl.DataFrame]
+    tables: MutableMapping[str, pl.DataFrame]   # a dict, or `LazyTables` for a dataset folder
     files: list[FileOutcome]
     inputs: list[Path] = field(default_factory=list)
+    update_report: Any = None   # what an incremental update did (`store.UpdateReport`), or None
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.tables[name]
 
     def _table(self, name: str) -> pl.DataFrame:
         return self.tables.get(name, schema.empty(name))
+
+    def scan(self, name: str) -> pl.LazyFrame:
+        """The table as a LazyFrame: a lazy Parquet scan for a dataset folder (filters and
+        column selections are pushed into the read), the frame itself otherwise."""
+        frame = lazy.scan(self.tables, name)
+        return frame if frame is not None else schema.empty(name).lazy()
 
     @property
     def kernels(self) -> pl.DataFrame:
@@ -112,6 +121,9 @@ class Dataset:
         `kernels.parquet`, `runs.parquet`, ... (`format` is "parquet", "csv" or "json"). An
         output that is one of the inputs, or a log inside an input folder, is refused."""
         folder = Path(folder)
+        if (folder / "manifest.json").is_file():
+            raise UsageError(f"{folder} holds an incremental dataset: update it with --update "
+                             "(roofreport.read(..., dataset=folder)), or write to another folder")
         for target in [folder, *(folder / f"{name}.{format}" for name in schema.TABLES)]:
             check_not_input(target, self.inputs)
         return write_tables(self, folder, format)

@@ -23,10 +23,13 @@ lies shallowest, says most about its run, and keeps its job id; the others are i
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path, PurePosixPath
+
+import polars as pl
 
 # Columns that say where a row was read, not what it says.
 _PLACE_COLUMNS = ("run", "source_file", "source_line", "launch_id")
@@ -47,6 +50,10 @@ class Candidate:
     richness: int = 0       # how much the log says about its run (command, device...)
     job: str | None = None  # the job id in its name
     process_id: int | None = None
+    # Known beforehand (an incremental dataset keeps them instead of the rows and bytes):
+    shape: tuple | None = None          # (table, rows) per table with rows, sorted
+    tables_digest: str | None = None    # `tables_digest(tables)`
+    content_hash: str | None = None     # `file_digest(path)`
 
 
 @cache
@@ -143,6 +150,8 @@ def _same_name_and_shape(candidates: list[Candidate], groups: "_Groups") -> None
 
 
 def _shape(candidate: Candidate) -> tuple:
+    if candidate.shape is not None:
+        return candidate.shape
     return tuple(sorted((name, frame.height) for name, frame in candidate.tables.items() if frame.height))
 
 
@@ -184,9 +193,14 @@ def _join_equal(candidates: list[Candidate], digest, groups: "_Groups", compatib
 
 
 def _file_digest(candidate: Candidate) -> str | None:
+    return candidate.content_hash or file_digest(candidate.path)
+
+
+def file_digest(path: Path) -> str | None:
+    """A hash of the file's bytes (None when it cannot be read)."""
     hasher = hashlib.blake2b(digest_size=20)
     try:
-        with open(candidate.path, "rb") as handle:
+        with open(path, "rb") as handle:
             for chunk in iter(lambda: handle.read(1 << 20), b""):
                 hasher.update(chunk)
     except OSError:
@@ -195,15 +209,24 @@ def _file_digest(candidate: Candidate) -> str | None:
 
 
 def _tables_digest(candidate: Candidate) -> str:
+    return candidate.tables_digest or tables_digest(candidate.tables)
+
+
+def tables_digest(tables: dict) -> str:
+    """A hash of what was read: every table's rows, but for where each row was read."""
     hasher = hashlib.blake2b(digest_size=20)
-    for name in sorted(candidate.tables):
-        frame = candidate.tables[name]
+    for name in sorted(tables):
+        frame = tables[name]
         if not frame.height:
             continue
         content = frame.drop([c for c in _PLACE_COLUMNS if c in frame.columns])
         hasher.update(name.encode())
         hasher.update(",".join(content.columns).encode())
-        hasher.update(content.hash_rows(seed=0).to_numpy().tobytes())
+        # The row hashes' bytes through Arrow IPC: `to_numpy` would import numpy (0.1-1.5 s)
+        # into a process that needs nothing else of it.
+        buffer = io.BytesIO()
+        pl.DataFrame({"h": content.hash_rows(seed=0)}).write_ipc(buffer, compression="uncompressed")
+        hasher.update(buffer.getvalue())
     return hasher.hexdigest()
 
 

@@ -1,78 +1,132 @@
-"""The pipeline from paths to the shared tables: discover → sniff → parse → runs → tables.
+"""The pipeline from paths to the shared tables: discover → read each file → runs → tables.
 
 `ingest(paths)` never raises for a bad input file: each file's outcome (ok, partial, error,
-skipped, with warnings) is recorded and the rest goes on. Many files are parsed in worker
-processes so both cores work; one big file is parsed in-process (polars is already parallel).
+skipped, with warnings) is recorded and the rest goes on. Each file is read by one task
+(`read_one`: sniff, parse, conform its tables), run by an executor (`executors.py`): many files
+on worker processes so every core works, a few (or one big one, which polars already reads on
+every core) in this process, or on Dask. A task whose process dies is retried once, then
+recorded as a failed file. What looks across files (runs, GPUs, enrichment) is `assemble.py`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import traceback
-from contextlib import nullcontext
-from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Callable
+from pathlib import Path
+from typing import Callable
 
 import polars as pl
 
-from roofreport.enrich import enrich_kernels
 from roofreport.errors import LogWarning, ParseError, RoofreportError
-from roofreport.families import REGISTRY, ParseResult, RunHints
+from roofreport.families import REGISTRY, ParseResult
 from roofreport.families.common.textio import Document
-from roofreport.pipeline import config, cutshort, duplicates, identity
-from roofreport.pipeline import runs as runs_mod
-from roofreport.pipeline.dataset import Dataset, FileOutcome
+from roofreport.pipeline import assemble, config, duplicates, executors
+from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import discover
-from roofreport.pipeline.sniff import Sniffed, sniff
+from roofreport.pipeline.tasks import Crash, FileRead, FileTask
+from roofreport.pipeline.facts import FileFacts
+from roofreport.pipeline.sniff import sniff
 from roofreport.tables import schema
-
-if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
 
 Progress = Callable[[int, int, str], None]
 
-_PARALLEL_MIN_FILES = 12
-
 
 def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int | None = None,
-           exclude: tuple[str, ...] = ()) -> Dataset:
+           exclude: tuple[str, ...] = (), executor: str | None = None) -> Dataset:
     """Read every file under `paths` into the shared tables, each row tagged with its run
     (pipeline/runs.py). Files that a glob of `exclude` or a roofreport.toml's `exclude` names
-    (pipeline/config.py) are listed as skipped, unread, with the glob that left them out."""
+    (pipeline/config.py) are listed as skipped, unread, with the glob that left them out.
+    `executor`: where the files are read (`executors.choose`)."""
     paths = [Path(p) for p in paths]
     found = discover(paths)
-    exclusions = config.Exclusions(tuple(exclude))
-    reasons = [exclusions.reason(path, root) for path, root in found]
-    results: dict[int, ParseResult] = {}
-    with _pool(len(found), jobs) as pool:
-        sniffed = _sniff_all([(path, reason) for (path, _), reason in zip(found, reasons)], pool)
-        work = [(i, s) for i, s in enumerate(sniffed) if s.readable]
-        total = len(found)
-        done = total - len(work)
-        for index, result in _parse_all(work, pool):
-            results[index] = result
-            done += 1
-            if progress:
-                progress(done, total, sniffed[index].display)
-    plan = _plan_runs(found, sniffed, results)
-    outcomes, frames = [], {name: [] for name in schema.PARSED_TABLES}
-    for index, sn in enumerate(sniffed):
-        result = results.get(index)
-        outcome = _outcome(sn, result, plan.label_of(index) if result is not None else None)
-        outcome.excluded = reasons[index] is not None
-        outcomes.append(outcome)
-        if result is None:
-            continue
-        for name, frame in result.tables.items():
-            if frame.height:
-                frames[name].append(frame.with_columns(
-                    _run_column(plan, index, frame), pl.lit(sn.display, pl.String).alias("source_file")))
-    tables = {name: _concat(name, parts) for name, parts in frames.items()}
-    tables["kernels"] = _finish_kernels(tables["kernels"], tables["metrics"])
-    tables["runs"] = cutshort.mark(plan.runs, _cut_short(plan, results, sniffed))
-    tables["files"] = _files_table(outcomes)
+    tasks = file_tasks(found, exclude)
+    reads = read_all(tasks, progress=progress, jobs=jobs, executor=executor)
+    facts = [read.facts for read in reads]
+    plan = assemble.plan_runs(found, facts, {index: read.tables for index, read in enumerate(reads)})
+    parts: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.PARSED_TABLES}
+    kernel_files = []
+    for index, read in enumerate(reads):
+        for name, frame in read.tables.items():
+            parts[name].append(assemble.with_run(frame, plan, index))
+        kernel_files += [index] if "kernels" in read.tables else []
+        read.tables = {}
+    runs_of_kernels = assemble.kernel_runs(parts["kernels"], plan, kernel_files)
+    tables = assemble.concat_parts(parts)
+    assemble.add_gpu_facts(facts, tables["kernels"], tables["metrics"])
+    tables = assemble.finish(tables, assemble.resolve_families(runs_of_kernels, facts))
+    outcomes = assemble.outcomes(facts, plan)
+    tables["runs"] = assemble.runs_table(plan, facts)
+    tables["files"] = assemble.files_table(outcomes)
     return Dataset(tables=tables, files=outcomes, inputs=list(paths))
+
+
+# -- the per-file task -----------------------------------------------------------------------
+
+def file_tasks(found: list[tuple[Path, Path]], exclude: tuple[str, ...] = (),
+               fingerprint: bool = False) -> list[FileTask]:
+    exclusions = config.Exclusions(tuple(exclude))
+    return [FileTask(str(path), str(path), exclusions.reason(path, root), fingerprint)
+            for path, root in found]
+
+
+def read_all(tasks: list[FileTask], progress: Progress | None = None, jobs: int | None = None,
+             executor: str | None = None) -> list[FileRead]:
+    """Every task's `FileRead`, in the tasks' order, read by the chosen executor; a task whose
+    process died twice gives a failed file."""
+    reads: list[FileRead | None] = [None] * len(tasks)
+    # Largest files first, so the workers stay busy to the end.
+    sizes = [_size(task.path) for task in tasks]
+    order = sorted(range(len(tasks)), key=lambda i: -sizes[i])
+    runner = executors.choose(executor, jobs, len(tasks), sum(sizes))
+    try:
+        for done, (position, result) in enumerate(runner.run(read_one, [tasks[i] for i in order]), 1):
+            task = tasks[order[position]]
+            reads[order[position]] = _crashed(task, result) if isinstance(result, Crash) else result
+            if progress:
+                progress(done, len(tasks), task.display)
+    finally:
+        runner.close()
+    return reads
+
+
+def read_one(task: FileTask) -> FileRead:
+    """Sniff and parse one file (never raises: a failure is the file's error)."""
+    path = Path(task.path)
+    if task.excluded is not None:
+        return FileRead(FileFacts(task.display, size=_size(task.path), encoding="",
+                                  skip_reason=task.excluded, excluded=True), {})
+    sniffed = sniff(path, display=task.display)
+    facts = FileFacts(task.display, size=sniffed.size, encoding=sniffed.encoding, family=sniffed.family,
+                      variant=sniffed.variant, skip_reason=sniffed.skip_reason)
+    if not sniffed.readable:
+        return FileRead(_fingerprinted(task, facts), {})
+    result = parse_file(path, sniffed.spec.name, sniffed.variant, task.display)
+    tables = {name: schema.conform(name, frame.with_columns(pl.lit(task.display, pl.String).alias("source_file")))
+              for name, frame in result.tables.items() if frame.height}
+    facts.parsed = True
+    facts.family, facts.variant, facts.tool_version = result.family, result.variant, result.tool_version
+    facts.hints, facts.sessions = result.hints, result.sessions
+    facts.warnings = [LogWarning(w.code, w.message, w.line, path=task.display) for w in result.warnings]
+    facts.error = result.error.describe() if result.error else None
+    facts.rows = {name: frame.height for name, frame in tables.items()}
+    # The duplicate check compares files' rows by this digest: worked out here, in the worker,
+    # rather than one file after the other in the process that groups runs.
+    facts.tables_digest = duplicates.tables_digest(tables)
+    if task.fingerprint:
+        facts.content_hash = duplicates.file_digest(path)
+    return FileRead(facts, tables)
+
+
+def _fingerprinted(task: FileTask, facts: FileFacts) -> FileFacts:
+    """An unread file's facts with the hash of its bytes when the task asks for it (an update
+    compares it to tell a touched file from a changed one)."""
+    if task.fingerprint:
+        facts.content_hash = duplicates.file_digest(Path(task.path))
+    return facts
+
+
+def _crashed(task: FileTask, crash: Crash) -> FileRead:
+    return FileRead(FileFacts(task.display, size=_size(task.path), error=f"{task.display}: {crash.message}"), {})
 
 
 # -- parsing ---------------------------------------------------------------------------------
@@ -119,155 +173,8 @@ def _unexpected(family: str, exc: BaseException) -> str:
     return f"{message}; set ROOFREPORT_DEBUG=1 to see where it failed"
 
 
-def _parse_one(args: tuple[int, str, str, str, str]) -> tuple[int, ParseResult]:
-    index, path, spec_name, variant, display = args
-    return index, parse_file(Path(path), spec_name, variant, display)
-
-
-def _pool(count: int, jobs: int | None):
-    """Worker processes for many files (sniffing and parsing both run there, so both cores
-    work), or no pool (None) for a few files or one job (`workers.pool`: safe to start from a
-    script without a main guard or from a notebook)."""
-    workers = jobs if jobs is not None else min(os.cpu_count() or 1, 4)
-    if workers <= 1 or count < _PARALLEL_MIN_FILES:
-        return nullcontext(None)
-    from roofreport.pipeline.workers import pool  # only when used: start-up cost
-
-    return pool(workers)
-
-
-def _sniff_one(task: tuple[Path, str | None]) -> Sniffed:
-    path, excluded = task
-    if excluded is not None:
-        return Sniffed(path, str(path), _size(str(path)), "", skip_reason=excluded)
-    return sniff(path, display=str(path))
-
-
-def _sniff_all(tasks: list[tuple[Path, str | None]], pool: ProcessPoolExecutor | None) -> list[Sniffed]:
-    if pool is None:
-        return [_sniff_one(task) for task in tasks]
-    return list(pool.map(_sniff_one, tasks, chunksize=max(1, min(32, len(tasks) // 8))))
-
-
-def _parse_all(work: list[tuple[int, Sniffed]], pool: ProcessPoolExecutor | None):
-    tasks = [(i, str(s.path), s.spec.name, s.variant, s.display) for i, s in work]
-    if pool is None or len(tasks) < _PARALLEL_MIN_FILES:
-        for task in tasks:
-            yield _parse_one(task)
-        return
-    # Largest files first so the pool stays balanced.
-    tasks.sort(key=lambda t: -_size(t[1]))
-    yield from pool.map(_parse_one, tasks, chunksize=4)
-
-
 def _size(path: str) -> int:
     try:
         return os.path.getsize(path)
     except OSError:
         return 0
-
-
-# -- runs ------------------------------------------------------------------------------------
-
-def _plan_runs(found: list[tuple[Path, Path]], sniffed: list[Sniffed],
-               results: dict[int, ParseResult]) -> runs_mod.Plan:
-    """Which run every parsed file (or profiler session) belongs to: copies first, then the
-    grouping rules of pipeline/runs.py."""
-    files, candidates = [], []
-    for index, result in sorted(results.items()):
-        path, root = found[index]
-        rel = _relative(path, root)
-        files.append(runs_mod.LogFile(
-            index=index, rel=rel, root=root.name or str(root), family=result.family,
-            variant=result.variant, tool_version=result.tool_version, hints=result.hints,
-            sessions=result.sessions, tables=config.run_tables(path, root)))
-        name = identity.read_name(rel.name)
-        candidates.append(duplicates.Candidate(
-            index=index, path=path, rel=rel, size=sniffed[index].size, family=result.family,
-            variant=result.variant, name_key=name.key, tables=result.tables,
-            richness=_richness(result.hints), job=name.get("job"), process_id=result.hints.process_id))
-    originals = duplicates.find(candidates)
-    for file in files:
-        file.duplicate_of = originals.get(file.index)
-    return runs_mod.plan(files)
-
-
-def _cut_short(plan: runs_mod.Plan, results: dict[int, ParseResult], sniffed: list[Sniffed]) -> dict[str, str]:
-    """run -> why its logs stop before the run did (the first such warning: cutshort.py)."""
-    found: dict[str, str] = {}
-    for index, result in sorted(results.items()):
-        for warning in result.warnings:
-            if not cutshort.is_cut_short(warning.code, result.family):
-                continue
-            sessions = plan.session_runs.get(index)
-            run = cutshort.run_at_line(sessions, warning.line) if sessions else plan.file_run.get(index)
-            if run:
-                found.setdefault(run, cutshort.reason(warning.code, warning.message, sniffed[index].display,
-                                                      warning.line))
-    return found
-
-
-def _relative(path: Path, root: Path) -> PurePosixPath:
-    try:
-        return PurePosixPath(path.relative_to(root).as_posix())
-    except ValueError:
-        return PurePosixPath(path.name)
-
-
-def _richness(hints: RunHints) -> int:
-    """How much a log says about its run: of two copies, the one that says more is kept."""
-    return sum(value is not None for value in (hints.command, hints.device_name, hints.host, hints.label))
-
-
-def _run_column(plan: runs_mod.Plan, index: int, frame: pl.DataFrame) -> pl.Series:
-    """The run of each row: the file's run, or for a log of several profiler sessions the
-    session whose first line is the last one at or before the row's line."""
-    sessions = plan.session_runs.get(index)
-    if not sessions:
-        return pl.repeat(plan.file_run[index], frame.height, dtype=pl.String, eager=True).alias("run")
-    starts = pl.Series([first for first, _ in sessions], dtype=pl.Int64)
-    lines = frame["source_line"].fill_null(0).cast(pl.Int64)
-    which = (starts.search_sorted(lines, side="right").cast(pl.Int64) - 1).clip(0, len(sessions) - 1)
-    return pl.Series("run", [run for _, run in sessions], dtype=pl.String).gather(which)
-
-
-# -- tables ----------------------------------------------------------------------------------
-
-def _concat(name: str, parts: list[pl.DataFrame]) -> pl.DataFrame:
-    if not parts:
-        return schema.empty(name)
-    return schema.conform(name, pl.concat(parts, how="diagonal_relaxed"))
-
-
-def _finish_kernels(kernels: pl.DataFrame, metrics: pl.DataFrame) -> pl.DataFrame:
-    """Derived kernel columns (counters, short name, category, phase region, tensor flags)."""
-    if not kernels.height:
-        return kernels
-    return schema.conform("kernels", enrich_kernels(kernels, metrics))
-
-
-def _outcome(sn: Sniffed, result: ParseResult | None, run: str | None) -> FileOutcome:
-    base = dict(path=sn.display, family=sn.family, variant=sn.variant, encoding=sn.encoding,
-                size_bytes=sn.size)
-    if result is None:
-        return FileOutcome(**base, status="skipped", error=sn.skip_reason)
-    rows = result.rows()
-    if result.error is None:
-        status = "ok"
-    else:
-        status = "partial" if rows else "error"
-    warnings = [LogWarning(w.code, w.message, w.line, path=sn.display) for w in result.warnings]
-    return FileOutcome(**base, status=status, rows=rows, warnings=warnings,
-                       error=result.error.describe() if result.error else None,
-                       tool_version=result.tool_version, run=run)
-
-
-def _files_table(outcomes: list[FileOutcome]) -> pl.DataFrame:
-    if not outcomes:
-        return schema.empty("files")
-    return schema.conform("files", pl.DataFrame([{
-        "path": o.path, "family": o.family, "variant": o.variant, "status": o.status,
-        "run": o.run, "tool_version": o.tool_version, "encoding": o.encoding,
-        "size_bytes": o.size_bytes, "rows": json.dumps(o.rows, sort_keys=True),
-        "warnings": len(o.warnings), "error": o.error,
-    } for o in outcomes], infer_schema_length=None))

@@ -6,20 +6,28 @@ without an `if __name__ == "__main__":` guard would run itself again in every wo
 the pool. roofreport's workers need nothing of the caller's script: while a worker starts,
 `__main__` is replaced by an empty module, so the worker imports only roofreport. The same pool
 works from scripts, from notebooks (whose `__main__` has no file) and from the CLI.
+
+`LocalPool` is the executor (`executors.py`) on such a pool: it contains a task whose worker
+dies (retried once, alone, then a `tasks.Crash`).
 """
 
 from __future__ import annotations
 
 import sys
 import types
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing.context import SpawnContext, SpawnProcess
-from typing import Iterator
+from typing import Any, Iterator
+
+from roofreport.errors import RoofreportError
+from roofreport.pipeline.tasks import Crash
 
 
 @contextmanager
-def _main_hidden() -> Iterator[None]:
+def main_hidden() -> Iterator[None]:
     """`sys.modules["__main__"]` is an empty module inside the block: a process started there
     is told no main module to import (`multiprocessing.spawn.get_preparation_data` reads it)."""
     main = sys.modules.get("__main__")
@@ -33,7 +41,7 @@ def _main_hidden() -> Iterator[None]:
 
 class _Process(SpawnProcess):
     def start(self) -> None:
-        with _main_hidden():
+        with main_hidden():
             super().start()
 
 
@@ -44,3 +52,103 @@ class _Context(SpawnContext):
 def pool(workers: int) -> ProcessPoolExecutor:
     """A pool of `workers` spawned processes that never import the caller's main module."""
     return ProcessPoolExecutor(max_workers=workers, mp_context=_Context())
+
+
+class LocalPool:
+    """Spawned worker processes on this machine. A few tasks are in flight at a time (two per
+    worker), so a worker's death loses only those: they run again, one by one, in a pool of
+    their own, which tells the task that kills its process from the ones that died with it."""
+
+    name = "local pool"
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self._pool = None
+
+    def run(self, fn, tasks):
+        queue = deque(range(len(tasks)))
+        suspects: list[int] = []
+        idle_breaks = 0
+        while queue:
+            waiting = len(queue)
+            lost = yield from self._run_until_broken(fn, tasks, queue)
+            suspects += lost
+            idle_breaks = idle_breaks + 1 if not lost and len(queue) == waiting else 0
+            if idle_breaks > 3:   # the workers die before they run anything
+                raise RoofreportError("roofreport's worker processes die as they start; try --jobs 1")
+        for position in suspects:
+            yield position, self._run_alone(fn, tasks[position])
+
+    def _run_until_broken(self, fn, tasks, queue: deque) -> Iterator[tuple[int, Any]]:
+        """Run queued tasks until done or until the pool breaks; return the tasks lost."""
+        pool = self._open(self.workers)
+        inflight: dict[Future, int] = {}
+        window = 2 * self.workers
+        while queue or inflight:
+            broken = False
+            while queue and len(inflight) < window and not broken:
+                try:
+                    inflight[pool.submit(fn, tasks[queue[0]])] = queue[0]
+                    queue.popleft()
+                except BrokenProcessPool:   # a worker died since the last look: that task never ran
+                    broken = True
+            done, _ = wait(inflight, return_when=FIRST_COMPLETED) if inflight else (set(), set())
+            lost = []
+            for future in done:
+                position = inflight.pop(future)
+                outcome = _outcome(future)
+                if outcome is _BROKEN:
+                    lost.append(position)
+                else:
+                    yield position, outcome
+            if lost or broken:
+                self._discard()
+                # Tasks that finished before the break keep their result; the rest are lost.
+                for future, position in inflight.items():
+                    outcome = _BROKEN if future.cancelled() else _outcome(future)
+                    if outcome is _BROKEN:
+                        lost.append(position)
+                    else:
+                        yield position, outcome
+                return lost
+        return []
+
+    def _run_alone(self, fn, task) -> Any:
+        pool = self._open(1)
+        outcome = _outcome(pool.submit(fn, task), wait_for_it=True)
+        if outcome is _BROKEN:
+            self._discard()
+            return Crash("its worker process died while reading it, twice (a crash in a reader, "
+                         "or the machine ran out of memory)")
+        return outcome
+
+    def _open(self, workers: int):
+        if self._pool is not None and self._pool_workers != workers:
+            self._discard()
+        if self._pool is None:
+            self._pool, self._pool_workers = pool(workers), workers
+        return self._pool
+
+    def _discard(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def close(self) -> None:
+        self._discard()
+
+
+_BROKEN = object()
+
+
+def _outcome(future: Future, wait_for_it: bool = False) -> Any:
+    """The future's result, `_BROKEN` when its process died, a `Crash` for any other failure
+    (the function itself never raises: ingest contains every reader's exception)."""
+    if wait_for_it:
+        wait([future])
+    error = future.exception()
+    if error is None:
+        return future.result()
+    if isinstance(error, BrokenProcessPool):
+        return _BROKEN
+    return Crash(f"the worker could not run it ({type(error).__name__}: {error})")

@@ -215,6 +215,20 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
 # Tables a parser may fill (runs and files are made by the pipeline).
 PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "regions")
 
+# The version of these tables' layout. Raise it when a column is added, removed, retyped or
+# changes meaning: an incremental dataset written under another version is read again in full
+# (`pipeline/store.py`), and so is one whose `fingerprint()` differs, should a change forget it.
+SCHEMA_VERSION = 1
+
+
+def fingerprint() -> str:
+    """A short hash of every table's columns and types."""
+    import hashlib
+
+    text = ";".join(f"{name}:" + ",".join(f"{col}={dtype}" for col, dtype in columns.items())
+                    for name, columns in TABLES.items())
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
 
 def empty(name: str) -> pl.DataFrame:
     return pl.DataFrame(schema=TABLES[name])

@@ -1,0 +1,198 @@
+"""From what each file gave to the shared tables: runs, the `run` column, enriched kernels.
+
+Reading is per file (`ingest.read_one`); everything here looks across files, and works from
+the files' `FileFacts` alone where it can, so an incremental dataset (`store.py`) runs it over
+every file of a campaign without reading the unchanged ones again:
+
+* `plan_runs`, `runs_table`: which run each file (or profiler session) belongs to: copies
+  first (`duplicates.py`), then the grouping rules of `runs.py`; runs cut short (`cutshort.py`);
+* `with_run`: a file's rows tagged with their run;
+* `resolve_families`: the GPU family each file with kernels ran on, from its own facts and
+  its run's other files (`enrich.resolve_gpus`), which decides the kernel counters' rules;
+* `add_gpu_facts`, `finish`: one set of files' rows as the shared tables (kernels enriched). The whole
+  dataset is one such set; a dataset folder writes one per batch of files, and the batches
+  concatenated equal the whole.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path, PurePosixPath
+
+import polars as pl
+
+from roofreport.enrich import enrich_kernels, families_of, gpu_facts, resolve_gpus
+from roofreport.pipeline import config, cutshort, duplicates, identity
+from roofreport.pipeline import runs as runs_mod
+from roofreport.pipeline.dataset import FileOutcome
+from roofreport.pipeline.facts import FileFacts
+from roofreport.tables import schema
+from roofreport.tables.frames import distinct_rows
+
+Tables = dict[str, pl.DataFrame]
+
+
+def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
+              tables: dict[int, Tables] | None = None) -> runs_mod.Plan:
+    """The run of every parsed file (by position in `found`). `tables`: the files' rows when
+    at hand, else the duplicate check uses the digests kept in the facts."""
+    files, candidates = [], []
+    for index, fact in enumerate(facts):
+        if not fact.parsed:
+            continue
+        path, root = found[index]
+        rel = _relative(path, root)
+        files.append(runs_mod.LogFile(
+            index=index, rel=rel, root=root.name or str(root), family=fact.family,
+            variant=fact.variant, tool_version=fact.tool_version, hints=fact.hints,
+            sessions=fact.sessions, tables=config.run_tables(path, root)))
+        name = identity.read_name(rel.name)
+        candidates.append(duplicates.Candidate(
+            index=index, path=path, rel=rel, size=fact.size, family=fact.family,
+            variant=fact.variant, name_key=name.key, tables=(tables or {}).get(index, {}),
+            richness=_richness(fact), job=name.get("job"), process_id=fact.hints.process_id,
+            shape=fact.shape, tables_digest=fact.tables_digest, content_hash=fact.content_hash))
+    originals = duplicates.find(candidates)
+    for file in files:
+        file.duplicate_of = originals.get(file.index)
+    return runs_mod.plan(files)
+
+
+def _relative(path: Path, root: Path) -> PurePosixPath:
+    try:
+        return PurePosixPath(path.relative_to(root).as_posix())
+    except ValueError:
+        return PurePosixPath(path.name)
+
+
+def _richness(fact: FileFacts) -> int:
+    """How much a log says about its run: of two copies, the one that says more is kept."""
+    hints = fact.hints
+    return sum(value is not None for value in (hints.command, hints.device_name, hints.host, hints.label))
+
+
+def run_of(plan: runs_mod.Plan, index: int) -> object:
+    """What decides the `run` column of a file's rows: its run, or its sessions' runs."""
+    sessions = plan.session_runs.get(index)
+    return [list(s) for s in sessions] if sessions else plan.file_run.get(index)
+
+
+def with_run(frame: pl.DataFrame, plan: runs_mod.Plan, index: int) -> pl.DataFrame:
+    """The file's rows with their run: the file's run, or for a log of several profiler
+    sessions the session whose first line is the last one at or before the row's line."""
+    sessions = plan.session_runs.get(index)
+    if not sessions:
+        run = pl.lit(plan.file_run[index], pl.String)
+    else:
+        starts = pl.Series([first for first, _ in sessions], dtype=pl.Int64)
+        lines = frame["source_line"].fill_null(0).cast(pl.Int64)
+        which = (starts.search_sorted(lines, side="right").cast(pl.Int64) - 1).clip(0, len(sessions) - 1)
+        run = pl.Series([run for _, run in sessions], dtype=pl.String).gather(which)
+    return frame.with_columns(run.alias("run"))
+
+
+def kernel_runs(parts: list[pl.DataFrame], plan: runs_mod.Plan, indices: list[int]) -> pl.DataFrame:
+    """The (source_file, run) pairs of the kernel rows of files' parts (`indices`: each part's
+    file), in row order: what GPU resolution needs of the rows themselves."""
+    pairs = []
+    for part, index in zip(parts, indices):
+        if not part.height:
+            continue
+        if index in plan.session_runs:
+            pairs.append(distinct_rows(part, ["source_file", "run"]))
+        else:   # one file, one run
+            pairs.append(pl.DataFrame({"source_file": [part["source_file"][0]], "run": [plan.file_run[index]]},
+                                      schema=_FILE_RUN))
+    return pl.concat(pairs) if pairs else pl.DataFrame(schema=_FILE_RUN)
+
+
+_FILE_RUN = {"source_file": pl.String, "run": pl.String}
+
+
+def add_gpu_facts(facts: list[FileFacts], kernels: pl.DataFrame, metrics: pl.DataFrame) -> None:
+    """Each file's `gpu_names` and `gpu_cc_family` (`enrich.gpu_facts`) from its rows among
+    `kernels` and `metrics`, worked out for all of them at once."""
+    if not kernels.height:
+        return
+    found = gpu_facts(kernels, metrics)
+    for fact in facts:
+        if fact.display in found:
+            fact.gpu_names, fact.gpu_cc_family = found[fact.display]
+
+
+def resolve_families(runs_of_kernels: pl.DataFrame, facts: list[FileFacts]) -> dict[str, str]:
+    """source_file -> GPU family for the kernel counters (see the module docstring)."""
+    if not runs_of_kernels.height:
+        return {}
+    gpu = {f.display: (f.gpu_names, f.gpu_cc_family) for f in facts if f.rows.get("kernels")}
+    return families_of(resolve_gpus(runs_of_kernels, gpu))
+
+
+def concat_parts(parts: dict[str, list[pl.DataFrame]]) -> Tables:
+    """Every parsed table of one set of files: its parts (each one file's rows or more,
+    conformed, with their runs) one after the other."""
+    return {name: concat(name, parts.get(name, [])) for name in schema.PARSED_TABLES}
+
+
+def finish(tables: Tables, families: dict[str, str]) -> Tables:
+    """The parsed tables of one set of files (`concat_parts`) with kernels enriched by each
+    file's GPU family."""
+    tables = dict(tables)
+    kernels = tables["kernels"]
+    if kernels.height:
+        tables["kernels"] = schema.conform("kernels", enrich_kernels(kernels, tables["metrics"], families))
+    return tables
+
+
+def concat(name: str, parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """One file's parts after another (each conformed already), or the empty table."""
+    parts = [p for p in parts if p.height]
+    if not parts:
+        return schema.empty(name)
+    return parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical")
+
+
+def runs_table(plan: runs_mod.Plan, facts: list[FileFacts]) -> pl.DataFrame:
+    """The runs table: the plan's runs, marked where their logs stop before the run did."""
+    return cutshort.mark(plan.runs, _cut_short(plan, facts))
+
+
+def _cut_short(plan: runs_mod.Plan, facts: list[FileFacts]) -> dict[str, str]:
+    """run -> why its logs stop before the run did (the first such warning: cutshort.py)."""
+    found: dict[str, str] = {}
+    for index, fact in enumerate(facts):
+        if not fact.parsed:
+            continue
+        for warning in fact.warnings:
+            if not cutshort.is_cut_short(warning.code, fact.family):
+                continue
+            sessions = plan.session_runs.get(index)
+            run = cutshort.run_at_line(sessions, warning.line) if sessions else plan.file_run.get(index)
+            if run:
+                found.setdefault(run, cutshort.reason(warning.code, warning.message, fact.display, warning.line))
+    return found
+
+
+def outcomes(facts: list[FileFacts], plan: runs_mod.Plan) -> list[FileOutcome]:
+    return [outcome(fact, plan.label_of(i) if fact.parsed else None) for i, fact in enumerate(facts)]
+
+
+def outcome(fact: FileFacts, run: str | None) -> FileOutcome:
+    """The file's outcome (`run`: its run(s) as the `files` table shows them)."""
+    return FileOutcome(
+        path=fact.display, family=fact.family, variant=fact.variant, status=fact.status,
+        rows=dict(fact.rows), warnings=list(fact.warnings),
+        error=fact.error if fact.parsed or fact.error else fact.skip_reason,
+        tool_version=fact.tool_version, run=run, encoding=fact.encoding, size_bytes=fact.size,
+        excluded=fact.excluded)
+
+
+def files_table(outcomes: list[FileOutcome]) -> pl.DataFrame:
+    if not outcomes:
+        return schema.empty("files")
+    return schema.conform("files", pl.DataFrame([{
+        "path": o.path, "family": o.family, "variant": o.variant, "status": o.status,
+        "run": o.run, "tool_version": o.tool_version, "encoding": o.encoding,
+        "size_bytes": o.size_bytes, "rows": json.dumps(o.rows, sort_keys=True),
+        "warnings": len(o.warnings), "error": o.error,
+    } for o in outcomes], infer_schema_length=None))

@@ -1,0 +1,117 @@
+"""Per-file work on Dask distributed (the `roofreport[dask]` extra).
+
+`DaskExecutor(address=None)` starts a `LocalCluster` of single-threaded worker processes on
+this machine (polars is already multi-threaded inside each); with an address
+(`tcp://HOST:PORT`, or DASK_SCHEDULER_ADDRESS in the environment, Dask's own convention) it
+uses the cluster already running there. The workers must see the logs at the paths given
+(a shared filesystem) and have roofreport installed; each file is read on a worker and its
+tables come back to this process, which groups runs and writes the tables as the local pool's
+run does, so both give the same tables.
+
+A task whose worker dies is retried once, alone on the cluster once every other task is done
+(the tasks waiting on a dying worker fail with it, and alone a death is the task's own); if
+it dies again the file is recorded as failed (`tasks.Crash`) and the rest goes on. On the
+local cluster the scheduler gives up on a task at its first worker death (`allowed-failures`
+0), so "once" means once; a cluster of someone else's keeps its own setting (Dask's default
+reschedules a task three times before it reports `KilledWorker`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from roofreport.errors import UsageError
+from roofreport.pipeline.tasks import Crash
+from roofreport.pipeline.workers import main_hidden
+
+ADDRESS_ENV = "DASK_SCHEDULER_ADDRESS"
+_CONNECT_TIMEOUT = "20s"
+
+
+def _modules():
+    try:
+        import dask
+        import distributed
+    except ImportError:
+        raise UsageError("the dask executor needs Dask distributed: "
+                         "pip install 'roofreport[dask]'") from None
+    return dask, distributed
+
+
+class DaskExecutor:
+    """See the module docstring."""
+
+    name = "dask"
+
+    def __init__(self, address: str | None = None, workers: int | None = None):
+        dask, distributed = _modules()
+        address = address or os.environ.get(ADDRESS_ENV) or dask.config.get("scheduler-address", None)
+        self._cluster = None
+        try:
+            if address:
+                self.name = f"dask at {address}"
+                self.client = distributed.Client(address, timeout=_CONNECT_TIMEOUT)
+            else:
+                self._cluster = _local_cluster(dask, distributed, workers)
+                self.client = distributed.Client(self._cluster)
+        except (OSError, TimeoutError) as exc:
+            self.close()
+            raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+
+    def run(self, fn: Callable[[Any], Any], tasks: Sequence[Any]):
+        distributed = _modules()[1]
+        run_id = uuid.uuid4().hex[:12]
+        positions = {}
+        futures = []
+        for position, task in enumerate(tasks):
+            future = self.client.submit(fn, task, key=f"roofreport-read-{run_id}-{position}", pure=False)
+            positions[future.key] = position
+            futures.append(future)
+        suspects = []
+        for future in distributed.as_completed(futures):
+            if future.status == "finished":
+                yield positions[future.key], future.result()
+            else:   # its worker died (a task queued on a dying worker fails with it)
+                suspects.append(positions[future.key])
+            future.release()
+        # Each suspect once more, alone on the cluster: a death now is its own.
+        for position in sorted(suspects):
+            again = self.client.submit(fn, tasks[position], key=f"roofreport-retry-{run_id}-{position}", pure=False)
+            distributed.wait([again])
+            yield position, again.result() if again.status == "finished" else Crash(_failure(again))
+            again.release()
+
+    def close(self) -> None:
+        client = getattr(self, "client", None)
+        if client is not None:
+            client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+
+def _local_cluster(dask, distributed, workers: int | None):
+    count = workers or min(os.cpu_count() or 1, 4)
+    config = {"distributed.scheduler.allowed-failures": 0,
+              # the nanny restarts a dead worker: its "Restarting worker" warnings are the
+              # failures this executor reports itself
+              "distributed.logging.distributed": "error"}
+    with dask.config.set(config), main_hidden():
+        return distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                                        dashboard_address=None, silence_logs=logging.ERROR)
+
+
+def _failure(future) -> str:
+    try:
+        error = future.exception(timeout=5)
+    except Exception as exc:  # noqa: BLE001 - whatever Dask says, it is this file's failure
+        error = exc
+    name = type(error).__name__
+    if name == "KilledWorker":
+        return ("its Dask worker died while reading it, twice (a crash in a reader, or the "
+                "worker ran out of memory)")
+    return f"the Dask worker could not run it ({name}: {str(error)[:300]})"

@@ -1,0 +1,352 @@
+"""Writing one generation of a dataset folder (`store.py`): its batches, their rows, the links.
+
+`write_generation` groups runs over every file's facts, cuts the files into batches
+(`batches_of`), and for each batch either hard-links the previous generation's files (its
+files, their rows and their runs are as before) or builds its tables again: the rows of the
+files read now, and those of the others read back from the previous generation (the published
+tables, and the kernels as they were before enrichment, kept in `cache/`), given their runs
+and enriched with their GPU families. Then the runs table (the run totals worked out again
+only for the runs whose rows or row changed), the files table and the per-file manifest. Nothing here is seen before `store.py` switches the manifest to this generation.
+
+A batch is a run of consecutive files in the walk's order; a folder whose name hashes to a
+multiple of `DIRS_PER_BATCH`, or a file whose name hashes to a multiple of `FILES_PER_BATCH`,
+starts a new one: the cuts depend on names alone, so a new folder or file changes its own
+batch only and the others are linked as they were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from roofreport.errors import RoofreportError
+from roofreport.pipeline import assemble
+from roofreport.pipeline.dataset import FileOutcome
+from roofreport.pipeline.facts import FileFacts
+from roofreport.tables import schema
+from roofreport.tables.frames import distinct_rows
+from roofreport.tables.lazy import LazyTables
+from roofreport.tables.output import PARQUET_ROW_GROUP_ROWS
+
+FILES_MANIFEST = "manifest-files.parquet"
+CACHE = "cache"
+PART = "part.parquet"
+DIRS_PER_BATCH = 4
+FILES_PER_BATCH = 512
+_KERNEL_RUNS = {"source_file": pl.String, "run": pl.String}
+FinishRuns = Callable[[MutableMapping[str, pl.DataFrame]], pl.DataFrame]
+
+
+@dataclass
+class Previous:
+    """The dataset as the last update left it."""
+
+    folder: Path
+    generation: str
+    manifest: dict
+    files: dict[str, dict]            # display -> its row of manifest-files.parquet
+    batches: dict[str, dict]          # batch id -> its manifest entry
+
+    def path(self, relative: str) -> Path:
+        return self.folder / self.generation / relative
+
+
+def lazy_tables(generation: Path, manifest: dict) -> LazyTables:
+    """A generation's tables, each scanned lazily from its files."""
+    return LazyTables({name: _scanner(generation, manifest["tables"].get(name, []), name) for name in schema.TABLES})
+
+
+def _scanner(generation: Path, files: list[str], name: str):
+    paths = [str(generation / f) for f in files]
+    if not paths:
+        return lambda: schema.empty(name).lazy()
+    return lambda: pl.scan_parquet(paths, hive_partitioning=False, schema=schema.TABLES[name])
+
+
+@dataclass
+class _Batch:
+    id: str
+    members: list[int]
+    rows_key: str = ""
+    key: str = ""
+    kernel_runs: pl.DataFrame | None = None
+    parts: dict[str, list[pl.DataFrame]] | None = None   # its files' rows with their runs, when loaded
+    tables: list[str] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)         # the runs its rows belong to
+
+
+@dataclass
+class Written:
+    """What `write_generation` wrote: the manifest's part, the files' outcomes, the batches."""
+
+    manifest: dict
+    outcomes: list[FileOutcome]
+    batches_written: int = 0
+    batches_kept: int = 0
+
+
+def write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[int | None],
+                     rows: dict[int, dict], previous: Previous | None,
+                     finish_runs: FinishRuns | None) -> Written:
+    """Write the new generation's files into `target` (see the module docstring). `rows`: the
+    tables of the files read now, by position in `found`; `finish_runs(tables)`: the runs
+    table to store (the run totals of the analysis layer: api.read)."""
+    plan = assemble.plan_runs(found, facts)
+    batches = batches_of([f.display for f in facts])
+    families = _families(batches, facts, rows, plan, previous)
+    written = Written({}, assemble.outcomes(facts, plan))
+    entries = []
+    for batch in batches:
+        batch.key = _key([batch.rows_key, [families.get(facts[i].display) for i in batch.members]])
+        before = previous.batches.get(batch.id) if previous else None
+        if before is not None and before["key"] == batch.key:
+            batch.tables, batch.runs = before["tables"], before["runs"]
+            _link_batch(previous, target, batch)
+            written.batches_kept += 1
+        else:
+            if batch.parts is None:
+                batch.parts = _load_parts(batch, facts, rows, plan, previous)
+            _write_batch(target, batch, families)
+            written.batches_written += 1
+        entries.append({"id": batch.id, "files": len(batch.members),
+                        "logs": sum(1 for i in batch.members if facts[i].parsed), "rows_key": batch.rows_key,
+                        "key": batch.key, "tables": batch.tables, "runs": batch.runs,
+                        "kernel_runs": batch.kernel_runs.rows()})
+        batch.parts = None
+    tables = {name: [f"{name}/batch={b.id}/{PART}" for b in batches if name in b.tables]
+              for name in schema.PARSED_TABLES}
+    tables.update(runs=[f"runs/{PART}"], files=[f"files/{PART}"])
+    runs, files = assemble.runs_table(plan, facts), assemble.files_table(written.outcomes)
+    if finish_runs is not None:
+        runs = _finished_runs(target, tables, runs, files, finish_runs, previous, entries)
+    _write_table(target / "runs" / PART, runs)
+    _write_table(target / "files" / PART, files)
+    _write_files_manifest(target, facts, mtimes, batches)
+    written.manifest = {"batches": entries, "tables": tables}
+    return written
+
+
+def _families(batches: list[_Batch], facts: list[FileFacts], rows: dict[int, dict], plan,
+              previous: Previous | None) -> dict[str, str]:
+    """Every kernel file's GPU family (`assemble.resolve_families`): from the (source_file,
+    run) pairs of each batch's kernel rows, kept in the manifest for a batch whose files and
+    runs are as before, worked out from its rows (loaded now) for the others."""
+    for batch in batches:
+        batch.rows_key = _key([(facts[i].display, facts[i].content_hash, facts[i].parsed,
+                                assemble.run_of(plan, i)) for i in batch.members])
+        before = previous.batches.get(batch.id) if previous else None
+        if before is not None and before["rows_key"] == batch.rows_key:
+            batch.kernel_runs = pl.DataFrame(before["kernel_runs"], schema=_KERNEL_RUNS, orient="row")
+        else:
+            batch.parts = _load_parts(batch, facts, rows, plan, previous)
+            batch.kernel_runs = _kernel_runs(batch.parts["kernels"])
+            _add_gpu_facts(batch, facts)
+    runs_of_kernels = pl.concat([b.kernel_runs for b in batches]) if batches else pl.DataFrame(schema=_KERNEL_RUNS)
+    return assemble.resolve_families(runs_of_kernels, facts)
+
+
+def _finished_runs(target: Path, tables: dict[str, list[str]], runs: pl.DataFrame, files: pl.DataFrame,
+                   finish_runs: FinishRuns, previous: Previous | None, entries: list[dict]) -> pl.DataFrame:
+    """`finish_runs` over the new generation's tables (scanned as written). A run's totals come
+    from its own rows and its row of the runs table alone, so an update computes them only for
+    the runs whose rows or row changed (`_touched_runs`), reading only the batches that hold
+    those runs, and keeps the others' from the previous runs table."""
+    if previous is None:
+        written = lazy_tables(target, {"tables": tables})
+        written["runs"], written["files"] = runs, files
+        return finish_runs(written)
+    before = pl.read_parquet(previous.path(f"runs/{PART}"))
+    touched = sorted(_touched_runs(runs, before, previous, entries))
+    totals = ["run", *schema.RUN_TOTALS]
+    kept = before.filter(~pl.col("run").is_in(touched)).select(totals)
+    if touched:
+        holding = [entry for entry in entries if not set(entry["runs"]).isdisjoint(touched)]
+        some = {name: [f"{name}/batch={entry['id']}/{PART}" for entry in holding if name in entry["tables"]]
+                for name in schema.PARSED_TABLES}
+        again = lazy_tables(target, {"tables": some}).filtered(
+            lambda name, scan: scan.filter(pl.col("run").is_in(touched)))
+        again["runs"], again["files"] = runs.filter(pl.col("run").is_in(touched)), files
+        kept = pl.concat([kept, finish_runs(again).select(totals)])
+    base = runs.drop([name for name in schema.RUN_TOTALS if name in runs.columns])
+    return schema.conform("runs", base.join(kept, on="run", how="left", maintain_order="left"))
+
+
+def _touched_runs(runs: pl.DataFrame, before: pl.DataFrame, previous: Previous,
+                  entries: list[dict]) -> set[str]:
+    """The runs whose totals may differ from the previous generation's: those with rows in a
+    batch written now or in a batch of the previous generation that is gone or rewritten (the
+    rows of a run in kept batches only are the same files), and those whose row of the runs
+    table is new or changed (regrouping, a GPU named again)."""
+    kept_ids = {entry["id"] for entry in entries if previous.batches.get(entry["id"], {}).get("key") == entry["key"]}
+    touched = {run for entry in entries if entry["id"] not in kept_ids for run in entry["runs"]}
+    touched |= {run for batch_id, entry in previous.batches.items() if batch_id not in kept_ids
+                for run in entry["runs"]}
+    columns = ["run", *[name for name in runs.columns if name != "run" and name not in schema.RUN_TOTALS]]
+    rows_before = {row[0]: row for row in before.select(columns).rows()}
+    touched |= {row[0] for row in runs.select(columns).rows() if rows_before.get(row[0]) != row}
+    return touched
+
+
+def _add_gpu_facts(batch: _Batch, facts: list[FileFacts]) -> None:
+    """The GPU facts of the batch's files from its rows (the files read now have none yet)."""
+    if batch.parts["kernels"]:
+        metrics = batch.parts["metrics"][0] if batch.parts["metrics"] else schema.empty("metrics")
+        assemble.add_gpu_facts([facts[i] for i in batch.members], batch.parts["kernels"][0], metrics)
+
+
+def _kernel_runs(kernels: list[pl.DataFrame]) -> pl.DataFrame:
+    """`assemble.kernel_runs` of a batch's kernels (one frame, in file order)."""
+    if not kernels:
+        return pl.DataFrame(schema=_KERNEL_RUNS)
+    return distinct_rows(kernels[0], ["source_file", "run"])
+
+
+def batches_of(displays: list[str]) -> list[_Batch]:
+    """Consecutive files cut into batches where a folder or file name says so (see the module
+    docstring), so the cuts stay put when files come and go elsewhere."""
+    batches: list[_Batch] = []
+    folder_before = None
+    for index, display in enumerate(displays):
+        folder = os.path.dirname(display)
+        new_folder = folder != folder_before
+        if not batches or (new_folder and _hash(folder) % DIRS_PER_BATCH == 0) \
+                or _hash(display) % FILES_PER_BATCH == 0:
+            batch_id = f"b{_hash(display):012x}"[:13]
+            while any(b.id == batch_id for b in batches[-2:]):  # the same path given twice
+                batch_id += "x"
+            batches.append(_Batch(batch_id, []))
+        batches[-1].members.append(index)
+        folder_before = folder
+    return batches
+
+
+def _hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=6).digest(), "big")
+
+
+def _key(value) -> str:
+    return hashlib.blake2b(json.dumps(value, separators=(",", ":")).encode(), digest_size=16).hexdigest()
+
+
+def _load_parts(batch: _Batch, facts: list[FileFacts], rows: dict[int, dict], plan,
+                previous: Previous | None) -> dict[str, list[pl.DataFrame]]:
+    """The batch's rows with their runs, in file order, one frame per table: each file's rows
+    read now, or kept in the previous generation. Files are put in order and given their runs
+    a table at a time, not file by file: a batch holds tens of files."""
+    members = [i for i in batch.members if facts[i].parsed]
+    pieces: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.PARSED_TABLES}
+    for name, frames in _kept_rows([facts[i].display for i in members if i not in rows], previous).items():
+        pieces[name] += frames
+    for index in members:
+        for name, frame in rows.get(index, {}).items():
+            pieces[name].append(frame)
+    order = {facts[index].display: n for n, index in enumerate(members)}
+    return {name: [_with_runs(_in_order(frames, order), members, facts, plan)] if frames else []
+            for name, frames in pieces.items()}
+
+
+def _in_order(frames: list[pl.DataFrame], order: dict[str, int]) -> pl.DataFrame:
+    """The frames' rows with the files in batch order (each file's rows keep theirs)."""
+    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
+    position = frame["source_file"].replace_strict(order, return_dtype=pl.UInt32)
+    if position.is_sorted():
+        return frame
+    return frame.with_columns(position.alias("__order")).sort("__order", maintain_order=True).drop("__order")
+
+
+def _with_runs(frame: pl.DataFrame, members: list[int], facts: list[FileFacts], plan) -> pl.DataFrame:
+    """`assemble.with_run` for every file of the frame (a file's run, looked up per row; a log
+    of several profiler sessions, file by file)."""
+    if not any(i in plan.session_runs for i in members):
+        runs = {facts[i].display: plan.file_run[i] for i in members}
+        return frame.with_columns(pl.col("source_file").replace_strict(runs, return_dtype=pl.String).alias("run"))
+    index = {facts[i].display: i for i in members}
+    files = frame.partition_by("source_file", maintain_order=True, as_dict=True)
+    return pl.concat([assemble.with_run(rows, plan, index[display]) for (display,), rows in files.items()])
+
+
+def _kept_rows(displays: list[str], previous: Previous | None) -> dict[str, list[pl.DataFrame]]:
+    """table -> the rows of these files, one frame per batch of the previous generation that
+    holds some: its published tables (their `run` is set again), and its kernels as they were
+    before enrichment."""
+    if not displays:
+        return {}
+    if previous is None:
+        raise RoofreportError("internal: rows of kept files without a previous dataset")
+    by_batch: dict[str, list[str]] = {}
+    for display in displays:
+        by_batch.setdefault(previous.files[display]["batch"], []).append(display)
+    out: dict[str, list[pl.DataFrame]] = {}
+    for batch_id, members in by_batch.items():
+        everything = len(members) == previous.batches[batch_id]["logs"]   # (a subset of them)
+        for name in previous.batches[batch_id]["tables"]:
+            frame = pl.read_parquet(previous.path(_raw_file(name, batch_id)))
+            if not everything:
+                frame = frame.filter(pl.col("source_file").is_in(members))
+            out.setdefault(name, []).append(frame)
+    return out
+
+
+def _write_batch(target: Path, batch: _Batch, families: dict[str, str]) -> None:
+    """The batch's tables; and its kernels before enrichment (enrichment fills columns from
+    the metrics and the run's GPU: the next update enriches them again, maybe differently)."""
+    raw = assemble.concat_parts(batch.parts)
+    tables = assemble.finish(raw, families)
+    raw_kernels = raw["kernels"]
+    batch.tables = [name for name in schema.PARSED_TABLES if tables[name].height]
+    batch.runs = sorted({run for name in batch.tables for run in tables[name]["run"].unique().drop_nulls()})
+    for name in batch.tables:
+        _write_table(target / name / f"batch={batch.id}" / PART, tables[name])
+    if raw_kernels.height:
+        _write_table(target / _raw_file("kernels", batch.id), raw_kernels, cache=True)
+
+
+def _raw_file(name: str, batch_id: str) -> str:
+    """Where a batch's rows of `name` are kept as they were read (with a `run` set again)."""
+    return f"{CACHE}/{name}/batch={batch_id}/{PART}" if name == "kernels" else f"{name}/batch={batch_id}/{PART}"
+
+
+def _link_batch(previous: Previous, target: Path, batch: _Batch) -> None:
+    for name in batch.tables:
+        for relative in {f"{name}/batch={batch.id}/{PART}", _raw_file(name, batch.id)}:
+            destination = target / relative
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(previous.path(relative), destination)
+            except OSError:  # a filesystem without hard links
+                shutil.copy2(previous.path(relative), destination)
+
+
+def _write_table(path: Path, frame: pl.DataFrame, cache: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.write_parquet(path, row_group_size=PARQUET_ROW_GROUP_ROWS,
+                        compression="lz4" if cache else "zstd")
+
+
+def _write_files_manifest(target: Path, facts: list[FileFacts], mtimes: list[int | None],
+                          batches: list[_Batch]) -> None:
+    batch_of = {i: b.id for b in batches for i in b.members}
+    frame = pl.DataFrame({
+        "path": [f.display for f in facts],
+        "size": [f.size for f in facts],
+        "mtime_ns": mtimes,
+        "content_hash": [f.content_hash for f in facts],
+        "batch": [batch_of.get(i) for i in range(len(facts))],
+        "facts": [f.to_json() for f in facts],
+    }, schema={"path": pl.String, "size": pl.Int64, "mtime_ns": pl.Int64, "content_hash": pl.String,
+               "batch": pl.String, "facts": pl.String})
+    _write_table(target / FILES_MANIFEST, frame)
+
+
+def read_files_manifest(generation: Path) -> dict[str, dict]:
+    """display -> its row of the files manifest (as a dict)."""
+    columns = pl.read_parquet(generation / FILES_MANIFEST).to_dict(as_series=False)
+    names = list(columns)
+    return {row[0]: dict(zip(names, row)) for row in zip(*columns.values())}
