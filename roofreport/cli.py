@@ -40,9 +40,9 @@ _exclude = click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
 def cli() -> None:
     """Offline roofline, kernel-share and utilization reports from GPU profiler logs.
 
-    Reads Nsight Compute (ncu), Nsight Systems (nsys), nvprof, nvidia-smi, DCGM and Jetson
-    tegrastats logs of any version from files or folders (walked recursively), without a GPU
-    or NVIDIA tools. The same is a Python library: `import roofreport; roofreport.read("logs/")`.
+    Reads Nsight Compute (ncu: text, CSV, .ncu-rep), Nsight Systems (nsys), nvprof, PyTorch
+    profiler (Kineto) traces, nvidia-smi, DCGM and Jetson tegrastats logs of any version from
+    files or folders (walked recursively), without a GPU or NVIDIA tools. The same is a Python library: `import roofreport; roofreport.read("logs/")`.
     """
 
 
