@@ -172,6 +172,8 @@ def test_a_cut_last_row_is_reported_and_not_read(tmp_path):
     assert samples["power_w"].to_list() == [63.0]
     truncated = warning(result, "dcgm.truncated")
     assert truncated.line == 4 and "log.txt:4:" in truncated.message
+    assert "the file ends in the middle of this line (no final line break): its row is incomplete " \
+        "and is not read" in truncated.message
 
 
 def test_rows_before_a_header_and_unknown_titles(tmp_path):
@@ -189,7 +191,9 @@ def test_a_failed_dcgmi_is_the_files_error(tmp_path):
     path = tmp_path / "dmon.txt"
     path.write_text("$ dcgmi dmon -e 203\nError: Unable to connect to host engine. Host engine connection invalid/disconnected.\n")
     result = parse_path(path, "dcgm")
-    assert result.error is not None and "Unable to connect to host engine" in result.error.message
+    assert result.error.message == "dcgmi reported: Error: Unable to connect to host engine. " \
+        "Host engine connection invalid/disconnected."
+    assert result.error.line == 2
 
 
 # -- dcgmi dmon, DCGM 1.x-2.3 -------------------------------------------------------------------

@@ -150,6 +150,20 @@ def test_classifying_in_passes_gives_the_kinds_of_the_one_expression(name):
     assert g.classify_lines(lines.head(50)).to_list() == kinds.head(50).to_list()
 
 
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", [*GRAMMARS, "dcgm", "tegrastats"])
+def test_one_line_is_classified_as_polars_classifies_it(name):
+    """`classify_line` (Python's `re`, what the sniffers use on a head) gives every line the
+    kind `classify_lines` (polars) gives it."""
+    lines = _corpus_lines()
+    lines = lines.sample(n=min(len(lines), 20_000), seed=2)
+    g = grammar.load(name)
+    kinds = g.classify_lines(lines)
+    assert [g.classify_line(line) for line in lines] == kinds.to_list()
+    assert kinds.n_unique() >= 3  # the sample holds several kinds of this family
+    assert g.pattern("blank_line") is g.pattern("blank_line")
+
+
 def test_a_header_tree_has_lark_positions():
     tree = grammar.load("nvprof").parse('"Start","Duration",Name', "csv_header_line")
     names = [t for t in tree.scan_values(lambda v: isinstance(v, Token)) if t.type == "CSV_NAME"]

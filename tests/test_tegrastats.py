@@ -108,6 +108,9 @@ def test_damage_is_reported_where_it_is_and_the_rest_is_read(tmp_path):
     assert samples["elapsed_s"].to_list() == [0.0, 0.5, 1.0]      # `--interval 500`: half a second apart
     found = {(w.code, w.line) for w in result.warnings}
     assert found == {("tegrastats.bad-line", 3), ("tegrastats.bad-line", 4), ("tegrastats.truncated", 7)}
+    truncated = next(w for w in result.warnings if w.code == "tegrastats.truncated")
+    assert f"t.log:7:{len(cut) + 1}" in truncated.message and "the file ends in the middle of this line " \
+        "(no final line break): its values may be cut and are not read" in truncated.message
     garbled_warning = next(w for w in result.warnings if w.line == 4)
     column = garbled.index("24/1180") + 1
     assert f"t.log:4:{column}" in garbled_warning.message and "^" in garbled_warning.message

@@ -165,6 +165,21 @@ class Grammar:
         return codes.replace_strict(list(range(len(kinds) + 1)), [*kinds, other],
                                     return_dtype=pl.String)
 
+    def pattern(self, rule: str) -> re.Pattern:
+        """`regex(rule)` compiled by Python's `re`, once: to test or pick apart the few lines a
+        sniffer looks at (polars runs the same regex over whole files)."""
+        return self._derived("pattern", rule, lambda name: re.compile(self.regex(name)))
+
+    def classify_line(self, line: str, rule: str = "line", other: str = "other") -> str:
+        """The kind `classify` gives one string: the first alternative of `rule` it matches."""
+        for kind, pattern in self._derived("patterns", rule, self._alternative_patterns):
+            if pattern.match(line):
+                return kind
+        return other
+
+    def _alternative_patterns(self, rule: str) -> tuple[tuple[str, re.Pattern], ...]:
+        return tuple((kind, self.pattern(kind)) for kind in self.alternatives(rule))
+
     def classify_lines(self, text: pl.Series, rule: str = "line", other: str = "other") -> pl.Series:
         """The kinds `classify` gives, computed alternative by alternative on the lines still
         unclassified: each rule's regex runs only on lines passing its literal gates (prefix,

@@ -12,9 +12,6 @@ when a DCGM file is parsed (`read`).
 
 from __future__ import annotations
 
-import re
-from functools import cache
-
 from roofreport import grammar
 from roofreport.families.common.textio import Head
 from roofreport.families.spec import DeferredReader, FormatSpec
@@ -28,22 +25,10 @@ _EXPORTER_KINDS = {"exporter_comment_line", "exporter_sample_line", "blank_line"
 _MIN_EXPORTER_SHARE = 0.8
 
 
-@cache
-def _line_regexes() -> tuple[tuple[str, re.Pattern], ...]:
-    syntax = grammar.load("dcgm")
-    return tuple((kind, re.compile(syntax.regex(kind))) for kind in syntax.alternatives("line"))
-
-
-@cache
-def _rule(name: str) -> re.Pattern:
-    return re.compile(grammar.load("dcgm").regex(name))
-
-
 def classify(line: str) -> str:
-    for kind, rx in _line_regexes():
-        if rx.match(line):
-            return kind
-    return "other"
+    """The kind of one line (`grammars/dcgm.lark`'s `line`); the grammar is loaded only when a
+    head holds a DCGM tell-tale."""
+    return grammar.load("dcgm").classify_line(line)
 
 
 def sniff(head: Head) -> str | None:
@@ -76,7 +61,7 @@ def _dmon(lines: list[str]) -> str | None:
 
 
 def _exporter(lines: list[str], kinds: list[str]) -> bool:
-    names = [_rule("exporter_sample_line").match(line).group("metric_name")
+    names = [grammar.load("dcgm").pattern("exporter_sample_line").match(line).group("metric_name")
              for line, kind in zip(lines, kinds) if kind == "exporter_sample_line"]
     if not any(name.startswith("DCGM_FI_") for name in names):
         return False

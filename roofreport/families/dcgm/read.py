@@ -18,8 +18,7 @@ from collections import Counter
 import polars as pl
 
 from roofreport import grammar
-from roofreport.errors import ParseError
-from roofreport.families.common import series
+from roofreport.families.common import monitor, series
 from roofreport.families.common.textio import Document
 from roofreport.families.dcgm import (EXPORTER, FAMILY, FIELD_CSV, csv as dcgm_csv, dmon as dcgm_dmon,
                                       exporter as dcgm_exporter)
@@ -27,6 +26,7 @@ from roofreport.families.spec import ParseResult
 
 DMON_DEFAULT_PERIOD_S = 1.0        # dcgmi dmon -d: 1000 ms unless given
 _DELAY = re.compile(r"(?:^|\s)(?:-d|--delay)[ =](\d+)")
+_MAY_END = ("blank_line", "stopped_line", "command_line")   # lines a whole log may stop after
 _LOOP_SLEEP = re.compile(r"\bsleep (\d+(?:\.\d+)?)|\bwatch (?:.*\s)?-n ?(\d+(?:\.\d+)?)")
 
 
@@ -39,7 +39,8 @@ def lines_of(doc: Document) -> pl.DataFrame:
 def parse(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
     frame = lines_of(doc)
-    frame = _drop_truncated(frame, doc, result)
+    frame = monitor.drop_truncated(frame, doc, result, code="dcgm.truncated", may_end=_MAY_END,
+                                   consequence="its row is incomplete and is not read")
     commands = frame.filter(pl.col("kind") == "command_line")["text"].to_list()
     if variant == FIELD_CSV:
         raw, period = dcgm_csv.read(frame, doc, result), None
@@ -51,7 +52,9 @@ def parse(doc: Document, variant: str) -> ParseResult:
         samples = series.finish(raw, period)
         result.add("samples", samples)
         _hints(samples, result)
-    _failures(frame, doc, result)
+    monitor.failures(frame, doc, result, tool="dcgmi", code="dcgm.failed",
+                     nothing_sampled="no GPU samples found in this DCGM output (no GPU rows, or "
+                                     "no field with a samples column)")
     return result
 
 
@@ -72,37 +75,7 @@ def _loop_period(commands: list[str]) -> float | None:
     return None
 
 
-def _drop_truncated(frame: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
-    """A file that stops inside its last row (a copy cut short, a killed `tee`): that row's
-    cells are incomplete, so it is reported and not read."""
-    if not frame.height or doc.tail(1) in (b"\n", b""):
-        return frame
-    line_no, text, kind = frame.row(-1)
-    if kind in ("blank_line", "stopped_line", "command_line"):
-        return frame
-    err = ParseError("the file ends in the middle of this line (no final line break): its row "
-                     "is incomplete and is not read", path=doc.display, line=line_no,
-                     column=len(text) + 1, text=text)
-    result.warn("dcgm.truncated", err.describe(), line=line_no)
-    return frame.head(-1)
-
-
 def _hints(samples: pl.DataFrame, result: ParseResult) -> None:
     names = samples["gpu_name"].drop_nulls()
     if names.len():
         result.hints.device_name = Counter(names.to_list()).most_common(1)[0][0]
-
-
-def _failures(frame: pl.DataFrame, doc: Document, result: ParseResult) -> None:
-    """dcgmi's own error is the file's error when nothing was sampled, else a warning."""
-    found = frame.filter(pl.col("kind") == "failure_line").select("line_no", "text")
-    if found.height:
-        line_no, text = found.row(0)
-        message = f"dcgmi reported: {text.strip()}"
-        if "samples" in result.tables:
-            result.warn("dcgm.failed", message, line=line_no)
-        else:
-            result.error = ParseError(message, path=doc.display, line=line_no)
-    elif "samples" not in result.tables:
-        result.error = ParseError("no GPU samples found in this DCGM output (no GPU rows, or "
-                                  "no field with a samples column)", path=doc.display)

@@ -7,13 +7,16 @@ their path is their name. A kernel belongs to the innermost push/pop range open 
 thread whose CUDA call launched it, at the moment of that call (how nsys's own `nvtx-name`
 reports attribute kernels); the launching call is found through the correlation id.
 
-The ranges are walked once in Python (there are few, next to kernels); kernels are matched
-to them with one as-of join, so millions of launches cost no Python loop.
+Only push/pop ranges give a thread its region, and correlation ids restart in every process:
+a kernel's launching call is matched within its process (`global_pid`, the thread id's high
+bits) when the export says it. The sweep and the as-of join are `families.common.ranges`.
 """
 
 from __future__ import annotations
 
 import polars as pl
+
+from roofreport.families.common import ranges as common_ranges
 
 # ENUM_NSYS_EVENT_TYPE ids (the enum table is absent from lean 2022.1 exports).
 EVENT_TYPES = {"NvtxPushPopRange": 59, "NvtxStartEndRange": 60, "NvtxtPushPopRange": 70,
@@ -67,42 +70,15 @@ def _paths(ranges: pl.DataFrame) -> pl.DataFrame:
 
 
 def innermost(ranges: pl.DataFrame) -> pl.DataFrame:
-    """Per thread, from each time on, the path of the innermost open push/pop range (null
-    when none is open): `thread`, `at`, `region`, sorted by `at`."""
-    nested = ranges.filter(pl.col("nested") & pl.col("start").is_not_null())
-    schema = {"thread": pl.Int64, "at": pl.Int64, "region": pl.String}
-    if not nested.height:
-        return pl.DataFrame(schema=schema)
-    ids = nested.with_row_index("id")
-    opens = ids.select("thread", pl.col("start").alias("at"), pl.lit(1).alias("opens"), "id", "path")
-    closes = ids.filter(pl.col("end").is_not_null()).select(
-        "thread", pl.col("end").alias("at"), pl.lit(0).alias("opens"), "id", "path")
-    events = pl.concat([opens, closes]).sort("thread", "at", "opens")
-    out_thread, out_at, out_region = [], [], []
-    stacks: dict = {}
-    for thread, at, is_open, rid, path in events.iter_rows():
-        stack = stacks.setdefault(thread, [])
-        if is_open:
-            stack.append((rid, path))
-        else:  # closes are normally the top of the stack; a mismatched pop is tolerated
-            for index in range(len(stack) - 1, -1, -1):
-                if stack[index][0] == rid:
-                    del stack[index]
-                    break
-        out_thread.append(thread)
-        out_at.append(at)
-        out_region.append(stack[-1][1] if stack else None)
-    segments = pl.DataFrame({"thread": out_thread, "at": out_at, "region": out_region}, schema=schema)
-    # Several events at one instant: the state after the last of them holds from then on.
-    return segments.unique(["thread", "at"], keep="last", maintain_order=True).sort("at")
+    """Per thread, from each time on, the path of the innermost open push/pop range (start/end
+    ranges do not nest): `thread`, `at`, `region` (`families.common.ranges.innermost`)."""
+    return common_ranges.innermost(ranges.filter(pl.col("nested")))
 
 
 def launch_regions(kernels: pl.DataFrame, runtime: pl.DataFrame, segments: pl.DataFrame) -> pl.Series:
     """The region of each kernel row (`correlation_id`, `global_pid`), in row order, from the
     runtime call with its correlation id in the same process (`correlation_id`, `thread`,
     `start`) and the innermost range open on that thread then."""
-    if not segments.height or not runtime.height:
-        return pl.Series("region", [None] * kernels.height, dtype=pl.String)
     # Correlation ids restart in every process: match within the process when it is known.
     by_process = kernels["global_pid"].null_count() < kernels.height
     process = (lambda col: pl.col(col).cast(pl.Int64) // (1 << _PID_SHIFT)) if by_process \
@@ -110,12 +86,6 @@ def launch_regions(kernels: pl.DataFrame, runtime: pl.DataFrame, segments: pl.Da
     calls = runtime.select(
         pl.col("correlation_id").cast(pl.Int64), pl.col("thread").cast(pl.Int64),
         pl.col("start").cast(pl.Int64).alias("called"), process("thread").alias("process"),
-    ).drop_nulls().unique(["correlation_id", "process"], keep="first")
-    rows = kernels.select(pl.col("correlation_id").cast(pl.Int64),
-                          process("global_pid").alias("process")).with_row_index("row")
-    launched = rows.join(calls, on=["correlation_id", "process"], how="left")
-    found = launched.filter(pl.col("called").is_not_null()).sort("called")
-    # Both sides are sorted by time (polars cannot check it per `by` group, hence no check).
-    placed = found.join_asof(segments.with_columns(pl.col("at").cast(pl.Int64)), left_on="called",
-                             right_on="at", by="thread", strategy="backward", check_sortedness=False)
-    return rows.join(placed.select("row", "region"), on="row", how="left").sort("row")["region"]
+    ) if runtime.height else runtime
+    launched = kernels.select(pl.col("correlation_id").cast(pl.Int64), process("global_pid").alias("process"))
+    return common_ranges.launch_regions(launched, calls, segments, ["correlation_id", "process"])

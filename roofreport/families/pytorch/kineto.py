@@ -34,7 +34,7 @@ import polars as pl
 from roofreport.errors import ParseError
 from roofreport.families.spec import ParseResult
 from roofreport.families.pytorch.decode import Trace, gc_paused, read_trace
-from roofreport.families.pytorch.ranges import innermost, launch_regions, paths
+from roofreport.families.pytorch.ranges import launch_regions, paths
 from roofreport.tables.frames import launch_dims
 
 FAMILY = "pytorch"
@@ -160,7 +160,7 @@ def _gpu_tables(gpu: pl.DataFrame, devices: dict[int, str], calls: pl.DataFrame,
     if not kernels.height:
         return
     # (`kernels` has no start or correlation id: its rows join `activities` on source_line.)
-    region = launch_regions(kernels, calls, innermost(annotations))
+    region = launch_regions(kernels, calls, annotations)
     result.add("kernels", kernels.with_columns(region=region).select(
         *common, pl.col("source_line").alias("launch_id"), pl.lit("launch").alias("kind"),
         pl.lit(1).alias("count"), "region"))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from roofreport import grammar
-from roofreport.errors import ParseError
+from roofreport.families.common import monitor
 from roofreport.families.common.textio import Document
 from roofreport.families.smi import FAMILY
 from roofreport.families.spec import ParseResult
@@ -57,7 +57,10 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
             samples = _to_capture_lines(samples, screens, result)
         result.add("samples", samples)
         _hints(samples, result)
-    _failures(lines.frame, doc, result)
+    # (a reader's warnings say why a file without samples has none: no error of our own then)
+    monitor.failures(lines.frame, doc, result, tool="nvidia-smi", code="smi.failed",
+                     nothing_sampled="no GPU samples found in this nvidia-smi output",
+                     unless_warned=True)
     _host(lines.frame, result)
     _truncation(doc, result)
     return result
@@ -117,22 +120,6 @@ def _hints(samples: pl.DataFrame, result: ParseResult) -> None:
         result.warn("smi.gpu-changed", f"GPU {index[0]} changes model {group.height} times "
                     f"({', '.join(models.to_list())}): several jobs or machines wrote this file",
                     line=group["source_line"][0])
-
-
-def _failures(frame: pl.DataFrame, doc: Document, result: ParseResult) -> None:
-    """nvidia-smi's own failure message is the file's error when nothing was sampled, and a
-    warning when samples were taken before or after it."""
-    found = frame.filter(pl.col("kind") == "failure_line").select("line_no", "text")
-    if found.height:
-        line_no, text = found.row(0)
-        message = f"nvidia-smi reported: {text.strip()}"
-        if "samples" in result.tables:
-            result.warn("smi.failed", message, line=line_no)
-        else:
-            result.error = ParseError(message, path=doc.display, line=line_no)
-    elif "samples" not in result.tables and not result.warnings:
-        result.error = ParseError("no GPU samples found in this nvidia-smi output",
-                                  path=doc.display)
 
 
 def _truncation(doc: Document, result: ParseResult) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import cache
 
 from roofreport import grammar
 from roofreport.families.common.textio import Head
@@ -29,22 +28,9 @@ _MIN_SHARE = 0.9
 _MIN_SHARE_OF_ROWS = 0.95
 
 
-@cache
-def _line_regexes() -> tuple[tuple[str, re.Pattern], ...]:
-    syntax = grammar.load("smi")
-    return tuple((kind, re.compile(syntax.regex(kind))) for kind in syntax.alternatives("line"))
-
-
-@cache
-def _rule(name: str) -> re.Pattern:
-    return re.compile(grammar.load("smi").regex(name))
-
-
 def classify(line: str) -> str:
-    for kind, rx in _line_regexes():
-        if rx.match(line):
-            return kind
-    return "other"
+    """The kind of one line: the first alternative of `grammars/smi.lark`'s `line` it matches."""
+    return grammar.load("smi").classify_line(line)
 
 
 def sniff(head: Head) -> str | None:
@@ -83,8 +69,9 @@ def _structured(lines: list[str], kinds: list[str]) -> list[tuple[int, str]]:
 def _headerless(lines: list[str], kinds: list[str]) -> bool:
     """Every data line a row of nvidia-smi-shaped cells, most of one length, and saying
     something only nvidia-smi says (a unit, its timestamp, several `, `-separated cells)."""
+    syntax = grammar.load("smi")
     rows = [line.strip() for line, kind in zip(lines, kinds) if kind not in _IGNORED]
-    matching = [r for r in rows if _rule("headerless_row").match(r)]
+    matching = [r for r in rows if syntax.pattern("headerless_row").match(r)]
     # A damaged row or two (NUL runs, a cut line) must not hide a long capture; the first line
     # must be a row (a header of any other kind means another kind of file).
     if not matching or matching[0] is not rows[0]:
@@ -92,7 +79,7 @@ def _headerless(lines: list[str], kinds: list[str]) -> bool:
     if len(matching) < (_MIN_SHARE_OF_ROWS * len(rows) if len(rows) >= 20 else len(rows)):
         return False
     rows = matching
-    widths = Counter(_rule("query_row_line").match(r).group("row_cells").count(", ") + 1
+    widths = Counter(syntax.pattern("query_row_line").match(r).group("row_cells").count(", ") + 1
                      for r in rows)
     width, count = widths.most_common(1)[0]
     if count < _MIN_SHARE * len(rows):

@@ -8,7 +8,6 @@ The reader (`read`) is imported only when such a file is parsed.
 from __future__ import annotations
 
 import re
-from functools import cache
 
 from roofreport import grammar
 from roofreport.families.common.textio import Head
@@ -18,20 +17,17 @@ FAMILY = "tegrastats"
 _MIN_SHARE = 0.5   # of the lines with data: a damaged line or two must not hide a log
 
 
-@cache
-def _rule(name: str) -> re.Pattern:
-    return re.compile(grammar.load("tegrastats").regex(name))
-
-
 def sniff(head: Head) -> str | None:
     """Claimed when the first line with data is a tegrastats line, and most are."""
     if "RAM " not in head.text:
         return None
+    syntax = grammar.load("tegrastats")
+    command, stats_line = syntax.pattern("command_line"), syntax.pattern("stats_line")
     lines = [line for line in head.lines if line.strip()]
-    data = [line for line in lines if not _rule("command_line").match(line)]
-    if not data or not _rule("stats_line").match(data[0]):
+    data = [line for line in lines if not command.match(line)]
+    if not data or not stats_line.match(data[0]):
         return None
-    stats = [line for line in data if _rule("stats_line").match(line)]
+    stats = [line for line in data if stats_line.match(line)]
     if len(stats) < _MIN_SHARE * len(data):
         return None
     return variant(stats[0])
@@ -45,7 +41,8 @@ def variant(line: str) -> str:
         era = "JetPack 5+"
     else:
         era = "JetPack 3-4"
-    return f"{era}, timestamped" if _rule("stats_line").match(line).group("stamp") else era
+    stamped = grammar.load("tegrastats").pattern("stats_line").match(line).group("stamp")
+    return f"{era}, timestamped" if stamped else era
 
 
 SPECS: list[FormatSpec] = [

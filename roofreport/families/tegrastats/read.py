@@ -28,7 +28,7 @@ import polars as pl
 
 from roofreport import grammar
 from roofreport.errors import ParseError
-from roofreport.families.common import series
+from roofreport.families.common import monitor, series
 from roofreport.families.common.textio import Document
 from roofreport.families.spec import ParseResult
 from roofreport.families.tegrastats import FAMILY
@@ -44,7 +44,10 @@ def parse(doc: Document, variant: str) -> ParseResult:
     syntax = grammar.load("tegrastats")
     frame = doc.lines()
     frame = frame.with_columns(kind=syntax.classify_lines(frame["text"]))
-    frame = _drop_truncated(frame, doc, result)
+    # (tegrastats killed mid-write: the cut line may still look whole, `VDD_IN 4520mW/45`)
+    frame = monitor.drop_truncated(frame, doc, result, code="tegrastats.truncated",
+                                   may_end=("blank_line", "command_line"),
+                                   consequence="its values may be cut and are not read")
     strays = frame.filter(pl.col("kind") == "other").select("line_no", "text")
     series.warn_unparsed(result, "tegrastats.bad-line", syntax, "stats_line", list(strays.iter_rows()),
                          doc.display)
@@ -95,18 +98,3 @@ def _period(commands: list[str]) -> float:
         if found:
             return int(found.group(1)) / 1000.0
     return DEFAULT_PERIOD_S
-
-
-def _drop_truncated(frame: pl.DataFrame, doc: Document, result: ParseResult) -> pl.DataFrame:
-    """A log cut inside its last line (tegrastats killed mid-write, a copy cut short): the line
-    may still look whole (`VDD_IN 4520mW/45`), so it is reported and not read."""
-    if not frame.height or doc.tail(1) in (b"\n", b""):
-        return frame
-    line_no, text, kind = frame.row(-1)
-    if kind in ("blank_line", "command_line"):
-        return frame
-    err = ParseError("the file ends in the middle of this line (no final line break): its "
-                     "values may be cut and are not read", path=doc.display, line=line_no,
-                     column=len(text) + 1, text=text)
-    result.warn("tegrastats.truncated", err.describe(), line=line_no)
-    return frame.head(-1)
