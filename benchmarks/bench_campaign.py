@@ -36,9 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ingest import ROOFREPORT, run_measured  # noqa: E402  (the same harness and peak wrapper)
-
 import polars as pl  # noqa: E402
+from bench_ingest import ROOFREPORT, run_measured  # noqa: E402  (the same harness and peak wrapper)
 from polars.testing import assert_frame_equal  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

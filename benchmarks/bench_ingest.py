@@ -361,7 +361,7 @@ def main() -> None:
     if not args.only:
         print(bench_small_files(args.small_files), flush=True)
         print(bench_build(), flush=True)
-        from bench_report import bench_report   # (imports this module: not at the top)
+        from bench_report import bench_report  # (imports this module: not at the top)
         for row in bench_report(args.repeat):
             print(row, flush=True)
         print(bench_kineto(args.repeat, args.hta_python), flush=True)

@@ -112,7 +112,7 @@ class GpuSpec:
             return None
         return clock_hz / (self.boost_clock_mhz * 1e6)
 
-    def at_clock(self, clock_hz: float | None) -> "GpuSpec":
+    def at_clock(self, clock_hz: float | None) -> GpuSpec:
         """This spec with compute peaks scaled to the SM clock a log ran at (ncu locks clocks to
         base by default); DRAM bandwidth is left alone (the SM clock lock does not set it)."""
         factor = self.clock_scale(clock_hz)
@@ -159,7 +159,7 @@ class _Name(NamedTuple):
     vendor: bool
 
     @classmethod
-    def of(cls, name: str, keep_end: bool = False) -> "_Name":
+    def of(cls, name: str, keep_end: bool = False) -> _Name:
         words = _words(name)
         vendor = words.startswith("nvidia ")
         text = words[len("nvidia "):] if vendor else words
@@ -289,7 +289,7 @@ class GpuDatabase:
         found = [self._runs.get(m.group(0).replace(" ", ""), []) for m in self._token.finditer(name.text)]
         return _unique(s for specs in found for s in specs)
 
-    def with_overrides(self, path: Path) -> "GpuDatabase":
+    def with_overrides(self, path: Path) -> GpuDatabase:
         """A new database with the rows of a user file (TSV with gpu_specs.tsv's columns, or TOML
         `[[gpu]]` tables with the same keys) added, or merged into the GPU of the same name."""
         from roofreport.userfiles import read_records  # (tomllib: only for a user's file)

@@ -288,7 +288,7 @@ def test_batches_stay_put_when_files_come_and_go():
     paths = [f"{folder}/log{n}.txt" for folder in folders for n in range(5)]
     before = {b.id: [paths[i] for i in b.members] for b in generation.batches_of(paths)}
     assert 5 < len(before) < len(folders)   # folders grouped, not one batch per folder
-    grown = sorted(paths + [f"camp/week02/b/run3/log9.txt"] + [f"camp/week03/new/log{n}.txt" for n in range(3)])
+    grown = sorted(paths + ["camp/week02/b/run3/log9.txt"] + [f"camp/week03/new/log{n}.txt" for n in range(3)])
     after = {b.id: [grown[i] for i in b.members] for b in generation.batches_of(grown)}
     changed = [batch_id for batch_id, members in after.items() if before.get(batch_id) != members]
     assert 1 <= len(changed) <= 2 and len(after) - len(changed) >= len(before) - 2

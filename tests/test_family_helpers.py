@@ -12,15 +12,15 @@ import pytest
 
 from roofreport import grammar
 from roofreport.api import read_file
-from roofreport.errors import ParseError
-from roofreport.pipeline.ingest import parse_file
-from roofreport.pipeline.sniff import sniff
 from roofreport.enrich.categories import categorize
+from roofreport.errors import ParseError
 from roofreport.families.common import units
 from roofreport.families.common.activity import activity_kinds
 from roofreport.families.common.context import carried, unmarked
 from roofreport.families.common.textio import Document
 from roofreport.families.smi import read as smi_read
+from roofreport.pipeline.ingest import parse_file
+from roofreport.pipeline.sniff import sniff
 from roofreport.tables.frames import launch_dims, printed_dims
 from tests.conftest import corpus_path
 

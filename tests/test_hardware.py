@@ -11,8 +11,8 @@ import io
 import pytest
 
 from roofreport import hardware
-from roofreport.pipeline import identity
 from roofreport.errors import UsageError
+from roofreport.pipeline import identity
 from tests.conftest import ROOT
 
 SHIPPED = ROOT / "roofreport" / "data" / "gpu_specs.tsv"

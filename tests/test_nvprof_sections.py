@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-from pathlib import Path
 
 import polars as pl
 import pytest

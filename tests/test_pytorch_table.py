@@ -7,9 +7,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from roofreport.families.common.textio import Document
 from roofreport.families.pytorch.kineto import parse_kineto
 from roofreport.families.pytorch.table import parse_table
-from roofreport.families.common.textio import Document
 from tests.conftest import corpus_path, parse_path
 
 RULE = "-" * 24 + "  " + "  ".join(["-" * 12] * 5) + "  "

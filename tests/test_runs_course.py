@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
 
 import polars as pl
 import pytest

@@ -21,7 +21,6 @@ from roofreport.pipeline.config import RunTable
 from roofreport.pipeline.ingest import ingest
 from tests.conftest import SAMPLE_LOGS
 
-
 # -- names and command lines -------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, facts", [
@@ -456,7 +455,6 @@ def test_the_ranks_of_one_job_are_one_workload_one_run_each():
     # HTA's two-rank traces: each trace's distributedInfo names its rank; the runs are one
     # experiment, labelled by rank, and their workload (what cross-run comparisons group by) is one.
     from roofreport.analysis import workloads
-
     from tests.conftest import corpus_path
     data = ingest([corpus_path("kineto", "hta-trace_filter")], jobs=1)
     rows = data.tables["runs"].sort("run").to_dicts()

@@ -147,7 +147,7 @@ def estimates(tables: dict[str, pl.DataFrame], inputs: list[Path], db: hardware.
     return pl.DataFrame(rows, schema=ESTIMATE_COLUMNS).sort("run")
 
 
-def _estimate_row(estimate: "est_files.Estimate", measured: dict, spec: hardware.GpuSpec | None) -> dict:
+def _estimate_row(estimate: est_files.Estimate, measured: dict, spec: hardware.GpuSpec | None) -> dict:
     peak = spec.peak(estimate.precision) if spec else None
     bw = spec.dram_bw if spec else None
     t_compute = estimate.flops / peak if estimate.flops and peak else None

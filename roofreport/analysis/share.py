@@ -13,6 +13,7 @@ import polars as pl
 from roofreport.analysis import sweeps, timing
 from roofreport.enrich.categories import OTHER
 
+
 def _rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     rows = timing.kernel_time_rows(tables)
     return rows.with_columns(pl.col("category").fill_null(OTHER))

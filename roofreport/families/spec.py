@@ -7,9 +7,9 @@ that looks at a bounded head and a `parse` that reads the whole file into shared
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Callable
 
 import polars as pl
 

@@ -22,8 +22,7 @@ from pathlib import Path, PurePosixPath
 import polars as pl
 
 from roofreport.enrich import enrich_kernels, families_of, gpu_facts, resolve_gpus
-from roofreport.pipeline import config, cutshort, duplicates, identity
-from roofreport.pipeline import runs as runs_mod
+from roofreport.pipeline import config, cutshort, duplicates, identity, runs as runs_mod
 from roofreport.pipeline.dataset import FileOutcome
 from roofreport.pipeline.facts import FileFacts
 from roofreport.tables import schema

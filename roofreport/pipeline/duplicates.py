@@ -112,7 +112,7 @@ def _rank(candidate: Candidate, members: set[int], by_index: dict[int, Candidate
             -candidate.richness, candidate.job is None, str(candidate.rel))
 
 
-def _same_bytes(candidates: list[Candidate], groups: "_Groups") -> None:
+def _same_bytes(candidates: list[Candidate], groups: _Groups) -> None:
     by_size: dict[int, list[Candidate]] = {}
     for candidate in candidates:
         if candidate.size > 0:
@@ -122,7 +122,7 @@ def _same_bytes(candidates: list[Candidate], groups: "_Groups") -> None:
             _join_equal(same_size, _file_digest, groups)
 
 
-def _same_tables(candidates: list[Candidate], groups: "_Groups") -> None:
+def _same_tables(candidates: list[Candidate], groups: _Groups) -> None:
     """Files whose tables hold the same rows (a log and the CSV cut out of it, a re-save)."""
     by_shape: dict[tuple, list[Candidate]] = {}
     for candidate in candidates:
@@ -134,7 +134,7 @@ def _same_tables(candidates: list[Candidate], groups: "_Groups") -> None:
             _join_equal(same_shape, _tables_digest, groups, _same_execution)
 
 
-def _same_name_and_shape(candidates: list[Candidate], groups: "_Groups") -> None:
+def _same_name_and_shape(candidates: list[Candidate], groups: _Groups) -> None:
     """Two renderings of one profile: one folder, one kind, one name, the same rows per table."""
     by_name: dict[tuple, list[Candidate]] = {}
     for candidate in candidates:
@@ -155,7 +155,7 @@ def _shape(candidate: Candidate) -> tuple:
     return tuple(sorted((name, frame.height) for name, frame in candidate.tables.items() if frame.height))
 
 
-def _same_marked_name(candidates: list[Candidate], groups: "_Groups") -> None:
+def _same_marked_name(candidates: list[Candidate], groups: _Groups) -> None:
     """A marked copy (history folder, `prev_` name) of an unmarked log at its path."""
     originals: dict[tuple, list[Candidate]] = {}
     for candidate in candidates:
@@ -178,7 +178,7 @@ def _same_execution(first: Candidate, second: Candidate) -> bool:
                for x, y in ((first.job, second.job), (first.process_id, second.process_id)))
 
 
-def _join_equal(candidates: list[Candidate], digest, groups: "_Groups", compatible=None) -> None:
+def _join_equal(candidates: list[Candidate], digest, groups: _Groups, compatible=None) -> None:
     seen: dict[str, list[Candidate]] = {}
     for candidate in candidates:
         key = digest(candidate)

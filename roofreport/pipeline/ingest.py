@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import polars as pl
 
@@ -23,9 +23,9 @@ from roofreport.families.common.textio import Document
 from roofreport.pipeline import assemble, config, duplicates, executors
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import discover
-from roofreport.pipeline.tasks import Crash, FileRead, FileTask
 from roofreport.pipeline.facts import FileFacts
 from roofreport.pipeline.sniff import sniff
+from roofreport.pipeline.tasks import Crash, FileRead, FileTask
 from roofreport.tables import schema
 
 Progress = Callable[[int, int, str], None]

@@ -43,8 +43,8 @@ import os
 import shutil
 import time
 from contextlib import contextmanager
-from functools import cache
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import polars as pl
@@ -54,8 +54,14 @@ from roofreport.pipeline import assemble, duplicates
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import discover
 from roofreport.pipeline.facts import FileFacts
-from roofreport.pipeline.generation import (FILES_MANIFEST, FinishRuns, Previous, lazy_tables,
-                                            read_files_manifest, write_generation)
+from roofreport.pipeline.generation import (
+    FILES_MANIFEST,
+    FinishRuns,
+    Previous,
+    lazy_tables,
+    read_files_manifest,
+    write_generation,
+)
 from roofreport.pipeline.ingest import Progress, file_tasks, read_all, read_one
 from roofreport.resources import data_dir
 from roofreport.tables import schema

@@ -16,11 +16,12 @@ from __future__ import annotations
 import sys
 import types
 from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing.context import SpawnContext, SpawnProcess
-from typing import Any, Iterator
+from typing import Any
 
 from roofreport.errors import RoofreportError
 from roofreport.pipeline.tasks import Crash

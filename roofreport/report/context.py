@@ -36,11 +36,11 @@ class Paragraph:
     kind: str = field(default="paragraph", init=False)
 
     @classmethod
-    def of(cls, *parts: str | Span, level: str = "info") -> "Paragraph":
+    def of(cls, *parts: str | Span, level: str = "info") -> Paragraph:
         return cls([p if isinstance(p, Span) else Span(p) for p in parts], level=level)
 
     @classmethod
-    def md(cls, text: str, level: str = "info") -> "Paragraph":
+    def md(cls, text: str, level: str = "info") -> Paragraph:
         """From author-written text where `backticks` mark code."""
         return cls(ticks(text), level=level)
 
@@ -121,7 +121,7 @@ class Bullets:
 Block = Paragraph | Heading | Table | Chart | Bullets
 
 
-def chart(chart_id: str, caption: str, draw, *args) -> "Chart | Paragraph":
+def chart(chart_id: str, caption: str, draw, *args) -> Chart | Paragraph:
     """`draw(chart_id, *args)` as a Chart; if matplotlib fails on data no rule foresaw, the report
     keeps its place with the reason instead of losing every other section."""
     try:

@@ -12,7 +12,7 @@ distinct value and gathers the results back to the rows.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import polars as pl
 

@@ -4,7 +4,8 @@ header the grammar refuses is reported once, at the first line that prints it.""
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 import polars as pl
 

@@ -135,7 +135,7 @@ class Document:
     warnings: list[LogWarning] = field(default_factory=list)   # damage repaired on reading
 
     @classmethod
-    def open(cls, path: Path, display: str | None = None) -> "Document":
+    def open(cls, path: Path, display: str | None = None) -> Document:
         """The file as a Document, its bytes checked first (`_as_is`: 0.02-0.04 s of CPU for
         200 MB). Checking them in a thread while the file is parsed, and parsing again when
         they need repair, was measured to earn under 3 % of a big file's parse: not kept."""
@@ -151,7 +151,7 @@ class Document:
                    warnings=warnings)
 
     @classmethod
-    def from_text(cls, text: str, display: str = "<text>") -> "Document":
+    def from_text(cls, text: str, display: str = "<text>") -> Document:
         data, warnings = repair(to_utf8(text.encode("utf-8"), "utf-8"))
         return cls(path=Path(display), display=display, encoding="utf-8", _data=data,
                    warnings=warnings)

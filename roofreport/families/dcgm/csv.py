@@ -20,8 +20,7 @@ import polars as pl
 from roofreport import grammar
 from roofreport.families.common import series
 from roofreport.families.common.textio import Document
-from roofreport.families.dcgm import fields as dcgm_fields
-from roofreport.families.dcgm import csv_roles
+from roofreport.families.dcgm import csv_roles, fields as dcgm_fields
 from roofreport.families.spec import ParseResult
 
 DT = pl.Datetime("us")

@@ -20,8 +20,14 @@ import polars as pl
 from roofreport import grammar
 from roofreport.families.common import monitor, series
 from roofreport.families.common.textio import Document
-from roofreport.families.dcgm import (EXPORTER, FAMILY, FIELD_CSV, csv as dcgm_csv, dmon as dcgm_dmon,
-                                      exporter as dcgm_exporter)
+from roofreport.families.dcgm import (
+    EXPORTER,
+    FAMILY,
+    FIELD_CSV,
+    csv as dcgm_csv,
+    dmon as dcgm_dmon,
+    exporter as dcgm_exporter,
+)
 from roofreport.families.spec import ParseResult
 
 DMON_DEFAULT_PERIOD_S = 1.0        # dcgmi dmon -d: 1000 ms unless given

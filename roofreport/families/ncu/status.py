@@ -9,7 +9,7 @@ whatever page or format it was asked for: its error is ncu's own message.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import polars as pl
 

@@ -29,10 +29,10 @@ named chart table under the section `<section> / <table name>`, as the CSV expor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable
 
 import polars as pl
 
@@ -79,7 +79,7 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
     return _finish(blocks, kernels.height > 0, doc, syntax, result)
 
 
-def _finish(blocks: "Blocks", has_results: bool, doc: Document, syntax: grammar.Grammar,
+def _finish(blocks: Blocks, has_results: bool, doc: Document, syntax: grammar.Grammar,
             result: ParseResult) -> ParseResult:
     """ncu's own messages, the version, a cut-off log; a log without results is ncu's refusal,
     a CSV whose header lay beyond the sniffed head, or an error."""
@@ -142,7 +142,7 @@ class Carry:
         return pl.DataFrame(values, schema=_CONTEXT)
 
     @classmethod
-    def after(cls, ctx: pl.DataFrame) -> "Carry":
+    def after(cls, ctx: pl.DataFrame) -> Carry:
         return cls(**{name: ctx[name][-1] for name in _CONTEXT})
 
 
@@ -188,7 +188,7 @@ class Blocks:
     ending: dict = field(default_factory=lambda: {"closes": False, "last": None})
     memo: Memo = field(default_factory=Memo)   # per distinct line, across blocks
     tables: ncu_text_rows.Tables = field(init=False)
-    _distinct: "Distinct | None" = field(default=None, init=False)   # the block being read
+    _distinct: Distinct | None = field(default=None, init=False)   # the block being read
     _texts: pl.Series | None = field(default=None, init=False)        # `texts` as strings
     _first: int = field(default=1, init=False)                       # its first line number
     _facts: pl.DataFrame | None = field(default=None, init=False)    # its distinct lines' `_facts_of`

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import codecs
 import io
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterator
 
 import polars as pl
 
@@ -215,7 +215,7 @@ class Distinct:
 
     codes: pl.Series
     texts: pl.Series
-    memo: "Memo | None" = None
+    memo: Memo | None = None
     ids: pl.Series | None = None   # each distinct text's id in `memo`
     kinds: pl.Series | None = None  # each distinct text's line kind code, once known
 
@@ -223,7 +223,7 @@ class Distinct:
     MOST = 0.25   # at most this share of a sample's lines distinct
 
     @classmethod
-    def read(cls, data: bytes, cut: bool = False, clean: bool = False) -> "Distinct | None":
+    def read(cls, data: bytes, cut: bool = False, clean: bool = False) -> Distinct | None:
         """The lines of `data` (a block's bytes, split as `textio.split_lines` splits them;
         without the last when `cut`) as codes of their distinct texts, or None when a sample
         of them does not repeat enough. `clean`: `data` is known to hold no U+001F."""
@@ -262,7 +262,7 @@ class Distinct:
         return pl.DataFrame({"line_no": pl.int_range(first, first + self.codes.len(), dtype=pl.Int64, eager=True),
                              "text": self.texts.gather(self.codes)})
 
-    def attach(self, memo: "Memo") -> None:
+    def attach(self, memo: Memo) -> None:
         self.memo, self.ids = memo, memo.ids(self.texts)
 
     def per_line(self, codes: pl.Series, derive: Callable[[pl.Series], pl.DataFrame],

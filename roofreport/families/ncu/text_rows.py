@@ -15,8 +15,9 @@ comma is decided per file): coded ones once per distinct text, strings row by ro
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import polars as pl
 

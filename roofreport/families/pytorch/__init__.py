@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 import zlib
 
-from roofreport.families.spec import DeferredReader, FormatSpec
 from roofreport.families.common.textio import HEAD_BYTES, Head
+from roofreport.families.spec import DeferredReader, FormatSpec
 
 FAMILY = "pytorch"
 _GZIP_MAGIC = b"\x1f\x8b"

@@ -32,9 +32,9 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import ParseError
-from roofreport.families.spec import ParseResult
 from roofreport.families.pytorch.decode import Trace, gc_paused, read_trace
 from roofreport.families.pytorch.ranges import launch_regions, paths
+from roofreport.families.spec import ParseResult
 from roofreport.tables.frames import launch_dims
 
 FAMILY = "pytorch"

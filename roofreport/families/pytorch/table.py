@@ -31,8 +31,8 @@ import polars as pl
 
 from roofreport import grammar
 from roofreport.errors import ParseError
-from roofreport.families.spec import ParseResult
 from roofreport.families.common.textio import Document
+from roofreport.families.spec import ParseResult
 
 FAMILY = "pytorch"
 ELLIPSIS = "..."

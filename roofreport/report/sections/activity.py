@@ -234,8 +234,14 @@ def _mib(value) -> str:
 
 
 def _process_charts(samples: pl.DataFrame, processes: pl.DataFrame, names: RunNames) -> list:
-    from roofreport.report.charts.utilization import (MAX_POINTS, MAX_PROCESSES, PANELS_PER_CHART,
-                                                      ProcessLine, ProcessPanel, process_memory_svg)
+    from roofreport.report.charts.utilization import (
+        MAX_POINTS,
+        MAX_PROCESSES,
+        PANELS_PER_CHART,
+        ProcessLine,
+        ProcessPanel,
+        process_memory_svg,
+    )
 
     panels, panel_runs = [], []
     for (run, gpu), mine in processes.group_by("run", "gpu_index", maintain_order=True):
