@@ -65,7 +65,7 @@ def variant_for(names: list[str] | tuple[str, ...]) -> str:
 
 def roles_of(names: tuple[str, ...]) -> Roles:
     """(positional column, header name, role) for every column."""
-    nvtx = re.compile(grammar.load("ncu").regex("nvtx_column"))
+    nvtx = grammar.load("ncu").pattern("nvtx_column")
     raw = is_raw(names)
     out = []
     for index, name in enumerate(names):

@@ -258,14 +258,8 @@ def _rule(syntax: grammar.Grammar, rule_text: str,
     return None
 
 
-_RULE_REGEX: dict[tuple[int, str], re.Pattern] = {}
-
-
 def _rule_regex(syntax: grammar.Grammar, rule: str) -> re.Pattern:
-    key = (id(syntax), rule)
-    if key not in _RULE_REGEX:
-        _RULE_REGEX[key] = re.compile(syntax.regex(rule))
-    return _RULE_REGEX[key]
+    return syntax.pattern(rule)
 
 
 # -- cells -----------------------------------------------------------------------------------

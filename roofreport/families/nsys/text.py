@@ -140,7 +140,7 @@ def _classified(lines: pl.DataFrame) -> pl.DataFrame:
 @lru_cache(maxsize=64)
 def _group(rule: str, field: str) -> int:
     """Index of a field's capture group in the regex of `rule`."""
-    return re.compile(grammar.load("nsys").regex(rule)).groupindex[field]
+    return grammar.load("nsys").pattern(rule).groupindex[field]
 
 
 @dataclass(frozen=True)

@@ -48,26 +48,18 @@ def load() -> grammar.Grammar:
     return grammar.load("nvprof")
 
 
-@cache
-def _compiled(rule: str) -> re.Pattern:
-    return re.compile(load().regex(rule))
-
-
 def kind_of(text: str) -> str:
     """The `line` kind of one line (for the few lines looked at one by one: a file's head)."""
-    for kind in load().alternatives("line"):
-        if _compiled(kind).match(text):
-            return kind
-    return "other"
+    return load().classify_line(text)
 
 
 def matches(text: str, rule: str) -> bool:
-    return _compiled(rule).match(text) is not None
+    return load().pattern(rule).match(text) is not None
 
 
 def status_message(text: str) -> str | None:
     """What a `==PID==` line says (None for other lines)."""
-    match = _compiled("status_line").match(text)
+    match = load().pattern("status_line").match(text)
     return match.group("status_message") or "" if match else None
 
 
