@@ -168,3 +168,49 @@ def test_the_one_letter_check_sees_what_it_should():
               "    g = lambda h: h\n    with open(a) as i: pass\n    try: pass\n"
               "    except OSError as j: pass\n    k += 1\n")
     assert [name for _, name in _one_letter_names(ast.parse(source))] == list("abcegijk")
+
+
+# Single-letter columns kept on purpose: the sweep frames' `x` (with `x_label`, `x_order`) is a
+# column of `analysis.sweeps.time_sweeps`' result, read outside the module; the row hashes'
+# column `h` is hashed into `duplicates.tables_digest`, kept in every dataset's facts.
+_KEPT_COLUMNS = {("roofreport/analysis/sweeps.py", "x"), ("roofreport/pipeline/duplicates.py", "h")}
+
+
+def _called(node: ast.Call) -> str:
+    return getattr(node.func, "attr", None) or getattr(node.func, "id", "")
+
+
+def _one_letter_columns(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, name) of every one-letter string passed to `pl.col(...)` or `.alias(...)`, or used
+    as a key of a dict literal given to `pl.DataFrame(...)`."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if _called(node) in ("col", "alias"):
+            literals = node.args
+        elif _called(node) == "DataFrame":
+            given = [*node.args[:1], *[keyword.value for keyword in node.keywords if keyword.arg == "data"]]
+            literals = [key for data in given if isinstance(data, ast.Dict) for key in data.keys if key]
+        else:
+            continue
+        found += [(literal.lineno, literal.value) for literal in literals
+                  if isinstance(literal, ast.Constant) and isinstance(literal.value, str)
+                  and len(literal.value) == 1 and literal.value.isalpha()]
+    return sorted(found)
+
+
+def test_no_one_letter_column_names():
+    """A frame's column says what it holds (issue #14): `line_kind`, `metric_cell`, `count`,
+    not `k`, `m`, `n`; internal frames included."""
+    found = [f"{path.relative_to(ROOT)}:{line}: {name}" for path in sorted(PACKAGE.rglob("*.py"))
+             for line, name in _one_letter_columns(ast.parse(path.read_text(encoding="utf-8")))
+             if (path.relative_to(ROOT).as_posix(), name) not in _KEPT_COLUMNS]
+    assert found == []
+
+
+def test_the_one_letter_column_check_sees_what_it_should():
+    source = ('pl.col("a", "b").alias("c")\nframe.select(pl.col("kind").alias("d"))\n'
+              'pl.DataFrame({"e": [1], "text": [2]})\npl.DataFrame(data={"f": [1]})\n'
+              'pl.DataFrame({**rows})\ncol("g")\npl.lit("h")\nframe["i"]\nrows.select(pl.col("1"))\n')
+    assert [name for _, name in _one_letter_columns(ast.parse(source))] == list("abcdefg")

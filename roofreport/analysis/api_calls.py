@@ -21,8 +21,10 @@ def api_summary(api_calls: pl.DataFrame, top_n: int = 15) -> pl.DataFrame:
         pl.col("name").str.replace(r"_v\d{4,5}$", "").alias("name"),
         pl.when(pl.col("kind") == "summary").then(0).otherwise(1).alias("rank"),
         pl.col("calls").fill_null(1))
-    per_file = rows.group_by("run", "source_file", "rank").agg(pl.col("total_ns").sum().alias("t"))
-    best = per_file.sort(["run", "rank", "t", "source_file"], descending=[False, False, True, False]) \
+    per_file = rows.group_by("run", "source_file", "rank").agg(
+        pl.col("total_ns").sum().alias("file_total_ns"))
+    best = per_file.sort(["run", "rank", "file_total_ns", "source_file"],
+                         descending=[False, False, True, False]) \
         .group_by("run", maintain_order=True).first().select("run", "source_file", "rank")
     rows = rows.join(best, on=["run", "source_file", "rank"])
     out = rows.group_by("run", "name").agg(pl.col("calls").sum(), pl.col("total_ns").sum())

@@ -105,14 +105,16 @@ def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     cand = _candidates(tables)
     if not cand.height:
         return pl.DataFrame(schema=TIME_COLUMNS)
-    per_file = cand.group_by("run", "source_file", "rank").agg(pl.col("time_ns").sum().alias("t"))
-    best = (per_file.sort(["run", "rank", "t", "source_file"], descending=[False, False, True, False])
+    per_file = cand.group_by("run", "source_file", "rank").agg(pl.col("time_ns").sum().alias("file_time_ns"))
+    best = (per_file.sort(["run", "rank", "file_time_ns", "source_file"],
+                          descending=[False, False, True, False])
             .group_by("run", maintain_order=True)
             .agg(pl.col("source_file").first(), pl.col("rank").first(),
-                 pl.col("source_file").filter(pl.col("rank") == pl.col("rank").first()).n_unique().alias("n")))
+                 pl.col("source_file").filter(pl.col("rank") == pl.col("rank").first())
+                 .n_unique().alias("files")))
     chosen = cand.join(best.select("run", "source_file", "rank"), on=["run", "source_file", "rank"])
     chosen = pl.concat([chosen, _transfers(tables, chosen)], how="diagonal_relaxed")
-    labels = best.select("run", _label(pl.col("rank"), pl.col("n")).alias("time_source"))
+    labels = best.select("run", _label(pl.col("rank"), pl.col("files")).alias("time_source"))
     return chosen.join(labels, on="run", how="left").select(list(TIME_COLUMNS))
 
 

@@ -150,11 +150,11 @@ def families_of(gpus: pl.DataFrame) -> dict[str, str]:
 
 
 def _device_names(kernels: pl.DataFrame, metrics: pl.DataFrame) -> dict[str, list[str]]:
-    parts = [distinct_rows(kernels, ["source_file", "device"]).rename({"device": "n"})]
+    parts = [distinct_rows(kernels, ["source_file", "device"]).rename({"device": "device_name"})]
     if metrics.height:
-        parts.append(distinct_rows(metrics, ["source_file", "device"]).rename({"device": "n"}))
+        parts.append(distinct_rows(metrics, ["source_file", "device"]).rename({"device": "device_name"}))
         parts.append(metrics.filter(pl.col("metric") == "device__attribute_display_name")
-                     .select("source_file", pl.col("value_text").alias("n")))
+                     .select("source_file", pl.col("value_text").alias("device_name")))
     names = pl.concat(parts).drop_nulls().unique(maintain_order=True)
     out: dict[str, list[str]] = {}
     for source_file, name in names.iter_rows():

@@ -89,5 +89,5 @@ def categorize(names: pl.Series, rules: list[Rule] | None = None) -> pl.Series:
     rules = default_rules() if rules is None else rules
     expr = pl.lit(OTHER)
     for category, pattern in reversed(rules):
-        expr = pl.when(pl.col("n").str.contains(pattern)).then(pl.lit(category)).otherwise(expr)
-    return per_distinct(names, lambda d: d.to_frame("n").select(expr.alias("category")))["category"]
+        expr = pl.when(pl.col("name").str.contains(pattern)).then(pl.lit(category)).otherwise(expr)
+    return per_distinct(names, lambda d: d.to_frame("name").select(expr.alias("category")))["category"]

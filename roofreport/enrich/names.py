@@ -103,7 +103,7 @@ def with_short_names(frame: pl.DataFrame, name_col: str = "name", out_col: str =
     """`frame` with `out_col` filled (where null) from `name_col`, once per distinct name."""
     if not frame.height:
         return frame
-    shorts = per_distinct(frame[name_col], lambda d: short_names(d).to_frame("s"))["s"]
+    shorts = per_distinct(frame[name_col], lambda d: short_names(d).to_frame("short_name"))["short_name"]
     if out_col in frame.columns:
         return frame.with_columns(pl.coalesce(pl.col(out_col), shorts).alias(out_col))
     return frame.with_columns(shorts.alias(out_col))
@@ -124,5 +124,5 @@ def phase_of(names: pl.Series) -> pl.Series:
     per distinct name)."""
     expr = pl.lit(None, pl.String)
     for phase, pattern in reversed(PHASES):
-        expr = pl.when(pl.col("n").str.contains(pattern)).then(pl.lit(phase)).otherwise(expr)
-    return per_distinct(names, lambda d: d.to_frame("n").select(expr.alias("phase")))["phase"]
+        expr = pl.when(pl.col("name").str.contains(pattern)).then(pl.lit(phase)).otherwise(expr)
+    return per_distinct(names, lambda d: d.to_frame("name").select(expr.alias("phase")))["phase"]

@@ -189,8 +189,8 @@ class Grammar:
             return pl.select(self.classify(pl.lit(text), rule, other)).to_series()
         kinds = self.alternatives(rule)
         codes = pl.repeat(len(kinds), text.len(), dtype=pl.UInt8, eager=True)
-        pending = pl.DataFrame({"i": pl.int_range(0, text.len(), dtype=pl.UInt32, eager=True),
-                                "t": text})
+        pending = pl.DataFrame({"index": pl.int_range(0, text.len(), dtype=pl.UInt32, eager=True),
+                                "text": text})
         one_line = not text.str.contains("\n", literal=True).any()
         for code, kind in enumerate(kinds):
             if not pending.height:
@@ -199,7 +199,7 @@ class Grammar:
             pos, hit = self._hits(pending, kind, rx)
             if not hit.any():
                 continue
-            cand = pending["i"] if pos is None else pending["i"].gather(pos)
+            cand = pending["index"] if pos is None else pending["index"].gather(pos)
             codes.scatter(cand.filter(hit), code)
             drop = hit.arg_true() if pos is None else pos.filter(hit)
             pending = pending.filter(pl.repeat(True, pending.height, eager=True).scatter(drop, False))
@@ -210,19 +210,19 @@ class Grammar:
         """(positions of the gated lines or None for all, whether each of them matches)."""
         gate = self._gate_expr(kind)
         if gate is None:
-            return None, pending["t"].str.contains(rx).fill_null(False)
+            return None, pending["text"].str.contains(rx).fill_null(False)
         mask = pending.select(gate.fill_null(False)).to_series()
         if mask.sum() * 2 > pending.height:  # most lines pass: gathering them costs more
-            return None, (mask & pending["t"].str.contains(rx)).fill_null(False)
+            return None, (mask & pending["text"].str.contains(rx)).fill_null(False)
         pos = mask.arg_true()
-        return pos, pending["t"].gather(pos).str.contains(rx).fill_null(False)
+        return pos, pending["text"].gather(pos).str.contains(rx).fill_null(False)
 
     def _gate_expr(self, rule: str) -> pl.Expr | None:
         """A cheap necessary condition for a line to match `rule` (None: no literal known)."""
         return self._derived("gate_expr", rule, self._make_gate_expr)
 
     def _make_gate_expr(self, rule: str) -> pl.Expr | None:
-        text, conds = pl.col("t"), []
+        text, conds = pl.col("text"), []
         prefix, _ = self.gate(rule)
         if prefix:
             conds.append(text.str.starts_with(prefix))

@@ -223,7 +223,8 @@ def tables_digest(tables: dict) -> str:
         hasher.update(name.encode())
         hasher.update(",".join(content.columns).encode())
         # The row hashes' bytes through Arrow IPC: `to_numpy` would import numpy (0.1-1.5 s)
-        # into a process that needs nothing else of it.
+        # into a process that needs nothing else of it. The column's name ("h") is hashed with
+        # the rows: renaming it would change every digest that datasets keep in their facts.
         buffer = io.BytesIO()
         pl.DataFrame({"h": content.hash_rows(seed=0)}).write_ipc(buffer, compression="uncompressed")
         hasher.update(buffer.getvalue())

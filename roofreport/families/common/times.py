@@ -40,16 +40,16 @@ def parse_datetime(text: pl.Expr) -> pl.Expr:
 def _parse_datetimes(text: pl.Series) -> pl.Series:
     """A log writes one spelling throughout: the first that reads a sample of the column is
     applied to all of it (one strptime pass); only values it misses try every spelling."""
-    frame = pl.DataFrame({"t": text.cast(pl.String)})
-    sample = frame.filter(pl.col("t").is_not_null()).head(16)
+    frame = pl.DataFrame({"text": text.cast(pl.String)})
+    sample = frame.filter(pl.col("text").is_not_null()).head(16)
     fmt = next((f for f in _FORMATS if sample.height and sample.select(
-        _strptime(pl.col("t"), f).is_not_null().all()).item()), None)
+        _strptime(pl.col("text"), f).is_not_null().all()).item()), None)
     if fmt is None:
-        return frame.select(_every_spelling(pl.col("t")))["t"]
-    fast = frame.select(_strptime(pl.col("t"), fmt))["t"]
+        return frame.select(_every_spelling(pl.col("text")))["text"]
+    fast = frame.select(_strptime(pl.col("text"), fmt))["text"]
     missed = (fast.is_null() & text.is_not_null()).arg_true()
     if missed.len():
-        slow = frame[missed].select(_every_spelling(pl.col("t")))["t"]
+        slow = frame[missed].select(_every_spelling(pl.col("text")))["text"]
         fast = fast.scatter(missed, slow)
     return fast
 

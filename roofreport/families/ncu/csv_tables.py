@@ -245,8 +245,8 @@ def _with_values(long: pl.DataFrame, factor: pl.Series, decimal_comma: bool | No
     texts = long["value_text"]
     if decimal_comma is None:
         decimal_comma = numbers.decimal_comma(texts)
-    number = frames.per_distinct(texts, lambda distinct: pl.DataFrame({"n": distinct}).select(
-        numbers.parse_number(pl.col("n"), decimal_comma)))["n"]
+    number = frames.per_distinct(texts, lambda distinct: pl.DataFrame({"number": distinct}).select(
+        numbers.parse_number(pl.col("number"), decimal_comma)))["number"]
     return long.with_columns(value=number * factor, value_text=texts.cast(pl.String),
                              stat=pl.lit(None, pl.String))
 

@@ -219,9 +219,9 @@ class Blocks:
         else:
             distinct.attach(self.memo)
             self._facts = facts = distinct.per_text(self._facts_of, "facts")
-            distinct.kinds = facts["k"]
-            line_kinds = facts["k"].gather(distinct.codes)
-        lines = lines.with_columns(k=line_kinds)
+            distinct.kinds = facts["line_kind"]
+            line_kinds = facts["line_kind"].gather(distinct.codes)
+        lines = lines.with_columns(line_kind=line_kinds)
         is_row = line_kinds.is_in(code(self.syntax, *ROWS))
         ctx = self._context(lines.filter(~is_row))
         at = (~is_row).cast(pl.UInt32).cum_sum()   # each line's context: row `at` of ctx
@@ -254,7 +254,7 @@ class Blocks:
         are not rows): `_CONTEXT`, carried forward from the lines that set or end each part.
         Results start at a process line (`[pid] app@host`) and end at ncu's next progress
         line; a table's rule and name end at the rule that closes it."""
-        line_kinds = pl.col("k")
+        line_kinds = pl.col("line_kind")
         kernel, process, status = code(self.syntax, "kernel_line", "process_line", "status_line")
         value = pl.lit(self._field_values(lines))
         closes = self._closes(line_kinds)
@@ -265,7 +265,7 @@ class Blocks:
         progress = pl.when(line_kinds == status).then(pl.col("text")).str.contains(
             self.syntax.regex("progress_line"))
         marked = lines.lazy().select(
-            "line_no", "k", "text", kernel=line_kinds == kernel, seq=pl.lit(None, pl.Int64),
+            "line_no", "line_kind", "text", kernel=line_kinds == kernel, seq=pl.lit(None, pl.Int64),
             in_results=pl.when(line_kinds == process).then(True).when(progress).then(False),
             seq_ok=pl.lit(None, pl.Boolean), **marks)
         first = self.carry.frame().lazy().with_columns(pl.col(*fields).fill_null(_NONE), kernel=pl.lit(False))
@@ -282,7 +282,8 @@ class Blocks:
     def _fields_in_use(self, lines: pl.DataFrame) -> dict[str, tuple]:
         """`_FIELDS`, without the chart table name when no block so far named a table (the
         common case: only `--print-details all` logs do; its column then stays null)."""
-        if self.carry.label is None and not (lines["k"] == code(self.syntax, "table_name_line")[0]).any():
+        if self.carry.label is None and \
+                not (lines["line_kind"] == code(self.syntax, "table_name_line")[0]).any():
             return {name: kinds for name, kinds in _FIELDS.items() if name != "label"}
         return _FIELDS
 
@@ -297,8 +298,8 @@ class Blocks:
         return context.marks(setting, value, ending, pl.lit(_NONE, pl.UInt32))
 
     def _closes(self, line_kinds: pl.Expr) -> pl.Expr:
-        """Whether each of the non-row lines (`k`, `line_no`) is a rule right after a row: the
-        rule that closes a table (every other rule opens one or is a title's underline)."""
+        """Whether each of the non-row lines (`line_kind`, `line_no`) is a rule right after a
+        row: the rule that closes a table (every other rule opens one or is a title's underline)."""
         after_row = pl.col("line_no") - pl.col("line_no").shift(1, fill_value=self.carry.line_no) > 1
         return line_kinds.is_in(code(self.syntax, *_RULES)) & after_row
 
@@ -306,7 +307,7 @@ class Blocks:
         """Per line, what it sets: the code of its pid, gpu or section, or its rule's id."""
         if self._distinct is not None:
             return self._facts["field"].gather(self._distinct.codes.gather(lines["line_no"] - self._first))
-        return self._setting_values(lines["k"], lines["text"])
+        return self._setting_values(lines["line_kind"], lines["text"])
 
     def _setting_values(self, line_kinds: pl.Series, text: pl.Series) -> pl.Series:
         """`_field_values` of lines of kinds `line_kinds` and texts `text` (once per distinct text)."""
@@ -345,7 +346,7 @@ class Blocks:
             fields = self._per_line(heads, lambda d: head_fields(d, self.syntax, self.code_of), "head")
             self.heads.append(pl.concat([heads.select("line_no", "seq", "pid", "gpu"), fields],
                                         how="horizontal"))
-        items = ctx.filter((pl.col("k") == code(self.syntax, "nvtx_item_line")[0]) & pl.col("seq_ok"))
+        items = ctx.filter((pl.col("line_kind") == code(self.syntax, "nvtx_item_line")[0]) & pl.col("seq_ok"))
         if items.height:
             self.nvtx.append(items.select("seq", part=self.code_of(nvtx_part(pl.col("text")))))
 
@@ -355,22 +356,23 @@ class Blocks:
         block's buffers are not kept alive)."""
         # With results, only WARNING and ERROR lines matter (status.report); without,
         # the whole log is read again.
-        status = ctx.filter(pl.col("k") == code(self.syntax, "status_line")[0])
+        status = ctx.filter(pl.col("line_kind") == code(self.syntax, "status_line")[0])
         kept = {"status": status.filter(_is_alarm(status["text"])), "notes": notes}
         for name, found in kept.items():
             if found.height:
                 self.lines[name].append(found.select("line_no", text=self.code_of(pl.col("text"))))
 
     def _facts_of(self, texts: pl.Series) -> pl.DataFrame:
-        """Of distinct line texts: the kind code (`k`), what the line sets (`field`, as
+        """Of distinct line texts: the kind code (`line_kind`), what the line sets (`field`, as
         `_field_values`), and the text's code when it is a status line kept (`status`) or a
         note (`notes`), as `_keep_lines` keeps them."""
         line_kinds, looked_at = classify(texts, self.syntax)
         kept = {"status": (line_kinds == code(self.syntax, "status_line")[0]) & _is_alarm(texts),
                 "notes": looked_at & _is_note(texts)}
-        return pl.DataFrame({"k": line_kinds, "text": texts, "field": self._setting_values(line_kinds, texts)}).select(
-            "k", "field", **{name: pl.when(pl.lit(keep)).then(self.code_of(pl.col("text")))
-                             for name, keep in kept.items()})
+        found = {"line_kind": line_kinds, "text": texts, "field": self._setting_values(line_kinds, texts)}
+        return pl.DataFrame(found).select(
+            "line_kind", "field", **{name: pl.when(pl.lit(keep)).then(self.code_of(pl.col("text")))
+                                     for name, keep in kept.items()})
 
     def _keep_coded_lines(self, lines: pl.DataFrame, facts: pl.DataFrame) -> None:
         """`_keep_lines` of a block read as codes, from the `_facts` of its distinct lines."""
@@ -393,11 +395,11 @@ class Blocks:
         """What `check_truncation` needs: whether a rule ever closed a table (a rule right
         after a row, blank and other lines aside), and the last meaningful line (looked for
         in the block's last lines first)."""
-        line_kinds, meaningful = lines["k"], self._meaningful
+        line_kinds, meaningful = lines["line_kind"], self._meaningful
         last = self.ending["last"]
         if not self.ending["closes"]:
             kinds = line_kinds.filter(meaningful(line_kinds))
-            prev = kinds.shift(1, fill_value=last["k"] if last else None)
+            prev = kinds.shift(1, fill_value=last["line_kind"] if last else None)
             self.ending["closes"] = bool((kinds.is_in(code(self.syntax, *_RULES))
                                           & (prev == code(self.syntax, "table_row_line")[0])).any())
         found = meaningful(line_kinds.tail(_TAIL))
@@ -406,7 +408,7 @@ class Blocks:
             if not found.any():
                 return
         index = lines.height - 1 - found.reverse().arg_max()
-        self.ending["last"] = {"line_no": lines["line_no"][index], "k": line_kinds[index],
+        self.ending["last"] = {"line_no": lines["line_no"][index], "line_kind": line_kinds[index],
                                **ctx.select("in_results", "seq_ok", "rule").row(at[index], named=True)}
 
     def _meaningful(self, line_kinds: pl.Series) -> pl.Series:
@@ -417,7 +419,7 @@ class Blocks:
         layouts that close every table with a rule (detail pages; raw pages and old summaries
         simply stop)."""
         last = self.ending["last"]
-        if last and self.ending["closes"] and last["k"] == code(self.syntax, "table_row_line")[0] \
+        if last and self.ending["closes"] and last["line_kind"] == code(self.syntax, "table_row_line")[0] \
                 and last["in_results"] and last["seq_ok"] and last["rule"] is not None:
             self.result.warn("ncu.truncated",
                              f"log ends inside a metrics table (line {last['line_no']}): the last "

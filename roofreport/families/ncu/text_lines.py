@@ -140,8 +140,8 @@ def classify(text: pl.Series, syntax: grammar.Grammar) -> tuple[pl.Series, pl.Se
     them by `_heads`; every other line goes through `Grammar.classify_lines`, once per
     distinct text."""
     start = pl.Categories.random()
-    line_text = pl.col("t")
-    shape = pl.DataFrame({"t": text}).select(
+    line_text = pl.col("text")
+    shape = pl.DataFrame({"text": text}).select(
         start=line_text.str.slice(0, _PREFIX).cast(pl.Categorical(start)),
         special=line_text.str.contains(_NOT_ROW_LITERALS))
     by_start = _row_kind(start.to_series(), syntax).gather(shape["start"].to_physical())
@@ -164,8 +164,8 @@ def _heads(text: pl.Series, row_shaped: pl.Series, by_start: pl.Series, fast: pl
     if not row_shaped.any():
         return fast
     at = row_shaped.arg_true()
-    line_text = pl.col("t")
-    found = pl.DataFrame({"t": text.gather(at), "row": by_start.gather(at)}).select(
+    line_text = pl.col("text")
+    found = pl.DataFrame({"text": text.gather(at), "row": by_start.gather(at)}).select(
         pl.when(~line_text.str.contains(_NOT_HEAD_LITERALS))
         .then(pl.when(line_text.str.contains(syntax.regex("kernel_line"))).then(pl.lit(code(syntax, "kernel_line")[0], pl.UInt8))
               .otherwise("row"))).to_series()
@@ -174,12 +174,13 @@ def _heads(text: pl.Series, row_shaped: pl.Series, by_start: pl.Series, fast: pl
 
 def _row_kind(starts: pl.Series, syntax: grammar.Grammar) -> pl.Series:
     """For the first characters of lines: the row kind they make (null: ask the grammar)."""
-    start = pl.col("s")
+    start = pl.col("start")
     kind = pl.lit(None, pl.UInt8)
     for name in reversed(ROWS):
         kind = pl.when(start.str.contains(_ROW_SHAPE[name])).then(pl.lit(code(syntax, name)[0], pl.UInt8)).otherwise(kind)
     maybe_other = pl.any_horizontal([start.str.starts_with(p[:_PREFIX]) for p in _NOT_ROW_STARTS])
-    return pl.DataFrame({"s": starts}).select(pl.when(maybe_other).then(None).otherwise(kind)).to_series()
+    return pl.DataFrame({"start": starts}).select(
+        pl.when(maybe_other).then(None).otherwise(kind)).to_series()
 
 
 def by_distinct(values: pl.Series, derive: Callable[[pl.Series], pl.Series | pl.DataFrame]):

@@ -33,10 +33,10 @@ if TYPE_CHECKING:
 
 _MAX_WARNED = 20
 _SUMMARY_COLUMNS = 5   # metric, unit, minimum, maximum, average
-_VALUES = ("v", "n", "x")   # value (the average in summaries), minimum, maximum
+_VALUES = ("value_cell", "min_cell", "max_cell")   # value (the average in summaries), minimum, maximum
 # The value cells of blocks read as text (their values rarely repeat), kept as strings: coding
 # them costs a hash per row into the log's categories, and each would be one category more.
-_TEXT = {"v": "vt", "n": "nt", "x": "xt"}
+_TEXT = {"value_cell": "value_string", "min_cell": "min_string", "max_cell": "max_string"}
 _DEVICE_NAME = "device__attribute_display_name"
 
 
@@ -75,7 +75,7 @@ class Tables:
         return pl.Series([self._rule_id[line] for line in distinct.to_list()], dtype=pl.UInt32)
 
     def _row_rules(self, ctx: pl.DataFrame) -> pl.Expr:
-        """Per line (columns `k` and `at`), the rule whose columns cut it (null: not a table
+        """Per line (columns `line_kind` and `at`), the rule whose columns cut it (null: not a table
         row of a launch): detail rows in a section under a four-space rule, raw-page rows
         under a two-space one."""
         kind = pl.Series([k for k, _ in self.rules], dtype=pl.UInt8)
@@ -89,8 +89,8 @@ class Tables:
         rule = pl.lit(None, pl.UInt32)
         for row in per_ctx.columns:   # a kind of row no rule of the block cuts is left out
             if per_ctx[row].null_count() < per_ctx.height:
-                rule = pl.when(pl.col("k") == self.kind[row]).then(pl.lit(per_ctx[row]).gather("at")) \
-                    .otherwise(rule)
+                rule = pl.when(pl.col("line_kind") == self.kind[row]) \
+                    .then(pl.lit(per_ctx[row]).gather("at")).otherwise(rule)
         return rule
 
     # -- one block
@@ -98,10 +98,10 @@ class Tables:
     def rows(self, lines: pl.DataFrame, ctx: pl.DataFrame, at: pl.Series,
              distinct: Distinct | None = None) -> pl.DataFrame:
         """The block's table rows of launches: line, kernel header (`seq`), section, chart
-        table name (`lab`, when the block has one) and cells (`m`etric, `u`nit, `v`alue,
-        mi`n`, ma`x`) as codes into `texts`. With `distinct` (the block's lines repeat),
-        cells are cut once per distinct line and rule; without, the value cells are strings
-        (`_TEXT`)."""
+        table name (`lab`, when the block has one) and cells (`metric_cell`, `unit_cell`,
+        `value_cell`, `min_cell`, `max_cell`) as codes into `texts`. With `distinct` (the
+        block's lines repeat), cells are cut once per distinct line and rule; without, the
+        value cells are strings (`_TEXT`)."""
         if not self.rules:
             return pl.DataFrame()
         line = {"text": lines["text"]} if distinct is None else {"line": distinct.codes}
@@ -127,8 +127,8 @@ class Tables:
             rows = rows.update(fixed.select("line_no", *[c for c in fixed.columns if c in rows.columns
                                                          and c != "line_no"]), on="line_no")
         if not all(named for _, _, named in parts):
-            rows = rows.filter(pl.col("m").is_not_null())
-        cells = ("m", "u", *_VALUES, *_TEXT.values())
+            rows = rows.filter(pl.col("metric_cell").is_not_null())
+        cells = ("metric_cell", "unit_cell", *_VALUES, *_TEXT.values())
         return rows.select("line_no", *[c for c in cells if c in rows.columns], "seq", "sec",
                            *[c for c in ("lab",) if c in rows.columns])
 
@@ -144,7 +144,7 @@ class Tables:
             found, at = distinct.per_text(lambda texts: self._cells(texts, rid), ("cells", rid)), part["line"]
             # The texts that can be rows under this rule (the checks look at those only).
             checked = found.filter(distinct.kinds == self._row_kind[self.rules[rid][0]])
-        fit, named = bool(checked["fits"].all()), not checked["m"].null_count()
+        fit, named = bool(checked["fits"].all()), not checked["metric_cell"].null_count()
         if fit:
             found = found.drop("fits", "summary")
         cells = found if at is None else found[at]
@@ -160,12 +160,14 @@ class Tables:
         keys = pl.Categories.random()
         values = {c if coded else _TEXT[c]: self.code_of(e.str.strip_chars()) if coded else e.str.strip_chars()
                   for c, e in _value_cells(cuts).items()}
-        empty = {"v": pl.lit(None, pl.UInt32)} if coded else {"vt": pl.lit(None, pl.String)}
+        empty = {"value_cell": pl.lit(None, pl.UInt32)} if coded \
+            else {"value_string": pl.lit(None, pl.String)}
         gaps = {"gaps": _blank_at(cuts[3]) & _blank_at(cuts[4])} if summary else {}
         cells = pl.DataFrame({"text": text}).select(
             key=_key_cell(cuts).cast(pl.Categorical(keys)), **values, **gaps)
         key = _key_fields(keys.to_series(), cuts, self.code_of)[cells["key"].to_physical()]
-        return cells.select(m=key["m"], u=key["u"], fits=key["fits"] & cells["gaps"] if summary else key["fits"],
+        return cells.select(metric_cell=key["metric_cell"], unit_cell=key["unit_cell"],
+                            fits=key["fits"] & cells["gaps"] if summary else key["fits"],
                             summary=pl.lit(summary), **{**empty, **{c: c for c in values}})
 
     def _split_loose(self, loose: pl.DataFrame, lines: pl.DataFrame, coded: bool) -> pl.DataFrame:
@@ -181,17 +183,19 @@ class Tables:
         summary = pl.col("summary")
         fixed = fixed.select(
             "line_no", "text",
-            m=pl.when(summary).then("metric_name_s").otherwise("metric_name"),
-            u=pl.when(summary).then("metric_unit_s").otherwise("metric_unit"),
-            v=pl.when(summary).then("average").otherwise("metric_value"),
-            n=pl.when(summary).then("minimum"), x=pl.when(summary).then("maximum"))
-        bad = fixed.filter(pl.col("m").is_null())
+            metric_cell=pl.when(summary).then("metric_name_s").otherwise("metric_name"),
+            unit_cell=pl.when(summary).then("metric_unit_s").otherwise("metric_unit"),
+            value_cell=pl.when(summary).then("average").otherwise("metric_value"),
+            min_cell=pl.when(summary).then("minimum"), max_cell=pl.when(summary).then("maximum"))
+        bad = fixed.filter(pl.col("metric_cell").is_null())
         for line_no, text in bad.select("line_no", "text").head(_MAX_WARNED - self._warned).iter_rows():
             self.result.warn("ncu.unreadable-row", _explain(self.doc, syntax, text, line_no), line=line_no)
             self._warned += 1
-        fixed = fixed.filter(pl.col("m").is_not_null())
-        return fixed.select("line_no", *[self.code_of(fixed[c]).alias(c) for c in ("m", "u")],
-                            *[self.code_of(fixed[c]).alias(c) if coded else fixed[c].alias(_TEXT[c]) for c in _VALUES])
+        fixed = fixed.filter(pl.col("metric_cell").is_not_null())
+        return fixed.select("line_no",
+                            *[self.code_of(fixed[c]).alias(c) for c in ("metric_cell", "unit_cell")],
+                            *[self.code_of(fixed[c]).alias(c) if coded else fixed[c].alias(_TEXT[c])
+                              for c in _VALUES])
 
     # -- the whole log
 
@@ -204,7 +208,7 @@ class Tables:
             return pl.DataFrame()
         rows = pl.concat(blocks, how="diagonal_relaxed")
         value, decimal_comma = _values(texts, rows)
-        factor = _factors(texts, rows["u"])
+        factor = _factors(texts, rows["unit_cell"])
         by_seq = _by_seq(heads, kernels)
         launched = by_seq.filter(pl.col("launch_id").is_not_null())
         sec = rows["sec"]
@@ -215,12 +219,13 @@ class Tables:
         parsed = any(c in rows.columns for c in _TEXT.values())   # values parsed row by row
 
         def part(frame: pl.DataFrame, stat: str | None, cell: str) -> pl.DataFrame:
-            scale = pl.lit(factor).gather(pl.col("u")).fill_null(units.scale(None)[1])
+            scale = pl.lit(factor).gather(pl.col("unit_cell")).fill_null(units.scale(None)[1])
             number = (value(cell)[0] * scale).alias("value")
             out = [pl.col("line_no").alias("source_line"), pl.lit(by_seq["launch_id"]).gather(pl.col("seq")),
                    *[_spread(by_seq[c], "seq", launched[c]).alias(c) for c in ("kernel_name", "device")],
-                   _section(texts, rows, section).alias("section"), text.gather(pl.col("m")).alias("metric"),
-                   text.gather(pl.col("u")).alias("unit"), pl.lit(stat, pl.String).alias("stat"),
+                   _section(texts, rows, section).alias("section"),
+                   text.gather(pl.col("metric_cell")).alias("metric"),
+                   text.gather(pl.col("unit_cell")).alias("unit"), pl.lit(stat, pl.String).alias("stat"),
                    number, value(cell)[1].alias("value_text")]
             if not parsed:
                 return frame.select(out)
@@ -228,14 +233,14 @@ class Tables:
             # frame's chunks (both cores), but runs each of several on one core.
             return frame.select(out[:8] + out[9:]).insert_column(8, frame.select(number).to_series())
 
-        mins = [c for c in ("n", _TEXT["n"]) if c in rows.columns]
+        mins = [c for c in ("min_cell", _TEXT["min_cell"]) if c in rows.columns]
         is_summary = pl.any_horizontal([pl.col(c).is_not_null() for c in mins]) if mins else None
         if is_summary is None or not rows.select(is_summary.any()).item():
             self._device = _device_name(rows, texts)
-            return _instance_values(part(rows, None, "v"), decimal_comma)
+            return _instance_values(part(rows, None, "value_cell"), decimal_comma)
         single, summary = rows.filter(~is_summary), rows.filter(is_summary)
-        parts = [part(single, None, "v"), part(summary, "min", "n"), part(summary, "max", "x"),
-                 part(summary, "avg", "v")]
+        parts = [part(single, None, "value_cell"), part(summary, "min", "min_cell"),
+                 part(summary, "max", "max_cell"), part(summary, "avg", "value_cell")]
         metrics = pl.concat(parts, how="vertical").sort("source_line", "stat", nulls_last=False)
         return _instance_values(metrics, decimal_comma)
 
@@ -276,8 +281,9 @@ def _key_cell(cuts: tuple[int, ...]) -> pl.Expr:
 def _value_cells(cuts: tuple[int, ...]) -> dict[str, pl.Expr]:
     text, spans = pl.col("text"), len(cuts) - 1
     if spans == _SUMMARY_COLUMNS:
-        return {c: text.str.slice(cuts[i], cuts[i + 1] - cuts[i]) for c, i in (("n", 2), ("x", 3), ("v", 4))}
-    return {"v": text.str.slice(cuts[2])} if spans >= 2 else {}
+        return {c: text.str.slice(cuts[i], cuts[i + 1] - cuts[i])
+                for c, i in (("min_cell", 2), ("max_cell", 3), ("value_cell", 4))}
+    return {"value_cell": text.str.slice(cuts[2])} if spans >= 2 else {}
 
 
 def _key_fields(keys: pl.Series, cuts: tuple[int, ...], code_of) -> pl.DataFrame:
@@ -290,10 +296,11 @@ def _key_fields(keys: pl.Series, cuts: tuple[int, ...], code_of) -> pl.DataFrame
         return key.str.slice(at, 1).is_in([" ", ""])
 
     cells = pl.DataFrame({"key": keys}).select(
-        m=key.str.slice(0, one).str.strip_chars(),
-        u=(key.str.slice(one, two - one) if two else key.str.slice(one)).str.strip_chars(),
+        metric_cell=key.str.slice(0, one).str.strip_chars(),
+        unit_cell=(key.str.slice(one, two - one) if two else key.str.slice(one)).str.strip_chars(),
         fits=blank(one) & (blank(two) if two else True))
-    return cells.select(*[pl.when(pl.col(c) != "").then(code_of(cells[c])).alias(c) for c in "mu"], "fits")
+    return cells.select(*[pl.when(pl.col(c) != "").then(code_of(cells[c])).alias(c)
+                          for c in ("metric_cell", "unit_cell")], "fits")
 
 
 def _blank_at(at: int) -> pl.Expr:
@@ -304,7 +311,7 @@ def _blank_at(at: int) -> pl.Expr:
 # -- values ----------------------------------------------------------------------------------
 
 def _values(texts: pl.Series, rows: pl.DataFrame) -> tuple[Callable[[str], tuple[pl.Expr, pl.Expr]], bool]:
-    """For a value cell ("v", "n", "x"): (its number, its text) over `rows`, whose cells are
+    """For a value cell (`_VALUES`): (its number, its text) over `rows`, whose cells are
     codes into `texts` (numbers parsed once per distinct text) or strings (`_TEXT`, parsed row
     by row), in the log's decimal convention; and that convention (a decimal comma or not)."""
     decimal_comma = _decimal_comma(texts, rows)
@@ -349,12 +356,12 @@ def _decimal_comma(texts: pl.Series, rows: pl.DataFrame) -> bool:
     """Whether the log prints a decimal comma: so do most of its printed values and minimums
     (each distinct coded text weighed by the rows printing it; value strings one by one)."""
     values, counts = [], []
-    codes = [rows[c] for c in ("v", "n") if c in rows.columns]
+    codes = [rows[c] for c in ("value_cell", "min_cell") if c in rows.columns]
     if codes:
         counted = pl.concat(codes).rename("code").value_counts().drop_nulls("code")
         values.append(texts.gather(counted["code"]))
         counts.append(counted["count"].cast(pl.Int64))
-    strings = [rows[_TEXT[c]].drop_nulls() for c in ("v", "n") if _TEXT[c] in rows.columns]
+    strings = [rows[_TEXT[c]].drop_nulls() for c in ("value_cell", "min_cell") if _TEXT[c] in rows.columns]
     if strings:
         values.append(pl.concat(strings))
         counts.append(pl.repeat(1, values[-1].len(), dtype=pl.Int64, eager=True))
@@ -403,8 +410,8 @@ def _device_name(rows: pl.DataFrame, texts: pl.Series) -> str | None:
     wanted = (texts == _DEVICE_NAME).arg_true()
     if not wanted.len():
         return None
-    wanted_rows = rows.filter(pl.col("m").is_in(wanted.to_list()))
-    values = wanted_rows.select(_value_text(texts, wanted_rows, "v")).to_series().drop_nulls()
+    wanted_rows = rows.filter(pl.col("metric_cell").is_in(wanted.to_list()))
+    values = wanted_rows.select(_value_text(texts, wanted_rows, "value_cell")).to_series().drop_nulls()
     values = values.filter(values.str.strip_chars() != "")
     return values[0].strip() if values.len() else None
 

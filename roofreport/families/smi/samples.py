@@ -79,11 +79,11 @@ def _assign_gpus(raw: pl.DataFrame, result: ParseResult) -> pl.DataFrame:
 def _positions(rows: pl.DataFrame, result: ParseResult) -> pl.DataFrame:
     """Position of each row in its sweep, or 0 for all when the sweeps are not regular."""
     seconds = pl.coalesce(pl.col("timestamp").dt.epoch("us") / 1e6, pl.col("tod_s"))
-    rows = rows.with_columns(_t=seconds)
+    rows = rows.with_columns(_seconds=seconds)
     new_block = pl.col("block") != pl.col("block").shift(1)
-    if rows["_t"].is_not_null().any():
-        dt = pl.col("_t").diff()
-        gaps = rows.select(dt.alias("d")).filter(pl.col("d") > 0)["d"]
+    if rows["_seconds"].is_not_null().any():
+        dt = pl.col("_seconds").diff()
+        gaps = rows.select(dt.alias("gap_s")).filter(pl.col("gap_s") > 0)["gap_s"]
         limit = min(_SWEEP_GAP_MAX_S, 0.3 * gaps.quantile(0.9)) if gaps.len() else 0.0
         new = new_block.fill_null(True) | (dt > limit).fill_null(True) | (dt < 0).fill_null(False)
     elif rows["block"].n_unique() > 1:

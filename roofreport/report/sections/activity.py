@@ -321,8 +321,9 @@ def api_section(api: pl.DataFrame, names: RunNames | None = None) -> Section:
     if not api.height:
         section.empty = EMPTY_API
         return section
-    weight = api.group_by("name").agg(pl.col("share").sum().alias("w"), pl.col("total_ns").sum().alias("t"))
-    calls = weight.sort(["w", "t", "name"], descending=[True, True, False])["name"].head(API_COLUMNS).to_list()
+    weight = api.group_by("name").agg(pl.col("share").sum().alias("total_share"), pl.col("total_ns").sum())
+    calls = weight.sort(["total_share", "total_ns", "name"], descending=[True, True, False])["name"] \
+        .head(API_COLUMNS).to_list()
     section.blocks.append(Paragraph.of(
         "Host-side CUDA runtime/driver calls: the share of each run's API time in the calls that take the most "
         "of it across runs (a row of several runs gives their lowest to highest share). Long cudaMemcpy or "

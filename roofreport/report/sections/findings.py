@@ -75,9 +75,10 @@ def conclusion(summary: pl.DataFrame, pivot: pl.DataFrame) -> list[Paragraph]:
         if compared.height > MANY_MODELS:
             sentences = [_speedup_overview(compared)]
         else:
-            pairs = compared.with_columns(pl.min_horizontal("faster", "slower").alias("a"),
-                                          pl.max_horizontal("faster", "slower").alias("b"))
-            sentences = [_faster_for(group) for _, group in pairs.group_by("a", "b", "faster", maintain_order=True)]
+            pairs = compared.with_columns(pl.min_horizontal("faster", "slower").alias("first_gpu"),
+                                          pl.max_horizontal("faster", "slower").alias("second_gpu"))
+            sentences = [_faster_for(group) for _, group
+                         in pairs.group_by("first_gpu", "second_gpu", "faster", maintain_order=True)]
         out.append(Paragraph.of("Conclusion: " + " ".join(sentences)))
         out += _bound_conclusion(pivot)
     return out
@@ -344,19 +345,20 @@ def sweep_findings(pattern_sweeps: pl.DataFrame) -> list[Paragraph]:
     if not pattern_sweeps.height:
         return []
     ends = pattern_sweeps.sort("x_order").group_by("series", "label", maintain_order=True).agg(
-        pl.col("gpu", "model", "config", "param").first(), pl.col("x_label").first().alias("x0"),
-        pl.col("share").first().alias("s0"), pl.col("x_label").last().alias("x1"),
-        pl.col("share").last().alias("s1"), pl.col("share").max().alias("peak"))
-    swings = ends.filter(pl.col("peak") >= 0.05).with_columns((pl.col("s1") - pl.col("s0")).abs().alias("d"))
-    biggest = swings.sort("d", descending=True).group_by("gpu", "label", maintain_order=True).first()
+        pl.col("gpu", "model", "config", "param").first(), pl.col("x_label").first().alias("first_label"),
+        pl.col("share").first().alias("first_share"), pl.col("x_label").last().alias("last_label"),
+        pl.col("share").last().alias("last_share"), pl.col("share").max().alias("peak"))
+    swings = ends.filter(pl.col("peak") >= 0.05).with_columns(
+        (pl.col("last_share") - pl.col("first_share")).abs().alias("swing"))
+    biggest = swings.sort("swing", descending=True).group_by("gpu", "label", maintain_order=True).first()
     out = []
     for row in biggest.group_by("gpu", maintain_order=True).head(SWEEP_FINDINGS).iter_rows(named=True):
         what = f"{row['model']}, {row['config']}" if row["config"] else row["model"]
         param = row["param"].replace("_", " ")
         where = "With an unidentified GPU" if row["gpu"] == UNKNOWN_GPU else f"On the {row['gpu']}"
         out.append(Paragraph.of(
-            f"{where}, {row['label']} take {fmt.share(row['s0'])} of GPU time at {param} {row['x0']} and "
-            f"{fmt.share(row['s1'])} at {row['x1']} ({what})."))
+            f"{where}, {row['label']} take {fmt.share(row['first_share'])} of GPU time at {param} "
+            f"{row['first_label']} and {fmt.share(row['last_share'])} at {row['last_label']} ({what})."))
     return out
 
 
