@@ -33,7 +33,8 @@ def region_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     parts = [p.select([pl.col(c).cast(t) for c, t in COLUMNS.items()]) for p in parts if p.height]
     if not parts:
         return pl.DataFrame(schema=COLUMNS)
-    return pl.concat(parts).sort(["run", "kind", "time_ns"], descending=[False, False, True], nulls_last=True)
+    return pl.concat(parts).sort(["run", "kind", "time_ns", "region"], descending=[False, False, True, False],
+                                 nulls_last=True)
 
 
 def _range_rows(regions: pl.DataFrame | None) -> pl.DataFrame:

@@ -103,7 +103,7 @@ def _listed_ranges(ranges: pl.DataFrame) -> pl.DataFrame:
     nested_operator = (pl.col("kind") == "operator") & pl.col("region").str.contains("/")
     kept = ranges.filter(~nested_operator & (known | ~pl.col("kind").str.starts_with("operator")))
     return kept.with_columns(rank.alias("_rank")).sort(
-        ["_rank", "time_ns"], descending=[False, True], nulls_last=True).drop("_rank")
+        ["_rank", "time_ns", "region"], descending=[False, True, False], nulls_last=True).drop("_rank")
 
 
 def _phase_runs(phases: pl.DataFrame, names: RunNames) -> tuple[list[str], list[str]]:
