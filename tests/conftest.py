@@ -34,3 +34,14 @@ def parse_path(path: Path, family: str | None = None):
     sniffed = sniff(path)
     assert sniffed.readable and (family is None or sniffed.family == family), (path, sniffed.family)
     return parse_file(path, sniffed.spec.name, sniffed.variant, str(path))
+
+
+def read_samples(tmp_path: Path, text: str, name: str, family: str):
+    """Write `text` to `tmp_path/name`, parse it as a `family` log, and give (its samples
+    table, empty when none, and the parse result): the monitor families' tests of strings."""
+    from roofreport.tables import schema
+
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    result = parse_path(path, family)
+    return result.tables.get("samples", schema.empty("samples")), result

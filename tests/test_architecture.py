@@ -155,12 +155,18 @@ def _one_letter_names(tree: ast.AST) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+def _package_findings(check, kept: set[tuple[str, str]] = frozenset()) -> list[str]:
+    """`path:line: name` for each (line, name) `check` finds in a module of the package, less
+    the (path, name) pairs `kept` on purpose."""
+    return [f"{path.relative_to(ROOT)}:{line}: {name}" for path in sorted(PACKAGE.rglob("*.py"))
+            for line, name in check(ast.parse(path.read_text(encoding="utf-8")))
+            if (path.relative_to(ROOT).as_posix(), name) not in kept]
+
+
 def test_no_one_letter_names_outside_comprehensions():
     """A name says what it holds (issue #14): `syntax` for a family's grammar, `index`, `row`,
     `match`; one letter only as a comprehension's or a lambda's own variable (and `_`)."""
-    found = [f"{path.relative_to(ROOT)}:{line}: {name}" for path in sorted(PACKAGE.rglob("*.py"))
-             for line, name in _one_letter_names(ast.parse(path.read_text(encoding="utf-8")))]
-    assert found == []
+    assert _package_findings(_one_letter_names) == []
 
 
 def test_the_one_letter_check_sees_what_it_should():
@@ -203,10 +209,7 @@ def _one_letter_columns(tree: ast.AST) -> list[tuple[int, str]]:
 def test_no_one_letter_column_names():
     """A frame's column says what it holds (issue #14): `line_kind`, `metric_cell`, `count`,
     not `k`, `m`, `n`; internal frames included."""
-    found = [f"{path.relative_to(ROOT)}:{line}: {name}" for path in sorted(PACKAGE.rglob("*.py"))
-             for line, name in _one_letter_columns(ast.parse(path.read_text(encoding="utf-8")))
-             if (path.relative_to(ROOT).as_posix(), name) not in _KEPT_COLUMNS]
-    assert found == []
+    assert _package_findings(_one_letter_columns, kept=_KEPT_COLUMNS) == []
 
 
 def test_the_one_letter_column_check_sees_what_it_should():

@@ -18,18 +18,14 @@ from roofreport.families import dcgm
 from roofreport.families.common.textio import read_head
 from roofreport.families.dcgm import fields as dcgm_fields
 from roofreport.families.dcgm.dmon import layout
-from roofreport.tables import schema
-from tests.conftest import SAMPLE_LOGS, corpus_path, parse_path
+from tests.conftest import SAMPLE_LOGS, corpus_path, parse_path, read_samples
 
 DMON_SAMPLE = SAMPLE_LOGS / "h100" / "dcgmi" / "dcgmi-dmon.log"
 EXPORTER_SAMPLE = SAMPLE_LOGS / "h100" / "exporter" / "dcgm-exporter-scrapes.prom"
 
 
 def read(tmp_path: Path, text: str, name: str = "log.txt"):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    result = parse_path(path, "dcgm")
-    return result.tables.get("samples", schema.empty("samples")), result
+    return read_samples(tmp_path, text, name, "dcgm")
 
 
 def codes(result) -> list[str]:

@@ -12,16 +12,13 @@ import polars as pl
 
 from roofreport.analysis import utilization
 from roofreport.tables import schema
-from tests.conftest import SAMPLE_LOGS, parse_path
+from tests.conftest import SAMPLE_LOGS, parse_path, read_samples
 
 DEMO = SAMPLE_LOGS / "a100" / "resnet18" / "nvidia-smi-compute-apps.csv"
 
 
 def read(tmp_path: Path, text: str, name: str = "apps.csv"):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    result = parse_path(path, "nvidia-smi")
-    return result.tables.get("samples", schema.empty("samples")), result
+    return read_samples(tmp_path, text, name, "nvidia-smi")
 
 
 def test_demo_compute_apps_row_by_row_against_the_csv_module():

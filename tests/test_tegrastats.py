@@ -12,8 +12,7 @@ import pytest
 
 from roofreport.families import tegrastats
 from roofreport.families.common.textio import read_head
-from roofreport.tables import schema
-from tests.conftest import SAMPLE_LOGS, corpus_path, parse_path
+from tests.conftest import SAMPLE_LOGS, corpus_path, parse_path, read_samples
 
 DEMO = SAMPLE_LOGS / "jetson_orin" / "tegrastats.log"
 
@@ -39,10 +38,7 @@ JP7_THOR = ("08-02-2026 11:05:42 RAM 21874/62817MB (lfb 3x2MB) CPU [17%@2201,12%
 
 
 def read(tmp_path: Path, text: str, name: str = "tegrastats.log"):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    result = parse_path(path, "tegrastats")
-    return result.tables.get("samples", schema.empty("samples")), result
+    return read_samples(tmp_path, text, name, "tegrastats")
 
 
 @pytest.mark.parametrize("line, variant, expected", [
