@@ -164,11 +164,11 @@ def _unmeasured_fp32(rows: pl.DataFrame) -> str | None:
     """Why the run's FLOPs miss its FP32 work, when its counters measured other precisions but
     never FP32 (e.g. nvprof `--metrics flop_count_dp` alone): its deep-learning kernels then count
     0 FLOPs, which is no count of the work at all. None when FP32 was measured or nothing was."""
-    others = [c for c in counted.FLOP_COLUMNS if c != "flops_fp32"]
-    if rows["flops_fp32"].is_not_null().any() or not any(rows[c].is_not_null().any() for c in others):
+    measured = [column for column in counted.FLOP_COLUMNS if rows[column].is_not_null().any()]
+    if not measured or "flops_fp32" in measured:
         return None
-    measured = ", ".join(c.removeprefix("flops_").upper() for c in others if rows[c].is_not_null().any())
-    return f"only {measured} FLOPs were counted; FP32 work was not measured"
+    names = ", ".join(column.removeprefix("flops_").upper() for column in measured)
+    return f"only {names} FLOPs were counted; FP32 work was not measured"
 
 
 def _complete(rows: pl.DataFrame) -> bool | None:
