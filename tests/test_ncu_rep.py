@@ -45,8 +45,8 @@ ROUNDING = {"raw_base.csv": 1e-5, "raw.csv": 1e-5, "raw.txt": 5e-3}
 
 def _needs_module() -> None:
     if not ncu.report_module_installed():
-        pytest.skip("NVIDIA's ncu_report module is not installed: `pip install 'roofreport[ncu-rep]'` "
-                    "(the test extra installs it where NVIDIA ships the wheel: Linux x86-64, Windows)")
+        pytest.skip("NVIDIA's ncu_report module is not installed: its licence allows it only on systems "
+                    "with NVIDIA GPUs, so `make test` leaves it out; run `make test-ncu-rep` on such a machine")
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
