@@ -77,10 +77,21 @@ def _what_is_wrong(line_no: int, line: str, width: int) -> BadRow:
     stray = _stray_quote(line)
     if stray is not None:
         return BadRow(line_no, stray, line, "row is not a CSV record (a quote left open or inside a field)")
-    starts = [0] + [m.end() for m in re.finditer(r',(?=(?:[^"]*"[^"]*")*[^"]*$)', line)]
+    starts = _field_starts(line)
     if len(starts) > width:
         return BadRow(line_no, starts[width], line, f"row has {len(starts)} fields, the header {width}")
     return BadRow(line_no, len(line) + 1, line, f"row stops after {len(starts)} of the header's {width} fields")
+
+
+def _field_starts(line: str) -> list[int]:
+    """0-based offsets where the fields of a CSV record (no stray quotes) begin."""
+    starts, quoted = [0], False
+    for offset, char in enumerate(line):
+        if char == '"':
+            quoted = not quoted
+        elif char == "," and not quoted:
+            starts.append(offset + 1)
+    return starts
 
 
 def _stray_quote(line: str) -> int | None:
@@ -89,9 +100,3 @@ def _stray_quote(line: str) -> int | None:
     found = rest.find('"')
     return None if found < 0 else found + 1
 
-
-def header_cells(text: str) -> list[str]:
-    """A header or row split into its cells, quotes removed (for the few lines a reader looks
-    at one by one)."""
-    return [cell[1:-1].replace('""', '"') if cell.startswith('"') and cell.endswith('"') and len(cell) > 1 else cell
-            for cell in re.findall(r'(?:^|(?<=,))(' + _QUOTED + r'|[^,]*)', text)]
