@@ -112,7 +112,7 @@ def _patterns() -> dict[str, re.Pattern]:
             r"nsight|smi|dmon|pmon|logs?|outputs?|out|reports?|stats?|traces?|base|metrics?|final|profiles?|"
             r"profiling|prof|summary|sum|results?|raw|rep|qdrep|sqlite|nvvp|csv|tsv|txt|gpu|cuda|api|kern|"
             r"utilization|usage|util|monitor|power|data|runs|slurm|timeline|collapsed|tmp|temp|query|details|"
-            r"page|console|columns?|export|exported|dump|events?|kernels?|tesla|geforce|nvidia|"
+            r"page|console|columns?|export|exported|dump|events?|kernels?|tesla|geforce|nvidia|amd|instinct|radeon|"
             r"(?:ncu|nsys|nvprof)\d{4}(?:\.\d+)*)" + after, re.I),
         # words that name a log's format: never a parameter's name (`log_1` is not log=1)
         "format_word": re.compile(

@@ -158,6 +158,17 @@ _V2_NAME = re.compile(r"^(" + "|".join(V2_REPORTS) + r")_\d+$")
 _V1_STATS = re.compile(r"\.(|hip_|hsa_|copy_|ops_)stats$")
 
 
+def _tells() -> frozenset[str]:
+    """Column names of which every recognised header holds one: the spellings of a field every
+    kind of table requires, and the names info files require (the SMI tools add their own)."""
+    required = {f for report in REPORTS for f in report.requires} & {"dispatch", "total", "domain", "direction"}
+    names = {c.header for c in COLUMNS if c.field in required}
+    return frozenset(names | {n for needs, _ in INFO_REPORTS.values() for n in needs})
+
+
+TELLS = _tells()
+
+
 def fields_of(headers: list[str]) -> dict[str, RocmColumn]:
     """Printed header -> RocmColumn for the headers that are fields."""
     return {h: BY_HEADER[h] for h in headers if h in BY_HEADER}

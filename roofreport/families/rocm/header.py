@@ -61,7 +61,19 @@ def names_of(text: str) -> list[str] | None:
     return [str(t) for t in tokens if t.type in ("NAME", "QUOTED_NAME")]
 
 
+_TELLS = columns.TELLS | smi.TELLS
+
+
+def _may_be_header(text: str) -> bool:
+    """A cheap test before the grammar: a cell of the line is a name every header of some kind
+    holds (`columns.TELLS`, the SMI tools' device columns). Sniffing asks it of the head of every
+    file no other family claimed."""
+    return "," in text and not _TELLS.isdisjoint(cell.strip().strip('"') for cell in text.split(","))
+
+
 def recognise(text: str, line_no: int, path: PurePath) -> RocmHeader | None:
+    if not _may_be_header(text):
+        return None
     names = names_of(text)
     if not names or len(set(names)) < 2:
         return None

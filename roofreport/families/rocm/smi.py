@@ -81,6 +81,9 @@ def vocabulary(names: list[str] | tuple[str, ...], tool: str) -> list[SmiColumn]
     return VOCABULARIES[tool][1]
 
 
+TELLS = frozenset({device for device, _ in VOCABULARIES.values()})
+
+
 def recognise(names: list[str]) -> str | None:
     """"rocm-smi" or "amd-smi" when the header has the tool's device column and at least one
     column it reads, else None."""
