@@ -225,3 +225,12 @@ def test_nothing_sits_above_a_roof(amd_runs):
     tensor = analysis.roofline.filter(pl.col("precision") == "tensor")
     assert {r: s.split(":")[0] for r, s in tensor.select("run", "peak_source").iter_rows()} == {
         "mi210/workloads/dgemm/MI210": "Tensor FP64", "mi250x/stencil": "Tensor FP64", "mi300x/llama3-8b": "Tensor BF16"}
+
+
+def test_amd_families_in_the_runs_and_files_tables_and_inspect_json(amd_runs):
+    families = dict(amd_runs.runs.select("run", "gpu_family").iter_rows())
+    assert families == {"mi250x/stencil": "cdna2", "mi300x/llama3-8b": "cdna3", "mi210/workloads/dgemm/MI210": "cdna2"}
+    shown = {f.as_json()["path"].split("/amd/")[1]: f.as_json()["gpu_family"] for f in amd_runs.files}
+    assert shown["mi300x/llama3-8b/48211_kernel_trace.csv"] == "cdna3"
+    assert shown["mi250x/stencil/rocm-smi.csv"] == "cdna2"
+    assert set(amd_runs.tables["files"]["gpu_family"]) == {"cdna2", "cdna3"}

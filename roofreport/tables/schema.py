@@ -161,6 +161,7 @@ RUNS = {
     "gpu": Str,                # device name as the log spells it (or the path token)
     "gpu_model": Str,          # key in the GPU database, or null
     "gpu_label": Str,          # the one name the report uses for the GPU; "CPU"; null: unknown
+    "gpu_family": Str,         # its architecture family (`GpuSpec.family`: volta, hopper, cdna2, cdna3...)
     "model": Str,
     "batch_size": I64,
     "learning_rate": F64,
@@ -195,6 +196,7 @@ FILES = {
     "variant": Str,
     "status": Str,             # "ok", "partial", "error", "skipped"
     "run": Str,
+    "gpu_family": Str,         # the family of its run's GPU (the first run's for a file of several)
     "tool_version": Str,
     "encoding": Str,
     "size_bytes": I64,
