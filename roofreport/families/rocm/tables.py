@@ -71,44 +71,49 @@ def column_of(header: RocmHeader, field: str) -> int:
     return next(i for i, name in enumerate(header.names) if name in BY_HEADER and BY_HEADER[name].field == field)
 
 
-def _dims(values: pl.DataFrame, prefix: str, per_block: bool) -> pl.Expr:
-    """`(x, y, z)` of a launch: workgroups per dimension for the grid, work-items for a block."""
+def _dims(prefix: str) -> pl.Expr:
+    """`(x, y, z)` of a launch, from the sizes per dimension or the one size (1-D): the block in
+    work-items, the grid in workgroups (HSA's grid size counts work-items)."""
     sizes = [pl.col(f"{prefix}_{axis}") for axis in "xyz"]
     scalar = pl.col(f"{prefix}_size")
-    if per_block:
-        blocks = [pl.col(f"block_{axis}") for axis in "xyz"]
-        sizes = [(size / block).ceil() for size, block in zip(sizes, blocks)]
+    if prefix == "grid":
+        sizes = [(size / pl.col(f"block_{axis}")).ceil() for size, axis in zip(sizes, "xyz")]
         scalar = (scalar / pl.col("block_size")).ceil()
-    three = pl.format("({}, {}, {})", *[s.cast(pl.Int64) for s in sizes])
+    three = pl.format("({}, {}, {})", *[size.cast(pl.Int64) for size in sizes])
     one = pl.format("({}, 1, 1)", scalar.cast(pl.Int64))
-    return pl.coalesce(three, one).alias(prefix if prefix == "block" else "grid")
+    return pl.coalesce(three, one).alias(prefix)
 
 
 def _duration() -> pl.Expr:
     return pl.coalesce(pl.col("duration"), pl.col("end") - pl.col("start")).alias("duration_ns")
 
 
+def _launch() -> list[pl.Expr]:
+    """What a dispatch's `kernels` and `activities` rows share."""
+    return [pl.col("source_line"), pl.col("name"), _duration(), pl.col("agent").alias("device"),
+            pl.col("stream").cast(pl.Int64), _dims("grid"), _dims("block")]
+
+
+def _kernels(values: pl.DataFrame) -> pl.DataFrame:
+    return values.select(*_launch(), "launch_id", pl.lit("launch").alias("kind"), pl.lit(1).alias("count"))
+
+
 # -- dispatch tables ---------------------------------------------------------------------------
 
 def dispatches(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> None:
     values = typed(cells, header).with_columns(launch_id=pl.int_range(1, cells.height + 1, dtype=pl.Int64))
-    kernels = values.select(
-        "source_line", "launch_id", "name", pl.lit("launch").alias("kind"), pl.lit(1).alias("count"), _duration(),
-        pl.col("agent").alias("device"), pl.col("stream").cast(pl.Int64), _dims(values, "grid", True),
-        _dims(values, "block", False))
-    result.add("kernels", kernels)
+    result.add("kernels", _kernels(values))
     counters = counter_columns(list(header.names))
     if not counters and values["start"].is_not_null().any():
-        result.add("activities", values.select(
-            "source_line", pl.lit("kernel").alias("kind"), "name", pl.col("start").alias("start_ns"), _duration(),
-            pl.col("agent").alias("device"), pl.col("stream").cast(pl.Int64),
-            pl.col("correlation_id").cast(pl.Int64), _dims(values, "grid", True), _dims(values, "block", False)))
+        result.add("activities", values.select(*_launch(), pl.lit("kernel").alias("kind"),
+                                               pl.col("start").alias("start_ns"), pl.col("correlation_id").cast(pl.Int64)))
     position = {name: index for index, name in enumerate(header.names)}
     keys = values.select("source_line", "launch_id", pl.col("name").alias("kernel_name"), pl.col("agent").alias("device"))
-    resources = [(BY_HEADER[name].field, f"c{index}") for name, index in position.items()
-                 if name in BY_HEADER and BY_HEADER[name].field in RESOURCES]
-    resources = list({field: column for field, column in reversed(resources)}.items())
-    _long_metrics(cells, keys, "dispatch", resources, result)
+    resources: dict[str, str] = {}   # field -> its column (the first spelling in the header)
+    for name, index in position.items():
+        if name in BY_HEADER and BY_HEADER[name].field in RESOURCES:
+            resources.setdefault(BY_HEADER[name].field, f"c{index}")
+    _long_metrics(cells, keys, "dispatch", list(resources.items()), result)
     _long_metrics(cells, keys, "counters", [(name, f"c{position[name]}") for name in counters], result)
 
 
@@ -142,11 +147,7 @@ def counter_collection(cells: pl.DataFrame, header: RocmHeader, result: ParseRes
     order = dispatch.unique(maintain_order=True)
     values = values.with_columns(launch_id=pl.col("dispatch").replace_strict(
         order, pl.int_range(1, order.len() + 1, dtype=pl.Int64, eager=True)))
-    first = values.unique("launch_id", keep="first", maintain_order=True)
-    result.add("kernels", first.select(
-        "source_line", "launch_id", "name", pl.lit("launch").alias("kind"), pl.lit(1).alias("count"), _duration(),
-        pl.col("agent").alias("device"), pl.col("stream").cast(pl.Int64), _dims(first, "grid", True),
-        _dims(first, "block", False)))
+    result.add("kernels", _kernels(values.unique("launch_id", keep="first", maintain_order=True)))
     text = cells[f"c{column_of(header, 'counter_value')}"]
     long = values.select("source_line", "launch_id", pl.col("name").alias("kernel_name"), pl.col("agent").alias("device"),
                          pl.col("counter_name").alias("metric")).with_columns(value_text=text)
@@ -177,14 +178,14 @@ def trace(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> None:
         result.add("api_calls", calls.select(
             "source_line", pl.lit("trace").alias("kind"), pl.col("function").alias("name"), pl.lit(1).alias("calls"),
             _duration().alias("total_ns"), pl.col("start").alias("start_ns")))
-    done = values.filter(ops)
-    if not done.height:
+    operations = values.filter(ops)
+    if not operations.height:
         return
     kind = (pl.when(pl.col("function").str.contains("(?i)kernel")).then(pl.lit("kernel"))
             .when(pl.col("function").str.contains("(?i)copy")).then(pl.lit("memcpy"))
             .when(pl.col("function").str.contains("(?i)fill|memset")).then(pl.lit("memset"))
             .otherwise(pl.lit("other")))
-    acts = done.select("source_line", kind.alias("kind"), pl.coalesce("name", "function").alias("name"),
+    acts = operations.select("source_line", kind.alias("kind"), pl.coalesce("name", "function").alias("name"),
                        pl.col("start").alias("start_ns"), _duration(), pl.col("correlation_id").cast(pl.Int64))
     result.add("activities", acts)
     kernels = acts.filter(pl.col("kind") == "kernel")
