@@ -402,6 +402,13 @@ def test_a_header_without_rows_is_an_error(tmp_path):
     assert result.error is not None and "holds no rows" in result.error.describe()
 
 
+def test_a_counter_two_passes_collected_is_read_once(tmp_path):
+    text = PMC_PERF_MI300.replace("XCC_Index,TCC_EA0_RDREQ_sum", "XCC_Index,SQ_INSTS_VALU_FMA_F32")
+    result = parse(tmp_path, "pmc_perf.csv", text)
+    fma = result.tables["metrics"].filter(pl.col("metric") == "SQ_INSTS_VALU_FMA_F32")
+    assert fma["value"].to_list() == [0.0, 1000.0]          # the first column of that name
+
+
 def test_concatenated_files_repeat_their_header(tmp_path):
     result = parse(tmp_path, "results.csv", V1_RESULTS + V1_RESULTS)
     assert result.tables["kernels"].height == 6 and not result.warnings

@@ -181,8 +181,9 @@ def is_pass_copy(header: str) -> bool:
 
 
 def counter_columns(headers: list[str]) -> list[str]:
-    """The counter columns of a dispatch table: neither fields nor pass copies."""
-    return [h for h in headers if h not in BY_HEADER and not is_pass_copy(h) and _COUNTER.match(h)]
+    """The counter columns of a dispatch table: neither fields nor pass copies (a counter two
+    passes collected, once)."""
+    return list(dict.fromkeys(h for h in headers if h not in BY_HEADER and not is_pass_copy(h) and _COUNTER.match(h)))
 
 
 def recognise(headers: list[str]) -> RocmReport | None:

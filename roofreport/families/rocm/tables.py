@@ -107,7 +107,9 @@ def dispatches(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> 
     if not counters and values["start"].is_not_null().any():
         result.add("activities", values.select(*_launch(), pl.lit("kernel").alias("kind"),
                                                pl.col("start").alias("start_ns"), pl.col("correlation_id").cast(pl.Int64)))
-    position = {name: index for index, name in enumerate(header.names)}
+    position: dict[str, int] = {}   # name -> its first column
+    for index, name in enumerate(header.names):
+        position.setdefault(name, index)
     keys = values.select("source_line", "launch_id", pl.col("name").alias("kernel_name"), pl.col("agent").alias("device"))
     resources: dict[str, str] = {}   # field -> its column (the first spelling in the header)
     for name, index in position.items():
@@ -220,7 +222,8 @@ def info(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> None:
     device = _INFO_DEVICE[header.report]
     device_expr = pl.col(f"c{names.index(device)}") if device in names else pl.lit(None, pl.String)
     keys = cells.select("source_line", device_expr.str.strip_chars().alias("device"))
-    wide = pl.concat([keys, cells.select([pl.col(f"c{i}").alias(n) for i, n in enumerate(names) if n != device])],
+    first = {name: index for index, name in reversed(list(enumerate(names))) if name != device}
+    wide = pl.concat([keys, cells.select([pl.col(f"c{index}").alias(name) for name, index in first.items()])],
                      how="horizontal")
     long = wide.unpivot(index=["source_line", "device"], variable_name="metric", value_name="value_text")
     long = long.with_columns(pl.col("value_text").str.strip_chars()).filter(
