@@ -160,4 +160,6 @@ def assume_gpu(runs: pl.DataFrame, device: str, db: hardware.GpuDatabase) -> pl.
         pl.when(unknown).then(pl.lit(device)).otherwise(pl.col("gpu")).alias("gpu"),
         pl.when(unknown).then(pl.lit(key, pl.String)).otherwise(pl.col("gpu_model")).alias("gpu_model"),
         pl.when(unknown).then(pl.lit(label, pl.String)).otherwise(pl.col("gpu_label")).alias("gpu_label"),
+        pl.when(unknown).then(pl.lit(spec.family if spec else None, pl.String)).otherwise(pl.col("gpu_family"))
+        .alias("gpu_family"),
     )

@@ -37,13 +37,14 @@ class FileOutcome:
     encoding: str | None = None
     size_bytes: int = 0
     excluded: bool = False           # left out by an exclude glob (--exclude, roofreport.toml)
+    gpu_family: str | None = None    # the family of its run's GPU (volta, hopper, cdna3...)
 
     def as_json(self) -> dict:
         return {
             "path": self.path, "family": self.family, "variant": self.variant,
             "status": self.status, "rows": self.rows,
             "warnings": [w.as_dict() for w in self.warnings], "error": self.error,
-            "run": self.run, "tool_version": self.tool_version,
+            "run": self.run, "gpu_family": self.gpu_family, "tool_version": self.tool_version,
         }
 
     @property

@@ -39,6 +39,8 @@ KERNELS = {
     "l1_bytes": F64,
     "flops_complete": Bool,    # false when tensor-core work is known or suspected missing
     "tensor_active": Bool,     # tensor pipes busy or tensor instructions counted
+    "tensor_precision": Str,   # input type of the kernel's largest matrix work, where counters say it
+                               # (fp64, fp32, bf16, fp16): whose matrix ("tensor") peak applies
     "sm_clock_hz": F64,        # the clock the counters ran at, when logged
     "peak_flops_fp32": F64,    # the log's own .peak_sustained ceilings, FLOP/s
     "peak_flops_fp64": F64,
@@ -159,6 +161,7 @@ RUNS = {
     "gpu": Str,                # device name as the log spells it (or the path token)
     "gpu_model": Str,          # key in the GPU database, or null
     "gpu_label": Str,          # the one name the report uses for the GPU; "CPU"; null: unknown
+    "gpu_family": Str,         # its architecture family (`GpuSpec.family`: volta, hopper, cdna2, cdna3...)
     "model": Str,
     "batch_size": I64,
     "learning_rate": F64,
@@ -193,6 +196,7 @@ FILES = {
     "variant": Str,
     "status": Str,             # "ok", "partial", "error", "skipped"
     "run": Str,
+    "gpu_family": Str,         # the family of its run's GPU (the first run's for a file of several)
     "tool_version": Str,
     "encoding": Str,
     "size_bytes": I64,
@@ -218,7 +222,7 @@ PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "re
 # The version of these tables' layout. Raise it when a column is added, removed, retyped or
 # changes meaning: an incremental dataset written under another version is read again in full
 # (`pipeline/store.py`), and so is one whose `fingerprint()` differs, should a change forget it.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def fingerprint() -> str:
