@@ -22,9 +22,10 @@ the step-time breakdown and the comparisons the report's first page draws.
   over the kept steps, so the shares add up to 100 %); FLOPs and achieved FLOP/s per operator
   kind (matmul, attention, conv: the kind's FLOPs over the kernel time its calls launched) and
   the other kernels' share of the time.
-* `step_comparisons`: pairs of runs that differ only in torch.compile, batch size or GPU (same
-  model, precision, and the other two), with both sides' launches per step, idle share, MFU
-  and step time, and the changes, for the findings to state.
+* `step_comparisons`: pairs of runs that differ only in torch.compile, batch size or GPU (the
+  same model, precision, checkpointing and the other two; across compile or GPU the same model
+  FLOPs per step too), with both sides' launches per step, idle share, MFU and step time, and
+  the change in launches, for the findings to state.
 """
 
 from __future__ import annotations
@@ -175,9 +176,10 @@ def step_summary(steps: pl.DataFrame) -> pl.DataFrame:
     """One row per run with steps (module docstring): `steps`, `outliers`, `step_ns`,
     `mfu_pct`, `hfu_pct`, `achieved_flops_per_s`, `model_flops`, `flops`, `kernel_launches`,
     `kernels`, `compiled`, `precision`, `peak_precision`, `peak_source`, `model_flops_source`,
-    `flops_missing_ops`, `causal_attention`, `{part}_pct` for the time parts, `idle_{cause}_pct`
-    (of step time), `comm_overlap_pct` (of communication time), `flops_{kind}`,
-    `{kind}_flops_per_s`, `time_{kind}_pct` and `time_other_pct` (of the kernels' time)."""
+    `flops_missing_ops`, `causal_attention`, `checkpointed`, `{part}_pct` for the time parts,
+    `idle_{cause}_pct` (of step time), `comm_overlap_pct` (of communication time), `flops_{kind}`
+    (mean per step), `{kind}_flops_per_s`, `time_{kind}_pct` and `time_other_pct` (of the
+    kernels' time)."""
     if not steps.height:
         return pl.DataFrame()
     kept = steps.filter(~pl.col("outlier").fill_null(False))
@@ -202,15 +204,28 @@ def step_summary(steps: pl.DataFrame) -> pl.DataFrame:
         pl.when(pl.col("communication_ns").sum() + pl.col("comm_overlap_ns").sum() > 0)
         .then(100 * pl.col("comm_overlap_ns").sum()
               / (pl.col("communication_ns").sum() + pl.col("comm_overlap_ns").sum())).alias("comm_overlap_pct"),
-        *[pl.col(f"flops_{kind}").sum().alias(f"flops_{kind}") for kind in OP_KINDS],
+        (pl.col("recompute_flops").fill_null(0) > 0).any().alias("checkpointed"),
+        *[pl.col(f"flops_{kind}").mean().alias(f"flops_{kind}") for kind in OP_KINDS],
         *[(pl.col(f"flops_{kind}").sum() / (pl.col(f"time_{kind}_ns").sum() / 1e9)).alias(f"{kind}_flops_per_s")
           for kind in OP_KINDS],
-        *[(100 * pl.col(f"time_{kind}_ns").sum() / kernel_time).alias(f"time_{kind}_pct")
+        *[pl.when(kernel_time > 0).then(100 * pl.col(f"time_{kind}_ns").sum() / kernel_time).alias(f"time_{kind}_pct")
           for kind in (*OP_KINDS, "other")])
     outliers = steps.group_by("run").agg(pl.col("outlier").fill_null(False).sum().cast(pl.Int64).alias("outliers"))
     finite = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c)
               for c in (f"{kind}_flops_per_s" for kind in OP_KINDS)]
     return summary.join(outliers, on="run", how="left").with_columns(finite).sort("run")
+
+
+def _same_workload(first: dict, second: dict, differing: str) -> bool:
+    """The same model, precision and checkpointing, and (but across batch sizes) the same
+    model FLOPs per step within 1 %."""
+    if (first["model"], first["precision"], first["checkpointed"]) != \
+            (second["model"], second["precision"], second["checkpointed"]):
+        return False
+    if differing == "batch size":
+        return first["model"] is not None
+    work = (first["model_flops"], second["model_flops"])
+    return None not in work and abs(work[0] - work[1]) <= 0.01 * max(work)
 
 
 def step_comparisons(summary: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
@@ -231,7 +246,7 @@ def step_comparisons(summary: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
                 "batch size": (first["batch_size"], second["batch_size"]),
                 "GPU": (first["gpu_model"], second["gpu_model"])}
         differing = [axis for axis, (a, b) in axes.items() if a != b]
-        if len(differing) != 1 or first["model"] != second["model"] or first["precision"] != second["precision"]:
+        if len(differing) != 1 or not _same_workload(first, second, differing[0]):
             continue
         if differing == ["compile"] and first["compiled"]:   # the eager run first
             first, second = second, first

@@ -11,10 +11,12 @@ first event to its last ("whole trace"). Everything is counted per window:
   when nothing within it could be (`aten::conv2d` with the profiler's own `flops` over a
   `convolution` whose stride the trace does not give). A chain of calls none of which can be
   counted is one missing call (`flops_missing_ops`: the FLOPs are then a lower bound). Work
-  counted inside a backward node (`autograd::engine::evaluate_function: ...`) under a forward
-  operator (`flops.FORWARD_OPS`: `aten::linear`, `aten::conv2d`, a forward attention...)
-  recomputes activations (activation checkpointing): its FLOPs are in `recompute_flops`
-  (hardware FLOPs, not model FLOPs). The step's precision is the input type doing most FLOPs.
+  counted inside a backward node (`autograd::engine::evaluate_function: ...`) of PyTorch's own
+  (`AddmmBackward0`) or of reentrant checkpointing (`CheckpointFunctionBackward`), under a
+  forward operator (`flops.FORWARD_OPS`: `aten::linear`, `aten::conv2d`, a forward
+  attention...), recomputes activations (activation checkpointing): its FLOPs are in
+  `recompute_flops` (hardware FLOPs, not model FLOPs). A custom Function's backward may use
+  `aten::matmul` for its gradients: its work is not recomputation. The step's precision is the input type doing most FLOPs.
 * Time on the GPU: the GPU's activities (kernels, memcpy, memset of the device most kernels ran
   on) cut at the window's edges. Each instant of the window is compute (a kernel that is not
   communication is running), else communication (an NCCL or other collective kernel, by the
@@ -38,6 +40,7 @@ A CPU-only trace (no GPU activity) has FLOPs but no time split.
 from __future__ import annotations
 
 import csv
+import re
 from functools import cache
 
 import polars as pl
@@ -49,6 +52,11 @@ from roofreport.resources import package_data
 STEP_NAME = r"^ProfilerStep#\d+$"
 WHOLE_TRACE = "whole trace"
 BACKWARD_NODE = "autograd::engine::evaluate_function: "
+# Backward nodes in which forward operators can only be recomputation: PyTorch's own
+# (`AddmmBackward0`: non-reentrant checkpointing recomputes when it unpacks a saved tensor) and
+# reentrant checkpointing's. Another custom Function's backward (`...Backward`, no number) may
+# call `aten::matmul` or `aten::linear` for its gradients (Megatron's linear layers do).
+_RECOMPUTING_NODE = re.compile(r"Backward\d+$|Checkpoint")
 LAUNCH_CALLS = r"(?i)^(?:cuda|hip|hipExt|hipModule)?Launch|^cuLaunch|^cudaLaunch|GraphLaunch"
 SYNC_CALLS = frozenset({"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
                         "cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cuCtxSynchronize",
@@ -200,7 +208,7 @@ def _walk(rows: pl.DataFrame) -> pl.DataFrame:
     lines, counted, recompute, missing, outer = [], [], [], [], []
     forward = flops.FORWARD_OPS
     # An open call: [end, its row (-1: a backward node), FLOPs known, a counted call within,
-    # rows of uncounted chains within, name is a forward operator, a backward node]
+    # rows of uncounted chains within, name is a forward operator, a node that may recompute]
     stack: list[list] = []
     current = None
 
@@ -219,6 +227,15 @@ def _walk(rows: pl.DataFrame) -> pl.DataFrame:
         parent[3] = parent[3] or (row >= 0 and counted[row]) or entry[3]
         parent[4] = parent[4] + pending
 
+    def recomputing(name: str) -> bool:
+        """Whether the call, opened now, runs forward work again in the innermost backward node."""
+        under_forward = name in forward
+        for entry in reversed(stack):
+            if entry[1] < 0:
+                return entry[6] and under_forward
+            under_forward = under_forward or entry[5]
+        return False
+
     columns = (rows[c].to_list() for c in ("source_line", "thread", "start", "end", "name", "flops", "node"))
     for line, thread, start, end, name, value, node in zip(*columns):
         if thread != current:
@@ -228,13 +245,12 @@ def _walk(rows: pl.DataFrame) -> pl.DataFrame:
         while stack and stack[-1][0] <= start:
             close(stack.pop())
         if node:
-            stack.append([end, -1, False, False, [], False, True])
+            node_name = name[len(BACKWARD_NODE):]
+            stack.append([end, -1, False, False, [], False, bool(_RECOMPUTING_NODE.search(node_name))])
             continue
-        in_backward = any(entry[6] for entry in stack)
-        under_forward = name in forward or any(entry[5] for entry in stack)
         lines.append(line)
         counted.append(False)
-        recompute.append(in_backward and under_forward)
+        recompute.append(recomputing(name))
         missing.append(False)
         outer.append(not any(entry[1] >= 0 for entry in stack))
         stack.append([end, len(lines) - 1, value is not None, False, [], name in forward, False])
