@@ -67,7 +67,7 @@ LAUNCH_FIELDS = ("grid", "block", "registers per thread", "shared memory", "bloc
                  "warps per SM", "est. achieved occupancy %")
 # What a counted operator call adds (`flops.op_flops`), one row per call in `Trace.operators`.
 OPERATOR_FIELDS = ("flops", "op_kind", "precision", "flops_source", "causal")
-FLUSH_ROWS = 1 << 18     # kept events gathered as Python lists before they become a frame
+FLUSH_ROWS = 1 << 15     # kept events gathered as Python lists before they become a frame
 MAX_VALUE = 64 << 20     # characters one event or metadata value may take
 _EMPTY: dict = {}
 _TYPES = {"kind": KINDS, "name": pl.String, "ts": pl.Float64, "dur": pl.Float64,
@@ -182,10 +182,14 @@ class _Collector:
 
     def into(self, trace: Trace) -> None:
         self.flush()
-        trace.events = pl.concat(self.frames, how="vertical_relaxed") if self.frames else pl.DataFrame()
-        trace.launches = (pl.concat(self.launch_frames, how="vertical_relaxed") if self.launch_frames
+        # One chunk per column, made while nothing else is held: polars would otherwise copy
+        # the frame again in each operation that needs contiguous columns (sorts, joins).
+        trace.events = pl.concat(self.frames, how="vertical_relaxed", rechunk=False).rechunk() if self.frames \
+            else pl.DataFrame()
+        self.frames.clear()
+        trace.launches = (pl.concat(self.launch_frames, how="diagonal_relaxed", rechunk=False) if self.launch_frames
                           else pl.DataFrame(schema={"source_line": pl.Int64}))
-        trace.operators = (pl.concat(self.operator_frames) if self.operator_frames
+        trace.operators = (pl.concat(self.operator_frames, rechunk=False) if self.operator_frames
                            else pl.DataFrame(schema={"source_line": pl.Int64, **_OPERATOR_TYPES}))
 
 
@@ -197,15 +201,18 @@ LAUNCH_METRICS = {"registers per thread": "register", "shared memory": "byte",
 
 def _launch_frame(launches: list[tuple]) -> pl.DataFrame:
     """One row per kernel event: `source_line`, grid and block as `grid_x` ... `block_z`
-    (null unless three numbers), and the `LAUNCH_METRICS` values."""
+    (null unless three numbers), and the `LAUNCH_METRICS` values; a field no event of the
+    batch has is left out (a trace of millions of kernels without them holds no column of
+    nulls: the tables add them)."""
     lines, grids, blocks, *values = zip(*launches)
     series = [pl.Series("source_line", lines, dtype=pl.Int64)]
     for prefix, shapes in (("grid", grids), ("block", blocks)):
-        axes = zip(*(v if v.__class__ is list and len(v) == 3 else _NO_DIMS for v in shapes))
-        series += [pl.Series(f"{prefix}_{axis}", column, dtype=pl.Int64, strict=False)
-                   for axis, column in zip("xyz", axes)]
+        if any(shapes):
+            axes = zip(*(v if v.__class__ is list and len(v) == 3 else _NO_DIMS for v in shapes))
+            series += [pl.Series(f"{prefix}_{axis}", column, dtype=pl.Int64, strict=False)
+                       for axis, column in zip("xyz", axes)]
     series += [pl.Series(name, column, dtype=pl.Float64, strict=False)
-               for name, column in zip(LAUNCH_METRICS, values)]
+               for name, column in zip(LAUNCH_METRICS, values) if any(v is not None for v in column)]
     return pl.DataFrame(series)
 
 
@@ -398,7 +405,7 @@ class _Reader:
 
     def _error(self, pos: int, message: str) -> ParseError:
         text = self.text
-        line = self.source.lines - text.count("\n", pos) + 1   # (the source counts what it gave)
+        line = self.source.line_at(self.source.chars - len(text) + pos)
         line_start = text.rfind("\n", 0, pos) + 1
         line_end = text.find("\n", pos)
         shown = text[line_start:line_end if line_end >= 0 else len(text)]

@@ -26,7 +26,7 @@ from roofreport.errors import LogWarning, ParseError
 from roofreport.families.common import textio  # noqa: F401 (registers the cp1252 fallback)
 
 GZIP_MAGIC = b"\x1f\x8b"
-PIECE = 8 << 20                  # bytes read (or inflated) per piece
+PIECE = 4 << 20                  # bytes read (or inflated) per piece
 MAX_RATIO = 50                   # unpacked size per byte of gzip before a file is refused
 MIN_CAP = 64 << 20               # a small file may always unpack to this much
 MAX_CAP = 4 << 30                # and no file to more
@@ -43,10 +43,11 @@ class TextSource:
     """The text of `path`, in pieces (`pieces()`); `warnings` collects the repairs made and
     the damage met. Raises ParseError when the file cannot be read or unpacks past its cap."""
 
-    def __init__(self, path: Path, display: str):
+    def __init__(self, path: Path, display: str, counting: bool = False):
         self.path, self.display = path, display
+        self.counting = counting   # read again only to count lines: no warnings
         self.warnings: list[LogWarning] = []
-        self.lines = 0             # line ends in the text given so far
+        self.chars = 0             # characters of text given so far
         self._nul_warned = False
 
     def pieces(self) -> Iterator[str]:
@@ -127,23 +128,35 @@ class TextSource:
             try:
                 text = decoder.decode(data, final)
             except UnicodeDecodeError as exc:
-                line = self.lines + data.count(b"\n", 0, max(exc.start, 0)) + 1
-                self.warnings.append(LogWarning(
-                    "input.not-utf8", f"bytes that are not UTF-8 (first on line {line}) were read as "
-                    "Windows-1252: the log was re-encoded or mixes encodings", line=line))
+                if not self.counting:
+                    line = self.line_at(self.chars) + data.count(b"\n", 0, max(exc.start, 0))
+                    self.warnings.append(LogWarning(
+                        "input.not-utf8", f"bytes that are not UTF-8 (first on line {line}) were read as "
+                        "Windows-1252: the log was re-encoded or mixes encodings", line=line))
                 decoder.errors = _CP1252_FALLBACK
                 decoder.setstate(state)
                 text = decoder.decode(data, final)
         else:
             text = decoder.decode(data, final)
-        self.lines += text.count("\n")
+        self.chars += len(text)
         return text
 
+    def line_at(self, offset: int) -> int:
+        """The line of the text's character `offset`, counted by reading the file again up to
+        it: only an error or a repair needs a line, so a read that meets none counts none."""
+        again, line, passed = TextSource(self.path, self.display, counting=True), 1, 0
+        for piece in again.pieces():
+            if passed + len(piece) >= offset:
+                return line + piece.count("\n", 0, offset - passed)
+            line += piece.count("\n")
+            passed += len(piece)
+        return line
+
     def _warn_nul(self, data: bytes) -> None:
-        if self._nul_warned:
+        if self._nul_warned or self.counting:
             return
         self._nul_warned = True
-        line = self.lines + data.count(b"\n", 0, data.find(b"\0")) + 1
+        line = self.line_at(self.chars) + data.count(b"\n", 0, data.find(b"\0"))
         self.warnings.append(LogWarning(
             "input.nul-bytes", f"NUL bytes removed (first on line {line}): two jobs wrote this "
             "trace at once or it was not flushed; text there may be damaged", line=line))

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import csv
 import re
+from dataclasses import dataclass
 from functools import cache
 
 import polars as pl
@@ -76,46 +77,77 @@ def communication_pattern() -> str:
     return rules["communication"]
 
 
+@dataclass(frozen=True)
+class _Events:
+    """A trace's events split once by what each part of the step table reads (all with
+    `start` and `end`): `ranges` (operators, annotations, Python functions: `source_line`,
+    `kind`, `name`, `thread`), `calls` (CUDA runtime and driver calls: `name`, `correlation`,
+    `thread`; their first call per correlation id in `launched_by`) and `gpu`
+    (`gpu_activities`)."""
+
+    ranges: pl.DataFrame
+    calls: pl.DataFrame
+    launched_by: pl.DataFrame
+    gpu: pl.DataFrame
+
+    @classmethod
+    def of(cls, events: pl.DataFrame) -> _Events:
+        def timed(kinds: list[str], *columns: str) -> pl.DataFrame:
+            return events.filter(pl.col("kind").is_in(kinds) & pl.col("start_ns").is_not_null()).select(
+                *columns, pl.col("start_ns").alias("start"),
+                (pl.col("start_ns") + pl.col("duration_ns").fill_null(0).cast(pl.Int64)).alias("end"))
+
+        ranges = timed(["annotation", "cpu_op", "python"], "source_line", "kind", "name", "thread")
+        calls = timed(["runtime", "driver"], "name", "correlation", "thread")
+        launched_by = calls.drop_nulls("correlation").unique("correlation", keep="first").select(
+            "correlation", pl.col("start").alias("called"), pl.col("end").alias("call_end"), "thread")
+        gpu = gpu_activities(timed(list(GPU_KINDS), "source_line", "kind", "name", "correlation", "device", "pid"))
+        return cls(ranges, calls, launched_by, gpu)
+
+
+def matching(names: pl.Series, pattern: str) -> pl.Series:
+    """`names.str.contains(pattern)`, the pattern tried once per distinct name (a trace repeats
+    a few hundred names a hundred thousand times)."""
+    distinct = names.unique()
+    return names.is_in(distinct.filter(distinct.str.contains(pattern)).implode())
+
+
 def step_table(events: pl.DataFrame, operators: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(the steps table's rows, the counted calls: `source_line`, `flops`) of a trace's
     events (`kineto.event_frame`) and its operator calls (`decode.Trace.operators`)."""
-    windows = step_windows(events)
-    calls = counted_calls(events, operators)
+    if not events.height:
+        return pl.DataFrame(), pl.DataFrame(schema={"source_line": pl.Int64, "flops": pl.Float64})
+    parts = _Events.of(events)
+    windows = step_windows(parts.ranges)
+    calls = counted_calls(parts, operators)
     if not windows.height:
         return pl.DataFrame(), calls.filter(pl.col("counted")).select("source_line", "flops")
     rows = windows.select("window", "source_line", "step", "name", pl.col("start").alias("start_ns"),
                           (pl.col("end") - pl.col("start")).alias("duration_ns"))
     rows = rows.join(_flop_columns(calls, windows), on="window", how="left")
-    rows = rows.join(_compiled(events, windows), on="window", how="left")
-    gpu = gpu_activities(events)
-    if gpu.height:
-        for part in (_time_split(gpu, windows), _idle_causes(gpu, events, windows),
-                     _launches(events, gpu, windows), _kind_times(gpu, events, calls, windows)):
+    rows = rows.join(_compiled(parts, windows), on="window", how="left")
+    if parts.gpu.height:
+        for part in (_time_split(parts.gpu, windows), _idle_causes(parts, windows),
+                     _launches(parts, windows), _kind_times(parts, calls, windows)):
             rows = rows.join(part, on="window", how="left")
     return rows.drop("window"), calls.filter(pl.col("counted")).select("source_line", "flops")
 
 
 # -- windows ---------------------------------------------------------------------------------
 
-def step_windows(events: pl.DataFrame) -> pl.DataFrame:
+def step_windows(ranges: pl.DataFrame) -> pl.DataFrame:
     """`window` (0, 1, ...), `source_line`, `step` (N, null for the whole trace), `name`,
-    `start`, `end`: the ProfilerStep ranges in time order, or the trace's whole span."""
-    if not events.height:
+    `start`, `end`: the ProfilerStep ranges in time order, or the span of the trace's ranges."""
+    if not ranges.height:
         return pl.DataFrame()
-    marked = events.filter(pl.col("kind").is_in(["annotation", "cpu_op"])
-                           & pl.col("name").str.contains(STEP_NAME) & pl.col("start_ns").is_not_null())
+    marked = ranges.filter(pl.col("kind").is_in(["annotation", "cpu_op"]) & matching(ranges["name"], STEP_NAME))
     if marked.height:
         windows = marked.unique("name", keep="first", maintain_order=True).select(
             "source_line", pl.col("name").str.extract(r"(\d+)$").cast(pl.Int64).alias("step"), "name",
-            pl.col("start_ns").alias("start"),
-            (pl.col("start_ns") + pl.col("duration_ns").fill_null(0).cast(pl.Int64)).alias("end"))
+            "start", "end")
     else:
-        timed = events.filter(pl.col("start_ns").is_not_null())
-        if not timed.height:
-            return pl.DataFrame()
-        end = (timed["start_ns"] + timed["duration_ns"].fill_null(0).cast(pl.Int64)).max()
         windows = pl.DataFrame({"source_line": [None], "step": [None], "name": [WHOLE_TRACE],
-                                "start": [timed["start_ns"].min()], "end": [end]},
+                                "start": [ranges["start"].min()], "end": [ranges["end"].max()]},
                                schema={"source_line": pl.Int64, "step": pl.Int64, "name": pl.String,
                                        "start": pl.Int64, "end": pl.Int64})
     return windows.sort("start").with_row_index("window").with_columns(pl.col("window").cast(pl.Int64))
@@ -155,46 +187,43 @@ def union_ns(cut: pl.DataFrame, name: str) -> pl.DataFrame:
 
 # -- FLOPs -----------------------------------------------------------------------------------
 
-def counted_calls(events: pl.DataFrame, operators: pl.DataFrame) -> pl.DataFrame:
+def counted_calls(parts: _Events, operators: pl.DataFrame) -> pl.DataFrame:
     """The operator calls with a formula, with their place (`thread`, `start`, `end`) and
     whether each is `counted`, `recompute` work or `missing` (module docstring)."""
     schema = {"source_line": pl.Int64, "thread": pl.Int64, "start": pl.Int64, "end": pl.Int64,
               "name": pl.String, "flops": pl.Float64, "op_kind": pl.String, "precision": pl.String,
               "flops_source": pl.String, "causal": pl.Boolean, "counted": pl.Boolean,
               "recompute": pl.Boolean, "missing": pl.Boolean, "outer": pl.Boolean}
-    if not operators.height or not events.height:
+    if not operators.height or not parts.ranges.height:
         return pl.DataFrame(schema=schema)
-    ops = events.filter(pl.col("kind") == "cpu_op").select(
-        "source_line", "thread", pl.col("start_ns").alias("start"),
-        (pl.col("start_ns") + pl.col("duration_ns").fill_null(0).cast(pl.Int64)).alias("end"), "name")
+    ops = parts.ranges.filter(pl.col("kind") == "cpu_op").select("source_line", "thread", "start", "end", "name")
     nodes = ops.filter(pl.col("name").str.starts_with(BACKWARD_NODE)).with_columns(
         pl.lit(None, pl.Float64).alias("flops"), pl.lit(True).alias("node"))
     formula = ops.join(operators, on="source_line", how="inner")
-    formula = formula.with_columns(ran=_ran_on_gpu(formula, events))
-    walked = pl.concat([formula.select("source_line", "thread", "start", "end", "name",
-                                       pl.when("ran").then("flops").alias("flops"), pl.lit(False).alias("node")),
-                        nodes.select("source_line", "thread", "start", "end", "name", "flops", "node")])
-    walked = walked.filter(pl.col("start").is_not_null()).sort(
-        "thread", "start", pl.col("end"), descending=[False, False, True])
+    formula = formula.with_columns(ran=_ran_on_gpu(formula, parts))
+    known = formula.select("source_line", "thread", "start", "end", "name",
+                           pl.when("ran").then("flops").alias("flops"), pl.lit(False).alias("node"))
+    # (backward nodes matter only for recomputation, which only counted calls can be)
+    walked = pl.concat([known, nodes.select(known.columns)]) if known["flops"].is_not_null().any() else known
+    walked = walked.sort("thread", "start", pl.col("end"), descending=[False, False, True])
     flags = _walk(walked)
     out = formula.join(flags, on="source_line", how="left")
     return out.with_columns(pl.col("missing") & pl.col("ran")).select(list(schema))
 
 
-def _ran_on_gpu(formula: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
+def _ran_on_gpu(formula: pl.DataFrame, parts: _Events) -> pl.Series:
     """Whether each call ran: in a trace with GPU kernels, a call that launched no GPU work
     (no CUDA call of a GPU activity's correlation within it, on its thread) did not run on the
     GPU: a CPU tensor's, or one stopped before it ran (non-reentrant checkpointing stops its
     recomputation inside the operator after the last one it needs). Always true in a CPU trace."""
-    gpu = events.filter(pl.col("kind").is_in(GPU_KINDS))
-    if not gpu.filter(pl.col("kind") == "kernel").height:
+    gpu = parts.gpu
+    if not gpu.height or not (gpu["kind"] == "kernel").any():
         return pl.Series("ran", [True] * formula.height, dtype=pl.Boolean)
-    linked = gpu["correlation"].drop_nulls().unique()
-    calls = events.filter(pl.col("kind").is_in(["runtime", "driver"]) & pl.col("correlation").is_in(linked.implode())
-                          & pl.col("start_ns").is_not_null()).select("thread", pl.col("start_ns").alias("call")).sort("call")
-    found = formula.select("thread", "start", "end").with_row_index("row").filter(pl.col("start").is_not_null()).sort(
-        "start").join_asof(calls, left_on="start", right_on="call", by="thread", strategy="forward",
-                           check_sortedness=False)   # (both sorted by time; polars cannot check per group)
+    calls = parts.launched_by.join(gpu.select("correlation").unique(), on="correlation", how="semi").select(
+        "thread", pl.col("called").alias("call")).sort("call")
+    found = formula.select("thread", "start", "end").with_row_index("row").sort("start").join_asof(
+        calls, left_on="start", right_on="call", by="thread", strategy="forward",
+        check_sortedness=False)   # (both sorted by time; polars cannot check per group)
     ran = found.select("row", (pl.col("call") < pl.col("end")).fill_null(False).alias("ran"))
     return formula.with_row_index("row").join(ran, on="row", how="left").sort("row")["ran"].fill_null(False)
 
@@ -287,20 +316,21 @@ def _flop_columns(calls: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     return per_window.join(sources, on="window", how="left").join(precision, on="window", how="left")
 
 
-def _compiled(events: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
+def _compiled(parts: _Events, windows: pl.DataFrame) -> pl.DataFrame:
     """Per window: whether torch.compile'd code ran (its ranges, or Triton kernels)."""
-    marks = events.filter(pl.col("kind").is_in(["annotation", "cpu_op", "python", "kernel"])
-                          & pl.col("name").str.contains(COMPILED))
-    found = set(window_of(marks["start_ns"], windows).drop_nulls().to_list()) if marks.height else set()
+    starts = [frame.filter(matching(frame["name"].cast(pl.String), COMPILED))["start"]
+              for frame in (parts.ranges, parts.gpu.filter(pl.col("kind") == "kernel") if parts.gpu.height else None)
+              if frame is not None and frame.height]
+    found = set(window_of(pl.concat(starts), windows).drop_nulls().to_list()) if starts else set()
     return windows.select("window", pl.col("window").is_in(list(found)).alias("compiled"))
 
 
 # -- time on the GPU -------------------------------------------------------------------------
 
-def gpu_activities(events: pl.DataFrame) -> pl.DataFrame:
-    """The GPU's activities (of the device most kernels ran on): `kind`, `name`, `start`,
-    `end`, `correlation`, and `role`: compute, communication or memory."""
-    gpu = events.filter(pl.col("kind").is_in(GPU_KINDS) & pl.col("start_ns").is_not_null())
+def gpu_activities(timed: pl.DataFrame) -> pl.DataFrame:
+    """The GPU's activities (of the device most kernels ran on) of timed events: `kind`,
+    `name`, `start`, `end`, `correlation`, and `role`: compute, communication or memory."""
+    gpu = timed.filter(pl.col("kind").is_in(GPU_KINDS))
     if not gpu.height:
         return pl.DataFrame()
     device = pl.coalesce("device", pl.col("pid").cast(pl.Int64, strict=False))
@@ -309,13 +339,10 @@ def gpu_activities(events: pl.DataFrame) -> pl.DataFrame:
     if kernels.len():
         main = kernels.mode().sort()[0]
         gpu = gpu.filter(pl.col("gpu") == main)
-    names = gpu["name"].cast(pl.String).fill_null("")
-    is_comm = names.str.contains(communication_pattern())
+    is_comm = matching(gpu["name"].cast(pl.String).fill_null(""), communication_pattern())
     role = (pl.when(pl.col("kind") != "kernel").then(pl.lit("memory"))
             .when(pl.lit(is_comm)).then(pl.lit("communication")).otherwise(pl.lit("compute")))
-    return gpu.select("source_line", "kind", "name", pl.col("start_ns").alias("start"),
-                      (pl.col("start_ns") + pl.col("duration_ns").fill_null(0).cast(pl.Int64)).alias("end"),
-                      "correlation", role.alias("role")).sort("start")
+    return gpu.select("source_line", "kind", "name", "start", "end", "correlation", role.alias("role")).sort("start")
 
 
 def _time_split(gpu: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
@@ -339,21 +366,12 @@ def _time_split(gpu: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
         (pl.col("compute") + pl.col("comm") - pl.col("compute_or_comm")).alias("comm_overlap_ns"))
 
 
-def _idle_causes(gpu: pl.DataFrame, events: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
+def _idle_causes(parts: _Events, windows: pl.DataFrame) -> pl.DataFrame:
     """Per window: idle time by cause (module docstring)."""
-    gaps = idle_gaps(gpu, windows)
-    calls = events.filter(pl.col("kind").is_in(["runtime", "driver"]) & pl.col("start_ns").is_not_null())
-    calls = calls.select("correlation", pl.col("start_ns").alias("call_start"),
-                         (pl.col("start_ns") + pl.col("duration_ns").fill_null(0).cast(pl.Int64)).alias("call_end"),
-                         pl.col("name").cast(pl.String))
-    launched = calls.drop_nulls("correlation").unique("correlation", keep="first").select(
-        "correlation", "call_end")
-    gaps = gaps.join(launched, on="correlation", how="left")
-    syncs = calls.filter(pl.col("name").is_in(list(SYNC_CALLS))).select("call_start", "call_end")
-    loaders = events.filter(pl.col("kind").is_in(["annotation", "cpu_op", "python"])
-                            & pl.col("name").str.contains(DATALOADER) & pl.col("start_ns").is_not_null()).select(
-        pl.col("start_ns").alias("call_start"),
-        (pl.col("start_ns") + pl.col("duration_ns").fill_null(0).cast(pl.Int64)).alias("call_end"))
+    gaps = idle_gaps(parts.gpu, windows).join(parts.launched_by.select("correlation", "call_end"),
+                                               on="correlation", how="left")
+    syncs = parts.calls.filter(pl.col("name").is_in(list(SYNC_CALLS)))
+    loaders = parts.ranges.filter(matching(parts.ranges["name"], DATALOADER))
     gaps = gaps.with_columns(loader=_overlaps(gaps, loaders), sync=_overlaps(gaps, syncs))
     cause = (pl.when(pl.col("loader")).then(pl.lit("dataloader"))
              .when(pl.col("sync")).then(pl.lit("sync"))
@@ -382,51 +400,51 @@ def idle_gaps(gpu: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
 
 
 def _overlaps(gaps: pl.DataFrame, spans: pl.DataFrame) -> pl.Series:
-    """Whether a span (`call_start`, `call_end`) that started before each gap ended was still
-    open when the gap began (the last such span is the one looked at)."""
+    """Whether a span (`start`, `end`) that started before each gap ended was still open when
+    the gap began (the last such span is the one looked at)."""
     if not spans.height:
         return pl.Series([False] * gaps.height, dtype=pl.Boolean)
-    spans = spans.sort("call_start").rename({"call_start": "span_start", "call_end": "span_end"})
+    spans = spans.select(pl.col("start").alias("span_start"), pl.col("end").alias("span_end")).sort("span_start")
     found = gaps.select("start", "end").with_row_index("row").sort("end").join_asof(
         spans, left_on="end", right_on="span_start", strategy="backward")
     return found.sort("row").select((pl.col("span_end") >= pl.col("start")).fill_null(False))["span_end"]
 
 
-def _launches(events: pl.DataFrame, gpu: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
+def _launches(parts: _Events, windows: pl.DataFrame) -> pl.DataFrame:
     """Per window: CUDA launch calls, and kernels launched from it."""
-    calls = events.filter(pl.col("kind").is_in(["runtime", "driver"]))
-    launching = calls.filter(pl.col("name").str.contains(LAUNCH_CALLS))
-    per_call = launching.select(window=window_of(launching["start_ns"], windows)).group_by("window").agg(
+    launching = parts.calls.filter(matching(parts.calls["name"].cast(pl.String), LAUNCH_CALLS))
+    per_call = launching.select(window=window_of(launching["start"], windows)).group_by("window").agg(
         pl.len().cast(pl.Int64).alias("kernel_launches"))
-    kernels = _launch_times(gpu.filter(pl.col("kind") == "kernel"), calls)
+    kernels = _launch_times(parts.gpu.filter(pl.col("kind") == "kernel"), parts)
     per_kernel = kernels.select(window=window_of(kernels["launched"], windows)).group_by("window").agg(
         pl.len().cast(pl.Int64).alias("kernels"))
     out = windows.select("window").join(per_call, on="window", how="left").join(per_kernel, on="window", how="left")
     return out.with_columns(pl.col("kernel_launches", "kernels").fill_null(0))
 
 
-def _launch_times(kernels: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
-    """`kernels` with `launched`: when their launching call started (their own start when no
-    call is found), and `thread`: the call's thread."""
-    found = calls.drop_nulls("correlation").unique("correlation", keep="first").select(
-        "correlation", pl.col("start_ns").alias("called"), "thread")
+def _launch_times(kernels: pl.DataFrame, parts: _Events) -> pl.DataFrame:
+    """`kernels` with `called` and `thread`: when and where their launching call started, and
+    `launched`: that time, or their own start when no call is found."""
+    found = parts.launched_by.select("correlation", "called", "thread")
     return kernels.join(found, on="correlation", how="left", maintain_order="left").with_columns(
         launched=pl.coalesce("called", "start"))
 
 
-def _kind_times(gpu: pl.DataFrame, events: pl.DataFrame, calls: pl.DataFrame,
-                windows: pl.DataFrame) -> pl.DataFrame:
+def _kind_times(parts: _Events, calls: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     """Per window: the kernel time each operator kind launched, and the rest's."""
-    kernels = gpu.filter((pl.col("kind") == "kernel") & (pl.col("role") == "compute"))
-    api = events.filter(pl.col("kind").is_in(["runtime", "driver"]))
-    kernels = _launch_times(kernels, api)
     outer = calls.filter(pl.col("outer")).select("thread", "start", "end", pl.col("op_kind").alias("path"))
     if not outer.height:   # (no operator with a formula: the kinds are unknown)
         return pl.DataFrame(schema={"window": pl.Int64})
+    kernels = _launch_times(parts.gpu.filter((pl.col("kind") == "kernel") & (pl.col("role") == "compute")), parts)
     if kernels["called"].is_not_null().any():
-        segments = common_ranges.innermost(outer)
-        launches = kernels.select("correlation", "thread", "called")
-        kind = common_ranges.launch_regions(kernels, launches, segments, ["correlation"])
+        # Outer calls do not nest: from each start its kind holds on its thread, from its end none.
+        edges = pl.concat([outer.select("thread", pl.col("end").alias("at"), pl.lit(None, pl.String).alias("region"),
+                                        pl.lit(0).alias("opens")),
+                           outer.select("thread", pl.col("start").alias("at"), pl.col("path").alias("region"),
+                                        pl.lit(1).alias("opens"))])
+        segments = edges.sort("thread", "at", "opens").unique(["thread", "at"], keep="last", maintain_order=True)
+        kind = common_ranges.launch_regions(kernels, kernels.select("correlation", "thread", "called"),
+                                            segments.drop("opens").sort("at"), ["correlation"])
     else:
         kind = pl.Series([None] * kernels.height, dtype=pl.String)
     placed = kernels.select(window=window_of(kernels["launched"], windows), kind=kind,
