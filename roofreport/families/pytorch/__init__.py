@@ -77,10 +77,15 @@ def sniff_table(head: Head) -> str | None:
     return "key_averages table" if table.find_tables(table.classified(lines)) else None
 
 
-def sniff_counter(head: Head) -> str | None:
-    from roofreport.families.pytorch.counter import sniff_counter as sniff
+# A FlopCounterMode count saved as JSON (`counter.py`): an object whose "Global" scope maps
+# operators to counts, or that gives "total_flops".
+_COUNTER = re.compile(r'^\s*\{.*?"(?:Global"\s*:\s*\{\s*(?:"(?:aten|prims|torch)\.|\})|total_flops"\s*:)', re.S)
 
-    return sniff(head)
+
+def sniff_counter(head: Head) -> str | None:
+    if head.binary or not _COUNTER.match(head.text):
+        return None
+    return "flop counter"
 
 
 SPECS: list[FormatSpec] = [

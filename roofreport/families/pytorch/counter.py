@@ -18,26 +18,16 @@ FLOPs it counts from the trace's shapes.
 from __future__ import annotations
 
 import json
-import re
 
 import polars as pl
 
 from roofreport.errors import ParseError
-from roofreport.families.common.textio import Document, Head
+from roofreport.families.common.textio import Document
 from roofreport.families.spec import ParseResult
 
 FAMILY = "pytorch"
 SECTION = "flop counter"
 PER_STEP = "model FLOPs per step"
-# A JSON object whose "Global" scope maps operators to counts, or that gives "total_flops".
-_SIGNATURE = re.compile(r'^\s*\{.*?"(?:Global"\s*:\s*\{\s*(?:"(?:aten|prims|torch)\.|\})|total_flops"\s*:)', re.S)
-
-
-def sniff_counter(head: Head) -> str | None:
-    if head.binary or not _SIGNATURE.match(head.text[:4096]):
-        return None
-    return "flop counter"
-
 
 def parse_counter(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
