@@ -62,11 +62,11 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
     if folders:
         if len(given) > 1 or dataset is not None:
             raise UsageError(f"{folders[0]} is a roofreport dataset: read it alone")
-        return store.open_dataset(folders[0])
+        return _with_step_metrics(store.open_dataset(folders[0]))
     if dataset is not None:
         check_outputs([dataset], given)
-        return store.update(given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor,
-                            progress=report, finish_runs=_runs_with_totals)
+        return _with_step_metrics(store.update(given, Path(dataset), exclude=tuple(exclude), jobs=jobs,
+                                               executor=executor, progress=report, finish_runs=_runs_with_totals))
     return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor))
 
 
@@ -182,6 +182,12 @@ def _with_totals(dataset: Dataset) -> Dataset:
     (analysis/totals.py, analysis/steps.py) so `parse`, `read`, `analyze` and the report all
     read the same numbers."""
     dataset.tables["runs"] = _runs_with_totals(dataset.tables)
+    return _with_step_metrics(dataset)
+
+
+def _with_step_metrics(dataset: Dataset) -> Dataset:
+    """The steps table with its MFU, HFU and outliers (a dataset folder stores the steps as
+    read: they are worked out when it is read, from its runs)."""
     if dataset.tables["steps"].height:
         from roofreport import hardware
         from roofreport.analysis.steps import with_step_metrics

