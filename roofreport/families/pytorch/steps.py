@@ -83,7 +83,8 @@ class _Events:
     `start` and `end`): `ranges` (operators, annotations, Python functions: `source_line`,
     `kind`, `name`, `thread`), `calls` (CUDA runtime and driver calls: `name`, `correlation`,
     `thread`; their first call per correlation id in `launched_by`) and `gpu`
-    (`gpu_activities`)."""
+    (`gpu_activities`, with `called` and `thread`: when and where the CUDA call that launched each
+    started, and `launched`: that time, or the activity's own start when no call is found)."""
 
     ranges: pl.DataFrame
     calls: pl.DataFrame
@@ -102,6 +103,9 @@ class _Events:
         launched_by = calls.drop_nulls("correlation").unique("correlation", keep="first").select(
             "correlation", pl.col("start").alias("called"), pl.col("end").alias("call_end"), "thread")
         gpu = gpu_activities(timed(list(GPU_KINDS), "source_line", "kind", "name", "correlation", "device", "pid"))
+        if gpu.height:   # (when and on which thread each activity was launched)
+            gpu = gpu.join(launched_by.select("correlation", "called", "thread"), on="correlation", how="left",
+                           maintain_order="left").with_columns(launched=pl.coalesce("called", "start"))
         return cls(ranges, calls, launched_by, gpu)
 
 
@@ -415,19 +419,11 @@ def _launches(parts: _Events, windows: pl.DataFrame) -> pl.DataFrame:
     launching = parts.calls.filter(matching(parts.calls["name"].cast(pl.String), LAUNCH_CALLS))
     per_call = launching.select(window=window_of(launching["start"], windows)).group_by("window").agg(
         pl.len().cast(pl.Int64).alias("kernel_launches"))
-    kernels = _launch_times(parts.gpu.filter(pl.col("kind") == "kernel"), parts)
+    kernels = parts.gpu.filter(pl.col("kind") == "kernel")
     per_kernel = kernels.select(window=window_of(kernels["launched"], windows)).group_by("window").agg(
         pl.len().cast(pl.Int64).alias("kernels"))
     out = windows.select("window").join(per_call, on="window", how="left").join(per_kernel, on="window", how="left")
     return out.with_columns(pl.col("kernel_launches", "kernels").fill_null(0))
-
-
-def _launch_times(kernels: pl.DataFrame, parts: _Events) -> pl.DataFrame:
-    """`kernels` with `called` and `thread`: when and where their launching call started, and
-    `launched`: that time, or their own start when no call is found."""
-    found = parts.launched_by.select("correlation", "called", "thread")
-    return kernels.join(found, on="correlation", how="left", maintain_order="left").with_columns(
-        launched=pl.coalesce("called", "start"))
 
 
 def _kind_times(parts: _Events, calls: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
@@ -435,7 +431,7 @@ def _kind_times(parts: _Events, calls: pl.DataFrame, windows: pl.DataFrame) -> p
     outer = calls.filter(pl.col("outer")).select("thread", "start", "end", pl.col("op_kind").alias("path"))
     if not outer.height:   # (no operator with a formula: the kinds are unknown)
         return pl.DataFrame(schema={"window": pl.Int64})
-    kernels = _launch_times(parts.gpu.filter((pl.col("kind") == "kernel") & (pl.col("role") == "compute")), parts)
+    kernels = parts.gpu.filter((pl.col("kind") == "kernel") & (pl.col("role") == "compute"))
     if kernels["called"].is_not_null().any():
         # Outer calls do not nest: from each start its kind holds on its thread, from its end none.
         edges = pl.concat([outer.select("thread", pl.col("end").alias("at"), pl.lit(None, pl.String).alias("region"),
