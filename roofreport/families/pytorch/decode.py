@@ -67,7 +67,7 @@ LAUNCH_FIELDS = ("grid", "block", "registers per thread", "shared memory", "bloc
                  "warps per SM", "est. achieved occupancy %")
 # What a counted operator call adds (`flops.op_flops`), one row per call in `Trace.operators`.
 OPERATOR_FIELDS = ("flops", "op_kind", "precision", "flops_source", "causal")
-FLUSH_ROWS = 1 << 15     # kept events gathered as Python lists before they become a frame
+FLUSH_ROWS = 1 << 14     # kept events gathered as Python lists before they become a frame
 MAX_VALUE = 64 << 20     # characters one event or metadata value may take
 _EMPTY: dict = {}
 _TYPES = {"kind": KINDS, "name": pl.String, "ts": pl.Float64, "dur": pl.Float64,

@@ -28,14 +28,14 @@ from roofreport.errors import LogWarning, ParseError
 from roofreport.families.common import textio  # noqa: F401 (registers the cp1252 fallback)
 
 GZIP_MAGIC = b"\x1f\x8b"
-PIECE = 4 << 20                  # bytes read (or inflated) per piece
+PIECE = 2 << 20                  # bytes read (or inflated) per piece
 MAX_RATIO = 50                   # unpacked size per byte of gzip before a file is refused
 MIN_CAP = 64 << 20               # a small file may always unpack to this much
 MAX_CAP = 4 << 30                # and no file to more
 _CP1252_FALLBACK = "roofreport-cp1252"   # the error handler `textio` registers
 
 
-def _ahead(pieces: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
+def _ahead(pieces: Iterator[bytes], depth: int = 1) -> Iterator[bytes]:
     """`pieces`, produced in a thread up to `depth` ahead of their use: zlib inflates without
     the GIL, so the next piece unpacks while the JSON of this one is decoded (on two cores a
     gzip trace reads ~10 % faster). An exception in the thread is raised here, in order."""
