@@ -9,7 +9,8 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from functools import lru_cache
+from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 import polars as pl
@@ -29,7 +30,7 @@ COUNTS = json.loads((ORACLES / "counts.json").read_text())["flop_counter_total_p
 ORACLE_TRACES = sorted(ORACLES.rglob("*.pt.trace.json.gz"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _steps(path: Path) -> pl.DataFrame:
     result = parse_kineto(path, "kineto trace")
     assert result.error is None, result.error
@@ -99,7 +100,7 @@ def test_resnet18_convolution_kernel_time_agrees_with_its_key_averages_table():
     table = corpus_path("kineto", "h100-resnet18", "key_averages_resnet18_b32.txt").read_text()
     self_cuda = 0.0
     for name in ("aten::cudnn_convolution", "aten::convolution_backward"):
-        cells = re.search(rf"^\s*{re.escape(name)}\s+(.*)$", table, re.M).group(1).split()
+        cells = re.search(rf"^\s*{re.escape(name)}\s+(.*)$", table, re.MULTILINE).group(1).split()
         value, unit = re.fullmatch(r"([\d.]+)(ms|us)", cells[5]).groups()
         self_cuda += float(value) * (1e6 if unit == "ms" else 1e3)
     assert steps["time_conv_ns"][0] == pytest.approx(self_cuda, rel=0.02)
@@ -131,7 +132,7 @@ def _sweep(path: Path) -> list[dict]:
                 edges |= {start, end}
         edges = sorted(edges)
         totals = dict.fromkeys(("compute", "communication", "memory", "idle", "overlap"), 0.0)
-        for left, right in zip(edges, edges[1:]):
+        for left, right in pairwise(edges):
             active = {role for start, end, role in spans if start <= left and end >= right}
             part = next((r for r in ("compute", "communication", "memory") if r in active), "idle")
             totals[part] += right - left

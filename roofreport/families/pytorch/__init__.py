@@ -79,7 +79,7 @@ def sniff_table(head: Head) -> str | None:
 
 # A FlopCounterMode count saved as JSON (`counter.py`): an object whose "Global" scope maps
 # operators to counts, or that gives "total_flops".
-_COUNTER = re.compile(r'^\s*\{.*?"(?:Global"\s*:\s*\{\s*(?:"(?:aten|prims|torch)\.|\})|total_flops"\s*:)', re.S)
+_COUNTER = re.compile(r'^\s*\{.*?"(?:Global"\s*:\s*\{\s*(?:"(?:aten|prims|torch)\.|\})|total_flops"\s*:)', re.DOTALL)
 
 
 def sniff_counter(head: Head) -> str | None:
