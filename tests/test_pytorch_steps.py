@@ -388,3 +388,13 @@ def test_a_gzip_bomb_ends_in_a_clear_error_at_the_cap(tmp_path, monkeypatch):
     result = parse_kineto(path, "kineto trace")
     assert result.error is not None
     assert "unpacks to more than" in result.error.message and f"{path.stat().st_size:,} bytes" in result.error.message
+
+
+def test_a_trace_of_kernels_alone_is_one_window_of_gpu_time(tmp_path):
+    events = [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10 * i, "dur": 5,
+               "args": {"device": 0}} for i in range(5)]
+    path = tmp_path / "kernels.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    row = _steps(path).row(0, named=True)
+    assert (row["name"], row["duration_ns"], row["compute_ns"], row["idle_ns"]) == ("whole trace", 45e3, 25e3, 20e3)
+    assert row["flops"] is None and row["flops_ops"] is None

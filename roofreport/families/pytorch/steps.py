@@ -122,7 +122,7 @@ def step_table(events: pl.DataFrame, operators: pl.DataFrame) -> tuple[pl.DataFr
     if not events.height:
         return pl.DataFrame(), pl.DataFrame(schema={"source_line": pl.Int64, "flops": pl.Float64})
     parts = _Events.of(events)
-    windows = step_windows(parts.ranges)
+    windows = step_windows(parts.ranges, parts.gpu)
     calls = counted_calls(parts, operators)
     if not windows.height:
         return pl.DataFrame(), calls.filter(pl.col("counted")).select("source_line", "flops")
@@ -139,19 +139,22 @@ def step_table(events: pl.DataFrame, operators: pl.DataFrame) -> tuple[pl.DataFr
 
 # -- windows ---------------------------------------------------------------------------------
 
-def step_windows(ranges: pl.DataFrame) -> pl.DataFrame:
+def step_windows(ranges: pl.DataFrame, gpu: pl.DataFrame) -> pl.DataFrame:
     """`window` (0, 1, ...), `source_line`, `step` (N, null for the whole trace), `name`,
-    `start`, `end`: the ProfilerStep ranges in time order, or the span of the trace's ranges."""
-    if not ranges.height:
+    `start`, `end`: the ProfilerStep ranges in time order, or the span of the trace's ranges
+    (of its GPU activities when it has no range)."""
+    if not ranges.height and not gpu.height:
         return pl.DataFrame()
-    marked = ranges.filter(pl.col("kind").is_in(["annotation", "cpu_op"]) & matching(ranges["name"], STEP_NAME))
+    marked = ranges.filter(pl.col("kind").is_in(["annotation", "cpu_op"]) & matching(ranges["name"], STEP_NAME)) \
+        if ranges.height else ranges
     if marked.height:
         windows = marked.unique("name", keep="first", maintain_order=True).select(
             "source_line", pl.col("name").str.extract(r"(\d+)$").cast(pl.Int64).alias("step"), "name",
             "start", "end")
     else:
+        spans = ranges if ranges.height else gpu
         windows = pl.DataFrame({"source_line": [None], "step": [None], "name": [WHOLE_TRACE],
-                                "start": [ranges["start"].min()], "end": [ranges["end"].max()]},
+                                "start": [spans["start"].min()], "end": [spans["end"].max()]},
                                schema={"source_line": pl.Int64, "step": pl.Int64, "name": pl.String,
                                        "start": pl.Int64, "end": pl.Int64})
     return windows.sort("start").with_row_index("window").with_columns(pl.col("window").cast(pl.Int64))
