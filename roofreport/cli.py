@@ -81,7 +81,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
           jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
     """Read logs into the shared tables and write one file per table.
 
-    Tables: kernels, metrics, activities, api_calls, samples, regions, runs, files. With
+    Tables: kernels, metrics, activities, api_calls, samples, regions, steps, runs, files. With
     --update, DIR is a dataset folder that `roofreport build DIR`, `roofreport.read(DIR)`,
     polars, DuckDB and pandas read (README: Incremental datasets).
     """
@@ -120,6 +120,9 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
               help="Kernels to list per run.")
 @click.option("--window", default=None, metavar="START:END",
               help="Utilization window in seconds from the first sample, e.g. 60:240.")
+@click.option("--model-flops", "model_flops", type=float, default=None, metavar="N",
+              help="Model FLOPs of one training step, for MFU (instead of the FLOPs counted from a "
+                   "PyTorch trace's shapes).")
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
@@ -127,9 +130,10 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
 @_exclude
 def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None,
           gpu_override: str | None, peaks_file: Path | None, top_n: int, window: str | None,
-          strict: bool, quiet: bool, jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
+          model_flops: float | None, strict: bool, quiet: bool, jobs: int | None, executor: str,
+          exclude: tuple[str, ...]) -> None:
     """Build the HTML/PDF report from logs (or from a dataset folder `parse --update` keeps)."""
-    settings = dict(gpu=gpu_override, peaks=peaks_file, top=top_n, window=window)
+    settings = dict(gpu=gpu_override, peaks=peaks_file, top=top_n, window=window, model_flops=model_flops)
     _guard(lambda: api.check_outputs([output, html_out], paths, report=True))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
     dataset = _read(paths, jobs, exclude, quiet, executor=executor)

@@ -40,7 +40,8 @@ LATENCY_FRACTION = 0.10
 ABOVE_ROOF_TOLERANCE = 0.05
 PRECISIONS = ["fp64", "fp32", "fp16", "tensor"]
 _FLOP_COL = {p: f"flops_{p}" for p in PRECISIONS}
-_TENSOR_KIND = [("tensor_tf32", r"(?i)tf32|tensorop_s\d|_s(?:1688|16816)"), ("tensor_bf16", r"(?i)bf16")]
+TF32_NAMES = r"(?i)tf32|tensorop_s\d|_s(?:1688|16816)"   # TF32 tensor-core kernels (cuBLAS, cuDNN, CUTLASS)
+_TENSOR_KIND = [("tensor_tf32", TF32_NAMES), ("tensor_bf16", r"(?i)bf16")]
 
 COLUMNS = ["run", "gpu_model", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes", "l1_bytes",
            "time_ns", "time_source", "ai_dram", "ai_l2", "ai_l1", "achieved_flops_per_s", "peak_flops_per_s",

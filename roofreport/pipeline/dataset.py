@@ -105,6 +105,11 @@ class Dataset:
         return self._table("regions")
 
     @property
+    def steps(self) -> pl.DataFrame:
+        """Training steps of PyTorch traces: FLOPs, MFU, HFU and where each step's time went."""
+        return self._table("steps")
+
+    @property
     def runs(self) -> pl.DataFrame:
         """One row per run: its identity (model, GPU, parameters) and where each file went."""
         return self._table("runs")
