@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -100,7 +101,8 @@ def read_one(task: FileTask) -> FileRead:
                       variant=sniffed.variant, skip_reason=sniffed.skip_reason)
     if not sniffed.readable:
         return FileRead(_fingerprinted(task, facts), {})
-    result = parse_file(path, sniffed.spec.name, sniffed.variant, task.display)
+    result = parse_file(path, sniffed.spec.name, sniffed.variant, task.display,
+                        Skipped(sniffed.start, sniffed.skipped_lines))
     tables = {name: schema.conform(name, frame.with_columns(pl.lit(task.display, pl.String).alias("source_file")))
               for name, frame in result.tables.items() if frame.height}
     facts.parsed = True
@@ -131,29 +133,47 @@ def _crashed(task: FileTask, crash: Crash) -> FileRead:
 
 # -- parsing ---------------------------------------------------------------------------------
 
-def parse_file(path: Path, spec_name: str, variant: str, display: str) -> ParseResult:
+@dataclass(frozen=True)
+class Skipped:
+    """The part of a file before its log (`sniff`: a log after unrelated output): its bytes
+    and lines."""
+
+    bytes: int = 0
+    lines: int = 0
+
+
+def parse_file(path: Path, spec_name: str, variant: str, display: str,
+               skipped: Skipped = Skipped()) -> ParseResult:
     """Parse one sniffed file; any failure becomes the result's error, never an exception.
 
     Damage repaired while reading (NUL runs, non-UTF-8 bytes: textio) comes first among the
     file's warnings. An exception that is not roofreport's own is a defect or an input no rule
     foresaw: it is reported against the file (type and message; the traceback too with
-    ROOFREPORT_DEBUG=1) and the rest of the folder goes on."""
+    ROOFREPORT_DEBUG=1) and the rest of the folder goes on. A log after unrelated output is
+    read from its first line; the lines before it are counted in one warning, and the line
+    numbers made the file's."""
     spec = next(s for s in REGISTRY if s.name == spec_name)
-    result, source = _parse_source(spec, path, variant, display)
+    result, source = _parse_source(spec, path, variant, display, skipped.bytes)
     repaired = source.warnings if isinstance(source, Document) else []
     result.warnings[:0] = [w for w in repaired if w not in result.warnings]
     if result.error is not None and not result.error.path:
         result.error.path = display
         result.error.args = (result.error.describe(),)
+    if skipped.lines:
+        result.shift_lines(skipped.lines, display)
+        result.warnings.insert(0, LogWarning(
+            "input.leading-text", f"lines 1-{skipped.lines} ({skipped.bytes:,} bytes) are not "
+            f"{result.family} output (a job's other output before it): skipped", line=1))
     return result
 
 
-def _parse_source(spec, path: Path, variant: str, display: str) -> tuple[ParseResult, Document | Path | None]:
+def _parse_source(spec, path: Path, variant: str, display: str,
+                  start: int = 0) -> tuple[ParseResult, Document | Path | None]:
     """(result, what was parsed: the Document, the path of a binary file, None when the
     file could not be opened); any failure becomes the result's error."""
     source = None
     try:
-        source = path if spec.binary else Document.open(path, display=display)
+        source = path if spec.binary else Document.open(path, display=display, start=start)
         result = spec.parse(source, variant)
     except RoofreportError as exc:
         result = ParseResult(family=spec.family, variant=variant)

@@ -16,7 +16,9 @@ import codecs
 import io
 import mmap
 import os
+import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -109,14 +111,83 @@ def _regular_file(path: Path) -> os.stat_result:
     return st
 
 
-def read_head(path: Path, limit: int = HEAD_BYTES) -> Head:
+def read_head(path: Path, limit: int = HEAD_BYTES, offset: int = 0) -> Head:
+    """The first `limit` bytes of the file, or of its part from byte `offset` on (a line
+    start: where a log inside a longer file begins, `scan_marks`)."""
     size = _regular_file(path).st_size
     with open(path, "rb") as fh:
+        fh.seek(offset)
         raw = fh.read(limit)
-    encoding = detect_encoding(raw)
+    encoding = detect_encoding(raw) if not offset else "utf-8"
     # NUL runs are removed as Document.open removes them, so sniffing sees the same lines.
     text = to_utf8(raw, encoding).replace(b"\0", b"").decode("utf-8", errors="replace")
-    return Head(path=path, raw=raw, encoding=encoding, text=text, size=size, truncated=size > limit)
+    return Head(path=path, raw=raw, encoding=encoding, text=text, size=size,
+                truncated=size > offset + limit)
+
+
+# -- a log inside a longer text file ---------------------------------------------------------
+
+# How far into a text file the scan for a profiler's output goes (`scan_marks`): the first
+# 64 MiB, and the last 16 MiB of a longer file (a program prints its profile when it ends).
+# The scan reads 1 MiB at a time (~0.1 s per 32 MiB), never the file whole.
+SCAN_BYTES = 64 << 20
+SCAN_TAIL_BYTES = 16 << 20
+_SCAN_CHUNK = 1 << 20
+
+
+def scan_marks(path: Path, marks: tuple[str, ...], size: int) -> Iterator[tuple[int, str]]:
+    """(byte offset of the line's start, the mark) for each line holding one of `marks`
+    (literal texts), in order, in the file's first `SCAN_BYTES` and last `SCAN_TAIL_BYTES`
+    bytes, read a chunk at a time. The scan stops at a chunk that is not text (a binary file
+    has no log lines)."""
+    if not marks:
+        return
+    found = re.compile(b"|".join(re.escape(mark.encode()) for mark in marks))
+    overlap = max(len(mark.encode()) for mark in marks)
+    regions = [(0, min(size, SCAN_BYTES))]
+    if size > SCAN_BYTES:
+        regions.append((max(SCAN_BYTES, size - SCAN_TAIL_BYTES), size))
+    with open(path, "rb") as fh:
+        for begin, end in regions:
+            for start in range(begin, end, _SCAN_CHUNK):
+                fh.seek(start)
+                chunk = fh.read(min(_SCAN_CHUNK, end - start) + overlap)
+                if is_binary(chunk, "utf-8"):
+                    return
+                # polars' Aho-Corasick tells which chunks hold a mark (~300 MB/s); re finds where.
+                if not pl.Series([chunk.decode("utf-8", errors="replace")]).str.contains_any(list(marks)).item():
+                    continue
+                for hit in found.finditer(chunk):
+                    if hit.start() < _SCAN_CHUNK:   # (the overlap is the next chunk's)
+                        yield _line_start(fh, start + hit.start()), hit.group().decode()
+
+
+def _line_start(fh: BinaryIO, offset: int) -> int:
+    """The offset of the start of the line holding byte `offset` (after the LF or CR before
+    it), looked for backwards a block at a time."""
+    while offset > 0:
+        begin = max(0, offset - 4096)
+        fh.seek(begin)
+        block = fh.read(offset - begin)
+        breaks = max(block.rfind(b"\n"), block.rfind(b"\r"))
+        if breaks >= 0:
+            return begin + breaks + 1
+        offset = begin
+    return 0
+
+
+def count_lines_before(path: Path, offset: int) -> int:
+    """Line breaks in the file's first `offset` bytes, counted as `Document` counts them (CRLF,
+    LF and a lone CR each end a line), a chunk at a time."""
+    count, last = 0, b""
+    with open(path, "rb") as fh:
+        left = offset
+        while left > 0 and (chunk := fh.read(min(16 << 20, left))):
+            left -= len(chunk)
+            count += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+            count -= last == b"\r" and chunk.startswith(b"\n")   # a CRLF cut by the chunks
+            last = chunk[-1:]
+    return count
 
 
 @dataclass
@@ -135,11 +206,20 @@ class Document:
     warnings: list[LogWarning] = field(default_factory=list)   # damage repaired on reading
 
     @classmethod
-    def open(cls, path: Path, display: str | None = None) -> Document:
+    def open(cls, path: Path, display: str | None = None, start: int = 0) -> Document:
         """The file as a Document, its bytes checked first (`_as_is`: 0.02-0.04 s of CPU for
         200 MB). Checking them in a thread while the file is parsed, and parsing again when
-        they need repair, was measured to earn under 3 % of a big file's parse: not kept."""
+        they need repair, was measured to earn under 3 % of a big file's parse: not kept.
+
+        With `start`, the file's part from that byte on (a line start: a log inside a longer
+        text file, UTF-8), held in memory; its line 1 is the file's line after the skipped ones."""
         _regular_file(path)
+        if start:
+            with open(path, "rb") as fh:
+                fh.seek(start)
+                data, warnings = repair(to_utf8(fh.read(), "utf-8"))
+            return cls(path=path, display=display or str(path), encoding="utf-8", _data=data,
+                       warnings=warnings)
         with open(path, "rb") as fh:
             encoding = detect_encoding(fh.read(HEAD_BYTES))
             fh.seek(0)

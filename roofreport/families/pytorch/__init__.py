@@ -77,7 +77,8 @@ def sniff_table(head: Head) -> str | None:
 
 SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="pytorch-table", sniff=sniff_table,
-               parse=DeferredReader("roofreport.families.pytorch.table", "parse_table")),
+               parse=DeferredReader("roofreport.families.pytorch.table", "parse_table"),
+               marks=("---  ---",)),
 ]
 
 # The trace is read from its path (gzip or plain): a binary spec. It reads JSON documents: a
