@@ -26,6 +26,7 @@ from typing import BinaryIO
 import polars as pl
 
 from roofreport.errors import LogWarning
+from roofreport.families.common import limits
 
 HEAD_BYTES = 64 * 1024
 
@@ -214,21 +215,20 @@ class Document:
         With `start`, the file's part from that byte on (a line start: a log inside a longer
         text file, UTF-8), held in memory; its line 1 is the file's line after the skipped ones."""
         _regular_file(path)
-        if start:
-            with open(path, "rb") as fh:
-                fh.seek(start)
-                data, warnings = repair(to_utf8(fh.read(), "utf-8"))
-            return cls(path=path, display=display or str(path), encoding="utf-8", _data=data,
-                       warnings=warnings)
+        line_limit = limits.active().line_bytes
         with open(path, "rb") as fh:
-            encoding = detect_encoding(fh.read(HEAD_BYTES))
-            fh.seek(0)
-            if encoding == "utf-8" and _as_is(fh):
+            fh.seek(start)
+            encoding = detect_encoding(fh.read(HEAD_BYTES)) if not start else "utf-8"
+            fh.seek(start)
+            if encoding == "utf-8" and not start and _as_is(fh, line_limit=line_limit):
                 return cls(path=path, display=display or str(path), encoding=encoding)
-        # Only a file that needs repair is held in memory (whole: the warnings name lines).
-        data, warnings = repair(to_utf8(path.read_bytes(), encoding))
+            fh.seek(start)
+            # Only a file that needs repair (or holds a line past the limit) is held in memory
+            # (whole: the warnings name lines), its long lines cut as it is read.
+            raw, cut = cut_long_lines(fh, line_limit) if encoding.startswith("utf-8") else (fh.read(), [])
+        data, warnings = repair(to_utf8(raw, encoding))
         return cls(path=path, display=display or str(path), encoding=encoding, _data=data,
-                   warnings=warnings)
+                   warnings=cut + warnings)
 
     @classmethod
     def from_text(cls, text: str, display: str = "<text>") -> Document:
@@ -301,22 +301,29 @@ class Document:
         return scan_split_lines(self._data if self._data is not None else self.path)
 
 
-def _as_is(fh: BinaryIO, chunk: int = 1 << 20) -> bool:
-    """The file's bytes need no normalising (repair, line ends, the line splitter's separator),
-    checked chunk by chunk into one buffer: a big log is neither held nor copied whole. A chunk
-    small enough to stay in a core's L2 cache through its four scans (three bytes, ASCII) makes
-    the check 40 % cheaper than 8 MB chunks read from memory four times (0.12 -> 0.07 s at
-    400 MB)."""
+def _as_is(fh: BinaryIO, chunk: int = 1 << 20, line_limit: int = 1 << 20) -> bool:
+    """The file's bytes need no normalising (repair, line ends, the line splitter's separator)
+    and hold no line longer than `line_limit`, checked chunk by chunk into one buffer: a big
+    log is neither held nor copied whole. A chunk small enough to stay in a core's L2 cache
+    through its four scans (three bytes, ASCII) makes the check 40 % cheaper than 8 MB chunks
+    read from memory four times (0.12 -> 0.07 s at 400 MB). A chunk no longer than the line
+    limit holds no whole line past it: only the bytes since the last line break are counted
+    (two more scans that stop at the chunk's first and last break)."""
     try:  # a small file gets a small buffer: zeroing 8 MB costs more than reading a small log
-        chunk = min(chunk, os.fstat(fh.fileno()).st_size + 1)
+        chunk = min(chunk, line_limit, os.fstat(fh.fileno()).st_size + 1)
     except OSError:  # not a file (io.UnsupportedOperation)
-        pass
+        chunk = min(chunk, line_limit)
     buffer = bytearray(chunk)
     decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 0   # bytes of the line the last chunk ended in
     while size := fh.readinto(buffer):
         data = buffer if size == chunk else memoryview(buffer)[:size].tobytes()
         if b"\r" in data or b"\0" in data or b"\x1f" in data:
             return False
+        first = data.find(b"\n")
+        if line + (size if first < 0 else first) > line_limit:
+            return False
+        line = line + size if first < 0 else size - data.rfind(b"\n") - 1
         if data.isascii() and not decoder.getstate()[0]:
             continue  # ASCII after a complete character: valid UTF-8, nothing to decode
         try:
@@ -328,6 +335,67 @@ def _as_is(fh: BinaryIO, chunk: int = 1 << 20) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+# -- lines past the limit -------------------------------------------------------------------
+
+_CUT_WARNINGS = 20
+
+
+def cut_long_lines(fh: BinaryIO, limit: int) -> tuple[bytes, list[LogWarning]]:
+    """The rest of the file with every line longer than `limit` bytes cut to its first `limit`
+    bytes (at a UTF-8 character's start), read a chunk at a time, and a warning naming each
+    such line. A chunk holds no whole line past the limit (it is no longer than the limit):
+    only the bytes around its first and last line break (LF or CR) are looked at."""
+    out, cuts = bytearray(), []
+    chunk_size = min(1 << 20, limit)
+    line_no, since, cutting, last = 1, 0, False, b""
+    while chunk := fh.read(chunk_size):
+        first = _first_break(chunk)
+        head = len(chunk) if first < 0 else first
+        keep = max(0, min(head, limit - since))
+        if keep < head:
+            keep, cutting = _char_start(chunk, keep), True
+        out += chunk[:keep]
+        since += head
+        if first >= 0:
+            if cutting:
+                cuts.append((line_no, since))
+                cutting = False
+            tail = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
+            out += chunk[first:]
+            line_no += _breaks(chunk[:tail]) - (last == b"\r" and chunk.startswith(b"\n"))
+            since = len(chunk) - tail
+        last = chunk[-1:]
+    if cutting:
+        cuts.append((line_no, since))
+    return bytes(out), _cut_warnings(cuts, limit)
+
+
+def _first_break(chunk: bytes) -> int:
+    found = [at for at in (chunk.find(b"\n"), chunk.find(b"\r")) if at >= 0]
+    return min(found) if found else -1
+
+
+def _breaks(data: bytes) -> int:
+    return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+
+
+def _char_start(data: bytes, at: int) -> int:
+    """`at`, moved back to the start of the UTF-8 character it falls in."""
+    while 0 < at < len(data) and data[at] & 0xC0 == 0x80:
+        at -= 1
+    return at
+
+
+def _cut_warnings(cuts: list[tuple[int, int]], limit: int) -> list[LogWarning]:
+    warnings = [LogWarning("input.long-line", f"line {line_no} is {length:,} bytes long: only its first "
+                           f"{limit:,} bytes are read (the line limit, --max-line)", line=line_no)
+                for line_no, length in cuts[:_CUT_WARNINGS]]
+    if len(cuts) > _CUT_WARNINGS:
+        warnings.append(LogWarning("input.long-line", f"{len(cuts) - _CUT_WARNINGS} more lines past "
+                                   f"{limit:,} bytes were cut"))
+    return warnings
 
 
 # -- damage ----------------------------------------------------------------------------------
