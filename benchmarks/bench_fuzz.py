@@ -26,29 +26,14 @@ from tests import fuzzing  # noqa: E402
 
 
 def run(seed: int, per_file: int, per_reader: int) -> list[str]:
-    files = fuzzing.corpus_files(per_reader)
-    mutants = fuzzing.mutants(files, seed, per_file)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        originals, damaged = base / "originals", base / "mutants"
-        originals.mkdir()
-        damaged.mkdir()
-        for number, source in enumerate(files):
-            (originals / fuzzing.original_name(number, source)).write_bytes(source.read_bytes())
-        for mutant in mutants:
-            (damaged / mutant.name).write_bytes(mutant.data)
-        code, output, before = fuzzing.parse_folder(originals, base / "out-originals")
-        problems = [] if code in (0, 1) else [f"originals: exit code {code}: {output[:300]}"]
-        code, output, after = fuzzing.parse_folder(damaged, base / "out-mutants")
-        if code not in (0, 1) or "Traceback" in output:
-            problems.append(f"mutants: exit code {code}: {output[:300]}")
-        problems += [p for mutant in mutants for p in fuzzing.check(mutant, after, before)]
-    print(f"seed {seed}: {len(mutants)} mutants of {len(files)} corpus files in "
-          f"{time.perf_counter() - started:.1f} s: {len(problems)} problems", flush=True)
-    for problem in problems:
+        result = fuzzing.run(Path(tmp), seed, per_file, per_reader)
+    print(f"{result.summary()} in {time.perf_counter() - started:.1f} s: {len(result.problems)} problems",
+          flush=True)
+    for problem in result.problems:
         print(f"  {problem}")
-    return problems
+    return result.problems
 
 
 def main() -> int:

@@ -28,23 +28,17 @@ import time
 import zlib
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # (run as a script: bench_ingest beside it)
+import bench_ingest  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 GOAL_BYTES = 1 << 30
 SAFETY_NET = 3 << 30
-# `roofreport` run through a wrapper that reports its own peak RSS (VmHWM) and its workers'
-# (RUSAGE_CHILDREN) when it exits, as bench_ingest.py measures.
-_PEAK_WRAPPER = """
-import atexit, resource, runpy, sys
-resource.setrlimit(resource.RLIMIT_DATA, (int(sys.argv.pop(1)), resource.RLIM_INFINITY))
-def _peak():
-    with open("/proc/self/status") as fh:
-        own = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
-    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    sys.stderr.write(f"\\n@@peak-kb {max(own, workers)}\\n")
-atexit.register(_peak)
-sys.argv[0] = "roofreport"
-runpy.run_module("roofreport", run_name="__main__", alter_sys=True)
-"""
+# `roofreport` run through bench_ingest.py's wrapper, which reports its own peak RSS (VmHWM)
+# and its workers' when it exits, under the safety net's data segment limit (its first argument).
+_PEAK_WRAPPER = ("import resource, sys\n"
+                 "resource.setrlimit(resource.RLIMIT_DATA, (int(sys.argv.pop(1)), resource.RLIM_INFINITY))\n"
+                 + bench_ingest._PEAK_WRAPPER)
 
 
 def gzip_bomb(path: Path, unpacked: int) -> None:
@@ -80,10 +74,10 @@ def kineto_events(path: Path, events: int) -> None:
         fh.write('{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", '
                  '"computeMajor": 8, "computeMinor": 0}], "traceEvents": [\n')
         for index in range(events):
-            fh.write(json.dumps({"ph": "X", "cat": "kernel", "name": f"void gemm_kernel_{index % 97}<float>(float*)",
-                                 "pid": 0, "tid": 7, "ts": 1000 + index * 3, "dur": 2,
+            fh.write(json.dumps({"ph": "X", "cat": "kernel", "name": f"gemm_{index % 97}", "pid": 0,
+                                 "tid": 7, "ts": 1000 + index * 3, "dur": 2,
                                  "args": {"device": 0, "stream": 7, "correlation": index,
-                                          "grid": [80, 1, 1], "block": [256, 1, 1]}}))
+                                          "grid": [80, 1, 1], "block": [256, 1, 1]}}, separators=(",", ":")))
             fh.write(",\n" if index + 1 < events else "\n")
         fh.write("]}\n")
 

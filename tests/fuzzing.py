@@ -217,3 +217,39 @@ def _kept_before(got: dict, want: dict, damage_line: int, shift_after: int | Non
             problems.append(f"{table}: {sum(lost.values())} rows of records complete before line "
                             f"{damage_line} lost or changed, e.g. {next(iter(lost))}"[:400])
     return problems
+
+
+@dataclass
+class Run:
+    """One fuzzing run: the files, their mutants, and every problem found."""
+
+    seed: int
+    files: list[Path]
+    mutants: list[Mutant]
+    problems: list[str]
+
+    def summary(self) -> str:
+        return (f"seed {self.seed}: {len(self.mutants)} mutants of {len(self.files)} corpus files "
+                f"({len({f.parent for f in self.files})} folders)")
+
+
+def run(work: Path, seed: int, per_file: int, per_reader: int = 2) -> Run:
+    """Mutants of the corpus files made in `work`, read with the originals, and checked."""
+    files = corpus_files(per_reader)
+    made = mutants(files, seed, per_file)
+    originals, damaged = work / "originals", work / "mutants"
+    originals.mkdir()
+    damaged.mkdir()
+    for number, source in enumerate(files):
+        (originals / original_name(number, source)).write_bytes(source.read_bytes())
+    for mutant in made:
+        (damaged / mutant.name).write_bytes(mutant.data)
+    problems = []
+    code, output, before = parse_folder(originals, work / "out-originals")
+    if code not in (0, 1) or "Traceback" in output:
+        problems.append(f"the originals: exit code {code}: {output[:300]}")
+    code, output, after = parse_folder(damaged, work / "out-mutants")
+    if code not in (0, 1) or "Traceback" in output:
+        problems.append(f"the mutants: exit code {code}: {output[:300]}")
+    problems += [problem for mutant in made for problem in check(mutant, after, before)]
+    return Run(seed, files, made, problems)
