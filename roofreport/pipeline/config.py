@@ -83,7 +83,7 @@ def file_limits(limits: Limits, path: Path, root: Path) -> Limits:
     """The limits reading `path` (found under `root`) works within: `limits`, lowered by the
     `[limits]` of the roofreport.toml files that apply to it (never raised)."""
     for folder in folders_for(path, root):
-        lower = load(folder).limits if folder.is_dir() else None
+        lower = load(folder).limits
         if lower is not None:
             limits = limits.lowered(lower)
     return limits

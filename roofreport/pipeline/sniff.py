@@ -106,9 +106,11 @@ def _late_log(path: Path, head: Head, base: dict) -> Sniffed | None:
     marks = tuple(dict.fromkeys(mark for spec in specs for mark in spec.marks))
     tried: set[tuple[int, str]] = set()
     for start, mark in scan_marks(path, marks, head.size):
+        if start == 0:
+            continue   # the head: every format was asked about it
         window = None
         for spec in specs:
-            if mark not in spec.marks or (start, spec.name) in tried or start == 0:
+            if mark not in spec.marks or (start, spec.name) in tried:
                 continue
             if len(tried) == _LATE_TRIES:
                 return None

@@ -50,6 +50,7 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import RoofreportError, UsageError
+from roofreport.families.common.limits import Limits
 from roofreport.pipeline import assemble, duplicates
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import discover
@@ -62,7 +63,6 @@ from roofreport.pipeline.generation import (
     read_files_manifest,
     write_generation,
 )
-from roofreport.families.common.limits import Limits
 from roofreport.pipeline.ingest import Progress, file_tasks, read_all, read_one
 from roofreport.resources import data_dir
 from roofreport.tables import schema

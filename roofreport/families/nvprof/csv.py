@@ -1,10 +1,13 @@
-"""nvprof's `--csv` tables inside a log: summary, metrics/events and GPU/API trace, with a units
-row when nvprof printed one (one unit per column: `,%,ms,,us,us,ms,`), hand-made copies without
+"""nvprof's `--csv` tables inside a log: summary, metrics/events, GPU/API trace (Unified Memory
+rows and columns too) and per-launch counters (`--print-gpu-trace --metrics`), with a units row
+when nvprof printed one (one unit per column: `,%,ms,,us,us,ms,`), hand-made copies without
 Type column or quotes, and spreadsheet re-saves with TABs.
 
-Each header line is parsed by Lark (`csv_header_line`, once per distinct header); the rows under
-it are read by `pl.read_csv`; column meanings are data (`COLUMNS`), the conversions are the
-text tables' (`text.add_*`), so both forms land in the same tables the same way.
+Each header line is parsed by Lark (`csv_header_line`, once per distinct header: any column
+names, the report they make is `lines.report_kind`); the rows under it are read by
+`pl.read_csv`, an empty cell a null; column meanings are data (`COLUMNS`, columns it does not
+name are kept under their own names), the conversions are the text tables' (`text.add_*`), so
+both forms land in the same tables the same way.
 """
 
 from __future__ import annotations

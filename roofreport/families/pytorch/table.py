@@ -172,11 +172,8 @@ def _section(layout: TableLayout, lines: pl.DataFrame, index: int, count: int) -
     (CUDA)`)."""
     if count == 1:
         return SECTION
-    above = lines.filter(pl.col("line_no").is_between(layout.header_line - 4, layout.header_line - 2))
-    title = next((text.strip() for kind, text in reversed(above.select("kind", "text").rows())
-                  if kind == "other" and text.strip()), None) if above.height else None
-    if above.height and above["kind"][-1] != "other":   # a blank or a total line right above
-        title = None
+    above = lines.filter(pl.col("line_no") == layout.header_line - 2)   # right above the top rule
+    title = above["text"][0].strip() if above.height and above["kind"][0] == "other" else ""
     return f"{SECTION} {index + 1}: {title[:_TITLE_CHARS]}" if title else f"{SECTION} {index + 1}"
 
 
