@@ -237,13 +237,17 @@ def _kinds(trace: pl.DataFrame) -> pl.Series:
     """Each trace row's kind: a row with a grid is a kernel launch, any other row an activity
     of the kind its name says (a copy, a set, a Unified Memory page fault...), `other` when
     its name says none."""
-    kinds = activity_kinds(trace["name"])
+    kinds = activity_kinds(trace["name"]).alias("kind")
     if trace["grid"].null_count() == trace.height:   # a trace that prints no grids at all
-        return kinds.alias("kind")
+        return kinds
+    # Names and grids agree on almost every row: only the rows where they do not are changed
+    # (no second column of millions of kind strings).
     launched = trace["grid"].is_not_null()
-    return trace.select(pl.when(launched).then(pl.lit("kernel"))
-                        .when(kinds == "kernel").then(pl.lit("other"))
-                        .otherwise(kinds).alias("kind")).to_series()
+    disagree = (launched != (kinds == "kernel")).arg_true()
+    if not disagree.len():
+        return kinds
+    return kinds.scatter(disagree, pl.select(pl.when(launched.gather(disagree)).then(pl.lit("kernel"))
+                                             .otherwise(pl.lit("other"))).to_series())
 
 
 def _api_trace(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
