@@ -57,8 +57,8 @@ class Limits:
 
     def lowered(self, other: Limits) -> Limits:
         """Each limit the lower of this one's and `other`'s (a roofreport.toml can only lower)."""
-        def lower(a, b):
-            return b if a is None else a if b is None else min(a, b)
+        def lower(mine, theirs):
+            return theirs if mine is None else mine if theirs is None else min(mine, theirs)
         return replace(self, **{item.name: lower(getattr(self, item.name), getattr(other, item.name))
                                 for item in fields(self)})
 

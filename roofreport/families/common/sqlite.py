@@ -34,10 +34,14 @@ def connect(path: Path) -> sqlite3.Connection:
     con.execute("PRAGMA trusted_schema=OFF")
     con.execute("PRAGMA query_only=ON")
     # A damaged file is refused where SQLite finds the damage, not read past it; SQLite's own
-    # memory stays small (its page cache at 16 MiB, no memory map of the file).
-    con.execute("PRAGMA cell_size_check=ON")
-    con.execute("PRAGMA cache_size=-16384")
-    con.execute("PRAGMA mmap_size=0")
+    # memory stays small (its page cache at 16 MiB, no memory map of the file). A file too
+    # damaged to take them is reported by the reader's first query.
+    try:
+        con.execute("PRAGMA cell_size_check=ON")
+        con.execute("PRAGMA cache_size=-16384")
+        con.execute("PRAGMA mmap_size=0")
+    except sqlite3.DatabaseError:
+        pass
     return con
 
 
