@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from roofreport.errors import UsageError
+from roofreport.families.common.limits import Limits
 from roofreport.pipeline import executors, store
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import check_not_input
@@ -39,7 +40,7 @@ Paths = PathLike | Iterable[PathLike]
 
 def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
          progress: bool | Progress = False, executor: str | None = None,
-         dataset: PathLike | None = None) -> Dataset:
+         dataset: PathLike | None = None, limits: Limits | None = None) -> Dataset:
     """Read every log under `paths` (files, or folders walked recursively) into a `Dataset`.
 
     `jobs`: worker processes for many files (default one per core, up to 4; 1 reads in this
@@ -52,7 +53,10 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
 
     `dataset`: a folder kept up to date with the logs (an incremental dataset: only new and
     changed files are read; `store.py`); the Dataset returned is read from it lazily, and
-    `.update_report` says what was done. `paths` naming one such folder reads it (lazily), as it is."""
+    `.update_report` says what was done. `paths` naming one such folder reads it (lazily), as it is.
+
+    `limits`: what one input may cost (`Limits`: the unpacked size of a compressed file, the
+    longest line kept, a worker's memory); a roofreport.toml beside the logs may lower them."""
     given = _paths(paths)
     if jobs is not None and jobs < 1:
         raise UsageError(f"jobs must be at least 1, not {jobs}")
@@ -66,16 +70,18 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
     if dataset is not None:
         check_outputs([dataset], given)
         return _with_step_metrics(store.update(given, Path(dataset), exclude=tuple(exclude), jobs=jobs,
-                                               executor=executor, progress=report, finish_runs=_runs_with_totals))
-    return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor))
+                                               executor=executor, progress=report, finish_runs=_runs_with_totals,
+                                               limits=limits or Limits()))
+    return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor,
+                               limits=limits or Limits()))
 
 
-def read_file(path: PathLike) -> Dataset:
-    """Read one log file into a `Dataset` (in this process)."""
+def read_file(path: PathLike, *, limits: Limits | None = None) -> Dataset:
+    """Read one log file into a `Dataset` (in this process, unless `limits` limit its memory)."""
     file = Path(path)
     if not file.is_file():
         raise UsageError(f"{path} is not a file; use roofreport.read for folders")
-    return _with_totals(ingest([file], jobs=1))
+    return _with_totals(ingest([file], jobs=1, limits=limits or Limits()))
 
 
 def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | None = None,

@@ -9,6 +9,7 @@ subclasses; no Python traceback reaches the user.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -19,6 +20,7 @@ import click
 import roofreport
 from roofreport import api
 from roofreport.errors import RoofreportError, UsageError
+from roofreport.families.common import limits as limits_mod
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -33,6 +35,39 @@ _executor = click.option("--executor", default="local", show_default=True, metav
 _exclude = click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
                         help="Leave files matching GLOB unread (repeatable; matched against the "
                              "path under the folder given, any trailing part of it, and the name).")
+_LIMIT_OPTIONS = [
+    click.option("--max-unpacked", metavar="SIZE", default=None,
+                 help="Most bytes a compressed log may unpack to (default 2G; with --max-unpacked-ratio, "
+                      "the smaller counts)."),
+    click.option("--max-unpacked-ratio", type=click.FloatRange(min=1), default=None,
+                 help="Most times its own size a compressed log may unpack to (default 50)."),
+    click.option("--max-line", metavar="SIZE", default=None,
+                 help="Longest line of a text log kept whole (default 1M); the rest of a longer "
+                      "line is dropped, with a warning."),
+    click.option("--max-memory", metavar="SIZE", default=None,
+                 help="Memory each worker process may use (default unlimited; Linux/macOS): a file "
+                      "needing more fails alone, the rest is still read."),
+]
+
+
+def _limits(command):
+    """The limit options, passed to the command as one `limits` (a roofreport.toml beside the
+    logs may lower them, never raise them)."""
+    @functools.wraps(command)
+    def with_limits(*args, max_unpacked, max_unpacked_ratio, max_line, max_memory, **kwargs):
+        given = {"unpacked_bytes": _size(max_unpacked, "--max-unpacked"),
+                 "unpacked_ratio": max_unpacked_ratio, "line_bytes": _size(max_line, "--max-line"),
+                 "max_memory": _size(max_memory, "--max-memory")}
+        limits = roofreport.Limits(**{key: value for key, value in given.items() if value is not None})
+        return command(*args, limits=limits, **kwargs)
+
+    for option in reversed(_LIMIT_OPTIONS):
+        with_limits = option(with_limits)
+    return with_limits
+
+
+def _size(value: str | None, option: str) -> int | None:
+    return None if value is None else _guard(lambda: limits_mod.parse_size(value, option))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -52,10 +87,11 @@ def cli() -> None:
 @_jobs
 @_executor
 @_exclude
+@_limits
 def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None, executor: str,
-            exclude: tuple[str, ...]) -> None:
+            exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Show what every file is and what was read from it."""
-    dataset = _read(paths, jobs, exclude, quiet=as_json, executor=executor)
+    dataset = _read(paths, jobs, exclude, quiet=as_json, executor=executor, limits=limits)
     if as_json:
         click.echo(json.dumps([f.as_json() for f in dataset.files], indent=2))
     else:
@@ -77,8 +113,9 @@ def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None, executor: 
 @_jobs
 @_executor
 @_exclude
+@_limits
 def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict: bool, quiet: bool,
-          jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
+          jobs: int | None, executor: str, exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Read logs into the shared tables and write one file per table.
 
     Tables: kernels, metrics, activities, api_calls, samples, regions, steps, runs, files. With
@@ -88,7 +125,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
     if update:
         if fmt != "parquet":
             _usage("--update keeps a Parquet dataset; leave out --format")
-        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir)
+        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir, limits=limits)
         if not quiet:
             for message in dataset.update_report.messages:
                 click.echo(f"roofreport: {message}", err=True)
@@ -97,7 +134,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
                        err=True)
         sys.exit(_exit_code(dataset, strict))
     _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits)
     written = _guard(lambda: dataset.write(out_dir, fmt))
     if not quiet:
         _summary(dataset)
@@ -128,15 +165,16 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
 @_jobs
 @_executor
 @_exclude
+@_limits
 def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None,
           gpu_override: str | None, peaks_file: Path | None, top_n: int, window: str | None,
           model_flops: float | None, strict: bool, quiet: bool, jobs: int | None, executor: str,
-          exclude: tuple[str, ...]) -> None:
+          exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Build the HTML/PDF report from logs (or from a dataset folder `parse --update` keeps)."""
     settings = dict(gpu=gpu_override, peaks=peaks_file, top=top_n, window=window, model_flops=model_flops)
     _guard(lambda: api.check_outputs([output, html_out], paths, report=True))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits)
     written = _guard(lambda: roofreport.build_report(dataset, output, html=html_out, title=title,
                                                      **settings))
     if not quiet:
@@ -149,10 +187,11 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
 # -- helpers ---------------------------------------------------------------------------------
 
 def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], quiet: bool,
-          executor: str | None = None, into: Path | None = None) -> roofreport.Dataset:
+          executor: str | None = None, into: Path | None = None,
+          limits: roofreport.Limits | None = None) -> roofreport.Dataset:
     progress = not quiet and sys.stderr.isatty()
     return _guard(lambda: roofreport.read(list(paths), jobs=jobs, exclude=exclude, progress=progress,
-                                          executor=executor, dataset=into))
+                                          executor=executor, dataset=into, limits=limits))
 
 
 def _guard(action):

@@ -50,6 +50,7 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import RoofreportError, UsageError
+from roofreport.families.common.limits import Limits
 from roofreport.pipeline import assemble, duplicates
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import discover
@@ -135,7 +136,7 @@ def open_dataset(folder: Path | str) -> Dataset:
 
 def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jobs: int | None = None,
            executor: str | None = None, progress: Progress | None = None,
-           finish_runs: FinishRuns | None = None) -> Dataset:
+           finish_runs: FinishRuns | None = None, limits: Limits = Limits()) -> Dataset:
     """Bring the dataset in `folder` up to date with the logs under `paths` (see the module
     docstring) and return it, opened (`open_dataset`), with `.update_report` saying what was
     done. `finish_runs(tables)`: the runs table to store, from the new tables (lazy) with the
@@ -149,7 +150,8 @@ def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jo
         previous = _previous(folder, report)
         found = _outside(discover(paths), folder, paths)
         scanned_at = time.time_ns()
-        facts, mtimes, rows = _read_changes(found, previous, report, exclude, jobs, executor, progress)
+        facts, mtimes, rows = _read_changes(found, previous, report, exclude, jobs, executor, progress,
+                                            limits)
         generation = _next_generation(folder)
         written = write_generation(folder / generation, found, facts, mtimes, rows, previous, finish_runs)
         report.batches_written, report.batches_kept = written.batches_written, written.batches_kept
@@ -218,10 +220,10 @@ def code_fingerprint() -> str:
 
 
 def _read_changes(found, previous: Previous | None, report: UpdateReport, exclude, jobs, executor,
-                  progress) -> tuple[list[FileFacts], list[int | None], dict[int, dict[str, pl.DataFrame]]]:
+                  progress, limits: Limits) -> tuple[list[FileFacts], list[int | None], dict[int, dict[str, pl.DataFrame]]]:
     """Every file's facts (kept ones, or read again), its mtime, and the rows of the files
     read now."""
-    tasks = file_tasks(found, exclude, fingerprint=True)
+    tasks = file_tasks(found, exclude, fingerprint=True, limits=limits)
     facts: list[FileFacts | None] = [None] * len(found)
     stats: list[os.stat_result | None] = [None] * len(found)
     to_read = []

@@ -90,7 +90,8 @@ def sniff_counter(head: Head) -> str | None:
 
 SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="pytorch-table", sniff=sniff_table,
-               parse=DeferredReader("roofreport.families.pytorch.table", "parse_table")),
+               parse=DeferredReader("roofreport.families.pytorch.table", "parse_table"),
+               marks=("---  ---",)),
     # A FlopCounterMode count saved as JSON beside a trace (`counter.py`).
     FormatSpec(family=FAMILY, name="pytorch-flop-counter", sniff=sniff_counter,
                parse=DeferredReader("roofreport.families.pytorch.counter", "parse_counter"), reads_json=True),
