@@ -26,12 +26,14 @@ import polars as pl
 from roofreport.errors import UsageError
 from roofreport.pipeline import executors, store
 from roofreport.pipeline.dataset import Dataset
-from roofreport.pipeline.discover import check_not_input
+from roofreport.pipeline.discover import check_not_input, check_writable, inside_input
 from roofreport.pipeline.ingest import Progress, ingest
 from roofreport.tables.output import TABLE_FORMATS, table_paths
 
 if TYPE_CHECKING:
     from roofreport.analysis.bundle import Analysis, AnalysisSettings
+    from roofreport.analysis.summary import Summary
+    from roofreport.analysis.view import View
 
 PathLike = str | Path
 Paths = PathLike | Iterable[PathLike]
@@ -79,26 +81,51 @@ def read_file(path: PathLike) -> Dataset:
 
 
 def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
-            top: int = 10, window: tuple[float, float] | str | None = None) -> Analysis:
+            top: int = 10, window: tuple[float, float] | str | None = None,
+            kernel: str | None = None, runs: str | Iterable[str] = ()) -> Analysis:
     """Every analysis the report uses, as frames (`Analysis`), from a `Dataset` or from paths
     (read first with `read`'s defaults).
 
     `gpu`: device name assumed for runs whose logs and paths name none. `peaks`: a TSV/TOML file
     overriding or adding GPU peak values. `top`: kernels listed per run. `window`: the
-    utilization window in seconds from the first sample, `(60, 240)` or `"60:240"`."""
+    utilization window in seconds from the first sample, `(60, 240)` or `"60:240"`. `kernel`
+    (a regex) and `runs` (globs over run ids and labels) narrow what the frames show, never the
+    run totals (`analysis/view.py`)."""
     dataset = data if isinstance(data, Dataset) else read(data)
-    return _analyze(dataset, analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window))
+    return _analyze(dataset, analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window,
+                                               kernel=kernel, runs=runs))
+
+
+def summary(data: Dataset | Paths, *, kernel: str | None = None, runs: str | Iterable[str] = (),
+            top: int = 10) -> Summary:
+    """What `roofreport summary` prints, as frames (`Summary`: `.runs`, `.categories`,
+    `.kernels`): the runs, their kernel categories and their `top` kernels, narrowed to the
+    kernels matching `kernel` (a regex) and the runs matching `runs` (globs); run totals count
+    every kernel."""
+    from roofreport.analysis.summary import summarize
+
+    dataset = data if isinstance(data, Dataset) else read(data)
+    return summarize(dataset.tables, view(kernel=kernel, runs=runs), top=top)
+
+
+def view(*, kernel: str | None = None, runs: str | Iterable[str] = ()) -> View:
+    """The runs and kernels to show (`--kernel REGEX`, `--run GLOB`), checked: a regex that
+    does not compile is a UsageError."""
+    from roofreport.analysis.view import View
+
+    return View(kernel=kernel, runs=(runs,) if isinstance(runs, str) else tuple(runs))
 
 
 def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: PathLike | None = None,
                  title: str | None = None, gpu: str | None = None, peaks: PathLike | None = None,
                  top: int = 10, window: tuple[float, float] | str | None = None,
+                 kernel: str | None = None, runs: str | Iterable[str] = (),
                  jobs: int | None = None, exclude: Iterable[str] = (),
                  progress: bool | Progress = False, executor: str | None = None) -> list[Path]:
     """Write the report of `source` (paths, a `Dataset` or an `Analysis`) to `output` (.pdf or
     .html) and, when given, the HTML to `html`; returns the paths written. Each file is written
-    atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`)
-    apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
+    atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`,
+    `kernel`, `runs`) apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
     `progress`, `executor`) when it is paths (a dataset folder among them is read as it is)."""
     from roofreport.report import build_report as render  # matplotlib and WeasyPrint: only here
 
@@ -106,10 +133,10 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
     html_path = Path(html) if html is not None else None
     from roofreport.analysis.bundle import Analysis, AnalysisSettings
 
-    settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window)
+    settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window, kernel=kernel, runs=runs)
     if isinstance(source, Analysis):
         if settings != AnalysisSettings():
-            raise UsageError("an Analysis was given: pass gpu, peaks, top and window to analyze()")
+            raise UsageError("an Analysis was given: pass gpu, peaks, top, window, kernel and runs to analyze()")
         inputs = source.dataset.inputs
     else:
         inputs = source.inputs if isinstance(source, Dataset) else _paths(source)
@@ -124,21 +151,24 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
 
 
 def analysis_settings(*, gpu: str | None = None, peaks: PathLike | None = None, top: int = 10,
-                      window: tuple[float, float] | str | None = None) -> AnalysisSettings:
+                      window: tuple[float, float] | str | None = None, kernel: str | None = None,
+                      runs: str | Iterable[str] = ()) -> AnalysisSettings:
     """The analysis settings `analyze` and `build_report` take, checked (a UsageError names
-    what is wrong): a window as `(60, 240)` or `"60:240"`, a peaks file that exists."""
+    what is wrong): a window as `(60, 240)` or `"60:240"`, a peaks file that exists, a kernel
+    regex that compiles."""
     from roofreport.analysis.bundle import AnalysisSettings, parse_window
 
     span = parse_window(window) if isinstance(window, str) else (tuple(window) if window else None)
     peaks_path = Path(peaks) if peaks is not None else None
     if peaks_path is not None and not peaks_path.is_file():
         raise UsageError(f"peaks file {peaks} does not exist")
-    return AnalysisSettings(gpu=gpu, peaks=peaks_path, top=top, window=span)
+    return AnalysisSettings(gpu=gpu, peaks=peaks_path, top=top, window=span, view=view(kernel=kernel, runs=runs))
 
 
 def check_outputs(outputs: Iterable[PathLike | None], inputs: Paths, report: bool = False) -> None:
-    """Refuse outputs that would overwrite an input (or a log inside an input folder) and, with
-    `report`, report files not ending in .pdf or .html: a UsageError before anything is read."""
+    """Refuse outputs that would overwrite an input (or a log inside an input folder), that
+    cannot be written (permissions, a read-only filesystem) and, with `report`, report files not
+    ending in .pdf or .html: a UsageError before anything is read."""
     given = _as_paths(inputs)
     for output in outputs:
         if output is None:
@@ -147,6 +177,15 @@ def check_outputs(outputs: Iterable[PathLike | None], inputs: Paths, report: boo
         if report and target.suffix.lower() not in (".pdf", ".html", ".htm"):
             raise UsageError(f"the report must end in .pdf or .html, not {target.name!r}")
         check_not_input(target, given)
+        check_writable(target)
+
+
+def outputs_inside_inputs(outputs: Iterable[PathLike | None], inputs: Paths) -> list[tuple[Path, Path]]:
+    """(output, input folder) for each output inside an input folder: allowed, but the next
+    read of that folder finds it (the CLI warns)."""
+    given = _as_paths(inputs)
+    found = [(Path(o), inside_input(Path(o), given)) for o in outputs if o is not None]
+    return [(output, folder) for output, folder in found if folder is not None]
 
 
 def table_files(folder: PathLike, format: str = "parquet") -> list[Path]:  # noqa: A002
@@ -205,4 +244,4 @@ def _stderr_progress(done: int, total: int, name: str) -> None:
 
 
 __all__ = ["TABLE_FORMATS", "Dataset", "analysis_settings", "analyze", "build_report", "check_outputs",
-           "read", "read_file", "table_files"]
+           "outputs_inside_inputs", "read", "read_file", "summary", "table_files", "view"]

@@ -1,4 +1,4 @@
-"""The `roofreport` command: inspect, parse, build.
+"""The `roofreport` command: inspect, parse, build, summary, compare.
 
 A thin client of the library (`roofreport.read`, `analyze`, `build_report`, `Dataset.write`), so
 a script and the command give the same results. The only module that prints or chooses exit
@@ -20,7 +20,7 @@ import roofreport
 from roofreport import api
 from roofreport.errors import RoofreportError, UsageError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 _paths = click.argument("paths", nargs=-1, required=True,
                         type=click.Path(exists=True, path_type=Path))
@@ -33,6 +33,12 @@ _executor = click.option("--executor", default="local", show_default=True, metav
 _exclude = click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
                         help="Leave files matching GLOB unread (repeatable; matched against the "
                              "path under the folder given, any trailing part of it, and the name).")
+# The view options (`analysis/view.py`): what `summary` and `build` show, never what they count.
+_kernel = click.option("--kernel", "kernel", default=None, metavar="REGEX",
+                       help="Show only kernels whose name matches REGEX (searched in full and short names, "
+                            "as ncu --kernel-name regex:; (?i) ignores case). Run totals count every kernel.")
+_run = click.option("--run", "runs", multiple=True, metavar="GLOB",
+                    help="Show only runs whose id or label matches GLOB (repeatable), e.g. 'a100/*'.")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -49,17 +55,21 @@ def cli() -> None:
 @cli.command()
 @_paths
 @click.option("--json", "as_json", is_flag=True, help="One JSON array on stdout, one object per file.")
+@click.option("--errors-only", is_flag=True, help="List only the files that failed (status error or partial).")
 @_jobs
 @_executor
 @_exclude
-def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None, executor: str,
+def inspect(paths: tuple[Path, ...], as_json: bool, errors_only: bool, jobs: int | None, executor: str,
             exclude: tuple[str, ...]) -> None:
-    """Show what every file is and what was read from it."""
-    dataset = _read(paths, jobs, exclude, quiet=as_json, executor=executor)
+    """Show what every file is and what was read from it, then a count per status."""
+    dataset = _read(paths, jobs, exclude, quiet=as_json, executor=executor, require_logs=False)
+    shown = dataset.failed if errors_only else dataset.files
     if as_json:
-        click.echo(json.dumps([f.as_json() for f in dataset.files], indent=2))
+        click.echo(json.dumps([f.as_json() for f in shown], indent=2))
     else:
-        _print_inspect(dataset.files)
+        _print_inspect(shown)
+        click.echo(f"{_plural(len(dataset.files), 'file')}: {_status_counts(dataset.files)}")
+    _require_logs(dataset, paths)
     sys.exit(EXIT_FAILED if dataset.failed else EXIT_OK)
 
 
@@ -88,6 +98,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
     if update:
         if fmt != "parquet":
             _usage("--update keeps a Parquet dataset; leave out --format")
+        _guard(lambda: api.check_outputs([out_dir], paths))
         dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir)
         if not quiet:
             for message in dataset.update_report.messages:
@@ -97,6 +108,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
                        err=True)
         sys.exit(_exit_code(dataset, strict))
     _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))
+    _warn_inside_inputs([out_dir], paths, quiet)
     dataset = _read(paths, jobs, exclude, quiet, executor=executor)
     written = _guard(lambda: dataset.write(out_dir, fmt))
     if not quiet:
@@ -120,35 +132,124 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
               help="Kernels to list per run.")
 @click.option("--window", default=None, metavar="START:END",
               help="Utilization window in seconds from the first sample, e.g. 60:240.")
+@_kernel
+@_run
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
+@click.option("--verbose", "-v", is_flag=True, help="Also list every file's warnings on stderr.")
 @_jobs
 @_executor
 @_exclude
 def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None,
           gpu_override: str | None, peaks_file: Path | None, top_n: int, window: str | None,
-          strict: bool, quiet: bool, jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
-    """Build the HTML/PDF report from logs (or from a dataset folder `parse --update` keeps)."""
-    settings = dict(gpu=gpu_override, peaks=peaks_file, top=top_n, window=window)
+          kernel: str | None, runs: tuple[str, ...], strict: bool, quiet: bool, verbose: bool,
+          jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
+    """Build the HTML/PDF report from logs (or from a dataset folder `parse --update` keeps).
+
+    --kernel and --run narrow what the report shows; run totals count every kernel.
+    """
+    settings = dict(gpu=gpu_override, peaks=peaks_file, top=top_n, window=window, kernel=kernel, runs=runs)
     _guard(lambda: api.check_outputs([output, html_out], paths, report=True))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
+    _warn_inside_inputs([output, html_out], paths, quiet)
     dataset = _read(paths, jobs, exclude, quiet, executor=executor)
-    written = _guard(lambda: roofreport.build_report(dataset, output, html=html_out, title=title,
-                                                     **settings))
     if not quiet:
-        _summary(dataset)
+        _summary(dataset, verbose)
+        click.echo(f"roofreport: analysing {_plural(dataset.runs.height, 'run')}…", err=True)
+    analysis = _guard(lambda: roofreport.analyze(dataset, **settings))
+    if not quiet:
+        click.echo(f"roofreport: rendering {_rendering(output, html_out)}…", err=True)
+    written = _guard(lambda: roofreport.build_report(analysis, output, html=html_out, title=title))
+    if not quiet:
         for path in written:
             click.echo(f"wrote {path}", err=True)
     sys.exit(_exit_code(dataset, strict))
 
 
+@cli.command()
+@_paths
+@click.option("--format", "fmt", type=click.Choice(("table", "csv", "json")), default="table", show_default=True,
+              help="A text table, CSV (base units: ns, FLOP) or one JSON object.")
+@click.option("--table", "only", type=click.Choice(("runs", "categories", "kernels")), default=None,
+              help="Print this table only (one plain CSV with --format csv).")
+@click.option("--top", "top_n", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Kernels listed per run.")
+@_kernel
+@_run
+@click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
+@_jobs
+@_executor
+@_exclude
+def summary(paths: tuple[Path, ...], fmt: str, only: str | None, top_n: int, kernel: str | None,
+            runs: tuple[str, ...], quiet: bool, jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
+    """Print the runs, their kernel categories and their top kernels.
+
+    Like `nsys stats` for a whole folder: per run its totals, the time of each kernel category
+    and its --top kernels (launches, total and average time, share of the run's GPU time).
+    --kernel and --run narrow what is shown; run totals and shares count every kernel.
+    """
+    _guard(lambda: roofreport.api.view(kernel=kernel, runs=runs))  # a bad regex fails before any reading
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor)
+    result = _guard(lambda: roofreport.api.summary(dataset, kernel=kernel, runs=runs, top=top_n))
+    frames = result.frames()
+    if fmt == "table":
+        frames["runs"] = frames["runs"].drop("gpu", "model", "flops")   # the label names GPU and model
+    titles = {"runs": "Runs", "categories": "Kernel categories (share of each run's GPU time)",
+              "kernels": f"Top {top_n} kernels per run"}
+    _print_frames({only: frames[only]} if only else frames, fmt, titles)
+    if result.view.narrows and not quiet:
+        click.echo(f"roofreport: showing {result.view.describe()}; run totals count every kernel", err=True)
+    sys.exit(_exit_code(dataset, strict=False))
+
+
 # -- helpers ---------------------------------------------------------------------------------
 
+def _print_frames(frames, fmt: str, titles: dict[str, str]) -> None:
+    from roofreport import terminal
+
+    click.echo(terminal.render(frames, fmt, titles))
+
+
 def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], quiet: bool,
-          executor: str | None = None, into: Path | None = None) -> roofreport.Dataset:
+          executor: str | None = None, into: Path | None = None,
+          require_logs: bool = True) -> roofreport.Dataset:
+    """Read `paths`; with `require_logs`, stop (exit 1) when not one file is a profiler log."""
     progress = not quiet and sys.stderr.isatty()
-    return _guard(lambda: roofreport.read(list(paths), jobs=jobs, exclude=exclude, progress=progress,
-                                          executor=executor, dataset=into))
+    dataset = _guard(lambda: roofreport.read(list(paths), jobs=jobs, exclude=exclude, progress=progress,
+                                             executor=executor, dataset=into))
+    if require_logs:
+        _require_logs(dataset, paths)
+    return dataset
+
+
+def _require_logs(dataset: roofreport.Dataset, paths: tuple[Path, ...]) -> None:
+    """Exit 1 with a message when no file under `paths` is a log roofreport reads."""
+    if any(file.family for file in dataset.files):
+        return
+    where = " ".join(str(p) for p in paths)
+    found = (f"{_plural(len(dataset.files), 'file')}, none of them a log roofreport reads "
+             f"(`roofreport inspect {where}` says what each one is)") if dataset.files else "no files"
+    click.echo(f"roofreport: error: no profiler log found in {where}: {found}", err=True)
+    sys.exit(EXIT_FAILED)
+
+
+def _warn_inside_inputs(outputs: list[Path | None], paths: tuple[Path, ...], quiet: bool) -> None:
+    """An output inside an input folder is found by the next run over that folder."""
+    if quiet:
+        return
+    for output, folder in api.outputs_inside_inputs(outputs, paths):
+        click.echo(f"roofreport: warning: {output} is inside the input folder {folder}: the next run over "
+                   f"{folder} will read it back (write it elsewhere, or leave it out with --exclude)", err=True)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _rendering(output: Path, html_out: Path | None) -> str:
+    """What `build` renders, in words: "PDF report.pdf", "HTML report.html and PDF report.pdf"."""
+    kind = "PDF" if output.suffix.lower() == ".pdf" else "HTML"
+    return (f"HTML {html_out} and " if html_out is not None else "") + f"{kind} {output}"
 
 
 def _guard(action):
@@ -186,16 +287,30 @@ def _exit_code(dataset: roofreport.Dataset, strict: bool) -> int:
     return EXIT_OK
 
 
-def _summary(dataset: roofreport.Dataset) -> None:
+_STATUS_ORDER = ("ok", "partial", "error", "skipped")
+
+
+def _status_counts(files: list[roofreport.FileOutcome]) -> str:
+    """"10 ok, 1 partial, 2 skipped": files per status, in this order."""
     counts: dict[str, int] = {}
-    for file in dataset.files:
+    for file in files:
         counts[file.status] = counts.get(file.status, 0) + 1
-    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    click.echo(f"{len(dataset.files)} files: {parts}", err=True)
+    order = sorted(counts, key=lambda s: (_STATUS_ORDER.index(s) if s in _STATUS_ORDER else len(_STATUS_ORDER), s))
+    return ", ".join(f"{counts[status]} {status}" for status in order) or "none"
+
+
+def _summary(dataset: roofreport.Dataset, verbose: bool = False) -> None:
+    """What reading gave, on stderr; with `verbose`, every file's warnings."""
+    click.echo(f"{_plural(len(dataset.files), 'file')}: {_status_counts(dataset.files)}", err=True)
     for file in dataset.failed:
         click.echo(f"  {file.status}: {file.error}", err=True)
-    if dataset.warning_count:
-        click.echo(f"  {dataset.warning_count} warning(s); `roofreport inspect` lists them", err=True)
+    if verbose:
+        for file in dataset.files:
+            if file.warnings:
+                click.echo(f"  {file.path}:", err=True)
+                _print_warnings(file, indent="    ", err=True)
+    elif dataset.warning_count:
+        click.echo(f"  {dataset.warning_count} warning(s); `-v` or `roofreport inspect` lists them", err=True)
 
 
 def _print_inspect(files: list[roofreport.FileOutcome]) -> None:
@@ -208,16 +323,26 @@ def _print_inspect(files: list[roofreport.FileOutcome]) -> None:
             click.echo(f"    run: {file.run}")
         if file.error:
             click.echo("    " + file.error.replace("\n", "\n    "))
-        for warning in file.warnings[:20]:
-            where = f" line {warning.line}" if warning.line else ""
-            click.echo(f"    warning [{warning.code}]{where}: {warning.message.splitlines()[0]}")
-        if len(file.warnings) > 20:
-            click.echo(f"    ... and {len(file.warnings) - 20} more warnings")
+        _print_warnings(file, indent="    ")
+
+
+def _print_warnings(file: roofreport.FileOutcome, indent: str, err: bool = False, limit: int = 20) -> None:
+    for warning in file.warnings[:limit]:
+        where = f" line {warning.line}" if warning.line else ""
+        click.echo(f"{indent}warning [{warning.code}]{where}: {warning.message.splitlines()[0]}", err=err)
+    if len(file.warnings) > limit:
+        click.echo(f"{indent}... and {len(file.warnings) - limit} more warnings", err=err)
 
 
 def main() -> None:
+    """The console script. Ctrl-C exits 130 (128 + SIGINT, as shells expect) with one line;
+    outputs are written atomically, so an interrupted command leaves none half-written."""
     try:
-        cli(standalone_mode=True)
-    except KeyboardInterrupt:
-        click.echo("roofreport: interrupted", err=True)
-        sys.exit(130)
+        code = cli.main(standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):   # click turns Ctrl-C into Abort
+        click.echo("\nroofreport: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as exc:                   # bad options: click's message, exit 2
+        exc.show()
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)

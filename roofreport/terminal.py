@@ -1,0 +1,100 @@
+"""Analysis frames as the terminal shows them (`summary`, `compare`): aligned text tables, CSV or JSON.
+
+The CLI prints what this module returns; nothing here computes. A table spells numbers as the
+report does (`report.fmt`: "12.3 ms", "45.2 %", "2.03×"), chosen by the column's name (`*_ns`
+a duration, `share` a fraction, `speedup` a ratio...), and cuts long names to keep rows on one
+line. CSV and JSON give every value as it is, in base units (ns, FLOP, FLOP/s, bytes), for
+scripts: CSV one table at a time (`# name` lines separate several), JSON one object holding
+every table as a list of rows.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Callable, Mapping
+
+import polars as pl
+
+from roofreport.report import fmt
+
+FORMATS = ("table", "csv", "json")
+NAME_WIDTH = 64          # characters of a name shown in a table (CSV and JSON keep it whole)
+
+# Headings of the columns that need more than their name with spaces.
+_HEADINGS = {
+    "kernel_time_ns": "kernel time", "transfer_time_ns": "transfers", "time_ns": "time",
+    "avg_ns": "average", "kernel_launches": "launches", "count": "launches",
+    "achieved_flops_per_s": "FLOP/s", "arithmetic_intensity": "FLOP/B", "flops": "FLOPs",
+    "time_a_ns": "time A", "time_b_ns": "time B", "delta_ns": "B - A", "count_a": "launches A",
+    "count_b": "launches B", "share_a": "share A", "share_b": "share B",
+    "flops_per_s_a": "FLOP/s A", "flops_per_s_b": "FLOP/s B", "ai_a": "FLOP/B A", "ai_b": "FLOP/B B",
+    "speedup": "A/B",
+}
+
+
+def _spelling(column: str) -> Callable[[object], str]:
+    """How a column's values are written in a table, from its name."""
+    if column.endswith("_ns"):
+        return fmt.duration
+    if column.startswith("share"):
+        return fmt.share
+    if column == "speedup":
+        return fmt.ratio
+    if "flops_per_s" in column:
+        return fmt.rate
+    if column == "flops":
+        return fmt.flops
+    if column in ("arithmetic_intensity",) or column.startswith("ai_"):
+        return fmt.intensity
+    if column in ("count", "rank", "runs", "kernels") or column.startswith(("count_", "kernel_launches", "kernels_")):
+        return fmt.count
+    return _text
+
+
+def _text(value: object) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return fmt.MISSING
+    text = str(value)
+    return text if len(text) <= NAME_WIDTH else text[:NAME_WIDTH - 1] + "…"
+
+
+def table(frame: pl.DataFrame, title: str = "") -> str:
+    """`frame` as an aligned text table (numbers right-aligned), with `title` above it."""
+    columns = frame.columns
+    heads = [_HEADINGS.get(c, c.replace("_", " ")) for c in columns]
+    cells = [[_spelling(c)(v) for c, v in zip(columns, row)] for row in frame.iter_rows()]
+    right = [frame.schema[c].is_numeric() for c in columns]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(heads)]
+
+    def line(values: list[str]) -> str:
+        parts = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)]
+        return "  ".join(parts).rstrip()
+
+    out = [title] if title else []
+    out += [line(heads), line(["-" * w for w in widths])]
+    out += [line(r) for r in cells] or ["(none)"]
+    return "\n".join(out)
+
+
+def render(frames: Mapping[str, pl.DataFrame], format: str = "table",  # noqa: A002 - the CLI's word
+           titles: Mapping[str, str] | None = None) -> str:
+    """Several frames in one format: tables (with titles) one after another, CSV blocks each
+    under a `# name` line (one frame: the bare CSV), or one JSON object {name: [rows]}."""
+    if format == "json":
+        return json.dumps({name: _json_rows(frame) for name, frame in frames.items()}, indent=2)
+    if format == "csv":
+        blocks = [(name, frame.write_csv()) for name, frame in frames.items()]
+        if len(blocks) == 1:
+            return blocks[0][1].rstrip("\n")
+        return "\n".join(f"# {name}\n{text}" for name, text in blocks).rstrip("\n")
+    titles = titles or {}
+    return "\n\n".join(table(frame, titles.get(name, name)) for name, frame in frames.items())
+
+
+def _json_rows(frame: pl.DataFrame) -> list[dict]:
+    """Rows as dicts; NaN and infinities (JSON has neither) become null."""
+    buffer = io.StringIO()
+    frame.write_json(buffer)
+    return json.loads(buffer.getvalue())
