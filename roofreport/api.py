@@ -32,6 +32,7 @@ from roofreport.tables.output import TABLE_FORMATS, table_paths
 
 if TYPE_CHECKING:
     from roofreport.analysis.bundle import Analysis, AnalysisSettings
+    from roofreport.analysis.diff import Comparison
     from roofreport.analysis.summary import Summary
     from roofreport.analysis.view import View
 
@@ -106,6 +107,25 @@ def summary(data: Dataset | Paths, *, kernel: str | None = None, runs: str | Ite
 
     dataset = data if isinstance(data, Dataset) else read(data)
     return summarize(dataset.tables, view(kernel=kernel, runs=runs), top=top)
+
+
+def compare(a: Dataset | Paths, b: Dataset | Paths | None = None, *, runs_a: str | Iterable[str] = (),
+            runs_b: str | Iterable[str] = ()) -> Comparison:
+    """What changed from `a` (the baseline) to `b`, per category and per kernel, as frames
+    (`Comparison`: `.pairs`, `.unpaired`, `.totals`, `.categories`, `.kernels`;
+    analysis/diff.py). `a` and `b` are Datasets or paths (read with `read`'s defaults); `b`
+    None compares runs of `a` with each other, chosen by `runs_a` and `runs_b` (globs over run
+    ids and labels). One run on each side is compared as it is; several pair by workload."""
+    from roofreport import hardware
+    from roofreport.analysis.diff import compare as compare_runs
+
+    if b is None and not (runs_a and runs_b):
+        raise UsageError("to compare runs of one folder, choose each side's runs (runs_a and runs_b; "
+                         "--run-a and --run-b)")
+    first = a if isinstance(a, Dataset) else read(a)
+    second = first if b is None else b if isinstance(b, Dataset) else read(b)
+    return compare_runs(first.tables, second.tables, runs_a=view(runs=runs_a), runs_b=view(runs=runs_b),
+                        db=hardware.load_database())
 
 
 def view(*, kernel: str | None = None, runs: str | Iterable[str] = ()) -> View:
@@ -243,5 +263,5 @@ def _stderr_progress(done: int, total: int, name: str) -> None:
     sys.stderr.flush()
 
 
-__all__ = ["TABLE_FORMATS", "Dataset", "analysis_settings", "analyze", "build_report", "check_outputs",
+__all__ = ["TABLE_FORMATS", "Dataset", "analysis_settings", "analyze", "build_report", "check_outputs", "compare",
            "outputs_inside_inputs", "read", "read_file", "summary", "table_files", "view"]

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import click
+import polars as pl
 
 import roofreport
 from roofreport import api
@@ -200,6 +201,78 @@ def summary(paths: tuple[Path, ...], fmt: str, only: str | None, top_n: int, ker
     if result.view.narrows and not quiet:
         click.echo(f"roofreport: showing {result.view.describe()}; run totals count every kernel", err=True)
     sys.exit(_exit_code(dataset, strict=False))
+
+
+@cli.command()
+@click.argument("first", metavar="A", type=click.Path(exists=True, path_type=Path))
+@click.argument("second", metavar="[B]", required=False, type=click.Path(exists=True, path_type=Path))
+@click.option("--run-a", "runs_a", multiple=True, metavar="GLOB",
+              help="Runs of A to compare (globs over run ids and labels; repeatable).")
+@click.option("--run-b", "runs_b", multiple=True, metavar="GLOB",
+              help="Runs of B to compare (of A when B is left out).")
+@click.option("--format", "fmt", type=click.Choice(("table", "csv", "json")), default="table", show_default=True,
+              help="A text table, CSV (base units: ns, FLOP/s) or one JSON object.")
+@click.option("--table", "only", type=click.Choice(("pairs", "unpaired", "totals", "categories", "kernels")),
+              default=None, help="Print this table only (one plain CSV with --format csv).")
+@click.option("--top", "top_n", type=click.IntRange(min=1), default=15, show_default=True,
+              help="Kernels listed per pair of runs, biggest change first.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
+@_jobs
+@_executor
+@_exclude
+def compare(first: Path, second: Path | None, runs_a: tuple[str, ...], runs_b: tuple[str, ...], fmt: str,
+            only: str | None, top_n: int, quiet: bool, jobs: int | None, executor: str,
+            exclude: tuple[str, ...]) -> None:
+    """Compare B with A (the baseline): time per category and per kernel, delta and speedup.
+
+    A and B are folders, files or dataset folders; or one of them with --run-a and --run-b
+    choosing runs of it. One run on each side is compared as it is; several pair by workload
+    (model and configuration). On one GPU architecture kernels match by name (and launch
+    configuration where names collide); across architectures those whose names differ are
+    pooled per category. B - A: negative is time saved; A/B above 1: B is faster.
+    """
+    if second is None and not (runs_a and runs_b):
+        _usage("give two folders A B, or one with --run-a GLOB and --run-b GLOB")
+    sides = [_read((first,), jobs, exclude, quiet, executor=executor)]
+    if second is not None:
+        sides.append(_read((second,), jobs, exclude, quiet, executor=executor))
+    result = _guard(lambda: roofreport.api.compare(sides[0], sides[-1], runs_a=runs_a, runs_b=runs_b))
+    frames = result.frames(top=top_n)
+    if only:
+        _print_frames({only: frames[only]}, fmt, {})
+    elif fmt != "table":
+        _print_frames(frames, fmt, {})
+    else:
+        _print_comparison(frames)
+    for note in result.pairs["note"].drop_nulls().to_list():
+        if not quiet and "not like for like" in note:
+            click.echo(f"roofreport: warning: {note}", err=True)
+    sys.exit(max(_exit_code(side, strict=False) for side in sides))
+
+
+def _print_comparison(frames) -> None:
+    """Per pair of runs: which runs, then its totals, categories and top kernels."""
+    from roofreport import terminal
+
+    kernel_columns = ["kernel", "change", "count_a", "count_b", "time_a_ns", "time_b_ns", "delta_ns", "speedup",
+                      "flops_per_s_a", "flops_per_s_b", "ai_a", "ai_b"]
+    blocks = []
+    for pair in frames["pairs"].iter_rows(named=True):
+        mine = {name: frames[name].filter(pl.col("pair") == pair["pair"]).drop("pair")
+                for name in ("totals", "categories", "kernels")}
+        kernels = mine["kernels"].select(kernel_columns)
+        kernels = kernels.select([c for c in kernels.columns if kernels[c].null_count() < kernels.height])
+        head = [f"A: {pair['label_a']}  ({pair['run_a']}; time from {pair['time_source_a'] or 'no log'})",
+                f"B: {pair['label_b']}  ({pair['run_b']}; time from {pair['time_source_b'] or 'no log'})",
+                f"{pair['matching']}" + (f"; {pair['note']}" if pair["note"] else "")]
+        blocks.append("\n".join(head))
+        blocks.append(terminal.render({"totals": mine["totals"], "categories": mine["categories"],
+                                       "kernels": kernels},
+                                      titles={"totals": "Totals", "categories": "Categories",
+                                              "kernels": f"Kernels, biggest change first ({kernels.height} shown)"}))
+    if frames["unpaired"].height:
+        blocks.append(terminal.table(frames["unpaired"].select("side", "label", "reason"), "Runs not compared"))
+    click.echo("\n\n".join(blocks))
 
 
 # -- helpers ---------------------------------------------------------------------------------

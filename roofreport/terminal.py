@@ -57,7 +57,12 @@ def _text(value: object) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return fmt.MISSING
     text = str(value)
-    return text if len(text) <= NAME_WIDTH else text[:NAME_WIDTH - 1] + "…"
+    if len(text) <= NAME_WIDTH:
+        return text
+    # Cut in the middle: a kernel's name starts with its library and ends with what tells
+    # variants apart (template arguments, the launch configuration).
+    head = (NAME_WIDTH - 1) * 3 // 5
+    return text[:head] + "…" + text[len(text) - (NAME_WIDTH - 1 - head):]
 
 
 def table(frame: pl.DataFrame, title: str = "") -> str:
@@ -83,7 +88,7 @@ def render(frames: Mapping[str, pl.DataFrame], format: str = "table",  # noqa: A
     """Several frames in one format: tables (with titles) one after another, CSV blocks each
     under a `# name` line (one frame: the bare CSV), or one JSON object {name: [rows]}."""
     if format == "json":
-        return json.dumps({name: _json_rows(frame) for name, frame in frames.items()}, indent=2)
+        return json.dumps({name: _json_rows(frame) for name, frame in frames.items()}, indent=2, ensure_ascii=False)
     if format == "csv":
         blocks = [(name, frame.write_csv()) for name, frame in frames.items()]
         if len(blocks) == 1:
