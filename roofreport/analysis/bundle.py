@@ -112,6 +112,22 @@ class Analysis:
     def files(self) -> list[FileOutcome]:
         return self.dataset.files
 
+    def __repr__(self) -> str:
+        """A few lines (runs, GPUs, what the frames hold, the settings), never the frames."""
+        runs = self.runs
+        timed = runs.filter(pl.col("kernel_time_ns").is_not_null()).height if runs.height else 0
+        counted = runs.filter(pl.col("flops").is_not_null()).height if runs.height else 0
+        gpus = sorted(g for g in runs["gpu_label"].unique().to_list() if g) if runs.height else []
+        settings = ", ".join(f"{k}={v!r}" for k, v in vars(self.settings).items()
+                             if v != getattr(AnalysisSettings(), k))
+        frames = ", ".join(f"{name} {frame.height}" for name, frame in vars(self).items()
+                           if isinstance(frame, pl.DataFrame) and name != "runs" and frame.height)
+        return (f"<Analysis: {runs.height} runs ({timed} with kernel time, {counted} with FLOPs) on "
+                f"{len(gpus)} GPUs{': ' + ', '.join(gpus[:6]) if gpus else ''}{' ...' if len(gpus) > 6 else ''}\n"
+                f"  rows: {frames or 'none'}\n  settings: {settings or 'defaults'}>")
+
+    __str__ = __repr__
+
 
 def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analysis:
     """Run every analysis on `dataset` (see the module docstring)."""
