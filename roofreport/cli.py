@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import click
-import polars as pl
 
 import roofreport
 from roofreport import api
@@ -192,12 +191,9 @@ def summary(paths: tuple[Path, ...], fmt: str, only: str | None, top_n: int, ker
     _guard(lambda: roofreport.api.view(kernel=kernel, runs=runs))  # a bad regex fails before any reading
     dataset = _read(paths, jobs, exclude, quiet, executor=executor)
     result = _guard(lambda: roofreport.api.summary(dataset, kernel=kernel, runs=runs, top=top_n))
-    frames = result.frames()
-    if fmt == "table":
-        frames["runs"] = frames["runs"].drop("gpu", "model", "flops")   # the label names GPU and model
-    titles = {"runs": "Runs", "categories": "Kernel categories (share of each run's GPU time)",
-              "kernels": f"Top {top_n} kernels per run"}
-    _print_frames({only: frames[only]} if only else frames, fmt, titles)
+    from roofreport import terminal
+
+    click.echo(terminal.summary(result.frames(), fmt, only, top_n))
     if result.view.narrows and not quiet:
         click.echo(f"roofreport: showing {result.view.describe()}; run totals count every kernel", err=True)
     sys.exit(_exit_code(dataset, strict=False))
@@ -237,51 +233,16 @@ def compare(first: Path, second: Path | None, runs_a: tuple[str, ...], runs_b: t
     if second is not None:
         sides.append(_read((second,), jobs, exclude, quiet, executor=executor))
     result = _guard(lambda: roofreport.api.compare(sides[0], sides[-1], runs_a=runs_a, runs_b=runs_b))
-    frames = result.frames(top=top_n)
-    if only:
-        _print_frames({only: frames[only]}, fmt, {})
-    elif fmt != "table":
-        _print_frames(frames, fmt, {})
-    else:
-        _print_comparison(frames)
+    from roofreport import terminal
+
+    click.echo(terminal.comparison(result.frames(top=top_n), fmt, only))
     for note in result.pairs["note"].drop_nulls().to_list():
         if not quiet and "not like for like" in note:
             click.echo(f"roofreport: warning: {note}", err=True)
     sys.exit(max(_exit_code(side, strict=False) for side in sides))
 
 
-def _print_comparison(frames) -> None:
-    """Per pair of runs: which runs, then its totals, categories and top kernels."""
-    from roofreport import terminal
-
-    kernel_columns = ["kernel", "change", "count_a", "count_b", "time_a_ns", "time_b_ns", "delta_ns", "speedup",
-                      "flops_per_s_a", "flops_per_s_b", "ai_a", "ai_b"]
-    blocks = []
-    for pair in frames["pairs"].iter_rows(named=True):
-        mine = {name: frames[name].filter(pl.col("pair") == pair["pair"]).drop("pair")
-                for name in ("totals", "categories", "kernels")}
-        kernels = mine["kernels"].select(kernel_columns)
-        kernels = kernels.select([c for c in kernels.columns if kernels[c].null_count() < kernels.height])
-        head = [f"A: {pair['label_a']}  ({pair['run_a']}; time from {pair['time_source_a'] or 'no log'})",
-                f"B: {pair['label_b']}  ({pair['run_b']}; time from {pair['time_source_b'] or 'no log'})",
-                f"{pair['matching']}" + (f"; {pair['note']}" if pair["note"] else "")]
-        blocks.append("\n".join(head))
-        blocks.append(terminal.render({"totals": mine["totals"], "categories": mine["categories"],
-                                       "kernels": kernels},
-                                      titles={"totals": "Totals", "categories": "Categories",
-                                              "kernels": f"Kernels, biggest change first ({kernels.height} shown)"}))
-    if frames["unpaired"].height:
-        blocks.append(terminal.table(frames["unpaired"].select("side", "label", "reason"), "Runs not compared"))
-    click.echo("\n\n".join(blocks))
-
-
 # -- helpers ---------------------------------------------------------------------------------
-
-def _print_frames(frames, fmt: str, titles: dict[str, str]) -> None:
-    from roofreport import terminal
-
-    click.echo(terminal.render(frames, fmt, titles))
-
 
 def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], quiet: bool,
           executor: str | None = None, into: Path | None = None,
@@ -413,7 +374,7 @@ def main() -> None:
     try:
         code = cli.main(standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):   # click turns Ctrl-C into Abort
-        click.echo("\nroofreport: interrupted", err=True)
+        click.echo("roofreport: interrupted", err=True)   # (click has ended the ^C line)
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:                   # bad options: click's message, exit 2
         exc.show()

@@ -98,6 +98,44 @@ def render(frames: Mapping[str, pl.DataFrame], format: str = "table",  # noqa: A
     return "\n\n".join(table(frame, titles.get(name, name)) for name, frame in frames.items())
 
 
+def summary(frames: Mapping[str, pl.DataFrame], format: str = "table",  # noqa: A002
+            only: str | None = None, top: int = 10) -> str:
+    """`roofreport summary`'s frames (`analysis/summary.py`); `only`: that frame alone."""
+    if format == "table":   # the label names the GPU and the model; FLOP/s says more than FLOPs
+        frames = {**frames, "runs": frames["runs"].drop("gpu", "model", "flops")}
+    titles = {"runs": "Runs", "categories": "Kernel categories (share of each run's GPU time)",
+              "kernels": f"Top {top} kernels per run"}
+    return render({only: frames[only]} if only else frames, format, titles)
+
+
+_KERNEL_COLUMNS = ["kernel", "change", "count_a", "count_b", "time_a_ns", "time_b_ns", "delta_ns", "speedup",
+                   "flops_per_s_a", "flops_per_s_b", "ai_a", "ai_b"]
+
+
+def comparison(frames: Mapping[str, pl.DataFrame], format: str = "table",  # noqa: A002
+               only: str | None = None) -> str:
+    """`roofreport compare`'s frames (`analysis/diff.py`). A table shows each pair of runs in
+    turn: which runs, then its totals, categories and kernels (without the columns no row fills)."""
+    if only or format != "table":
+        return render({only: frames[only]} if only else frames, format)
+    blocks = []
+    for pair in frames["pairs"].iter_rows(named=True):
+        mine = {name: frames[name].filter(pl.col("pair") == pair["pair"]).drop("pair")
+                for name in ("totals", "categories", "kernels")}
+        kernels = mine["kernels"].select(_KERNEL_COLUMNS)
+        kernels = kernels.select([c for c in kernels.columns if kernels[c].null_count() < kernels.height])
+        blocks.append("\n".join([
+            f"A: {pair['label_a']}  ({pair['run_a']}; time from {pair['time_source_a'] or 'no log'})",
+            f"B: {pair['label_b']}  ({pair['run_b']}; time from {pair['time_source_b'] or 'no log'})",
+            pair["matching"] + (f"; {pair['note']}" if pair["note"] else "")]))
+        blocks.append(render({"totals": mine["totals"], "categories": mine["categories"], "kernels": kernels},
+                             titles={"totals": "Totals", "categories": "Categories",
+                                     "kernels": f"Kernels, biggest change first ({kernels.height} shown)"}))
+    if frames["unpaired"].height:
+        blocks.append(table(frames["unpaired"].select("side", "label", "reason"), "Runs not compared"))
+    return "\n\n".join(blocks)
+
+
 def _json_rows(frame: pl.DataFrame) -> list[dict]:
     """Rows as dicts; NaN and infinities (JSON has neither) become null."""
     buffer = io.StringIO()

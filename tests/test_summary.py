@@ -106,3 +106,11 @@ def test_summary_says_a_view_is_on_and_refuses_a_bad_regex():
     result = run("summary", SAMPLE_LOGS / "v100", "--kernel", "a(b")
     assert (result.exit_code, result.stderr) == (
         2, "roofreport: usage error: --kernel 'a(b' is not a regular expression (error: unclosed group)\n")
+
+
+def test_a_report_built_with_a_view_says_so(data, tmp_path):
+    out = tmp_path / "report.html"
+    roofreport.build_report(data, out, kernel="(?i)gemm", runs="a100/*")
+    page = out.read_text(encoding="utf-8")
+    assert ("showing runs matching &#39;a100/*&#39;; kernels matching /(?i)gemm/ (run totals count every "
+            "kernel)") in page
