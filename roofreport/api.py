@@ -109,21 +109,21 @@ def summary(data: Dataset | Paths, *, kernel: str | None = None, runs: str | Ite
     return summarize(dataset.tables, view(kernel=kernel, runs=runs), top=top)
 
 
-def compare(a: Dataset | Paths, b: Dataset | Paths | None = None, *, runs_a: str | Iterable[str] = (),
+def compare(baseline: Dataset | Paths, other: Dataset | Paths | None = None, *, runs_a: str | Iterable[str] = (),
             runs_b: str | Iterable[str] = ()) -> Comparison:
-    """What changed from `a` (the baseline) to `b`, per category and per kernel, as frames
+    """What changed from `baseline` (A) to `other` (B), per category and per kernel, as frames
     (`Comparison`: `.pairs`, `.unpaired`, `.totals`, `.categories`, `.kernels`;
-    analysis/diff.py). `a` and `b` are Datasets or paths (read with `read`'s defaults); `b`
-    None compares runs of `a` with each other, chosen by `runs_a` and `runs_b` (globs over run
+    analysis/diff.py). Both are Datasets or paths (read with `read`'s defaults); `other`
+    None compares runs of `baseline` with each other, chosen by `runs_a` and `runs_b` (globs over run
     ids and labels). One run on each side is compared as it is; several pair by workload."""
     from roofreport import hardware
     from roofreport.analysis.diff import compare as compare_runs
 
-    if b is None and not (runs_a and runs_b):
+    if other is None and not (runs_a and runs_b):
         raise UsageError("to compare runs of one folder, choose each side's runs (runs_a and runs_b; "
                          "--run-a and --run-b)")
-    first = a if isinstance(a, Dataset) else read(a)
-    second = first if b is None else b if isinstance(b, Dataset) else read(b)
+    first = baseline if isinstance(baseline, Dataset) else read(baseline)
+    second = first if other is None else other if isinstance(other, Dataset) else read(other)
     return compare_runs(first.tables, second.tables, runs_a=view(runs=runs_a), runs_b=view(runs=runs_b),
                         db=hardware.load_database())
 

@@ -48,7 +48,7 @@ def _spelling(column: str) -> Callable[[object], str]:
         return fmt.flops
     if column in ("arithmetic_intensity",) or column.startswith("ai_"):
         return fmt.intensity
-    if column in ("count", "rank", "runs", "kernels") or column.startswith(("count_", "kernel_launches", "kernels_")):
+    if column in ("count", "rank", "runs", "kernels", "kernel_launches") or column.startswith(("count_", "kernels_")):
         return fmt.count
     return _text
 
@@ -88,7 +88,8 @@ def render(frames: Mapping[str, pl.DataFrame], format: str = "table",  # noqa: A
     """Several frames in one format: tables (with titles) one after another, CSV blocks each
     under a `# name` line (one frame: the bare CSV), or one JSON object {name: [rows]}."""
     if format == "json":
-        return json.dumps({name: _json_rows(frame) for name, frame in frames.items()}, indent=2, ensure_ascii=False)
+        rows = {name: _json_rows(frame) for name, frame in frames.items()}
+        return json.dumps(rows, indent=2, ensure_ascii=False)
     if format == "csv":
         blocks = [(name, frame.write_csv()) for name, frame in frames.items()]
         if len(blocks) == 1:

@@ -95,12 +95,13 @@ def gpu_family(run: Mapping, db: hardware.GpuDatabase) -> str | None:
     return spec.family if spec else None
 
 
-def compare(a: Mapping[str, pl.DataFrame], b: Mapping[str, pl.DataFrame], *, runs_a: View | None = None,
-            runs_b: View | None = None, db: hardware.GpuDatabase | None = None) -> Comparison:
-    """Compare the runs of `a` (the baseline) with those of `b`: tables of two Datasets (or one
-    Dataset's twice), run totals filled; `runs_a`/`runs_b` choose the runs on each side."""
+def compare(baseline: Mapping[str, pl.DataFrame], other: Mapping[str, pl.DataFrame], *,
+            runs_a: View | None = None, runs_b: View | None = None,
+            db: hardware.GpuDatabase | None = None) -> Comparison:
+    """Compare the runs of `baseline` (A) with those of `other` (B): tables of two Datasets (or
+    one Dataset's twice), run totals filled; `runs_a`/`runs_b` choose the runs on each side."""
     db = db or hardware.load_database()
-    sides = [_Side.of("A", a, runs_a), _Side.of("B", b, runs_b)]
+    sides = [_Side.of("A", baseline, runs_a), _Side.of("B", other, runs_b)]
     pairs, unpaired = _pairs(*sides)
     if not pairs:
         raise UsageError("nothing to compare: " + "; ".join(u["reason"] for u in unpaired[:4])
@@ -151,14 +152,14 @@ class _Side:
         return self.runs.filter(pl.col("run") == run).row(0, named=True)
 
 
-def _pairs(a: _Side, b: _Side) -> tuple[list[tuple[str, str]], list[dict]]:
+def _pairs(side_a: _Side, side_b: _Side) -> tuple[list[tuple[str, str]], list[dict]]:
     """(run of A, run of B) pairs, and the runs left unpaired with the reason."""
-    if a.runs.height == 1 and b.runs.height == 1:
-        return [(a.runs["run"][0], b.runs["run"][0])], []
+    if side_a.runs.height == 1 and side_b.runs.height == 1:
+        return [(side_a.runs["run"][0], side_b.runs["run"][0])], []
     pairs, unpaired = [], []
-    keys = list(dict.fromkeys(a.runs["config_key"].to_list() + b.runs["config_key"].to_list()))
+    keys = list(dict.fromkeys(side_a.runs["config_key"].to_list() + side_b.runs["config_key"].to_list()))
     for key in keys:
-        mine = {side.name: side.runs.filter(pl.col("config_key") == key) for side in (a, b)}
+        mine = {side.name: side.runs.filter(pl.col("config_key") == key) for side in (side_a, side_b)}
         if mine["A"].height == 1 and mine["B"].height == 1:
             pairs.append((mine["A"]["run"][0], mine["B"]["run"][0]))
             continue
@@ -177,42 +178,46 @@ def _pairs(a: _Side, b: _Side) -> tuple[list[tuple[str, str]], list[dict]]:
 class _Pair:
     """One run of A against one run of B."""
 
-    def __init__(self, a: _Side, run_a: str, b: _Side, run_b: str, db: hardware.GpuDatabase):
-        self.a, self.b = a.run(run_a), b.run(run_b)
-        self.rows_a = a.rows.filter(pl.col("run") == run_a)
-        self.rows_b = b.rows.filter(pl.col("run") == run_b)
-        self.work_a = a.work.filter(pl.col("run") == run_a) if a.work.height else a.work
-        self.work_b = b.work.filter(pl.col("run") == run_b) if b.work.height else b.work
+    def __init__(self, side_a: _Side, run_a: str, side_b: _Side, run_b: str, db: hardware.GpuDatabase):
+        self.a, self.b = side_a.run(run_a), side_b.run(run_b)
+        self.rows_a = side_a.rows.filter(pl.col("run") == run_a)
+        self.rows_b = side_b.rows.filter(pl.col("run") == run_b)
+        self.work_a = side_a.work.filter(pl.col("run") == run_a) if side_a.work.height else side_a.work
+        self.work_b = side_b.work.filter(pl.col("run") == run_b) if side_b.work.height else side_b.work
         self.family_a, self.family_b = gpu_family(self.a, db), gpu_family(self.b, db)
         self.by_name = self.family_a == self.family_b or None in (self.family_a, self.family_b)
         self.name = f"{self.a['label'] or run_a} vs {self.b['label'] or run_b}"
 
     def row(self) -> dict:
-        a, b = self.a, self.b
-        same_gpu = _same(a.get("gpu_model") or a.get("gpu_label"), b.get("gpu_model") or b.get("gpu_label"))
-        same_work = a.get("config_key") == b.get("config_key")
-        comparable = _complete_work(a) and _complete_work(b)
+        first, second = self.a, self.b
+        same_gpu = _same(first.get("gpu_model") or first.get("gpu_label"),
+                         second.get("gpu_model") or second.get("gpu_label"))
+        same_work = first.get("config_key") == second.get("config_key")
+        comparable = _complete_work(first) and _complete_work(second)
         return {
-            "pair": self.name, "run_a": a["run"], "run_b": b["run"], "label_a": a["label"], "label_b": b["label"],
-            "gpu_a": a.get("gpu_label") or a.get("gpu"), "gpu_b": b.get("gpu_label") or b.get("gpu"),
+            "pair": self.name, "run_a": first["run"], "run_b": second["run"],
+            "label_a": first["label"], "label_b": second["label"],
+            "gpu_a": first.get("gpu_label") or first.get("gpu"),
+            "gpu_b": second.get("gpu_label") or second.get("gpu"),
             "family_a": self.family_a, "family_b": self.family_b,
             "matching": "kernels by name" if self.by_name else "kernels by name, the rest by category",
             "like_for_like": bool(same_gpu or same_work),
-            "time_source_a": a.get("time_source"), "time_source_b": b.get("time_source"),
-            "flops_per_s_a": a.get("achieved_flops_per_s") if comparable else None,
-            "flops_per_s_b": b.get("achieved_flops_per_s") if comparable else None,
-            "ai_a": a.get("arithmetic_intensity") if comparable else None,
-            "ai_b": b.get("arithmetic_intensity") if comparable else None,
+            "time_source_a": first.get("time_source"), "time_source_b": second.get("time_source"),
+            "flops_per_s_a": first.get("achieved_flops_per_s") if comparable else None,
+            "flops_per_s_b": second.get("achieved_flops_per_s") if comparable else None,
+            "ai_a": first.get("arithmetic_intensity") if comparable else None,
+            "ai_b": second.get("arithmetic_intensity") if comparable else None,
             "note": "; ".join(self._notes(same_gpu, same_work, comparable)) or None,
         }
 
     def _notes(self, same_gpu: bool | None, same_work: bool, comparable: bool) -> list[str]:
-        a, b = self.a, self.b
+        first, second = self.a, self.b
         notes = []
         if not same_gpu and not same_work:
-            notes.append(f"not like for like: other GPUs ({a.get('gpu_label') or 'unknown'} and "
-                         f"{b.get('gpu_label') or 'unknown'}) and other workloads ({a['label']} and {b['label']})")
-        for side, run, family in (("A", a, self.family_a), ("B", b, self.family_b)):
+            notes.append(f"not like for like: other GPUs ({first.get('gpu_label') or 'unknown'} and "
+                         f"{second.get('gpu_label') or 'unknown'}) and other workloads ({first['label']} "
+                         f"and {second['label']})")
+        for side, run, family in (("A", first, self.family_a), ("B", second, self.family_b)):
             if not run.get("time_source"):
                 notes.append(f"no kernel time in {side} (its logs hold no kernel summary or trace)")
             if run.get("cut_short"):
@@ -220,9 +225,9 @@ class _Pair:
                              "the part that ran")
             if family is None and self.by_name:
                 notes.append(f"the architecture of {side}'s GPU is unknown: kernels matched by name")
-        if not comparable and (a.get("flops") or b.get("flops")):
+        if not comparable and (first.get("flops") or second.get("flops")):
             why = [f"{side} has no FLOP count" if not run.get("flops") else f"{side}'s FLOPs miss tensor-core work"
-                   for side, run in (("A", a), ("B", b)) if not _complete_work(run)]
+                   for side, run in (("A", first), ("B", second)) if not _complete_work(run)]
             notes.append(f"FLOP/s and intensity not compared: {' and '.join(why)}")
         return notes
 
@@ -250,12 +255,13 @@ class _Pair:
         side_a, side_b = (_by_kernel(keys.apply(rows)) for rows in (self.rows_a, self.rows_b))
         joined = side_a.join(side_b, on="kernel", how="full", coalesce=True, suffix="_b")
         out = _compared(joined).with_columns(
-            pl.coalesce("match", "match_b").alias("match"), pl.coalesce("category", "category_b").alias("category"),
+            pl.coalesce("match", "match_b").alias("match"),
+            pl.coalesce("category", "category_b").alias("category"),
             pl.col("kernels").alias("kernels_a"), pl.col("name").alias("name_a"), pl.col("name_b"),
             _change().alias("change"))
+        on_both = pl.col("time_a_ns").is_not_null() & pl.col("time_b_ns").is_not_null()
         out = out.join(_rates(keys, self.work_a, self.work_b), on="kernel", how="left").with_columns(
-            [pl.when(pl.col("time_a_ns").is_not_null() & pl.col("time_b_ns").is_not_null()).then(pl.col(c)).alias(c)
-             for c in ("flops_per_s_a", "flops_per_s_b", "ai_a", "ai_b")])
+            [pl.when(on_both).then(pl.col(c)).alias(c) for c in ("flops_per_s_a", "flops_per_s_b", "ai_a", "ai_b")])
         return _with_pair(self.name, out.sort(pl.col("delta_ns").abs(), "kernel", descending=[True, False]),
                           KERNEL_COLUMNS)
 
@@ -326,7 +332,8 @@ def _normalised() -> pl.Expr:
     category = pl.col("category").fill_null("")
     direction = pl.lit(None, pl.String)
     for label, pattern in reversed(_DIRECTIONS):
-        direction = pl.when(pl.col("name").fill_null("").str.contains(pattern)).then(pl.lit(label)).otherwise(direction)
+        named = pl.col("name").fill_null("").str.contains(pattern)
+        direction = pl.when(named).then(pl.lit(label)).otherwise(direction)
     transfer = pl.concat_str([category, direction], separator=" ", ignore_nulls=True)
     return pl.when(category.is_in(TRANSFERS)).then(transfer).otherwise(name)
 
@@ -365,22 +372,26 @@ class _Keys:
         return set(rows.filter(pl.col("grid").is_null() | pl.col("block").is_null())["norm"].to_list())
 
     def _name_key(self, rows: pl.DataFrame) -> pl.DataFrame:
-        refined = pl.col("norm").is_in(list(self.launch)) & pl.col("grid").is_not_null() & pl.col("block").is_not_null()
+        refined = pl.col("norm").is_in(list(self.launch)) & pl.col("grid").is_not_null() \
+            & pl.col("block").is_not_null()
         launch = pl.format("{} <<<{}, {}>>>", "norm", "grid", "block")
-        return rows.with_columns(pl.when(refined).then(launch).otherwise(pl.col("norm")).alias("kernel"),
-                                 pl.when(refined).then(pl.lit(MATCH_LAUNCH)).otherwise(pl.lit(MATCH_NAME)).alias("match"))
+        return rows.with_columns(
+            pl.when(refined).then(launch).otherwise(pl.col("norm")).alias("kernel"),
+            pl.when(refined).then(pl.lit(MATCH_LAUNCH)).otherwise(pl.lit(MATCH_NAME)).alias("match"))
 
     def apply(self, rows: pl.DataFrame) -> pl.DataFrame:
         """`rows` (time rows or counted kernels, with `norm`) with `kernel` and `match`."""
         if not rows.height:
-            return rows.with_columns(pl.lit(None, pl.String).alias("kernel"), pl.lit(None, pl.String).alias("match"))
+            return rows.with_columns(pl.lit(None, pl.String).alias("kernel"),
+                                     pl.lit(None, pl.String).alias("match"))
         keyed = self._name_key(rows)
         if self.pooled is None:
             return keyed
         matched = pl.col("kernel").is_in(list(self.pooled))
         pool = pl.format("{} kernels", pl.col("category").fill_null("other"))
-        return keyed.with_columns(pl.when(matched).then(pl.col("kernel")).otherwise(pool).alias("kernel"),
-                                  pl.when(matched).then(pl.col("match")).otherwise(pl.lit(MATCH_CATEGORY)).alias("match"))
+        return keyed.with_columns(
+            pl.when(matched).then(pl.col("kernel")).otherwise(pool).alias("kernel"),
+            pl.when(matched).then(pl.col("match")).otherwise(pl.lit(MATCH_CATEGORY)).alias("match"))
 
 
 def _by_kernel(rows: pl.DataFrame) -> pl.DataFrame:
@@ -409,6 +420,7 @@ def _work(points: pl.DataFrame) -> pl.DataFrame:
     timed = pl.col("time_ns").is_not_null()
     out = points.group_by("kernel").agg(
         (pl.col("flops").filter(timed).sum() / pl.col("time_ns").filter(timed).sum() * 1e9).alias("flops_per_s"),
-        pl.when(pl.col("dram_bytes").sum() > 0).then(pl.col("flops").sum() / pl.col("dram_bytes").sum()).alias("ai"),
+        pl.when(pl.col("dram_bytes").sum() > 0)
+        .then(pl.col("flops").sum() / pl.col("dram_bytes").sum()).alias("ai"),
         pl.col("flops_complete").fill_null(True).all().alias("complete"))
     return out.select([pl.col(c).cast(t) for c, t in schema_out.items()])

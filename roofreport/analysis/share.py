@@ -35,7 +35,8 @@ def kernel_share(tables: dict[str, pl.DataFrame], view: View = EVERYTHING) -> pl
     """run, category, time_ns, share (+ count, time_source), largest first within a run."""
     rows = _rows(tables, view)
     out = rows.group_by("run", "category").agg(
-        pl.col("time_ns").sum(), pl.col("count").sum(), pl.col("time_source").first(), pl.col("run_total_ns").first())
+        pl.col("time_ns").sum(), pl.col("count").sum(), pl.col("time_source").first(),
+        pl.col("run_total_ns").first())
     return _with_share(out).select("run", "category", "time_ns", "share", "count", "time_source").sort(
         ["run", "time_ns"], descending=[False, True])
 
@@ -51,7 +52,8 @@ def per_kernel(tables: dict[str, pl.DataFrame], view: View = EVERYTHING) -> pl.D
     name) of every run, largest first."""
     rows = _rows(tables, view).with_columns(pl.coalesce("short_name", "name").alias("short_name"))
     out = _with_share(rows.group_by("run", "short_name").agg(
-        pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum(), pl.col("run_total_ns").first()))
+        pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum(),
+        pl.col("run_total_ns").first()))
     return out.sort(["run", "time_ns", "short_name"], descending=[False, True, False], nulls_last=True)
 
 

@@ -103,6 +103,6 @@ def _check_regex(pattern: str) -> None:
     try:
         pl.Series([""]).str.contains(pattern)
     except pl.exceptions.ComputeError as exc:
-        first = str(exc).strip().splitlines()
-        detail = next((line.strip() for line in first if line.strip().startswith("error:")), first[-1] if first else "")
+        lines = [line.strip() for line in str(exc).strip().splitlines()]
+        detail = next((line for line in lines if line.startswith("error:")), lines[-1] if lines else "")
         raise UsageError(f"--kernel {pattern!r} is not a regular expression ({detail})") from None

@@ -128,7 +128,8 @@ class Dataset:
         status = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items(), key=lambda item: -item[1]))
         runs = self.tables["runs"].height if "runs" in self.tables else 0
         tables = ", ".join(f"{name} {rows[name]:,}" for name in schema.TABLES if rows.get(name))
-        inputs = ", ".join(str(p) for p in self.inputs[:3]) + (f", ... ({len(self.inputs)})" if len(self.inputs) > 3 else "")
+        inputs = ", ".join(str(p) for p in self.inputs[:3])
+        inputs += f", ... ({len(self.inputs)})" if len(self.inputs) > 3 else ""
         return (f"<Dataset: {len(self.files)} files ({status or 'none'}), {runs} runs, "
                 f"{self.warning_count} warnings\n  rows: {tables or 'none'}\n  from: {inputs or '-'}>")
 

@@ -90,7 +90,7 @@ def _read_source(source: str) -> tuple[dict[str, _Block], dict[str, str]]:
     blocks: dict[str, _Block] = {}
     tables: dict[str, str] = {}
     for node in ast.parse(source).body:
-        target = node.targets[0] if isinstance(node, ast.Assign) else node.target if isinstance(node, ast.AnnAssign) else None
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
         if not isinstance(target, ast.Name) or not isinstance(node.value, ast.Dict):
             continue
         if target.id == "TABLES":
