@@ -65,11 +65,11 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
     if folders:
         if len(given) > 1 or dataset is not None:
             raise UsageError(f"{folders[0]} is a roofreport dataset: read it alone")
-        return store.open_dataset(folders[0])
+        return _with_step_metrics(store.open_dataset(folders[0]))
     if dataset is not None:
         check_outputs([dataset], given)
-        return store.update(given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor,
-                            progress=report, finish_runs=_runs_with_totals)
+        return _with_step_metrics(store.update(given, Path(dataset), exclude=tuple(exclude), jobs=jobs,
+                                               executor=executor, progress=report, finish_runs=_runs_with_totals))
     return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor))
 
 
@@ -83,18 +83,20 @@ def read_file(path: PathLike) -> Dataset:
 
 def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
             top: int = 10, window: tuple[float, float] | str | None = None,
-            kernel: str | None = None, runs: str | Iterable[str] = ()) -> Analysis:
+            model_flops: float | None = None, kernel: str | None = None,
+            runs: str | Iterable[str] = ()) -> Analysis:
     """Every analysis the report uses, as frames (`Analysis`), from a `Dataset` or from paths
     (read first with `read`'s defaults).
 
     `gpu`: device name assumed for runs whose logs and paths name none. `peaks`: a TSV/TOML file
     overriding or adding GPU peak values. `top`: kernels listed per run. `window`: the
-    utilization window in seconds from the first sample, `(60, 240)` or `"60:240"`. `kernel`
-    (a regex) and `runs` (globs over run ids and labels) narrow what the frames show, never the
-    run totals (`analysis/view.py`)."""
+    utilization window in seconds from the first sample, `(60, 240)` or `"60:240"`.
+    `model_flops`: the model FLOPs of one training step (MFU's numerator), instead of the FLOPs
+    counted from a PyTorch trace's shapes. `kernel` (a regex) and `runs` (globs over run ids and
+    labels) narrow what the frames show, never the run totals (`analysis/view.py`)."""
     dataset = data if isinstance(data, Dataset) else read(data)
     return _analyze(dataset, analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window,
-                                               kernel=kernel, runs=runs))
+                                               model_flops=model_flops, kernel=kernel, runs=runs))
 
 
 def summary(data: Dataset | Paths, *, kernel: str | None = None, runs: str | Iterable[str] = (),
@@ -139,13 +141,13 @@ def view(*, kernel: str | None = None, runs: str | Iterable[str] = ()) -> View:
 def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: PathLike | None = None,
                  title: str | None = None, gpu: str | None = None, peaks: PathLike | None = None,
                  top: int = 10, window: tuple[float, float] | str | None = None,
-                 kernel: str | None = None, runs: str | Iterable[str] = (),
+                 model_flops: float | None = None, kernel: str | None = None, runs: str | Iterable[str] = (),
                  jobs: int | None = None, exclude: Iterable[str] = (),
                  progress: bool | Progress = False, executor: str | None = None) -> list[Path]:
     """Write the report of `source` (paths, a `Dataset` or an `Analysis`) to `output` (.pdf or
     .html) and, when given, the HTML to `html`; returns the paths written. Each file is written
     atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`,
-    `kernel`, `runs`) apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
+    `model_flops`, `kernel`, `runs`) apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
     `progress`, `executor`) when it is paths (a dataset folder among them is read as it is)."""
     from roofreport.report import build_report as render  # matplotlib and WeasyPrint: only here
 
@@ -153,10 +155,12 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
     html_path = Path(html) if html is not None else None
     from roofreport.analysis.bundle import Analysis, AnalysisSettings
 
-    settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window, kernel=kernel, runs=runs)
+    settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window, model_flops=model_flops,
+                                 kernel=kernel, runs=runs)
     if isinstance(source, Analysis):
         if settings != AnalysisSettings():
-            raise UsageError("an Analysis was given: pass gpu, peaks, top, window, kernel and runs to analyze()")
+            raise UsageError("an Analysis was given: pass gpu, peaks, top, window, model_flops, kernel and runs "
+                             "to analyze()")
         inputs = source.dataset.inputs
     else:
         inputs = source.inputs if isinstance(source, Dataset) else _paths(source)
@@ -171,7 +175,8 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
 
 
 def analysis_settings(*, gpu: str | None = None, peaks: PathLike | None = None, top: int = 10,
-                      window: tuple[float, float] | str | None = None, kernel: str | None = None,
+                      window: tuple[float, float] | str | None = None,
+                      model_flops: float | None = None, kernel: str | None = None,
                       runs: str | Iterable[str] = ()) -> AnalysisSettings:
     """The analysis settings `analyze` and `build_report` take, checked (a UsageError names
     what is wrong): a window as `(60, 240)` or `"60:240"`, a peaks file that exists, a kernel
@@ -182,7 +187,8 @@ def analysis_settings(*, gpu: str | None = None, peaks: PathLike | None = None, 
     peaks_path = Path(peaks) if peaks is not None else None
     if peaks_path is not None and not peaks_path.is_file():
         raise UsageError(f"peaks file {peaks} does not exist")
-    return AnalysisSettings(gpu=gpu, peaks=peaks_path, top=top, window=span, view=view(kernel=kernel, runs=runs))
+    return AnalysisSettings(gpu=gpu, peaks=peaks_path, top=top, window=span, model_flops=model_flops,
+                            view=view(kernel=kernel, runs=runs))
 
 
 def check_outputs(outputs: Iterable[PathLike | None], inputs: Paths, report: bool = False) -> None:
@@ -231,10 +237,22 @@ def _paths(paths: Paths) -> list[Path]:
 
 
 def _with_totals(dataset: Dataset) -> Dataset:
-    """The runs table with its run totals (kernel time, FLOPs, bytes, intensity, bound...),
-    computed once by the analysis layer (analysis/totals.py) so `parse`, `read`, `analyze` and
-    the report all read the same numbers."""
+    """The runs table with its run totals (kernel time, FLOPs, bytes, intensity, bound...), and
+    the steps table with its MFU, HFU and outliers, computed once by the analysis layer
+    (analysis/totals.py, analysis/steps.py) so `parse`, `read`, `analyze` and the report all
+    read the same numbers."""
     dataset.tables["runs"] = _runs_with_totals(dataset.tables)
+    return _with_step_metrics(dataset)
+
+
+def _with_step_metrics(dataset: Dataset) -> Dataset:
+    """The steps table with its MFU, HFU and outliers (a dataset folder stores the steps as
+    read: they are worked out when it is read, from its runs)."""
+    if dataset.tables["steps"].height:
+        from roofreport import hardware
+        from roofreport.analysis.steps import with_step_metrics
+
+        dataset.tables["steps"] = with_step_metrics(dataset.tables, hardware.load_database())
     return dataset
 
 

@@ -91,7 +91,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
           jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
     """Read logs into the shared tables and write one file per table.
 
-    Tables: kernels, metrics, activities, api_calls, samples, regions, runs, files. With
+    Tables: kernels, metrics, activities, api_calls, samples, regions, steps, runs, files. With
     --update, DIR is a dataset folder that `roofreport build DIR`, `roofreport.read(DIR)`,
     polars, DuckDB and pandas read (README: Incremental datasets).
     """
@@ -132,6 +132,9 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
               help="Kernels to list per run.")
 @click.option("--window", default=None, metavar="START:END",
               help="Utilization window in seconds from the first sample, e.g. 60:240.")
+@click.option("--model-flops", "model_flops", type=float, default=None, metavar="N",
+              help="Model FLOPs of one training step, for MFU (instead of the FLOPs counted from a "
+                   "PyTorch trace's shapes).")
 @_kernel
 @_run
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
@@ -142,13 +145,14 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
 @_exclude
 def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None,
           gpu_override: str | None, peaks_file: Path | None, top_n: int, window: str | None,
-          kernel: str | None, runs: tuple[str, ...], strict: bool, quiet: bool, verbose: bool,
-          jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
+          model_flops: float | None, kernel: str | None, runs: tuple[str, ...], strict: bool, quiet: bool,
+          verbose: bool, jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
     """Build the HTML/PDF report from logs (or from a dataset folder `parse --update` keeps).
 
     --kernel and --run narrow what the report shows; run totals count every kernel.
     """
-    settings = dict(gpu=gpu_override, peaks=peaks_file, top=top_n, window=window, kernel=kernel, runs=runs)
+    settings = dict(gpu=gpu_override, peaks=peaks_file, top=top_n, window=window, model_flops=model_flops,
+                    kernel=kernel, runs=runs)
     _guard(lambda: api.check_outputs([output, html_out], paths, report=True))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
     _warn_inside_inputs([output, html_out], paths, quiet)

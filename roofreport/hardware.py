@@ -4,6 +4,13 @@ The TSV is the project's sourced reference (every row names its datasheet or whi
 `confidence` column grades each value, an empty cell is a value nobody published). Peaks are held
 in base units (FLOP/s, byte/s); `label` is the short name reports print.
 
+NVIDIA and AMD GPUs share the columns. "tensor" means matrix-core work on both vendors: NVIDIA's
+tensor cores and AMD's MFMA matrix cores (`*_tensor_*` columns: the matrix peak per input type;
+`fp64_tensor`/`fp32_tensor` are the FP64/FP32 matrix peaks, AMD CDNA2+ and NVIDIA's DMMA). An AMD
+row's `compute_capability` is its LLVM target (`gfx90a`, `gfx942`), `sm_count` its compute units,
+and its `arch` starts with the architecture (`CDNA3 ...`), whose first word, lower-cased, is the
+family (`cdna3`), as `Hopper GH100` gives `hopper`.
+
 A device name as the logs spell it (`Tesla V100-SXM2-16GB (0)`, `A100-SXM4-40GB`, `NVIDIA L40S`,
 nvidia-smi's `GeForce RTX 208...`) or a path token (`a100/vgg11/...`, `..._k80_full`) stands for
 the rows found by the first of these rules that finds any, and matches only when that is exactly
@@ -47,6 +54,7 @@ _PEAK_COLUMNS = {
     "fp64_tflops": ("fp64", 1e12), "fp32_tflops": ("fp32", 1e12), "fp16_tflops": ("fp16", 1e12),
     "tf32_tensor_tflops": ("tf32_tensor", 1e12), "fp16_tensor_tflops": ("fp16_tensor", 1e12),
     "bf16_tensor_tflops": ("bf16_tensor", 1e12), "int8_tensor_tops": ("int8_tensor", 1e12),
+    "fp64_tensor_tflops": ("fp64_tensor", 1e12), "fp32_tensor_tflops": ("fp32_tensor", 1e12),
     "dram_gbps": ("dram_bw", 1e9), "dram_gib": ("dram_capacity", 2.0**30), "l2_mib": ("l2_capacity", 2.0**20),
 }
 _NUMBER_COLUMNS = {"sm_count": "sm_count", "boost_clock_mhz": "boost_clock_mhz", "base_clock_mhz": "base_clock_mhz"}
@@ -56,7 +64,7 @@ _TEXT_COLUMNS = {"arch": "arch", "compute_capability": "compute_capability", "so
 PRECISIONS = {
     "fp64": "fp64", "fp32": "fp32", "fp16": "fp16",
     "tensor_fp16": "fp16_tensor", "tensor_tf32": "tf32_tensor", "tensor_bf16": "bf16_tensor",
-    "tensor_int8": "int8_tensor",
+    "tensor_int8": "int8_tensor", "tensor_fp64": "fp64_tensor", "tensor_fp32": "fp32_tensor",
 }
 
 _DEVICE_INDEX = re.compile(r"\s*\(\d+\)\s*$")        # `Tesla K80 (3)`: the device, not the model
@@ -93,6 +101,8 @@ class GpuSpec:
     fp16_tensor: float | None = None
     bf16_tensor: float | None = None
     int8_tensor: float | None = None
+    fp64_tensor: float | None = None
+    fp32_tensor: float | None = None
     dram_bw: float | None = None
     dram_capacity: float | None = None
     l2_capacity: float | None = None
@@ -101,7 +111,8 @@ class GpuSpec:
     confidence: str = ""
 
     def peak(self, precision: str) -> float | None:
-        """Peak FLOP/s for fp64, fp32, fp16, tensor_fp16, tensor_tf32, tensor_bf16 (tensor_int8: OP/s)."""
+        """Peak FLOP/s for fp64, fp32, fp16, tensor_fp16, tensor_tf32, tensor_bf16, tensor_fp64,
+        tensor_fp32 (tensor_int8: OP/s)."""
         if precision not in PRECISIONS:
             raise UsageError(f"unknown precision {precision!r} (known: {', '.join(PRECISIONS)})")
         return getattr(self, PRECISIONS[precision])

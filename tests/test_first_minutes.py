@@ -126,18 +126,21 @@ def test_an_ncu_log_cut_in_half_is_partial(cut_log):
 # -- print(dataset), print(analysis) ------------------------------------------------------------
 
 def test_print_of_a_dataset_and_an_analysis_is_a_few_lines():
-    data = roofreport.read(SAMPLE_LOGS)
+    folder = corpus_path("course", "Anoushka21-Cloud-and-MachineLearning")   # 12 logs, 16 other files
+    data = roofreport.read(folder)
     text = str(data)
     assert text.splitlines() == [
-        "<Dataset: 29 files (27 ok, 2 skipped), 16 runs, 3 warnings",
-        "  rows: kernels 1,175, metrics 3,002, activities 897, api_calls 178, samples 1,254, regions 67",
-        f"  from: {SAMPLE_LOGS}>",
+        "<Dataset: 28 files (16 skipped, 12 ok), 6 runs, 0 warnings",
+        "  rows: kernels 3,058, metrics 14,927, activities 2,260",
+        f"  from: {folder}>",
     ]
     assert repr(data) == text
+    assert data.kernels.height == 3058 and data.metrics.height == 14927
     analysis = roofreport.analyze(data, top=3)
     lines = repr(analysis).splitlines()
     assert len(lines) == 3 and len(repr(analysis)) < 600
-    assert lines[0].startswith("<Analysis: 16 runs (11 with kernel time, 5 with FLOPs) on 6 GPUs: A100-SXM4-40GB")
+    assert lines[0] == "<Analysis: 6 runs (6 with kernel time, 6 with FLOPs) on 2 GPUs: A100-SXM4-40GB, V100-SXM2-16GB"
+    assert lines[1].startswith("  rows: roofline 9, kernel_roofline 1064, share 48, top 18,")
     assert lines[2] == "  settings: top=3>"
 
 

@@ -9,10 +9,11 @@ of every frame (`runsets.body_tables`) and listed in `duplicates` for the append
 computes no FLOPs, peaks, rooflines or bound classes of its own: every number a section shows
 comes from one of these frames. The settings are what a user may change
 (`AnalysisSettings`: a GPU for runs whose logs name none, a peaks file, kernels per run, a
-utilization window, a `view.View` of the runs and kernels to show); the CLI's options and
-`roofreport.analyze`'s arguments both become one. A view narrows the frames after the run totals
-are made: every frame keeps only the runs it shows, the kernel frames (share, top kernels,
-kernel roofline, sweeps of shares) only the kernels it shows, and the run totals count every kernel.
+utilization window, the model FLOPs of a training step, a `view.View` of the runs and kernels to
+show); the CLI's options and `roofreport.analyze`'s arguments both become one. A view narrows the
+frames after the run totals are made: every frame keeps only the runs it shows, the kernel frames
+(share, top kernels, kernel roofline, sweeps of shares) only the kernels it shows, and the run
+totals count every kernel.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from roofreport.analysis import (
     runsets,
     share,
     speedup,
+    steps,
     sweeps,
     totals,
     utilization,
@@ -57,11 +59,14 @@ class AnalysisSettings:
     peaks: Path | None = None                  # TSV/TOML file overriding or adding GPU peaks
     top: int = 10                              # kernels listed per run
     window: tuple[float, float] | None = None  # utilization window, seconds from the first sample
+    model_flops: float | None = None           # model FLOPs per training step (MFU), instead of shapes'
     view: View = field(default_factory=View)   # the runs and kernels shown (--run, --kernel)
 
     def __post_init__(self) -> None:
         if self.top < 1:
             raise UsageError(f"top must be at least 1, not {self.top}")
+        if self.model_flops is not None and not self.model_flops > 0:
+            raise UsageError(f"model FLOPs per step must be a positive number, not {self.model_flops}")
         if self.window is not None and not 0 <= self.window[0] < self.window[1]:
             raise UsageError(f"a window needs 0 <= start < end, not {self.window}")
 
@@ -107,6 +112,9 @@ class Analysis:
     processes: pl.DataFrame          # utilization.process_memory
     api: pl.DataFrame                # api_calls.api_summary
     duplicates: pl.DataFrame         # runsets.duplicate_runs: the copies left out of the above
+    steps: pl.DataFrame              # steps.with_step_metrics: training steps with MFU, HFU, outliers
+    step_summary: pl.DataFrame       # steps.step_summary: per run, medians and the time breakdown
+    step_comparisons: pl.DataFrame   # steps.step_comparisons: runs differing in compile, batch or GPU
 
     @property
     def files(self) -> list[FileOutcome]:
@@ -138,8 +146,10 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         tables["runs"] = assume_gpu(tables["runs"], settings.gpu, db)
     if settings.gpu or settings.peaks or not _has_totals(tables["runs"]):
         tables["runs"] = totals.with_run_totals(tables, db)   # other peaks or GPU: other bounds
+    tables["steps"] = steps.with_step_metrics(tables, db, settings.model_flops)
     tables = settings.view.keep_runs(tables)
     view = settings.view
+    step_summary = steps.step_summary(tables["steps"])
     samples = tables["samples"]
     runs = compare.run_table(tables)
     pivot = speedup.gpu_pivot(runs)
@@ -164,6 +174,8 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         processes=utilization.process_memory(samples),
         api=api.api_summary(tables["api_calls"], top_n=15),
         duplicates=runsets.duplicate_runs(dataset.tables),
+        steps=tables["steps"], step_summary=step_summary,
+        step_comparisons=steps.step_comparisons(step_summary, tables["runs"]),
     )
 
 
@@ -183,4 +195,6 @@ def assume_gpu(runs: pl.DataFrame, device: str, db: hardware.GpuDatabase) -> pl.
         pl.when(unknown).then(pl.lit(device)).otherwise(pl.col("gpu")).alias("gpu"),
         pl.when(unknown).then(pl.lit(key, pl.String)).otherwise(pl.col("gpu_model")).alias("gpu_model"),
         pl.when(unknown).then(pl.lit(label, pl.String)).otherwise(pl.col("gpu_label")).alias("gpu_label"),
+        pl.when(unknown).then(pl.lit(spec.family if spec else None, pl.String)).otherwise(pl.col("gpu_family"))
+        .alias("gpu_family"),
     )

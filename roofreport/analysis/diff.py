@@ -89,8 +89,11 @@ class Comparison:
 
 
 def gpu_family(run: Mapping, db: hardware.GpuDatabase) -> str | None:
-    """A run's architecture family ("volta", "ampere"...) from its `gpu_model` (the GPU
-    database's key): the one place a comparison asks which architecture a run ran on."""
+    """A run's architecture family ("volta", "ampere", "cdna3"...): the runs table's
+    `gpu_family`, else the GPU database's family of its `gpu_model` (a runs table written before
+    that column): the one place a comparison asks which architecture a run ran on."""
+    if run.get("gpu_family"):
+        return run["gpu_family"]
     spec = db.get(run["gpu_model"]) if run.get("gpu_model") else None
     return spec.family if spec else None
 

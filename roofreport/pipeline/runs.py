@@ -327,15 +327,18 @@ def _dir_facts(rel: PurePosixPath) -> dict:
 
 
 def _gpu(name: str | None, device_kind: str | None) -> dict:
-    """The GPU as named (`gpu`), its key in the GPU database (`gpu_model`), and the one label
-    the report uses for it (`gpu_label`): the database's name, else the name as the log spells
-    it; "CPU" for a run the log shows on the CPU; null when unknown."""
+    """The GPU as named (`gpu`), its key in the GPU database (`gpu_model`), the one label the
+    report uses for it (`gpu_label`: the database's name, else the name as the log spells it;
+    "CPU" for a run the log shows on the CPU; null when unknown) and its family (`gpu_family`:
+    the database row's, or the family every row the name may stand for shares, `v100`: volta)."""
     if name is None:
-        return {"gpu": None, "gpu_model": None, "gpu_label": CPU_LABEL if device_kind == "cpu" else None}
+        return {"gpu": None, "gpu_model": None, "gpu_label": CPU_LABEL if device_kind == "cpu" else None,
+                "gpu_family": None}
     spec = hardware.match(name)
     if spec is None:
-        return {"gpu": name, "gpu_model": None, "gpu_label": _clean_device(name)}
-    return {"gpu": name, "gpu_model": spec.key, "gpu_label": canonical_gpu_label(spec)}
+        return {"gpu": name, "gpu_model": None, "gpu_label": _clean_device(name),
+                "gpu_family": hardware.load_database().family(name)}
+    return {"gpu": name, "gpu_model": spec.key, "gpu_label": canonical_gpu_label(spec), "gpu_family": spec.family}
 
 
 def canonical_gpu_label(spec) -> str:

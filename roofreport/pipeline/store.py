@@ -125,8 +125,8 @@ def open_dataset(folder: Path | str) -> Dataset:
                          f"`roofreport parse LOGS -o {folder} --update`")
     generation = folder / manifest["generation"]
     tables = lazy_tables(generation, manifest)
-    runs = dict(tables["files"].select("path", "run").iter_rows())
-    outcomes = [assemble.outcome(FileFacts.from_json(row["facts"]), runs.get(display))
+    runs = {path: (run, family) for path, run, family in tables["files"].select("path", "run", "gpu_family").iter_rows()}
+    outcomes = [assemble.outcome(FileFacts.from_json(row["facts"]), *runs.get(display, (None, None)))
                 for display, row in read_files_manifest(generation).items()]
     return Dataset(tables=tables, files=outcomes, inputs=[Path(p) for p in manifest["inputs"]])
 
