@@ -9,13 +9,16 @@ of every frame (`runsets.body_tables`) and listed in `duplicates` for the append
 computes no FLOPs, peaks, rooflines or bound classes of its own: every number a section shows
 comes from one of these frames. The settings are what a user may change
 (`AnalysisSettings`: a GPU for runs whose logs name none, a peaks file, kernels per run, a
-utilization window, the model FLOPs of a training step); the CLI's options and
-`roofreport.analyze`'s arguments both become one.
+utilization window, the model FLOPs of a training step, a `view.View` of the runs and kernels to
+show); the CLI's options and `roofreport.analyze`'s arguments both become one. A view narrows the
+frames after the run totals are made: every frame keeps only the runs it shows, the kernel frames
+(share, top kernels, kernel roofline, sweeps of shares) only the kernels it shows, and the run
+totals count every kernel.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -34,6 +37,7 @@ from roofreport.analysis import (
     totals,
     utilization,
 )
+from roofreport.analysis.view import View
 from roofreport.errors import UsageError
 from roofreport.pipeline.dataset import Dataset, FileOutcome
 from roofreport.pipeline.runs import canonical_gpu_label
@@ -56,6 +60,7 @@ class AnalysisSettings:
     top: int = 10                              # kernels listed per run
     window: tuple[float, float] | None = None  # utilization window, seconds from the first sample
     model_flops: float | None = None           # model FLOPs per training step (MFU), instead of shapes'
+    view: View = field(default_factory=View)   # the runs and kernels shown (--run, --kernel)
 
     def __post_init__(self) -> None:
         if self.top < 1:
@@ -115,6 +120,22 @@ class Analysis:
     def files(self) -> list[FileOutcome]:
         return self.dataset.files
 
+    def __repr__(self) -> str:
+        """A few lines (runs, GPUs, what the frames hold, the settings), never the frames."""
+        runs = self.runs
+        timed = runs.filter(pl.col("kernel_time_ns").is_not_null()).height if runs.height else 0
+        counted = runs.filter(pl.col("flops").is_not_null()).height if runs.height else 0
+        gpus = sorted(g for g in runs["gpu_label"].unique().to_list() if g) if runs.height else []
+        settings = ", ".join(f"{k}={v!r}" for k, v in vars(self.settings).items()
+                             if v != getattr(AnalysisSettings(), k))
+        frames = ", ".join(f"{name} {frame.height}" for name, frame in vars(self).items()
+                           if isinstance(frame, pl.DataFrame) and name != "runs" and frame.height)
+        return (f"<Analysis: {runs.height} runs ({timed} with kernel time, {counted} with FLOPs) on "
+                f"{len(gpus)} GPUs{': ' + ', '.join(gpus[:6]) if gpus else ''}{' ...' if len(gpus) > 6 else ''}\n"
+                f"  rows: {frames or 'none'}\n  settings: {settings or 'defaults'}>")
+
+    __str__ = __repr__
+
 
 def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analysis:
     """Run every analysis on `dataset` (see the module docstring)."""
@@ -126,6 +147,8 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
     if settings.gpu or settings.peaks or not _has_totals(tables["runs"]):
         tables["runs"] = totals.with_run_totals(tables, db)   # other peaks or GPU: other bounds
     tables["steps"] = steps.with_step_metrics(tables, db, settings.model_flops)
+    tables = settings.view.keep_runs(tables)
+    view = settings.view
     step_summary = steps.step_summary(tables["steps"])
     samples = tables["samples"]
     runs = compare.run_table(tables)
@@ -136,13 +159,13 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         runs=runs, pivot=pivot, speedups=pairs, gpu_summary=speedup.model_summary(pairs),
         time_sweeps=sweeps.time_sweeps(tables["runs"]),
         roofline=roofline.run_roofline(tables, db),
-        kernel_roofline=roofline.kernel_roofline(tables, db),
-        share=share.kernel_share(tables),
-        top=share.top_kernels(tables, top_n=settings.top),
-        top_rest=share.top_kernels_rest(tables, top_n=settings.top),
-        uncategorized=share.uncategorized_share(tables),
-        sweeps=share.sweep_share(tables),
-        pattern_sweeps=share.sweep_pattern_share(tables, SWEEP_PATTERNS),
+        kernel_roofline=roofline.kernel_roofline(tables, db, view),
+        share=share.kernel_share(tables, view),
+        top=share.top_kernels(tables, top_n=settings.top, view=view),
+        top_rest=share.top_kernels_rest(tables, top_n=settings.top, view=view),
+        uncategorized=share.uncategorized_share(tables, view),
+        sweeps=share.sweep_share(tables, view=view),
+        pattern_sweeps=share.sweep_pattern_share(tables, SWEEP_PATTERNS, view=view),
         incomplete=compare.incomplete_flops(tables),
         estimates=compare.estimates(tables, list(dataset.inputs), db),
         regions=regions.region_times(tables),

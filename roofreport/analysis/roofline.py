@@ -35,6 +35,7 @@ import polars as pl
 
 from roofreport import hardware
 from roofreport.analysis import counted, timing
+from roofreport.analysis.view import EVERYTHING, View
 
 LATENCY_FRACTION = 0.10
 ABOVE_ROOF_TOLERANCE = 0.05
@@ -289,9 +290,13 @@ def run_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> p
 KERNEL_COLUMNS = COLUMNS + ["source_file", "launch_id", "short_name", "category", "count"]
 
 
-def kernel_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
-    """The same columns per kernel row (a launch or a summary row), plus its name and category."""
+def kernel_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase,
+                    view: View = EVERYTHING) -> pl.DataFrame:
+    """The same columns per kernel row (a launch or a summary row), plus its name and category;
+    the kernels `view` keeps."""
     points = kernel_points(tables)
+    if points.height:
+        points = view.keep_kernels(points)
     if not points.height:
         return _empty(KERNEL_COLUMNS)
     gpus = run_gpus(tables, db)

@@ -122,6 +122,25 @@ class Dataset:
     def warning_count(self) -> int:
         return sum(len(f.warnings) for f in self.files)
 
+    def __repr__(self) -> str:
+        """A few lines (files, runs, rows per table), never the tables themselves. Row counts
+        come from the files' outcomes, so a dataset folder's tables stay unread."""
+        statuses: dict[str, int] = {}
+        rows: dict[str, int] = {}
+        for file in self.files:
+            statuses[file.status] = statuses.get(file.status, 0) + 1
+            for table, count in file.rows.items():
+                rows[table] = rows.get(table, 0) + count
+        status = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items(), key=lambda item: -item[1]))
+        runs = self.tables["runs"].height if "runs" in self.tables else 0
+        tables = ", ".join(f"{name} {rows[name]:,}" for name in schema.TABLES if rows.get(name))
+        inputs = ", ".join(str(p) for p in self.inputs[:3])
+        inputs += f", ... ({len(self.inputs)})" if len(self.inputs) > 3 else ""
+        return (f"<Dataset: {len(self.files)} files ({status or 'none'}), {runs} runs, "
+                f"{self.warning_count} warnings\n  rows: {tables or 'none'}\n  from: {inputs or '-'}>")
+
+    __str__ = __repr__
+
     def write(self, folder: str | Path, format: str = "parquet") -> list[Path]:  # noqa: A002 - the CLI's word
         """Write one file per table into `folder` (created if needed), each atomically:
         `kernels.parquet`, `runs.parquet`, ... (`format` is "parquet", "csv" or "json"). An

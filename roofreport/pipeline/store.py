@@ -352,7 +352,11 @@ def _locked(folder: Path):
     except ImportError:  # no advisory locks here
         yield
         return
-    with open(folder / ".lock", "w") as handle:
+    try:
+        handle = open(folder / ".lock", "w")  # noqa: SIM115 - closed below, after the update
+    except OSError as exc:
+        raise UsageError(f"cannot update {folder}: {exc.strerror or exc}") from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -126,4 +126,6 @@ def _subtitle(an: Analysis, files: list, names: RunNames) -> str:
              f"{logs} log file{'s' if logs != 1 else ''}"]
     if gpus:
         parts.append(", ".join(gpus))
+    if an.settings.view.narrows:   # --run / --kernel: say what is shown, and that totals are whole
+        parts.append(f"showing {an.settings.view.describe()} (run totals count every kernel)")
     return " · ".join(parts)

@@ -13,28 +13,35 @@ from roofreport.tables.frames import shared_strings
 
 Str, I64, F64, Bool = pl.String, pl.Int64, pl.Float64, pl.Boolean
 
-_SOURCE = {"run": Str, "source_file": Str, "source_line": I64}
+_SOURCE = {
+    "run": Str,                # the run the row belongs to (`runs.run`)
+    "source_file": Str,        # the file the row was read from, as given (`files.path`)
+    "source_line": I64,        # its line in that file (1-based; a JSON trace: the event's position)
+}
 
+# kernels: one row per kernel launch (ncu, nsys/nvprof/PyTorch traces) or per summary row (nsys
+# kern sum, nvprof summary: `kind` "summary", `count` launches), with the roofline quantities
+# the log counted.
 KERNELS = {
     **_SOURCE,
     "launch_id": I64,          # per-file launch index (ncu ID, trace row); joins `metrics`
     "name": Str,               # full name as the log printed it
     "short_name": Str,         # no template arguments, no parameter list
-    "category": Str,
+    "category": Str,           # conv, gemm, elementwise, ... (data/kernel_categories.tsv); other
     "region": Str,             # NVTX path / profiler range / phase when known
     "kind": Str,               # "launch" or "summary"
     "count": I64,              # launches the row stands for
     "duration_ns": F64,        # total for the row
-    "device": Str,
-    "context": I64,
-    "stream": I64,
-    "grid": Str,
-    "block": Str,
-    "flops_fp64": F64,
+    "device": Str,             # the device as the log names it
+    "context": I64,            # CUDA context id
+    "stream": I64,             # CUDA stream id
+    "grid": Str,               # launch grid "(x, y, z)"
+    "block": Str,              # thread block "(x, y, z)"
+    "flops_fp64": F64,         # FLOPs per precision (docs/methodology.md: fma counts twice)
     "flops_fp32": F64,
     "flops_fp16": F64,
-    "flops_tensor": F64,
-    "dram_bytes": F64,
+    "flops_tensor": F64,       # tensor-core FLOPs where an op-path counter gives them
+    "dram_bytes": F64,         # bytes moved to and from device memory
     "l2_bytes": F64,
     "l1_bytes": F64,
     "flops_complete": Bool,    # false when tensor-core work is known or suspected missing
@@ -50,12 +57,13 @@ KERNELS = {
     "peak_l1_bytes_per_s": F64,
 }
 
+# metrics: every metric the logs printed, long form (one row per launch and metric), nothing dropped.
 METRICS = {
     **_SOURCE,
-    "launch_id": I64,
+    "launch_id": I64,          # joins `kernels.launch_id` of the same file
     "kernel_name": Str,
     "device": Str,
-    "section": Str,
+    "section": Str,            # the ncu section (or the reader's group) the metric was printed in
     "metric": Str,             # metric name as printed (display name or counter name)
     "stat": Str,               # null for a single value; "min"/"max"/"avg"/"total" in summaries
     "unit": Str,               # unit as printed
@@ -63,21 +71,23 @@ METRICS = {
     "value_text": Str,         # the text as printed (kept for non-numeric values)
 }
 
+# activities: the timeline of traces (nsys, nvprof, PyTorch): kernels, memcpy and memset.
 ACTIVITIES = {
     **_SOURCE,
     "kind": Str,               # "kernel", "memcpy", "memset", ...
     "name": Str,
-    "start_ns": F64,
+    "start_ns": F64,           # from the trace's own origin
     "duration_ns": F64,
-    "bytes": F64,
+    "bytes": F64,              # bytes a copy or set moved
     "device": Str,
     "context": I64,
     "stream": I64,
-    "correlation_id": I64,
+    "correlation_id": I64,     # links the activity to the API call that launched it
     "grid": Str,
     "block": Str,
 }
 
+# api_calls: CUDA runtime and driver calls, summed (`kind` "summary") or one row per call ("trace").
 API_CALLS = {
     **_SOURCE,
     "kind": Str,               # "summary" or "trace"
@@ -90,6 +100,7 @@ API_CALLS = {
     "start_ns": F64,
 }
 
+# samples: GPU time series of the monitors (nvidia-smi, DCGM, tegrastats), one row per GPU and sample.
 SAMPLES = {
     **_SOURCE,
     "gpu_index": I64,
@@ -119,6 +130,7 @@ SAMPLES = {
     "process_mem_mib": F64,           # GPU memory the process used (accounted apps: its maximum)
 }
 
+# regions: NVTX ranges, profiler ranges, PyTorch annotations, operators and training phases.
 REGIONS = {
     **_SOURCE,
     "kind": Str,               # "nvtx", "profiler_range", "phase"
@@ -213,6 +225,8 @@ RUN_TOTALS = {
     "bound_note": Str,            # why no bound class, or what else the point says
 }
 
+# runs: one row per run, the unit of comparison: its identity (model, GPU, parameters, from the
+# logs, the paths and roofreport.toml) and its totals, counted over every kernel of the run.
 RUNS = {
     "run": Str,                # stable id: a file's path (`#N` for a profiler session), a folder
     "label": Str,              # human label from the identity (model · GPU · parameters), unique
@@ -248,6 +262,7 @@ RUNS = {
     **RUN_TOTALS,
 }
 
+# files: one row per file found, with what became of it (`roofreport inspect`).
 FILES = {
     "path": Str,
     "family": Str,
