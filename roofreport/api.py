@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from roofreport.errors import UsageError
+from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import executors, store
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import check_not_input
@@ -37,10 +39,15 @@ PathLike = str | Path
 Paths = PathLike | Iterable[PathLike]
 
 
-def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
-         progress: bool | Progress = False, executor: str | None = None,
+def read(paths: Paths, *, gpu: str | None = None, peaks: PathLike | None = None, jobs: int | None = None,
+         exclude: Iterable[str] = (), progress: bool | Progress = False, executor: str | None = None,
          dataset: PathLike | None = None) -> Dataset:
     """Read every log under `paths` (files, or folders walked recursively) into a `Dataset`.
+
+    `gpu`: the GPU every run ran on (a device name or GPU table key, `"A100-SXM4-40GB"`): it
+    wins over what the logs and paths say (a logged name that disagrees is noted in the runs'
+    `gpu_note`). `peaks`: a TSV/TOML file adding or correcting GPUs (their peaks apply wherever
+    peaks are looked up). The runs' GPUs, labels and totals follow both.
 
     `jobs`: worker processes for many files (default one per core, up to 4; 1 reads in this
     process). Safe from a script without a main guard and from a notebook. `exclude`: globs of
@@ -57,6 +64,7 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
     if jobs is not None and jobs < 1:
         raise UsageError(f"jobs must be at least 1, not {jobs}")
     executors.check(executor)
+    settings = gpu_settings(gpu=gpu, peaks=peaks)
     report = _stderr_progress if progress is True else (progress or None)
     folders = [p for p in given if p.is_dir() and store.is_dataset(p)]
     if folders:
@@ -66,16 +74,18 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
     if dataset is not None:
         check_outputs([dataset], given)
         return store.update(given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor,
-                            progress=report, finish_runs=_runs_with_totals)
-    return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor))
+                            progress=report, finish_runs=partial(_runs_with_totals, settings=settings),
+                            settings=settings)
+    return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor,
+                               settings=settings))
 
 
-def read_file(path: PathLike) -> Dataset:
-    """Read one log file into a `Dataset` (in this process)."""
+def read_file(path: PathLike, *, gpu: str | None = None, peaks: PathLike | None = None) -> Dataset:
+    """Read one log file into a `Dataset` (in this process); `gpu`, `peaks` as `read` takes them."""
     file = Path(path)
     if not file.is_file():
         raise UsageError(f"{path} is not a file; use roofreport.read for folders")
-    return _with_totals(ingest([file], jobs=1))
+    return _with_totals(ingest([file], jobs=1, settings=gpu_settings(gpu=gpu, peaks=peaks)))
 
 
 def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
@@ -83,9 +93,10 @@ def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | 
     """Every analysis the report uses, as frames (`Analysis`), from a `Dataset` or from paths
     (read first with `read`'s defaults).
 
-    `gpu`: device name assumed for runs whose logs and paths name none. `peaks`: a TSV/TOML file
-    overriding or adding GPU peak values. `top`: kernels listed per run. `window`: the
-    utilization window in seconds from the first sample, `(60, 240)` or `"60:240"`."""
+    `gpu`, `peaks`: as `read` takes them; when they differ from those the dataset was read with,
+    the runs' GPUs, labels and totals are worked out again, to the tables `read` would give with
+    them. `top`: kernels listed per run. `window`: the utilization window in seconds from the
+    first sample, `(60, 240)` or `"60:240"`."""
     dataset = data if isinstance(data, Dataset) else read(data)
     return _analyze(dataset, analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window))
 
@@ -118,7 +129,7 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
         analysis = source
     else:
         dataset = source if isinstance(source, Dataset) else read(
-            inputs, jobs=jobs, exclude=exclude, progress=progress, executor=executor)
+            inputs, gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress, executor=executor)
         analysis = _analyze(dataset, settings)
     return render(analysis, output_path, html_path, title)
 
@@ -130,10 +141,20 @@ def analysis_settings(*, gpu: str | None = None, peaks: PathLike | None = None, 
     from roofreport.analysis.bundle import AnalysisSettings, parse_window
 
     span = parse_window(window) if isinstance(window, str) else (tuple(window) if window else None)
+    return AnalysisSettings(gpu=gpu_settings(gpu=gpu, peaks=peaks), top=top, window=span)
+
+
+def gpu_settings(*, gpu: str | None = None, peaks: PathLike | None = None) -> GpuSettings:
+    """What the user says of the GPU, checked: a peaks file that exists and reads (a
+    UsageError names what is wrong)."""
     peaks_path = Path(peaks) if peaks is not None else None
     if peaks_path is not None and not peaks_path.is_file():
         raise UsageError(f"peaks file {peaks} does not exist")
-    return AnalysisSettings(gpu=gpu, peaks=peaks_path, top=top, window=span)
+    if gpu is not None and not str(gpu).strip():
+        raise UsageError("--gpu needs a GPU name")
+    settings = GpuSettings(gpu=str(gpu).strip() if gpu else None, peaks=peaks_path)
+    settings.database()     # a peaks file that does not read fails here, before any log is read
+    return settings
 
 
 def check_outputs(outputs: Iterable[PathLike | None], inputs: Paths, report: bool = False) -> None:
@@ -149,7 +170,7 @@ def check_outputs(outputs: Iterable[PathLike | None], inputs: Paths, report: boo
         check_not_input(target, given)
 
 
-def table_files(folder: PathLike, format: str = "parquet") -> list[Path]:  # noqa: A002
+def table_files(folder: PathLike, format: str = "parquet") -> list[Path]:
     """The files `Dataset.write(folder, format)` writes, one per table."""
     return table_paths(Path(folder), format)
 
@@ -173,18 +194,18 @@ def _paths(paths: Paths) -> list[Path]:
 
 def _with_totals(dataset: Dataset) -> Dataset:
     """The runs table with its run totals (kernel time, FLOPs, bytes, intensity, bound...),
-    computed once by the analysis layer (analysis/totals.py) so `parse`, `read`, `analyze` and
-    the report all read the same numbers."""
-    dataset.tables["runs"] = _runs_with_totals(dataset.tables)
+    computed once by the analysis layer (analysis/totals.py) with the dataset's peaks, so
+    `parse`, `read`, `analyze` and the report all read the same numbers."""
+    dataset.tables["runs"] = _runs_with_totals(dataset.tables, dataset.gpu)
     return dataset
 
 
-def _runs_with_totals(tables) -> pl.DataFrame:
-    """`tables`' runs table with its run totals (a dataset folder stores it so)."""
-    from roofreport import hardware
+def _runs_with_totals(tables, settings: GpuSettings = NO_SETTINGS) -> pl.DataFrame:
+    """`tables`' runs table with its run totals, with the peaks `settings` give (a dataset
+    folder stores it so)."""
     from roofreport.analysis.totals import with_run_totals
 
-    return with_run_totals(tables, hardware.load_database())
+    return with_run_totals(tables, settings.database())
 
 
 def _analyze(dataset: Dataset, settings: AnalysisSettings) -> Analysis:
@@ -204,5 +225,5 @@ def _stderr_progress(done: int, total: int, name: str) -> None:
     sys.stderr.flush()
 
 
-__all__ = ["TABLE_FORMATS", "Dataset", "analysis_settings", "analyze", "build_report", "check_outputs",
+__all__ = ["TABLE_FORMATS", "Dataset", "analysis_settings", "analyze", "build_report", "check_outputs", "gpu_settings",
            "read", "read_file", "table_files"]

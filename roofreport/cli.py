@@ -33,6 +33,11 @@ _executor = click.option("--executor", default="local", show_default=True, metav
 _exclude = click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
                         help="Leave files matching GLOB unread (repeatable; matched against the "
                              "path under the folder given, any trailing part of it, and the name).")
+_gpu = click.option("--gpu", "gpu_name", default=None, metavar="NAME",
+                    help="The GPU the runs ran on (e.g. 'A100-SXM4-40GB', 'V100'): wins over what the "
+                         "logs and paths say; names, labels and peaks follow it.")
+_peaks = click.option("--peaks", "peaks_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                      default=None, help="TSV/TOML file adding or correcting GPU peak values.")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -72,13 +77,16 @@ def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None, executor: 
 @click.option("--update", is_flag=True,
               help="Keep DIR as an incremental dataset (partitioned Parquet): read only new and "
                    "changed files, drop the rows of files that are gone.")
+@_gpu
+@_peaks
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
 @_executor
 @_exclude
-def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict: bool, quiet: bool,
-          jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
+def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_name: str | None,
+          peaks_file: Path | None, strict: bool, quiet: bool, jobs: int | None, executor: str,
+          exclude: tuple[str, ...]) -> None:
     """Read logs into the shared tables and write one file per table.
 
     Tables: kernels, metrics, activities, api_calls, samples, regions, runs, files. With
@@ -88,7 +96,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
     if update:
         if fmt != "parquet":
             _usage("--update keeps a Parquet dataset; leave out --format")
-        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir)
+        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir, gpu=gpu_name, peaks=peaks_file)
         if not quiet:
             for message in dataset.update_report.messages:
                 click.echo(f"roofreport: {message}", err=True)
@@ -97,7 +105,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
                        err=True)
         sys.exit(_exit_code(dataset, strict))
     _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, gpu=gpu_name, peaks=peaks_file)
     written = _guard(lambda: dataset.write(out_dir, fmt))
     if not quiet:
         _summary(dataset)
@@ -112,10 +120,8 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="Also write the HTML report here (with a PDF -o).")
 @click.option("--title", default=None, help="Report title (default: from the input folder).")
-@click.option("--gpu", "gpu_override", default=None,
-              help="GPU name to assume for runs whose logs do not name one (e.g. 'A100-SXM4-40GB').")
-@click.option("--peaks", "peaks_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="TSV/TOML file overriding or adding GPU peak values.")
+@_gpu
+@_peaks
 @click.option("--top", "top_n", type=click.IntRange(min=1), default=10, show_default=True,
               help="Kernels to list per run.")
 @click.option("--window", default=None, metavar="START:END",
@@ -126,13 +132,13 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
 @_executor
 @_exclude
 def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None,
-          gpu_override: str | None, peaks_file: Path | None, top_n: int, window: str | None,
+          gpu_name: str | None, peaks_file: Path | None, top_n: int, window: str | None,
           strict: bool, quiet: bool, jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
     """Build the HTML/PDF report from logs (or from a dataset folder `parse --update` keeps)."""
-    settings = dict(gpu=gpu_override, peaks=peaks_file, top=top_n, window=window)
+    settings = dict(gpu=gpu_name, peaks=peaks_file, top=top_n, window=window)
     _guard(lambda: api.check_outputs([output, html_out], paths, report=True))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, gpu=gpu_name, peaks=peaks_file)
     written = _guard(lambda: roofreport.build_report(dataset, output, html=html_out, title=title,
                                                      **settings))
     if not quiet:
@@ -145,10 +151,11 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
 # -- helpers ---------------------------------------------------------------------------------
 
 def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], quiet: bool,
-          executor: str | None = None, into: Path | None = None) -> roofreport.Dataset:
+          executor: str | None = None, into: Path | None = None, gpu: str | None = None,
+          peaks: Path | None = None) -> roofreport.Dataset:
     progress = not quiet and sys.stderr.isatty()
-    return _guard(lambda: roofreport.read(list(paths), jobs=jobs, exclude=exclude, progress=progress,
-                                          executor=executor, dataset=into))
+    return _guard(lambda: roofreport.read(list(paths), gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude,
+                                          progress=progress, executor=executor, dataset=into))
 
 
 def _guard(action):

@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from roofreport.errors import LogWarning, UsageError
+from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline.discover import check_not_input
 from roofreport.tables import lazy, schema
 from roofreport.tables.output import TABLE_FORMATS, write_tables
@@ -53,13 +54,16 @@ class FileOutcome:
 
 @dataclass
 class Dataset:
-    """Everything read from a set of paths: the shared tables, the per-file outcomes, and the
-    paths given (the report's default title and the estimate files beside the logs use them)."""
+    """Everything read from a set of paths: the shared tables, the per-file outcomes, the
+    paths given (the report's default title and the estimate files beside the logs use them)
+    and what the user said of the GPU when they were read (`--gpu`, `--peaks`: the runs'
+    GPUs and the run totals follow it)."""
 
     tables: MutableMapping[str, pl.DataFrame]   # a dict, or `LazyTables` for a dataset folder
     files: list[FileOutcome]
     inputs: list[Path] = field(default_factory=list)
     update_report: Any = None   # what an incremental update did (`store.UpdateReport`), or None
+    gpu: GpuSettings = NO_SETTINGS
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.tables[name]
@@ -116,7 +120,7 @@ class Dataset:
     def warning_count(self) -> int:
         return sum(len(f.warnings) for f in self.files)
 
-    def write(self, folder: str | Path, format: str = "parquet") -> list[Path]:  # noqa: A002 - the CLI's word
+    def write(self, folder: str | Path, format: str = "parquet") -> list[Path]:
         """Write one file per table into `folder` (created if needed), each atomically:
         `kernels.parquet`, `runs.parquet`, ... (`format` is "parquet", "csv" or "json"). An
         output that is one of the inputs, or a log inside an input folder, is refused."""
