@@ -43,3 +43,12 @@ def test_every_family_has_a_grammar_samples_and_a_readme_row():
 def test_readme_first_screen_shows_the_two_commands():
     first_screen = "\n".join(README.splitlines()[:25])
     assert "make report" in first_screen and "make test" in first_screen
+
+
+def test_the_runs_gpu_columns_are_the_readmes():
+    """The README's paragraph on how a run's GPU is found names every GPU column of the runs table."""
+    from roofreport.tables import schema
+
+    section = README[README.index("### How a run's GPU is found"):README.index("### Run totals")]
+    columns = [c for c in schema.RUNS if c.startswith("gpu")]
+    assert len(columns) == 7 and all(f"`{c}`" in section for c in columns)

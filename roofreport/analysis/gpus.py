@@ -11,6 +11,7 @@ kernel columns whose rules depend on the GPU family, for the files whose family 
 
 from __future__ import annotations
 
+import json
 from collections.abc import MutableMapping
 
 import polars as pl
@@ -18,6 +19,7 @@ import polars as pl
 from roofreport import gpu
 from roofreport.enrich import with_families
 from roofreport.pipeline import labels
+from roofreport.pipeline.runs import gpu_provenance
 from roofreport.tables import lazy, schema
 from roofreport.tables.lazy import LazyTables
 
@@ -32,8 +34,10 @@ def with_settings(tables: Tables, settings: gpu.GpuSettings) -> Tables:
     if not runs.height:
         return out
     db = settings.database()
-    found = [_identity(row, settings, db) for row in runs.to_dicts()]
+    rows = runs.to_dicts()
+    found = [_identity(row, settings, db) for row in rows]
     columns = {name: [identity.columns()[name] for identity in found] for name in found[0].columns()}
+    columns["provenance"] = [_provenance(row, identity) for row, identity in zip(rows, found)]
     changed = {run: identity.family for run, identity, before in zip(runs["run"], found, runs["gpu_family"])
                if identity.family != before}
     out["runs"] = labels.relabel(runs.with_columns(pl.Series(name, values, dtype=runs.schema[name])
@@ -48,6 +52,15 @@ def _identity(row: dict, settings: gpu.GpuSettings, db: gpu.GpuDatabase) -> gpu.
         return gpu.CPU
     found = gpu.GpuIdentity.from_row(row, db)
     return gpu.override(found, settings.gpu, db) if settings.gpu else found
+
+
+def _provenance(row: dict, found: gpu.GpuIdentity) -> str:
+    """The row's provenance JSON with its gpu entries for `found` (as ingest writes them)."""
+    provenance = json.loads(row["provenance"] or "{}")
+    before = provenance.get("gpu") if row.get("gpu_evidence") == gpu.PATH else None
+    gpu_provenance(provenance, found, named_by=before, from_toml=provenance.get("gpu") == "toml"
+                   and found.evidence == gpu.USER and found.name == row.get("gpu"))
+    return json.dumps(provenance, sort_keys=True, default=str)
 
 
 def _kernels_again(tables: Tables, families: dict[str, str | None]) -> pl.DataFrame:

@@ -297,13 +297,8 @@ def _identity(run_id: str, members: list[_Unit], unit_facts: list[dict[str, dict
     values.pop("gpu", None)          # the resolver's, below
     found = gpu.CPU if row["device_kind"] == "cpu" else gpu.resolve(evidence, db)
     row.update(found.columns())
-    named_by = provenance.pop("gpu", None)     # the strongest layer naming a GPU: path, or the job's label
-    if found.evidence:
-        from_toml = found.evidence == gpu.USER and layers["toml"].get("gpu") == evidence.user
-        provenance["gpu"] = ("toml" if from_toml else named_by if found.evidence == gpu.PATH
-                             else gpu.LOG if found.evidence == gpu.CC else found.evidence)
-    if found.key:
-        provenance["gpu_model"] = "database"
+    from_toml = found.evidence == gpu.USER and layers["toml"].get("gpu") == evidence.user
+    gpu_provenance(provenance, found, named_by=provenance.get("gpu"), from_toml=from_toml)
     for key in identity.TYPED_PARAMS:
         value = values.pop(key, None)
         row[key] = identity.typed(key, value) if value is not None else None
@@ -314,6 +309,20 @@ def _identity(run_id: str, members: list[_Unit], unit_facts: list[dict[str, dict
             params[key] = row[key]
     row["all_params"] = params
     return row, found
+
+
+def gpu_provenance(provenance: dict, found: gpu.GpuIdentity, named_by: str | None = None,
+                   from_toml: bool = False) -> None:
+    """`provenance`'s gpu and gpu_model entries for the GPU `found`: the evidence that decided
+    (the toml, the user, the log), for a path token the layer that gave it (`named_by`: path, or
+    the job's echoed label); gpu_model "database" when the table knows the GPU."""
+    provenance.pop("gpu", None)
+    provenance.pop("gpu_model", None)
+    if found.evidence:
+        provenance["gpu"] = ("toml" if from_toml else (named_by or "path") if found.evidence == gpu.PATH
+                             else gpu.LOG if found.evidence == gpu.CC else found.evidence)
+    if found.key:
+        provenance["gpu_model"] = "database"
 
 
 def _evidence(members: list[_Unit], unit_facts: list[dict[str, dict]], settings: gpu.GpuSettings,
@@ -329,6 +338,8 @@ def _evidence(members: list[_Unit], unit_facts: list[dict[str, dict]], settings:
         toml = toml or facts["toml"].get("gpu")
         name, dirs = identity.read_path(unit.file.rel)
         tokens += [f.get("gpu") for f in (name, *dirs)]
+        # the folder the user gave (`roofreport build v100_logs/`), after the names below it
+        tokens.append(identity.read_name(unit.file.root, is_file=False).get("gpu"))
         if facts["label"].get("gpu"):
             tokens.append(facts["label"]["gpu"])
     folders = {(u.file.root, str(u.rel_dir)) for u in members}
