@@ -129,6 +129,7 @@ def test_a_copy_without_device_names_keeps_peaks_and_bound_classes_from_its_path
         assert (row["gpu_evidence"], row["gpu_assumed"]) == ("path", len(choices) > 1), row["run"]
         assert row["peak_flops_per_s"] is not None and row["ridge_ai"] is not None, row["run"]
         assert row["gpu_family"] == before["gpu_family"], row["run"]
+        assert "does not know" not in (row["gpu_note"] or ""), row["run"]        # a bare device index names nothing
         if row["gpu_model"] == before["gpu_model"]:     # the default variant is the one the logs named
             assert (row["bound"], row["ridge_ai"], row["flops"]) == (before["bound"], before["ridge_ai"], before["flops"])
         elif before["bound"] is not None:

@@ -84,7 +84,7 @@ class Evidence:
         hints = [p.kernel_hint for p in parts if p.kernel_hint]
         return cls(
             user=next((p.user for p in parts if p.user), None),
-            names=_joined(p.names for p in parts),
+            names=_said(p.names for p in parts),
             compute_capability=next((p.compute_capability for p in parts if p.compute_capability), None),
             sm_count=next((p.sm_count for p in parts if p.sm_count), None),
             path_tokens=_joined(p.path_tokens for p in parts),
@@ -95,7 +95,7 @@ class Evidence:
     def of_names(cls, logged, kernel_names=(), cc: str | None = None, sm_count: int | None = None) -> Evidence:
         """A file's evidence: its device names (cells that say nothing left out), compute
         capability, SM count and the hint its kernel names give."""
-        return cls(names=_joined([[n for n in logged if not naming.says_nothing(n)]]),
+        return cls(names=_said([logged]),
                    compute_capability=normal_cc(cc), sm_count=int(sm_count) if sm_count else None,
                    kernel_hint=kernel_hint(kernel_names))
 
@@ -353,6 +353,11 @@ def _listed(rows: list[GpuSpec], most: int = 4) -> str:
     if len(labels) > most:
         return f"{', '.join(labels[:most])} or {len(labels) - most} more"
     return " or ".join([", ".join(labels[:-1]), labels[-1]]) if len(labels) > 1 else labels[0]
+
+
+def _said(groups) -> tuple[str, ...]:
+    """Device names joined in order, without the cells that say nothing (a bare index `0`)."""
+    return tuple(name for name in _joined(groups) if not naming.says_nothing(name))
 
 
 def _joined(groups) -> tuple[str, ...]:
