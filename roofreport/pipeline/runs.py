@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import PurePosixPath
 
 import polars as pl
@@ -70,7 +70,8 @@ class Plan:
 
     def gpu_of(self, index: int) -> gpu.GpuIdentity | None:
         """The GPU of a file's run (of its first session's, for a log of several)."""
-        run = self.file_run.get(index) or next(iter(r for _, r in self.session_runs.get(index, [])), None)
+        sessions = self.session_runs.get(index)
+        run = sessions[0][1] if sessions else self.file_run.get(index)
         return self.gpus.get(run) if run else None
 
     def label_of(self, index: int) -> str:
@@ -319,7 +320,8 @@ def gpu_provenance(provenance: dict, found: gpu.GpuIdentity, named_by: str | Non
     provenance.pop("gpu", None)
     provenance.pop("gpu_model", None)
     if found.evidence:
-        provenance["gpu"] = ("toml" if from_toml else (named_by or "path") if found.evidence == gpu.PATH
+        by_path = named_by if named_by in ("path", "label") else "path"
+        provenance["gpu"] = ("toml" if from_toml else by_path if found.evidence == gpu.PATH
                              else gpu.LOG if found.evidence == gpu.CC else found.evidence)
     if found.key:
         provenance["gpu_model"] = "database"
@@ -344,10 +346,8 @@ def _evidence(members: list[_Unit], unit_facts: list[dict[str, dict]], settings:
             tokens.append(facts["label"]["gpu"])
     folders = {(u.file.root, str(u.rel_dir)) for u in members}
     neighbours = tuple(n for folder in sorted(folders) for n in named.get(folder, ()))
-    found = gpu.Evidence.combined(parts)
-    return gpu.Evidence.combined([found, gpu.Evidence(user=settings.gpu or toml,
-                                                      path_tokens=tuple(t for t in tokens if t),
-                                                      neighbours=neighbours)])
+    return replace(gpu.Evidence.combined(parts), user=settings.gpu or toml,
+                   path_tokens=tuple(dict.fromkeys(t for t in tokens if t)), neighbours=neighbours)
 
 
 def _named_in_folders(groups: list[list[_Unit]], db: gpu.GpuDatabase) -> dict[tuple, tuple[str, ...]]:
@@ -406,7 +406,7 @@ def _text(value) -> str | None:
     return None if value is None else str(value)
 
 
-# -- duplicates ------------------------------------------------------------------------
+# -- duplicates --------------------------------------------------------------------------------
 
 def _link_duplicates(rows: list[dict], groups: list[list[_Unit]], ids: list[str]) -> None:
     """`duplicate_of`: the run of the original file (the same session of it, for a log of
