@@ -232,3 +232,14 @@ def test_a_files_rows_give_its_gpu_evidence(parts, expected):
     for field, value in expected.items():
         got = getattr(found, field)
         assert (got[:len(value)] if isinstance(value, tuple) else got) == value, field
+
+
+def test_a_dataset_folder_reads_everything_again_when_the_gpu_settings_change(tmp_path):
+    logs = SAMPLE_LOGS / "jetson_orin"
+    folder = tmp_path / "ds"
+    named = roofreport.read(logs, dataset=folder, gpu="Jetson AGX Orin 64GB", jobs=1)
+    assert named.runs["gpu_model"].to_list() == ["Jetson AGX Orin 64GB"]
+    assert roofreport.read(folder).gpu == named.gpu          # a dataset remembers what it was read with
+    again = roofreport.read(logs, dataset=folder, jobs=1)
+    assert again.update_report.full and any("GPU settings" in m for m in again.update_report.messages)
+    assert again.runs["gpu_label"].to_list() == ["JETSON ORIN"]
