@@ -6,16 +6,16 @@ names, compute capabilities, and the resolver every layer asks which GPU a run r
   `data/gpu_tokens.tsv`, which run identity also reads paths with);
 * `architectures.py`: compute capabilities compared, kernel-name hints (a lower bound);
 * `database.py`: the table and a user's additions (`GpuDatabase`, `load_database`);
-* `resolve.py`: `Evidence` -> `GpuIdentity` (`resolve`, `override`), and the user's
-  `GpuSettings`, which travel from the CLI down.
+* `evidence.py`: the values every layer passes: the user's `GpuSettings` (from the CLI down), a
+  run's `Evidence`, the resolver's answer `GpuIdentity`;
+* `resolve.py`: `Evidence` -> `GpuIdentity` (`resolve`, `override`): every piece weighed once.
 
 A leaf: it imports no layer of roofreport (pyproject.toml's import contracts).
 """
 
 from roofreport.gpu.architectures import kernel_hint
 from roofreport.gpu.database import GpuDatabase, load_database, match
-from roofreport.gpu.names import not_another_gpu, token_alternatives
-from roofreport.gpu.resolve import (
+from roofreport.gpu.evidence import (
     CC,
     CPU,
     CPU_LABEL,
@@ -27,10 +27,9 @@ from roofreport.gpu.resolve import (
     Evidence,
     GpuIdentity,
     GpuSettings,
-    from_logs,
-    override,
-    resolve,
 )
+from roofreport.gpu.names import not_another_gpu, token_alternatives
+from roofreport.gpu.resolve import from_logs, override, resolve
 from roofreport.gpu.specs import PRECISIONS, GpuSpec, spec_from_row
 
 __all__ = [
