@@ -46,6 +46,7 @@ test-ncu-rep: $(NCU_STAMP)
 bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py
 	$(BIN)/python benchmarks/bench_campaign.py
+	$(BIN)/python benchmarks/bench_hostile.py
 
 clean:
 	rm -rf $(VENV) report.pdf report.html build dist tests/actual

@@ -42,7 +42,7 @@ _USER_MALLOC_CONF = os.environ.get("_RJEM_MALLOC_CONF")
 import polars as pl  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # (run as a script: bench_kineto beside it)
-from bench_kineto import bench_kineto  # noqa: E402
+from bench_kineto import bench_hostile, bench_kineto  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
@@ -365,6 +365,8 @@ def main() -> None:
         for row in bench_report(args.repeat):
             print(row, flush=True)
         print(bench_kineto(args.repeat, args.hta_python), flush=True)
+        for row in bench_hostile():
+            print(row, flush=True)
     if not args.keep:
         shutil.rmtree(WORK, ignore_errors=True)
 

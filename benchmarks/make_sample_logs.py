@@ -18,7 +18,8 @@ GPU, `workload.simulate(..., iterations=N)` a trace of N steps, and the writers 
 `ncu.ncu_csv`, `nsys.nsys_gputrace_csv`, `nsys.nsys_stats_text`, `smi.smi_query_csv`,
 `smi.smi_dmon`, `nvprof.nvprof_summary_csv`, `nvprof.nvprof_trace_csv`, ...) turn them into the
 tools' layouts; `runs.py` composes the A100/V100 runs. The GPU series beyond nvidia-smi's are
-their own: `dcgm.py` (dcgmi dmon, dcgm-exporter), `tegrastats.py`, and `smi.smi_compute_apps`.
+their own: `dcgm.py` (dcgmi dmon, dcgm-exporter), `tegrastats.py`, and `smi.smi_compute_apps`;
+`rocm.py` writes the AMD folder (rocprof, rocprofv3, rocprof-compute, rocm-smi, amd-smi).
 This script writes the folder.
 """
 
@@ -34,6 +35,7 @@ from samples.dcgm import dcgm_files
 from samples.gpus import V100, rng_for
 from samples.nvprof import sweep_files
 from samples.pytorch import files as pytorch_files
+from samples.rocm import rocm_files
 from samples.runs import RUNS, run_files
 from samples.smi import Load, compute_apps_file, smi_dmon
 from samples.tegrastats import tegrastats_files
@@ -83,6 +85,7 @@ def all_files() -> dict[str, str]:
     files.update(dcgm_files())
     files.update(tegrastats_files())
     files.update(pytorch_files())
+    files.update(rocm_files())
     files["roofreport.toml"] = TOML
     return dict(sorted(files.items()))
 

@@ -17,6 +17,7 @@ tuning.before_imports()
 
 from roofreport.api import Dataset, analyze, build_report, read, read_file  # noqa: E402
 from roofreport.errors import ParseError, RenderError, RoofreportError, UsageError  # noqa: E402
+from roofreport.families.common.limits import Limits  # noqa: E402
 from roofreport.pipeline.dataset import FileOutcome  # noqa: E402
 from roofreport.version import __version__  # noqa: E402
 
@@ -33,5 +34,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'roofreport' has no attribute {name!r}")
 
 
-__all__ = ["Analysis", "AnalysisSettings", "Dataset", "FileOutcome", "ParseError", "RenderError",
+__all__ = ["Analysis", "AnalysisSettings", "Dataset", "FileOutcome", "Limits", "ParseError", "RenderError",
            "RoofreportError", "UsageError", "__version__", "analyze", "build_report", "read", "read_file"]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from roofreport.errors import UsageError
+from roofreport.families.common.limits import Limits
 from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import executors, store
 from roofreport.pipeline.dataset import Dataset
@@ -41,7 +42,7 @@ Paths = PathLike | Iterable[PathLike]
 
 def read(paths: Paths, *, gpu: str | None = None, peaks: PathLike | None = None, jobs: int | None = None,
          exclude: Iterable[str] = (), progress: bool | Progress = False, executor: str | None = None,
-         dataset: PathLike | None = None) -> Dataset:
+         dataset: PathLike | None = None, limits: Limits | None = None) -> Dataset:
     """Read every log under `paths` (files, or folders walked recursively) into a `Dataset`.
 
     `gpu`: the GPU every run ran on (a device name or GPU table key, `"A100-SXM4-40GB"`): it
@@ -59,7 +60,10 @@ def read(paths: Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
 
     `dataset`: a folder kept up to date with the logs (an incremental dataset: only new and
     changed files are read; `store.py`); the Dataset returned is read from it lazily, and
-    `.update_report` says what was done. `paths` naming one such folder reads it (lazily), as it is."""
+    `.update_report` says what was done. `paths` naming one such folder reads it (lazily), as it is.
+
+    `limits`: what one input may cost (`Limits`: the unpacked size of a compressed file, the
+    longest line kept, a worker's memory); a roofreport.toml beside the logs may lower them."""
     given = _paths(paths)
     if jobs is not None and jobs < 1:
         raise UsageError(f"jobs must be at least 1, not {jobs}")
@@ -70,46 +74,51 @@ def read(paths: Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
     if folders:
         if len(given) > 1 or dataset is not None:
             raise UsageError(f"{folders[0]} is a roofreport dataset: read it alone")
-        return store.open_dataset(folders[0])
+        return _with_step_metrics(store.open_dataset(folders[0]))
     if dataset is not None:
         check_outputs([dataset], given)
-        return store.update(given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor,
-                            progress=report, finish_runs=partial(_runs_with_totals, settings=settings),
-                            settings=settings)
+        return _with_step_metrics(store.update(
+            given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor, progress=report,
+            finish_runs=partial(_runs_with_totals, settings=settings), limits=limits or Limits(), settings=settings))
     return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor,
-                               settings=settings))
+                               limits=limits or Limits(), settings=settings))
 
 
-def read_file(path: PathLike, *, gpu: str | None = None, peaks: PathLike | None = None) -> Dataset:
-    """Read one log file into a `Dataset` (in this process); `gpu`, `peaks` as `read` takes them."""
+def read_file(path: PathLike, *, gpu: str | None = None, peaks: PathLike | None = None,
+              limits: Limits | None = None) -> Dataset:
+    """Read one log file into a `Dataset` (in this process, unless `limits` limit its memory);
+    `gpu`, `peaks` as `read` takes them."""
     file = Path(path)
     if not file.is_file():
         raise UsageError(f"{path} is not a file; use roofreport.read for folders")
-    return _with_totals(ingest([file], jobs=1, settings=gpu_settings(gpu=gpu, peaks=peaks)))
+    return _with_totals(ingest([file], jobs=1, limits=limits or Limits(), settings=gpu_settings(gpu=gpu, peaks=peaks)))
 
 
 def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
-            top: int = 10, window: tuple[float, float] | str | None = None) -> Analysis:
+            top: int = 10, window: tuple[float, float] | str | None = None,
+            model_flops: float | None = None) -> Analysis:
     """Every analysis the report uses, as frames (`Analysis`), from a `Dataset` or from paths
     (read first with `read`'s defaults).
 
     `gpu`, `peaks`: as `read` takes them; when they differ from those the dataset was read with,
     the runs' GPUs, labels and totals are worked out again, to the tables `read` would give with
     them. `top`: kernels listed per run. `window`: the utilization window in seconds from the
-    first sample, `(60, 240)` or `"60:240"`."""
+    first sample, `(60, 240)` or `"60:240"`. `model_flops`: the model FLOPs of one training step
+    (MFU's numerator), instead of the FLOPs counted from a PyTorch trace's shapes."""
     dataset = data if isinstance(data, Dataset) else read(data)
-    return _analyze(dataset, analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window))
+    return _analyze(dataset, analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window,
+                                               model_flops=model_flops))
 
 
 def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: PathLike | None = None,
                  title: str | None = None, gpu: str | None = None, peaks: PathLike | None = None,
                  top: int = 10, window: tuple[float, float] | str | None = None,
-                 jobs: int | None = None, exclude: Iterable[str] = (),
+                 model_flops: float | None = None, jobs: int | None = None, exclude: Iterable[str] = (),
                  progress: bool | Progress = False, executor: str | None = None) -> list[Path]:
     """Write the report of `source` (paths, a `Dataset` or an `Analysis`) to `output` (.pdf or
     .html) and, when given, the HTML to `html`; returns the paths written. Each file is written
-    atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`)
-    apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
+    atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`,
+    `model_flops`) apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
     `progress`, `executor`) when it is paths (a dataset folder among them is read as it is)."""
     from roofreport.report import build_report as render  # matplotlib and WeasyPrint: only here
 
@@ -117,10 +126,10 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
     html_path = Path(html) if html is not None else None
     from roofreport.analysis.bundle import Analysis, AnalysisSettings
 
-    settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window)
+    settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window, model_flops=model_flops)
     if isinstance(source, Analysis):
         if settings != AnalysisSettings():
-            raise UsageError("an Analysis was given: pass gpu, peaks, top and window to analyze()")
+            raise UsageError("an Analysis was given: pass gpu, peaks, top, window and model_flops to analyze()")
         inputs = source.dataset.inputs
     else:
         inputs = source.inputs if isinstance(source, Dataset) else _paths(source)
@@ -135,13 +144,14 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
 
 
 def analysis_settings(*, gpu: str | None = None, peaks: PathLike | None = None, top: int = 10,
-                      window: tuple[float, float] | str | None = None) -> AnalysisSettings:
+                      window: tuple[float, float] | str | None = None,
+                      model_flops: float | None = None) -> AnalysisSettings:
     """The analysis settings `analyze` and `build_report` take, checked (a UsageError names
     what is wrong): a window as `(60, 240)` or `"60:240"`, a peaks file that exists."""
     from roofreport.analysis.bundle import AnalysisSettings, parse_window
 
     span = parse_window(window) if isinstance(window, str) else (tuple(window) if window else None)
-    return AnalysisSettings(gpu=gpu_settings(gpu=gpu, peaks=peaks), top=top, window=span)
+    return AnalysisSettings(gpu=gpu_settings(gpu=gpu, peaks=peaks), top=top, window=span, model_flops=model_flops)
 
 
 def gpu_settings(*, gpu: str | None = None, peaks: PathLike | None = None) -> GpuSettings:
@@ -193,10 +203,21 @@ def _paths(paths: Paths) -> list[Path]:
 
 
 def _with_totals(dataset: Dataset) -> Dataset:
-    """The runs table with its run totals (kernel time, FLOPs, bytes, intensity, bound...),
-    computed once by the analysis layer (analysis/totals.py) with the dataset's peaks, so
-    `parse`, `read`, `analyze` and the report all read the same numbers."""
+    """The runs table with its run totals (kernel time, FLOPs, bytes, intensity, bound...), and
+    the steps table with its MFU, HFU and outliers, computed once by the analysis layer
+    (analysis/totals.py, analysis/steps.py) with the dataset's peaks, so `parse`, `read`,
+    `analyze` and the report all read the same numbers."""
     dataset.tables["runs"] = _runs_with_totals(dataset.tables, dataset.gpu)
+    return _with_step_metrics(dataset)
+
+
+def _with_step_metrics(dataset: Dataset) -> Dataset:
+    """The steps table with its MFU, HFU and outliers (a dataset folder stores the steps as
+    read: they are worked out when it is read, from its runs), with the dataset's peaks."""
+    if dataset.tables["steps"].height:
+        from roofreport.analysis.steps import with_step_metrics
+
+        dataset.tables["steps"] = with_step_metrics(dataset.tables, dataset.gpu.database())
     return dataset
 
 

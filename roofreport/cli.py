@@ -9,6 +9,7 @@ subclasses; no Python traceback reaches the user.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -19,6 +20,7 @@ import click
 import roofreport
 from roofreport import api
 from roofreport.errors import RoofreportError, UsageError
+from roofreport.families.common import limits as limits_mod
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -38,6 +40,39 @@ _gpu = click.option("--gpu", "gpu_name", default=None, metavar="NAME",
                          "logs and paths say; names, labels and peaks follow it.")
 _peaks = click.option("--peaks", "peaks_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
                       default=None, help="TSV/TOML file adding or correcting GPU peak values.")
+_LIMIT_OPTIONS = [
+    click.option("--max-unpacked", metavar="SIZE", default=None,
+                 help="Most bytes a compressed log may unpack to (default 2G; with --max-unpacked-ratio, "
+                      "the smaller counts)."),
+    click.option("--max-unpacked-ratio", type=click.FloatRange(min=1), default=None,
+                 help="Most times its own size a compressed log may unpack to (default 50)."),
+    click.option("--max-line", metavar="SIZE", default=None,
+                 help="Longest line of a text log kept whole (default 1M); the rest of a longer "
+                      "line is dropped, with a warning."),
+    click.option("--max-memory", metavar="SIZE", default=None,
+                 help="Memory each worker process may use (default unlimited; Linux/macOS): a file "
+                      "needing more fails alone, the rest is still read."),
+]
+
+
+def _limits(command):
+    """The limit options, passed to the command as one `limits` (a roofreport.toml beside the
+    logs may lower them, never raise them)."""
+    @functools.wraps(command)
+    def with_limits(*args, max_unpacked, max_unpacked_ratio, max_line, max_memory, **kwargs):
+        given = {"unpacked_bytes": _size(max_unpacked, "--max-unpacked"),
+                 "unpacked_ratio": max_unpacked_ratio, "line_bytes": _size(max_line, "--max-line"),
+                 "max_memory": _size(max_memory, "--max-memory")}
+        limits = roofreport.Limits(**{key: value for key, value in given.items() if value is not None})
+        return command(*args, limits=limits, **kwargs)
+
+    for option in reversed(_LIMIT_OPTIONS):
+        with_limits = option(with_limits)
+    return with_limits
+
+
+def _size(value: str | None, option: str) -> int | None:
+    return None if value is None else _guard(lambda: limits_mod.parse_size(value, option))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -57,10 +92,11 @@ def cli() -> None:
 @_jobs
 @_executor
 @_exclude
+@_limits
 def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None, executor: str,
-            exclude: tuple[str, ...]) -> None:
+            exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Show what every file is and what was read from it."""
-    dataset = _read(paths, jobs, exclude, quiet=as_json, executor=executor)
+    dataset = _read(paths, jobs, exclude, quiet=as_json, executor=executor, limits=limits)
     if as_json:
         click.echo(json.dumps([f.as_json() for f in dataset.files], indent=2))
     else:
@@ -84,19 +120,21 @@ def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None, executor: 
 @_jobs
 @_executor
 @_exclude
+@_limits
 def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_name: str | None,
           peaks_file: Path | None, strict: bool, quiet: bool, jobs: int | None, executor: str,
-          exclude: tuple[str, ...]) -> None:
+          exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Read logs into the shared tables and write one file per table.
 
-    Tables: kernels, metrics, activities, api_calls, samples, regions, runs, files. With
+    Tables: kernels, metrics, activities, api_calls, samples, regions, steps, runs, files. With
     --update, DIR is a dataset folder that `roofreport build DIR`, `roofreport.read(DIR)`,
     polars, DuckDB and pandas read (README: Incremental datasets).
     """
     if update:
         if fmt != "parquet":
             _usage("--update keeps a Parquet dataset; leave out --format")
-        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir, gpu=gpu_name, peaks=peaks_file)
+        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir, limits=limits,
+                        gpu=gpu_name, peaks=peaks_file)
         if not quiet:
             for message in dataset.update_report.messages:
                 click.echo(f"roofreport: {message}", err=True)
@@ -105,7 +143,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
                        err=True)
         sys.exit(_exit_code(dataset, strict))
     _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor, gpu=gpu_name, peaks=peaks_file)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     written = _guard(lambda: dataset.write(out_dir, fmt))
     if not quiet:
         _summary(dataset)
@@ -126,19 +164,24 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
               help="Kernels to list per run.")
 @click.option("--window", default=None, metavar="START:END",
               help="Utilization window in seconds from the first sample, e.g. 60:240.")
+@click.option("--model-flops", "model_flops", type=float, default=None, metavar="N",
+              help="Model FLOPs of one training step, for MFU (instead of the FLOPs counted from a "
+                   "PyTorch trace's shapes).")
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
 @_executor
 @_exclude
+@_limits
 def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None,
           gpu_name: str | None, peaks_file: Path | None, top_n: int, window: str | None,
-          strict: bool, quiet: bool, jobs: int | None, executor: str, exclude: tuple[str, ...]) -> None:
+          model_flops: float | None, strict: bool, quiet: bool, jobs: int | None, executor: str,
+          exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Build the HTML/PDF report from logs (or from a dataset folder `parse --update` keeps)."""
-    settings = dict(gpu=gpu_name, peaks=peaks_file, top=top_n, window=window)
+    settings = dict(gpu=gpu_name, peaks=peaks_file, top=top_n, window=window, model_flops=model_flops)
     _guard(lambda: api.check_outputs([output, html_out], paths, report=True))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor, gpu=gpu_name, peaks=peaks_file)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     written = _guard(lambda: roofreport.build_report(dataset, output, html=html_out, title=title,
                                                      **settings))
     if not quiet:
@@ -151,11 +194,12 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
 # -- helpers ---------------------------------------------------------------------------------
 
 def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], quiet: bool,
-          executor: str | None = None, into: Path | None = None, gpu: str | None = None,
+          executor: str | None = None, into: Path | None = None,
+          limits: roofreport.Limits | None = None, gpu: str | None = None,
           peaks: Path | None = None) -> roofreport.Dataset:
     progress = not quiet and sys.stderr.isatty()
     return _guard(lambda: roofreport.read(list(paths), gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude,
-                                          progress=progress, executor=executor, dataset=into))
+                                          progress=progress, executor=executor, dataset=into, limits=limits))
 
 
 def _guard(action):

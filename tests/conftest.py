@@ -45,3 +45,15 @@ def read_samples(tmp_path: Path, text: str, name: str, family: str):
     path.write_text(text, encoding="utf-8")
     result = parse_path(path, family)
     return result.tables.get("samples", schema.empty("samples")), result
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print what a test recorded under "fuzz" (its seed and mutant count: issue #27), also
+    from xdist workers (their reports carry the recorded properties)."""
+    lines = [f"{report.nodeid}: {value}" for reports in terminalreporter.stats.values()
+             for report in reports if hasattr(report, "user_properties")
+             for key, value in report.user_properties if key == "fuzz"]
+    if lines:
+        terminalreporter.write_sep("-", "fuzzing")
+        for line in dict.fromkeys(lines):
+            terminalreporter.write_line(line)

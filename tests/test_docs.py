@@ -29,12 +29,12 @@ def test_every_warning_code_is_documented():
 
 def test_every_family_has_a_grammar_samples_and_a_readme_row():
     families = {spec.family for spec in REGISTRY}
-    assert families == {"ncu", "nsys", "nvprof", "nvidia-smi", "dcgm", "tegrastats", "pytorch"}
+    assert families == {"ncu", "nsys", "nvprof", "nvidia-smi", "dcgm", "tegrastats", "pytorch", "rocm"}
     for family in families:
         grammar = {"nvidia-smi": "smi"}.get(family, family)
         assert grammar_path(grammar).is_file()
     names = {"ncu": "Nsight Compute", "nsys": "Nsight Systems", "nvprof": "nvprof", "nvidia-smi": "nvidia-smi",
-             "dcgm": "DCGM", "tegrastats": "Jetson tegrastats", "pytorch": "PyTorch profiler"}
+             "dcgm": "DCGM", "tegrastats": "Jetson tegrastats", "pytorch": "PyTorch profiler", "rocm": "AMD ROCm"}
     for family, label in names.items():
         assert f"| {label} |" in README
     assert any(p.is_file() for p in SAMPLE_LOGS.rglob("*"))

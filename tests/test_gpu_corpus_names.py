@@ -95,11 +95,11 @@ EXPECTED_TOKENS = {
 }
 
 _LINES = [
-    re.compile(rb"^\s*device__attribute_display_name[ \t]{2,}(\S[^\r\n]*?)\s*$", re.M),    # ncu page
+    re.compile(rb"^\s*device__attribute_display_name[ \t]{2,}(\S[^\r\n]*?)\s*$", re.MULTILINE),    # ncu page
     re.compile(rb'Device "([^"\r\n]+)"'),                                                   # nvprof
-    re.compile(rb"^\|\s+\d+\s+(\S[^|\r\n]*?)\s+(?:On|Off|WDDM|TCC)\s*\|", re.M),            # smi table
-    re.compile(rb"^\s*Product Name\s*:\s*(\S[^\r\n]*?)\s*$", re.M),                         # smi -q
-    re.compile(rb"(?:^|[,\t])[ ]*((?:NVIDIA|Tesla|GeForce|Quadro|TITAN) [^,\t\r\n]*?)[ ]*(?=[,\t]|\r?$)", re.M),
+    re.compile(rb"^\|\s+\d+\s+(\S[^|\r\n]*?)\s+(?:On|Off|WDDM|TCC)\s*\|", re.MULTILINE),            # smi table
+    re.compile(rb"^\s*Product Name\s*:\s*(\S[^\r\n]*?)\s*$", re.MULTILINE),                         # smi -q
+    re.compile(rb"(?:^|[,\t])[ ]*((?:NVIDIA|Tesla|GeForce|Quadro|TITAN) [^,\t\r\n]*?)[ ]*(?=[,\t]|\r?$)", re.MULTILINE),
 ]
 _COLUMNS = {"device__attribute_display_name", "name", "Device"}      # CSV headers naming the GPU
 _BRAND = re.compile(rb"(?:NVIDIA|Tesla|GeForce|Quadro|TITAN) [\x20-\x7e]+")
@@ -154,7 +154,7 @@ def _names_in(path: Path) -> set[str]:
     names = {m.decode("utf-8", "replace") for pattern in _LINES for m in pattern.findall(data)}
     text = data.decode("utf-8", "replace")
     names |= _csv_names(text)
-    kineto = re.search(r'"deviceProperties"\s*:\s*\[(.*?)\]', text, re.S)
+    kineto = re.search(r'"deviceProperties"\s*:\s*\[(.*?)\]', text, re.DOTALL)
     if kineto:
         names |= set(re.findall(r'"name"\s*:\s*"([^"]+)"', kineto.group(1)))
     return names

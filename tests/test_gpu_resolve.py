@@ -192,23 +192,26 @@ def test_family_of_a_compute_capability_comes_from_the_table():
 
 
 def test_an_llvm_target_resolves_like_a_compute_capability(tmp_path):
-    """AMD rows (gfx targets in `compute_capability`, CDNA in `arch`) need nothing but rows."""
-    peaks = tmp_path / "amd.toml"
-    rows = [("MI210", "gfx90a", "CDNA2 Aldebaran", 104, 22.6, 1638, "MI200", ""),
-            ("MI250X", "gfx90a", "CDNA2 Aldebaran", 220, 47.9, 3277, "MI200", "product|cc"),
-            ("MI300X", "gfx942", "CDNA3 Aqua Vanjaram", 304, 81.7, 5300, "", "cc")]
+    """AMD rows (gfx targets in `compute_capability`, CDNA in `arch`) need nothing but rows: the
+    shipped Instinct rows, and a user's own."""
+    mi250x = _resolve(compute_capability="GFX90A")
+    assert (mi250x.key, mi250x.family, mi250x.evidence, mi250x.assumed) == ("Instinct MI250X (per GCD)", "cdna2", "cc", True)
+    both = _resolve(compute_capability="gfx90a", sm_count=104)           # an MI210 or an MI250 GCD: no default
+    assert (both.key, both.family) == (None, "cdna2")
+    assert _resolve(compute_capability="gfx942", sm_count=228).key == "Instinct MI300A"
+    assert _resolve(names=("gfx942:sramecc+:xnack-",)).key == "Instinct MI300X"       # a target where a name stands
+    assert _resolve(names=("AMD Instinct MI250X",)).assumed is False
+    peaks = tmp_path / "lab.toml"
+    rows = [("Lab Accelerator A", 48, 10.0, ""), ("Lab Accelerator B", 96, 20.0, "cc")]
     peaks.write_text("".join(
-        f'[[gpu]]\ngpu = "AMD Instinct {name}"\naliases = ["AMD Instinct {name}"]\ncompute_capability = "{cc}"\n'
-        f'arch = "{arch}"\nsm_count = {cus}\nfp32_tflops = {fp32}\ndram_gbps = {bw}\nproduct = "{product}"\n'
-        f'default_for = "{default}"\nsource = "test"\n' for name, cc, arch, cus, fp32, bw, product, default in rows),
-        encoding="utf-8")
+        f'[[gpu]]\ngpu = "{name}"\naliases = ["{name}"]\ncompute_capability = "gfx1201"\narch = "RDNA4 Lab"\n'
+        f'sm_count = {cus}\nfp32_tflops = {fp32}\ndram_gbps = 640\ndefault_for = "{default}"\nsource = "test"\n'
+        for name, cus, fp32, default in rows), encoding="utf-8")
     db = gpu.load_database(peaks)
-    found = gpu.resolve(E(compute_capability="GFX90A"), db)
-    assert (found.key, found.family, found.evidence, found.assumed) == ("AMD Instinct MI250X", "cdna2", "cc", True)
-    assert gpu.resolve(E(compute_capability="gfx90a", sm_count=104), db).key == "AMD Instinct MI210"
-    assert gpu.resolve(E(compute_capability="gfx942"), db).key == "AMD Instinct MI300X"
-    assert gpu.resolve(E(names=("AMD Instinct MI250X",)), db).assumed is False
-    assert db.family_of_cc("gfx90a") == "cdna2" and db.family_of_cc("gfx1100") is None
+    found = gpu.resolve(E(compute_capability="gfx1201"), db)
+    assert (found.key, found.family, found.assumed) == ("Lab Accelerator B", "rdna4", True)
+    assert gpu.resolve(E(compute_capability="gfx1201", sm_count=48), db).key == "Lab Accelerator A"
+    assert db.family_of_cc("gfx90a") == "cdna2" and DB.family_of_cc("gfx1201") is None
 
 
 # -- the identity travels: runs table rows, file facts -----------------------------------------

@@ -209,7 +209,9 @@ def test_every_row_names_its_source_and_grades_its_values():
 
 
 _CORES_PER_SM = {"kepler": 192, "maxwell": 128, "pascal": 128, "volta": 64, "turing": 64, "ampere": 128,
-                 "ada": 128, "hopper": 128, "blackwell": 128}
+                 "ada": 128, "hopper": 128, "blackwell": 128,
+                 # AMD: FP32 lanes per compute unit (non-packed; RDNA3's dual issue doubles them)
+                 "gcn5": 64, "cdna1": 64, "cdna2": 64, "cdna3": 64, "cdna4": 64, "rdna2": 64, "rdna3": 128}
 
 
 @pytest.mark.parametrize("spec", DB.specs, ids=lambda s: s.key)

@@ -249,7 +249,7 @@ def test_sample_logs_fill_every_section(tmp_path):
     empty = re.findall(r'<section id="(\w+)" class="section[^"]*\bempty\b', html)
     assert empty == []
     kinds = {re.sub(r"\d+$", "", fid) for fid in chart_svgs(html)}
-    assert kinds == {"roof", "share", "tsweep", "ssweep", "util", "procmem"}
+    assert kinds == {"steps", "roof", "share", "tsweep", "ssweep", "util", "procmem"}
     # The story the demo folder tells (sample_logs/README.md), in the findings' words.
     text = text_of(html)
     assert "The A100-SXM4-40GB FLOP count of 1 run misses TF32 tensor-core work" in text

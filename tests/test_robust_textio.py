@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from roofreport.families.common import limits
 from roofreport.families.common.textio import (
     Document,
     detect_encoding,
@@ -88,9 +89,15 @@ def test_mixed_line_ends_count_lines_as_an_editor_does(tmp_path):
 
 
 def test_a_3_mb_line_without_newline_is_one_line(tmp_path):
-    doc = _doc(tmp_path, b"first\n" + b"x" * (3 << 20))
+    """Kept whole under a line limit that allows it; cut to the limit (1 MiB by default) and
+    named otherwise (issue #27: a line is never gathered past the limit)."""
+    with limits.applied(limits.Limits(line_bytes=4 << 20)):
+        doc = _doc(tmp_path, b"first\n" + b"x" * (3 << 20))
     lines = doc.lines()
     assert lines.height == 2 and len(lines["text"][1]) == 3 << 20
+    doc = _doc(tmp_path, b"first\n" + b"x" * (3 << 20))
+    assert doc.lines().height == 2 and len(doc.lines()["text"][1]) == 1 << 20
+    assert [(w.code, w.line) for w in doc.warnings] == [("input.long-line", 2)]
 
 
 def test_only_regular_files_are_opened(tmp_path):

@@ -45,6 +45,8 @@ def intended_family(rel: PurePosixPath) -> str | None:
         return "nvprof"
     if rel.parent.name == "lenet5":
         return "pytorch"
+    if rel.parts[0] == "amd":
+        return "rocm"
     return None
 
 
@@ -59,9 +61,9 @@ def demo():
 
 def test_the_folder_holds_every_family_and_stays_small():
     families = {intended_family(_rel(p)) for p in DEMO_FILES}
-    assert families == {"ncu", "nsys", "nvprof", "nvidia-smi", "dcgm", "tegrastats", "pytorch"}
+    assert families == {"ncu", "nsys", "nvprof", "nvidia-smi", "dcgm", "tegrastats", "pytorch", "rocm"}
     sizes = {str(_rel(p)): p.stat().st_size for p in DEMO_FILES}
-    assert sum(sizes.values()) < 900_000, sizes
+    assert sum(sizes.values()) < 1_000_000, sizes   # the AMD folder added ~100 KB to ~875 KB
     assert max(sizes.values()) < 120_000, sizes
 
 

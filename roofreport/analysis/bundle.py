@@ -11,7 +11,8 @@ copy another (`duplicate_of`) are left out of every frame (`runsets.body_tables`
 `duplicates` for the appendix. The report computes no FLOPs, peaks, rooflines or bound classes
 of its own: every number a section shows comes from one of these frames. The settings are what
 a user may change (`AnalysisSettings`: the GPU and peaks, `gpu.GpuSettings`; kernels per run; a
-utilization window); the CLI's options and `roofreport.analyze`'s arguments both become one.
+utilization window; the model FLOPs of a training step); the CLI's options and
+`roofreport.analyze`'s arguments both become one.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from roofreport.analysis import (
     runsets,
     share,
     speedup,
+    steps,
     sweeps,
     totals,
     utilization,
@@ -53,10 +55,13 @@ class AnalysisSettings:
     gpu: gpu.GpuSettings = gpu.NO_SETTINGS   # the GPU every run ran on; a peaks file
     top: int = 10                              # kernels listed per run
     window: tuple[float, float] | None = None  # utilization window, seconds from the first sample
+    model_flops: float | None = None           # model FLOPs per training step (MFU), instead of shapes'
 
     def __post_init__(self) -> None:
         if self.top < 1:
             raise UsageError(f"top must be at least 1, not {self.top}")
+        if self.model_flops is not None and not self.model_flops > 0:
+            raise UsageError(f"model FLOPs per step must be a positive number, not {self.model_flops}")
         if self.window is not None and not 0 <= self.window[0] < self.window[1]:
             raise UsageError(f"a window needs 0 <= start < end, not {self.window}")
 
@@ -102,6 +107,9 @@ class Analysis:
     processes: pl.DataFrame          # utilization.process_memory
     api: pl.DataFrame                # api_calls.api_summary
     duplicates: pl.DataFrame         # runsets.duplicate_runs: the copies left out of the above
+    steps: pl.DataFrame              # steps.with_step_metrics: training steps with MFU, HFU, outliers
+    step_summary: pl.DataFrame       # steps.step_summary: per run, medians and the time breakdown
+    step_comparisons: pl.DataFrame   # steps.step_comparisons: runs differing in compile, batch or GPU
 
     @property
     def files(self) -> list[FileOutcome]:
@@ -119,6 +127,8 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
     tables = runsets.body_tables(source)
     if other_gpus or not _has_totals(tables["runs"]):
         tables["runs"] = totals.with_run_totals(tables, db)   # other GPUs or peaks: other bounds
+    tables["steps"] = steps.with_step_metrics(tables, db, settings.model_flops)
+    step_summary = steps.step_summary(tables["steps"])
     samples = tables["samples"]
     runs = compare.run_table(tables)
     pivot = speedup.gpu_pivot(runs)
@@ -143,6 +153,8 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         processes=utilization.process_memory(samples),
         api=api.api_summary(tables["api_calls"], top_n=15),
         duplicates=runsets.duplicate_runs(source),
+        steps=tables["steps"], step_summary=step_summary,
+        step_comparisons=steps.step_comparisons(step_summary, tables["runs"]),
     )
 
 

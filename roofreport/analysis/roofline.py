@@ -11,8 +11,10 @@ FLOP/s, the attainable roof, % of roof, ridge point and bound class.
   peak scaled to the SM clock the log ran at (ncu locks clocks to base by default); the
   datasheet peak. Compute ceilings follow the clock of the TIME source (docs/methodology.md c.1):
   ncu time -> the logged clock; trace time (nsys/nvprof, kernels at boost) -> the datasheet
-  (boost) peaks, never ncu's locked clock, which would inflate % of roof. Tensor work uses the tensor peak of its input type (TF32/BF16/FP16, by kernel
-  name). DRAM: measured, else datasheet. L2/L1 roofs exist only where the log measured them.
+  (boost) peaks, never ncu's locked clock, which would inflate % of roof. Tensor (matrix-core,
+  NVIDIA or AMD) work uses the tensor peak of its input type: the type the counters name
+  (`kernels.tensor_precision`: FP64/FP32/BF16/FP16 matrix on AMD), else TF32/BF16/FP16 by kernel
+  name. DRAM: measured, else datasheet. L2/L1 roofs exist only where the log measured them.
 * Roof: attainable = min(peak FLOP/s, DRAM bandwidth × AI_DRAM); ridge = peak / bandwidth;
   `pct_of_roof` = 100 × achieved / attainable (a percentage, like `compare.pct_of_peak`).
 * Bound: "memory" when AI_DRAM < ridge, else "compute"; "latency" when achieved is below
@@ -38,7 +40,8 @@ LATENCY_FRACTION = 0.10
 ABOVE_ROOF_TOLERANCE = 0.05
 PRECISIONS = ["fp64", "fp32", "fp16", "tensor"]
 _FLOP_COL = {p: f"flops_{p}" for p in PRECISIONS}
-_TENSOR_KIND = [("tensor_tf32", r"(?i)tf32|tensorop_s\d|_s(?:1688|16816)"), ("tensor_bf16", r"(?i)bf16")]
+TF32_NAMES = r"(?i)tf32|tensorop_s\d|_s(?:1688|16816)"   # TF32 tensor-core kernels (cuBLAS, cuDNN, CUTLASS)
+_TENSOR_KIND = [("tensor_tf32", TF32_NAMES), ("tensor_bf16", r"(?i)bf16")]
 
 COLUMNS = ["run", "gpu_model", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes", "l1_bytes",
            "time_ns", "time_source", "ai_dram", "ai_l2", "ai_l1", "achieved_flops_per_s", "peak_flops_per_s",
@@ -58,7 +61,8 @@ class Ceiling:
 
 
 _COMPUTE = [("FP64", "fp64"), ("FP32", "fp32"), ("FP16", "fp16"), ("Tensor FP16", "tensor_fp16"),
-            ("Tensor TF32", "tensor_tf32"), ("Tensor BF16", "tensor_bf16")]
+            ("Tensor TF32", "tensor_tf32"), ("Tensor BF16", "tensor_bf16"), ("Tensor FP64", "tensor_fp64"),
+            ("Tensor FP32", "tensor_fp32")]
 
 
 def ceilings(spec: gpu.GpuSpec, measured: dict | None = None) -> list[Ceiling]:
@@ -155,17 +159,26 @@ def at_time_clock(measured: dict, trace_timed: bool) -> dict:
     return {k: v for k, v in measured.items() if k not in ("sm_clock_hz", "fp64", "fp32", "fp16")}
 
 
-def _tensor_kind(names: list[str | None]) -> str:
-    """Which tensor peak a group of tensor kernels is judged by: TF32/BF16 by name, else FP16."""
+def _tensor_kind(names: list[str | None], precisions: list[str | None] | None = None,
+                 spec: gpu.GpuSpec | None = None) -> str:
+    """Which tensor (matrix-core) peak a group of tensor kernels is judged by: the input type the
+    counters name (`kernels.tensor_precision`, the most frequent; AMD's MOPS counters) when the
+    GPU has that peak, else TF32/BF16 by name, else FP16."""
+    counted = [p for p in precisions or [] if p]
+    if counted:
+        kind = f"tensor_{max(sorted(set(counted)), key=counted.count)}"
+        if kind in dict((p, lbl) for lbl, p in _COMPUTE) and (spec is None or spec.peak(kind)):
+            return kind
     for kind, pattern in _TENSOR_KIND:
         if any(n and re.search(pattern, n) for n in names):
             return kind
     return "tensor_fp16"
 
 
-def peaks_for(spec: gpu.GpuSpec | None, measured: dict, precision: str, names: list[str | None]) -> dict:
+def peaks_for(spec: gpu.GpuSpec | None, measured: dict, precision: str, names: list[str | None],
+              tensor_precisions: list[str | None] | None = None) -> dict:
     """peak FLOP/s and byte/s for one group of kernels, with where they came from."""
-    key = _tensor_kind(names) if precision == "tensor" else precision
+    key = _tensor_kind(names, tensor_precisions, spec) if precision == "tensor" else precision
     found = {c.label: c for c in ceilings(spec, measured)} if spec else {}
     label = dict((p, lbl) for lbl, p in _COMPUTE)[key]
     compute = found.get(label)
@@ -271,7 +284,7 @@ def run_roofline(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.Dat
         spec = gpus.get(run)
         timed = group.filter(pl.col("time_ns").is_not_null())["time_source"].to_list()
         measured = at_time_clock(measured_ceilings(group), trace_timed(timed))
-        peaks = peaks_for(spec, measured, precision, group["name"].to_list())
+        peaks = peaks_for(spec, measured, precision, group["name"].to_list(), group["tensor_precision"].to_list())
         base = {"run": run, "gpu_model": spec.key if spec else None, "precision": precision, **summarize(group)}
         rows.append(point(base, peaks))
     return _frame(rows, COLUMNS).sort("run", "precision")
@@ -294,10 +307,11 @@ def kernel_roofline(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.
         ceiling = _measured_one(kernel) or measured[kernel["run"]]
         ceiling = at_time_clock(ceiling, kernel["time_ns"] is not None
                                 and trace_timed([kernel["time_source"]]))
-        kind = _tensor_kind([kernel["name"]]) if kernel["precision"] == "tensor" else kernel["precision"]
+        counted = [kernel["tensor_precision"]]
+        kind = _tensor_kind([kernel["name"]], counted, spec) if kernel["precision"] == "tensor" else kernel["precision"]
         key = (kernel["run"], kind, tuple(sorted(ceiling.items())))
         if key not in cache:  # many launches share a GPU, a precision and the log's ceilings
-            cache[key] = peaks_for(spec, ceiling, kernel["precision"], [kernel["name"]])
+            cache[key] = peaks_for(spec, ceiling, kernel["precision"], [kernel["name"]], counted)
         timed = kernel["time_ns"] is not None
         base = {key: kernel.get(key) for key in ("run", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes",
                                             "l1_bytes", "time_ns", "time_source", "source_file", "launch_id",

@@ -6,18 +6,22 @@ repeated jobs of the same configuration. Kernel time must come from ONE of them,
 
     rank 1  nsys trace        (kernels.kind = launch, from an nsys file)
     rank 2  nvprof trace
-    rank 3  PyTorch trace     (Kineto's CUPTI kernel events: a timeline as nvprof's)
-    rank 4  nsys summary      (kern sum)
-    rank 5  nvprof summary    (GPU activities)
-    rank 6  PyTorch key_averages table (the same events summed, names cut at 55 characters)
-    rank 7  other launch rows (activities of kind kernel without kernel rows)
-    rank 8  ncu               (gpu__time_duration: serialised, clock-locked)
+    rank 3  rocprof trace     (ROCm kernel traces: rocprofv3 kernel_trace, rocprof-compute timestamps)
+    rank 4  PyTorch trace     (Kineto's CUPTI kernel events: a timeline as nvprof's)
+    rank 5  nsys summary      (kern sum)
+    rank 6  nvprof summary    (GPU activities)
+    rank 7  rocprof summary   (kernel stats)
+    rank 8  PyTorch key_averages table (the same events summed, names cut at 55 characters)
+    rank 9  other launch rows (activities of kind kernel without kernel rows)
+    rank 10 ncu               (gpu__time_duration: serialised, clock-locked)
+    rank 11 rocprof counters  (the dispatches of a counter collection: serialised, one per pass)
 
 Within the best rank, one file (the one with the most kernel time) stands for the run when
 several were logged (repeated jobs), so time is never double counted; memcpy/memset activities
 of that file are added when its kernel rows do not list them.
 
-`counted_kernel_times` gives each ncu-counted kernel launch the duration of the same launch in
+`counted_kernel_times` gives each counted kernel launch (ncu's, a ROCm counter collection's) the
+duration of the same launch in
 a trace of the same run: launches are aligned by their short names in order (difflib), so a
 trace that also captured kernels ncu skipped still lines up.
 """
@@ -28,14 +32,21 @@ import difflib
 
 import polars as pl
 
-_RANKS = {("nsys", "launch"): 1, ("nvprof", "launch"): 2, ("pytorch", "launch"): 3, ("nsys", "summary"): 4,
-          ("nvprof", "summary"): 5, ("pytorch", "summary"): 6, ("activities", "launch"): 7,
-          ("ncu", "launch"): 8, ("ncu", "summary"): 8}
-_LABELS = {1: "nsys trace", 2: "nvprof trace", 3: "PyTorch trace", 4: "nsys summary", 5: "nvprof summary",
-           6: "PyTorch key_averages", 7: "trace", 8: "ncu gpu__time_duration"}
-_TRACE_RANKS = (1, 2, 3, 7)      # timelines: each launch with its own duration
-_NCU_RANK = 8
-_UNKNOWN_RANK = 7
+# Counter files of a family whose files are also traces, told apart by their variant's ending.
+COUNTED_VARIANT = "(counters)"
+COUNTER_FILES = {"rocm": "rocm counters"}
+
+_RANKS = {("nsys", "launch"): 1, ("nvprof", "launch"): 2, ("rocm", "launch"): 3, ("pytorch", "launch"): 4,
+          ("nsys", "summary"): 5, ("nvprof", "summary"): 6, ("rocm", "summary"): 7, ("pytorch", "summary"): 8,
+          ("activities", "launch"): 9, ("ncu", "launch"): 10, ("ncu", "summary"): 10,
+          (COUNTER_FILES["rocm"], "launch"): 11}
+_LABELS = {1: "nsys trace", 2: "nvprof trace", 3: "rocprof trace", 4: "PyTorch trace", 5: "nsys summary",
+           6: "nvprof summary", 7: "rocprof summary", 8: "PyTorch key_averages", 9: "trace",
+           10: "ncu gpu__time_duration", 11: "rocprof counter collection"}
+_TRACE_RANKS = (1, 2, 3, 4, 9)   # timelines: each launch with its own duration
+_NCU_RANK = 10                   # the first rank of counter files (serialised launches)
+_COUNTED = ("ncu", COUNTER_FILES["rocm"])   # their launches get a trace's time when it has them
+_UNKNOWN_RANK = 9
 MIN_MATCHED = 0.9  # share of ncu launches a trace must match to give their time
 
 TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "name": pl.String,
@@ -45,11 +56,17 @@ TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "
 
 
 def file_families(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """source_file -> family ("ncu", "nsys", "nvprof", "nvidia-smi") from the files table."""
+    """source_file -> family ("ncu", "nsys", "nvprof", "nvidia-smi") from the files table; a
+    ROCm counter collection (variant "... (counters)": its dispatches were serialised to count
+    them, as ncu's launches are) is family "rocm counters"."""
     files = tables.get("files")
     if files is None or not files.height:
         return pl.DataFrame(schema={"source_file": pl.String, "family": pl.String})
-    return files.select(pl.col("path").alias("source_file"), "family").unique("source_file")
+    counted = pl.col("variant").fill_null("").str.ends_with(COUNTED_VARIANT)
+    family = pl.col("family")
+    for base, timing_family in COUNTER_FILES.items():
+        family = pl.when((pl.col("family") == base) & counted).then(pl.lit(timing_family)).otherwise(family)
+    return files.select(pl.col("path").alias("source_file"), family.alias("family")).unique("source_file")
 
 
 def _candidates(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -141,7 +158,7 @@ def _transfers(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.Data
         pl.col("duration_ns").alias("time_ns"), pl.lit(False).alias("tensor_active"), "rank")
 
 
-# -- real time for ncu-counted launches -----------------------------------------------------
+# -- real time for counted launches (ncu, rocprof counters) -----------------------------------------------------
 
 def counted_kernel_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Per kernel row: source_file, launch_id, time_ns and time_source, in this order of choice:
@@ -158,7 +175,7 @@ def counted_kernel_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
                      pl.when(pl.col("duration_ns").is_not_null())
                      .then(pl.format("{} duration", pl.col("family").fill_null("log"))).alias("time_source"))
     traces = _trace_launches(tables)
-    runs = own.filter((pl.col("family") == "ncu") & (pl.col("kind") == "launch"))["run"].unique().to_list()
+    runs = own.filter(pl.col("family").is_in(_COUNTED) & (pl.col("kind") == "launch"))["run"].unique().to_list()
     found = [_align_run(own.filter(pl.col("run") == run), traces.filter(pl.col("run") == run)) for run in runs]
     found.append(_by_name(tables, own))
     found = [f for f in found if f.height]
@@ -175,8 +192,9 @@ def _trace_launches(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
 
 
 def _align_run(own: pl.DataFrame, trace: pl.DataFrame) -> pl.DataFrame:
-    """Launch-by-launch alignment of a run's ncu rows with its best trace file."""
-    ncu = own.filter((pl.col("family") == "ncu") & (pl.col("kind") == "launch")).sort("source_file", "launch_id")
+    """Launch-by-launch alignment of a run's counted rows (ncu, rocprof counters) with its best
+    trace file."""
+    ncu = own.filter(pl.col("family").is_in(_COUNTED) & (pl.col("kind") == "launch")).sort("source_file", "launch_id")
     if not ncu.height or not trace.height:
         return pl.DataFrame()
     best_file = trace.group_by("source_file", "rank").agg(pl.len()).sort(
@@ -200,7 +218,7 @@ def _by_name(tables: dict[str, pl.DataFrame], own: pl.DataFrame) -> pl.DataFrame
     """Counted summary rows without a time of their own (nvprof metrics) get their kernel name's
     total time from the run's time source (nvprof summary or trace of the same run)."""
     rows = own.filter((pl.col("kind") == "summary") & pl.col("duration_ns").is_null()
-                      & (pl.col("family") != "ncu"))
+                      & ~pl.col("family").is_in(_COUNTED))
     if not rows.height:
         return pl.DataFrame()
     times = kernel_time_rows(tables).filter(pl.col("rank") < _NCU_RANK)

@@ -139,7 +139,8 @@ def run_point(run: str, rows: pl.DataFrame, spec: gpu.GpuSpec | None, precision:
     if precision is not None:
         sources = timed["time_source"].to_list()
         measured = roofline.at_time_clock(roofline.measured_ceilings(rows), roofline.trace_timed(sources))
-        peaks = roofline.peaks_for(spec, measured, precision, rows["name"].to_list())
+        peaks = roofline.peaks_for(spec, measured, precision, rows["name"].to_list(),
+                                   rows["tensor_precision"].to_list() if "tensor_precision" in rows.columns else None)
     point = roofline.point({**base, "flops": base["flops"] or 0.0, "timed_flops": base["timed_flops"] or 0.0}, peaks)
     bound, note = _bound(base, point, spec, precision)
     return {

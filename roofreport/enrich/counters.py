@@ -25,6 +25,18 @@ log they came from:
   peak FLOP/s = 2 × `..._op_ffma_pred_on.sum.peak_sustained` × SM clock, peak byte/s =
   `dram__bytes.sum.peak_sustained` × `dram__cycles_elapsed.avg.per_second` (same for L2, L1).
 
+AMD counters (docs/methodology.md a.3, b.2), rules keyed by GPU family like NVIDIA's:
+
+* VALU FLOPs per precision = lanes × (ADD + MUL + TRANS + 2·FMA) of `SQ_INSTS_VALU_<op>_F16/F32/F64`
+  (rocprof-compute's roofline and "FLOP counting conventions" [A1][A2]): the counters count wave
+  instructions, so × the wave's lanes: the dispatch's `wave_size` when logged, else the
+  family's (`AMD_WAVE_LANES`: 64 on GCN/CDNA, the only GPUs with these counters);
+* matrix-core (MFMA) FLOPs go to `flops_tensor` (`tensor.py`): 512 × `SQ_INSTS_VALU_MFMA_MOPS_*`;
+* HBM bytes: rocprof-compute's formulas from the L2-to-fabric requests (`TCC_EA_RDREQ*`,
+  `TCC_EA_WRREQ*`; MI300's `TCC_EA0_*` with `TCC_BUBBLE`, 128-byte reads) [A1], else rocprof's
+  own `FETCH_SIZE` + `WRITE_SIZE` (held in bytes by the reader) [A3]; L2 = 64 × the L1-to-L2
+  requests, L1 = 64 × `TCP_TOTAL_CACHE_ACCESSES_sum` [A1].
+
 Summary rows (per-kernel summaries) carry averages: totals are average × invocations.
 """
 
@@ -70,13 +82,42 @@ _BYTE_RULES = {
         [(32, "gld_transactions"), (32, "gst_transactions")],
     ],
 }
+# AMD (docs/methodology.md b.2): HBM traffic from the L2's requests to the fabric (EA), 32- and
+# 64-byte requests weighed by size, in rocprof-compute's roofline [A1]: MI300 (`TCC_EA0_*`, 128-byte
+# reads counted by `TCC_BUBBLE`), MI100/MI200 (`TCC_EA_*`); then rocprof's FETCH_SIZE + WRITE_SIZE
+# (its own formula per target [A3]); last MI300's requests without TCC_BUBBLE (rocprofiler-sdk's
+# FETCH_SIZE formula for gfx942: 128-byte reads counted as 64, a lower bound).
+_AMD_DRAM = [
+    [(64, "TCC_EA0_RDREQ_sum"), (64, "TCC_BUBBLE_sum"), (-32, "TCC_EA0_RDREQ_32B_sum"),
+     (32, "TCC_EA0_WRREQ_sum"), (32, "TCC_EA0_WRREQ_64B_sum")],
+    [(64, "TCC_EA_RDREQ_sum"), (-32, "TCC_EA_RDREQ_32B_sum"), (32, "TCC_EA_WRREQ_sum"), (32, "TCC_EA_WRREQ_64B_sum")],
+    [(1, "FETCH_SIZE"), (1, "WRITE_SIZE")],
+    [(64, "TCC_EA0_RDREQ_sum"), (-32, "TCC_EA0_RDREQ_32B_sum"), (32, "TCC_EA0_WRREQ_sum"), (32, "TCC_EA0_WRREQ_64B_sum")],
+]
+_BYTE_RULES["dram_bytes"] += _AMD_DRAM
+_BYTE_RULES["l2_bytes"].append([(64, "TCP_TCC_READ_REQ_sum"), (64, "TCP_TCC_WRITE_REQ_sum"),
+                                (64, "TCP_TCC_ATOMIC_WITH_RET_REQ_sum"), (64, "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum")])
+_BYTE_RULES["l1_bytes"].append([(64, "TCP_TOTAL_CACHE_ACCESSES_sum")])
+
+# AMD VALU FLOPs (docs/methodology.md a.3): column -> the precision suffix of SQ_INSTS_VALU_<op>_<p>,
+# and each op's weight (AMD's convention: add, mul, transcendental 1; FMA 2) [A2].
+_AMD_VALU = {"flops_fp64": "F64", "flops_fp32": "F32", "flops_fp16": "F16"}
+_AMD_VALU_OPS = [(1, "ADD"), (1, "MUL"), (1, "TRANS"), (2, "FMA")]
+# Work-items per wave by GPU family: the VALU counters count wave instructions. GCN and CDNA run
+# wave64 only; a dispatch's own `wave_size` wins where the log has it.
+AMD_WAVE_LANES = {"gcn5": 64, "cdna1": 64, "cdna2": 64, "cdna3": 64, "cdna4": 64}
+_DEFAULT_LANES = 64
+_WAVE_SIZE = "wave_size"   # a dispatch's wave size, as the ROCm reader names it in `metrics`
+
 # Alternatives that only hold from Maxwell on (Kepler's transactions are not 32-byte sectors).
 _NOT_ON_KEPLER = {("l1_bytes", 2)}
 # DRAM byte rates (byte/s) that, times the kernel's duration, give its DRAM bytes when no count was logged.
 _DRAM_RATES = [["dram__bytes.sum.per_second"], ["dram__bytes_read.sum.per_second", "dram__bytes_write.sum.per_second"]]
 # The kernel columns whose rules depend on the GPU family (tensor FLOPs, HFMA2.MMA moves,
-# Kepler transactions; flops_complete follows flops_tensor): worked out again when it changes.
-FAMILY_COLUMNS = ["flops_fp16", "flops_tensor", "l1_bytes", "tensor_active", "flops_complete"]
+# Kepler transactions, AMD's lanes per wave; flops_complete follows flops_tensor): worked out
+# again when it changes.
+FAMILY_COLUMNS = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor", "l1_bytes", "tensor_active",
+                  "flops_complete"]
 
 _DURATION = ["gpu__time_duration.sum", "gpu__time_duration", "Duration"]
 _SM_CLOCK = ["sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second", "SM Frequency"]
@@ -96,6 +137,10 @@ _PEAKS = {
 _SOL_ONLY = {"Duration", "SM Frequency", "DRAM Frequency"}
 
 
+def _amd_valu(precision: str, op: str) -> str:
+    return f"SQ_INSTS_VALU_{op}_{precision}"
+
+
 def _flop_names() -> set[str]:
     names = set(_NVPROF_FLOPS.values())
     for terms in _FLOP_TERMS.values():
@@ -108,7 +153,8 @@ def _flop_names() -> set[str]:
 
 def counter_names() -> set[str]:
     """Every counter name this module reads (tensor counters are matched by pattern instead)."""
-    names = _flop_names() | set(_DURATION) | set(_SM_CLOCK) | set(_SM_CYCLES)
+    names = _flop_names() | set(_DURATION) | set(_SM_CLOCK) | set(_SM_CYCLES) | {_WAVE_SIZE}
+    names.update(_amd_valu(precision, op) for precision in _AMD_VALU.values() for _, op in _AMD_VALU_OPS)
     names.update(name for rates in _DRAM_RATES for name in rates)
     for alternatives in _BYTE_RULES.values():
         for alt in alternatives:
@@ -238,7 +284,19 @@ def _flops(column: str, terms: list[tuple[int, str]]) -> pl.Expr:
     present = pl.any_horizontal([op(name).is_not_null() for _, name in terms])
     total = pl.sum_horizontal([op(name).fill_null(0) * w for w, name in terms])
     ncu = pl.when(present).then(total)
-    return pl.coalesce(ncu, _flops_from_rates(terms), pl.col(_NVPROF_FLOPS[column])).alias(column)
+    return pl.coalesce(ncu, _flops_from_rates(terms), pl.col(_NVPROF_FLOPS[column]),
+                       _amd_valu_flops(_AMD_VALU[column])).alias(column)
+
+
+def _amd_valu_flops(precision: str) -> pl.Expr:
+    """docs/methodology.md a.3 [A1][A2]: lanes × (ADD + MUL + TRANS + 2·FMA) of one precision's VALU
+    wave instructions; lanes = the dispatch's wave size, else its GPU family's."""
+    counters = [(weight, pl.col(_amd_valu(precision, op))) for weight, op in _AMD_VALU_OPS]
+    present = pl.any_horizontal([c.is_not_null() for _, c in counters])
+    per_wave = pl.sum_horizontal([c.fill_null(0) * weight for weight, c in counters])
+    lanes = pl.coalesce(pl.col(_WAVE_SIZE), pl.col("__family").replace_strict(
+        AMD_WAVE_LANES, default=None, return_dtype=pl.Float64), pl.lit(float(_DEFAULT_LANES)))
+    return pl.when(present).then(per_wave * lanes)
 
 
 def _flops_from_rates(terms: list[tuple[int, str]]) -> pl.Expr:
@@ -291,7 +349,7 @@ def fill_kernel_counters(kernels: pl.DataFrame, metrics: pl.DataFrame,
     cols = [c for c in counters.columns if c not in KEYS and c in kernels.columns]
     joined = kernels.join(counters.select(*KEYS, *cols), on=KEYS, how="left", suffix="_counted")
     per_row = pl.when(pl.col("kind") == "summary").then(pl.col("count").cast(pl.Float64)).otherwise(1.0)
-    rates = {"sm_clock_hz", "tensor_active", "dram_bytes_derived", *_PEAKS}  # not scaled by invocations
+    rates = {"sm_clock_hz", "tensor_active", "tensor_precision", "dram_bytes_derived", *_PEAKS}  # not scaled by invocations
     return joined.with_columns(
         [pl.coalesce(pl.col(c), pl.col(f"{c}_counted") if c in rates else pl.col(f"{c}_counted") * per_row)
          .alias(c) for c in cols]

@@ -2,7 +2,8 @@
 
 `void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)` -> `at::native::vectorized_elementwise_kernel`.
 Mangled names (`_ZN2at6native18elementwise_kernel...`, as nvprof and nsys SQLite store them) are
-reduced to their nested name; nvprof's trailing correlation id (` [105]`) is dropped.
+reduced to their nested name; nvprof's trailing correlation id (` [105]`) and ROCm's code-object suffix (` [clone .kd]`) are
+dropped.
 Names are computed once per distinct name (there are few), then joined back.
 
 The training phase a name tells (forward, backward, optimizer: `phase_of`) lives here too: it is
@@ -19,6 +20,8 @@ import polars as pl
 from roofreport.tables.frames import per_distinct
 
 _CORR_ID = re.compile(r" \[\d+\]$")
+# ROCm's code-object suffix: rocprof `kernel(...) [clone .kd]`, rocprof-compute `(.kd)`, `.kd`.
+_CODE_OBJECT = re.compile(r"\s*(?:\[clone \.kd\]|\(\.kd\)|\.kd)$")
 _ANON = re.compile(r"\((?:anonymous namespace)\)::|<unnamed>::|unnamed>::|_GLOBAL__N__\w+::")
 _LAMBDA = re.compile(r"\{lambda\([^()]*\)#\d+\}|\[lambda\([^()]*\) \(instance \d+\)\]")
 
@@ -27,7 +30,7 @@ _LAMBDA = re.compile(r"\{lambda\([^()]*\)#\d+\}|\[lambda\([^()]*\) \(instance \d
 def short_name(name: str | None) -> str | None:
     if name is None:
         return None
-    text = _CORR_ID.sub("", name.strip())
+    text = _CODE_OBJECT.sub("", _CORR_ID.sub("", name.strip()))
     if text.startswith("["):  # [CUDA memcpy HtoD], [CUDA memset]
         return text
     if text.startswith("_Z"):

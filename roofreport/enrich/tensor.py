@@ -20,6 +20,17 @@ a.2). Per kernel, in this order:
 `tensor_active` is true when any tensor pipe/instruction/op counter or nvprof
 `tensor_precision_fu_utilization` level is above zero; `names_look_tensor` recognises tensor-core
 kernels by name (cuBLAS/cuDNN/CUTLASS naming) for logs without such counters.
+
+"Tensor" means matrix-core work on both vendors. AMD's matrix cores (MFMA, CDNA) fit the same
+steps (docs/methodology.md a.3): `SQ_INSTS_VALU_MFMA_MOPS_F16/BF16/F32/F64` count matrix
+operations in units of 512 [A4], so 512 × MOPS is an op-path count (step 1; `I8` counts integer
+ops, no FLOPs: only evidence that the cores ran); rocprofv3's derived `MfmaFlops` (already
+FLOPs) stands in when no MOPS counter was logged; MFMA instruction counts
+(`SQ_INSTS_VALU_MFMA_<type>`, `SQ_INSTS_MFMA`) are the instruction evidence of step 4 (MI100
+has only these: its matrix FLOPs stay unknown). `tensor_precision` names the input type of a
+kernel's largest matrix work where the counters say it (AMD MOPS per type), so the roofline
+judges it against that type's matrix peak (an FP64 DGEMM on an MI250X against 47.9 TFLOP/s,
+never the FP16 383).
 """
 
 from __future__ import annotations
@@ -38,6 +49,13 @@ _ACTIVITY = re.compile(r"pipe_tensor|ops_path_tensor|tensor_precision_fu_utiliza
                        r"tensor_int_fu_utilization|tensor_pipe_active_cycles")
 _HFMA = re.compile(r"^sm(?:sp)?__sass_thread_inst_executed_op_hfma_pred_on\.sum$")
 _LEVEL = r"\((\d+)\)"  # nvprof utilization levels: `Idle (0)`, `Low (1)`
+# AMD matrix cores (docs/methodology.md a.3): MOPS counters per input type, in units of 512 ops [A4].
+AMD_MOPS_FLOPS = 512.0
+AMD_MOPS_PRECISION = {f"SQ_INSTS_VALU_MFMA_MOPS_{t}": p for t, p in
+                      (("F16", "fp16"), ("BF16", "bf16"), ("F32", "fp32"), ("F64", "fp64"))}
+_AMD_DERIVED = {"MfmaFlops"}   # rocprofv3: (MOPS_F16 + BF16 + F32 + F64) x 512, in FLOPs
+_AMD_INST = re.compile(r"^SQ_INSTS_(?:VALU_MFMA_(?:I8|F16|BF16|F32|F64)|MFMA)$")
+_AMD_ACTIVITY = re.compile(r"^SQ_(?:VALU_MFMA_BUSY_CYCLES|INSTS_VALU_MFMA_MOPS_I8)$")
 
 # Warp-level MMA shapes named in kernel names -> (M, N, K).
 SHAPES = {"884": (8, 8, 4), "1684": (16, 8, 4), "1688": (16, 8, 8), "16816": (16, 8, 16),
@@ -79,7 +97,15 @@ def _classify(names: list[str]) -> dict[str, str]:
     """metric name -> role (ops, ops_opcode, inst, inst_opcode, activity)."""
     roles = {}
     for name in names:
-        if _OPS_GENERIC.match(name):
+        if name in AMD_MOPS_PRECISION:
+            roles[name] = "ops"
+        elif name in _AMD_DERIVED:
+            roles[name] = "ops_opcode"
+        elif _AMD_INST.match(name):
+            roles[name] = "inst_opcode"
+        elif _AMD_ACTIVITY.match(name):
+            roles[name] = "activity"
+        elif _OPS_GENERIC.match(name):
             roles[name] = "ops"
         elif _OPS_OPCODE.match(name):
             roles[name] = "ops_opcode"
@@ -111,12 +137,14 @@ def tensor_counters(metrics: pl.DataFrame, families: dict[str, str] | None = Non
     roles = _classify(metrics["metric"].unique().drop_nulls().to_list()) if metrics.height else {}
     if not any(r != "hfma" for r in roles.values()):
         return pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64, "flops_tensor": pl.Float64,
-                                    "tensor_active": pl.Boolean, "hfma_moves": pl.Float64})
+                                    "tensor_active": pl.Boolean, "hfma_moves": pl.Float64,
+                                    "tensor_precision": pl.String})
     role_df = pl.DataFrame({"metric": list(roles), "role": list(roles.values())})
     rows = metrics.filter(pl.col("metric").is_in(list(roles))).join(role_df, on="metric")
     value = pl.coalesce(pl.col("value"),
                         pl.col("value_text").str.extract(_LEVEL, 1).cast(pl.Float64, strict=False))
-    rows = rows.with_columns(value=value)
+    mops = pl.col("metric").is_in(list(AMD_MOPS_PRECISION))
+    rows = rows.with_columns(value=pl.when(mops).then(value * AMD_MOPS_FLOPS).otherwise(value))
     counts = rows.filter(pl.col("stat").is_null() | (pl.col("stat") == "avg"))
     per_kernel = rows.filter(pl.col("role") != "hfma").group_by(KEYS).agg(
         pl.col("kernel_name").drop_nulls().first().alias("kernel_name"),
@@ -126,7 +154,14 @@ def tensor_counters(metrics: pl.DataFrame, families: dict[str, str] | None = Non
         per_kernel = per_kernel.join(summed, on=KEYS, how="left")
     for role in ("ops", "ops_opcode"):
         per_kernel = per_kernel.join(_ops_sum(counts, role), on=KEYS, how="left")
-    return _tensor_flops(per_kernel, families)
+    return _tensor_flops(per_kernel, families).join(_precisions(counts), on=KEYS, how="left")
+
+
+def _precisions(counts: pl.DataFrame) -> pl.DataFrame:
+    """Per kernel, the input type of its largest matrix work where the counters name it."""
+    typed = counts.filter(pl.col("metric").is_in(list(AMD_MOPS_PRECISION)) & (pl.col("value") > 0))
+    return typed.with_columns(precision=pl.col("metric").replace_strict(AMD_MOPS_PRECISION)).group_by(KEYS).agg(
+        pl.col("precision").sort_by("value", descending=True).first().alias("tensor_precision"))
 
 
 def _mma_instructions(family: pl.Expr) -> pl.Expr:

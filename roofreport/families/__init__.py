@@ -12,7 +12,7 @@ on its first call. Parsing one nsys CSV then loads no ncu, nvprof or nvidia-smi 
 
 from __future__ import annotations
 
-from roofreport.families import dcgm, ncu, nsys, nvprof, pytorch, smi, tegrastats
+from roofreport.families import dcgm, ncu, nsys, nvprof, pytorch, rocm, smi, tegrastats
 from roofreport.families.spec import DeferredReader, FormatSpec, ParseResult, RunHints
 
 # Order matters: the first spec whose sniff answers wins. Binary containers first, then the
@@ -28,6 +28,7 @@ REGISTRY: list[FormatSpec] = [
     *pytorch.SPECS,
     *dcgm.SPECS,
     *tegrastats.SPECS,
+    *rocm.SPECS,
     *smi.SPECS,     # last: it sniffs what no other family claimed
 ]
 

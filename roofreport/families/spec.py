@@ -7,6 +7,7 @@ that looks at a bounded head and a `parse` that reads the whole file into shared
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -86,6 +87,35 @@ class ParseResult:
     def rows(self) -> dict[str, int]:
         return {name: df.height for name, df in self.tables.items() if df.height}
 
+    def shift_lines(self, skipped: int, display: str) -> None:
+        """Line numbers of a part read from a longer file made the file's own: `skipped` lines
+        came before the part's line 1 (rows, warnings and the lines their messages name, the
+        error, sessions). Readers number the lines of what they read; this is done once here."""
+        self.tables = {name: frame.with_columns(pl.col("source_line") + skipped)
+                       if "source_line" in frame.columns else frame
+                       for name, frame in self.tables.items()}
+        self.warnings = [LogWarning(w.code, _shifted_refs(w.message, skipped, display),
+                                    w.line + skipped if w.line is not None else None, path=w.path)
+                         for w in self.warnings]
+        if self.error is not None:
+            if self.error.line is not None:
+                self.error.line += skipped
+            self.error.message = _shifted_refs(self.error.message, skipped, display)
+            self.error.args = (self.error.describe(),)
+        self.sessions = [Session(s.first_line + skipped, s.hints) for s in self.sessions]
+
+
+# The forms readers name lines in messages: `path:12:3:`, `line 12`, `lines 12-14`.
+_LINE_REFS = re.compile(r"\b(lines? )(\d+)(?:-(\d+))?")
+
+
+def _shifted_refs(message: str, skipped: int, display: str) -> str:
+    def moved(number: str) -> str:
+        return str(int(number) + skipped)
+
+    message = re.sub(re.escape(display) + r":(\d+)", lambda m: f"{display}:{moved(m[1])}", message)
+    return _LINE_REFS.sub(lambda m: m[1] + moved(m[2]) + (f"-{moved(m[3])}" if m[3] else ""), message)
+
 
 @dataclass(frozen=True)
 class FormatSpec:
@@ -95,6 +125,10 @@ class FormatSpec:
     only look at `head` (bounded) and never raise. `parse(doc, variant)` reads the whole file.
     `binary=True` specs receive the path instead of a decoded document (SQLite exports).
     `reads_json=True` specs read JSON documents: a `.json` file is offered to them only.
+    `marks` are literal texts that the first lines of this kind of output hold (a tool's
+    banner, a report's title or header): a long text file that no spec claims from its head
+    (a batch job's log) is scanned for them, and its part from a marked line on is offered to
+    the specs (`pipeline/sniff.py`). A spec without marks is found at a file's head only.
     """
 
     family: str
@@ -103,6 +137,7 @@ class FormatSpec:
     parse: Callable[[Document, str], ParseResult]
     binary: bool = False
     reads_json: bool = False
+    marks: tuple[str, ...] = ()
 
 
 class DeferredReader:

@@ -60,6 +60,16 @@ class Evidence:
     kernel_hint: str | None = None          # the compute capability kernel names need at least
     neighbours: tuple[str, ...] = ()        # device names other logs of the same folder give
 
+    def __post_init__(self) -> None:
+        """Names as the resolver reads them, however the evidence was made: cells that say
+        nothing (a bare index `0`) left out, an LLVM target where a name stands (rocprof's
+        agent `gfx90a:sramecc+`) taken as the compute capability it is."""
+        names = _said([self.names])
+        targets = [name for name in names if naming.LLVM_TARGET.fullmatch(name)]
+        cc = self.compute_capability or (targets[0].strip().split(":")[0] if targets else None)
+        object.__setattr__(self, "names", tuple(name for name in names if name not in targets))
+        object.__setattr__(self, "compute_capability", normal_cc(cc))
+
     @classmethod
     def combined(cls, parts) -> Evidence:
         """Several files' (or units') evidence as one: lists joined in order, the first compute
@@ -68,7 +78,7 @@ class Evidence:
         hints = [p.kernel_hint for p in parts if p.kernel_hint]
         return cls(
             user=next((p.user for p in parts if p.user), None),
-            names=_said(p.names for p in parts),
+            names=_joined(p.names for p in parts),
             compute_capability=next((p.compute_capability for p in parts if p.compute_capability), None),
             sm_count=next((p.sm_count for p in parts if p.sm_count), None),
             path_tokens=_joined(p.path_tokens for p in parts),
@@ -77,11 +87,10 @@ class Evidence:
 
     @classmethod
     def of_names(cls, logged, kernel_names=(), cc: str | None = None, sm_count: int | None = None) -> Evidence:
-        """A file's evidence: its device names (cells that say nothing left out), compute
-        capability, SM count and the hint its kernel names give."""
-        return cls(names=_said([logged]),
-                   compute_capability=normal_cc(cc), sm_count=int(sm_count) if sm_count else None,
-                   kernel_hint=kernel_hint(kernel_names))
+        """A file's evidence: its device names, compute capability, SM count and the hint its
+        kernel names give."""
+        return cls(names=tuple(name for name in logged if name), compute_capability=cc,
+                   sm_count=int(sm_count) if sm_count else None, kernel_hint=kernel_hint(kernel_names))
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -37,6 +37,9 @@ CUT_MARK = re.compile(r"(?:\.\.\.|\u2026)\s*$")        # nvidia-smi's `GeForce R
 SHORTEST_CUT = 15   # nvprof's trace keeps 15 characters of a name, ncu's raw page 18, nvidia-smi 15 + `...`
 _BARE_MODEL = re.compile(r"[a-z]{1,2}\d{1,4}[a-z]?")  # `a2`, `l4`, `h200`: GPU only after `NVIDIA `
 _BARE_INDEX = re.compile(r"\s*\d+\s*")                # a device column holding only `0`
+# An AMD LLVM target where a device name stands (rocprof's agent `Name`, rocprof-compute's
+# `gpu_arch`): a compute capability, not a name.
+LLVM_TARGET = re.compile(r"\s*gfx[0-9a-f]{3,4}(?::\S*)?\s*", re.IGNORECASE)
 # Words that, after a GPU's name, name another product (`RTX 3070 Ti`, `RTX 4090 D`, `with Max-Q
 # Design`) or another variant of the same one (`Laptop GPU`, `MIG 1g.5gb`, `H200 NVL`, `T1000 8GB`).
 _OTHER_PRODUCT = r"ti|super|oem|embedded|with|max|[a-z]"

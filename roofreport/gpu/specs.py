@@ -12,6 +12,13 @@ the row:
   `v100/` gets), `cc` when it is the default of its compute capability (what a log that gives
   only `CC 7.0` gets), or both (`product|cc`). A compute capability is NVIDIA's `7.0` or an AMD
   LLVM target (`gfx90a`) alike: the `compute_capability` column holds either.
+
+NVIDIA and AMD GPUs share the columns. "tensor" means matrix-core work on both vendors: NVIDIA's
+tensor cores and AMD's MFMA matrix cores (`*_tensor_*` columns: the matrix peak per input type;
+`fp64_tensor`/`fp32_tensor` are the FP64/FP32 matrix peaks, AMD CDNA2+ and NVIDIA's DMMA). An AMD
+row's `compute_capability` is its LLVM target (`gfx90a`, `gfx942`), `sm_count` its compute units,
+and its `arch` starts with the architecture (`CDNA3 ...`), whose first word, lower-cased, is the
+family (`cdna3`), as `Hopper GH100` gives `hopper`.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ _PEAK_COLUMNS = {
     "fp64_tflops": ("fp64", 1e12), "fp32_tflops": ("fp32", 1e12), "fp16_tflops": ("fp16", 1e12),
     "tf32_tensor_tflops": ("tf32_tensor", 1e12), "fp16_tensor_tflops": ("fp16_tensor", 1e12),
     "bf16_tensor_tflops": ("bf16_tensor", 1e12), "int8_tensor_tops": ("int8_tensor", 1e12),
+    "fp64_tensor_tflops": ("fp64_tensor", 1e12), "fp32_tensor_tflops": ("fp32_tensor", 1e12),
     "dram_gbps": ("dram_bw", 1e9), "dram_gib": ("dram_capacity", 2.0**30), "l2_mib": ("l2_capacity", 2.0**20),
 }
 _NUMBER_COLUMNS = {"sm_count": "sm_count", "boost_clock_mhz": "boost_clock_mhz", "base_clock_mhz": "base_clock_mhz"}
@@ -36,7 +44,7 @@ _TEXT_COLUMNS = {"arch": "arch", "compute_capability": "compute_capability", "so
 PRECISIONS = {
     "fp64": "fp64", "fp32": "fp32", "fp16": "fp16",
     "tensor_fp16": "fp16_tensor", "tensor_tf32": "tf32_tensor", "tensor_bf16": "bf16_tensor",
-    "tensor_int8": "int8_tensor",
+    "tensor_int8": "int8_tensor", "tensor_fp64": "fp64_tensor", "tensor_fp32": "fp32_tensor",
 }
 DEFAULT_KINDS = ("product", "cc")   # what a row may be the default of (`default_for`)
 
@@ -67,6 +75,8 @@ class GpuSpec:
     fp16_tensor: float | None = None
     bf16_tensor: float | None = None
     int8_tensor: float | None = None
+    fp64_tensor: float | None = None
+    fp32_tensor: float | None = None
     dram_bw: float | None = None
     dram_capacity: float | None = None
     l2_capacity: float | None = None
@@ -75,7 +85,8 @@ class GpuSpec:
     confidence: str = ""
 
     def peak(self, precision: str) -> float | None:
-        """Peak FLOP/s for fp64, fp32, fp16, tensor_fp16, tensor_tf32, tensor_bf16 (tensor_int8: OP/s)."""
+        """Peak FLOP/s for fp64, fp32, fp16, tensor_fp16, tensor_tf32, tensor_bf16, tensor_fp64,
+        tensor_fp32 (tensor_int8: OP/s)."""
         if precision not in PRECISIONS:
             raise UsageError(f"unknown precision {precision!r} (known: {', '.join(PRECISIONS)})")
         return getattr(self, PRECISIONS[precision])

@@ -149,17 +149,22 @@ def _cut_short(plan: runs_mod.Plan, facts: list[FileFacts]) -> dict[str, str]:
 
 
 def outcomes(facts: list[FileFacts], plan: runs_mod.Plan) -> list[FileOutcome]:
-    return [outcome(fact, plan.label_of(i) if fact.parsed else None) for i, fact in enumerate(facts)]
+    out = []
+    for index, fact in enumerate(facts):
+        found = plan.gpu_of(index) if fact.parsed else None
+        out.append(outcome(fact, plan.label_of(index) if fact.parsed else None, found.family if found else None))
+    return out
 
 
-def outcome(fact: FileFacts, run: str | None) -> FileOutcome:
-    """The file's outcome (`run`: its run(s) as the `files` table shows them)."""
+def outcome(fact: FileFacts, run: str | None, gpu_family: str | None = None) -> FileOutcome:
+    """The file's outcome (`run`: its run(s) as the `files` table shows them; `gpu_family`: the
+    family of its (first) run's GPU)."""
     return FileOutcome(
         path=fact.display, family=fact.family, variant=fact.variant, status=fact.status,
         rows=dict(fact.rows), warnings=list(fact.warnings),
         error=fact.error if fact.parsed or fact.error else fact.skip_reason,
         tool_version=fact.tool_version, run=run, encoding=fact.encoding, size_bytes=fact.size,
-        excluded=fact.excluded)
+        excluded=fact.excluded, gpu_family=gpu_family)
 
 
 def files_table(outcomes: list[FileOutcome]) -> pl.DataFrame:
@@ -167,7 +172,7 @@ def files_table(outcomes: list[FileOutcome]) -> pl.DataFrame:
         return schema.empty("files")
     return schema.conform("files", pl.DataFrame([{
         "path": o.path, "family": o.family, "variant": o.variant, "status": o.status,
-        "run": o.run, "tool_version": o.tool_version, "encoding": o.encoding,
+        "run": o.run, "gpu_family": o.gpu_family, "tool_version": o.tool_version, "encoding": o.encoding,
         "size_bytes": o.size_bytes, "rows": json.dumps(o.rows, sort_keys=True),
         "warnings": len(o.warnings), "error": o.error,
     } for o in outcomes], infer_schema_length=None))

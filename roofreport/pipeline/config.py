@@ -11,6 +11,12 @@ A folder's `roofreport.toml` may hold:
     batch_size = 64             #   experiment, precision, workers, optimizer, ... any other
     draft_bits = 4              #   key is a parameter of the run
 
+    [limits]                    # optional: lower what one input may cost (never raise it:
+    max_unpacked = "1G"         #   the toml travels with the untrusted logs); see
+    max_unpacked_ratio = 20     #   roofreport/families/common/limits.py
+    max_line = "256K"
+    max_memory = "4G"
+
 Globs use fnmatch (`*` also crosses `/`). A pattern excludes a file when it matches the file's
 path, its name, or one of the folders it lies in (`_deleted_in_history` leaves out the folder).
 The toml found in an input folder applies to everything under it; one beside a file applies too.
@@ -24,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from roofreport.errors import UsageError
+from roofreport.families.common.limits import Limits
 
 CONFIG_NAME = "roofreport.toml"
 
@@ -41,6 +48,7 @@ class RunTable:
 class FolderConfig:
     runs: tuple[RunTable, ...] = ()
     exclude: tuple[str, ...] = ()
+    limits: Limits | None = None   # the `[limits]` table: what it lowers
 
 
 @lru_cache(maxsize=1024)
@@ -64,7 +72,21 @@ def load(folder: Path) -> FolderConfig:
         match = str(table.pop("match", "*"))
         name = table.pop("name", None)
         tables.append(RunTable(match=match, name=str(name) if name is not None else None, facts=table))
-    return FolderConfig(runs=tuple(tables), exclude=tuple(str(glob) for glob in exclude))
+    limits = data.get("limits")
+    if limits is not None and not isinstance(limits, dict):
+        raise UsageError(f"{path}: [limits] must be a table")
+    return FolderConfig(runs=tuple(tables), exclude=tuple(str(glob) for glob in exclude),
+                        limits=Limits.from_table(limits, str(path)) if limits else None)
+
+
+def file_limits(limits: Limits, path: Path, root: Path) -> Limits:
+    """The limits reading `path` (found under `root`) works within: `limits`, lowered by the
+    `[limits]` of the roofreport.toml files that apply to it (never raised)."""
+    for folder in folders_for(path, root):
+        lower = load(folder).limits
+        if lower is not None:
+            limits = limits.lowered(lower)
+    return limits
 
 
 def folders_for(path: Path, root: Path) -> list[Path]:

@@ -38,13 +38,14 @@ class FileOutcome:
     encoding: str | None = None
     size_bytes: int = 0
     excluded: bool = False           # left out by an exclude glob (--exclude, roofreport.toml)
+    gpu_family: str | None = None    # the family of its run's GPU (volta, hopper, cdna3...)
 
     def as_json(self) -> dict:
         return {
             "path": self.path, "family": self.family, "variant": self.variant,
             "status": self.status, "rows": self.rows,
             "warnings": [w.as_dict() for w in self.warnings], "error": self.error,
-            "run": self.run, "tool_version": self.tool_version,
+            "run": self.run, "gpu_family": self.gpu_family, "tool_version": self.tool_version,
         }
 
     @property
@@ -106,6 +107,11 @@ class Dataset:
     def regions(self) -> pl.DataFrame:
         """NVTX ranges, profiler ranges and training phases with their times."""
         return self._table("regions")
+
+    @property
+    def steps(self) -> pl.DataFrame:
+        """Training steps of PyTorch traces: FLOPs, MFU, HFU and where each step's time went."""
+        return self._table("steps")
 
     @property
     def runs(self) -> pl.DataFrame:

@@ -60,15 +60,17 @@ class InProcess:
         pass
 
 
-def choose(executor: str | None, jobs: int | None, tasks: int, total_bytes: int = 0) -> Executor:
+def choose(executor: str | None, jobs: int | None, tasks: int, total_bytes: int = 0,
+           isolated: bool = False) -> Executor:
     """The executor for `tasks` files of `total_bytes`: `executor` is None or "local" (the
     local pool, or this process for a few small files, one file, or `jobs=1`), "dask" (the
-    cluster at DASK_SCHEDULER_ADDRESS when set, else a local cluster) or "dask://HOST:PORT"."""
+    cluster at DASK_SCHEDULER_ADDRESS when set, else a local cluster) or "dask://HOST:PORT".
+    `isolated`: never this process (a worker's memory is limited: `--max-memory`)."""
     name = (executor or LOCAL).strip()
     if name == LOCAL:
         workers = jobs if jobs is not None else min(os.cpu_count() or 1, DEFAULT_MAX_WORKERS)
         serial = tasks * SECONDS_PER_FILE + total_bytes / BYTES_PER_SECOND
-        if workers <= 1 or tasks < 2 or serial < PARALLEL_MIN_SECONDS:
+        if not isolated and (workers <= 1 or tasks < 2 or serial < PARALLEL_MIN_SECONDS):
             return InProcess()
         from roofreport.pipeline.workers import LocalPool  # only when used: start-up cost
 

@@ -74,8 +74,9 @@ def _patterns() -> dict[str, re.Pattern]:
         # spans
         # GPU tokens: the one token table's (gpu/names.py), words parted by `_`, `-` or blanks
         "gpu": re.compile(
-            before + f"({gpu.token_alternatives(_SEPARATOR)})" + r"(?:x(?P<count>\d{1,2}))?" + after
-            + gpu.not_another_gpu(_SEPARATOR), re.I),
+            before + f"({gpu.token_alternatives(_SEPARATOR)})" + r"(?:x(?P<count>\d{1,2}))?"
+            # rocprof-compute names a workload's folder by the GPU and its stepping: `MI300X_A1`
+            + r"(?:[_-]a[01](?![A-Za-z0-9]))?" + after + gpu.not_another_gpu(_SEPARATOR), re.I),
         "model": re.compile(
             before + r"(resnet\d+|resnext\d+[a-z0-9]*|wide_resnet\d+|alexnet|alex|vgg\d+(?:_bn)?|densenet\d*|"
             r"squeezenet[\d_]*|inception(?:_?v\d)?|googlenet|mobilenet(?:_?v\d)?|shufflenet[a-z0-9]*|"
@@ -99,18 +100,24 @@ def _patterns() -> dict[str, re.Pattern]:
         "marker": re.compile(
             before + r"(_?deleted_in_history|deleted|history|backups?|bak|prev|previous|old|copy|orig)" + after, re.I),
         "tool": re.compile(
-            before + r"(cuda_gpu_trace|cuda_gpu_kern_sum|cuda_api_sum|cuda_gpu_mem_time_sum|nvtx_kern_sum|"
+            # ROCm report names first: `memory_copy_trace` is no copy, `hip_api_stats` no parameter
+            before + r"((?:kernel|memory_copy|hip_api|hsa_api|marker_api|rccl_api|scratch_memory|"
+            r"memory_allocation|hcc_ops|async_copy|roctx)_(?:trace|stats)|counter_collection(?:_stats)?|"
+            r"agent_info|domain_stats|(?:hip_|hsa_|copy_|ops_)stats|pmc_perf|pmc_kernel_top|pmc_dispatch_info|"
+            r"sysinfo|roofline|timestamps|SQ_[A-Z0-9_]+|rocprof(?:v[23])?|rocprof[_-]compute|omniperf|"
+            r"rocm[_-]smi|amd[_-]smi|"
+            r"cuda_gpu_trace|cuda_gpu_kern_sum|cuda_api_sum|cuda_gpu_mem_time_sum|nvtx_kern_sum|"
             r"nvtx_sum|gputrace|apitrace|gpukernsum|cudaapisum|gpumemtimesum|nvtxsum|nvtxkernsum|"
             r"nvidia[_-]smi|ncu|nsys|nvprof|kineto|key_averages|pt\.trace|"
             r"(?:compute|accounted)[_-]apps|dcgmi?|dcgm[_-]exporter|exporter|scrapes?|prom|tegrastats|"
             r"nsight|smi|dmon|pmon|logs?|outputs?|out|reports?|stats?|traces?|base|metrics?|final|profiles?|"
             r"profiling|prof|summary|sum|results?|raw|rep|qdrep|sqlite|nvvp|csv|tsv|txt|gpu|cuda|api|kern|"
             r"utilization|usage|util|monitor|power|data|runs|slurm|timeline|collapsed|tmp|temp|query|details|"
-            r"page|console|columns?|export|exported|dump|events?|kernels?|tesla|geforce|nvidia|"
+            r"page|console|columns?|export|exported|dump|events?|kernels?|tesla|geforce|nvidia|amd|instinct|radeon|"
             r"(?:ncu|nsys|nvprof)\d{4}(?:\.\d+)*)" + after, re.I),
         # words that name a log's format: never a parameter's name (`log_1` is not log=1)
         "format_word": re.compile(
-            r"(ncu|nsys|nvprof|smi|log|out|output|report|trace|stats|metrics?|summary|slurm|job|pid)$", re.I),
+            r"(ncu|nsys|nvprof|smi|log|out|output|report|trace|stats|metrics?|summary|slurm|job|pid|results?)$", re.I),
         # between words: `_`, blanks, the marks left where a fact was read, and `.` except
         # inside a number (`0.001`); `-` joins (`specdecode8-1`, `torch-ex`)
         "word_break": re.compile(r"[\s_\x00]+|(?<![0-9])\.|\.(?![0-9])"),
@@ -253,8 +260,9 @@ def _spans(stem: str) -> tuple[dict, list[str]]:
     if job:
         facts.setdefault("job", job["slurm"] or job["pid"])
         text = text[: job.start()] + "\x00"
-    text = pats["marker"].sub("\x00", text)
+    # Tool and report words first: ROCm's `memory_copy_trace` holds the copy marker's word.
     text = pats["tool"].sub("\x00", text)
+    text = pats["marker"].sub("\x00", text)
     words = [w for w in (c.strip(".-") for c in pats["word_break"].split(text)) if w]
     experiment = [w for w in words if not pats["number"].match(w)]
     if experiment:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -20,6 +21,8 @@ import polars as pl
 from roofreport.enrich.gpu_evidence import file_evidence
 from roofreport.errors import LogWarning, ParseError, RoofreportError
 from roofreport.families import REGISTRY, ParseResult
+from roofreport.families.common import limits as limits_mod
+from roofreport.families.common.limits import Limits
 from roofreport.families.common.textio import Document
 from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import assemble, config, duplicates, executors
@@ -35,15 +38,16 @@ Progress = Callable[[int, int, str], None]
 
 def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int | None = None,
            exclude: tuple[str, ...] = (), executor: str | None = None,
-           settings: GpuSettings = NO_SETTINGS) -> Dataset:
+           limits: Limits = Limits(), settings: GpuSettings = NO_SETTINGS) -> Dataset:
     """Read every file under `paths` into the shared tables, each row tagged with its run
     (pipeline/runs.py). Files that a glob of `exclude` or a roofreport.toml's `exclude` names
     (pipeline/config.py) are listed as skipped, unread, with the glob that left them out.
-    `executor`: where the files are read (`executors.choose`). `settings`: what the user says
-    of the GPU (`--gpu`, `--peaks`)."""
+    `executor`: where the files are read (`executors.choose`); `limits`: what one file may
+    cost (a roofreport.toml may lower them for its folder); `settings`: what the user says of
+    the GPU (`--gpu`, `--peaks`)."""
     paths = [Path(p) for p in paths]
     found = discover(paths)
-    tasks = file_tasks(found, exclude)
+    tasks = file_tasks(found, exclude, limits=limits)
     reads = read_all(tasks, progress=progress, jobs=jobs, executor=executor)
     facts = [read.facts for read in reads]
     plan = assemble.plan_runs(found, facts, {index: read.tables for index, read in enumerate(reads)}, settings)
@@ -62,9 +66,10 @@ def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int 
 # -- the per-file task -----------------------------------------------------------------------
 
 def file_tasks(found: list[tuple[Path, Path]], exclude: tuple[str, ...] = (),
-               fingerprint: bool = False) -> list[FileTask]:
+               fingerprint: bool = False, limits: Limits = Limits()) -> list[FileTask]:
     exclusions = config.Exclusions(tuple(exclude))
-    return [FileTask(str(path), str(path), exclusions.reason(path, root), fingerprint)
+    return [FileTask(str(path), str(path), exclusions.reason(path, root), fingerprint,
+                     config.file_limits(limits, path, root))
             for path, root in found]
 
 
@@ -76,7 +81,8 @@ def read_all(tasks: list[FileTask], progress: Progress | None = None, jobs: int 
     # Largest files first, so the workers stay busy to the end.
     sizes = [_size(task.path) for task in tasks]
     order = sorted(range(len(tasks)), key=lambda i: -sizes[i])
-    runner = executors.choose(executor, jobs, len(tasks), sum(sizes))
+    isolated = any(task.limits.max_memory is not None for task in tasks)
+    runner = executors.choose(executor, jobs, len(tasks), sum(sizes), isolated=isolated)
     try:
         for done, (position, result) in enumerate(runner.run(read_one, [tasks[i] for i in order]), 1):
             task = tasks[order[position]]
@@ -94,12 +100,22 @@ def read_one(task: FileTask) -> FileRead:
     if task.excluded is not None:
         return FileRead(FileFacts(task.display, size=_size(task.path), encoding="",
                                   skip_reason=task.excluded, excluded=True), {})
+    if task.limits.max_memory is not None:
+        from roofreport.pipeline.workers import cap_memory  # (a worker process: it started a pool)
+
+        cap_memory(task.limits.max_memory)
+    with limits_mod.applied(task.limits):
+        return _read_one(task, path)
+
+
+def _read_one(task: FileTask, path: Path) -> FileRead:
     sniffed = sniff(path, display=task.display)
     facts = FileFacts(task.display, size=sniffed.size, encoding=sniffed.encoding, family=sniffed.family,
                       variant=sniffed.variant, skip_reason=sniffed.skip_reason)
     if not sniffed.readable:
         return FileRead(_fingerprinted(task, facts), {})
-    result = parse_file(path, sniffed.spec.name, sniffed.variant, task.display)
+    result = parse_file(path, sniffed.spec.name, sniffed.variant, task.display,
+                        Skipped(sniffed.start, sniffed.skipped_lines))
     tables = {name: schema.conform(name, frame.with_columns(pl.lit(task.display, pl.String).alias("source_file")))
               for name, frame in result.tables.items() if frame.height}
     facts.parsed = True
@@ -128,38 +144,65 @@ def _fingerprinted(task: FileTask, facts: FileFacts) -> FileFacts:
 
 
 def _crashed(task: FileTask, crash: Crash) -> FileRead:
-    return FileRead(FileFacts(task.display, size=_size(task.path), error=f"{task.display}: {crash.message}"), {})
+    message = crash.message
+    if task.limits.max_memory is not None:
+        message += f"; its worker's memory was limited to {limits_mod.shown(task.limits.max_memory)} (--max-memory)"
+    return FileRead(FileFacts(task.display, size=_size(task.path), error=f"{task.display}: {message}"), {})
 
 
 # -- parsing ---------------------------------------------------------------------------------
 
-def parse_file(path: Path, spec_name: str, variant: str, display: str) -> ParseResult:
+@dataclass(frozen=True)
+class Skipped:
+    """The part of a file before its log (`sniff`: a log after unrelated output): its bytes
+    and lines."""
+
+    bytes: int = 0
+    lines: int = 0
+
+
+def parse_file(path: Path, spec_name: str, variant: str, display: str,
+               skipped: Skipped = Skipped()) -> ParseResult:
     """Parse one sniffed file; any failure becomes the result's error, never an exception.
 
     Damage repaired while reading (NUL runs, non-UTF-8 bytes: textio) comes first among the
     file's warnings. An exception that is not roofreport's own is a defect or an input no rule
     foresaw: it is reported against the file (type and message; the traceback too with
-    ROOFREPORT_DEBUG=1) and the rest of the folder goes on."""
+    ROOFREPORT_DEBUG=1) and the rest of the folder goes on. A log after unrelated output is
+    read from its first line; the lines before it are counted in one warning, and the line
+    numbers made the file's."""
     spec = next(s for s in REGISTRY if s.name == spec_name)
-    result, source = _parse_source(spec, path, variant, display)
+    result, source = _parse_source(spec, path, variant, display, skipped.bytes)
     repaired = source.warnings if isinstance(source, Document) else []
     result.warnings[:0] = [w for w in repaired if w not in result.warnings]
     if result.error is not None and not result.error.path:
         result.error.path = display
         result.error.args = (result.error.describe(),)
+    if skipped.lines:
+        result.shift_lines(skipped.lines, display)
+        result.warnings.insert(0, LogWarning(
+            "input.leading-text", f"lines 1-{skipped.lines} ({skipped.bytes:,} bytes) are not "
+            f"{result.family} output (a job's other output before it): skipped", line=1))
     return result
 
 
-def _parse_source(spec, path: Path, variant: str, display: str) -> tuple[ParseResult, Document | Path | None]:
+def _parse_source(spec, path: Path, variant: str, display: str,
+                  start: int = 0) -> tuple[ParseResult, Document | Path | None]:
     """(result, what was parsed: the Document, the path of a binary file, None when the
     file could not be opened); any failure becomes the result's error."""
     source = None
     try:
-        source = path if spec.binary else Document.open(path, display=display)
+        source = path if spec.binary else Document.open(path, display=display, start=start)
         result = spec.parse(source, variant)
     except RoofreportError as exc:
         result = ParseResult(family=spec.family, variant=variant)
         result.error = exc if isinstance(exc, ParseError) else ParseError(str(exc), path=display)
+    except MemoryError:
+        result = ParseResult(family=spec.family, variant=variant)
+        memory = limits_mod.active().max_memory
+        result.error = ParseError("reading this file needs more memory than " + (
+            f"the {limits_mod.shown(memory)} its worker may use (--max-memory)" if memory else
+            "this machine has"), path=display)
     except (Exception, pl.exceptions.PanicException) as exc:  # noqa: BLE001 - containment
         # A polars panic (Rust assertion on odd input) is a BaseException: contained too.
         result = ParseResult(family=spec.family, variant=variant)

@@ -1,7 +1,14 @@
 """Deciding what a file is from a bounded head: family, variant, or why it is skipped.
 
-Peeks at most 64 KiB of each file once (the files `discover.py` found), and asks each registered format in priority order. Files that are not profiler
-logs (scripts, READMEs, images, empty files, binaries) come back with a reason, never an error.
+Peeks at most 64 KiB of each file once (the files `discover.py` found), and asks each
+registered format in priority order. A text file that no format claims from its head may hold a
+log after unrelated output (a batch job's module loads, compilation and progress bars before
+the profiler's tables): its first 64 MiB and last 16 MiB are scanned, a chunk at a time, for
+the lines the formats' output opens with (`FormatSpec.marks`; `textio.scan_marks`), and the
+formats are asked again from each such line (at most `_LATE_TRIES` times). A format that claims
+one is read from that line on; the lines before it are skipped, counted in one warning
+(`input.leading-text`). Files that are not profiler logs (scripts, READMEs, images, empty
+files, binaries) come back with a reason, never an error.
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roofreport.families import REGISTRY, FormatSpec
-from roofreport.families.common.textio import Head, read_head
+from roofreport.families.common.textio import Head, count_lines_before, read_head, scan_marks
 from roofreport.families.ncu import REPORT_EXTRA, REPORT_MAGIC
 
 # Binary profiler reports: read by their family's binary spec when one answers (an optional
@@ -35,6 +42,10 @@ _NOT_LOG_SUFFIXES = {
 }
 
 _JSON_SUFFIXES = {".json"}
+# Marked lines tried in a file whose head no format claimed (each try asks the formats whose
+# mark the line holds about a 64 KiB window from it): a file full of a mark (`timestamp`) costs
+# at most this many tries.
+_LATE_TRIES = 128
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,8 @@ class Sniffed:
     variant: str | None = None
     family: str | None = None
     skip_reason: str | None = None
+    start: int = 0             # the byte the log starts at (a log after unrelated output)
+    skipped_lines: int = 0     # the lines before it
 
     @property
     def readable(self) -> bool:
@@ -83,7 +96,31 @@ def sniff(path: Path, display: str | None = None) -> Sniffed:
         return Sniffed(**base, skip_reason="binary file, not a profiler log")
     if not head.text.strip():
         return Sniffed(**base, skip_reason="blank file")
-    return Sniffed(**base, skip_reason="not a profiler log (no known signature in the first 64 KiB)")
+    late = _late_log(path, head, base) if head.encoding.startswith("utf-8") else None
+    return late or Sniffed(**base, skip_reason="not a profiler log (no known signature)")
+
+
+def _late_log(path: Path, head: Head, base: dict) -> Sniffed | None:
+    """The log that starts at a marked line of a text file after unrelated output, or None."""
+    specs = [spec for spec in REGISTRY if spec.marks and not spec.binary and not spec.reads_json]
+    marks = tuple(dict.fromkeys(mark for spec in specs for mark in spec.marks))
+    tried: set[tuple[int, str]] = set()
+    for start, mark in scan_marks(path, marks, head.size):
+        if start == 0:
+            continue   # the head: every format was asked about it
+        window = None
+        for spec in specs:
+            if mark not in spec.marks or (start, spec.name) in tried:
+                continue
+            if len(tried) == _LATE_TRIES:
+                return None
+            tried.add((start, spec.name))
+            window = window or read_head(path, offset=start)
+            variant = _ask(spec, window)
+            if variant:
+                return Sniffed(**base, spec=spec, variant=variant, family=spec.family, start=start,
+                               skipped_lines=count_lines_before(path, start))
+    return None
 
 
 def _binary_report(base: dict, head: Head, family: str) -> Sniffed | None:

@@ -51,6 +51,7 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import RoofreportError, UsageError
+from roofreport.families.common.limits import Limits
 from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import assemble, duplicates
 from roofreport.pipeline.dataset import Dataset
@@ -127,8 +128,8 @@ def open_dataset(folder: Path | str) -> Dataset:
                          f"`roofreport parse LOGS -o {folder} --update`")
     generation = folder / manifest["generation"]
     tables = lazy_tables(generation, manifest)
-    runs = dict(tables["files"].select("path", "run").iter_rows())
-    outcomes = [assemble.outcome(FileFacts.from_json(row["facts"]), runs.get(display))
+    runs = {path: (run, family) for path, run, family in tables["files"].select("path", "run", "gpu_family").iter_rows()}
+    outcomes = [assemble.outcome(FileFacts.from_json(row["facts"]), *runs.get(display, (None, None)))
                 for display, row in read_files_manifest(generation).items()]
     return Dataset(tables=tables, files=outcomes, inputs=[Path(p) for p in manifest["inputs"]],
                    gpu=_settings(manifest))
@@ -144,7 +145,8 @@ def _settings(manifest: dict) -> GpuSettings:
 
 def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jobs: int | None = None,
            executor: str | None = None, progress: Progress | None = None,
-           finish_runs: FinishRuns | None = None, settings: GpuSettings = NO_SETTINGS) -> Dataset:
+           finish_runs: FinishRuns | None = None, limits: Limits = Limits(),
+           settings: GpuSettings = NO_SETTINGS) -> Dataset:
     """Bring the dataset in `folder` up to date with the logs under `paths` (see the module
     docstring) and return it, opened (`open_dataset`), with `.update_report` saying what was
     done. `finish_runs(tables)`: the runs table to store, from the new tables (lazy) with the
@@ -159,7 +161,8 @@ def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jo
         previous = _previous(folder, report, settings)
         found = _outside(discover(paths), folder, paths)
         scanned_at = time.time_ns()
-        facts, mtimes, rows = _read_changes(found, previous, report, exclude, jobs, executor, progress)
+        facts, mtimes, rows = _read_changes(found, previous, report, exclude, jobs, executor, progress,
+                                            limits)
         generation = _next_generation(folder)
         written = write_generation(folder / generation, found, facts, mtimes, rows, previous, finish_runs, settings)
         report.batches_written, report.batches_kept = written.batches_written, written.batches_kept
@@ -230,10 +233,10 @@ def code_fingerprint() -> str:
 
 
 def _read_changes(found, previous: Previous | None, report: UpdateReport, exclude, jobs, executor,
-                  progress) -> tuple[list[FileFacts], list[int | None], dict[int, dict[str, pl.DataFrame]]]:
+                  progress, limits: Limits) -> tuple[list[FileFacts], list[int | None], dict[int, dict[str, pl.DataFrame]]]:
     """Every file's facts (kept ones, or read again), its mtime, and the rows of the files
     read now."""
-    tasks = file_tasks(found, exclude, fingerprint=True)
+    tasks = file_tasks(found, exclude, fingerprint=True, limits=limits)
     facts: list[FileFacts | None] = [None] * len(found)
     stats: list[os.stat_result | None] = [None] * len(found)
     to_read = []

@@ -10,18 +10,20 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from roofreport.families.common.limits import Limits
 from roofreport.pipeline.facts import FileFacts
 
 
 @dataclass(frozen=True)
 class FileTask:
     """One file to read. `fingerprint`: also hash its bytes and rows (an incremental dataset
-    keeps them instead of the file)."""
+    keeps them instead of the file); `limits`: what reading it may cost."""
 
     path: str
     display: str
     excluded: str | None = None      # the glob that leaves it out: not read
     fingerprint: bool = False
+    limits: Limits = Limits()
 
 
 @dataclass

@@ -13,6 +13,8 @@ dies (retried once, alone, then a `tasks.Crash`).
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import sys
 import types
 from collections import deque
@@ -48,6 +50,28 @@ class _Process(SpawnProcess):
 
 class _Context(SpawnContext):
     Process = _Process
+
+
+def cap_memory(limit: int | None) -> bool:
+    """Limit this worker process's memory to `limit` bytes (`RLIMIT_DATA`: the heap and
+    private mappings, not the address space polars reserves), where the platform allows and
+    only in a child process (the caller's own process is never limited). A read that needs
+    more fails: a `MemoryError`, or the worker dies and the file is reported as failed."""
+    if limit is None or multiprocessing.parent_process() is None:
+        return False
+    try:
+        import resource
+    except ImportError:   # Windows
+        return False
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    soft = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+    # A native allocation past the limit aborts the worker with a message on its stderr (the
+    # user's terminal): the file's error says what happened, so the worker's stderr is closed.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    return True
 
 
 def pool(workers: int) -> ProcessPoolExecutor:

@@ -1,7 +1,8 @@
 """From an `Analysis` to the `Report` context: one builder per section.
 
-The body holds what a reader needs, in this order: findings, overview, the GPUs compared (model
-x GPU pivot, speedups, sweeps), the runs compared (their totals), rooflines per GPU, where the
+The body holds what a reader needs, in this order: findings, overview, training steps (PyTorch
+traces: MFU and where the steps' time goes, on page 1), the GPUs compared (model x GPU pivot,
+speedups, sweeps), the runs compared (their totals), rooflines per GPU, where the
 GPU time goes, utilization, regions and phases, CUDA API calls. A
 body section with nothing to show is left out; the overview's "What these logs cannot tell"
 says which log would fill it. The appendix holds the inputs (every file, warnings by code,
@@ -27,6 +28,7 @@ from roofreport.report.sections.methodology import methodology_section
 from roofreport.report.sections.overview import overview_section
 from roofreport.report.sections.roofline import roofline_section
 from roofreport.report.sections.share import share_section
+from roofreport.report.sections.steps import steps_section
 from roofreport.version import __version__
 
 
@@ -34,6 +36,9 @@ def assemble(analysis: Analysis, title: str | None = None) -> Report:
     """The `Report` context of an analysis (the title defaults to the input folder's name)."""
     an, files, settings = analysis, analysis.files, analysis.settings
     names = RunNames(an.dataset.tables.get("runs"))     # copies too: the appendix names them
+    # Training steps come first, before the overview (page 1 gives their MFU), and only when a
+    # PyTorch trace has them: a folder of other logs need not hear of them.
+    steps = steps_section(an, names)
     body = [
         comparison_section(an),
         _runs_with_totals(an, names),
@@ -47,7 +52,8 @@ def assemble(analysis: Analysis, title: str | None = None) -> Report:
     for section in body:
         words_only(section)
     gaps = [(s.title, s.empty) for s in body if s.empty] + [(s.title, gap) for s in body for gap in s.gaps]
-    sections = [overview_section(an, names, gaps)] + [s for s in body if not s.empty] + [
+    sections = [s for s in [steps] if not s.empty] + [overview_section(an, names, gaps)] + \
+        [s for s in body if not s.empty] + [
         inputs_section(files),
         left_out_section(an, names),
         methodology_section(files, _gpu_keys(an.runs), an.db),

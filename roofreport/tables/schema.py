@@ -40,6 +40,8 @@ KERNELS = {
     "dram_bytes_derived": Bool,  # true: dram_bytes is the logged DRAM byte rate × duration, no count
     "flops_complete": Bool,    # false when tensor-core work is known or suspected missing
     "tensor_active": Bool,     # tensor pipes busy or tensor instructions counted
+    "tensor_precision": Str,   # input type of the kernel's largest matrix work, where counters say it
+                               # (fp64, fp32, bf16, fp16): whose matrix ("tensor") peak applies
     "sm_clock_hz": F64,        # the clock the counters ran at, when logged
     "peak_flops_fp32": F64,    # the log's own .peak_sustained ceilings, FLOP/s
     "peak_flops_fp64": F64,
@@ -126,6 +128,64 @@ REGIONS = {
     "start_ns": F64,
     "duration_ns": F64,        # total for the row
     "count": I64,
+    "flops": F64,              # FLOPs of the row's operator calls, each call counted once (PyTorch
+                               # traces with shapes: `families/pytorch/flops.py`); null: none counted
+}
+
+# What the analysis adds to a step (`analysis/steps.py`): `roofreport.read` fills them, the
+# pipeline leaves them null.
+STEP_METRICS = {
+    "model_flops": F64,           # the step's model FLOPs: flops - recompute_flops, or the given count
+    "model_flops_source": Str,    # "shapes", "trace flops", "flop counter FILE", "--model-flops"
+    "peak_precision": Str,        # bf16, fp16, tf32 (fp32 on TF32 tensor cores), fp32, fp64, fp8
+    "peak_flops_per_s": F64,      # the GPU's DENSE peak at that precision (never the sparsity figure)
+    "peak_source": Str,           # which peak: "Tensor BF16 dense, H100 SXM5 80GB (datasheet)"
+    "achieved_flops_per_s": F64,  # model_flops / duration
+    "mfu_pct": F64,               # model FLOPs utilisation: model_flops / duration / peak, %
+    "hfu_pct": F64,               # hardware FLOPs utilisation: flops (recomputation too) / duration / peak
+    "outlier": Bool,              # the step's time is far from its run's median (left out of medians)
+    "outlier_reason": Str,
+}
+
+# One row per run (and rank) and training step: `ProfilerStep#N` ranges of PyTorch traces
+# (`families/pytorch/steps.py`), the whole trace where it marks no steps.
+STEPS = {
+    **_SOURCE,
+    "step": I64,                  # N of ProfilerStep#N; null: the whole trace, which marks no steps
+    "name": Str,                  # "ProfilerStep#N" or "whole trace"
+    "rank": I64,                  # the process's rank in a distributed job
+    "device": Str,                # the GPU whose time is split (the one most kernels ran on)
+    "start_ns": F64,              # the step's window on the wall clock, from the trace's first event
+    "duration_ns": F64,
+    "compiled": Bool,             # torch.compile'd code ran in the step
+    "flops": F64,                 # FLOPs of the counted operator calls (recomputation included);
+                                  # null: the trace has no shapes for them
+    "recompute_flops": F64,       # forward work redone in the backward (activation checkpointing)
+    "flops_matmul": F64,          # by operator kind
+    "flops_attention": F64,
+    "flops_conv": F64,
+    "flops_ops": I64,             # operator calls counted
+    "flops_missing_ops": I64,     # matrix/attention/convolution calls whose shapes give no FLOPs
+    "flops_source": Str,          # "shapes", "trace" (the profiler's `flops` args), "shapes and trace"
+    "precision": Str,             # the input type doing most FLOPs: bf16, fp16, fp32, fp64, fp8
+    "causal_attention": Bool,     # causal attention counted in full, as FlopCounterMode counts it
+    # The step's window on the GPU: compute + communication + memory + idle = duration_ns.
+    "compute_ns": F64,            # a kernel other than communication ran
+    "communication_ns": F64,      # only collectives (NCCL...) ran
+    "memory_ns": F64,             # only memcpy/memset ran
+    "idle_ns": F64,               # nothing ran
+    "comm_overlap_ns": F64,       # communication time during which compute ran too
+    "idle_dataloader_ns": F64,    # idle while a data-loader range was open
+    "idle_sync_ns": F64,          # idle around a synchronising CUDA call
+    "idle_launch_ns": F64,        # idle until the CPU launched the next work
+    "idle_other_ns": F64,         # idle with work queued (dependencies)
+    "kernel_launches": I64,       # CUDA launch calls made in the step (a graph launch counts once)
+    "kernels": I64,               # GPU kernels launched from the step
+    "time_matmul_ns": F64,        # kernel time the step's matmul calls launched
+    "time_attention_ns": F64,
+    "time_conv_ns": F64,
+    "time_other_ns": F64,         # every other compute kernel
+    **STEP_METRICS,
 }
 
 # Run totals (analysis/totals.py): `roofreport.read` fills them; the pipeline leaves them null.
@@ -163,7 +223,7 @@ RUNS = {
     "gpu_model": Str,          # key in the GPU database, or null (no peaks)
     "gpu_label": Str,          # the one name reports use: the table's label, the logged name,
                                # "GPU not named" (with the kernels' class when they tell), "CPU"
-    "gpu_family": Str,         # architecture family ("volta", "ampere"): the kernel counters' rules
+    "gpu_family": Str,         # architecture family (volta, hopper, cdna2, cdna3...): the kernel counters' rules
     "gpu_evidence": Str,       # what decided: "user" (--gpu, toml), "log", "cc", "path"; null: nothing
     "gpu_assumed": Bool,       # a default variant stands in for one the evidence did not name
     "gpu_note": Str,           # why assumed (the variants' peak span), what disagreed; null: nothing to say
@@ -201,6 +261,7 @@ FILES = {
     "variant": Str,
     "status": Str,             # "ok", "partial", "error", "skipped"
     "run": Str,
+    "gpu_family": Str,         # the family of its run's GPU (the first run's for a file of several)
     "tool_version": Str,
     "encoding": Str,
     "size_bytes": I64,
@@ -216,17 +277,18 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "api_calls": API_CALLS,
     "samples": SAMPLES,
     "regions": REGIONS,
+    "steps": STEPS,
     "runs": RUNS,
     "files": FILES,
 }
 
 # Tables a parser may fill (runs and files are made by the pipeline).
-PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "regions")
+PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "regions", "steps")
 
 # The version of these tables' layout. Raise it when a column is added, removed, retyped or
 # changes meaning: an incremental dataset written under another version is read again in full
 # (`pipeline/store.py`), and so is one whose `fingerprint()` differs, should a change forget it.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def fingerprint() -> str:

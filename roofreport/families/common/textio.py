@@ -16,7 +16,9 @@ import codecs
 import io
 import mmap
 import os
+import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -24,6 +26,7 @@ from typing import BinaryIO
 import polars as pl
 
 from roofreport.errors import LogWarning
+from roofreport.families.common import limits
 
 HEAD_BYTES = 64 * 1024
 
@@ -109,14 +112,83 @@ def _regular_file(path: Path) -> os.stat_result:
     return st
 
 
-def read_head(path: Path, limit: int = HEAD_BYTES) -> Head:
+def read_head(path: Path, limit: int = HEAD_BYTES, offset: int = 0) -> Head:
+    """The first `limit` bytes of the file, or of its part from byte `offset` on (a line
+    start: where a log inside a longer file begins, `scan_marks`)."""
     size = _regular_file(path).st_size
     with open(path, "rb") as fh:
+        fh.seek(offset)
         raw = fh.read(limit)
-    encoding = detect_encoding(raw)
+    encoding = detect_encoding(raw) if not offset else "utf-8"
     # NUL runs are removed as Document.open removes them, so sniffing sees the same lines.
     text = to_utf8(raw, encoding).replace(b"\0", b"").decode("utf-8", errors="replace")
-    return Head(path=path, raw=raw, encoding=encoding, text=text, size=size, truncated=size > limit)
+    return Head(path=path, raw=raw, encoding=encoding, text=text, size=size,
+                truncated=size > offset + limit)
+
+
+# -- a log inside a longer text file ---------------------------------------------------------
+
+# How far into a text file the scan for a profiler's output goes (`scan_marks`): the first
+# 64 MiB, and the last 16 MiB of a longer file (a program prints its profile when it ends).
+# The scan reads 1 MiB at a time (~0.1 s per 32 MiB), never the file whole.
+SCAN_BYTES = 64 << 20
+SCAN_TAIL_BYTES = 16 << 20
+_SCAN_CHUNK = 1 << 20
+
+
+def scan_marks(path: Path, marks: tuple[str, ...], size: int) -> Iterator[tuple[int, str]]:
+    """(byte offset of the line's start, the mark) for each line holding one of `marks`
+    (literal texts), in order, in the file's first `SCAN_BYTES` and last `SCAN_TAIL_BYTES`
+    bytes, read a chunk at a time. The scan stops at a chunk that is not text (a binary file
+    has no log lines)."""
+    if not marks:
+        return
+    found = re.compile(b"|".join(re.escape(mark.encode()) for mark in marks))
+    overlap = max(len(mark.encode()) for mark in marks)
+    regions = [(0, min(size, SCAN_BYTES))]
+    if size > SCAN_BYTES:
+        regions.append((max(SCAN_BYTES, size - SCAN_TAIL_BYTES), size))
+    with open(path, "rb") as fh:
+        for begin, end in regions:
+            for start in range(begin, end, _SCAN_CHUNK):
+                fh.seek(start)
+                chunk = fh.read(min(_SCAN_CHUNK, end - start) + overlap)
+                if is_binary(chunk, "utf-8"):
+                    return
+                # polars' Aho-Corasick tells which chunks hold a mark (~300 MB/s); re finds where.
+                if not pl.Series([chunk.decode("utf-8", errors="replace")]).str.contains_any(list(marks)).item():
+                    continue
+                for hit in found.finditer(chunk):
+                    if hit.start() < _SCAN_CHUNK:   # (the overlap is the next chunk's)
+                        yield _line_start(fh, start + hit.start()), hit.group().decode()
+
+
+def _line_start(fh: BinaryIO, offset: int) -> int:
+    """The offset of the start of the line holding byte `offset` (after the LF or CR before
+    it), looked for backwards a block at a time."""
+    while offset > 0:
+        begin = max(0, offset - 4096)
+        fh.seek(begin)
+        block = fh.read(offset - begin)
+        breaks = max(block.rfind(b"\n"), block.rfind(b"\r"))
+        if breaks >= 0:
+            return begin + breaks + 1
+        offset = begin
+    return 0
+
+
+def count_lines_before(path: Path, offset: int) -> int:
+    """Line breaks in the file's first `offset` bytes, counted as `Document` counts them (CRLF,
+    LF and a lone CR each end a line), a chunk at a time."""
+    count, last = 0, b""
+    with open(path, "rb") as fh:
+        left = offset
+        while left > 0 and (chunk := fh.read(min(16 << 20, left))):
+            left -= len(chunk)
+            count += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+            count -= last == b"\r" and chunk.startswith(b"\n")   # a CRLF cut by the chunks
+            last = chunk[-1:]
+    return count
 
 
 @dataclass
@@ -135,20 +207,28 @@ class Document:
     warnings: list[LogWarning] = field(default_factory=list)   # damage repaired on reading
 
     @classmethod
-    def open(cls, path: Path, display: str | None = None) -> Document:
+    def open(cls, path: Path, display: str | None = None, start: int = 0) -> Document:
         """The file as a Document, its bytes checked first (`_as_is`: 0.02-0.04 s of CPU for
         200 MB). Checking them in a thread while the file is parsed, and parsing again when
-        they need repair, was measured to earn under 3 % of a big file's parse: not kept."""
+        they need repair, was measured to earn under 3 % of a big file's parse: not kept.
+
+        With `start`, the file's part from that byte on (a line start: a log inside a longer
+        text file, UTF-8), held in memory; its line 1 is the file's line after the skipped ones."""
         _regular_file(path)
+        line_limit = limits.active().line_bytes
         with open(path, "rb") as fh:
-            encoding = detect_encoding(fh.read(HEAD_BYTES))
-            fh.seek(0)
-            if encoding == "utf-8" and _as_is(fh):
+            fh.seek(start)
+            encoding = detect_encoding(fh.read(HEAD_BYTES)) if not start else "utf-8"
+            fh.seek(start)
+            if encoding == "utf-8" and not start and _as_is(fh, line_limit=line_limit):
                 return cls(path=path, display=display or str(path), encoding=encoding)
-        # Only a file that needs repair is held in memory (whole: the warnings name lines).
-        data, warnings = repair(to_utf8(path.read_bytes(), encoding))
+            fh.seek(start)
+            # Only a file that needs repair (or holds a line past the limit) is held in memory
+            # (whole: the warnings name lines), its long lines cut as it is read.
+            raw, cut = cut_long_lines(fh, line_limit) if encoding.startswith("utf-8") else (fh.read(), [])
+        data, warnings = repair(to_utf8(raw, encoding))
         return cls(path=path, display=display or str(path), encoding=encoding, _data=data,
-                   warnings=warnings)
+                   warnings=cut + warnings)
 
     @classmethod
     def from_text(cls, text: str, display: str = "<text>") -> Document:
@@ -221,22 +301,29 @@ class Document:
         return scan_split_lines(self._data if self._data is not None else self.path)
 
 
-def _as_is(fh: BinaryIO, chunk: int = 1 << 20) -> bool:
-    """The file's bytes need no normalising (repair, line ends, the line splitter's separator),
-    checked chunk by chunk into one buffer: a big log is neither held nor copied whole. A chunk
-    small enough to stay in a core's L2 cache through its four scans (three bytes, ASCII) makes
-    the check 40 % cheaper than 8 MB chunks read from memory four times (0.12 -> 0.07 s at
-    400 MB)."""
+def _as_is(fh: BinaryIO, chunk: int = 1 << 20, line_limit: int = 1 << 20) -> bool:
+    """The file's bytes need no normalising (repair, line ends, the line splitter's separator)
+    and hold no line longer than `line_limit`, checked chunk by chunk into one buffer: a big
+    log is neither held nor copied whole. A chunk small enough to stay in a core's L2 cache
+    through its four scans (three bytes, ASCII) makes the check 40 % cheaper than 8 MB chunks
+    read from memory four times (0.12 -> 0.07 s at 400 MB). A chunk no longer than the line
+    limit holds no whole line past it: only the bytes since the last line break are counted
+    (two more scans that stop at the chunk's first and last break)."""
     try:  # a small file gets a small buffer: zeroing 8 MB costs more than reading a small log
-        chunk = min(chunk, os.fstat(fh.fileno()).st_size + 1)
+        chunk = min(chunk, line_limit, os.fstat(fh.fileno()).st_size + 1)
     except OSError:  # not a file (io.UnsupportedOperation)
-        pass
+        chunk = min(chunk, line_limit)
     buffer = bytearray(chunk)
     decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 0   # bytes of the line the last chunk ended in
     while size := fh.readinto(buffer):
         data = buffer if size == chunk else memoryview(buffer)[:size].tobytes()
         if b"\r" in data or b"\0" in data or b"\x1f" in data:
             return False
+        first = data.find(b"\n")
+        if line + (size if first < 0 else first) > line_limit:
+            return False
+        line = line + size if first < 0 else size - data.rfind(b"\n") - 1
         if data.isascii() and not decoder.getstate()[0]:
             continue  # ASCII after a complete character: valid UTF-8, nothing to decode
         try:
@@ -248,6 +335,67 @@ def _as_is(fh: BinaryIO, chunk: int = 1 << 20) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+# -- lines past the limit -------------------------------------------------------------------
+
+_CUT_WARNINGS = 20
+
+
+def cut_long_lines(fh: BinaryIO, limit: int) -> tuple[bytes, list[LogWarning]]:
+    """The rest of the file with every line longer than `limit` bytes cut to its first `limit`
+    bytes (at a UTF-8 character's start), read a chunk at a time, and a warning naming each
+    such line. A chunk holds no whole line past the limit (it is no longer than the limit):
+    only the bytes around its first and last line break (LF or CR) are looked at."""
+    out, cuts = bytearray(), []
+    chunk_size = min(1 << 20, limit)
+    line_no, since, cutting, last = 1, 0, False, b""
+    while chunk := fh.read(chunk_size):
+        first = _first_break(chunk)
+        head = len(chunk) if first < 0 else first
+        keep = max(0, min(head, limit - since))
+        if keep < head:
+            keep, cutting = _char_start(chunk, keep), True
+        out += chunk[:keep]
+        since += head
+        if first >= 0:
+            if cutting:
+                cuts.append((line_no, since))
+                cutting = False
+            tail = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
+            out += chunk[first:]
+            line_no += _breaks(chunk[:tail]) - (last == b"\r" and chunk.startswith(b"\n"))
+            since = len(chunk) - tail
+        last = chunk[-1:]
+    if cutting:
+        cuts.append((line_no, since))
+    return bytes(out), _cut_warnings(cuts, limit)
+
+
+def _first_break(chunk: bytes) -> int:
+    found = [at for at in (chunk.find(b"\n"), chunk.find(b"\r")) if at >= 0]
+    return min(found) if found else -1
+
+
+def _breaks(data: bytes) -> int:
+    return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+
+
+def _char_start(data: bytes, at: int) -> int:
+    """`at`, moved back to the start of the UTF-8 character it falls in."""
+    while 0 < at < len(data) and data[at] & 0xC0 == 0x80:
+        at -= 1
+    return at
+
+
+def _cut_warnings(cuts: list[tuple[int, int]], limit: int) -> list[LogWarning]:
+    warnings = [LogWarning("input.long-line", f"line {line_no} is {length:,} bytes long: only its first "
+                           f"{limit:,} bytes are read (the line limit, --max-line)", line=line_no)
+                for line_no, length in cuts[:_CUT_WARNINGS]]
+    if len(cuts) > _CUT_WARNINGS:
+        warnings.append(LogWarning("input.long-line", f"{len(cuts) - _CUT_WARNINGS} more lines past "
+                                   f"{limit:,} bytes were cut"))
+    return warnings
 
 
 # -- damage ----------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Printed date-times in every spelling the GPU monitors' logs and their loops use: nvidia-smi's
 own, ISO 8601, `date`'s (GNU, `'+%F %T'`, with a zone name), tegrastats' `MM-DD-YYYY`, epoch
-seconds.
+seconds; a time outside 1970-2200 is null (damage, not a time).
 
 All parsing is vectorised: a column of printed times becomes `Datetime("us")` by trying each
 known spelling (`strict=False` gives null where a spelling does not fit) and keeping the first
@@ -9,6 +9,8 @@ dropped rather than converted, so a tool's own local times and a wrapper's times
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import polars as pl
 
@@ -32,9 +34,16 @@ _ZONE = r" (?:[A-Z]{2,5}) (\d{4})$"          # `Tue Jun  9 09:00:01 UTC 2020`
 _OFFSET = r"(?:Z|[+-]\d\d:?\d\d)$"            # `...T03:48:33.493Z`, `...+08:00`
 
 
+# A time no log can have printed (a damaged year: `-1/04/24 16:02:21`) is no time: one such
+# sample would shift every sample's elapsed seconds by millennia.
+_EARLIEST, _LATEST = datetime(1970, 1, 1), datetime(2200, 1, 1)
+
+
 def parse_datetime(text: pl.Expr) -> pl.Expr:
-    """Printed times -> Datetime (null where no known spelling fits)."""
-    return text.map_batches(_parse_datetimes, return_dtype=DT)
+    """Printed times -> Datetime (null where no known spelling fits, or the time is not
+    between 1970 and 2200)."""
+    parsed = text.map_batches(_parse_datetimes, return_dtype=DT)
+    return pl.when(parsed.is_between(_EARLIEST, _LATEST, closed="left")).then(parsed)
 
 
 def _parse_datetimes(text: pl.Series) -> pl.Series:

@@ -86,5 +86,6 @@ def csv_roles(header: str) -> list[str] | None:
 
 SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="dcgm", sniff=sniff,
-               parse=DeferredReader("roofreport.families.dcgm.read", "parse")),
+               parse=DeferredReader("roofreport.families.dcgm.read", "parse"),
+               marks=("#Entity", "# Entity", "DCGM_FI_")),
 ]

@@ -112,9 +112,11 @@ def sniff_rep(head: Head) -> str | None:
 
 SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="ncu-csv", sniff=sniff_csv,
-               parse=DeferredReader("roofreport.families.ncu.csv", "parse_csv")),
+               parse=DeferredReader("roofreport.families.ncu.csv", "parse_csv"),
+               marks=('"ID","Process ID"', '"Kernel Name","Kernel Time"')),
     FormatSpec(family=FAMILY, name="ncu-text", sniff=sniff_text,
-               parse=DeferredReader("roofreport.families.ncu.text", "parse_text")),
+               parse=DeferredReader("roofreport.families.ncu.text", "parse_text"),
+               marks=("==PROF==", "==ERROR==", ", Context ")),
 ]
 
 BINARY_SPECS: list[FormatSpec] = [

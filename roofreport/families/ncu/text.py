@@ -10,7 +10,8 @@ whole lines at a time, so a big log is never held whole:
   from what the block before left (`Carry`); each row takes the context of the last such line
   above it. A table is open from its first rule line to the rule right after its last row: a
   row-shaped line outside an open table (the title of a `--print-details all` chart) is no
-  row. A process's results run from its `[pid] app@host` line to ncu's next progress line
+  row. A process's results run from its `[pid] app@host` line (or ncu's `Disconnected`
+  line, or the log's start: pasted results lack both) to ncu's next progress line
   (`==PROF==`); its warnings and errors may sit among them;
 * rows are cut at the columns of their table's dash rule (`text_rows.py`).
 
@@ -124,12 +125,13 @@ def _is_note(text: pl.Series) -> pl.Series:
 @dataclass
 class Carry:
     """The context in force after the lines read so far, which the next block starts from:
-    kernel headers seen (`seq`), inside a process's results, whether the current header is
+    kernel headers seen (`seq`), inside a process's results (a log starts in them: pasted
+    results have no `==PROF==` or process line), whether the current header is
     (then it is a launch), the codes of the pid, gpu, section, chart table name (`label`) and
     table rule in force, and the number of the last line that is not a row."""
 
     seq: int = 0
-    in_results: bool = False
+    in_results: bool = True
     seq_ok: bool = False
     pid: int | None = None
     gpu: int | None = None
@@ -253,8 +255,8 @@ class Blocks:
     def _context(self, lines: pl.DataFrame) -> pl.DataFrame:
         """For the carried context (row 0) and every line of `lines` (the block's lines that
         are not rows): `_CONTEXT`, carried forward from the lines that set or end each part.
-        Results start at a process line (`[pid] app@host`) and end at ncu's next progress
-        line; a table's rule and name end at the rule that closes it."""
+        Results start at a process line (`[pid] app@host`) or ncu's `Disconnected` line and
+        end at ncu's next progress line; a table's rule and name end at the rule that closes it."""
         line_kinds = pl.col("line_kind")
         kernel, process, status = code(self.syntax, "kernel_line", "process_line", "status_line")
         value = pl.lit(self._field_values(lines))
@@ -263,11 +265,12 @@ class Blocks:
         marks = {name: self._mark(line_kinds, sets, ends, value, closes if name in _CLOSED else None)
                  for name, (sets, ends) in fields.items()}
         # (The pattern runs on status lines only: null elsewhere, which it skips.)
-        progress = pl.when(line_kinds == status).then(pl.col("text")).str.contains(
-            self.syntax.regex("progress_line"))
+        status_text = pl.when(line_kinds == status).then(pl.col("text"))
+        progress = status_text.str.contains(self.syntax.regex("progress_line"))
+        disconnected = status_text.str.contains(self.syntax.regex("disconnected_line"))
         marked = lines.lazy().select(
             "line_no", "line_kind", "text", kernel=line_kinds == kernel, seq=pl.lit(None, pl.Int64),
-            in_results=pl.when(line_kinds == process).then(True).when(progress).then(False),
+            in_results=pl.when((line_kinds == process) | disconnected).then(True).when(progress).then(False),
             seq_ok=pl.lit(None, pl.Boolean), **marks)
         first = self.carry.frame().lazy().with_columns(pl.col(*fields).fill_null(_NONE), kernel=pl.lit(False))
         # One query: polars fills the columns in parallel. The in-memory engine: the streaming

@@ -47,9 +47,11 @@ def sniff_sqlite(head: Head) -> str | None:
 
 SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="nsys-csv", sniff=sniff_csv,
-               parse=DeferredReader("roofreport.families.nsys.csv", "parse_csv")),
+               parse=DeferredReader("roofreport.families.nsys.csv", "parse_csv"),
+               marks=("Start (ns),", "Time (%),", "Time(%),")),
     FormatSpec(family=FAMILY, name="nsys-text", sniff=sniff_text,
-               parse=DeferredReader("roofreport.families.nsys.text", "parse_text")),
+               parse=DeferredReader("roofreport.families.nsys.text", "parse_text"),
+               marks=("Generating '/", "Processing [", "Executing '", "Kernel Statistics", " ** ")),
 ]
 
 BINARY_SPECS: list[FormatSpec] = [

@@ -83,15 +83,16 @@ def _header_variant(line: str) -> str | None:
             return variant
     if not _may_be_csv_header(line) or not nvprof_lines.matches(line, "csv_header_line"):
         return None
+    sep, _ = _csv_parts()
+    if nvprof_lines.report_kind(tuple(name.strip().strip('"') for name in sep.split(line))) is None:
+        return None   # a header of other columns (nsys's, ncu's, a program's): no nvprof report
     from roofreport.families.nvprof import csv as nvprof_csv  # a header of nvprof's columns only
 
     try:
         names, sep = nvprof_csv.header(line)
     except ParseError:
         return None
-    kind = nvprof_csv.report_kind(names)
-    if kind is None:
-        return None
+    kind = nvprof_lines.report_kind(names)
     form = "tsv (spreadsheet re-save)" if sep == "\t" else "csv"
     suffix = " (no Type column)" if kind == "summary" and "Type" not in names else ""
     return f"{kind.replace('_', ' ')} {form}{suffix}"
@@ -138,7 +139,8 @@ SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="nvprof-session-xml", sniff=sniff_session_xml,
                parse=DeferredReader("roofreport.families.nvprof.read", "parse_session_xml")),
     FormatSpec(family=FAMILY, name="nvprof-log", sniff=sniff_log,
-               parse=DeferredReader("roofreport.families.nvprof.read", "parse_log")),
+               parse=DeferredReader("roofreport.families.nvprof.read", "parse_log"),
+               marks=("NVPROF is profiling process", "Profiling application:", "Profiling result:")),
 ]
 BINARY_SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="nvprof-sqlite", sniff=sniff_sqlite,

@@ -1,10 +1,13 @@
-"""nvprof's `--csv` tables inside a log: summary, metrics/events and GPU/API trace, with a units
-row when nvprof printed one (one unit per column: `,%,ms,,us,us,ms,`), hand-made copies without
+"""nvprof's `--csv` tables inside a log: summary, metrics/events, GPU/API trace (Unified Memory
+rows and columns too) and per-launch counters (`--print-gpu-trace --metrics`), with a units row
+when nvprof printed one (one unit per column: `,%,ms,,us,us,ms,`), hand-made copies without
 Type column or quotes, and spreadsheet re-saves with TABs.
 
-Each header line is parsed by Lark (`csv_header_line`, once per distinct header); the rows under
-it are read by `pl.read_csv`; column meanings are data (`COLUMNS`), the conversions are the
-text tables' (`text.add_*`), so both forms land in the same tables the same way.
+Each header line is parsed by Lark (`csv_header_line`, once per distinct header: any column
+names, the report they make is `lines.report_kind`); the rows under it are read by
+`pl.read_csv`, an empty cell a null; column meanings are data (`COLUMNS`, columns it does not
+name are kept under their own names), the conversions are the text tables' (`text.add_*`), so
+both forms land in the same tables the same way.
 """
 
 from __future__ import annotations
@@ -17,13 +20,12 @@ import polars as pl
 from roofreport.errors import ParseError
 from roofreport.families.common.textio import Document
 from roofreport.families.nvprof import novalue, text as T, values as V
-from roofreport.families.nvprof.lines import load
+from roofreport.families.nvprof.lines import load, report_kind
 from roofreport.families.spec import ParseResult
 from roofreport.tables.frames import launch_dims
 
-# report kind -> column that identifies it in a header
-_KINDS = [("metrics", "Metric Name"), ("events", "Event Name"), ("gpu_trace", "Grid X"),
-          ("gpu_trace", "Size"), ("summary", "Calls"), ("api_trace", "Start")]
+# The name of a Unified Memory migration's row (`[Unified Memory Memcpy HtoD]`).
+UM_MIGRATION = "[Unified Memory Memcpy"
 
 # raw header -> internal column, per report kind (anything else is kept under its own name)
 COLUMNS = {
@@ -38,9 +40,14 @@ COLUMNS = {
     "gpu_trace": {"Start": "start", "Duration": "duration", "Size": "size", "Device": "device",
                   "Context": "context", "Stream": "stream", "Name": "name",
                   "Correlation_ID": "correlation_id", "Grid X": "grid_x", "Grid Y": "grid_y",
-                  "Grid Z": "grid_z", "Block X": "block_x", "Block Y": "block_y", "Block Z": "block_z"},
+                  "Grid Z": "grid_z", "Block X": "block_x", "Block Y": "block_y", "Block Z": "block_z",
+                  "Unified Memory": "unified_memory"},
     "api_trace": {"Start": "start", "Duration": "duration", "Name": "name",
                   "Correlation_ID": "correlation_id"},
+    # `--print-gpu-trace --metrics/--events`: one row per launch, one column per counter
+    # (the other columns, kept under their names).
+    "kernel_metrics": {"Device": "device", "Context": "context", "Stream": "stream",
+                       "Kernel": "kernel_name", "Correlation_ID": "correlation_id"},
 }
 
 
@@ -48,16 +55,9 @@ COLUMNS = {
 def header(text: str) -> tuple[tuple[str, ...], str]:
     """(column names, separator) of a CSV header line, parsed by the grammar."""
     tokens = load().tokens(text, "csv_header_line")
-    names = tuple(str(t) for t in tokens if t.type == "CSV_NAME")
+    names = tuple(str(t).strip() for t in tokens if t.type in ("CSV_NAME", "BARE_CSV_NAME"))
     seps = [str(t) for t in tokens if t.type == "CSV_SEP"]
     return names, seps[0]
-
-
-def report_kind(names: tuple[str, ...]) -> str | None:
-    for kind, column in _KINDS:
-        if column in names:
-            return kind
-    return None
 
 
 def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> list[pl.DataFrame]:
@@ -100,6 +100,9 @@ def _read_block(block: pl.DataFrame, lines: pl.DataFrame, doc: Document,
         stats = {col: name for name, col in COLUMNS[kind].items() if col in T.STATS}
         novalue.report(novalue.csv_cells(frame, body, names, sep, stats), doc, result)
         return _counted(frame, kind)
+    if kind == "kernel_metrics":
+        _kernel_metrics(frame, internal_names(kind, names), units, body, sep, doc, result)
+        return None
     CONVERTERS[kind](frame, column_units(internal_names(kind, names), units), result)
     return None
 
@@ -248,6 +251,33 @@ def _counted(frame: pl.DataFrame, kind: str) -> pl.DataFrame:
         *[pl.col(s).fill_null("") if s in frame.columns else pl.lit(None, pl.String).alias(s) for s in T.STATS])
 
 
+def _kernel_metrics(frame: pl.DataFrame, cols: list[str], units: list[str] | None, body: pl.DataFrame,
+                    sep: str, doc: Document, result: ParseResult) -> None:
+    """`--print-gpu-trace --metrics/--events --csv`: one launch per row (`kernels`, its line
+    the launch id), every counter cell in `metrics` (no stat: one launch's value), scaled by
+    its column's unit. A placeholder (`<OVERFLOW>`, `<NaN>`, `n/a`) is a null; each kind is
+    counted in one warning with its first cell."""
+    keys = set(COLUMNS["kernel_metrics"].values())
+    counters = [c for c in cols if c not in keys and c in frame.columns]
+    unit_of = column_units(cols, units) or {}
+    result.add("kernels", frame.select(
+        "source_line", pl.col("source_line").alias("launch_id"), "device",
+        pl.col("kernel_name").alias("name"), pl.lit("launch").alias("kind"), pl.lit(1).alias("count"),
+        _int(frame, "context").alias("context"), _int(frame, "stream").alias("stream")))
+    if not counters:
+        return
+    cells = frame.select("source_line", "device", "kernel_name", *counters).unpivot(
+        counters, index=["source_line", "device", "kernel_name"], variable_name="metric",
+        value_name="value_text")
+    unit = pl.col("metric").replace_strict(unit_of, default="", return_dtype=pl.String)
+    result.add("metrics", cells.select(
+        "source_line", pl.col("source_line").alias("launch_id"), "kernel_name", "device",
+        pl.lit("Metric result").alias("section"), "metric",
+        V.base_unit(V.cell_unit(pl.col("value_text"), unit)).alias("unit"),
+        V.scaled(pl.col("value_text"), unit).alias("value"), "value_text").sort("source_line", maintain_order=True))
+    novalue.report_placeholders(cells, body, cols, sep, doc, result)
+
+
 def _int(frame: pl.DataFrame, col: str) -> pl.Expr:
     if col not in frame.columns:
         return pl.lit(None, pl.Int64)
@@ -259,14 +289,20 @@ def _gpu_trace(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseR
 
 
 def gpu_trace_table(frame: pl.DataFrame, units: dict[str, str] | None) -> pl.DataFrame:
-    """A GPU trace's rows as activities: times and sizes in base units, launch shapes."""
+    """A GPU trace's rows as activities: times and sizes in base units, launch shapes. A
+    Unified Memory migration's bytes are in its `Unified Memory` column (which holds a page
+    fault group's count, or a CPU fault's `PC 0x...`, on the other Unified Memory rows)."""
     def text(col: str) -> pl.Expr:
         return pl.col(col) if col in frame.columns else pl.lit(None, pl.String)
 
+    size = _cell(frame, "size", units)
+    if "unified_memory" in frame.columns:
+        migrated = pl.col("name").cast(pl.String).str.starts_with(UM_MIGRATION)
+        size = pl.coalesce(size, pl.when(migrated).then(_cell(frame, "unified_memory", units)))
     return frame.select(
         "source_line", text("name").alias("name"),
         _cell(frame, "start", units).alias("start_ns"),
-        _cell(frame, "duration", units).alias("duration_ns"), _cell(frame, "size", units).alias("bytes"),
+        _cell(frame, "duration", units).alias("duration_ns"), size.alias("bytes"),
         text("device").alias("device"),
         _int(frame, "context").alias("context"), _int(frame, "stream").alias("stream"),
         _int(frame, "correlation_id").alias("correlation_id"),

@@ -67,7 +67,7 @@ def read(doc: Document, result: ParseResult) -> pl.DataFrame | None:
     if found is None:
         return None
     index, names, sep, units = found
-    kind = nvprof_csv.report_kind(names)
+    kind = nvprof_lines.report_kind(names)
     cols = nvprof_csv.internal_names(kind, names)
     layout = _layout(doc, raw_head, index + 1 + (units is not None))
     if layout is None or len(set(cols)) != len(cols):
@@ -102,7 +102,7 @@ def _header(head: list[str]) -> tuple[int, tuple[str, ...], str, list[str] | Non
         names, sep = nvprof_csv.header(head[index])
     except ParseError:
         return None
-    if nvprof_csv.report_kind(names) not in _FAST_KINDS or sep != ",":
+    if nvprof_lines.report_kind(names) not in _FAST_KINDS or sep != ",":
         return None
     has_units = index + 1 < len(kinds) and kinds[index + 1] == "csv_units_line"
     return index, names, sep, head[index + 1].split(sep) if has_units else None

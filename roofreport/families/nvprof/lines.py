@@ -28,6 +28,14 @@ TABLES = {
     "um_header_line": "um",
     "csv_header_line": "csv",
 }
+# CSV report kind -> columns that identify it in a header (all of them), first match wins. A
+# GPU trace names its launches' grids, its copies' sizes or its Unified Memory transfers (a
+# trace without a kernel has no grid columns); a trace of API calls has times and names only;
+# `--print-gpu-trace --metrics` names each launch's kernel and correlation id.
+_CSV_KINDS = [("metrics", ("Invocations", "Metric Name")), ("events", ("Invocations", "Event Name")),
+              ("gpu_trace", ("Start", "Grid X")), ("gpu_trace", ("Start", "Size")),
+              ("gpu_trace", ("Start", "Unified Memory")), ("summary", ("Time(%)", "Calls")),
+              ("api_trace", ("Start",)), ("kernel_metrics", ("Kernel", "Correlation_ID"))]
 # Lines that close the table above them.
 _ENDS_TABLE = ["status_line", "blank_line", "no_data_line", "job_end_line", "um_total_line"]
 # status kind -> result section it opens (a `section_message` opens the section it titles,
@@ -55,6 +63,14 @@ def kind_of(text: str) -> str:
 
 def matches(text: str, rule: str) -> bool:
     return load().pattern(rule).match(text) is not None
+
+
+def report_kind(names: tuple[str, ...]) -> str | None:
+    """The report a CSV header's column names make (`_CSV_KINDS`), or None."""
+    for kind, columns in _CSV_KINDS:
+        if all(column in names for column in columns):
+            return kind
+    return None
 
 
 def status_message(text: str) -> str | None:

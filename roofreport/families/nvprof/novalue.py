@@ -1,7 +1,9 @@
-"""Metric and event cells that hold no value: `<OVERFLOW>` (a counter that overflowed), `n/a`
-(not collected on this device), `-`, or an empty cell (grammar terminal `NO_VALUE`, and
+"""Metric and event cells that hold no value: `<OVERFLOW>` (a counter that overflowed), `<NaN>`,
+`n/a` (not collected on this device), `-`, or an empty cell (grammar terminal `NO_VALUE`, and
 nothing). They are read as null and each one is reported (`nvprof.no-value`) at its line and
-column, and the rest of the row, and of the file, is read as usual.
+column (in a per-launch counter CSV, one warning per placeholder text with its count and first
+cell: such a file may hold thousands), and the rest of the row, and of the file, is read as
+usual.
 
 Text tables are right-aligned to their column titles (every metrics/events table of the corpus
 is), so a text row with an empty cell, which the row rule cannot split, is cut at the ends of
@@ -127,6 +129,26 @@ def report(cells: pl.DataFrame, doc: Document, result: ParseResult) -> None:
     if cells.height > _MAX_WARNED:
         result.warn("nvprof.no-value", f"{cells.height - _MAX_WARNED} more metric/event cells "
                     "hold no value (read as null)")
+
+
+def report_placeholders(cells: pl.DataFrame, body: pl.DataFrame, cols: list[str], sep: str,
+                        doc: Document, result: ParseResult) -> None:
+    """One warning per placeholder text (`<OVERFLOW>`, `<NaN>`, `n/a`...) among CSV counter
+    cells (`cells`: source_line, metric (a column of `cols`), value_text; `body`: their lines):
+    how many cells hold it, and where the first is. Empty cells are no placeholders: quiet."""
+    text = pl.col("value_text").fill_null("").str.strip_chars()
+    found = cells.filter(is_no_value(text) & (text != "")).group_by(
+        text.alias("text"), maintain_order=True).agg(pl.len().alias("count"), pl.col("source_line").first(),
+                                                     pl.col("metric").first())
+    lines = dict(body.filter(pl.col("line_no").is_in(found["source_line"].implode())).select(
+        "line_no", "text").iter_rows())
+    for placeholder, count, line_no, metric in found.iter_rows():
+        starts = csv_columns(lines[line_no], sep)
+        at = cols.index(metric)
+        column = starts[at] if at < len(starts) else 1
+        cells_word = "cell holds" if count == 1 else "cells hold"
+        result.warn("nvprof.no-value", f"{count} counter {cells_word} {placeholder} (no value), read "
+                    f"as null; first at {doc.display}:{line_no}:{column} ({metric})", line=line_no)
 
 
 def text_cells(rows: pl.DataFrame, name_col: str, lines: pl.DataFrame) -> pl.DataFrame:

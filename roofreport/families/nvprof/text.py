@@ -223,7 +223,7 @@ def add_gpu_trace(trace: pl.DataFrame, result: ParseResult) -> None:
     the kernels). The kernels are picked from the conformed activities, so both tables share
     one copy of each name (Categorical -> shared-buffer String)."""
     if "kind" not in trace.columns:
-        trace = trace.with_columns(activity_kinds(trace["name"]).alias("kind"))
+        trace = trace.with_columns(_kinds(trace))
     activities = schema.conform("activities", trace)
     result.add("activities", activities)
     # Columns picked before filtering: the filter copies only what the kernels keep.
@@ -231,6 +231,23 @@ def add_gpu_trace(trace: pl.DataFrame, result: ParseResult) -> None:
         "source_line", pl.col("source_line").alias("launch_id"), "name",
         pl.lit("launch").alias("kind"), pl.lit(1).alias("count"), "duration_ns", "device",
         "context", "stream", "grid", "block").filter(activities["kind"] == "kernel"))
+
+
+def _kinds(trace: pl.DataFrame) -> pl.Series:
+    """Each trace row's kind: a row with a grid is a kernel launch, any other row an activity
+    of the kind its name says (a copy, a set, a Unified Memory page fault...), `other` when
+    its name says none."""
+    kinds = activity_kinds(trace["name"]).alias("kind")
+    if trace["grid"].null_count() == trace.height:   # a trace that prints no grids at all
+        return kinds
+    # Names and grids agree on almost every row: only the rows where they do not are changed
+    # (no second column of millions of kind strings).
+    launched = trace["grid"].is_not_null()
+    disagree = (launched != (kinds == "kernel")).arg_true()
+    if not disagree.len():
+        return kinds
+    return kinds.scatter(disagree, pl.select(pl.when(launched.gather(disagree)).then(pl.lit("kernel"))
+                                             .otherwise(pl.lit("other"))).to_series())
 
 
 def _api_trace(rows: pl.DataFrame, table: str, result: ParseResult) -> None:

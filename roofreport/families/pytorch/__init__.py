@@ -9,7 +9,9 @@ Two kinds of file:
   `traceEvents` holding Kineto's event categories; other JSON, Chrome traces of other tools
   included, is left alone;
 * the printed `key_averages().table()` (`table.py`), recognised by its dash rule,
-  header and rule (`grammars/pytorch.lark`).
+  header and rule (`grammars/pytorch.lark`);
+* a `FlopCounterMode` count saved as JSON (`counter.py`): the model FLOPs of a training step,
+  for the MFU of the traces beside it.
 """
 
 from __future__ import annotations
@@ -75,9 +77,24 @@ def sniff_table(head: Head) -> str | None:
     return "key_averages table" if table.find_tables(table.classified(lines)) else None
 
 
+# A FlopCounterMode count saved as JSON (`counter.py`): an object whose "Global" scope maps
+# operators to counts, or that gives "total_flops".
+_COUNTER = re.compile(r'^\s*\{.*?"(?:Global"\s*:\s*\{\s*(?:"(?:aten|prims|torch)\.|\})|total_flops"\s*:)', re.DOTALL)
+
+
+def sniff_counter(head: Head) -> str | None:
+    if head.binary or not _COUNTER.match(head.text):
+        return None
+    return "flop counter"
+
+
 SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="pytorch-table", sniff=sniff_table,
-               parse=DeferredReader("roofreport.families.pytorch.table", "parse_table")),
+               parse=DeferredReader("roofreport.families.pytorch.table", "parse_table"),
+               marks=("---  ---",)),
+    # A FlopCounterMode count saved as JSON beside a trace (`counter.py`).
+    FormatSpec(family=FAMILY, name="pytorch-flop-counter", sniff=sniff_counter,
+               parse=DeferredReader("roofreport.families.pytorch.counter", "parse_counter"), reads_json=True),
 ]
 
 # The trace is read from its path (gzip or plain): a binary spec. It reads JSON documents: a

@@ -32,17 +32,14 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import ParseError
-from roofreport.families.pytorch.decode import Trace, gc_paused, read_trace
+from roofreport.families.pytorch.decode import LAUNCH_METRICS, Trace, gc_paused, read_trace
 from roofreport.families.pytorch.ranges import launch_regions, paths
+from roofreport.families.pytorch.steps import STEP_NAME, step_table
 from roofreport.families.spec import ParseResult
 from roofreport.tables.frames import launch_dims
 
 FAMILY = "pytorch"
-STEP_NAME = r"^ProfilerStep#\d+$"
 MODULE_PREFIX = "nn.Module: "
-_TYPES = {"kind": pl.Categorical, "name": pl.String, "ts": pl.Float64, "dur": pl.Float64,
-          "device": pl.Int64, "context": pl.Int64, "stream": pl.Int64, "correlation": pl.Int64,
-          "bytes": pl.Float64}
 
 
 def parse_kineto(path: Path, variant: str) -> ParseResult:
@@ -55,11 +52,15 @@ def _parse(path: Path, variant: str) -> ParseResult:
     trace = read_trace(path, str(path))
     result.warnings += trace.warnings
     result.error = trace.error
-    events, launches, meta = event_frame(trace), launch_frame(trace), trace.meta
+    events, launches, operators, meta = event_frame(trace), trace.launches, trace.operators, trace.meta
     del trace   # the decoded columns (the frames hold them now)
+    step_rows, counted = step_table(events, operators)
     if events.height:
-        _fill(events, launches, _devices(meta), result)
+        _fill(events, launches, _devices(meta), counted, result)
     _hints(meta, events, result)
+    if step_rows.height:
+        result.add("steps", step_rows.with_columns(
+            rank=pl.lit(result.hints.rank, pl.Int64), device=pl.lit(result.hints.device_name, pl.String)))
     if not result.rows() and result.error is None:
         result.error = ParseError("the trace holds no GPU kernels, memory operations, CUDA calls "
                                   "or profiler ranges", path=str(path))
@@ -69,13 +70,9 @@ def _parse(path: Path, variant: str) -> ParseResult:
 def event_frame(trace: Trace) -> pl.DataFrame:
     """One row per kept event: `source_line`, the `EVENT_FIELDS` typed, `thread` (a number per
     distinct pid/tid pair), `start_ns` and `duration_ns`."""
-    columns = trace.columns
-    if not columns.get("source_line"):
+    frame = trace.events
+    if not frame.height:
         return pl.DataFrame()
-    frame = pl.DataFrame([pl.Series("source_line", columns["source_line"], dtype=pl.Int64)]
-                         + [pl.Series(name, columns[name], dtype=dtype, strict=False)
-                            for name, dtype in _TYPES.items()]
-                         + [_ids(columns[name], name) for name in ("pid", "tid")])
     # Whole nanoseconds from a whole-microsecond origin: the subtraction is exact, and the
     # rounding drops the float noise of `ts` values like 4700180001442.518.
     origin = frame["ts"].min()
@@ -84,36 +81,6 @@ def event_frame(trace: Trace) -> pl.DataFrame:
         thread=pl.struct("pid", "tid").rank("dense").cast(pl.Int64),
         start_ns=((pl.col("ts") - origin) * 1000.0).round(0).cast(pl.Int64),
         duration_ns=(pl.col("dur") * 1000.0).round(0)).drop("ts", "dur", "tid")
-
-
-def _ids(values: list, name: str) -> pl.Series:
-    """Process or thread ids: numbers, or text where a trace names them (`"stream 7"`)."""
-    try:
-        return pl.Series(name, values, dtype=pl.Int64)
-    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
-        return pl.Series(name, values, dtype=pl.String, strict=False)
-
-
-_NO_DIMS = (None, None, None)
-# Kineto's launch fields -> (metric as Kineto names it, unit) in `metrics`.
-LAUNCH_METRICS = {"registers per thread": "register", "shared memory": "byte",
-                  "blocks per SM": None, "warps per SM": None, "est. achieved occupancy %": "%"}
-
-
-def launch_frame(trace: Trace) -> pl.DataFrame:
-    """One row per kernel event: `source_line`, grid and block as `grid_x` ... `block_z`
-    (null unless three numbers), and the `LAUNCH_METRICS` values."""
-    if not trace.launches:
-        return pl.DataFrame(schema={"source_line": pl.Int64})
-    lines, grids, blocks, *values = zip(*trace.launches)
-    series = [pl.Series("source_line", lines, dtype=pl.Int64)]
-    for prefix, shapes in (("grid", grids), ("block", blocks)):
-        axes = zip(*(v if v.__class__ is list and len(v) == 3 else _NO_DIMS for v in shapes))
-        series += [pl.Series(f"{prefix}_{axis}", column, dtype=pl.Int64, strict=False)
-                   for axis, column in zip("xyz", axes)]
-    series += [pl.Series(name, column, dtype=pl.Float64, strict=False)
-               for name, column in zip(LAUNCH_METRICS, values)]
-    return pl.DataFrame(series)
 
 
 def _devices(meta: dict) -> dict[int, str]:
@@ -128,7 +95,7 @@ def _devices(meta: dict) -> dict[int, str]:
 
 # -- tables ----------------------------------------------------------------------------------
 
-def _fill(events: pl.DataFrame, launches: pl.DataFrame, devices: dict[int, str],
+def _fill(events: pl.DataFrame, launches: pl.DataFrame, devices: dict[int, str], counted: pl.DataFrame,
           result: ParseResult) -> None:
     kind = pl.col("kind")
     gpu = events.filter(kind.is_in(["kernel", "memcpy", "memset"]))
@@ -142,7 +109,7 @@ def _fill(events: pl.DataFrame, launches: pl.DataFrame, devices: dict[int, str],
         result.add("api_calls", calls.select(
             "source_line", pl.lit("trace").alias("kind"), "name", pl.lit(1).alias("calls"),
             pl.col("duration_ns").alias("total_ns"), pl.col("start_ns").cast(pl.Float64)))
-    _regions(events, is_step, annotations, result)
+    _regions(events, is_step, annotations, counted, result)
 
 
 def _gpu_tables(gpu: pl.DataFrame, devices: dict[int, str], calls: pl.DataFrame,
@@ -198,12 +165,14 @@ def _with_paths(ranges: pl.DataFrame) -> pl.DataFrame:
         path=pl.lit(None, pl.String))
 
 
-def _regions(events: pl.DataFrame, is_step: pl.Expr, annotations: pl.DataFrame,
+def _regions(events: pl.DataFrame, is_step: pl.Expr, annotations: pl.DataFrame, counted: pl.DataFrame,
              result: ParseResult) -> None:
     kind = pl.col("kind")
     steps = events.filter(is_step).with_columns(path=pl.col("name"))
     gpu_ranges = _with_paths(events.filter(kind == "gpu_annotation"))
     operators = _with_paths(events.filter((kind == "cpu_op") & ~is_step))
+    if counted.height and operators.height:   # (the FLOPs of each counted call)
+        operators = operators.join(counted, on="source_line", how="left", maintain_order="left")
     modules = _with_paths(events.filter((kind == "python") & pl.col("name").str.starts_with(MODULE_PREFIX))
                           .with_columns(pl.col("name").str.strip_prefix(MODULE_PREFIX)))
     for label, ranges in (("step", steps), ("annotation", annotations), ("gpu_annotation", gpu_ranges)):
@@ -218,10 +187,12 @@ def _regions(events: pl.DataFrame, is_step: pl.Expr, annotations: pl.DataFrame,
 
 def _per_path(ranges: pl.DataFrame, label: str) -> pl.DataFrame:
     """One row per distinct path: calls, total wall time, the first call's line and start."""
+    flops = [pl.when(pl.col("flops").is_not_null().any()).then(pl.col("flops").sum()).alias("flops")] \
+        if "flops" in ranges.columns else []
     return ranges.group_by("path", maintain_order=True).agg(
         pl.col("source_line").first(), pl.col("name").first(),
         pl.col("start_ns").first().cast(pl.Float64), pl.col("duration_ns").sum(),
-        pl.len().alias("count")).with_columns(pl.lit(label).alias("kind"))
+        pl.len().alias("count"), *flops).with_columns(pl.lit(label).alias("kind"))
 
 
 # -- run hints -------------------------------------------------------------------------------

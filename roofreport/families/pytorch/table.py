@@ -37,6 +37,8 @@ from roofreport.families.spec import ParseResult
 FAMILY = "pytorch"
 ELLIPSIS = "..."
 MAX_PROBLEMS = 20
+SECTION = "key_averages"
+_TITLE_CHARS = 80
 
 # Header name (full match) -> the cell rule of its column; the first that matches wins. Names
 # are torch's `_build_table` headers; the device is "CUDA" or another backend's name.
@@ -132,25 +134,47 @@ def _named(names: tuple[str, ...], pattern: str) -> str | None:
 # -- reading ---------------------------------------------------------------------------------
 
 def parse_table(doc: Document, variant: str) -> ParseResult:
+    """Every table of the file. Views of one profile (the same totals: sorted by CPU, then by
+    CUDA time, by memory, grouped by input shape, each cut to its `row_limit`) are all read
+    into `metrics`, each under its own section; their rows become `kernels` and `regions`
+    once: a name an earlier view of the profile gave is not given again (a view grouped by
+    input shape splits a name the others gave whole). A table printed again, row for row, is
+    read once."""
     result = ParseResult(family=FAMILY, variant=variant)
     lines = classified(doc.lines())
-    totals_seen: set[tuple] = set()
     tables = find_tables(lines)
+    printed: set[tuple] = set()
+    given: dict[tuple, set[str]] = {}   # profile (its totals) -> names given as kernels/regions
     for index, layout in enumerate(tables):
         next_start = tables[index + 1].header_line - 1 if index + 1 < len(tables) else None
         totals = _totals(lines, layout, next_start)
-        key = tuple(totals.select("metric", "value").rows())
-        if key and key in totals_seen:
-            result.warn("pytorch.repeated-table", f"the table at line {layout.header_line} has the "
-                        "totals of one read before (the same profile printed again): not read twice",
+        profile = tuple(totals.select("metric", "value").rows())
+        rows = lines.filter(pl.col("line_no").is_between(layout.first_row, layout.last_row))["text"]
+        printout = (layout.names, tuple(text.rstrip() for text in rows), profile)
+        if printout in printed:
+            result.warn("pytorch.repeated-table", f"the table at line {layout.header_line} repeats "
+                        "one read before, row for row (the same profile printed again): not read twice",
                         line=layout.header_line)
             continue
-        totals_seen.add(key)
-        _read(layout, lines, totals, doc, result)
+        printed.add(printout)
+        section = _section(layout, lines, index, len(tables))
+        names = given.setdefault(profile, set()) if profile else set()
+        names |= _read(layout, lines, totals, section, frozenset(names), doc, result)
     if not tables:
         result.error = ParseError("no key_averages table found (a dash rule, a header naming "
                                   "`Name` and its columns, the same rule)", path=doc.display)
     return result
+
+
+def _section(layout: TableLayout, lines: pl.DataFrame, index: int, count: int) -> str:
+    """The `metrics` section of a table's rows: `key_averages` for a file's only table, else
+    numbered in file order, with the title printed above it (`key_averages 2: Key Averages
+    (CUDA)`)."""
+    if count == 1:
+        return SECTION
+    above = lines.filter(pl.col("line_no") == layout.header_line - 2)   # right above the top rule
+    title = above["text"][0].strip() if above.height and above["kind"][0] == "other" else ""
+    return f"{SECTION} {index + 1}: {title[:_TITLE_CHARS]}" if title else f"{SECTION} {index + 1}"
 
 
 def _totals(lines: pl.DataFrame, layout: TableLayout, next_start: int | None) -> pl.DataFrame:
@@ -171,8 +195,10 @@ def _time_ns(value: str, unit: str) -> pl.Expr:
     return (pl.col(value).cast(pl.Float64, strict=False) * factor).round(0).alias("value")
 
 
-def _read(layout: TableLayout, lines: pl.DataFrame, totals: pl.DataFrame, doc: Document,
-          result: ParseResult) -> None:
+def _read(layout: TableLayout, lines: pl.DataFrame, totals: pl.DataFrame, section: str,
+          given: frozenset[str], doc: Document, result: ParseResult) -> set[str]:
+    """One table into `result` (rows named in `given` stay out of `kernels` and `regions`);
+    returns the names of its rows."""
     body = lines.filter(pl.col("line_no").is_between(layout.first_row, layout.last_row)
                         & (pl.col("kind") == "other"))
     if not layout.closed:
@@ -187,9 +213,10 @@ def _read(layout: TableLayout, lines: pl.DataFrame, totals: pl.DataFrame, doc: D
     cells = cells.filter(pl.col(name_col) != "").rename({name_col: "name"})
     values = _values(layout, cells, doc, result)
     _warn_cut_names(cells, layout, result)
-    _emit(layout, cells, values, result)
+    _emit(layout, cells, values, section, given, result)
     if totals.height:
-        result.add("metrics", totals.with_columns(pl.lit("key_averages totals").alias("section")))
+        result.add("metrics", totals.with_columns(pl.lit(f"{section} totals").alias("section")))
+    return set(cells["name"].to_list())
 
 
 def _to_first_blank(lines: pl.DataFrame, layout: TableLayout) -> pl.DataFrame:
@@ -293,13 +320,16 @@ def _warn_cut_names(cells: pl.DataFrame, layout: TableLayout, result: ParseResul
 
 # -- tables ----------------------------------------------------------------------------------
 
-def _emit(layout: TableLayout, cells: pl.DataFrame, values: pl.DataFrame, result: ParseResult) -> None:
+def _emit(layout: TableLayout, cells: pl.DataFrame, values: pl.DataFrame, section: str,
+          given: frozenset[str], result: ParseResult) -> None:
     if not cells.height:
         return
     result.add("metrics", values.select(
         "source_line", pl.col("source_line").alias("launch_id"), pl.col("name").alias("kernel_name"),
-        pl.lit("key_averages").alias("section"), "metric", "unit", "value", "value_text"))
+        pl.lit(section).alias("section"), "metric", "unit", "value", "value_text"))
     wide = _wide(layout, cells, values)
+    if given:
+        wide = wide.filter(~pl.col("name").is_in(list(given)))
     on_device = (pl.col("self_cpu").fill_null(0) == 0) & (pl.col("cpu_total").fill_null(0) == 0) \
         & ((pl.col("self_device").fill_null(0) > 0) | (pl.col("device_total").fill_null(0) > 0))
     device_rows = wide.filter(on_device)

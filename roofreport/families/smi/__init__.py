@@ -47,7 +47,8 @@ def sniff_wrapper(head: Head) -> str | None:
 
 SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="smi-text", sniff=sniff_text,
-               parse=DeferredReader("roofreport.families.smi.read", "parse_text")),
+               parse=DeferredReader("roofreport.families.smi.read", "parse_text"),
+               marks=("NVIDIA-SMI ", "NVSMI LOG", "# gpu ", "timestamp, ")),
     FormatSpec(family=FAMILY, name="smi-wrapper-csv", sniff=sniff_wrapper,
                parse=DeferredReader("roofreport.families.smi.read", "parse_wrapper")),
 ]

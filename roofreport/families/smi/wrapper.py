@@ -60,12 +60,16 @@ def parse(doc: Document, result: ParseResult) -> pl.DataFrame:
     header = doc.text().split("\n", 1)[0]
     targets = mapping(header) or {}
     try:
-        frame = pl.read_csv(io.BytesIO(doc.data), infer_schema=False, truncate_ragged_lines=True,
-                            encoding="utf8-lossy")
+        frame = _read(doc.data)
     except pl.exceptions.PolarsError as exc:
-        result.error = ParseError(f"wrapper CSV unreadable: {str(exc).splitlines()[0]}",
-                                  path=doc.display, line=1, column=1, text=header)
-        return pl.DataFrame()
+        frame, bad_line = _readable_part(doc.data)
+        reason = str(exc).splitlines()[0]
+        if frame is None:
+            result.error = ParseError(f"wrapper CSV unreadable: {reason}",
+                                      path=doc.display, line=1, column=1, text=header)
+            return pl.DataFrame()
+        result.warn("smi.bad-row", f"{doc.display}:{bad_line}: the CSV is damaged from this line "
+                    f"on ({reason}): the rows before it are read, the rest is not", line=bad_line)
     frame = _with_source_lines(frame)
     _warn_multiline(frame, doc, result)
     cols = [pl.col("source_line")]
@@ -77,6 +81,37 @@ def parse(doc: Document, result: ParseResult) -> pl.DataFrame:
             continue
         cols.append(_column(pl.col(name).str.split("\n").list.first().str.strip_chars(), target))
     return frame.select(cols).with_columns(part=pl.lit("wrapper"), block=pl.lit(0, pl.Int64))
+
+
+def _read(data: bytes) -> pl.DataFrame:
+    return pl.read_csv(io.BytesIO(data), infer_schema=False, truncate_ragged_lines=True,
+                       encoding="utf8-lossy")
+
+
+def _readable_part(data: bytes) -> tuple[pl.DataFrame | None, int]:
+    """The rows of the longest run of whole records from the start that the CSV reader takes
+    (a damaged file: an open quote, a cut cell), found by bisection over the records' starts
+    (lines where the quotes before are balanced), and the line where the damage begins; None
+    when not even the header reads."""
+    starts, quotes, offset = [], 0, 0   # (byte offset, line number) of each record's start
+    for line_no, line in enumerate(data.splitlines(keepends=True), 1):
+        if quotes % 2 == 0:
+            starts.append((offset, line_no))
+        quotes += line.count(b'"')
+        offset += len(line)
+    good, low, high = None, 1, len(starts) - 1   # starts[0] is the header's line
+    while low <= high:
+        middle = (low + high) // 2
+        try:
+            frame = _read(data[:starts[middle][0]])
+        except pl.exceptions.PolarsError:
+            high = middle - 1
+            continue
+        good, low = (frame, middle), middle + 1
+    if good is None:
+        return None, 1
+    frame, index = good
+    return frame, starts[index][1]
 
 
 def _column(cell: pl.Expr, target: str) -> pl.Expr:

@@ -47,5 +47,6 @@ def variant(line: str) -> str:
 
 SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="tegrastats", sniff=sniff,
-               parse=DeferredReader("roofreport.families.tegrastats.read", "parse")),
+               parse=DeferredReader("roofreport.families.tegrastats.read", "parse"),
+               marks=(" GR3D",)),
 ]

@@ -15,7 +15,7 @@ from roofreport.report import fmt
 from roofreport.report.charts import svg as charts
 
 PRECISION_MARKERS = {"fp32": "o", "fp64": "s", "fp16": "^", "tensor": "D", "tensor_fp16": "D",
-                     "tensor_tf32": "D", "tensor_bf16": "D"}
+                     "tensor_tf32": "D", "tensor_bf16": "D", "tensor_fp64": "D", "tensor_fp32": "D"}
 _MEMORY_STYLES = ["-", "--", ":", "-."]
 
 

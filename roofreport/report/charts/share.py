@@ -33,25 +33,34 @@ def category_colour(category: str, order: list[str]) -> str:
 def share_bars_svg(chart_id: str, runs: list[str], categories: list[str],
                    shares: dict[tuple[str, str], float]) -> str:
     """Horizontal 100 % bars, one per run (top to bottom in `runs` order), one segment per category."""
+    parts = [("uncategorized" if category == "other" else charts.label(category, 24),
+              category_colour(category, categories),
+              [100 * shares.get((run, category), 0.0) for run in runs]) for category in categories]
+    return stacked_percent_bars(chart_id, runs, parts,
+                                "Share of the run's GPU time: kernels, and transfers when logged (%)")
+
+
+def stacked_percent_bars(chart_id: str, runs: list[str], parts: list[tuple[str, str, list[float]]],
+                         xlabel: str) -> str:
+    """Horizontal bars from 0 to 100 %, one per run (top to bottom in `runs` order), stacked
+    from `parts`: (legend label, colour, the width of its segment in each run's bar)."""
     from matplotlib.patches import Patch
 
-    height = 0.8 + BAR_IN * len(runs) + 0.2 * ((len(categories) + 5) // 6)
+    height = 0.8 + BAR_IN * len(runs) + 0.2 * ((len(parts) + 5) // 6)
     fig, ax = charts.figure(7.0, height)
     rows_y = list(range(len(runs)))[::-1]
     left = [0.0] * len(runs)
     handles, labels = [], []
-    for category in categories:
-        widths = [100 * shares.get((run, category), 0.0) for run in runs]
-        colour = category_colour(category, categories)
+    for label, colour, widths in parts:
         ax.add_patch(_segments(left, rows_y, widths, colour))
         left = [a + b for a, b in zip(left, widths)]
         handles.append(Patch(facecolor=colour, edgecolor="white", linewidth=0.4))
-        labels.append("uncategorized" if category == "other" else charts.label(category, 24))
+        labels.append(label)
     ax.set_yticks(rows_y, [charts.label(r, 80) for r in runs])
     ax.tick_params(axis="y", length=0)
     ax.set_xlim(0, 100)
     ax.set_ylim(-0.6, len(runs) - 0.4)
-    ax.set_xlabel("Share of the run's GPU time: kernels, and transfers when logged (%)")
+    ax.set_xlabel(xlabel)
     ax.grid(axis="y", visible=False)
     charts.fit_left_labels(fig, ax)
     _legend_above(ax, handles, labels)

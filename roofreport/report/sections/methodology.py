@@ -43,12 +43,16 @@ CAVEATS = [
     "(MACs), so their numbers are about half of these.",
     "FP16 CUDA-core FLOPs from ncu may be under-counted by up to 2× for packed half2 instructions.",
     "nvidia-smi utilization.gpu is the fraction of time a kernel was running, not SM occupancy.",
-    "A Tesla K80 board holds two GPUs; peaks are per GPU (half the board's datasheet values).",
+    "A Tesla K80 board holds two GPUs; peaks are per GPU (half the board's datasheet values). So does an "
+    "AMD MI250/MI250X: its peaks are per GCD.",
+    "\"Tensor\" means matrix-core work on both vendors (NVIDIA tensor cores, AMD MFMA). AMD's counters "
+    "count wave instructions whatever the execution mask, and a packed FP32/FP16 instruction once: "
+    "AMD FP32/FP16 peaks are the non-packed rates.",
     "Datasheet peaks are upper bounds; measured ceilings (e.g. ERT) are lower.",
 ]
 
-_PEAK_FIELDS = [("FP64", "fp64"), ("FP32", "fp32"), ("FP16", "fp16"), ("TF32 tensor", "tf32_tensor"),
-                ("FP16 tensor", "fp16_tensor")]
+_PEAK_FIELDS = [("FP64", "fp64"), ("FP32", "fp32"), ("FP16", "fp16"), ("FP64 tensor", "fp64_tensor"),
+                ("TF32 tensor", "tf32_tensor"), ("FP16 tensor", "fp16_tensor")]
 
 
 def methodology_section(files: list, gpu_keys: list[str], db) -> Section:
@@ -76,7 +80,7 @@ def _peaks(gpu_keys: list[str], db) -> list:
                     + [fmt.bandwidth(spec.dram_bw)])
     sources = [Paragraph([Span(f"{s.key}: ", code=False), Span(s.source or "no source given")]
                          + ([Span(f" Notes: {s.notes}")] if s.notes else [])) for s in specs]
-    return [table(["GPU", "Architecture", "CC", "SMs#", "Boost clock#"] + [f"{n}#" for n, _ in _PEAK_FIELDS]
+    return [table(["GPU", "Architecture", "CC / target", "SMs / CUs#", "Boost clock#"] + [f"{n}#" for n, _ in _PEAK_FIELDS]
                   + ["DRAM#"], rows, css="peaks"), Bullets(sources)]
 
 
