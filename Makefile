@@ -41,7 +41,7 @@ $(NCU_STAMP): $(TEST_STAMP)
 	touch $@
 
 test-ncu-rep: $(NCU_STAMP)
-	$(BIN)/python -m pytest -q tests/test_ncu_rep.py tests/test_ncu_sniff.py tests/test_hardware_corpus.py
+	$(BIN)/python -m pytest -q tests/test_ncu_rep.py tests/test_ncu_sniff.py tests/test_gpu_corpus_names.py
 
 # docs/tables.md is written from roofreport/tables/schema.py (tests/test_docs.py checks it is current).
 docs: $(REPORT_STAMP)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ import polars as pl
 
 from roofreport.errors import UsageError
 from roofreport.families.common.limits import Limits
+from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import executors, store
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import check_not_input, check_writable, inside_input
@@ -41,10 +43,15 @@ PathLike = str | Path
 Paths = PathLike | Iterable[PathLike]
 
 
-def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
-         progress: bool | Progress = False, executor: str | None = None,
+def read(paths: Paths, *, gpu: str | None = None, peaks: PathLike | None = None, jobs: int | None = None,
+         exclude: Iterable[str] = (), progress: bool | Progress = False, executor: str | None = None,
          dataset: PathLike | None = None, limits: Limits | None = None) -> Dataset:
     """Read every log under `paths` (files, or folders walked recursively) into a `Dataset`.
+
+    `gpu`: the GPU every run ran on (a device name or GPU table key, `"A100-SXM4-40GB"`): it
+    wins over what the logs and paths say (a logged name that disagrees is noted in the runs'
+    `gpu_note`). `peaks`: a TSV/TOML file adding or correcting GPUs (their peaks apply wherever
+    peaks are looked up). The runs' GPUs, labels and totals follow both.
 
     `jobs`: worker processes for many files (default one per core, up to 4; 1 reads in this
     process). Safe from a script without a main guard and from a notebook. `exclude`: globs of
@@ -64,6 +71,7 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
     if jobs is not None and jobs < 1:
         raise UsageError(f"jobs must be at least 1, not {jobs}")
     executors.check(executor)
+    settings = gpu_settings(gpu=gpu, peaks=peaks)
     report = _stderr_progress if progress is True else (progress or None)
     folders = [p for p in given if p.is_dir() and store.is_dataset(p)]
     if folders:
@@ -72,19 +80,21 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
         return _with_step_metrics(store.open_dataset(folders[0]))
     if dataset is not None:
         check_outputs([dataset], given)
-        return _with_step_metrics(store.update(given, Path(dataset), exclude=tuple(exclude), jobs=jobs,
-                                               executor=executor, progress=report, finish_runs=_runs_with_totals,
-                                               limits=limits or Limits()))
+        return _with_step_metrics(store.update(
+            given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor, progress=report,
+            finish_runs=partial(_runs_with_totals, settings=settings), limits=limits or Limits(), settings=settings))
     return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor,
-                               limits=limits or Limits()))
+                               limits=limits or Limits(), settings=settings))
 
 
-def read_file(path: PathLike, *, limits: Limits | None = None) -> Dataset:
-    """Read one log file into a `Dataset` (in this process, unless `limits` limit its memory)."""
+def read_file(path: PathLike, *, gpu: str | None = None, peaks: PathLike | None = None,
+              limits: Limits | None = None) -> Dataset:
+    """Read one log file into a `Dataset` (in this process, unless `limits` limit its memory);
+    `gpu`, `peaks` as `read` takes them."""
     file = Path(path)
     if not file.is_file():
         raise UsageError(f"{path} is not a file; use roofreport.read for folders")
-    return _with_totals(ingest([file], jobs=1, limits=limits or Limits()))
+    return _with_totals(ingest([file], jobs=1, limits=limits or Limits(), settings=gpu_settings(gpu=gpu, peaks=peaks)))
 
 
 def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
@@ -94,12 +104,12 @@ def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | 
     """Every analysis the report uses, as frames (`Analysis`), from a `Dataset` or from paths
     (read first with `read`'s defaults).
 
-    `gpu`: device name assumed for runs whose logs and paths name none. `peaks`: a TSV/TOML file
-    overriding or adding GPU peak values. `top`: kernels listed per run. `window`: the
-    utilization window in seconds from the first sample, `(60, 240)` or `"60:240"`.
-    `model_flops`: the model FLOPs of one training step (MFU's numerator), instead of the FLOPs
-    counted from a PyTorch trace's shapes. `kernel` (a regex) and `runs` (globs over run ids and
-    labels) narrow what the frames show, never the run totals (`analysis/view.py`)."""
+    `gpu`, `peaks`: as `read` takes them; when they differ from those the dataset was read with,
+    the runs' GPUs, labels and totals are worked out again, to the tables `read` would give with
+    them. `top`: kernels listed per run. `window`: the utilization window in seconds from the
+    first sample, `(60, 240)` or `"60:240"`. `model_flops`: the model FLOPs of one training step
+    (MFU's numerator), instead of the FLOPs counted from a PyTorch trace's shapes. `kernel` (a regex) and `runs` (globs over run ids and labels)
+    narrow what the frames show, never the run totals (`analysis/view.py`)."""
     dataset = data if isinstance(data, Dataset) else read(data)
     return _analyze(dataset, analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window,
                                                model_flops=model_flops, kernel=kernel, runs=runs))
@@ -124,7 +134,7 @@ def compare(baseline: Dataset | Paths, other: Dataset | Paths | None = None, *, 
     analysis/diff.py). Both are Datasets or paths (read with `read`'s defaults); `other`
     None compares runs of `baseline` with each other, chosen by `runs_a` and `runs_b` (globs over run
     ids and labels). One run on each side is compared as it is; several pair by workload."""
-    from roofreport import hardware
+    from roofreport import gpu
     from roofreport.analysis.diff import compare as compare_runs
 
     if other is None and not (runs_a and runs_b):
@@ -133,7 +143,7 @@ def compare(baseline: Dataset | Paths, other: Dataset | Paths | None = None, *, 
     first = baseline if isinstance(baseline, Dataset) else read(baseline)
     second = first if other is None else other if isinstance(other, Dataset) else read(other)
     return compare_runs(first.tables, second.tables, runs_a=view(runs=runs_a), runs_b=view(runs=runs_b),
-                        db=hardware.load_database())
+                        db=gpu.load_database())
 
 
 def view(*, kernel: str | None = None, runs: str | Iterable[str] = ()) -> View:
@@ -175,7 +185,7 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
         analysis = source
     else:
         dataset = source if isinstance(source, Dataset) else read(
-            inputs, jobs=jobs, exclude=exclude, progress=progress, executor=executor)
+            inputs, gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress, executor=executor)
         analysis = _analyze(dataset, settings)
     return render(analysis, output_path, html_path, title)
 
@@ -190,11 +200,21 @@ def analysis_settings(*, gpu: str | None = None, peaks: PathLike | None = None, 
     from roofreport.analysis.bundle import AnalysisSettings, parse_window
 
     span = parse_window(window) if isinstance(window, str) else (tuple(window) if window else None)
+    return AnalysisSettings(gpu=gpu_settings(gpu=gpu, peaks=peaks), top=top, window=span, model_flops=model_flops,
+                            view=view(kernel=kernel, runs=runs))
+
+
+def gpu_settings(*, gpu: str | None = None, peaks: PathLike | None = None) -> GpuSettings:
+    """What the user says of the GPU, checked: a peaks file that exists and reads (a
+    UsageError names what is wrong)."""
     peaks_path = Path(peaks) if peaks is not None else None
     if peaks_path is not None and not peaks_path.is_file():
         raise UsageError(f"peaks file {peaks} does not exist")
-    return AnalysisSettings(gpu=gpu, peaks=peaks_path, top=top, window=span, model_flops=model_flops,
-                            view=view(kernel=kernel, runs=runs))
+    if gpu is not None and not str(gpu).strip():
+        raise UsageError("--gpu needs a GPU name")
+    settings = GpuSettings(gpu=str(gpu).strip() if gpu else None, peaks=peaks_path)
+    settings.database()     # a peaks file that does not read fails here, before any log is read
+    return settings
 
 
 def check_outputs(outputs: Iterable[PathLike | None], inputs: Paths, report: bool = False) -> None:
@@ -220,7 +240,7 @@ def outputs_inside_inputs(outputs: Iterable[PathLike | None], inputs: Paths) -> 
     return [(output, folder) for output, folder in found if folder is not None]
 
 
-def table_files(folder: PathLike, format: str = "parquet") -> list[Path]:  # noqa: A002
+def table_files(folder: PathLike, format: str = "parquet") -> list[Path]:
     """The files `Dataset.write(folder, format)` writes, one per table."""
     return table_paths(Path(folder), format)
 
@@ -245,29 +265,28 @@ def _paths(paths: Paths) -> list[Path]:
 def _with_totals(dataset: Dataset) -> Dataset:
     """The runs table with its run totals (kernel time, FLOPs, bytes, intensity, bound...), and
     the steps table with its MFU, HFU and outliers, computed once by the analysis layer
-    (analysis/totals.py, analysis/steps.py) so `parse`, `read`, `analyze` and the report all
-    read the same numbers."""
-    dataset.tables["runs"] = _runs_with_totals(dataset.tables)
+    (analysis/totals.py, analysis/steps.py) with the dataset's peaks, so `parse`, `read`,
+    `analyze` and the report all read the same numbers."""
+    dataset.tables["runs"] = _runs_with_totals(dataset.tables, dataset.gpu)
     return _with_step_metrics(dataset)
 
 
 def _with_step_metrics(dataset: Dataset) -> Dataset:
     """The steps table with its MFU, HFU and outliers (a dataset folder stores the steps as
-    read: they are worked out when it is read, from its runs)."""
+    read: they are worked out when it is read, from its runs), with the dataset's peaks."""
     if dataset.tables["steps"].height:
-        from roofreport import hardware
         from roofreport.analysis.steps import with_step_metrics
 
-        dataset.tables["steps"] = with_step_metrics(dataset.tables, hardware.load_database())
+        dataset.tables["steps"] = with_step_metrics(dataset.tables, dataset.gpu.database())
     return dataset
 
 
-def _runs_with_totals(tables) -> pl.DataFrame:
-    """`tables`' runs table with its run totals (a dataset folder stores it so)."""
-    from roofreport import hardware
+def _runs_with_totals(tables, settings: GpuSettings = NO_SETTINGS) -> pl.DataFrame:
+    """`tables`' runs table with its run totals, with the peaks `settings` give (a dataset
+    folder stores it so)."""
     from roofreport.analysis.totals import with_run_totals
 
-    return with_run_totals(tables, hardware.load_database())
+    return with_run_totals(tables, settings.database())
 
 
 def _analyze(dataset: Dataset, settings: AnalysisSettings) -> Analysis:
@@ -288,4 +307,4 @@ def _stderr_progress(done: int, total: int, name: str) -> None:
 
 
 __all__ = ["TABLE_FORMATS", "Dataset", "analysis_settings", "analyze", "build_report", "check_outputs", "compare",
-           "outputs_inside_inputs", "read", "read_file", "summary", "table_files", "view"]
+           "gpu_settings", "outputs_inside_inputs", "read", "read_file", "summary", "table_files", "view"]

@@ -35,6 +35,11 @@ _executor = click.option("--executor", default="local", show_default=True, metav
 _exclude = click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
                         help="Leave files matching GLOB unread (repeatable; matched against the "
                              "path under the folder given, any trailing part of it, and the name).")
+_gpu = click.option("--gpu", "gpu_name", default=None, metavar="NAME",
+                    help="The GPU the runs ran on (e.g. 'A100-SXM4-40GB', 'V100'): wins over what the "
+                         "logs and paths say; names, labels and peaks follow it.")
+_peaks = click.option("--peaks", "peaks_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                      default=None, help="TSV/TOML file adding or correcting GPU peak values.")
 _LIMIT_OPTIONS = [
     click.option("--max-unpacked", metavar="SIZE", default=None,
                  help="Most bytes a compressed log may unpack to (default 2G; with --max-unpacked-ratio, "
@@ -120,14 +125,17 @@ def inspect(paths: tuple[Path, ...], as_json: bool, errors_only: bool, jobs: int
 @click.option("--update", is_flag=True,
               help="Keep DIR as an incremental dataset (partitioned Parquet): read only new and "
                    "changed files, drop the rows of files that are gone.")
+@_gpu
+@_peaks
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
 @_executor
 @_exclude
 @_limits
-def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict: bool, quiet: bool,
-          jobs: int | None, executor: str, exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
+def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_name: str | None,
+          peaks_file: Path | None, strict: bool, quiet: bool, jobs: int | None, executor: str,
+          exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Read logs into the shared tables and write one file per table.
 
     Tables: kernels, metrics, activities, api_calls, samples, regions, steps, runs, files. With
@@ -138,7 +146,8 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
         if fmt != "parquet":
             _usage("--update keeps a Parquet dataset; leave out --format")
         _guard(lambda: api.check_outputs([out_dir], paths))
-        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir, limits=limits)
+        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir, limits=limits,
+                        gpu=gpu_name, peaks=peaks_file)
         if not quiet:
             for message in dataset.update_report.messages:
                 click.echo(f"roofreport: {message}", err=True)
@@ -148,7 +157,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
         sys.exit(_exit_code(dataset, strict))
     _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))
     _warn_inside_inputs([out_dir], paths, quiet)
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     written = _guard(lambda: dataset.write(out_dir, fmt))
     if not quiet:
         _summary(dataset)
@@ -163,10 +172,8 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="Also write the HTML report here (with a PDF -o).")
 @click.option("--title", default=None, help="Report title (default: from the input folder).")
-@click.option("--gpu", "gpu_override", default=None,
-              help="GPU name to assume for runs whose logs do not name one (e.g. 'A100-SXM4-40GB').")
-@click.option("--peaks", "peaks_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="TSV/TOML file overriding or adding GPU peak values.")
+@_gpu
+@_peaks
 @click.option("--top", "top_n", type=click.IntRange(min=1), default=10, show_default=True,
               help="Kernels to list per run.")
 @click.option("--window", default=None, metavar="START:END",
@@ -184,7 +191,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
 @_exclude
 @_limits
 def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None,
-          gpu_override: str | None, peaks_file: Path | None, top_n: int, window: str | None,
+          gpu_name: str | None, peaks_file: Path | None, top_n: int, window: str | None,
           model_flops: float | None, kernel: str | None, runs: tuple[str, ...], strict: bool, quiet: bool,
           verbose: bool, jobs: int | None, executor: str, exclude: tuple[str, ...],
           limits: roofreport.Limits) -> None:
@@ -192,12 +199,12 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
 
     --kernel and --run narrow what the report shows; run totals count every kernel.
     """
-    settings = dict(gpu=gpu_override, peaks=peaks_file, top=top_n, window=window, model_flops=model_flops,
+    settings = dict(gpu=gpu_name, peaks=peaks_file, top=top_n, window=window, model_flops=model_flops,
                     kernel=kernel, runs=runs)
     _guard(lambda: api.check_outputs([output, html_out], paths, report=True))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
     _warn_inside_inputs([output, html_out], paths, quiet)
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     if not quiet:
         _summary(dataset, verbose)
         click.echo(f"roofreport: analysing {_plural(dataset.runs.height, 'run')}…", err=True)
@@ -294,10 +301,11 @@ def compare(first: Path, second: Path | None, runs_a: tuple[str, ...], runs_b: t
 
 def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], quiet: bool,
           executor: str | None = None, into: Path | None = None,
-          require_logs: bool = True, limits: roofreport.Limits | None = None) -> roofreport.Dataset:
+          require_logs: bool = True, limits: roofreport.Limits | None = None, gpu: str | None = None,
+          peaks: Path | None = None) -> roofreport.Dataset:
     """Read `paths`; with `require_logs`, stop (exit 1) when not one file is a profiler log."""
     progress = not quiet and sys.stderr.isatty()
-    dataset = _guard(lambda: roofreport.read(list(paths), jobs=jobs, exclude=exclude, progress=progress,
+    dataset = _guard(lambda: roofreport.read(list(paths), gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress,
                                              executor=executor, dataset=into, limits=limits))
     if require_logs:
         _require_logs(dataset, paths)

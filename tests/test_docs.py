@@ -89,3 +89,12 @@ def test_the_readme_use_examples_run(tmp_path):
         result = CliRunner().invoke(cli, args, catch_exceptions=False)
         assert result.exit_code == 0, (line, result.output[-2000:])
         assert result.stdout.strip() or args[0] in ("build", "parse"), line
+
+
+def test_the_runs_gpu_columns_are_the_readmes():
+    """The README's paragraph on how a run's GPU is found names every GPU column of the runs table."""
+    from roofreport.tables import schema
+
+    section = README[README.index("### How a run's GPU is found"):README.index("### Run totals")]
+    columns = [c for c in schema.RUNS if c.startswith("gpu")]
+    assert len(columns) == 7 and all(f"`{c}`" in section for c in columns)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.analysis import roofline, runsets, timing, workloads
 from roofreport.analysis.totals import TRANSFERS
 from roofreport.analysis.view import View
@@ -88,7 +88,7 @@ class Comparison:
                 "categories": self.categories, "kernels": kernels}
 
 
-def gpu_family(run: Mapping, db: hardware.GpuDatabase) -> str | None:
+def gpu_family(run: Mapping, db: gpu.GpuDatabase) -> str | None:
     """A run's architecture family ("volta", "ampere", "cdna3"...): the runs table's
     `gpu_family`, else the GPU database's family of its `gpu_model` (a runs table written before
     that column): the one place a comparison asks which architecture a run ran on."""
@@ -100,10 +100,10 @@ def gpu_family(run: Mapping, db: hardware.GpuDatabase) -> str | None:
 
 def compare(baseline: Mapping[str, pl.DataFrame], other: Mapping[str, pl.DataFrame], *,
             runs_a: View | None = None, runs_b: View | None = None,
-            db: hardware.GpuDatabase | None = None) -> Comparison:
+            db: gpu.GpuDatabase | None = None) -> Comparison:
     """Compare the runs of `baseline` (A) with those of `other` (B): tables of two Datasets (or
     one Dataset's twice), run totals filled; `runs_a`/`runs_b` choose the runs on each side."""
-    db = db or hardware.load_database()
+    db = db or gpu.load_database()
     sides = [_Side.of("A", baseline, runs_a), _Side.of("B", other, runs_b)]
     pairs, unpaired = _pairs(*sides)
     if not pairs:
@@ -181,7 +181,7 @@ def _pairs(side_a: _Side, side_b: _Side) -> tuple[list[tuple[str, str]], list[di
 class _Pair:
     """One run of A against one run of B."""
 
-    def __init__(self, side_a: _Side, run_a: str, side_b: _Side, run_b: str, db: hardware.GpuDatabase):
+    def __init__(self, side_a: _Side, run_a: str, side_b: _Side, run_b: str, db: gpu.GpuDatabase):
         self.a, self.b = side_a.run(run_a), side_b.run(run_b)
         self.rows_a = side_a.rows.filter(pl.col("run") == run_a)
         self.rows_b = side_b.rows.filter(pl.col("run") == run_b)

@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from roofreport.errors import LogWarning, UsageError
+from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline.discover import check_not_input
 from roofreport.tables import lazy, schema
 from roofreport.tables.output import TABLE_FORMATS, write_tables
@@ -54,13 +55,16 @@ class FileOutcome:
 
 @dataclass
 class Dataset:
-    """Everything read from a set of paths: the shared tables, the per-file outcomes, and the
-    paths given (the report's default title and the estimate files beside the logs use them)."""
+    """Everything read from a set of paths: the shared tables, the per-file outcomes, the
+    paths given (the report's default title and the estimate files beside the logs use them)
+    and what the user said of the GPU when they were read (`--gpu`, `--peaks`: the runs'
+    GPUs and the run totals follow it)."""
 
     tables: MutableMapping[str, pl.DataFrame]   # a dict, or `LazyTables` for a dataset folder
     files: list[FileOutcome]
     inputs: list[Path] = field(default_factory=list)
     update_report: Any = None   # what an incremental update did (`store.UpdateReport`), or None
+    gpu: GpuSettings = NO_SETTINGS
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.tables[name]

@@ -44,6 +44,7 @@ KERNELS = {
     "dram_bytes": F64,         # bytes moved to and from device memory
     "l2_bytes": F64,
     "l1_bytes": F64,
+    "dram_bytes_derived": Bool,  # true: dram_bytes is the logged DRAM byte rate × duration, no count
     "flops_complete": Bool,    # false when tensor-core work is known or suspected missing
     "tensor_active": Bool,     # tensor pipes busy or tensor instructions counted
     "tensor_precision": Str,   # input type of the kernel's largest matrix work, where counters say it
@@ -211,12 +212,13 @@ RUN_TOTALS = {
     "flops": F64,                 # every counted kernel, every precision
     "flops_complete": Bool,       # false: tensor-core work went uncounted (a lower bound)
     "dram_bytes": F64,            # every counted kernel, with FLOPs or without
+    "dram_bytes_derived": Bool,   # some are a logged DRAM byte rate × duration (no count logged)
     "counted_kernels": I64,       # launches whose counters were read (one file per run)
     "counted_time_ns": F64,       # their time: a trace's when it has them, else their own
     "counted_time_source": Str,
     "arithmetic_intensity": F64,  # flops / dram_bytes
     "achieved_flops_per_s": F64,  # flops of the timed counted kernels / their time
-    "roof_precision": Str,        # the precision doing most FLOPs: whose ceiling applies
+    "roof_precision": Str,        # the precision doing most FLOPs: whose ceiling applies (fp32: none counted)
     "peak_flops_per_s": F64,
     "peak_dram_bytes_per_s": F64,
     "ridge_ai": F64,              # peak FLOP/s / DRAM bandwidth
@@ -230,10 +232,15 @@ RUN_TOTALS = {
 RUNS = {
     "run": Str,                # stable id: a file's path (`#N` for a profiler session), a folder
     "label": Str,              # human label from the identity (model · GPU · parameters), unique
-    "gpu": Str,                # device name as the log spells it (or the path token)
-    "gpu_model": Str,          # key in the GPU database, or null
-    "gpu_label": Str,          # the one name the report uses for the GPU; "CPU"; null: unknown
-    "gpu_family": Str,         # its architecture family (`GpuSpec.family`: volta, hopper, cdna2, cdna3...)
+    # The run's GPU, as the one resolver found it (gpu/resolve.py; README: "How a run's GPU is found")
+    "gpu": Str,                # the GPU as the deciding evidence spells it: logged name, path token, "CC 8.0", --gpu
+    "gpu_model": Str,          # key in the GPU database, or null (no peaks)
+    "gpu_label": Str,          # the one name reports use: the table's label, the logged name,
+                               # "GPU not named" (with the kernels' class when they tell), "CPU"
+    "gpu_family": Str,         # architecture family (volta, hopper, cdna2, cdna3...): the kernel counters' rules
+    "gpu_evidence": Str,       # what decided: "user" (--gpu, toml), "log", "cc", "path"; null: nothing
+    "gpu_assumed": Bool,       # a default variant stands in for one the evidence did not name
+    "gpu_note": Str,           # why assumed (the variants' peak span), what disagreed; null: nothing to say
     "model": Str,
     "batch_size": I64,
     "learning_rate": F64,
@@ -256,7 +263,7 @@ RUNS = {
     "params": Str,             # JSON object: the run's parameters that vary across the dataset
     "all_params": Str,         # JSON object: every parameter the logs, names or toml give the run
     "duplicate_of": Str,       # the run this one copies (history folder, prev_*, identical file)
-    "provenance": Str,         # JSON object: field -> toml | log | path | label | folder | database
+    "provenance": Str,         # JSON object: field -> toml | log | path | label | folder | database (gpu: its gpu_evidence, or toml)
     "cut_short": Bool,         # the log stops mid-run: profiler timeout, job killed, cut trace
     "cut_short_reason": Str,   # what the log says, with file and line
     **RUN_TOTALS,
@@ -296,7 +303,7 @@ PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "re
 # The version of these tables' layout. Raise it when a column is added, removed, retyped or
 # changes meaning: an incremental dataset written under another version is read again in full
 # (`pipeline/store.py`), and so is one whose `fingerprint()` differs, should a change forget it.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def fingerprint() -> str:

@@ -73,6 +73,7 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
     kernels = blocks.kernels()
     if kernels.height:
         result.add("kernels", kernels)
+        result.hints.compute_capability = blocks.compute_capability()
     metrics = blocks.metrics(kernels)
     if metrics.height:
         result.add("metrics", metrics)
@@ -449,6 +450,14 @@ class Blocks:
         self.heads = [heads] if heads.height else []
         return kernel_table(heads, self._regions(heads), self.text_of)
 
+    def compute_capability(self) -> str | None:
+        """The compute capability the kernel headers print (`..., Device 0, CC 8.6`), if any."""
+        heads = self.heads[0] if self.heads else pl.DataFrame()
+        if "cc" not in heads.columns:
+            return None
+        printed = heads["cc"].drop_nulls()
+        return self.text_of(printed.head(1))[0] if printed.len() else None
+
     def _regions(self, heads: pl.DataFrame) -> pl.DataFrame:
         """`--nvtx` context under a kernel header -> one region path per launch."""
         if not self.nvtx or not heads.height:
@@ -488,6 +497,7 @@ def head_fields(texts: pl.Series, syntax: grammar.Grammar,
         name=code_of(pl.col("kernel_name")),
         count=invocations.cast(pl.Int64, strict=False),
         device=code_of(pl.col("device")),
+        cc=code_of(pl.col("cc")),
         context=pl.col("context").cast(pl.Int64, strict=False),
         stream=pl.col("stream").cast(pl.Int64, strict=False),
         grid=code_of(pl.coalesce("grid", "grid_size")),
