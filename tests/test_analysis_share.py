@@ -31,7 +31,7 @@ from tests.conftest import corpus_path
     ("void splitKreduce_kernel<float, float, float, float>(cublasSplitKParams<float>)", "gemm"),
     ("flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4>>", "attention"),
     ("void at::native::batch_norm_collect_statistics_kernel<InvStd, float, float, float, int>()", "normalization"),
-    ("void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, true>(float*)", "normalization"),
+    ("void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, true>(float*)", "softmax/loss"),
     ("void MaxPoolForward<float, float>(int, float const *)", "pooling"),
     ("void at::native::(anonymous namespace)::atomic_adaptive_average_gradinput<float>(float*)", "pooling"),
     ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float>>>()", "reduction"),

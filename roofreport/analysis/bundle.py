@@ -28,7 +28,9 @@ from roofreport import gpu
 from roofreport.analysis import (
     api_calls as api,
     compare,
+    conclusions,
     gpus,
+    reasons,
     regions,
     roofline,
     runsets,
@@ -102,7 +104,11 @@ class Analysis:
     pattern_sweeps: pl.DataFrame     # share.sweep_pattern_share with SWEEP_PATTERNS
     pivot: pl.DataFrame              # speedup.gpu_pivot: model x configuration x GPU
     speedups: pl.DataFrame           # speedup.speedups: every pair of GPUs per workload
-    gpu_summary: pl.DataFrame        # speedup.model_summary: per model and pair of GPUs
+    gpu_summary: pl.DataFrame        # speedup.model_summary: per model, experiment and pair of GPUs
+    reasons: pl.DataFrame            # reasons.run_reasons: per run, what its logs say of why (tensor, NCCL, GPUs...)
+    speedup_reasons: pl.DataFrame    # conclusions.speedup_reasons: each compared workload with its reasons
+    conclusions: pl.DataFrame        # conclusions.conclusions: per model, experiment and pair of GPUs
+    experiment_conclusions: pl.DataFrame  # conclusions.experiment_conclusions: per experiment: page 1
     time_sweeps: pl.DataFrame        # sweeps.time_sweeps: time and throughput along every sweep
     incomplete: pl.DataFrame         # compare.incomplete_flops
     estimates: pl.DataFrame          # compare.estimates
@@ -156,9 +162,15 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
     runs = compare.run_table(tables)
     pivot = speedup.gpu_pivot(runs)
     pairs = speedup.speedups(pivot)
+    summary = speedup.model_summary(pairs)
+    why = reasons.run_reasons(tables, tables["runs"])
+    pair_reasons = conclusions.speedup_reasons(pairs, tables["runs"], why, reasons.category_times(tables), db)
+    per_model = conclusions.conclusions(summary, pair_reasons)
     return Analysis(
         dataset=dataset, settings=settings, tables=tables, db=db,
-        runs=runs, pivot=pivot, speedups=pairs, gpu_summary=speedup.model_summary(pairs),
+        runs=runs, pivot=pivot, speedups=pairs, gpu_summary=summary, reasons=why,
+        speedup_reasons=pair_reasons, conclusions=per_model,
+        experiment_conclusions=conclusions.experiment_conclusions(per_model, pair_reasons),
         time_sweeps=sweeps.time_sweeps(tables["runs"]),
         roofline=roofline.run_roofline(tables, db),
         kernel_roofline=roofline.kernel_roofline(tables, db, view),

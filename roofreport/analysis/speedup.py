@@ -11,9 +11,11 @@ totals (`totals.py`), compared only like with like:
   its end);
 * else not at all: `reason` says which run lacks what.
 
-Several runs of one workload on one GPU (repeated jobs) give the median. A speedup is the
-slower GPU's time over the faster one's; a model's summary is the geometric mean over its
-comparable configurations, with their range.
+Several runs of one workload on one GPU (repeated jobs) give the median; the cell's `run` is
+the one whose time is nearest it (what `conclusions.py` cites for the cell). A speedup is the
+slower GPU's time over the faster one's. A summary is per model AND experiment
+(`workloads.experiment`: `loss_only`, `backprop` and `full` are different work, never averaged
+together): the geometric mean over its comparable configurations, with their range.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ PER_ITERATION = "time per iteration"
 WHOLE_RUN = "kernel time of the whole run"
 
 PIVOT_COLUMNS = {
-    "model": pl.String, "config": pl.String, "config_key": pl.String, "gpu": pl.String, "runs": pl.Int64,
+    "model": pl.String, "experiment": pl.String, "config": pl.String, "config_key": pl.String, "gpu": pl.String,
+    "run": pl.String, "runs": pl.Int64,
     "batch_size": pl.Int64, "iterations": pl.Int64, "time_per_iteration_ns": pl.Float64,
     "kernel_time_ns": pl.Float64, "timed_runs": pl.Int64, "complete_runs": pl.Int64, "cut_short": pl.Boolean,
     "cut_short_reason": pl.String, "flops": pl.Float64, "flops_complete": pl.Boolean,
@@ -37,14 +40,15 @@ PIVOT_COLUMNS = {
     "bound": pl.String, "bound_note": pl.String,
 }
 SPEEDUP_COLUMNS = {
-    "model": pl.String, "config": pl.String, "config_key": pl.String, "faster": pl.String, "slower": pl.String,
+    "model": pl.String, "experiment": pl.String, "config": pl.String, "config_key": pl.String,
+    "faster": pl.String, "slower": pl.String, "faster_run": pl.String, "slower_run": pl.String,
     "speedup": pl.Float64, "basis": pl.String, "faster_time_ns": pl.Float64, "slower_time_ns": pl.Float64,
     "comparable": pl.Boolean, "reason": pl.String, "reason_kind": pl.String,
 }
 # reason_kind: why two runs of one workload do not compare
 NO_TIME, CUT_SHORT, OTHER_SPANS = "no kernel time", "cut short, no iteration count", "different spans"
 SUMMARY_COLUMNS = {
-    "model": pl.String, "faster": pl.String, "slower": pl.String, "speedup": pl.Float64,
+    "model": pl.String, "experiment": pl.String, "faster": pl.String, "slower": pl.String, "speedup": pl.Float64,
     "speedup_min": pl.Float64, "speedup_max": pl.Float64, "configs": pl.Int64, "faster_in": pl.Int64,
     "not_comparable": pl.Int64, "basis": pl.String,
 }
@@ -64,8 +68,11 @@ def gpu_pivot(runs: pl.DataFrame) -> pl.DataFrame:
     if not cells.height:
         return pl.DataFrame(schema=PIVOT_COLUMNS)
     complete = ~pl.col("cut_short").fill_null(False)
-    out = cells.group_by("model", "config", "config_key", "gpu").agg(
-        pl.len().alias("runs"),
+    own_time = pl.coalesce("time_per_iteration_ns", pl.when(complete).then(pl.col("kernel_time_ns")))
+    off_median = (own_time - own_time.median().over("config_key", "gpu")).abs()
+    cells = cells.with_columns(off_median.fill_null(float("inf")).alias("off_median")).sort("off_median", "run")
+    out = cells.group_by("model", "experiment", "config", "config_key", "gpu").agg(
+        pl.col("run").first(), pl.len().alias("runs"),
         pl.col("batch_size").drop_nulls().first(),
         pl.col("iterations").median().round(0).cast(pl.Int64),
         pl.col("time_per_iteration_ns").median(),
@@ -79,31 +86,33 @@ def gpu_pivot(runs: pl.DataFrame) -> pl.DataFrame:
         pl.col("ridge_ai").median(),
         pl.when(pl.col("bound").n_unique() == 1).then(pl.col("bound").first()).alias("bound"),
         pl.col("bound_note").drop_nulls().first())
-    return out.select([pl.col(c).cast(t) for c, t in PIVOT_COLUMNS.items()]).sort("model", "config", "gpu")
+    return out.select([pl.col(c).cast(t) for c, t in PIVOT_COLUMNS.items()]).sort("model", "experiment", "config", "gpu")
 
 
 def speedups(pivot: pl.DataFrame) -> pl.DataFrame:
     """Per workload, every pair of GPUs that ran it: the faster, the slower, the speedup and its
     basis, or why the two cannot be compared (SPEEDUP_COLUMNS)."""
     rows = []
-    for (_, _, _), group in pivot.group_by("model", "config", "config_key", maintain_order=True):
+    for _, group in pivot.group_by("model", "config", "config_key", maintain_order=True):
         cells = group.sort("gpu").to_dicts()
         for first, second in combinations(cells, 2):
             rows.append(_pair(first, second))
     if not rows:
         return pl.DataFrame(schema=SPEEDUP_COLUMNS)
-    return pl.DataFrame(rows, schema=SPEEDUP_COLUMNS).sort("model", "config", "faster", "slower")
+    return pl.DataFrame(rows, schema=SPEEDUP_COLUMNS).sort("model", "experiment", "config", "faster", "slower")
 
 
 def _pair(first: dict, second: dict) -> dict:
-    base = {"model": first["model"], "config": first["config"], "config_key": first["config_key"]}
+    base = {"model": first["model"], "experiment": first["experiment"], "config": first["config"],
+            "config_key": first["config_key"]}
     basis, times, why = comparable_times(first, second)
     if why is not None:
         kind, text = why
-        return {**base, "faster": first["gpu"], "slower": second["gpu"], "comparable": False, "reason": text,
-                "reason_kind": kind}
-    (fast, t_fast), (slow, t_slow) = sorted([(first["gpu"], times[0]), (second["gpu"], times[1])], key=lambda p: (p[1], p[0]))
-    return {**base, "faster": fast, "slower": slow, "speedup": t_slow / t_fast, "basis": basis,
+        return {**base, "faster": first["gpu"], "slower": second["gpu"], "faster_run": first["run"],
+                "slower_run": second["run"], "comparable": False, "reason": text, "reason_kind": kind}
+    (t_fast, fast), (t_slow, slow) = sorted([(times[0], first), (times[1], second)], key=lambda p: (p[0], p[1]["gpu"]))
+    return {**base, "faster": fast["gpu"], "slower": slow["gpu"], "faster_run": fast["run"], "slower_run": slow["run"],
+            "speedup": t_slow / t_fast, "basis": basis,
             "faster_time_ns": t_fast, "slower_time_ns": t_slow, "comparable": True, "reason": None}
 
 
@@ -139,21 +148,23 @@ def _said(cell: dict) -> str:
 
 
 def model_summary(pairs: pl.DataFrame) -> pl.DataFrame:
-    """Per model and pair of GPUs: geometric-mean speedup over the comparable configurations,
-    its range, how many configurations each way, and how many could not be compared."""
+    """Per model, experiment and pair of GPUs: geometric-mean speedup over the comparable
+    configurations, its range, how many configurations each way, and how many could not be
+    compared."""
     if not pairs.height:
         return pl.DataFrame(schema=SUMMARY_COLUMNS)
     rows = []
     keyed = pairs.with_columns(pl.min_horizontal("faster", "slower").alias("gpu_a"),
                                pl.max_horizontal("faster", "slower").alias("gpu_b"))
-    for (model, gpu_a, gpu_b), group in keyed.group_by("model", "gpu_a", "gpu_b", maintain_order=True):
-        rows.append(_summary(model, gpu_a, gpu_b, group))
-    return pl.DataFrame(rows, schema=SUMMARY_COLUMNS).sort("model", "faster", "slower")
+    for (model, experiment, gpu_a, gpu_b), group in keyed.group_by("model", "experiment", "gpu_a", "gpu_b",
+                                                                    maintain_order=True):
+        rows.append(_summary(model, experiment, gpu_a, gpu_b, group))
+    return pl.DataFrame(rows, schema=SUMMARY_COLUMNS).sort("model", "experiment", "faster", "slower")
 
 
-def _summary(model: str, gpu_a: str, gpu_b: str, group: pl.DataFrame) -> dict:
+def _summary(model: str, experiment: str, gpu_a: str, gpu_b: str, group: pl.DataFrame) -> dict:
     ok = group.filter(pl.col("comparable"))
-    base = {"model": model, "not_comparable": group.height - ok.height}
+    base = {"model": model, "experiment": experiment, "not_comparable": group.height - ok.height}
     if not ok.height:
         return {**base, "faster": gpu_a, "slower": gpu_b, "configs": 0, "faster_in": 0}
     # Speedup of a over b per configuration (> 1: a faster), then the geometric mean.

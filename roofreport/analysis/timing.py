@@ -44,7 +44,7 @@ _LABELS = {1: "nsys trace", 2: "nvprof trace", 3: "rocprof trace", 4: "PyTorch t
            6: "nvprof summary", 7: "rocprof summary", 8: "PyTorch key_averages", 9: "trace",
            10: "ncu gpu__time_duration", 11: "rocprof counter collection"}
 _TRACE_RANKS = (1, 2, 3, 4, 9)   # timelines: each launch with its own duration
-_NCU_RANK = 10                   # the first rank of counter files (serialised launches)
+NCU_RANK = 10                   # the first rank of counter files (serialised launches)
 _COUNTED = ("ncu", COUNTER_FILES["rocm"])   # their launches get a trace's time when it has them
 _UNKNOWN_RANK = 9
 MIN_MATCHED = 0.9  # share of ncu launches a trace must match to give their time
@@ -52,8 +52,8 @@ MIN_MATCHED = 0.9  # share of ncu launches a trace must match to give their time
 TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "name": pl.String,
                 "short_name": pl.String,
                 "category": pl.String, "region": pl.String, "count": pl.Int64, "time_ns": pl.Float64,
-                "tensor_active": pl.Boolean, "grid": pl.String, "block": pl.String, "rank": pl.Int64,
-                "time_source": pl.String}
+                "tensor_active": pl.Boolean, "grid": pl.String, "block": pl.String, "device": pl.String,
+                "rank": pl.Int64, "time_source": pl.String}
 
 
 def file_families(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -79,7 +79,7 @@ def _candidates(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         parts.append(timed.select(
             "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name", "category",
             "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"), "tensor_active",
-            "grid", "block", _rank(pl.col("family"), pl.col("kind")).alias("rank")))
+            "grid", "block", "device", _rank(pl.col("family"), pl.col("kind")).alias("rank")))
     parts.append(_activity_kernels(tables, kernels))
     parts = [p for p in parts if p.height]
     if not parts:
@@ -114,7 +114,7 @@ def _activity_kernels(tables: dict[str, pl.DataFrame], kernels: pl.DataFrame | N
         categorize(acts["name"]).alias("category"),
         phase_of(acts["name"]).alias("region"), pl.lit(1, pl.Int64).alias("count"),
         pl.col("duration_ns").alias("time_ns"), names_look_tensor(pl.col("name")).alias("tensor_active"),
-        "grid", "block", pl.lit(_RANKS[("activities", "launch")], pl.Int64).alias("rank"))
+        "grid", "block", "device", pl.lit(_RANKS[("activities", "launch")], pl.Int64).alias("rank"))
 
 
 def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -134,6 +134,11 @@ def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     chosen = pl.concat([chosen, _transfers(tables, chosen)], how="diagonal_relaxed")
     labels = best.select("run", _label(pl.col("rank"), pl.col("files")).alias("time_source"))
     return chosen.join(labels, on="run", how="left").select(list(TIME_COLUMNS))
+
+
+def is_trace(rank: pl.Expr) -> pl.Expr:
+    """Rows of a timeline (each launch in the order it ran), not of a summary or ncu's replays."""
+    return rank.is_in(_TRACE_RANKS)
 
 
 def _label(rank: pl.Expr, total: pl.Expr) -> pl.Expr:
@@ -157,7 +162,7 @@ def _transfers(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.Data
         pl.col("kind").alias("category"),
         pl.lit(None, pl.String).alias("region"), pl.lit(1, pl.Int64).alias("count"),
         pl.col("duration_ns").alias("time_ns"), pl.lit(False).alias("tensor_active"),
-        pl.lit(None, pl.String).alias("grid"), pl.lit(None, pl.String).alias("block"), "rank")
+        pl.lit(None, pl.String).alias("grid"), pl.lit(None, pl.String).alias("block"), "device", "rank")
 
 
 # -- real time for counted launches (ncu, rocprof counters) -----------------------------------------------------
@@ -223,7 +228,7 @@ def _by_name(tables: dict[str, pl.DataFrame], own: pl.DataFrame) -> pl.DataFrame
                       & ~pl.col("family").is_in(_COUNTED))
     if not rows.height:
         return pl.DataFrame()
-    times = kernel_time_rows(tables).filter(pl.col("rank") < _NCU_RANK)
+    times = kernel_time_rows(tables).filter(pl.col("rank") < NCU_RANK)
     totals = times.group_by("run", "name").agg(pl.col("time_ns").sum(), pl.col("time_source").first())
     joined = rows.join(totals, on=["run", "name"], how="inner")
     return joined.select("source_file", "launch_id", "time_ns",

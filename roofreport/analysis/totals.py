@@ -67,18 +67,34 @@ def run_totals(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.DataF
 # -- time ------------------------------------------------------------------------------------
 
 def kernel_time(rows: pl.DataFrame) -> pl.DataFrame:
-    """run, kernel_time_ns, kernel_launches, transfer_time_ns, time_source from the rows of each
-    run's time source (`timing.kernel_time_rows`)."""
+    """run, kernel_time_ns, kernel_launches, transfer_time_ns, setup_time_ns, devices,
+    time_source from the rows of each run's time source (`timing.kernel_time_rows`)."""
     if not rows.height:
         return pl.DataFrame(schema={"run": pl.String, "kernel_time_ns": pl.Float64, "kernel_launches": pl.Int64,
-                                    "transfer_time_ns": pl.Float64, "time_source": pl.String})
+                                    "transfer_time_ns": pl.Float64, "setup_time_ns": pl.Float64,
+                                    "devices": pl.Int64, "time_source": pl.String})
     moved = pl.col("category").fill_null("").is_in(TRANSFERS)
     kernels = (~moved).any()   # a log of transfers only ("No kernels were profiled") has no kernel time
-    return rows.group_by("run").agg(
+    return setup_rows(rows).group_by("run").agg(
         pl.when(kernels).then(pl.col("time_ns").filter(~moved).sum()).alias("kernel_time_ns"),
         pl.when(kernels).then(pl.col("count").filter(~moved).sum()).alias("kernel_launches"),
         pl.when(moved.any()).then(pl.col("time_ns").filter(moved).sum()).alias("transfer_time_ns"),
+        pl.when(kernels & timing.is_trace(pl.col("rank")).all())
+        .then(pl.col("time_ns").filter(pl.col("setup")).sum()).alias("setup_time_ns"),
+        pl.when(pl.col("device").filter(~moved).is_not_null().any())
+        .then(pl.col("device").filter(~moved).drop_nulls().n_unique()).cast(pl.Int64).alias("devices"),
         pl.col("time_source").first())
+
+
+def setup_rows(rows: pl.DataFrame) -> pl.DataFrame:
+    """`rows` (`timing.kernel_time_rows`) with `setup`: a copy of a trace that ran before the
+    run's first kernel (the model's weights uploaded once, the first batch): the start-up,
+    apart from the steady state the kernels' time and shares describe. A summary orders
+    nothing: its copies are never setup."""
+    moved = pl.col("category").fill_null("").is_in(TRANSFERS)
+    first_kernel = pl.col("order").filter(~moved).min().over("run", "source_file")
+    return rows.with_columns((moved & timing.is_trace(pl.col("rank")) & (pl.col("order") < first_kernel))
+                             .fill_null(False).alias("setup"))
 
 
 # -- work and the roofline point -------------------------------------------------------------

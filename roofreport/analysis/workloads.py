@@ -18,8 +18,8 @@ import polars as pl
 from roofreport.pipeline import labels
 
 IN_LEAD = ("model_size",)          # shown in the model's name already
-COLUMNS = {"run": pl.String, "model": pl.String, "config": pl.String, "config_key": pl.String,
-           "param_values": pl.String}
+COLUMNS = {"run": pl.String, "model": pl.String, "experiment": pl.String, "config": pl.String,
+           "config_key": pl.String, "param_values": pl.String}
 
 
 def params_of(row: dict) -> dict:
@@ -29,6 +29,14 @@ def params_of(row: dict) -> dict:
     except (TypeError, ValueError):
         params = {}
     return {k: v for k, v in params.items() if k not in labels.LAUNCH_ONLY}
+
+
+def experiment(row: dict, params: dict) -> str:
+    """The experiment and phase a run belongs to (`backprop`, `full · train`; "" for none): what
+    its workload does, apart from the parameters that are swept. Runs of two experiments are
+    different work (`loss_only` times the loss alone): no mean is taken across them."""
+    model = lead(row, params)
+    return labels.SEPARATOR.join(str(row[k]) for k in ("experiment", "phase") if row.get(k) and str(row[k]) != model)
 
 
 def describe(row: dict, params: dict, leave_out: tuple[str, ...] = ()) -> str:
@@ -52,12 +60,14 @@ def key(row: dict, params: dict, leave_out: tuple[str, ...] = ()) -> str:
 
 
 def workloads(runs: pl.DataFrame) -> pl.DataFrame:
-    """run, model, config, config_key, param_values (JSON of the work's parameters) per run."""
+    """run, model, experiment, config, config_key, param_values (JSON of the work's parameters)
+    per run."""
     if not runs.height:
         return pl.DataFrame(schema=COLUMNS)
     rows = []
     for row in runs.to_dicts():
         params = params_of(row)
-        rows.append({"run": row["run"], "model": lead(row, params), "config": describe(row, params),
+        rows.append({"run": row["run"], "model": lead(row, params), "experiment": experiment(row, params),
+                     "config": describe(row, params),
                      "config_key": key(row, params), "param_values": json.dumps(params, sort_keys=True, default=str)})
     return pl.DataFrame(rows, schema=COLUMNS)

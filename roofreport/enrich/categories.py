@@ -24,8 +24,8 @@ from roofreport.tables.frames import per_distinct
 
 _DEFAULT = package_data("kernel_categories.tsv")
 OTHER = "other"
-NAMES = ("conv", "gemm", "fft", "attention", "elementwise", "reduction", "normalization", "pooling",
-         "communication", "memcpy", "memset", "optimizer", OTHER)
+NAMES = ("conv", "gemm", "fft", "attention", "elementwise", "reduction", "normalization", "softmax/loss",
+         "pooling", "communication", "memcpy", "memset", "optimizer", OTHER)
 
 Rule = tuple[str, str]
 

@@ -24,7 +24,7 @@ import polars as pl
 
 from roofreport import gpu
 from roofreport.enrich import enrich_kernels
-from roofreport.pipeline import config, cutshort, duplicates, identity, runs as runs_mod
+from roofreport.pipeline import config, cutshort, duplicates, identity, jobscripts, runs as runs_mod
 from roofreport.pipeline.dataset import FileOutcome
 from roofreport.pipeline.facts import FileFacts
 from roofreport.tables import schema
@@ -37,8 +37,11 @@ def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
     """The run of every parsed file (by position in `found`). `tables`: the files' rows when
     at hand, else the duplicate check uses the digests kept in the facts. `settings`: what the
     user says of the GPU."""
-    files, candidates = [], []
+    files, candidates, scripts = [], [], []
     for index, fact in enumerate(facts):
+        if fact.job is not None and not fact.excluded:
+            path, root = found[index]
+            scripts.append(jobscripts.Script(_relative(path, root), root.name or str(root), fact.job))
         if not fact.parsed:
             continue
         path, root = found[index]
@@ -56,7 +59,7 @@ def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
     originals = duplicates.find(candidates)
     for file in files:
         file.duplicate_of = originals.get(file.index)
-    return runs_mod.plan(files, settings)
+    return runs_mod.plan(files, settings, scripts)
 
 
 def _relative(path: Path, root: Path) -> PurePosixPath:

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from roofreport.errors import LogWarning
 from roofreport.families.spec import RunHints, Session
 from roofreport.gpu import Evidence
+from roofreport.pipeline.jobscripts import JobRequest
 
 # status of a file that was read without error / with an error after some rows / before any
 OK, PARTIAL, ERROR, SKIPPED = "ok", "partial", "error", "skipped"
@@ -43,6 +44,7 @@ class FileFacts:
     content_hash: str | None = None  # blake2b of the bytes (`duplicates.file_digest`)
     tables_digest: str | None = None  # hash of the rows but where they were read (`duplicates`)
     gpu: Evidence = field(default_factory=Evidence)  # what its rows say of the GPU (`enrich.gpu_evidence`)
+    job: JobRequest | None = None    # a job script's request (`jobscripts.py`): its runs' metadata
     _json: str | None = field(default=None, repr=False, compare=False)  # the text read from
 
     @property
@@ -76,6 +78,7 @@ class FileFacts:
         data["warnings"] = [LogWarning(w["code"], w["message"], w["line"], path=data["display"])
                             for w in data["warnings"]]
         data["gpu"] = Evidence.from_dict(data.get("gpu"))
+        data["job"] = JobRequest.from_dict(data.get("job"))
         facts = cls(**data)
         facts._json = text
         return facts

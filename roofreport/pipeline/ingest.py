@@ -111,7 +111,7 @@ def read_one(task: FileTask) -> FileRead:
 def _read_one(task: FileTask, path: Path) -> FileRead:
     sniffed = sniff(path, display=task.display)
     facts = FileFacts(task.display, size=sniffed.size, encoding=sniffed.encoding, family=sniffed.family,
-                      variant=sniffed.variant, skip_reason=sniffed.skip_reason)
+                      variant=sniffed.variant, skip_reason=sniffed.skip_reason, job=sniffed.job)
     if not sniffed.readable:
         return FileRead(_fingerprinted(task, facts), {})
     result = parse_file(path, sniffed.spec.name, sniffed.variant, task.display,

@@ -33,7 +33,7 @@ import polars as pl
 
 from roofreport import gpu
 from roofreport.families.spec import RunHints, Session
-from roofreport.pipeline import identity, labels
+from roofreport.pipeline import identity, jobscripts, labels
 from roofreport.pipeline.config import RunTable
 from roofreport.tables import schema
 
@@ -94,8 +94,10 @@ class _Unit:
         return self.file.rel.parent
 
 
-def plan(files: list[LogFile], settings: gpu.GpuSettings = gpu.NO_SETTINGS) -> Plan:
-    """The runs of `files` (module docstring); `settings`: what the user says of the GPU."""
+def plan(files: list[LogFile], settings: gpu.GpuSettings = gpu.NO_SETTINGS,
+         scripts: list[jobscripts.Script] | None = None) -> Plan:
+    """The runs of `files` (module docstring); `settings`: what the user says of the GPU;
+    `scripts`: the job scripts among the inputs (`jobscripts.py`: the GPUs their jobs asked for)."""
     db = settings.database()
     units = {f.index: _units(f) for f in files}
     groups = _groups(files, units, db)
@@ -105,6 +107,7 @@ def plan(files: list[LogFile], settings: gpu.GpuSettings = gpu.NO_SETTINGS) -> P
     for run_id, members in zip(ids, groups):
         facts = [_unit_facts(unit) for unit in members]
         row, gpus[run_id] = _identity(run_id, members, facts, _evidence(members, facts, settings, named), db)
+        row.update(_job_request(members, gpus[run_id], scripts or [], db))
         rows.append(row)
     _link_duplicates(rows, groups, ids)
     labels.assign(rows)
@@ -310,6 +313,23 @@ def _identity(run_id: str, members: list[_Unit], unit_facts: list[dict[str, dict
             params[key] = row[key]
     row["all_params"] = params
     return row, found
+
+
+def _job_request(members: list[_Unit], found: gpu.GpuIdentity, scripts: list[jobscripts.Script],
+                 db: gpu.GpuDatabase) -> dict:
+    """`job_gpus` and `job_script`: the GPUs the run's job script asked for, and which script
+    said so (`jobscripts.request_for`; a script's GPU type names the run's GPU when the table's
+    rows of that type hold it)."""
+    if not scripts:
+        return {"job_gpus": None, "job_script": None}
+    names_gpu = None
+    if found.key:
+        names_gpu = lambda gpu_type: any(spec.key == found.key for spec in db.candidates(gpu_type))  # noqa: E731
+    logs = sorted({(u.file.root, u.file.rel) for u in members}, key=lambda p: str(p[1]))
+    script = jobscripts.request_for(logs, names_gpu, scripts)
+    if script is None:
+        return {"job_gpus": None, "job_script": None}
+    return {"job_gpus": script.request.gpus, "job_script": f"{script.rel}: {script.request.directive}"}
 
 
 def gpu_provenance(provenance: dict, found: gpu.GpuIdentity, named_by: str | None = None,

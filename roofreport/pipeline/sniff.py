@@ -19,6 +19,7 @@ from pathlib import Path
 from roofreport.families import REGISTRY, FormatSpec
 from roofreport.families.common.textio import Head, count_lines_before, read_head, scan_marks
 from roofreport.families.ncu import REPORT_EXTRA, REPORT_MAGIC
+from roofreport.pipeline.jobscripts import JobRequest, looks_like_script, read_request
 
 # Binary profiler reports: read by their family's binary spec when one answers (an optional
 # extra installed its reader), else recognised and skipped with advice.
@@ -60,6 +61,7 @@ class Sniffed:
     skip_reason: str | None = None
     start: int = 0             # the byte the log starts at (a log after unrelated output)
     skipped_lines: int = 0     # the lines before it
+    job: JobRequest | None = None   # a batch job script's request (`jobscripts.py`): run metadata
 
     @property
     def readable(self) -> bool:
@@ -85,7 +87,7 @@ def sniff(path: Path, display: str | None = None) -> Sniffed:
     kind = _NOT_LOG_SUFFIXES.get(suffix)
     specs = [s for s in REGISTRY if s.reads_json] if suffix in _JSON_SUFFIXES else REGISTRY
     if kind and suffix not in _JSON_SUFFIXES:
-        return Sniffed(**base, skip_reason=f"not a profiler log ({kind})")
+        return Sniffed(**base, skip_reason=f"not a profiler log ({kind})", job=_job(head, kind))
     for spec in specs:
         variant = _ask(spec, head)
         if variant:
@@ -97,7 +99,17 @@ def sniff(path: Path, display: str | None = None) -> Sniffed:
     if not head.text.strip():
         return Sniffed(**base, skip_reason="blank file")
     late = _late_log(path, head, base) if head.encoding.startswith("utf-8") else None
-    return late or Sniffed(**base, skip_reason="not a profiler log (no known signature)")
+    job = _job(head, "script")
+    return late or Sniffed(**base, skip_reason="not a profiler log (" + ("batch script" if job else "no known signature")
+                           + ")", job=job)
+
+
+def _job(head: Head, kind: str) -> JobRequest | None:
+    """A script's batch-job directives (the head holds them: a scheduler reads no further than
+    the first command)."""
+    if not kind.endswith("script") or head.binary or not looks_like_script(head.text):
+        return None
+    return read_request(head.text)
 
 
 def _late_log(path: Path, head: Head, base: dict) -> Sniffed | None:

@@ -216,6 +216,8 @@ RUN_TOTALS = {
     "counted_kernels": I64,       # launches whose counters were read (one file per run)
     "counted_time_ns": F64,       # their time: a trace's when it has them, else their own
     "counted_time_source": Str,
+    "setup_time_ns": F64,         # copies before the run's first kernel (a trace's weight upload): once
+    "devices": I64,               # GPUs the time source's kernel rows name (a trace of several devices)
     "arithmetic_intensity": F64,  # flops / dram_bytes
     "achieved_flops_per_s": F64,  # flops of the timed counted kernels / their time
     "roof_precision": Str,        # the precision doing most FLOPs: whose ceiling applies (fp32: none counted)
@@ -260,6 +262,8 @@ RUNS = {
     "job": Str,                # Slurm job id, PID or time stamp that tells executions apart
     "session": I64,            # the profiler session of a log that holds several (1-based)
     "device_kind": Str,        # "cpu" when the log shows the run on the CPU
+    "job_gpus": I64,           # GPUs the run's batch-job script asked for (`#SBATCH --gres=gpu:k80:4`)
+    "job_script": Str,         # that script and its directive (`imagenet/run.sh: --gres=gpu:k80:4`)
     "params": Str,             # JSON object: the run's parameters that vary across the dataset
     "all_params": Str,         # JSON object: every parameter the logs, names or toml give the run
     "duplicate_of": Str,       # the run this one copies (history folder, prev_*, identical file)
@@ -303,7 +307,7 @@ PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "re
 # The version of these tables' layout. Raise it when a column is added, removed, retyped or
 # changes meaning: an incremental dataset written under another version is read again in full
 # (`pipeline/store.py`), and so is one whose `fingerprint()` differs, should a change forget it.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def fingerprint() -> str:

@@ -15,10 +15,10 @@ _CATEGORY_COLOURS = {
     "conv": "#0072B2", "gemm": "#E69F00", "attention": "#009E73", "elementwise": "#D55E00",
     "reduction": "#CC79A7", "normalization": "#56B4E9", "pooling": "#F0E442",
     "communication": "#332288", "memcpy": "#882255", "memset": "#999933", "optimizer": "#44AA99",
-    "fft": "#117733",
+    "fft": "#117733", "softmax/loss": "#AA4499",
     "other": "#BBBBBB",
 }
-_EXTRA = ["#AA4499", "#DDCC77", "#88CCEE", "#CC6677", "#661100"]
+_EXTRA = ["#DDCC77", "#88CCEE", "#CC6677", "#661100"]
 RUNS_PER_CHART = 50
 BAR_IN = 0.155          # inches per run (11 pt): a 7.5 pt label fits beside each bar
 

@@ -1,7 +1,7 @@
 """The findings: the report's answers in plain sentences, before any table or chart.
 
-In order: the conclusion (which GPU is faster for which model, by how much, and whether it is
-memory- or compute-bound: `speedup.model_summary` and `gpu_pivot`), what bounds each GPU's
+In order: the conclusion (which GPU is faster for which work, by how much, and why:
+`conclusions.experiment_conclusions`, worded by `conclusions.py` beside this module), what bounds each GPU's
 runs (the run totals), which runs were cut short, where the kernel time goes, what is
 incomplete or suspicious and why (tensor-core work the counters missed, points above a roof,
 ncu-only times, failed inputs), and how busy the GPUs were. Every number is read from the
@@ -20,6 +20,7 @@ from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span
 from roofreport.report.naming import RunNames
 from roofreport.report.sections.comparison import spans_list
+from roofreport.report.sections.conclusions import conclusion_paragraphs
 from roofreport.report.sections.inputs import display_root, relative
 
 MANY_RUNS = 6
@@ -31,7 +32,7 @@ def findings(an, files: list) -> list[Paragraph]:
     names = RunNames(an.dataset.tables.get("runs"))
     stats = an.utilization_window if an.utilization_window is not None else an.utilization
     out: list[Paragraph] = []
-    out += conclusion(an.gpu_summary, an.pivot)
+    out += conclusion(an)
     out += bound_findings(an.runs)
     out += cut_short_findings(an.runs)
     out += time_findings(labelled(an.share, names), labelled(an.top, names))
@@ -61,84 +62,26 @@ def _span_range(values: list[float], render) -> str:
     return render(lo) if render(lo) == render(hi) else f"{render(lo)} to {render(hi)}"
 
 
-# -- the conclusion: which GPU is faster for which model, and what bounds it ------------------
+# -- the conclusion: which GPU is faster for which work, by how much, and why ------------------
 
-MANY_MODELS = 6
-
-
-def conclusion(summary: pl.DataFrame, pivot: pl.DataFrame) -> list[Paragraph]:
-    """Which GPU is faster for which model and by how much (`speedup.model_summary`), then
-    whether each model is memory- or compute-bound on each GPU (`speedup.gpu_pivot`)."""
-    out = []
-    compared = summary.filter(pl.col("configs") > 0)
-    if compared.height:
-        if compared.height > MANY_MODELS:
-            sentences = [_speedup_overview(compared)]
-        else:
-            pairs = compared.with_columns(pl.min_horizontal("faster", "slower").alias("first_gpu"),
-                                          pl.max_horizontal("faster", "slower").alias("second_gpu"))
-            sentences = [_faster_for(group) for _, group
-                         in pairs.group_by("first_gpu", "second_gpu", "faster", maintain_order=True)]
-        out.append(Paragraph.of("Conclusion: " + " ".join(sentences)))
-        out += _bound_conclusion(pivot)
+def conclusion(an) -> list[Paragraph]:
+    """Per experiment and pair of GPUs, which is faster, by how much and why
+    (`conclusions.experiment_conclusions`); then the workloads run on two GPUs that could not be
+    compared, and why (`speedup.speedups`)."""
+    out = conclusion_paragraphs(an.experiment_conclusions)
+    apart = an.gpu_summary.filter(pl.col("configs") == 0) if an.gpu_summary.height else an.gpu_summary
+    if apart.height:
+        reasons = an.speedups.filter(~pl.col("comparable")).join(apart.select("model", "experiment"),
+                                                                  on=["model", "experiment"], how="semi")
+        kinds = reasons["reason_kind"].value_counts(sort=True)
+        names = [f"{m} · {e}" if e else m for m, e in apart.select("model", "experiment").iter_rows()]
+        example = reasons["reason"][0] if reasons.height else ""
+        gpus = sorted(set(reasons["faster"].to_list()) | set(reasons["slower"].to_list()))
+        what = f"{len(names)} workload{'s' if len(names) > 1 else ''}"
+        spans = [Span(f"Not compared on {_and(gpus)}: {what} (")] + spans_list(names, 4) + [Span(
+            f"), because {kinds['reason_kind'][0] if kinds.height else 'no like basis'}: e.g. {example}.")]
+        out.append(Paragraph(spans, level="warning"))
     return out
-
-
-def _faster_for(group: pl.DataFrame) -> str:
-    """"The P40 is faster than the K80 for alexnet (3.7×: geometric mean of 12 configurations,
-    2.1× to 6.3×) and vgg16 (...), per iteration."""
-    first = group.row(0, named=True)
-    models = []
-    for row in group.iter_rows(named=True):
-        detail = (f": geometric mean of {row['configs']} configurations, {fmt.ratio(row['speedup_min'])} to "
-                  f"{fmt.ratio(row['speedup_max'])}" if row["configs"] > 1 else "")
-        if row["faster_in"] < row["configs"]:
-            detail += f"; faster in {row['faster_in']} of them"
-        models.append(f"{row['model']} ({fmt.ratio(row['speedup'])}{detail})")
-    bases = group["basis"].unique().to_list()
-    basis = f", compared on {bases[0]}" if len(bases) == 1 else ""
-    return f"The {first['faster']} is faster than the {first['slower']} for {_and(models)}{basis}."
-
-
-def _speedup_overview(compared: pl.DataFrame) -> str:
-    """Many models: per pair of GPUs, for how many models each is faster, and the median speedup."""
-    parts = []
-    for (faster, slower), group in compared.group_by("faster", "slower", maintain_order=True):
-        parts.append(f"the {faster} is faster than the {slower} for {group.height} model"
-                     f"{'s' if group.height > 1 else ''} ({_span_range(group['speedup'].to_list(), fmt.ratio)})")
-    return "; ".join(parts) + " (per model: GPUs compared)."
-
-
-def _bound_conclusion(pivot: pl.DataFrame) -> list[Paragraph]:
-    """Per GPU: which compared models are memory- and which compute-bound, at what intensity."""
-    counted = pivot.filter(pl.col("flops").is_not_null())
-    if not counted.height:
-        return [Paragraph.of("Whether they are memory- or compute-bound the logs cannot tell: they hold no FLOP "
-                             "and DRAM-byte counts (ncu --metrics or nvprof --metrics flop_count_sp,"
-                             "dram_read_transactions,dram_write_transactions give them).")]
-    by_gpu = counted.sort("gpu", "model").group_by(["gpu"], maintain_order=True)
-    parts = [_bound_on(gpu, group) for (gpu,), group in by_gpu]
-    return [Paragraph.of("Bound: " + "; ".join(parts) + ".")]
-
-
-def _bound_on(gpu: str, group: pl.DataFrame) -> str:
-    """"on the V100, vgg11 (13.4 FLOP/B) and vgg13 (15.6 FLOP/B) are memory-bound, vgg19 (17.6
-    FLOP/B) compute-bound, against a ridge point of 17.4 FLOP/B"."""
-    known = group.filter(pl.col("bound").is_not_null())
-    said = []
-    for (bound,), runs in known.group_by(["bound"], maintain_order=True):
-        models = [f"{m} ({fmt.intensity(ai)})" for m, ai in runs.select("model", "arithmetic_intensity").iter_rows()]
-        said.append(f"{_and(models)} {'are' if len(models) > 1 else 'is'} {bound}-bound")
-    text = f"on the {gpu}, " + ", ".join(said)
-    if said:
-        text += f" against a ridge point of {_span_range(known['ridge_ai'].to_list(), fmt.intensity)}"
-    unknown = group.filter(pl.col("bound").is_null())
-    if unknown.height:
-        why = (unknown["bound_note"].drop_nulls().first() or "a quantity is missing").split(":")[0]
-        models = unknown["model"].to_list()
-        verb = "are" if len(models) > 1 else "is"
-        text += ("; " if said else "") + f"{_and(models)} {verb} of unknown bound ({why})"
-    return text
 
 
 def _and(words: list[str]) -> str:

@@ -1,0 +1,125 @@
+"""What a run's logs say about why it took the time it did: the facts a comparison of GPUs cites.
+
+One row per run with a kernel time (`REASON_COLUMNS`), from the run's time rows
+(`timing.kernel_time_rows`, every kernel, whatever a view shows) and its totals:
+
+* `tensor_share`: the share of kernel time in kernels that ran on tensor cores (counters or
+  names say so: `enrich/tensor.py`). A GPU whose FP32 work runs as TF32 on tensor cores (an
+  A100 under PyTorch's defaults) beats its FP32 peak ratio over a GPU that has none.
+* `communication_share`, `collectives`: NCCL (and other collective) kernels' share of kernel
+  time, and which collectives ran: `broadcast`, `reduce` without `all-reduce` is one process
+  driving several GPUs (PyTorch's DataParallel: the weights broadcast and the gradients reduced
+  to one GPU every step), `all-reduce` is DistributedDataParallel or Horovod, `all-gather` with
+  `reduce-scatter` a sharded job (FSDP, ZeRO).
+* `gpus`, `gpus_source`, `multi_gpu`: how many GPUs the run's kernel time is summed over. A trace
+  naming several devices says how many; collectives say "several", and the job script beside the
+  logs (`job_gpus`, `pipeline/jobscripts.py`) how many it asked for; a kernel log without
+  collectives on one device or none is one GPU's work. A job script alone says what was asked,
+  not what ran (a script may ask for four GPUs and run on one): it gives no count by itself.
+* `setup_time_ns`, `setup_share`: the copies before the first kernel (the weights uploaded once:
+  `totals.setup_rows`) and their share of the run's GPU time (kernels and copies).
+* `clock_locked`: the time is ncu's (or a ROCm counter collection's) replay of each kernel,
+  serialised and at locked base clocks, not the run's own.
+* `categories`: per kernel category, time and launches per iteration (or over the run): what a
+  comparison points to when a speedup exceeds the GPUs' peak ratios (`conclusions.py`).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from roofreport.analysis import timing, totals
+
+COMMUNICATION = "communication"
+REASON_COLUMNS = {
+    "run": pl.String, "tensor_share": pl.Float64, "communication_share": pl.Float64, "collectives": pl.String,
+    "parallelism": pl.String, "gpus": pl.Int64, "gpus_source": pl.String, "multi_gpu": pl.Boolean,
+    "setup_time_ns": pl.Float64, "setup_share": pl.Float64, "clock_locked": pl.Boolean,
+}
+CATEGORY_COLUMNS = {"run": pl.String, "category": pl.String, "time_ns": pl.Float64, "launches": pl.Int64}
+# Collective kinds by kernel name (NCCL's ncclBroadcastKernel_*, ncclDevKernel_AllReduce_*,
+# ncclKernel_AllGather_RING_*...; other libraries' all-reduce kernels), in the order they are named.
+_COLLECTIVES = {"all-reduce": r"(?i)all_?reduce", "all-gather": r"(?i)all_?gather",
+                "reduce-scatter": r"(?i)reduce_?scatter", "broadcast": r"(?i)broadcast|bcast",
+                "all-to-all": r"(?i)all_?to_?all|sendrecv|send|recv",
+                "reduce": r"(?i)reduce"}
+# What the collectives say of how the work was split (parallelism), first match wins.
+SINGLE_PROCESS, ALL_REDUCE, SHARDED = "one process, several GPUs", "all-reduce", "sharded"
+
+
+def run_reasons(tables: dict[str, pl.DataFrame], runs: pl.DataFrame) -> pl.DataFrame:
+    """REASON_COLUMNS per run with kernel rows (`runs`: the runs table with its totals)."""
+    rows = totals.setup_rows(timing.kernel_time_rows(tables))
+    if not rows.height or not runs.height:
+        return pl.DataFrame(schema=REASON_COLUMNS)
+    moved = pl.col("category").fill_null("").is_in(totals.TRANSFERS)
+    kernels = rows.filter(~moved)
+    per_run = kernels.group_by("run").agg(
+        pl.col("time_ns").sum().alias("kernel_ns"),
+        pl.col("time_ns").filter(pl.col("tensor_active").fill_null(False)).sum().alias("tensor_ns"),
+        pl.col("time_ns").filter(pl.col("category") == COMMUNICATION).sum().alias("communication_ns"),
+        pl.col("rank").max().alias("rank"))
+    gpu_time = rows.group_by("run").agg(pl.col("time_ns").sum().alias("gpu_ns"))
+    out = per_run.join(gpu_time, on="run", how="left").join(_collectives(kernels), on="run", how="left")
+    info = runs.select("run", "devices", "job_gpus", "setup_time_ns")
+    out = out.join(info, on="run", how="left").with_columns(
+        (pl.col("tensor_ns") / pl.col("kernel_ns")).alias("tensor_share"),
+        (pl.col("communication_ns") / pl.col("kernel_ns")).alias("communication_share"),
+        (pl.col("setup_time_ns") / pl.col("gpu_ns")).alias("setup_share"),
+        (pl.col("rank") >= timing.NCU_RANK).alias("clock_locked"))
+    out = out.with_columns(*_gpu_count())
+    return out.select([pl.col(c).cast(t) for c, t in REASON_COLUMNS.items()]).sort("run")
+
+
+def _collectives(kernels: pl.DataFrame) -> pl.DataFrame:
+    """run, collectives (`broadcast, reduce`), parallelism, from the communication kernels' names."""
+    comm = kernels.filter(pl.col("category") == COMMUNICATION).select("run", "name").unique()
+    if not comm.height:
+        return pl.DataFrame(schema={"run": pl.String, "collectives": pl.String, "parallelism": pl.String})
+    kind = pl.lit(None, pl.String)
+    for label, pattern in reversed(list(_COLLECTIVES.items())):
+        kind = pl.when(pl.col("name").str.contains(pattern)).then(pl.lit(label)).otherwise(kind)
+    kinds = comm.with_columns(kind.alias("kind")).group_by("run").agg(pl.col("kind").drop_nulls().unique().sort())
+    rows = []
+    for run, found in kinds.iter_rows():
+        named = [label for label in _COLLECTIVES if label in found]
+        rows.append({"run": run, "collectives": ", ".join(named) or None, "parallelism": _parallelism(set(named))})
+    return pl.DataFrame(rows, schema={"run": pl.String, "collectives": pl.String, "parallelism": pl.String})
+
+
+def _parallelism(kinds: set[str]) -> str | None:
+    if "all-gather" in kinds and "reduce-scatter" in kinds:
+        return SHARDED
+    if "all-reduce" in kinds:
+        return ALL_REDUCE
+    if kinds & {"broadcast", "reduce"}:
+        return SINGLE_PROCESS
+    return None
+
+
+def _gpu_count() -> list[pl.Expr]:
+    """gpus, gpus_source, multi_gpu (module docstring)."""
+    several_devices = pl.col("devices").fill_null(0) > 1
+    collectives = pl.col("communication_ns") > 0
+    asked = pl.col("job_gpus").fill_null(0) > 1
+    gpus = (pl.when(several_devices).then(pl.col("devices"))
+            .when(collectives & asked).then(pl.col("job_gpus"))
+            .when(~collectives & (pl.col("devices").fill_null(1) == 1)).then(pl.lit(1, pl.Int64)))
+    source = (pl.when(several_devices).then(pl.lit("trace devices"))
+              .when(collectives & asked).then(pl.lit("job script"))
+              .when(collectives).then(pl.lit("collectives"))
+              .when(pl.col("devices") == 1).then(pl.lit("trace devices"))
+              .otherwise(pl.lit("no collectives")))
+    return [gpus.alias("gpus"), source.alias("gpus_source"), (several_devices | collectives).alias("multi_gpu")]
+
+
+def category_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """run, category, time_ns, launches: every kernel of each run's time source by category,
+    setup copies apart (CATEGORY_COLUMNS; a category "setup" holds them)."""
+    rows = totals.setup_rows(timing.kernel_time_rows(tables))
+    if not rows.height:
+        return pl.DataFrame(schema=CATEGORY_COLUMNS)
+    category = pl.when(pl.col("setup")).then(pl.lit("setup")).otherwise(pl.col("category").fill_null("other"))
+    out = rows.group_by("run", category.alias("category")).agg(
+        pl.col("time_ns").sum(), pl.col("count").fill_null(1).sum().alias("launches"))
+    return out.select([pl.col(c).cast(t) for c, t in CATEGORY_COLUMNS.items()]).sort("run", "category")

@@ -1,0 +1,191 @@
+"""Page 1's conclusions in words: per experiment and pair of GPUs, which is faster, by how much
+and why (`conclusions.experiment_conclusions`, every number and every cause computed there).
+
+One bullet per experiment and pair: the models with their geometric-mean speedups and ranges,
+then the reasons the logs give, most telling first: how many GPUs each side's time is summed
+over and what ran between them (collectives and their share), tensor cores, whether the speedup
+stays within the GPUs' peak ratios and, where it exceeds them, the likely cause or the log that
+would tell; the bound class and % of roof where FLOPs were counted; setup left apart; ncu's
+clock-locked replays beside the speedup they change.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from roofreport.analysis import conclusions as why, reasons
+from roofreport.report import fmt
+from roofreport.report.context import Paragraph, Span
+
+SETUP_WORTH_SAYING = 0.2      # share of GPU time in one-time copies that page 1 mentions
+_PARALLELISM = {
+    reasons.SINGLE_PROCESS: ", one process driving them as PyTorch's DataParallel does (weights broadcast "
+                            "and gradients reduced to one GPU every step)",
+    reasons.ALL_REDUCE: ", data-parallel with all-reduce (DistributedDataParallel, Horovod)",
+    reasons.SHARDED: ", data-parallel and sharded (FSDP, ZeRO)",
+}
+_WOULD_TELL = {
+    why.TRACE: "a kernel trace of both runs (nsys profile, nvprof --print-gpu-trace) would show which "
+               "kernels differ",
+    why.DEVICE_TRACE: "a trace of both runs with their devices (nvprof --print-gpu-trace, nsys profile) would "
+                      "show how many GPUs each used and which kernels differ",
+}
+
+
+def conclusion_paragraphs(rows: pl.DataFrame) -> list[Paragraph]:
+    """One paragraph per row of `experiment_conclusions`."""
+    return [Paragraph([Span(conclusion_text(row))]) for row in rows.iter_rows(named=True)]
+
+
+def conclusion_text(row: dict) -> str:
+    """The whole bullet of one experiment and pair of GPUs (module docstring)."""
+    parts = [_which(row)]
+    parts += [text for text in (_gpus(row), _tensor(row), _peaks(row), _bound(row), _setup(row), _locked(row))
+              if text]
+    return " ".join(parts)
+
+
+def _which(row: dict) -> str:
+    """"full: the P40 is faster than the K80 for alexnet 3.8× (2.1× to 6.3×, 5 configurations)
+    and vgg16 5.9× (...), on time per iteration.\""""
+    models = []
+    for model, mean, low, high, configs in zip(row["models"], row["model_speedups"], row["model_speedup_min"],
+                                               row["model_speedup_max"], row["model_configs"]):
+        spread = f" ({fmt.ratio(low)} to {fmt.ratio(high)}, {configs} configurations)" if configs > 1 else ""
+        models.append(f"{model} {fmt.ratio(mean)}{spread}")
+    lead = f"{row['experiment']}: the" if row["experiment"] else "The"
+    text = f"{lead} {row['faster']} is faster than the {row['slower']} for {_and(models)}"
+    if row["faster_in"] < row["configs"]:
+        text += f" (the {row['slower']} is faster in {row['configs'] - row['faster_in']} of {row['configs']} configurations)"
+    return text + (f", on {row['basis']}." if row["basis"] else ".")
+
+
+def _gpus(row: dict) -> str | None:
+    """How many GPUs each side's time is summed over, and the collectives between them."""
+    sides = [(row[s], row[f"{s}_multi_gpu"], row[f"{s}_gpus"], row[f"{s}_gpus_source"], row[f"{s}_collectives"],
+              row[f"{s}_parallelism"], row[f"{s}_communication_share_min"], row[f"{s}_communication_share_max"])
+             for s in ("faster", "slower")]
+    several = [side for side in sides if side[1]]
+    if not several:
+        return None
+    how = _PARALLELISM.get(several[0][5]) if len({side[5] for side in several}) == 1 else None
+    if len(several) == 2:
+        count = several[0][2] if several[0][2] == several[1][2] and several[0][2] else None
+        shares = " and ".join(f"{_range(low, high)} of the {gpu}'s" for gpu, _, _, _, _, _, low, high in several)
+        return (f"Both ran on {count or 'several'} GPUs{how or ''}: NCCL {_collectives(several)} kernels take "
+                f"{shares} kernel time{_asked(several)}; each time is summed over the GPUs.")
+    multi = several[0]
+    single = next(side for side in sides if side is not multi)
+    one = "one GPU" if single[1] is False else "an unknown number of GPUs"
+    count = f"{multi[2]} GPUs" if multi[2] else "several GPUs"
+    return (f"The {multi[0]} jobs ran on {count}{how or ''}: NCCL {_collectives([multi])} kernels take "
+            f"{_range(multi[6], multi[7])} of their kernel time{_asked([multi])}; the {single[0]} jobs show no "
+            f"collectives ({one}). The {multi[0]}'s time is summed over its {count}, the {single[0]}'s is not.")
+
+
+def _collectives(sides: list[tuple]) -> str:
+    kinds = list(dict.fromkeys(k.strip() for side in sides for k in (side[4] or "collectives").split(",")))
+    return " and ".join(kinds)
+
+
+def _asked(sides: list[tuple]) -> str:
+    if any(side[3] == "job script" for side in sides):
+        counts = sorted({side[2] for side in sides if side[3] == "job script"})
+        return f" (the job scripts ask for {' and '.join(str(c) for c in counts)} GPUs)"
+    return ""
+
+
+def _tensor(row: dict) -> str | None:
+    high = row["faster_tensor_share_max"] or 0.0
+    other = row["slower_tensor_share_max"] or 0.0
+    if max(high, other) < why.TENSOR_GAP:
+        return None
+    said = []
+    for side in ("faster", "slower"):
+        low, top = row[f"{side}_tensor_share_min"], row[f"{side}_tensor_share_max"]
+        said.append(f"{_range(low, top)} of the {row[side]}'s" if top else f"none of the {row[side]}'s")
+    return f"Tensor-core kernels take {' and '.join(said)} kernel time."
+
+
+def _peaks(row: dict) -> str | None:
+    ratio = row["peak_ratio"]
+    if ratio is None:
+        return None
+    precision = (row["slower_roof_precision"] or "fp32").upper()
+    ratios = f"{fmt.ratio(row['peak_ratio_compute'])} {precision} compute, {fmt.ratio(row['peak_ratio_dram'])} DRAM " \
+             "bandwidth"
+    if not row["exceeding"]:
+        return f"That is within the {row['faster']}'s peak ratios over the {row['slower']} ({ratios})."
+    many = row["configs"] > 1
+    head = (f"{row['exceeding']} of {row['configs']} speedups exceed" if many else "The speedup exceeds")
+    text = f"{head} the {row['faster']}'s peak ratios over the {row['slower']} ({ratios}" + \
+        (f"; up to {fmt.ratio(row['exceeding_max'])})" if many else ")")
+    return f"{text}: {_cause(row)}"
+
+
+def _cause(row: dict) -> str:
+    cause = row["cause"]
+    if cause == why.GPU_COUNT:
+        return "likely because the two times are summed over different numbers of GPUs."
+    if cause == why.TENSOR_CORES:
+        peak = f", whose peak is {fmt.ratio(row['tensor_peak_ratio'])} the {row['slower']}'s" \
+            if row["tensor_peak_ratio"] else ""
+        return f"likely the {row['faster']}'s tensor cores{peak}."
+    if cause == why.KERNEL_MIX:
+        per = " per iteration" if row["basis"] == "time per iteration" else ""
+        text = (f"likely the kernels: {row['cause_category']} kernels take {fmt.duration(row['cause_slower_ns'])}{per} on "
+                f"the {row['slower']} ({fmt.count(row['cause_slower_launches'])} launches) against "
+                f"{fmt.duration(row['cause_faster_ns'])} on the {row['faster']} "
+                f"({fmt.count(row['cause_faster_launches'])})")
+        fast, slow = row["cause_faster_launches"] or 0, row["cause_slower_launches"] or 0
+        if slow >= 2 * max(fast, 1):
+            text += ": the libraries ran other algorithms on the two GPUs"
+        return text + "."
+    return f"the logs do not say why; {_WOULD_TELL.get(row['would_tell'], _WOULD_TELL[why.TRACE])}."
+
+
+def _bound(row: dict) -> str | None:
+    said = []
+    for side in ("faster", "slower"):
+        if row[f"{side}_flops_complete"] is False:
+            said.append(f"the {row[side]}'s FLOP counts miss tensor-core work, so its FLOP/s are lower bounds")
+        elif row[f"{side}_bounds"]:
+            bounds = row[f"{side}_bounds"].replace(", ", "- or ")
+            said.append(f"the {row[side]}'s runs are {bounds}-bound at "
+                        f"{_range(row[f'{side}_pct_of_roof_min'], row[f'{side}_pct_of_roof_max'], percent=True)} "
+                        "of their roof")
+    if not said:
+        return None
+    text = "; ".join(said)
+    return text[0].upper() + text[1:] + "."
+
+
+def _setup(row: dict) -> str | None:
+    high = max(row["faster_setup_share_max"] or 0.0, row["slower_setup_share_max"] or 0.0)
+    if high < SETUP_WORTH_SAYING:
+        return None
+    low = min(v for v in (row["faster_setup_share_min"], row["slower_setup_share_min"]) if v is not None)
+    return (f"Copies before the first kernel (the weights uploaded once) take {_range(low, high)} of the GPU time: "
+            "set apart, the speedups compare kernel time.")
+
+
+def _locked(row: dict) -> str | None:
+    locked = [row[side] for side in ("faster", "slower") if row[f"{side}_clock_locked"]]
+    if not locked:
+        return None
+    return (f"The {' and '.join(locked)} times are ncu's replays, kernel by kernel at locked base clocks: the runs "
+            "themselves were faster, and the speedup may differ (an nsys or nvprof trace of the same runs gives "
+            "their real times).")
+
+
+def _range(low, high, percent: bool = False) -> str:
+    """A share range to whole percents: "12 % to 47 %", "44 %"."""
+    show = (lambda v: fmt.percent(v, 0)) if percent else (lambda v: fmt.share(v, 0))
+    if low is None or high is None:
+        return show(high if low is None else low)
+    first, last = show(low), show(high)
+    return first if first == last else f"{first} to {last}"
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
