@@ -60,13 +60,14 @@ class AnalysisSettings:
 
     gpu: gpu.GpuSettings = gpu.NO_SETTINGS   # the GPU every run ran on; a peaks file
     top: int = 10                              # kernels listed per run
+    top_print: int = 3                         # kernels listed per run in the PDF (at most `top`)
     window: tuple[float, float] | None = None  # utilization window, seconds from the first sample
     model_flops: float | None = None           # model FLOPs per training step (MFU), instead of shapes'
     view: View = field(default_factory=View)   # the runs and kernels shown (--run, --kernel)
 
     def __post_init__(self) -> None:
-        if self.top < 1:
-            raise UsageError(f"top must be at least 1, not {self.top}")
+        if self.top < 1 or self.top_print < 1:
+            raise UsageError(f"top must be at least 1, not {min(self.top, self.top_print)}")
         if self.model_flops is not None and not self.model_flops > 0:
             raise UsageError(f"model FLOPs per step must be a positive number, not {self.model_flops}")
         if self.window is not None and not 0 <= self.window[0] < self.window[1]:
@@ -96,12 +97,16 @@ class Analysis:
     runs: pl.DataFrame               # compare.run_table: the runs table's identity and totals
     roofline: pl.DataFrame           # roofline.run_roofline
     kernel_roofline: pl.DataFrame    # roofline.kernel_roofline
-    share: pl.DataFrame              # share.kernel_share
+    share: pl.DataFrame              # share.kernel_share (the steady state: setup copies apart)
+    leaders: pl.DataFrame            # share.leading_categories: each run's largest kernel category
     top: pl.DataFrame                # share.top_kernels
     top_rest: pl.DataFrame           # share.top_kernels_rest: the kernels each run's top leaves out
+    top_print: pl.DataFrame          # the same two for the PDF's shorter lists (settings.top_print)
+    top_rest_print: pl.DataFrame
     uncategorized: pl.DataFrame      # share.uncategorized_share
     sweeps: pl.DataFrame             # share.sweep_share: kernel categories along batch-size sweeps
     pattern_sweeps: pl.DataFrame     # share.sweep_pattern_share with SWEEP_PATTERNS
+    pattern_swings: pl.DataFrame     # share.pattern_swings: per GPU, the families moving most along a sweep
     pivot: pl.DataFrame              # speedup.gpu_pivot: model x configuration x GPU
     speedups: pl.DataFrame           # speedup.speedups: every pair of GPUs per workload
     gpu_summary: pl.DataFrame        # speedup.model_summary: per model, experiment and pair of GPUs
@@ -166,21 +171,26 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
     why = reasons.run_reasons(tables, tables["runs"])
     pair_reasons = conclusions.speedup_reasons(pairs, tables["runs"], why, reasons.category_times(tables), db)
     per_model = conclusions.conclusions(summary, pair_reasons)
+    kernel_share = share.kernel_share(tables, view)
+    run_roofline = roofline.run_roofline(tables, db)
+    pattern_sweeps = share.sweep_pattern_share(tables, SWEEP_PATTERNS, view=view)
     return Analysis(
         dataset=dataset, settings=settings, tables=tables, db=db,
         runs=runs, pivot=pivot, speedups=pairs, gpu_summary=summary, reasons=why,
         speedup_reasons=pair_reasons, conclusions=per_model,
         experiment_conclusions=conclusions.experiment_conclusions(per_model, pair_reasons),
         time_sweeps=sweeps.time_sweeps(tables["runs"]),
-        roofline=roofline.run_roofline(tables, db),
+        roofline=run_roofline,
         kernel_roofline=roofline.kernel_roofline(tables, db, view),
-        share=share.kernel_share(tables, view),
+        share=kernel_share, leaders=share.leading_categories(kernel_share),
         top=share.top_kernels(tables, top_n=settings.top, view=view),
         top_rest=share.top_kernels_rest(tables, top_n=settings.top, view=view),
+        top_print=share.top_kernels(tables, top_n=min(settings.top, settings.top_print), view=view),
+        top_rest_print=share.top_kernels_rest(tables, top_n=min(settings.top, settings.top_print), view=view),
         uncategorized=share.uncategorized_share(tables, view),
         sweeps=share.sweep_share(tables, view=view),
-        pattern_sweeps=share.sweep_pattern_share(tables, SWEEP_PATTERNS, view=view),
-        incomplete=compare.incomplete_flops(tables),
+        pattern_sweeps=pattern_sweeps, pattern_swings=share.pattern_swings(pattern_sweeps),
+        incomplete=compare.with_tensor_kind(compare.incomplete_flops(tables), run_roofline),
         estimates=compare.estimates(tables, list(dataset.inputs), db),
         regions=regions.region_times(tables),
         utilization=utilization.utilization_stats(samples),

@@ -82,7 +82,7 @@ def _median_run(rows: list[dict]) -> dict:
 # -- incomplete FLOP counts ------------------------------------------------------------------
 
 INCOMPLETE_COLUMNS = {"run": pl.String, "reason": pl.String, "tensor_kernels": pl.Int64,
-                      "tensor_time_share": pl.Float64, "example_kernel": pl.String}
+                      "tensor_time_share": pl.Float64, "example_kernel": pl.String, "tensor_kind": pl.String}
 
 
 def incomplete_flops(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -106,6 +106,18 @@ def incomplete_flops(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     if not rows:
         return pl.DataFrame(schema=INCOMPLETE_COLUMNS)
     return pl.DataFrame(rows, schema=INCOMPLETE_COLUMNS).sort("run")
+
+
+def with_tensor_kind(incomplete: pl.DataFrame, run_roofline: pl.DataFrame) -> pl.DataFrame:
+    """`incomplete` with `tensor_kind`: TF32, BF16 or FP16, the tensor-core input type the
+    roofline judged each run's tensor work by (its tensor ceiling), null when it did not say."""
+    if not incomplete.height or not run_roofline.height:
+        return incomplete
+    kinds = (run_roofline.filter(pl.col("precision") == "tensor")
+             .select("run", pl.col("peak_source").str.extract(r"Tensor (TF32|BF16|FP16)", 1).alias("kind"))
+             .drop_nulls().group_by("run").agg(pl.col("kind").mode().sort().first()))
+    return incomplete.drop("tensor_kind").join(kinds.rename({"kind": "tensor_kind"}), on="run", how="left") \
+        .select(list(INCOMPLETE_COLUMNS))
 
 
 def _reason(tables: dict[str, pl.DataFrame], run: str, example: str) -> str:

@@ -2,8 +2,10 @@
 
 All times come from `timing.kernel_time_rows`: one source per run (trace rows when the run has a
 trace, else summary rows, else ncu durations), memcpy/memset included when that source lists
-them. Shares are fractions (0..1) of the run's total of those rows. The uncategorized share
-("other") is always reported, 0 when every kernel matched a rule.
+them. They describe the steady state: the copies of a trace before the run's first kernel (the
+weights uploaded once: `totals.setup_rows`, the runs table's `setup_time_ns`) are left out, as
+one-time setup. Shares are fractions (0..1) of the run's total of those rows. The uncategorized
+share ("other") is always reported, 0 when every kernel matched a rule.
 
 A `view.View` narrows the kernels shown (`--kernel REGEX`); shares stay fractions of the run's
 whole GPU time (`run_total_ns`, summed before the view), so a kernel's share does not change
@@ -14,15 +16,15 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import sweeps, timing
+from roofreport.analysis import sweeps, timing, totals
 from roofreport.analysis.view import EVERYTHING, View
 from roofreport.enrich.categories import OTHER
 
 
 def _rows(tables: dict[str, pl.DataFrame], view: View = EVERYTHING) -> pl.DataFrame:
-    """The time rows (`timing.kernel_time_rows`) the view keeps, each with its run's whole time
-    (`run_total_ns`, every row counted)."""
-    rows = timing.kernel_time_rows(tables).with_columns(
+    """The steady-state time rows (`timing.kernel_time_rows` but the setup copies) the view
+    keeps, each with its run's whole steady-state time (`run_total_ns`, every row counted)."""
+    rows = totals.setup_rows(timing.kernel_time_rows(tables)).filter(~pl.col("setup")).with_columns(
         pl.col("category").fill_null(OTHER), pl.col("time_ns").sum().over("run").alias("run_total_ns"))
     return view.keep_kernels(rows)
 
@@ -39,6 +41,25 @@ def kernel_share(tables: dict[str, pl.DataFrame], view: View = EVERYTHING) -> pl
         pl.col("run_total_ns").first())
     return _with_share(out).select("run", "category", "time_ns", "share", "count", "time_source").sort(
         ["run", "time_ns"], descending=[False, True])
+
+
+TRANSFERS = ("memcpy", "memset")
+LEADER_COLUMNS = {"run": pl.String, "category": pl.String, "share": pl.Float64, "transfer_share": pl.Float64}
+
+
+def leading_categories(share: pl.DataFrame) -> pl.DataFrame:
+    """run, category, share (the kernel category with the most time, of `kernel_share`'s
+    frame), transfer_share (memcpy and memset together), for each run with kernels."""
+    share = share.filter(pl.col("share").is_not_null()) if share.height else share
+    kernels = share.filter(~pl.col("category").is_in(TRANSFERS)) if share.height else share
+    if not kernels.height:
+        return pl.DataFrame(schema=LEADER_COLUMNS)
+    leaders = kernels.sort(["run", "share", "category"], descending=[False, True, False]) \
+        .group_by("run", maintain_order=True).first().select("run", "category", "share")
+    moved = share.filter(pl.col("category").is_in(TRANSFERS)).group_by("run").agg(
+        pl.col("share").sum().alias("transfer_share"))
+    out = leaders.join(moved, on="run", how="left").with_columns(pl.col("transfer_share").fill_null(0.0))
+    return out.select([pl.col(c).cast(t) for c, t in LEADER_COLUMNS.items()]).sort("run")
 
 
 def top_kernels(tables: dict[str, pl.DataFrame], top_n: int = 10, view: View = EVERYTHING) -> pl.DataFrame:
@@ -136,3 +157,24 @@ def sweep_pattern_share(tables: dict[str, pl.DataFrame], patterns: dict[str, str
                         by: str = "batch_size", view: View = EVERYTHING) -> pl.DataFrame:
     """Like sweep_share for kernel-name patterns (e.g. ncclBroadcast, winograd vs batch size)."""
     return _sweep(tables, pattern_share(tables, patterns, view).select("run", "label", "share"), "label", by)
+
+
+SWING_COLUMNS = {"gpu": pl.String, "label": pl.String, "model": pl.String, "config": pl.String, "param": pl.String,
+                 "first_label": pl.String, "first_share": pl.Float64, "last_label": pl.String,
+                 "last_share": pl.Float64, "swing": pl.Float64}
+
+
+def pattern_swings(pattern_sweeps: pl.DataFrame, per_gpu: int = 2, least_peak: float = 0.05) -> pl.DataFrame:
+    """Per GPU, the `per_gpu` kernel families (`sweep_pattern_share`) whose share moves most
+    along a sweep, each at its sweep's ends: the families reaching `least_peak` somewhere."""
+    if not pattern_sweeps.height:
+        return pl.DataFrame(schema=SWING_COLUMNS)
+    ends = pattern_sweeps.sort("x_order").group_by("series", "label", maintain_order=True).agg(
+        pl.col("gpu", "model", "config", "param").first(), pl.col("x_label").first().alias("first_label"),
+        pl.col("share").first().alias("first_share"), pl.col("x_label").last().alias("last_label"),
+        pl.col("share").last().alias("last_share"), pl.col("share").max().alias("peak"))
+    swings = ends.filter(pl.col("peak") >= least_peak).with_columns(
+        (pl.col("last_share") - pl.col("first_share")).abs().alias("swing"))
+    biggest = swings.sort("swing", descending=True).group_by("gpu", "label", maintain_order=True).first()
+    out = biggest.group_by("gpu", maintain_order=True).head(per_gpu)
+    return out.select([pl.col(c).cast(t) for c, t in SWING_COLUMNS.items()])

@@ -87,7 +87,8 @@ def sniff(path: Path, display: str | None = None) -> Sniffed:
     kind = _NOT_LOG_SUFFIXES.get(suffix)
     specs = [s for s in REGISTRY if s.reads_json] if suffix in _JSON_SUFFIXES else REGISTRY
     if kind and suffix not in _JSON_SUFFIXES:
-        return Sniffed(**base, skip_reason=f"not a profiler log ({kind})", job=_job(head, kind))
+        job = _job(head, kind)
+        return Sniffed(**base, skip_reason=_JOB_SCRIPT if job else f"not a profiler log ({kind})", job=job)
     for spec in specs:
         variant = _ask(spec, head)
         if variant:
@@ -100,8 +101,11 @@ def sniff(path: Path, display: str | None = None) -> Sniffed:
         return Sniffed(**base, skip_reason="blank file")
     late = _late_log(path, head, base) if head.encoding.startswith("utf-8") else None
     job = _job(head, "script")
-    return late or Sniffed(**base, skip_reason="not a profiler log (" + ("batch script" if job else "no known signature")
-                           + ")", job=job)
+    return late or Sniffed(**base, skip_reason=_JOB_SCRIPT if job else "not a profiler log (no known signature)",
+                           job=job)
+
+
+_JOB_SCRIPT = "batch job script, not a profiler log (what it asks for is read for its runs)"
 
 
 def _job(head: Head, kind: str) -> JobRequest | None:

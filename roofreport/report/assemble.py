@@ -3,11 +3,12 @@
 The body holds what a reader needs, in this order: findings, overview, training steps (PyTorch
 traces: MFU and where the steps' time goes, on page 1), the GPUs compared (model x GPU pivot,
 speedups, sweeps), the runs compared (their totals), rooflines per GPU, where the
-GPU time goes, utilization, regions and phases, CUDA API calls. A
-body section with nothing to show is left out; the overview's "What these logs cannot tell"
-says which log would fill it. The appendix holds the inputs (every file, warnings by code,
-failures, skipped and excluded files), the runs left out of the body (copies, runs without
-kernels, time or GPU) and the methodology.
+GPU time goes, utilization, regions and phases. A body section with nothing to show is left
+out; the overview's "What these logs cannot tell" says which log would fill it; one whose
+tables hold a single row is that row in a sentence (`fold_single_row`). The appendix holds the
+inputs (in the PDF a summary, in the HTML every file; warnings by code, failures, skipped and
+excluded files), the runs left out of the body (copies, runs without kernels, time or GPU), the
+CUDA API calls and the methodology.
 """
 
 from __future__ import annotations
@@ -47,15 +48,19 @@ def assemble(analysis: Analysis, title: str | None = None) -> Report:
         utilization_section(an.utilization, an.utilization_window, an.tables["samples"], settings.window,
                             an.processes, names),
         regions_section(an.regions, names),
-        api_section(an.api, names),
     ]
+    api = api_section(an.api, names)
     for section in body:
         words_only(section)
-    gaps = [(s.title, s.empty) for s in body if s.empty] + [(s.title, gap) for s in body for gap in s.gaps]
+        fold_single_row(section)
+    gaps = [(s.title, s.empty) for s in [*body, api] if s.empty] + \
+        [(s.title, gap) for s in body for gap in s.gaps]
+    api.appendix = True
     sections = [s for s in [steps] if not s.empty] + [overview_section(an, names, gaps)] + \
         [s for s in body if not s.empty] + [
         inputs_section(files),
         left_out_section(an, names),
+        *([api] if not api.empty else []),
         methodology_section(files, _gpu_keys(an.runs), an.db),
     ]
     return Report(title=title or default_title(analysis.dataset.inputs), subtitle=_subtitle(an, files, names),
@@ -68,7 +73,7 @@ def _runs_with_totals(an: Analysis, names: RunNames):
     runs = an.runs
     if runs.height:
         runs = in_order(runs.filter(pl.col("kernel_time_ns").is_not_null() | pl.col("flops").is_not_null()), names)
-    section = runs_section(_labelled(runs, names), _labelled(an.estimates, names))
+    section = runs_section(_labelled(runs, names), _labelled(an.estimates, names), names)
     left = an.runs.height - runs.height
     if left and runs.height:
         section.blocks.insert(2, Paragraph.of(
@@ -89,6 +94,23 @@ def words_only(section) -> None:
     texts = items or [b.text for b in section.blocks if isinstance(b, Paragraph)][1:]
     section.empty = " ".join(texts) or "nothing to show."
     section.blocks = []
+
+
+def fold_single_row(section) -> None:
+    """A body section whose tables hold one row between them, and no chart, says that row in a
+    sentence ("Column value; ..."), its explanations and table left out: a table of one row
+    is a page's worth of headings around one fact."""
+    tables = [b for b in section.blocks if isinstance(b, Table)]
+    if section.empty or not tables or any(isinstance(b, Chart) for b in section.blocks):
+        return
+    rows = [(t, row) for t in tables for row in t.rows]
+    if len(rows) != 1:
+        return
+    table, row = rows[0]
+    said = [f"{column.label} {item.text}" if index else item.text
+            for index, (column, item) in enumerate(zip(table.columns, row)) if item.text not in ("", "–")]
+    lead = f"{table.caption}: " if table.caption else ""
+    section.blocks = [Paragraph.of(lead + "; ".join(said) + ".")]
 
 
 def _labelled(frame: pl.DataFrame, names: RunNames) -> pl.DataFrame:

@@ -1,7 +1,9 @@
 """The report's data: plain dataclasses the templates render, built before any HTML exists.
 
 A report is a title, findings and a list of sections; a section is a list of blocks
-(paragraphs, tables, charts, notes). Every string here is raw text (kernel names and log
+(paragraphs, tables, charts, notes). A block's `media` keeps it to one output: "screen" blocks
+are the HTML's only (the full list of inputs), "print" blocks the PDF's only (their summary);
+both travel in one page, the other hidden by CSS, so the two outputs are one render. Every string here is raw text (kernel names and log
 messages included): the templates escape it. A chart's SVG (from `charts.py`; matplotlib's SVG
 writer escapes its text) reaches the page only as a base64 `data:` URI of an <img>, so nothing in
 it is ever parsed as part of the HTML.
@@ -19,6 +21,7 @@ class Span:
 
     text: str
     code: bool = False
+    strong: bool = False           # a lead word that a reader scans for (an experiment's name)
 
 
 def ticks(text: str) -> list[Span]:
@@ -33,6 +36,7 @@ class Paragraph:
 
     spans: list[Span]
     level: str = "info"
+    media: str = ""                  # "", "screen" (HTML only) or "print" (PDF only)
     kind: str = field(default="paragraph", init=False)
 
     @classmethod
@@ -52,6 +56,7 @@ class Paragraph:
 @dataclass
 class Heading:
     text: str
+    media: str = ""
     kind: str = field(default="heading", init=False)
 
 
@@ -82,6 +87,7 @@ class Table:
     caption: str | None = None
     note: str | None = None          # e.g. "12 more rows not shown"
     css: str = ""
+    media: str = ""
     kind: str = field(default="table", init=False)
 
     @property
@@ -97,6 +103,7 @@ class Chart:
     id: str
     svg: str
     caption: str
+    media: str = ""
     kind: str = field(default="chart", init=False)
 
     @property
@@ -115,6 +122,7 @@ class Chart:
 @dataclass
 class Bullets:
     items: list[Paragraph]
+    media: str = ""
     kind: str = field(default="bullets", init=False)
 
 

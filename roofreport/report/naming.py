@@ -80,6 +80,14 @@ class RunNames:
             return getattr(spec, "label", None) or spec.name
         return gpu_model or NO_GPU
 
+    def split_label(self, run: str) -> tuple[str, str]:
+        """(what the run's group shares: model, GPU, experiment; the rest of its label)."""
+        row = self._rows.get(run) or {}
+        shared = {str(row[k]) for k in ("gpu_label", "experiment") if row.get(k)}
+        parts = self.label(run).split(SEPARATOR)
+        head = [parts[0]] + [p for p in parts[1:] if p in shared]
+        return SEPARATOR.join(head), SEPARATOR.join(p for p in parts[1:] if p not in shared)
+
     def _key(self, run: str, fields: tuple[str, ...]) -> tuple:
         """The run's values of `fields`; a missing one sorts after every named one."""
         row = self._rows.get(run) or {}

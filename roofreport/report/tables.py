@@ -55,3 +55,16 @@ def table(cols: list[str | Column], rows: list[list], caption: str | None = None
 
 def _aligned(given: Cell, numeric: bool) -> Cell:
     return replace(given, css=f"{given.css} num".strip()) if numeric else given
+
+
+def without_empty_columns(given: Table, keep: int = 1) -> Table:
+    """`given` without the columns (after the first `keep`) that no row has a value in: a
+    column of dashes says nothing. Rows of one cell spanning the table (a group's heading) stay."""
+    def empty(row: list[Cell], index: int) -> bool:
+        return len(row) == 1 or row[index].text in ("", "–")
+
+    kept = [i for i in range(len(given.columns)) if i < keep or not all(empty(r, i) for r in given.rows)]
+    if len(kept) == len(given.columns):
+        return given
+    rows = [[replace(r[0], span=len(kept))] if len(r) == 1 else [r[i] for i in kept] for r in given.rows]
+    return replace(given, columns=[given.columns[i] for i in kept], rows=rows)

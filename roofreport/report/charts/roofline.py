@@ -3,7 +3,9 @@
 Ceilings come from `analysis.roofline.ceilings` (label, kind, value, level); points from the
 roofline frames, turned into `RoofPoint`s by the report builder. Colour = run (legend below
 the axes so it never covers a point), size = run total vs kernel, marker = precision, a red
-ring = a point above its roof (a counting error, not a fast kernel).
+ring = a point above its roof (a counting error, not a fast kernel), a "≥" = a lower bound (its
+FLOPs miss tensor-core work: the true point lies higher and to the right, never a plain point).
+Each point is one scatter call, one SVG group: hover data can be attached to it later.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class RoofPoint:
     kernel: bool = False  # a kernel (small marker) or a run total (large)
     above_roof: bool = False
     level: str = "dram"   # the memory level of `ai`: "l2"/"l1" points are drawn hollow
+    lower_bound: bool = False   # FLOPs miss tensor-core work: drawn as "≥", never as a plain point
 
 
 def roofline_svg(chart_id: str, ceilings: list, points: list[RoofPoint]) -> str:
@@ -146,6 +149,7 @@ def _spread(levels: list[float], ylim, gap_fraction: float) -> list[float]:
 
 
 _LEVEL_SIZE = {"l2": 46, "l1": 24}
+LOWER_BOUND_MARKER = r"$\geq$"
 
 
 def _draw_points(ax, points: list[RoofPoint]):
@@ -154,6 +158,10 @@ def _draw_points(ax, points: list[RoofPoint]):
     _draw_levels(ax, [p for p in points if p.level != "dram"], points, colours)
     for point in sorted((p for p in points if p.level == "dram"), key=lambda p: not p.kernel):  # runs on top
         size = 14 if point.kernel else 64
+        if point.lower_bound:
+            ax.scatter([point.ai], [point.perf], s=size * (4 if point.kernel else 2.5), marker=LOWER_BOUND_MARKER,
+                       color=colours[point.group], linewidths=0, zorder=4 if point.kernel else 5)
+            continue
         ax.scatter([point.ai], [point.perf], s=size, marker=PRECISION_MARKERS.get(point.precision, "o"),
                    color=colours[point.group], alpha=0.55 if point.kernel else 0.95,
                    edgecolors="white" if point.kernel else charts.INK,
@@ -193,11 +201,15 @@ def _legend(points, groups, colours):
     if any(p.kernel for p in points):
         handles.append(Line2D([], [], marker="o", linestyle="", color=charts.MUTED, markersize=3.5))
         labels.append("small: top kernels of the run")
-    for precision in sorted({p.precision for p in points}):
-        if len({p.precision for p in points}) > 1:
+    shown = {p.precision for p in points if not p.lower_bound}
+    for precision in sorted(shown):
+        if len(shown) > 1:
             handles.append(Line2D([], [], marker=PRECISION_MARKERS.get(precision, "o"), linestyle="",
                                   color=charts.MUTED, markersize=5))
             labels.append(precision)
+    if any(p.lower_bound for p in points):
+        handles.append(Line2D([], [], marker=LOWER_BOUND_MARKER, linestyle="", color=charts.MUTED, markersize=8))
+        labels.append("≥: FLOPs miss tensor-core work, the true point is higher")
     if any(p.above_roof for p in points):
         handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="none",
                               markeredgecolor="#D55E00", markersize=8))

@@ -20,7 +20,7 @@ _CATEGORY_COLOURS = {
 }
 _EXTRA = ["#DDCC77", "#88CCEE", "#CC6677", "#661100"]
 RUNS_PER_CHART = 50
-BAR_IN = 0.155          # inches per run (11 pt): a 7.5 pt label fits beside each bar
+BAR_IN = 0.135          # inches per run (9.7 pt): a 7.5 pt label fits beside each bar
 
 
 def category_colour(category: str, order: list[str]) -> str:
@@ -30,20 +30,24 @@ def category_colour(category: str, order: list[str]) -> str:
     return _EXTRA[extra.index(category) % len(_EXTRA)] if category in extra else "#BBBBBB"
 
 
-def share_bars_svg(chart_id: str, runs: list[str], categories: list[str],
-                   shares: dict[tuple[str, str], float]) -> str:
-    """Horizontal 100 % bars, one per run (top to bottom in `runs` order), one segment per category."""
+def share_bars_svg(chart_id: str, rows: list[str], bars: list[dict[str, float] | None],
+                   categories: list[str]) -> str:
+    """Horizontal 100 % bars, one per row (top to bottom), one segment per category; a row
+    whose bar is None is a group's heading (bold, no bar)."""
     parts = [("uncategorized" if category == "other" else charts.label(category, 24),
               category_colour(category, categories),
-              [100 * shares.get((run, category), 0.0) for run in runs]) for category in categories]
-    return stacked_percent_bars(chart_id, runs, parts,
-                                "Share of the run's GPU time: kernels, and transfers when logged (%)")
+              [100 * (bar or {}).get(category, 0.0) for bar in bars]) for category in categories]
+    headings = {index for index, bar in enumerate(bars) if bar is None}
+    return stacked_percent_bars(chart_id, rows, parts,
+                                "Share of the run's steady-state GPU time: kernels, and transfers when logged (%)",
+                                headings)
 
 
 def stacked_percent_bars(chart_id: str, runs: list[str], parts: list[tuple[str, str, list[float]]],
-                         xlabel: str) -> str:
+                         xlabel: str, headings: set[int] = frozenset()) -> str:
     """Horizontal bars from 0 to 100 %, one per run (top to bottom in `runs` order), stacked
-    from `parts`: (legend label, colour, the width of its segment in each run's bar)."""
+    from `parts`: (legend label, colour, the width of its segment in each run's bar). Rows in
+    `headings` are group headings: their label in bold, no bar."""
     from matplotlib.patches import Patch
 
     height = 0.8 + BAR_IN * len(runs) + 0.2 * ((len(parts) + 5) // 6)
@@ -56,7 +60,12 @@ def stacked_percent_bars(chart_id: str, runs: list[str], parts: list[tuple[str, 
         left = [a + b for a, b in zip(left, widths)]
         handles.append(Patch(facecolor=colour, edgecolor="white", linewidth=0.4))
         labels.append(label)
-    ax.set_yticks(rows_y, [charts.label(r, 80) for r in runs])
+    # A group's heading is written across the bars' area, above its runs, so the runs' labels
+    # (what varies in the group) stay short and the bars wide.
+    ax.set_yticks(rows_y, ["" if index in headings else charts.label(r, 80) for index, r in enumerate(runs)])
+    for index in headings:
+        ax.text(0.5, rows_y[index], charts.label(runs[index], 110), fontweight="bold", fontsize=7,
+                ha="left", va="center", color=charts.INK)
     ax.tick_params(axis="y", length=0)
     ax.set_xlim(0, 100)
     ax.set_ylim(-0.6, len(runs) - 0.4)

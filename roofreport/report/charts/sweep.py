@@ -31,7 +31,7 @@ def time_sweep_svg(chart_id: str, param: str, ticks: list[str] | None, time_labe
                    series: list[SweepSeries]) -> str:
     """`ticks`: names of the ranks 1..n for a parameter of words, None for numbers."""
     throughput = any(v for s in series for v in s.samples_per_s)
-    fig, axes = charts.figure(7.0, 2.2, ncols=2 if throughput else 1, squeeze=False)
+    fig, axes = charts.figure(7.0, 1.9, ncols=2 if throughput else 1, squeeze=False)
     models = list(dict.fromkeys(s.model for s in series))
     gpus = list(dict.fromkeys(s.gpu for s in series))
     handles, labels = [], []
@@ -44,7 +44,7 @@ def time_sweep_svg(chart_id: str, param: str, ticks: list[str] | None, time_labe
             points = [(x, v) for x, v in zip(one.swept, one.samples_per_s) if v]
             axes[0][1].plot([p[0] for p in points], [p[1] for p in points], **style)
         handles.append(line)
-        labels.append(charts.label(f"{one.model} · {one.gpu}", 40))
+        labels.append(charts.label(f"{one.model} · {one.gpu}", 64))
     _time_axis(axes[0][0], series, time_label)
     if throughput:
         axes[0][1].set_ylabel("Samples per second")
@@ -53,7 +53,8 @@ def time_sweep_svg(chart_id: str, param: str, ticks: list[str] | None, time_labe
     for ax in axes[0]:
         _x_axis(ax, param, ticks, [x for s in series for x in s.swept])
     fig.tight_layout()
-    ncol = min(4, len(handles))
+    widest = max((len(text) for text in labels), default=0)     # each entry on one line
+    ncol = min(4 if widest <= 28 else 3 if widest <= 38 else 2 if widest <= 60 else 1, len(handles))
     handles, labels = charts.row_major(handles, labels, ncol)
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol, frameon=False,
                handlelength=2.4)
@@ -88,6 +89,23 @@ def _x_axis(ax, param: str, ticks: list[str] | None, xs: list[float]) -> None:
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
 
 
+def _wrapped(title: str, width: int) -> list[str]:
+    """A panel title's lines, each at most `width` characters, broken between its " · " parts
+    (a part longer than a line is cut): no name is lost to a cut at the panel's edge."""
+    lines: list[str] = []
+    for given in title.split("\n"):
+        line = ""
+        for part in given.split(" · "):
+            joined = f"{line} · {part}" if line else part
+            if len(joined) <= width or not line:
+                line = joined
+            else:
+                lines.append(line)
+                line = part
+        lines.append(charts.label(line, width))
+    return lines
+
+
 @dataclass(frozen=True)
 class SharePanel:
     title: str                              # "alexnet · K80 · full"
@@ -106,7 +124,7 @@ def share_sweep_svg(chart_id: str, panels: list[SharePanel], colours: dict[str, 
         for category, shares in panel.shares.items():
             ax.plot(panel.swept, [100 * s for s in shares], color=colours[category], marker="o",
                     markersize=2.5, linewidth=1.1)
-        ax.set_title("\n".join(charts.label(line, 40) for line in panel.title.split("\n")), fontsize=7)
+        ax.set_title("\n".join(_wrapped(panel.title, 40)), fontsize=7)
         _x_axis(ax, param if index // cols == rows - 1 else "", None, panel.swept)
         if index % cols == 0:
             ax.set_ylabel("Share of GPU time (%)", fontsize=7)

@@ -18,35 +18,43 @@ import polars as pl
 from roofreport.analysis import speedup
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart
-from roofreport.report.tables import cell, table
+from roofreport.report.naming import RunNames
+from roofreport.report.tables import cell, table, without_empty_columns
 
-RUN_COLUMNS = ["Run", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Time#", "Per iteration#", "Achieved#", "% of roof#",
-               "Bound", "FLOPs estimate#"]
+RUN_COLUMNS = ["Run", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Kernel time#", "Time from", "Iterations#",
+               "Per iteration#", "Achieved#", "% of roof#", "Bound", "FLOPs estimate#"]
+NO_ESTIMATES = ("Estimated against measured time: no analytic estimates. Put a `torchinfo` summary() printout or "
+                "an estimates file next to the logs to compare them.")
 
 
-def runs_section(runs: pl.DataFrame, estimates: pl.DataFrame) -> Section:
+def runs_section(runs: pl.DataFrame, estimates: pl.DataFrame, names: RunNames | None = None) -> Section:
+    """One row per run, grouped by model, GPU and experiment (a heading row per group) and named
+    within its group by what varies (`bs 16 · lr 0.01`); columns no run has a value in are left out."""
     section = Section("runs", "Runs compared")
     if not runs.height:
         section.empty = ("No runs: no file could be read as a profiler log. Profile with e.g. "
                          "`nsys profile --stats=true python train.py` or `ncu --metrics dram__bytes.sum,"
                          "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum python train.py`.")
         return section
+    names = names or RunNames()
     section.blocks.append(Paragraph.of(
         "One row per run, from the run totals of the runs table. FLOPs and DRAM bytes are summed over every "
-        "kernel the counters saw (with FLOPs or without); time is the kernel time of the run's best source "
+        "kernel the counters saw (with FLOPs or without); kernel time is that of the run's best source "
         "(nsys/nvprof/PyTorch traces before summaries before ncu's serialized, clock-locked replays), per iteration "
         "where the logs count iterations; achieved FLOP/s divide the FLOPs by the time of the same counted "
-        "kernels. A FLOP count marked ≥ misses tensor-core work and is a lower bound; a time marked "
-        "\u201ccut short\u201d covers only the part of the run before the profiler or the batch system stopped it."))
-    section.blocks.append(table(RUN_COLUMNS, [_run_row(r) for r in runs.iter_rows(named=True)],
-                                caption="Runs", css="runs"))
+        "kernels. A FLOP count marked ≥ misses tensor-core work and is a lower bound; a time \u201ccut short\u201d "
+        "covers only the part of the run before the profiler or the batch system stopped it."))
+    by_run = {r["run"]: r for r in runs.iter_rows(named=True)}
+    rows = []
+    for group in names.groups(list(by_run), max_columns=10_000, by_gpu=True):
+        rows.append([cell(group.title, css="folder", span=len(RUN_COLUMNS))])
+        rows += [_run_row(by_run[run], heading) for run, heading in group.columns]
+    section.blocks.append(without_empty_columns(table(RUN_COLUMNS, rows, caption="Runs", css="runs")))
     section.blocks += _estimate_notes(runs)
     if estimates.height:
         section.blocks += _estimates_blocks(estimates)
     else:
-        section.blocks.append(Paragraph.md(
-            "No analytic estimates: put a `torchinfo` summary() printout or an estimates file next to "
-            "the logs to compare estimated and measured time."))
+        section.gaps.append(NO_ESTIMATES)
     return section
 
 
@@ -62,25 +70,37 @@ def flops_cell(flops, complete, why: str | None = None) -> object:
 
 def achieved_text(achieved: float | None, complete: bool | None) -> str:
     """Achieved FLOP/s; a lower bound ("≥") when the FLOPs are, a dash when there is none."""
-    text = fmt.rate(achieved)
-    return "≥ " + text if complete is False and achieved is not None else text
+    return at_least(fmt.rate(achieved), complete)
 
 
-def _run_row(row: dict) -> list:
-    sub = "cut short" if row.get("cut_short") else row.get("time_source")
-    time = cell(fmt.duration(row.get("kernel_time_ns")), sub=sub if row.get("kernel_time_ns") is not None else None,
-                title=row.get("cut_short_reason"))
-    per_iteration = cell(fmt.duration(row.get("time_per_iteration_ns")),
-                         sub=f"{fmt.count(row['iterations'])} iterations" if row.get("iterations") else None,
-                         title=row.get("iterations_source"))
+def at_least(text: str, complete: bool | None) -> str:
+    """A number read from incomplete FLOPs (FLOP/s, % of roof) is a lower bound: "≥ 33.9 %"."""
+    return "≥ " + text if complete is False and text != fmt.MISSING else text
+
+
+def _run_row(row: dict, name: str) -> list:
+    timed = row.get("kernel_time_ns") is not None
+    source = (row.get("time_source") or "–") + (", cut short" if row.get("cut_short") else "") if timed else "–"
+    time = cell(fmt.duration(row.get("kernel_time_ns")), title=row.get("cut_short_reason"))
+    iterations = cell(fmt.count(row.get("iterations")), title=row.get("iterations_source"))
+    per_iteration = cell(fmt.duration(row.get("time_per_iteration_ns")))
     estimate = cell("–")
     if row.get("flops_estimate") is not None:
         source = row.get("flops_estimate_source") or ""
         estimate = cell(fmt.flops(row["flops_estimate"]), sub=source.split(":")[0] or None, title=source or None)
     achieved = achieved_text(row.get("achieved_flops_per_s"), row.get("flops_complete"))
-    return [run_cell(row), flops_cell(row.get("flops"), row.get("flops_complete"), row.get("bound_note")),
-            fmt.nbytes(row.get("dram_bytes")), fmt.intensity(row.get("arithmetic_intensity")), time, per_iteration,
-            achieved, fmt.percent(row.get("pct_of_roof")), bound_cell(row.get("bound"), row.get("bound_note")), estimate]
+    return [cell(name, title=row.get("label") or row["run"]),
+            flops_cell(row.get("flops"), row.get("flops_complete"), row.get("bound_note")),
+            fmt.nbytes(row.get("dram_bytes")), fmt.intensity(row.get("arithmetic_intensity")), time,
+            cell(source, title=row.get("cut_short_reason")), iterations, per_iteration, achieved, at_least(fmt.percent(row.get("pct_of_roof")), row.get("flops_complete")),
+            bound_cell(row.get("bound"), row.get("bound_note")), estimate]
+
+
+def iterations_text(count) -> str | None:
+    """"1 iteration", "4,556 iterations"."""
+    if not count:
+        return None
+    return f"{fmt.count(count)} iteration{'' if count == 1 else 's'}"
 
 
 def run_cell(row: dict):
@@ -160,7 +180,6 @@ def comparison_section(an) -> Section:
             "is the slower GPU's time over the faster one's."))
         section.blocks += _time_table(an.pivot, an.speedups)
         section.blocks += _work_table(an.pivot)
-        section.blocks += _summary_items(an.gpu_summary)
         section.blocks += _not_compared(an.speedups)
     section.blocks += time_sweep_blocks(an.time_sweeps)
     section.blocks += share_sweep_blocks(an.sweeps)
@@ -214,24 +233,6 @@ def _work_table(pivot: pl.DataFrame) -> list:
              bound_cell(r["bound"], r["bound_note"])] for r in counted.iter_rows(named=True)]
     return [table(["Model", "Configuration", "GPU", "FLOPs#", "AI (DRAM)#", "Ridge point#", "Achieved#", "Bound"],
                   rows, caption="Work, arithmetic intensity and achieved FLOP/s of the same work on each GPU")]
-
-
-def _summary_items(summary: pl.DataFrame) -> list:
-    items = [Paragraph.of(text) for text in (speedup_sentence(r) for r in summary.iter_rows(named=True)) if text]
-    return [Bullets(items)] if items else []
-
-
-def speedup_sentence(row: dict) -> str | None:
-    """"vgg16: the P40 is 3.9× faster than the K80 (geometric mean of 9 configurations, 2.0× to
-    7.9×; time per iteration)." None when nothing could be compared."""
-    if not row.get("configs"):
-        return None
-    many = row["configs"] > 1
-    spread = (f"geometric mean of {row['configs']} configurations, {fmt.ratio(row['speedup_min'])} to "
-              f"{fmt.ratio(row['speedup_max'])}; " if many else "")
-    where = "" if row["faster_in"] == row["configs"] else f", faster in {row['faster_in']} of {row['configs']} configurations"
-    return (f"{row['model']}: the {row['faster']} is {fmt.ratio(row['speedup'])} faster than the {row['slower']} "
-            f"({spread}{row['basis']}){where}.")
 
 
 def _not_compared(pairs: pl.DataFrame) -> list:
@@ -295,12 +296,17 @@ def share_sweep_blocks(sweeps: pl.DataFrame) -> list:
         panels.append(SharePanel(title, swept, {c: shares[c] for c in cats if c in shares}))
     if not panels:
         return []
-    blocks: list = [Heading("Sweeps: where the time goes"), Paragraph.of(
+    # The PDF leaves these out: "Where the GPU time goes" draws the same shares, a bar per run
+    # grouped by model, GPU and experiment; the HTML keeps both views.
+    blocks: list = [Heading("Sweeps: where the time goes", media="screen"), Paragraph.of(
         "Share of each run's GPU time by kernel category along the batch size: one panel per model, GPU and "
         "configuration, one line per category (every category of the series), runs of one point averaged.")]
+    blocks[-1].media = "screen"
     for index in range(0, len(panels), SWEEP_PANELS):
         part = panels[index:index + SWEEP_PANELS]
         more = f" ({index + 1}–{index + len(part)} of {len(panels)})" if len(panels) > SWEEP_PANELS else ""
-        blocks.append(chart(f"ssweep{index // SWEEP_PANELS + 1}", f"Kernel-time share vs batch size{more}",
-                            share_sweep_svg, part, colours, "batch_size"))
+        drawn = chart(f"ssweep{index // SWEEP_PANELS + 1}", f"Kernel-time share vs batch size{more}",
+                      share_sweep_svg, part, colours, "batch_size")
+        drawn.media = "screen"
+        blocks.append(drawn)
     return blocks

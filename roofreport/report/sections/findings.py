@@ -14,7 +14,7 @@ from collections import Counter
 
 import polars as pl
 
-from roofreport.analysis import utilization
+from roofreport.analysis import share, utilization
 from roofreport.gpu import NOT_NAMED
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span
@@ -24,7 +24,6 @@ from roofreport.report.sections.conclusions import conclusion_paragraphs
 from roofreport.report.sections.inputs import display_root, relative
 
 MANY_RUNS = 6
-SWEEP_FINDINGS = 2      # kernel families per GPU whose share moves most with batch size
 LOW_UTIL_PCT = 70.0     # a GPU busy less than this on average is called out
 
 
@@ -35,10 +34,10 @@ def findings(an, files: list) -> list[Paragraph]:
     out += conclusion(an)
     out += bound_findings(an.runs)
     out += cut_short_findings(an.runs)
-    out += time_findings(labelled(an.share, names), labelled(an.top, names))
-    out += incomplete_findings(an.incomplete, an.runs, an.roofline)
+    out += time_findings(labelled(an.leaders, names), labelled(an.top, names))
+    out += incomplete_findings(an.incomplete, an.runs)
     out += suspicious_findings(an.kernel_roofline, an.runs)
-    out += sweep_findings(an.pattern_sweeps)
+    out += sweep_findings(an.pattern_swings)
     out += utilization_findings(labelled(stats, names))
     out += input_findings(files)
     if not out:
@@ -152,36 +151,27 @@ def cut_short_findings(runs: pl.DataFrame) -> list[Paragraph]:
     return [Paragraph.of(text, level="warning")]
 
 
-TRANSFERS = ("memcpy", "memset")
-
-
-def time_findings(share: pl.DataFrame, top: pl.DataFrame) -> list[Paragraph]:
-    share = share.filter(pl.col("share").is_not_null())
-    if not share.height:
+def time_findings(leaders: pl.DataFrame, top: pl.DataFrame) -> list[Paragraph]:
+    """Where each run's steady-state time goes (`share.leading_categories`): run by run for a
+    few runs, else how often each category leads."""
+    if not leaders.height:
         return []
-    kernels = share.filter(~pl.col("category").is_in(TRANSFERS))
-    leaders = kernels.sort("share", descending=True).group_by("run", maintain_order=True).first()
-    moved = share.filter(pl.col("category").is_in(TRANSFERS)).group_by("run").agg(pl.col("share").sum())
-    runs = share["run"].unique(maintain_order=True).to_list()
-    if len(runs) > MANY_RUNS:
-        return [_time_summary(runs, leaders, moved)]
+    if leaders.height > MANY_RUNS:
+        return [_time_summary(leaders)]
     out = []
-    for run in runs:
-        spans = [Span("In "), Span(run, code=True), Span(", ")]
-        transfer = moved.filter(pl.col("run") == run)["share"].sum()
-        if transfer >= 0.2:
-            spans.append(Span(f"host-device transfers take {fmt.share(transfer)} of the GPU time; among kernels, "))
-        lead = leaders.filter(pl.col("run") == run)
-        if lead.height:
-            lead_row = lead.row(0, named=True)
-            spans.append(Span(f"{lead_row['category']} takes {fmt.share(lead_row['share'])}"))
-            spans += _top_kernel_spans(top, run)
+    for row in leaders.iter_rows(named=True):
+        spans = [Span("In "), Span(row["run"], code=True), Span(", ")]
+        if row["transfer_share"] >= 0.2:
+            spans.append(Span(f"host-device transfers take {fmt.share(row['transfer_share'])} of the steady-state "
+                              "GPU time; among kernels, "))
+        spans.append(Span(f"{row['category']} takes {fmt.share(row['share'])}"))
+        spans += _top_kernel_spans(top, row["run"])
         out.append(Paragraph(spans + [Span(".")]))
     return out
 
 
 def _top_kernel_spans(top: pl.DataFrame, run: str) -> list[Span]:
-    first = top.filter((pl.col("run") == run) & ~pl.col("category").is_in(TRANSFERS)).sort(
+    first = top.filter((pl.col("run") == run) & ~pl.col("category").is_in(share.TRANSFERS)).sort(
         "time_ns", descending=True, nulls_last=True)
     if not first.height:
         return []
@@ -190,13 +180,14 @@ def _top_kernel_spans(top: pl.DataFrame, run: str) -> list[Span]:
             Span(f" ({fmt.share(largest['share'])})")]
 
 
-def _time_summary(runs: list[str], leaders: pl.DataFrame, moved: pl.DataFrame) -> Paragraph:
+def _time_summary(leaders: pl.DataFrame) -> Paragraph:
     counts = Counter(leaders["category"].to_list())
     parts = ", ".join(f"{c} in {n}" for c, n in counts.most_common())
-    text = (f"Across {len(runs)} runs the kernel category with the most time is {parts} "
+    text = (f"Across {leaders.height} runs the kernel category with the most time is {parts} "
             f"(its share: {_span_range(leaders['share'].to_list(), fmt.share)})")
-    if moved.height and moved["share"].max() >= 0.05:
-        text += f"; host-device transfers take {_span_range(moved['share'].to_list(), fmt.share)} of the GPU time"
+    if leaders["transfer_share"].max() >= 0.05:
+        text += (f"; host-device transfers take {_span_range(leaders['transfer_share'].to_list(), fmt.share)} of "
+                 "the steady-state GPU time")
     return Paragraph.of(text + ".")
 
 
@@ -205,59 +196,31 @@ def _short(name: str | None, limit: int = 60) -> str:
     return name if len(name) <= limit else name[:limit - 1] + "…"
 
 
-def incomplete_findings(incomplete: pl.DataFrame, runs: pl.DataFrame, roofline: pl.DataFrame) -> list[Paragraph]:
+def incomplete_findings(incomplete: pl.DataFrame, runs: pl.DataFrame) -> list[Paragraph]:
+    """Per GPU, the runs whose FLOP counts miss tensor-core work (`compare.incomplete_flops`):
+    their FLOP/s and intensities are lower bounds; their times are measured as they are."""
     if not incomplete.height:
         return []
-    info = runs.select("run", "gpu_model", "gpu_label", "model", "batch_size", "flops", "flops_complete")
-    rows = incomplete.join(info, on="run", how="left")
-    out = []
-    for gpu, group in rows.group_by("gpu_label", maintain_order=True):
-        out.append(_incomplete_sentence(gpu[0], group, info, _tensor_kind(roofline, group["run"])))
-    return out
+    rows = incomplete.join(runs.select("run", "gpu_label"), on="run", how="left")
+    return [_incomplete_sentence(gpu, group) for (gpu,), group in rows.group_by(["gpu_label"], maintain_order=True)]
 
 
-def _tensor_kind(roofline: pl.DataFrame, runs: pl.Series) -> str:
-    """"TF32 " / "BF16 " / "FP16 " as the analysis judged the tensor work (its ceiling), or ""."""
-    sources = roofline.filter(pl.col("run").is_in(runs.to_list()) & (pl.col("precision") == "tensor"))
-    kinds = sources["peak_source"].drop_nulls().str.extract(r"Tensor (TF32|BF16|FP16)", 1).drop_nulls()
-    return f"{kinds.mode().sort()[0]} " if kinds.len() else ""
-
-
-def _incomplete_sentence(gpu: str | None, group: pl.DataFrame, info: pl.DataFrame, kind: str) -> Paragraph:
+def _incomplete_sentence(gpu: str | None, group: pl.DataFrame) -> Paragraph:
     examples = list(dict.fromkeys(k for k in group["example_kernel"].to_list() if k))
     label = gpu or "unidentified GPU"
     reason = group["reason"].drop_nulls().first() or "tensor-core work is not counted"
+    kind = group["tensor_kind"].drop_nulls().first()
     many = group.height > 1
     spans = [Span(f"The {label} FLOP count{'s' if many else ''} of {len(group)} run{'s' if many else ''} "
-                  f"miss{'' if many else 'es'} {kind}tensor-core work: {reason}")]
+                  f"miss{'' if many else 'es'} {kind + ' ' if kind else ''}tensor-core work: {reason}")]
     if examples and not any(e in reason for e in examples):
         spans += [Span(" (e.g. ")] + spans_list([_short(e) for e in examples], 3) + [Span(")")]
     share = group["tensor_time_share"].drop_nulls()
     if share.len():
-        spans.append(Span(f"; those kernels take {_span_range(share.to_list(), fmt.share)} of the kernel time"))
-    ratios, better = _ratios_to_complete(group, info)
-    if ratios:
-        spans.append(Span(f", so the {label} looks {_span_range(ratios, fmt.ratio)} slower than it is; the "
-                          f"{' and '.join(better)} count{'s' if len(better) > 1 else ''} of the same "
-                          f"model{'s' if group.height > 1 else ''} "
-                          f"{'are' if len(better) > 1 else 'is'} the better estimate"))
-    else:
-        spans.append(Span(", so its FLOP/s are lower bounds"))
+        spans.append(Span(f"; those kernels take {_span_range(share.to_list(), fmt.share)} of the counted kernels' time"))
+    spans.append(Span(f". {'Their' if many else 'Its'} FLOP/s and arithmetic intensity are lower bounds (≥ on the "
+                      "roofline); the times are measured and compare as they are"))
     return Paragraph(spans + [Span(".")], level="warning")
-
-
-def _ratios_to_complete(group: pl.DataFrame, info: pl.DataFrame) -> tuple[list[float], list[str]]:
-    """FLOPs of a complete run of the same model (and batch size) on another GPU ÷ this run's FLOPs."""
-    complete = info.filter((pl.col("flops_complete") == True) & pl.col("flops").is_not_null()  # noqa: E712
-                           & pl.col("model").is_not_null())
-    ratios, better = [], []
-    for row in group.iter_rows(named=True):
-        same = complete.filter((pl.col("model") == row["model"]) & pl.col("batch_size").eq_missing(row["batch_size"])
-                               & pl.col("gpu_model").ne_missing(row["gpu_model"]))
-        if same.height and row["flops"]:
-            ratios.append(same["flops"].max() / row["flops"])
-            better += [g for g in same["gpu_label"].to_list() if g and g not in better]
-    return ratios, better
 
 
 def suspicious_findings(kernels: pl.DataFrame, runs: pl.DataFrame) -> list[Paragraph]:
@@ -283,19 +246,11 @@ def suspicious_findings(kernels: pl.DataFrame, runs: pl.DataFrame) -> list[Parag
     return out
 
 
-def sweep_findings(pattern_sweeps: pl.DataFrame) -> list[Paragraph]:
-    """Per GPU and kernel family (NCCL, winograd...): the sweep where its share moves most."""
-    if not pattern_sweeps.height:
-        return []
-    ends = pattern_sweeps.sort("x_order").group_by("series", "label", maintain_order=True).agg(
-        pl.col("gpu", "model", "config", "param").first(), pl.col("x_label").first().alias("first_label"),
-        pl.col("share").first().alias("first_share"), pl.col("x_label").last().alias("last_label"),
-        pl.col("share").last().alias("last_share"), pl.col("share").max().alias("peak"))
-    swings = ends.filter(pl.col("peak") >= 0.05).with_columns(
-        (pl.col("last_share") - pl.col("first_share")).abs().alias("swing"))
-    biggest = swings.sort("swing", descending=True).group_by("gpu", "label", maintain_order=True).first()
+def sweep_findings(swings: pl.DataFrame) -> list[Paragraph]:
+    """Per GPU and kernel family (NCCL, winograd...): the sweep where its share moves most
+    (`share.pattern_swings`)."""
     out = []
-    for row in biggest.group_by("gpu", maintain_order=True).head(SWEEP_FINDINGS).iter_rows(named=True):
+    for row in swings.iter_rows(named=True):
         what = f"{row['model']}, {row['config']}" if row["config"] else row["model"]
         param = row["param"].replace("_", " ")
         where = "With an unidentified GPU" if row["gpu"].startswith(NOT_NAMED) else f"On the {row['gpu']}"

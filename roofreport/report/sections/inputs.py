@@ -1,20 +1,22 @@
 """The "Inputs" appendix: every file found, what it was read as, what it gave, and what went wrong.
 
-Files are listed under their folder (a folder row, then the file names), each with its format
-and version, status and rows. Warnings are one row per code
-with how many files and warnings, examples of where, and the first message; failed files show
-the parser's message with its file, line and column; skipped files (not a log, or excluded by a
-glob) say why.
+The HTML lists every file under its folder (a folder row, then the file names), each with its
+format and version, status and rows, and every file skipped with why. The PDF summarises them
+in a page or two: files per folder, format and status, and skipped files per reason (the
+full lists are "screen" blocks, the summary "print" ones: `context.py`). Both list every
+failure (the parser's message with its file, line and column) and every warning code, one row
+per code with how many files and warnings, examples of where, and the first message.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
+from dataclasses import replace
 from pathlib import PurePath
 
 from roofreport.report import fmt
-from roofreport.report.context import Column, Heading, Paragraph, Section, Span
+from roofreport.report.context import Column, Heading, Paragraph, Section, Span, Table
 from roofreport.report.tables import cell, name_cell, table
 
 _EXAMPLES = 3
@@ -53,14 +55,55 @@ def inputs_section(files: list) -> Section:
     skipped = [f for f in files if f.status == "skipped"]
     section.blocks.append(_summary(files, root))
     if read:
-        section.blocks.append(_files_table(read, root))
+        section.blocks.append(replace(_files_table(read, root), media="screen"))
+        section.blocks.append(_counts_table(files, root))
     section.blocks += _problems(read, root)
     if skipped:
         section.blocks.append(Heading("Files skipped and excluded"))
-        section.blocks.append(_by_folder(["File", "Why"], ["40%", "60%"],
-                                         [(relative(f.path, root), [f.error or "–"]) for f in skipped],
-                                         css="skipped"))
+        section.blocks.append(replace(_by_folder(["File", "Why"], ["40%", "60%"],
+                                                 [(relative(f.path, root), [f.error or "–"]) for f in skipped],
+                                                 css="skipped"), media="screen"))
+        section.blocks.append(_skipped_counts(skipped))
     return section
+
+
+def _counts_table(files: list, root: str):
+    """The PDF's summary of the files: per folder and format, how many files of each status."""
+    statuses = ["ok", "partial", "error", "skipped"]
+    counts: dict[tuple[str, str], Counter] = {}
+    for file in files:
+        folder = relative(file.path, root).rpartition("/")[0] or "."
+        fmt_ = file.family or "not a log" if file.status == "skipped" else _format_family(file)
+        counts.setdefault((folder, fmt_), Counter())[file.status] += 1
+    used = [s for s in statuses if any(c[s] for c in counts.values())]
+    rows = [[cell(f"{folder}/", code=True), fmt_] + [fmt.count(c[s]) if c[s] else "–" for s in used]
+            for (folder, fmt_), c in sorted(counts.items())]
+    return Table(columns=[Column("Folder", width="46%"), Column("Format", width="22%")]
+                 + [Column(s, numeric=True, width=f"{32 / len(used):.0f}%") for s in used],
+                 rows=[[_numeric(v, i >= 2) for i, v in enumerate(row)] for row in rows],
+                 caption="Files per folder, format and status (the HTML report lists every file)",
+                 css="inputs", media="print")
+
+
+def _format_family(file) -> str:
+    return " ".join(p for p in (file.family, file.tool_version) if p) or "–"
+
+
+def _numeric(value, numeric: bool):
+    return cell(value, css="num" if numeric else "")
+
+
+def _skipped_counts(skipped: list):
+    """The PDF's summary of the files left unread: how many for each reason."""
+    reasons = Counter(_reason_kind(f.error or "–") for f in skipped)
+    rows = [[reason, fmt.count(n)] for reason, n in reasons.most_common()]
+    return replace(table(["Why", "Files#"], rows, caption="Files skipped and excluded, by reason (the HTML "
+                                                           "report lists each)"), media="print")
+
+
+def _reason_kind(reason: str) -> str:
+    """A skip reason without what is particular to one file (an excluding glob's match)."""
+    return reason.split(":", 1)[0] if reason.startswith("excluded") else reason
 
 
 def _summary(files: list, root: str) -> Paragraph:
@@ -109,11 +152,12 @@ def _problems(read: list, root: str) -> list:
     failed = [f for f in read if f.error]
     if failed:
         blocks.append(Heading("Files that failed"))
-        blocks.append(table([Column("File", width="30%"), Column("Status", width="8%"),
-                             Column("Message", width="62%")],
-                            [[name_cell(relative(f.path, root), 200), cell(f.status, css=f"status-{f.status}"),
-                              cell(_first_lines(_unrooted(f.error, root)), code=True)] for f in failed],
-                            css="failed"))
+        cols = [Column("File", width="30%"), Column("Status", width="8%"), Column("Message", width="62%")]
+        for media, lines in (("screen", _ERROR_LINES), ("print", 1)):    # the PDF: each message's first line
+            blocks.append(replace(table(cols, [[name_cell(relative(f.path, root), 200),
+                                                cell(f.status, css=f"status-{f.status}"),
+                                                cell(_first_lines(_unrooted(f.error, root), lines), code=True)]
+                                               for f in failed], css="failed"), media=media))
     warned = [f for f in read if f.warnings]
     if warned:
         blocks.append(Heading("Warnings"))
@@ -121,10 +165,10 @@ def _problems(read: list, root: str) -> list:
     return blocks
 
 
-def _first_lines(text: str) -> str:
+def _first_lines(text: str, count: int = _ERROR_LINES) -> str:
     lines = text.splitlines()
-    more = f" (+{len(lines) - _ERROR_LINES} lines)" if len(lines) > _ERROR_LINES else ""
-    return "\n".join(lines[:_ERROR_LINES]) + more
+    more = f" (+{len(lines) - count} lines)" if len(lines) > count else ""
+    return "\n".join(lines[:count]) + more
 
 
 def _unrooted(text: str, root: str) -> str:

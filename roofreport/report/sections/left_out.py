@@ -8,6 +8,8 @@ or hold only API calls, samples or metrics).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 
 from roofreport.report import fmt
@@ -40,12 +42,22 @@ def left_out_section(an, names: RunNames) -> Section:
         by_reason: dict[tuple[str, str], list[str]] = {}
         for run, missing, why in gaps:
             by_reason.setdefault((missing, why), []).append(names.label(run))
-        rows = [[missing, why, fmt.count(len(runs)), "; ".join(runs)]
-                for (missing, why), runs in sorted(by_reason.items(), key=lambda item: -len(item[1]))]
-        section.blocks.append(table([Column("Missing", width="12%"), Column("Why", width="22%"),
-                                     Column("Runs", numeric=True, width="6%"), Column("Which", width="60%")],
-                                    rows, css="gaps"))
+        cols = [Column("Missing", width="12%"), Column("Why", width="22%"), Column("Runs", numeric=True, width="6%"),
+                Column("Which", width="60%")]
+        ordered = sorted(by_reason.items(), key=lambda item: -len(item[1]))
+        for media, most in (("screen", None), ("print", _PRINTED_RUNS)):    # the PDF names a few of each
+            rows = [[missing, why, fmt.count(len(runs)), _names(runs, most)] for (missing, why), runs in ordered]
+            section.blocks.append(replace(table(cols, rows, css="gaps"), media=media))
     return section
+
+
+_PRINTED_RUNS = 6
+
+
+def _names(runs: list[str], most: int | None) -> str:
+    if most is None or len(runs) <= most:
+        return "; ".join(runs)
+    return "; ".join(runs[:most]) + f" and {len(runs) - most} more (the HTML report lists them)"
 
 
 def _count(count: int, one: str, many: str) -> str:

@@ -75,11 +75,12 @@ def _peaks(gpu_keys: list[str], db) -> list:
                              "Name it with `--gpu` or add it with `--peaks FILE`.", level="warning")]
     rows = []
     for spec in specs:
-        rows.append([spec.key, spec.arch or "–", spec.compute_capability or "–", fmt.count(spec.sm_count),
+        rows.append([spec.label or spec.key, spec.arch or "–", spec.compute_capability or "–", fmt.count(spec.sm_count),
                      _mhz(spec.boost_clock_mhz)] + [fmt.rate(getattr(spec, f)) for _, f in _PEAK_FIELDS]
                     + [fmt.bandwidth(spec.dram_bw)])
-    sources = [Paragraph([Span(f"{s.key}: ", code=False), Span(s.source or "no source given")]
-                         + ([Span(f" Notes: {s.notes}")] if s.notes else [])) for s in specs]
+    # The table's own notes are for its maintainers (how a value was checked, which sources
+    # disagreed): the report gives each GPU's sources only.
+    sources = [Paragraph([Span(f"{s.label or s.key}: "), Span(s.source or "no source given")]) for s in specs]
     return [table(["GPU", "Architecture", "CC / target", "SMs / CUs#", "Boost clock#"] + [f"{n}#" for n, _ in _PEAK_FIELDS]
                   + ["DRAM#"], rows, css="peaks"), Bullets(sources)]
 

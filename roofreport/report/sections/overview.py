@@ -70,7 +70,8 @@ def _how_found(runs: pl.DataFrame):
 def _gpu_table(an, runs: pl.DataFrame, names: RunNames):
     """One row per GPU: its runs, their models, the tools, and how many runs have each kind of data."""
     has = {
-        "kernel times": set(an.share["run"].to_list()) if an.share.height else set(),
+        "kernel times": (set(an.runs.filter(pl.col("kernel_time_ns").is_not_null())["run"].to_list())
+                         if an.runs.height else set()),
         "FLOP counts": (set(an.runs.filter(pl.col("flops").is_not_null())["run"].to_list())
                         if an.runs.height else set()),
         "utilization": set(an.utilization["run"].to_list()) if an.utilization.height else set(),

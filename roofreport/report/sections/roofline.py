@@ -14,7 +14,14 @@ from roofreport.analysis import roofline
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart
 from roofreport.report.naming import RunNames, in_order
-from roofreport.report.sections.comparison import bound_cell, flops_cell, run_cell, spans_list
+from roofreport.report.sections.comparison import (
+    achieved_text,
+    at_least,
+    bound_cell,
+    flops_cell,
+    run_cell,
+    spans_list,
+)
 from roofreport.report.tables import cell, table
 
 KERNELS_PER_RUN = 12
@@ -185,7 +192,8 @@ def _run_points(runs: pl.DataFrame, parts: pl.DataFrame) -> list:
     label = dict(zip(runs["run"].to_list(), _labels(runs)))
     points = [RoofPoint(group=label[r["run"]], label=label[r["run"]], ai=r["arithmetic_intensity"],
                         perf=r["achieved_flops_per_s"], precision=r["roof_precision"] or "fp32",
-                        above_roof=(r.get("bound_note") or "").startswith("above"))
+                        above_roof=(r.get("bound_note") or "").startswith("above"),
+                        lower_bound=r.get("flops_complete") is False)
               for r in runs.iter_rows(named=True) if r["arithmetic_intensity"] is not None]
     for row in parts.iter_rows(named=True):
         for level in ("l2", "l1"):
@@ -208,8 +216,18 @@ def _top_kernel_points(kernels: pl.DataFrame, parts: pl.DataFrame, runs: pl.Data
            .group_by("run", "precision", maintain_order=True).head(per_run))
     return [RoofPoint(group=label.get(r["run"], r["run"]), label=r.get("short_name") or "", ai=r["ai_dram"],
                       perf=r["achieved_flops_per_s"], precision=r["precision"], kernel=True,
-                      above_roof=bool(r.get("above_roof")))
+                      above_roof=bool(r.get("above_roof")), lower_bound=r.get("flops_complete") is False)
             for r in top.iter_rows(named=True)]
+
+
+def _counted_time_cell(row: dict):
+    """The time of the kernels the counters saw; where that is not all of the run's kernel time,
+    the run's (the "Kernel time" of Runs compared) under it, so the two numbers have two names."""
+    counted, whole = row.get("counted_time_ns"), row.get("kernel_time_ns")
+    sub = None
+    if counted and whole and abs(counted - whole) > 0.005 * whole:
+        sub = f"of {fmt.duration(whole)} kernel time"
+    return cell(fmt.duration(counted), sub=sub, title=row.get("counted_time_source"))
 
 
 def _points_table(runs: pl.DataFrame):
@@ -221,10 +239,10 @@ def _points_table(runs: pl.DataFrame):
             attainable = min(row["peak_flops_per_s"], row["peak_dram_bytes_per_s"] * row["arithmetic_intensity"])
         rows.append([run_cell(row), row["roof_precision"] or "–", flops_cell(row["flops"], row.get("flops_complete"), row.get("bound_note")),
                      fmt.nbytes(row.get("dram_bytes")), fmt.intensity(row.get("arithmetic_intensity")),
-                     fmt.intensity(row.get("ridge_ai")), cell(fmt.duration(row.get("counted_time_ns")),
-                                                            title=row.get("counted_time_source")),
-                     fmt.rate(row.get("achieved_flops_per_s")), fmt.rate(attainable), fmt.percent(row.get("pct_of_roof")),
+                     fmt.intensity(row.get("ridge_ai")), _counted_time_cell(row),
+                     achieved_text(row.get("achieved_flops_per_s"), row.get("flops_complete")), fmt.rate(attainable),
+                     at_least(fmt.percent(row.get("pct_of_roof")), row.get("flops_complete")),
                      bound_cell(row.get("bound"), row.get("bound_note"))])
-    cols = ["Run", "Roof", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Ridge point#", "Time#", "Achieved#",
-            "Roof at this AI#", "% of roof#", "Bound"]
+    cols = ["Run", "Roof", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Ridge point#", "Time of counted kernels#",
+            "Achieved#", "Roof at this AI#", "% of roof#", "Bound"]
     return table(cols, rows, css="roofline")

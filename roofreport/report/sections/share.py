@@ -12,11 +12,14 @@ All numbers come from `analysis.share`; this module only orders, groups and draw
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 
 from roofreport.enrich import categories as cat_rules
 from roofreport.report import fmt
-from roofreport.report.context import Column, Heading, Paragraph, Section, chart
+from roofreport.report.context import Column, Heading, Paragraph, Section, Span, chart
+from roofreport.report.sections.comparison import spans_list
 from roofreport.report.naming import RunNames
 from roofreport.report.tables import cell, name_cell, table
 
@@ -39,51 +42,115 @@ def share_section(an, top_n: int, names: RunNames | None = None) -> Section:
     section = Section("share", "Where the GPU time goes")
     names = names or RunNames(an.tables["runs"])
     share = an.share.filter(pl.col("time_ns").is_not_null())
+    with_kernels = an.runs.filter(pl.col("kernel_time_ns").is_not_null())["run"] if an.runs.height else []
+    copies_only = sorted(set(share["run"].to_list()) - set(with_kernels), key=names.sort_key)
+    share = share.filter(pl.col("run").is_in(with_kernels))
     if not share.height:
         section.empty = EMPTY
         return section
     runs = names.order(share["run"].to_list())
     cats = category_order(share["category"].unique().to_list())
     section.blocks.append(Paragraph.of(
-        "Share of each run's GPU time by kernel category, from one time source per run (a trace when there "
-        "is one). Rules: conv includes winograd, implicit-GEMM and cuDNN's FFT convolutions; fft is cuFFT; "
-        "communication is NCCL; memcpy/memset are host-device transfers, counted when the log lists them. "
-        "\"uncategorized\" is what no rule matched."))
+        "Share of each run's GPU time in its steady state by kernel category, from one time source per run (a "
+        "trace when there is one). Rules: conv includes winograd, implicit-GEMM and cuDNN's FFT convolutions; fft "
+        "is cuFFT; communication is NCCL; softmax/loss is the classifier's last layer; memcpy/memset are "
+        "host-device transfers, counted when the log lists them. \"uncategorized\" is what no rule matched."))
+    section.blocks += _setup_note(an.runs, an.reasons, copies_only, names)
     section.blocks += _bar_charts(share, runs, cats, names)
-    section.blocks += top_tables(an.top, an.top_rest, runs, top_n, names)
+    tables = top_tables(an.top, an.top_rest, runs, top_n, names)
+    printed = min(top_n, an.settings.top_print)
+    if printed < top_n and tables:     # the PDF lists fewer kernels per run, the HTML the whole top
+        paper = top_tables(an.top_print, an.top_rest_print, runs, printed, names, by_gpu=True)
+        tables = [replace(b, media="screen") for b in tables] + [replace(b, media="print") for b in paper]
+    section.blocks += tables
     return section
 
 
+def _setup_note(runs: pl.DataFrame, reasons: pl.DataFrame, copies_only: list[str], names: RunNames) -> list:
+    """What the bars leave out: the copies before each run's first kernel (setup, once), and
+    runs that logged copies but no kernel (e.g. memory-tracking runs)."""
+    said = []
+    setup = runs.filter(pl.col("setup_time_ns") > 0) if runs.height else runs
+    if setup.height:
+        shares = reasons.filter(pl.col("run").is_in(setup["run"].to_list()))["setup_share"].drop_nulls()
+        many = setup.height > 1
+        said.append(Span(
+            f"Set apart as setup: the copies before the first kernel (the weights uploaded once) of {setup.height} "
+            f"run{'s' if many else ''}, {_range(setup['setup_time_ns'].to_list(), fmt.duration)}"
+            + (f" ({_range(shares.to_list(), fmt.share)} of {'their' if many else 'its'} GPU time)" if shares.len() else "")
+            + ". "))
+    if copies_only:
+        said += [Span(f"{len(copies_only)} run{'s' if len(copies_only) > 1 else ''} logged copies but no kernel "
+                      "(memory tracking, a profiled range without kernels) and {} not drawn: ".format(
+                          "are" if len(copies_only) > 1 else "is"))] + spans_list(
+            [names.label(run) for run in copies_only], 4) + [Span(".")]
+    return [Paragraph(said)] if said else []
+
+
+def _range(values: list, show) -> str:
+    values = [v for v in values if v is not None]
+    low, high = show(min(values)), show(max(values))
+    return low if low == high else f"{low} to {high}"
+
+
 def _bar_charts(share: pl.DataFrame, runs: list[str], cats: list[str], names: RunNames) -> list:
+    """Stacked bars, one per run. Where runs come in groups (a model on a GPU in one experiment,
+    its batch sizes), each group has a heading row and its runs are named by what varies in it."""
     from roofreport.report.charts.share import RUNS_PER_CHART, share_bars_svg
 
     values = {(r["run"], r["category"]): r["share"] or 0.0 for r in share.iter_rows(named=True)}
-    charts_needed = -(-len(runs) // RUNS_PER_CHART)
-    per_chart = -(-len(runs) // charts_needed)          # even parts: 79 runs -> 40 + 39, not 40 + 39 + 0
+    groups = names.groups(runs, max_columns=10_000, by_gpu=True)
+    if len(groups) * 2 <= len(runs):
+        chunks = _chunks([[(g.title, None)] + [(h, run) for run, h in g.columns] if len(g.columns) > 1
+                          else _alone(names, g.columns[0][0]) for g in groups], RUNS_PER_CHART)
+    else:
+        chunks = _chunks([[(names.label(run), run)] for run in runs], RUNS_PER_CHART)
     blocks = []
-    for start in range(0, len(runs), per_chart):
-        chunk = runs[start:start + per_chart]
-        chart_id = f"share{start // per_chart + 1}"
-        part = f" (runs {start + 1}–{start + len(chunk)} of {len(runs)})" if len(runs) > per_chart else ""
-        labelled = {(names.label(run), category): value for (run, category), value in values.items()
-                    if run in chunk}
-        blocks.append(chart(chart_id, f"GPU time by kernel category{part}", share_bars_svg,
-                            [names.label(run) for run in chunk], cats, labelled))
+    for index, rows in enumerate(chunks):
+        part = f" ({index + 1} of {len(chunks)})" if len(chunks) > 1 else ""
+        bars = [{c: values.get((run, c), 0.0) for c in cats} if run else None for _, run in rows]
+        blocks.append(chart(f"share{index + 1}", f"GPU time by kernel category{part}", share_bars_svg,
+                            [text for text, _ in rows], bars, cats))
     return blocks
 
 
-def top_tables(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], top_n: int, names: RunNames) -> list:
-    """One table per group of runs: their top kernels side by side, then the rest and the total."""
+def _alone(names: RunNames, run: str) -> list[tuple]:
+    """The rows of a group of one run: its model, GPU and experiment as the heading, the rest
+    of its label beside its bar."""
+    title, rest = names.split_label(run)
+    return [(title, None), (rest, run)] if rest else [(title, run)]
+
+
+def _chunks(groups: list[list[tuple]], most: int) -> list[list[tuple]]:
+    """Rows of whole groups in charts of at most `most` rows, about even (a group longer than a
+    chart is cut)."""
+    total = sum(len(g) for g in groups)
+    per_chart = -(-total // -(-total // most))
+    chunks: list[list[tuple]] = [[]]
+    for group in groups:
+        for start in range(0, len(group), most):
+            part = group[start:start + most]
+            if chunks[-1] and len(chunks[-1]) + len(part) > max(per_chart, most - 4):
+                chunks.append([])
+            chunks[-1] += part
+    return chunks
+
+
+def top_tables(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], top_n: int, names: RunNames,
+               by_gpu: bool = False) -> list:
+    """One table per group of runs (model and experiment; and GPU, `by_gpu`): their top kernels
+    side by side, then the rest and the total."""
     if not top.height:
         return []
     with_top = [run for run in runs if run in set(top["run"].to_list())]
+    grouped = "model, experiment and GPU" if by_gpu else "model and experiment"
     blocks: list = [Heading(f"Top {top_n} kernels per run"), Paragraph.of(
         f"Each column is one run: its {top_n} kernels with the most GPU time, as a share of the run's kernel "
         "time, and the rest summed as \"other kernels\". A blank cell: that kernel is not among the run's "
-        f"top {top_n} (its time is in \"other kernels\"). Runs are grouped by model and experiment; the "
-        "columns name what differs (GPU, parameters).")]
+        f"top {top_n} (its time is in \"other kernels\"). Runs are grouped by {grouped}; the columns name "
+        "what differs." + (" The HTML report lists more kernels per run." if by_gpu else ""))]
     rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
-    for group in names.groups(with_top, COLUMNS_PER_TABLE):
+    for group in names.groups(with_top, COLUMNS_PER_TABLE + (4 if by_gpu else 0), by_gpu=by_gpu):
         blocks.append(_group_table(group, top, rest_by_run))
     return blocks
 
@@ -104,7 +171,7 @@ def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
     rows.append([cell("GPU time (all kernels)", css="total"), cell("", css="total")]
                 + [cell(fmt.duration((rest_by_run.get(run) or {}).get("total_ns")), css="total num")
                    for run in runs])
-    run_width = min(11.0, 52.0 / len(runs))
+    run_width = min(11.0, 62.0 / len(runs))
     cols = [Column("Kernel", width=f"{100 - 13 - run_width * len(runs):.0f}%"), Column("Category", width="13%")]
     cols += [Column(heading, numeric=True, width=f"{run_width:.1f}%") for _, heading in group.columns]
     return table(cols, rows, caption=group.title, css="kernels")
