@@ -112,12 +112,13 @@ def test_a_chart_that_cannot_be_drawn_leaves_a_note():
 def test_share_bars_and_sweep_charts_draw_every_label():
     from roofreport.report.charts.share import SweepLine, share_bars_svg, sweep_svg
 
-    svg = share_bars_svg("share1", ["run a", EVIL], ["conv", "gemm", "other"],
-                         {("run a", "conv"): 0.6, ("run a", "other"): 0.4, (EVIL, "gemm"): 1.0})
+    svg = share_bars_svg("share1", ["alexnet · K80", "run a", EVIL],
+                         [None, {"conv": 0.6, "other": 0.4}, {"gemm": 1.0}], ["conv", "gemm", "other"])
     texts = svg_texts(svg)
     assert "<script" not in svg.lower() and EVIL in texts
     assert {"conv", "gemm", "uncategorized", "run a"} <= set(texts)     # "other" reads as what it is
-    assert any(t.startswith("Share of the run's GPU time") for t in texts)
+    assert "alexnet · K80" in texts                                      # a group's heading row
+    assert any(t.startswith("Share of the run's steady-state GPU time") for t in texts)
     lines = [SweepLine(gpu, "alexnet", "NCCL kernels", [4, 16, 64], [0.05, 0.12, 0.23], "#332288", True)
              for gpu in ("Tesla K80", "Tesla P40")]
     texts = svg_texts(sweep_svg("sweep1", lines))
@@ -177,7 +178,7 @@ def test_hostile_names_are_escaped_everywhere(hostile_html):
 
 def chart_svgs(html: str) -> dict[str, str]:
     """figure id -> the chart's SVG, decoded from its data: URI."""
-    found = re.findall(r'<figure class="chart" id="(\w+)">\s*<img class="chart" src="data:image/svg\+xml;base64,'
+    found = re.findall(r'<figure class="chart[^"]*" id="(\w+)">\s*<img class="chart" src="data:image/svg\+xml;base64,'
                        r'([A-Za-z0-9+/=]+)"', html)
     return {fid: base64.b64decode(data).decode("utf-8") for fid, data in found}
 

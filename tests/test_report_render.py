@@ -71,10 +71,10 @@ def test_proj1_names_every_run_and_both_gpus(proj1):
 def test_proj1_explains_the_incomplete_a100_flops(proj1):
     text = text_of(proj1[2])
     sentence = re.search(r"The A100-SXM4-40GB FLOP counts of 3 runs miss TF32 tensor-core work:[^•]*?"
-                         r"looks (\d+)× to (\d+)× slower than it is; the V100-SXM2-16GB count", text)
+                         r"Their FLOP/s and arithmetic intensity are lower bounds[^•]*?the times are measured", text)
     assert sentence, "finding about the TF32 tensor-core work missing from the A100 counts"
-    # V100 vgg11 222 GFLOP / A100 vgg11 11.8 GFLOP ≈ 19; vgg19 603 / 13.2 ≈ 46 (checked by hand).
-    assert (int(sentence.group(1)), int(sentence.group(2))) == (19, 46)
+    # Only the achieved FLOP/s are understated, not the time (issue #22): no "looks N× slower".
+    assert "slower than it is" not in text
     assert ("No bound class for vgg11 · A100-SXM4-40GB, vgg13 · A100-SXM4-40GB and vgg19 · A100-SXM4-40GB"
             in text)
 
@@ -239,7 +239,8 @@ def test_course_sweep_shows_share_against_batch_size(tmp_path):
     assert {"alexnet · K80", "alexnet · P40", "Samples per second", "batch size"} <= set(svg_texts(times))
     text = text_of(html)
     assert re.search(r"On the K80[^.]*, NCCL kernels take", text)
-    assert re.search(r"Conclusion: The P40 is faster than the K80 for alexnet \([\d.]+×: geometric mean", text)
+    assert re.search(r"full: the P40 is faster than the K80 for alexnet [\d.]+× \([\d.]+× to [\d.]+×, \d+ "
+                     r"configurations\)", text)
 
 
 def test_sample_logs_fill_every_section(tmp_path):

@@ -24,6 +24,19 @@ class Span:
     strong: bool = False           # a lead word that a reader scans for (an experiment's name)
 
 
+def spans_list(names: list[str], limit: int = 6) -> list[Span]:
+    """`a`, `b` and `c` (code spans), cut after `limit` names with "and N more"."""
+    shown = names[:limit]
+    spans: list[Span] = []
+    for index, name in enumerate(shown):
+        if index:
+            spans.append(Span(" and " if index == len(shown) - 1 and len(names) <= limit else ", "))
+        spans.append(Span(name, code=True))
+    if len(names) > limit:
+        spans.append(Span(f" and {len(names) - limit} more"))
+    return spans
+
+
 def ticks(text: str) -> list[Span]:
     """Author-written text with `backticks` around commands -> spans (never used on log text)."""
     parts = text.split("`")

@@ -17,7 +17,7 @@ import polars as pl
 
 from roofreport.analysis import speedup
 from roofreport.report import fmt
-from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart
+from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart, spans_list
 from roofreport.report.naming import RunNames
 from roofreport.report.tables import cell, table, without_empty_columns
 
@@ -146,19 +146,6 @@ def _estimates_blocks(estimates: pl.DataFrame) -> list:
                                    "no ratio is given where estimate and measurement cover different work):"))
         blocks.append(Bullets(items))
     return blocks
-
-
-def spans_list(names: list[str], limit: int = 6) -> list[Span]:
-    """`a`, `b` and `c` (code spans), cut after `limit` names with "and N more"."""
-    shown = names[:limit]
-    spans: list[Span] = []
-    for index, name in enumerate(shown):
-        if index:
-            spans.append(Span(" and " if index == len(shown) - 1 and len(names) <= limit else ", "))
-        spans.append(Span(name, code=True))
-    if len(names) > limit:
-        spans.append(Span(f" and {len(names) - limit} more"))
-    return spans
 
 
 # -- GPUs compared ---------------------------------------------------------------------------

@@ -17,9 +17,8 @@ import polars as pl
 from roofreport.analysis import share, utilization
 from roofreport.gpu import NOT_NAMED
 from roofreport.report import fmt
-from roofreport.report.context import Paragraph, Span
+from roofreport.report.context import Paragraph, Span, spans_list
 from roofreport.report.naming import RunNames
-from roofreport.report.sections.comparison import spans_list
 from roofreport.report.sections.conclusions import conclusion_paragraphs
 from roofreport.report.sections.inputs import display_root, relative
 

@@ -12,7 +12,7 @@ import polars as pl
 
 from roofreport.analysis import roofline
 from roofreport.report import fmt
-from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart
+from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart, spans_list
 from roofreport.report.naming import RunNames, in_order
 from roofreport.report.sections.comparison import (
     achieved_text,
@@ -20,7 +20,6 @@ from roofreport.report.sections.comparison import (
     bound_cell,
     flops_cell,
     run_cell,
-    spans_list,
 )
 from roofreport.report.tables import cell, table
 

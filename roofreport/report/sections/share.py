@@ -18,8 +18,7 @@ import polars as pl
 
 from roofreport.enrich import categories as cat_rules
 from roofreport.report import fmt
-from roofreport.report.context import Column, Heading, Paragraph, Section, Span, chart
-from roofreport.report.sections.comparison import spans_list
+from roofreport.report.context import Column, Heading, Paragraph, Section, Span, chart, spans_list
 from roofreport.report.naming import RunNames
 from roofreport.report.tables import cell, name_cell, table
 
