@@ -159,20 +159,22 @@ def test_the_users_gpu_renames_the_jetson_runs_in_every_table_and_page(tmp_path)
     logs = SAMPLE_LOGS / "jetson_orin"
     name = "Jetson AGX Orin 64GB"
     plain = roofreport.read(logs, jobs=1)
-    assert plain.runs["gpu_label"].to_list() == ["JETSON ORIN"]         # the folder's token: six modules
+    # the folder's token stands for six modules: the table's words, never the path's upper case
+    assert plain.runs["gpu_label"].to_list() == ["Jetson Orin"]
+    assert plain.runs["label"].to_list() == ["tegrastats · Jetson Orin"]
     at_ingest = roofreport.analyze(roofreport.read(logs, gpu=name, jobs=1))
     afterwards = roofreport.analyze(plain, gpu=name)
     _same_tables(at_ingest.tables, afterwards.tables, ("runs", "kernels", "samples"))
     assert_frame_equal(at_ingest.runs, afterwards.runs)
     row = at_ingest.tables["runs"].row(0, named=True)
     assert (row["gpu"], row["gpu_model"], row["gpu_label"], row["gpu_evidence"]) == (name, name, name, "user")
-    assert name in row["label"] and "JETSON" not in row["label"]
+    assert name in row["label"] and "Jetson Orin" not in row["label"].replace(name, "")
     assert row["ridge_ai"] == pytest.approx(5.32e12 / 204.8e9)
     assert set(at_ingest.utilization["run"]) == {row["run"]}
     html = tmp_path / "orin.html"
     cli = roofreport.build_report(logs, html, gpu=name)
     page = html.read_text(encoding="utf-8")
-    assert cli and name in page and "JETSON ORIN" not in page and gpu.NOT_NAMED not in page
+    assert cli and name in page and "Jetson Orin ·" not in page and gpu.NOT_NAMED not in page
 
 
 def test_the_users_gpu_at_ingest_or_in_the_analysis_gives_the_same_tables():
@@ -242,4 +244,4 @@ def test_a_dataset_folder_reads_everything_again_when_the_gpu_settings_change(tm
     assert roofreport.read(folder).gpu == named.gpu          # a dataset remembers what it was read with
     again = roofreport.read(logs, dataset=folder, jobs=1)
     assert again.update_report.full and any("GPU settings" in m for m in again.update_report.messages)
-    assert again.runs["gpu_label"].to_list() == ["JETSON ORIN"]
+    assert again.runs["gpu_label"].to_list() == ["Jetson Orin"]

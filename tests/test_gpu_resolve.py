@@ -63,10 +63,13 @@ def test_a_path_token_names_a_gpu_or_its_products_default_variant():
         found = _resolve(path_tokens=(token,))
         assert (found.key, found.evidence, found.assumed) == (key, "path", True), token
         assert f"the path's {token!r} does not name the variant" in found.note
-    # TITAN X (Maxwell or Pascal) and the Jetson Orin modules are different GPUs: no default
-    for token, family in (("TITANX", None), ("JETSON ORIN", "ampere")):
+    # TITAN X (Maxwell or Pascal) and the Jetson Orin modules are different GPUs: no default,
+    # and the label spells the token's words as the table does, not in the path's upper case
+    for token, label, family in (("TITANX", "TITAN X", None), ("JETSON ORIN", "Jetson Orin", "ampere"),
+                                 ("RTX3070", "RTX 3070", "ampere")):
         found = _resolve(path_tokens=(token,))
-        assert (found.key, found.label, found.family) == (None, token, family)
+        assert (found.key, found.label, found.family) == (None, label, family)
+        assert f"the path's {token!r} may be" in found.note
 
 
 def test_kernel_names_alone_tell_only_a_class():

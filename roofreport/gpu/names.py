@@ -122,6 +122,27 @@ def word_runs(names: list[tuple[Name, object]]) -> dict[str, list]:
     return {run: list(specs.values()) for run, specs in runs.items()}
 
 
+def spelled_as_table(token: str, names: list[str]) -> str | None:
+    """A path token (`JETSON ORIN`, `RTX3070`) as the first of `names` (the rows it stands for)
+    spells its words: `Jetson Orin`, `RTX 3070`. A token standing for several GPUs is labelled
+    with the table's words, never in the path's case. None when no name holds the token's words
+    in a row (a word the token may leave out, `AGX`, is skipped)."""
+    wanted = re.sub(r"[-_\s]+", "", token.lower())
+    for name in names:
+        parts = [w for w in re.split(r"[-_\s]+", DEVICE_INDEX.sub("", name.strip())) if w]
+        kept = [w for w in parts if w.lower() not in _SKIPPABLE_WORDS]
+        for spelling in (parts, kept):
+            for start in range(len(spelling)):
+                joined = ""
+                for end in range(start, len(spelling)):
+                    joined += spelling[end].lower()
+                    if joined == wanted:
+                        return " ".join(spelling[start:end + 1])
+                    if not wanted.startswith(joined):
+                        break
+    return None
+
+
 # -- GPU tokens (the one token table) ----------------------------------------------------------
 
 @cache

@@ -146,7 +146,8 @@ def _by_path(evidence: Evidence, db: GpuDatabase) -> GpuIdentity | None:
             continue
         spec = db.stand_in(rows)
         if spec is None:
-            return GpuIdentity(None, token, token, _shared(s.family for s in rows), PATH,
+            label = naming.spelled_as_table(token, [s.label for s in rows]) or token
+            return GpuIdentity(None, token, label, _shared(s.family for s in rows), PATH,
                                note=f"the path's {token!r} may be {_listed(rows)}: no peaks; {SET_IT}")
         identity = GpuIdentity(spec, token, spec.label, spec.family, PATH, assumed=len(rows) > 1)
         return identity.noted(_assumed_reason(f"the path's {token!r}", rows, spec)) if identity.assumed else identity
