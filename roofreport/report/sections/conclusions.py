@@ -34,7 +34,13 @@ _WOULD_TELL = {
 
 def conclusion_paragraphs(rows: pl.DataFrame) -> list[Paragraph]:
     """One paragraph per row of `experiment_conclusions`."""
-    return [Paragraph([Span(conclusion_text(row))]) for row in rows.iter_rows(named=True)]
+    out = []
+    for row in rows.iter_rows(named=True):
+        text = conclusion_text(row)
+        lead = f"{row['experiment']}:" if row["experiment"] else ""
+        spans = [Span(lead, strong=True), Span(text[len(lead):])] if lead and text.startswith(lead) else [Span(text)]
+        out.append(Paragraph(spans))
+    return out
 
 
 def conclusion_text(row: dict) -> str:

@@ -41,7 +41,7 @@ def share_section(an, top_n: int, names: RunNames | None = None) -> Section:
     section = Section("share", "Where the GPU time goes")
     names = names or RunNames(an.tables["runs"])
     share = an.share.filter(pl.col("time_ns").is_not_null())
-    with_kernels = an.runs.filter(pl.col("kernel_time_ns").is_not_null())["run"] if an.runs.height else []
+    with_kernels = an.runs.filter(pl.col("kernel_time_ns").is_not_null())["run"].to_list() if an.runs.height else []
     copies_only = sorted(set(share["run"].to_list()) - set(with_kernels), key=names.sort_key)
     share = share.filter(pl.col("run").is_in(with_kernels))
     if not share.height:
