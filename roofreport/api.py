@@ -159,9 +159,12 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
                  top: int = 10, window: tuple[float, float] | str | None = None,
                  model_flops: float | None = None, kernel: str | None = None, runs: str | Iterable[str] = (),
                  jobs: int | None = None, exclude: Iterable[str] = (),
-                 progress: bool | Progress = False, executor: str | None = None) -> list[Path]:
+                 progress: bool | Progress = False, executor: str | None = None,
+                 json_summary: PathLike | None = None) -> list[Path]:
     """Write the report of `source` (paths, a `Dataset` or an `Analysis`) to `output` (.pdf or
-    .html) and, when given, the HTML to `html`; returns the paths written. Each file is written
+    .html) and, when given, the HTML to `html` and what page 1 says to `json_summary` (findings,
+    speedups with their reasons, per-run totals: `report/summary_json.py`); returns the paths
+    written. Each file is written
     atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`,
     `model_flops`, `kernel`, `runs`) apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
     `progress`, `executor`) when it is paths (a dataset folder among them is read as it is)."""
@@ -169,6 +172,7 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
 
     output_path = Path(output)
     html_path = Path(html) if html is not None else None
+    json_path = Path(json_summary) if json_summary is not None else None
     from roofreport.analysis.bundle import Analysis, AnalysisSettings
 
     settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window, model_flops=model_flops,
@@ -181,13 +185,14 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
     else:
         inputs = source.inputs if isinstance(source, Dataset) else _paths(source)
     check_outputs([output_path, html_path], inputs, report=True)
+    check_outputs([json_path], inputs)
     if isinstance(source, Analysis):
         analysis = source
     else:
         dataset = source if isinstance(source, Dataset) else read(
             inputs, gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress, executor=executor)
         analysis = _analyze(dataset, settings)
-    return render(analysis, output_path, html_path, title)
+    return render(analysis, output_path, html_path, title, json_path)
 
 
 def analysis_settings(*, gpu: str | None = None, peaks: PathLike | None = None, top: int = 10,

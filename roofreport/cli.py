@@ -172,6 +172,8 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="Also write the HTML report here (with a PDF -o).")
 @click.option("--title", default=None, help="Report title (default: from the input folder).")
+@click.option("--json-summary", "json_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Also write what page 1 says as JSON: findings, speedups with their reasons, per-run totals.")
 @_gpu
 @_peaks
 @click.option("--top", "top_n", type=click.IntRange(min=1), default=10, show_default=True,
@@ -190,7 +192,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
 @_executor
 @_exclude
 @_limits
-def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None,
+def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None, json_out: Path | None,
           gpu_name: str | None, peaks_file: Path | None, top_n: int, window: str | None,
           model_flops: float | None, kernel: str | None, runs: tuple[str, ...], strict: bool, quiet: bool,
           verbose: bool, jobs: int | None, executor: str, exclude: tuple[str, ...],
@@ -202,8 +204,9 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
     settings = dict(gpu=gpu_name, peaks=peaks_file, top=top_n, window=window, model_flops=model_flops,
                     kernel=kernel, runs=runs)
     _guard(lambda: api.check_outputs([output, html_out], paths, report=True))
+    _guard(lambda: api.check_outputs([json_out], paths))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
-    _warn_inside_inputs([output, html_out], paths, quiet)
+    _warn_inside_inputs([output, html_out, json_out], paths, quiet)
     dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     if not quiet:
         _summary(dataset, verbose)
@@ -211,7 +214,8 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
     analysis = _guard(lambda: roofreport.analyze(dataset, **settings))
     if not quiet:
         click.echo(f"roofreport: rendering {_rendering(output, html_out)}…", err=True)
-    written = _guard(lambda: roofreport.build_report(analysis, output, html=html_out, title=title))
+    written = _guard(lambda: roofreport.build_report(analysis, output, html=html_out, title=title,
+                                                     json_summary=json_out))
     if not quiet:
         for path in written:
             click.echo(f"wrote {path}", err=True)

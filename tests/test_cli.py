@@ -10,7 +10,8 @@ import polars as pl
 from click.testing import CliRunner
 
 from roofreport.cli import cli
-from tests.conftest import corpus_path
+from tests.conftest import SAMPLE_LOGS, corpus_path
+from tests.test_report_render import text_of
 
 
 def run(*args):
@@ -90,3 +91,27 @@ def test_parquet_tables_read_back_as_written_across_row_groups(tmp_path):
         back = pl.read_parquet(tmp_path / "out" / f"{name}.parquet")
         assert_frame_equal(back, dataset.tables[name])
     assert dataset.tables["kernels"].height > 2 * output.PARQUET_ROW_GROUP_ROWS
+
+
+def test_build_json_summary_writes_what_page_one_says(tmp_path):
+    """`build --json-summary FILE`: page 1's findings, the speedups with their reasons and the
+    per-run totals, for a CI job to track; the file is refused where it would overwrite an input."""
+    logs = [str(SAMPLE_LOGS / "v100"), str(SAMPLE_LOGS / "a100")]
+    out, summary = tmp_path / "report.html", tmp_path / "summary.json"
+    result = run("build", *logs, "-o", str(out), "--json-summary", str(summary))
+    assert result.exit_code == 0, result.output
+    assert f"wrote {summary}" in result.output
+    written = json.loads(summary.read_text(encoding="utf-8"))
+    assert {"findings", "conclusions", "by_model", "speedups", "not_compared", "runs"} <= set(written)
+    first = written["findings"][0]["text"]
+    assert first.startswith("The A100-SXM4-40GB is faster than the V100-SXM2-16GB for resnet18")
+    assert written["conclusions"][0]["text"] == first
+    assert first in text_of(out.read_text(encoding="utf-8"))      # the page says it word for word
+    assert {s["faster"] for s in written["speedups"]} == {"A100-SXM4-40GB"}
+    timed = [r["kernel_time_ns"] for r in written["runs"] if r["kernel_time_ns"] is not None]
+    assert len(written["runs"]) == 6 and len(timed) >= 4 and min(timed) > 0     # a dmon run has no kernels
+    inside = SAMPLE_LOGS / "v100" / "vgg11"
+    victim = next(p for p in sorted(inside.rglob("*")) if p.is_file())
+    before = victim.read_bytes()
+    refused = run("build", *logs, "-o", str(tmp_path / "again.html"), "--json-summary", str(victim))
+    assert refused.exit_code != 0 and victim.read_bytes() == before

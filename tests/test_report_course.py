@@ -1,8 +1,10 @@
 """The reports of the real course folders (../shared/corpus/course), checked as a TA reads them:
-short enough to hand out (the two biggest folders in at most 30 pages), every file and every
+short enough to hand out (the two biggest folders in at most 16 pages), every file and every
 copy accounted for in the appendix, every body section with something to show, runs named by
 their labels and GPUs by theirs (never by paths), no "None" or "nan", cuFFT kernels not counted
-as convolution, and a single nvidia-smi reading not read as a time series.
+as convolution, a single nvidia-smi reading not read as a time series; page 1 says which GPU is
+faster, by how much and why, no aggregate misleads (issue #22), and `build --json-summary` says
+what page 1 and the runs table say.
 
 Each folder is read, analysed and assembled once (module fixture); the two big ones are also
 laid out as PDF pages by WeasyPrint.
@@ -10,21 +12,24 @@ laid out as PDF pages by WeasyPrint.
 
 from __future__ import annotations
 
+import json
 import re
-from statistics import geometric_mean
 from dataclasses import dataclass
+from statistics import geometric_mean
 
 import polars as pl
 import pytest
 
 import roofreport
+from roofreport.analysis.sweeps import series_of
 from roofreport.report.assemble import assemble
 from roofreport.report.context import Chart, Report, Table
-from roofreport.analysis.sweeps import series_of
 from roofreport.report.fmt import duration as fmt_duration, ratio as fmt_ratio
 from roofreport.report.naming import RunNames
 from roofreport.report.render import render_html
+from roofreport.report.sections.comparison import flops_cell
 from roofreport.report.sections.inputs import display_root, relative
+from roofreport.report.summary_json import summary_text
 from tests.conftest import CORPUS, corpus_path
 from tests.test_report import chart_svgs, svg_texts
 from tests.test_report_render import text_of
@@ -386,3 +391,42 @@ def test_one_quantity_one_name_anoushka21_kernel_time_and_counted_kernels(built)
 def test_nothing_internal_is_printed(built):
     for b in built.values():
         assert "DISAGREEMENT" not in b.html and "Notes:" not in text_of(b.html)
+
+
+# -- build --json-summary: what page 1 says, for scripts (issue #25 item 5) -----------------------
+
+@pytest.mark.parametrize("folder", course_folders())
+def test_the_json_summary_says_what_page_one_and_the_runs_table_say(built, folder):
+    b = built[folder]
+    written = json.loads(summary_text(b.analysis, b.report),
+                         parse_constant=lambda name: pytest.fail(f"{name} in the JSON"))
+    assert [f["text"] for f in written["findings"]] == [p.text for p in b.report.findings]
+    page = _page_one(b)
+    assert len(written["conclusions"]) == b.analysis.experiment_conclusions.height
+    for conclusion in written["conclusions"]:
+        assert conclusion["text"] in page                   # page 1's own sentence, word for word
+        for model, speedup in zip(conclusion["models"], conclusion["model_speedups"]):
+            assert f"{model} {fmt_ratio(speedup)}" in conclusion["text"]
+    comparable = b.analysis.speedups.filter(pl.col("comparable")) if b.analysis.speedups.height else []
+    assert len(written["speedups"]) == len(comparable)
+    assert len(written["not_compared"]) == b.analysis.speedups.height - len(comparable)
+    # per-run totals: the numbers the runs table prints, run by run (its rows name runs by what
+    # varies; the cell's tooltip is the whole label)
+    runs = {r["label"]: r for r in written["runs"]}
+    assert len(runs) == b.analysis.runs.height
+    if not any(s.id == "runs" for s in b.report.sections):     # folded away: nothing to compare with
+        return
+    runs_table = next(t for t in tables(b.section("runs"), "print") if t.css == "runs")
+    labels = [c.label for c in runs_table.columns]
+    checked = 0
+    for row in runs_table.rows:
+        if len(row) == 1:                                   # a group's heading row
+            continue
+        run = runs[row[0].title]
+        expected = {"Kernel time": fmt_duration(run["kernel_time_ns"]),
+                    "Per iteration": fmt_duration(run["time_per_iteration_ns"]),
+                    "FLOPs": flops_cell(run["flops"], run["flops_complete"]).text}     # "≥" included
+        for column in set(expected) & set(labels):
+            assert row[labels.index(column)].text == expected[column], (row[0].title, column)
+        checked += 1
+    assert checked == len(runs_table.rows) - sum(len(row) == 1 for row in runs_table.rows) > 0

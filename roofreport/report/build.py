@@ -1,8 +1,9 @@
 """`build_report`: an `Analysis` -> report context -> HTML -> PDF, each output written atomically.
 
 The steps are separate and callable alone: `assemble(analysis, title)` gives the `Report`
-dataclasses, `render_html(report)` the page, `write_pdf(html, path)` the PDF. Matplotlib and
-WeasyPrint are imported only once rendering starts (the CLI stays fast for other commands).
+dataclasses, `render_html(report)` the page, `write_pdf(html, path)` the PDF, and
+`summary_json.summary_text(analysis, report)` page 1 for scripts (`--json-summary`). Matplotlib
+and WeasyPrint are imported only once rendering starts (the CLI stays fast for other commands).
 """
 
 from __future__ import annotations
@@ -16,12 +17,19 @@ from roofreport.tables.output import atomic_path
 
 
 def build_report(analysis: Analysis, output: Path, html_out: Path | None = None,
-                 title: str | None = None) -> list[Path]:
-    """Write the report to `output` (.pdf or .html) and, when given, the HTML to `html_out`."""
+                 title: str | None = None, json_out: Path | None = None) -> list[Path]:
+    """Write the report to `output` (.pdf or .html) and, when given, the HTML to `html_out` and
+    the JSON summary of page 1 to `json_out`."""
     from roofreport.report.render import write_pdf
 
-    html = _page(analysis, title)
+    report, html = _page(analysis, title)
     written = []
+    if json_out is not None:
+        from roofreport.report.summary_json import summary_text
+
+        with atomic_path(json_out) as tmp:
+            tmp.write_text(summary_text(analysis, report), encoding="utf-8")
+        written.append(json_out)
     html_target = html_out or (output if output.suffix.lower() in (".html", ".htm") else None)
     if html_target is not None:
         with atomic_path(html_target) as tmp:
@@ -34,8 +42,8 @@ def build_report(analysis: Analysis, output: Path, html_out: Path | None = None,
     return written
 
 
-def _page(analysis: Analysis, title: str | None) -> str:
-    """The HTML; a defect on data no rule foresaw becomes a RenderError naming it (the CLI reports
+def _page(analysis: Analysis, title: str | None):
+    """The report's context and its HTML; a defect on data no rule foresaw becomes a RenderError naming it (the CLI reports
     it without a traceback; ROOFREPORT_DEBUG=1 adds the traceback to the message)."""
     import polars as pl
 
@@ -44,7 +52,8 @@ def _page(analysis: Analysis, title: str | None) -> str:
     from roofreport.report.render import render_html
 
     try:
-        return render_html(assemble(analysis, title))
+        report = assemble(analysis, title)
+        return report, render_html(report)
     except RoofreportError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError,

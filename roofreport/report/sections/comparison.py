@@ -47,6 +47,9 @@ def runs_section(runs: pl.DataFrame, estimates: pl.DataFrame, names: RunNames | 
     by_run = {r["run"]: r for r in runs.iter_rows(named=True)}
     rows = []
     for group in names.groups(list(by_run), max_columns=10_000, by_gpu=True):
+        if len(group.columns) == 1:          # a group of one run: one row named by its label, no heading
+            rows.append(_run_row(by_run[group.columns[0][0]], group.title))
+            continue
         rows.append([cell(group.title, css="folder", span=len(RUN_COLUMNS))])
         rows += [_run_row(by_run[run], heading) for run, heading in group.columns]
     section.blocks.append(without_empty_columns(table(RUN_COLUMNS, rows, caption="Runs", css="runs")))
@@ -86,8 +89,8 @@ def _run_row(row: dict, name: str) -> list:
     per_iteration = cell(fmt.duration(row.get("time_per_iteration_ns")))
     estimate = cell("–")
     if row.get("flops_estimate") is not None:
-        source = row.get("flops_estimate_source") or ""
-        estimate = cell(fmt.flops(row["flops_estimate"]), sub=source.split(":")[0] or None, title=source or None)
+        made_from = row.get("flops_estimate_source") or ""
+        estimate = cell(fmt.flops(row["flops_estimate"]), sub=made_from.split(":")[0] or None, title=made_from or None)
     achieved = achieved_text(row.get("achieved_flops_per_s"), row.get("flops_complete"))
     return [cell(name, title=row.get("label") or row["run"]),
             flops_cell(row.get("flops"), row.get("flops_complete"), row.get("bound_note")),

@@ -252,7 +252,8 @@ def sweep_findings(swings: pl.DataFrame) -> list[Paragraph]:
     for row in swings.iter_rows(named=True):
         what = f"{row['model']}, {row['config']}" if row["config"] else row["model"]
         param = row["param"].replace("_", " ")
-        where = "With an unidentified GPU" if row["gpu"].startswith(NOT_NAMED) else f"On the {row['gpu']}"
+        # "On a GPU not named (Maxwell-class kernels)": the class its kernels tell, one per sweep
+        where = f"On a {row['gpu']}" if row["gpu"].startswith(NOT_NAMED) else f"On the {row['gpu']}"
         out.append(Paragraph.of(
             f"{where}, {row['label']} take {fmt.share(row['first_share'])} of GPU time at {param} "
             f"{row['first_label']} and {fmt.share(row['last_share'])} at {row['last_label']} ({what})."))

@@ -1,0 +1,81 @@
+"""`build --json-summary FILE`: what page 1 says, for scripts (a CI job tracking its speedups).
+
+The same frames page 1 is written from, and page 1's own sentences, so the page and the file
+never disagree (one computation: `analysis/conclusions.py`, worded by `sections/conclusions.py`):
+
+* `findings`: page 1, sentence by sentence (level and text);
+* `conclusions`: per experiment and pair of GPUs (`Analysis.experiment_conclusions`), each with
+  the `text` page 1 prints for it;
+* `by_model`: per model, experiment and pair of GPUs (`Analysis.conclusions`: the geometric
+  means, never across experiments);
+* `speedups`: every workload compared on two GPUs with its reasons (`Analysis.speedup_reasons`),
+  and `not_compared`: the workloads run on two GPUs that could not be compared, and why;
+* `runs`: per run its identity, totals and the facts its speedups cite (`Analysis.runs` with
+  `Analysis.reasons`).
+
+Times are in ns, FLOP/s and bytes in base units, shares as fractions, % of roof in percent, as
+in the tables; values no log gave are null. Where `flops_complete` is false the FLOPs, FLOP/s,
+AI and % of roof are lower bounds (page 1's "≥").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from roofreport.report.context import Report
+from roofreport.report.sections.conclusions import conclusion_text
+from roofreport.version import __version__
+
+if TYPE_CHECKING:
+    from roofreport.analysis.bundle import Analysis
+
+FORMAT = 1    # raised when a key changes meaning or goes away
+_RUN_COLUMNS = ("run", "label", "gpu_label", "gpu_model", "model", "experiment", "batch_size", "cut_short",
+                "kernel_time_ns", "transfer_time_ns", "setup_time_ns", "time_source", "iterations",
+                "time_per_iteration_ns", "flops", "flops_complete", "dram_bytes", "arithmetic_intensity",
+                "achieved_flops_per_s", "roof_precision", "pct_of_roof", "bound", "job_gpus")
+
+
+def summary(analysis: Analysis, report: Report) -> dict:
+    """The summary as a JSON-ready dict (module docstring)."""
+    conclusions = [{**row, "text": conclusion_text(row)} for row in analysis.experiment_conclusions.iter_rows(named=True)]
+    apart = analysis.speedups.filter(~pl.col("comparable")) if analysis.speedups.height else analysis.speedups
+    runs = analysis.runs.select([c for c in _RUN_COLUMNS if c in analysis.runs.columns])
+    if analysis.reasons.height:      # the facts the totals do not already give (setup_time_ns)
+        facts = analysis.reasons.select("run", *[c for c in analysis.reasons.columns if c not in runs.columns])
+        runs = runs.join(facts, on="run", how="left")
+    return {
+        "format": FORMAT, "roofreport": __version__, "title": report.title,
+        "findings": [{"level": p.level, "text": p.text} for p in report.findings],
+        "conclusions": conclusions,
+        "by_model": _records(analysis.conclusions),
+        "speedups": _records(analysis.speedup_reasons),
+        "not_compared": _records(apart.select("model", "experiment", "config", "faster", "slower", "reason_kind",
+                                              "reason")) if apart.height else [],
+        "runs": _records(runs),
+    }
+
+
+def summary_text(analysis: Analysis, report: Report) -> str:
+    """The summary as the JSON file `--json-summary` writes."""
+    return json.dumps(_finite(summary(analysis, report)), indent=1, ensure_ascii=False, default=str) + "\n"
+
+
+def _records(frame: pl.DataFrame) -> list[dict]:
+    return frame.to_dicts() if frame.height else []
+
+
+def _finite(value):
+    """NaN and infinities (a ratio over a zero) as null: JSON has no spelling for them."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
