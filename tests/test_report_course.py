@@ -381,6 +381,10 @@ def test_one_quantity_one_name_anoushka21_kernel_time_and_counted_kernels(built)
     assert fmt_duration(run["kernel_time_ns"]) == "21.0 ms" and fmt_duration(run["counted_time_ns"]) == "18.6 ms"
     runs_table = next(t for t in tables(b.section("runs")) if t.css == "runs")
     assert [c.label for c in runs_table.columns][4] == "Kernel time"
+    # each run a row of its own named by its label (a group of one run has no heading row and is
+    # never called "Share"), its time source its own (not the FLOPs estimate's run)
+    assert sorted(row[0].text for row in runs_table.rows) == sorted(b.analysis.runs["label"].to_list())
+    assert {row[5].text for row in runs_table.rows} == {"nsys trace"}
     roof = next(t for t in tables(b.section("rooflines")) if t.css == "roofline")
     counted = [c.label for c in roof.columns].index("Time of counted kernels")
     a100 = next(row for row in roof.rows if row[0].text.startswith("vgg11 · A100"))
