@@ -243,3 +243,11 @@ def load_database(overrides: Path | str | None = None) -> GpuDatabase:
 def match(device_name: str | None) -> GpuSpec | None:
     """Match against the shipped database."""
     return _default().match(device_name)
+
+
+def unknown_gpu(name: str, db: GpuDatabase) -> str:
+    """What is said of a GPU the user names that the table does not know: no peaks, the
+    nearest names it does know, and how to add it."""
+    near = db.closest(name)
+    hint = f" (closest: {', '.join(near)})" if near else ""
+    return f"{name!r} is not in the GPU table{hint}: no peaks (add it with --peaks)"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from roofreport.gpu import names as naming
 from roofreport.gpu.architectures import cc_order, kernel_hint
-from roofreport.gpu.database import GpuDatabase, load_database
+from roofreport.gpu.database import GpuDatabase, load_database, unknown_gpu
 from roofreport.gpu.specs import GpuSpec, normal_cc
 
 NOT_NAMED = "GPU not named"
@@ -43,8 +43,6 @@ class GpuSettings:
         db = self.database()
         if db.candidates(self.gpu):
             return None
-        from roofreport.gpu.resolve import unknown_gpu  # (resolve imports this module)
-
         return unknown_gpu(self.gpu, db)
 
     def fingerprint(self) -> str:
