@@ -272,6 +272,20 @@ def test_the_model_flops_come_from_a_counter_file_beside_the_trace_or_the_comman
     assert (step_analysis.MODEL_FLOPS_METRIC, step_analysis.FLOP_COUNTER_SECTION) == (counter.PER_STEP, counter.SECTION)
 
 
+def test_a_counter_file_with_numbers_past_what_python_reads_is_refused_or_skipped(tmp_path):
+    from roofreport.families.common.textio import Document
+
+    path = tmp_path / "flop_counter.json"
+    path.write_text('{"Global": {\n  "aten.mm": ' + "9" * 5000 + "}}")
+    result = counter.parse_counter(Document.open(path), "flop counter")
+    assert "a number of 5,000 digits" in result.error.message
+    assert (result.error.line, result.error.column) == (2, 14)
+    # a count no float holds (10^400) is no count; the others are read
+    path.write_text('{"Global": {"aten.mm": 1' + "0" * 400 + ', "aten.bmm": 10}}')
+    metrics = counter.parse_counter(Document.open(path), "flop counter").tables["metrics"]
+    assert metrics.select("metric", "value").rows() == [("aten.bmm", 10.0), (counter.PER_STEP, 10.0)]
+
+
 def test_eager_and_compiled_runs_are_compared():
     analysis = roofreport.analyze(roofreport.read(ORACLES, jobs=1))
     pairs = analysis.step_comparisons.select("run_a", "run_b", "differs").rows()
