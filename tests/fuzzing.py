@@ -165,7 +165,9 @@ def _rows(tables: dict[str, pl.DataFrame], name: str) -> dict[str, list[tuple[in
         mine = frame.filter(pl.col("source_file").str.ends_with(name))
         keep = [c for c in mine.columns if c not in ("source_file", "run")]
         rows = mine.select(pl.col(keep).cast(pl.String))   # (a damaged date may be no Python date)
-        out[table] = [(int(row[keep.index("source_line")]), row) for row in rows.rows()]
+        # (a row of no one line, such as a trace's whole-trace step, has none: None)
+        lines = [None if line is None else int(line) for line in rows["source_line"].to_list()]
+        out[table] = list(zip(lines, rows.rows()))
     return out
 
 
@@ -203,10 +205,11 @@ def check(mutant: Mutant, tables: dict[str, pl.DataFrame], originals: dict[str, 
 def _kept_before(got: dict, want: dict, damage_line: int, shift_after: int | None = None) -> list[str]:
     """Every record the original holds that ends before `damage_line` (it runs to the line
     before its table's next row) is in the mutant, on the same line (after `shift_after`, a
-    line later: one was inserted there), with the same values."""
+    line later: one was inserted there), with the same values. A row of no one line (a whole
+    trace's) is no record before the damage."""
     problems = []
     for table, rows in want.items():
-        starts = sorted({line for line, _ in rows})
+        starts = sorted({line for line, _ in rows if line is not None})
         complete = {start for start, after in zip(starts, starts[1:] + [None])
                     if after is not None and after - 1 < damage_line}
         moved = (lambda line: line + 1 if shift_after is not None and line >= shift_after else line)
