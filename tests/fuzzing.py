@@ -163,7 +163,9 @@ def _rows(tables: dict[str, pl.DataFrame], name: str) -> dict[str, list[tuple[in
         if table in ("runs", "files") or "source_file" not in frame.columns:
             continue
         mine = frame.filter(pl.col("source_file").str.ends_with(name))
-        keep = [c for c in mine.columns if c not in ("source_file", "run")]
+        # (a launch_id is a place, as a line is: a trace row's number, which a line inserted
+        # before it moves; pipeline/duplicates.py counts it among the places too)
+        keep = [c for c in mine.columns if c not in ("source_file", "run", "launch_id")]
         rows = mine.select(pl.col(keep).cast(pl.String))   # (a damaged date may be no Python date)
         # (a row of no one line, such as a trace's whole-trace step, has none: None)
         lines = [None if line is None else int(line) for line in rows["source_line"].to_list()]
