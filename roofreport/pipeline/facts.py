@@ -41,6 +41,8 @@ class FileFacts:
     rows: dict[str, int] = field(default_factory=dict)
     content_hash: str | None = None  # blake2b of the bytes (`duplicates.file_digest`)
     tables_digest: str | None = None  # hash of the rows but where they were read (`duplicates`)
+    limits: dict | None = None        # the limits it was read under (`Limits.as_dict`): an update
+                                      # reads it again under others
     gpu_names: list[str] = field(default_factory=list)  # device names its rows give, in order
     gpu_cc_family: str | None = None  # GPU family from a logged compute capability
     _json: str | None = field(default=None, repr=False, compare=False)  # the text read from

@@ -139,7 +139,8 @@ def _families(batches: list[_Batch], facts: list[FileFacts], rows: dict[int, dic
     run) pairs of each batch's kernel rows, kept in the manifest for a batch whose files and
     runs are as before, worked out from its rows (loaded now) for the others."""
     for batch in batches:
-        batch.rows_key = _key([(facts[i].display, facts[i].content_hash, facts[i].parsed,
+        # (a file's rows follow from its bytes, the limits it was read under and its run)
+        batch.rows_key = _key([(facts[i].display, facts[i].content_hash, facts[i].limits, facts[i].parsed,
                                 assemble.run_of(plan, i)) for i in batch.members])
         before = previous.batches.get(batch.id) if previous else None
         if before is not None and before["rows_key"] == batch.rows_key:

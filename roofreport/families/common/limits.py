@@ -58,6 +58,10 @@ class Limits:
         """The most bytes a compressed input of `packed_size` bytes may unpack to."""
         return int(min(self.unpacked_bytes, max(packed_size * self.unpacked_ratio, SMALL_UNPACKED)))
 
+    def as_dict(self) -> dict:
+        """The limits as plain values (an incremental dataset keeps each file's: `store.py`)."""
+        return {item.name: getattr(self, item.name) for item in fields(self)}
+
     def lowered(self, other: Limits) -> Limits:
         """Each limit the lower of this one's and `other`'s (a roofreport.toml can only lower)."""
         def lower(mine, theirs):
