@@ -9,7 +9,8 @@ header line duplicated, a number swapped for `nan`, `-1`, `1e308` or `<OVERFLOW>
 mutants of a run are read at once by `roofreport parse` (one process: the CLI as a user runs
 it), and `check` says what is wrong with each:
 
-* the exit code is 0 or 1, no traceback, no internal error (a reader's own exception);
+* the exit code is 0 or 1, no traceback, no internal error (a reader's own exception, or the
+  whole command's: "this is a roofreport defect");
 * a file's status is ok, partial, error or skipped; an error names the file;
 * every record complete before the damage is read as in the original (same table, line and
   values), and a mutant that is still a valid log (CRLF, the header line repeated) gives the
@@ -224,6 +225,12 @@ def _kept_before(got: dict, want: dict, damage_line: int, shift_after: int | Non
     return problems
 
 
+def _failed(code: int, output: str) -> bool:
+    """The whole command failed: an exit code other than 0 or 1, a traceback, or the CLI's
+    word for an internal error (exit code 1, and no file's outcome: the read stopped)."""
+    return code not in (0, 1) or "Traceback" in output or "roofreport defect" in output
+
+
 @dataclass
 class Run:
     """One fuzzing run: the files, their mutants, and every problem found."""
@@ -251,10 +258,10 @@ def run(work: Path, seed: int, per_file: int, per_reader: int = 2) -> Run:
         (damaged / mutant.name).write_bytes(mutant.data)
     problems = []
     code, output, before = parse_folder(originals, work / "out-originals")
-    if code not in (0, 1) or "Traceback" in output:
+    if _failed(code, output):
         problems.append(f"the originals: exit code {code}: {output[:300]}")
     code, output, after = parse_folder(damaged, work / "out-mutants")
-    if code not in (0, 1) or "Traceback" in output:
+    if _failed(code, output):
         problems.append(f"the mutants: exit code {code}: {output[:300]}")
     problems += [problem for mutant in made for problem in check(mutant, after, before)]
     return Run(seed, files, made, problems)
