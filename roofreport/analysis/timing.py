@@ -74,7 +74,10 @@ def _candidates(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     fam = file_families(tables)
     parts = []
     if kernels is not None and kernels.height:
-        timed = kernels.filter(pl.col("duration_ns").is_not_null()).join(fam, on="source_file", how="left")
+        # (the columns read first: 2 million kernel rows are not copied whole by the filter and join)
+        timed = kernels.select("run", "source_file", "source_line", "name", "short_name", "category", "region",
+                               "count", "duration_ns", "tensor_active", "kind").filter(
+            pl.col("duration_ns").is_not_null()).join(fam, on="source_file", how="left")
         parts.append(timed.select(
             "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name", "category",
             "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"), "tensor_active",
@@ -99,9 +102,10 @@ def _activity_kernels(tables: dict[str, pl.DataFrame], kernels: pl.DataFrame | N
     acts = tables.get("activities")
     if acts is None or not acts.height:
         return pl.DataFrame()
-    acts = acts.filter((pl.col("kind") == "kernel") & pl.col("duration_ns").is_not_null())
+    acts = acts.select("run", "source_file", "source_line", "kind", "name", "duration_ns")
     if kernels is not None and kernels.height:
         acts = acts.join(kernels.select("source_file").unique(), on="source_file", how="anti")
+    acts = acts.filter((pl.col("kind") == "kernel") & pl.col("duration_ns").is_not_null())
     if not acts.height:
         return pl.DataFrame()
     from roofreport.enrich.categories import categorize
@@ -129,8 +133,13 @@ def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
             .agg(pl.col("source_file").first(), pl.col("rank").first(),
                  pl.col("source_file").filter(pl.col("rank") == pl.col("rank").first())
                  .n_unique().alias("files")))
-    chosen = cand.join(best.select("run", "source_file", "rank"), on=["run", "source_file", "rank"])
-    chosen = pl.concat([chosen, _transfers(tables, chosen)], how="diagonal_relaxed")
+    # (each run's rows of one file and rank, as most runs are: all of them, not a copy by a join)
+    chosen = cand if per_file.height == best.height else \
+        cand.join(best.select("run", "source_file", "rank"), on=["run", "source_file", "rank"])
+    del cand
+    transfers = _transfers(tables, chosen)
+    if transfers.height:
+        chosen = pl.concat([chosen, transfers], how="diagonal_relaxed")
     labels = best.select("run", _label(pl.col("rank"), pl.col("files")).alias("time_source"))
     return chosen.join(labels, on="run", how="left").select(list(TIME_COLUMNS))
 
