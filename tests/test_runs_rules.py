@@ -268,6 +268,23 @@ def test_ids_of_two_inputs_that_clash_name_their_input():
     assert sorted(members) == ["a/ncu.txt", "b/ncu.txt"]
 
 
+def test_two_inputs_of_one_folder_name_stay_two_runs(tmp_path):
+    """`a100/vgg13` and `v100/vgg13` given apart: their logs are not one run, and each id names
+    enough of its folder to tell them apart."""
+    from roofreport.pipeline.assemble import root_names
+    from tests.conftest import corpus_path
+
+    course = corpus_path("course", "Anoushka21-Cloud-and-MachineLearning", "proj1")
+    inputs = [course / "v100" / "vgg13", course / "a100" / "vgg13"]
+    assert root_names(inputs) == {inputs[0]: "v100/vgg13", inputs[1]: "a100/vgg13"}
+    assert root_names([tmp_path / "logs"]) == {tmp_path / "logs": "logs"}
+    runs = ingest(inputs, jobs=1).tables["runs"]
+    originals = runs.filter(pl.col("duplicate_of").is_null())
+    assert originals.height == 2 and originals["run"].n_unique() == 2
+    assert sorted(originals["gpu_model"].to_list()) == ["A100 SXM4 40GB", "Tesla V100 SXM2 16GB"]
+    assert all(run.startswith(("v100/vgg13/", "a100/vgg13/")) for run in originals["run"])
+
+
 # -- labels ------------------------------------------------------------------------------------
 
 def test_labels_show_what_varies_and_what_tells_alike_runs_apart():
