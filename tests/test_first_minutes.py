@@ -221,3 +221,15 @@ def test_ctrl_c_exits_130_and_leaves_nothing_half_written(tmp_path):
     assert process.wait(timeout=120) == 130, "".join(seen) + rest
     assert rest.rstrip().splitlines()[-1] == "roofreport: interrupted"
     assert list(out.iterdir()) == []   # no report, no temporary file
+
+
+def test_a_gpu_the_table_does_not_know_gets_a_warning_with_the_closest_names(tmp_path):
+    result = run("parse", SAMPLE_LOGS / "jetson_orin", "-o", tmp_path / "tables", "--gpu", "Jetson AGX Orn 64")
+    assert result.exit_code == 0
+    assert result.stderr.splitlines()[0] == (
+        "roofreport: warning: --gpu 'Jetson AGX Orn 64' is not in the GPU table (closest: Jetson AGX Orin "
+        "64GB, Jetson AGX Thor, Jetson AGX Orin 32GB): no peaks (add it with --peaks)")
+    runs = roofreport.read(SAMPLE_LOGS / "jetson_orin", gpu="Jetson AGX Orn 64").runs
+    assert runs["gpu_note"].to_list() == [result.stderr.splitlines()[0].removeprefix("roofreport: warning: --gpu ")]
+    known = run("parse", SAMPLE_LOGS / "jetson_orin", "-o", tmp_path / "known", "--gpu", "Jetson AGX Orin 64GB")
+    assert known.exit_code == 0 and "warning" not in known.stderr

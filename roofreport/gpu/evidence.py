@@ -35,6 +35,18 @@ class GpuSettings:
     def database(self) -> GpuDatabase:
         return load_database(self.peaks)
 
+    def unknown(self) -> str | None:
+        """Why `gpu` gives no peaks when the table (with the peaks file) does not know it, with
+        the closest names it does know; None when it knows it (or no GPU was given)."""
+        if not self.gpu:
+            return None
+        db = self.database()
+        if db.candidates(self.gpu):
+            return None
+        from roofreport.gpu.resolve import unknown_gpu  # (resolve imports this module)
+
+        return unknown_gpu(self.gpu, db)
+
     def fingerprint(self) -> str:
         """What a dataset folder remembers of the settings it was read with (the peaks file's
         bytes included)."""
