@@ -8,7 +8,7 @@ REPORT_STAMP := $(VENV)/.installed-report
 TEST_STAMP   := $(VENV)/.installed-test
 NCU_STAMP    := $(VENV)/.installed-ncu-rep
 
-.PHONY: report test test-ncu-rep venv bench clean
+.PHONY: report test test-ncu-rep venv bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,11 @@ $(NCU_STAMP): $(TEST_STAMP)
 	touch $@
 
 test-ncu-rep: $(NCU_STAMP)
-	$(BIN)/python -m pytest -q tests/test_ncu_rep.py tests/test_ncu_sniff.py tests/test_hardware_corpus.py
+	$(BIN)/python -m pytest -q tests/test_ncu_rep.py tests/test_ncu_sniff.py tests/test_gpu_corpus_names.py
+
+# docs/tables.md is written from roofreport/tables/schema.py (tests/test_docs.py checks it is current).
+docs: $(REPORT_STAMP)
+	$(BIN)/python -m roofreport.tables.docs > docs/tables.md
 
 bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py

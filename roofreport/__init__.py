@@ -5,6 +5,8 @@ nvidia-smi, PyTorch profiler) into shared polars tables, roofline analyses and a
     data = roofreport.read("logs/")                      # -> Dataset: data.kernels, data.runs, ...
     analysis = roofreport.analyze(data)                  # -> Analysis: every frame the report shows
     roofreport.build_report(analysis, "report.pdf")
+    roofreport.summary(data).kernels                     # the top kernels per run, as `roofreport summary`
+    roofreport.compare("v100/", "a100/").categories      # what changed, as `roofreport compare`
 
 See `roofreport.api` for the arguments. Importing roofreport applies the process-wide settings
 of `roofreport.tuning` (an allocator setting, a garbage-collector freeze; `ROOFREPORT_TUNING=0`
@@ -15,7 +17,7 @@ from roofreport import tuning
 
 tuning.before_imports()
 
-from roofreport.api import Dataset, analyze, build_report, read, read_file  # noqa: E402
+from roofreport.api import Dataset, analyze, build_report, compare, read, read_file, summary  # noqa: E402
 from roofreport.errors import ParseError, RenderError, RoofreportError, UsageError  # noqa: E402
 from roofreport.families.common.limits import Limits  # noqa: E402
 from roofreport.pipeline.dataset import FileOutcome  # noqa: E402
@@ -35,4 +37,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["Analysis", "AnalysisSettings", "Dataset", "FileOutcome", "Limits", "ParseError", "RenderError",
-           "RoofreportError", "UsageError", "__version__", "analyze", "build_report", "read", "read_file"]
+           "RoofreportError", "UsageError", "__version__", "analyze", "build_report", "compare", "read",
+           "read_file", "summary"]

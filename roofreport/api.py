@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,23 +26,32 @@ import polars as pl
 
 from roofreport.errors import UsageError
 from roofreport.families.common.limits import Limits
+from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import executors, store
 from roofreport.pipeline.dataset import Dataset
-from roofreport.pipeline.discover import check_not_input
+from roofreport.pipeline.discover import check_not_input, check_writable, inside_input
 from roofreport.pipeline.ingest import Progress, ingest
 from roofreport.tables.output import TABLE_FORMATS, table_paths
 
 if TYPE_CHECKING:
     from roofreport.analysis.bundle import Analysis, AnalysisSettings
+    from roofreport.analysis.diff import Comparison
+    from roofreport.analysis.summary import Summary
+    from roofreport.analysis.view import View
 
 PathLike = str | Path
 Paths = PathLike | Iterable[PathLike]
 
 
-def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
-         progress: bool | Progress = False, executor: str | None = None,
+def read(paths: Paths, *, gpu: str | None = None, peaks: PathLike | None = None, jobs: int | None = None,
+         exclude: Iterable[str] = (), progress: bool | Progress = False, executor: str | None = None,
          dataset: PathLike | None = None, limits: Limits | None = None) -> Dataset:
     """Read every log under `paths` (files, or folders walked recursively) into a `Dataset`.
+
+    `gpu`: the GPU every run ran on (a device name or GPU table key, `"A100-SXM4-40GB"`): it
+    wins over what the logs and paths say (a logged name that disagrees is noted in the runs'
+    `gpu_note`). `peaks`: a TSV/TOML file adding or correcting GPUs (their peaks apply wherever
+    peaks are looked up). The runs' GPUs, labels and totals follow both.
 
     `jobs`: worker processes for many files (default one per core, up to 4; 1 reads in this
     process). Safe from a script without a main guard and from a notebook. `exclude`: globs of
@@ -61,6 +71,7 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
     if jobs is not None and jobs < 1:
         raise UsageError(f"jobs must be at least 1, not {jobs}")
     executors.check(executor)
+    settings = gpu_settings(gpu=gpu, peaks=peaks)
     report = _stderr_progress if progress is True else (progress or None)
     folders = [p for p in given if p.is_dir() and store.is_dataset(p)]
     if folders:
@@ -69,46 +80,90 @@ def read(paths: Paths, *, jobs: int | None = None, exclude: Iterable[str] = (),
         return _with_step_metrics(store.open_dataset(folders[0]))
     if dataset is not None:
         check_outputs([dataset], given)
-        return _with_step_metrics(store.update(given, Path(dataset), exclude=tuple(exclude), jobs=jobs,
-                                               executor=executor, progress=report, finish_runs=_runs_with_totals,
-                                               limits=limits or Limits()))
+        return _with_step_metrics(store.update(
+            given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor, progress=report,
+            finish_runs=partial(_runs_with_totals, settings=settings), limits=limits or Limits(), settings=settings))
     return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor,
-                               limits=limits or Limits()))
+                               limits=limits or Limits(), settings=settings))
 
 
-def read_file(path: PathLike, *, limits: Limits | None = None) -> Dataset:
-    """Read one log file into a `Dataset` (in this process, unless `limits` limit its memory)."""
+def read_file(path: PathLike, *, gpu: str | None = None, peaks: PathLike | None = None,
+              limits: Limits | None = None) -> Dataset:
+    """Read one log file into a `Dataset` (in this process, unless `limits` limit its memory);
+    `gpu`, `peaks` as `read` takes them."""
     file = Path(path)
     if not file.is_file():
         raise UsageError(f"{path} is not a file; use roofreport.read for folders")
-    return _with_totals(ingest([file], jobs=1, limits=limits or Limits()))
+    return _with_totals(ingest([file], jobs=1, limits=limits or Limits(), settings=gpu_settings(gpu=gpu, peaks=peaks)))
 
 
 def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
             top: int = 10, window: tuple[float, float] | str | None = None,
-            model_flops: float | None = None) -> Analysis:
+            model_flops: float | None = None, kernel: str | None = None,
+            runs: str | Iterable[str] = ()) -> Analysis:
     """Every analysis the report uses, as frames (`Analysis`), from a `Dataset` or from paths
     (read first with `read`'s defaults).
 
-    `gpu`: device name assumed for runs whose logs and paths name none. `peaks`: a TSV/TOML file
-    overriding or adding GPU peak values. `top`: kernels listed per run. `window`: the
-    utilization window in seconds from the first sample, `(60, 240)` or `"60:240"`.
-    `model_flops`: the model FLOPs of one training step (MFU's numerator), instead of the FLOPs
-    counted from a PyTorch trace's shapes."""
+    `gpu`, `peaks`: as `read` takes them; when they differ from those the dataset was read with,
+    the runs' GPUs, labels and totals are worked out again, to the tables `read` would give with
+    them. `top`: kernels listed per run. `window`: the utilization window in seconds from the
+    first sample, `(60, 240)` or `"60:240"`. `model_flops`: the model FLOPs of one training step
+    (MFU's numerator), instead of the FLOPs counted from a PyTorch trace's shapes. `kernel` (a regex) and `runs` (globs over run ids and labels)
+    narrow what the frames show, never the run totals (`analysis/view.py`)."""
     dataset = data if isinstance(data, Dataset) else read(data)
     return _analyze(dataset, analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window,
-                                               model_flops=model_flops))
+                                               model_flops=model_flops, kernel=kernel, runs=runs))
+
+
+def summary(data: Dataset | Paths, *, kernel: str | None = None, runs: str | Iterable[str] = (),
+            top: int = 10) -> Summary:
+    """What `roofreport summary` prints, as frames (`Summary`: `.runs`, `.categories`,
+    `.kernels`): the runs, their kernel categories and their `top` kernels, narrowed to the
+    kernels matching `kernel` (a regex) and the runs matching `runs` (globs); run totals count
+    every kernel."""
+    from roofreport.analysis.summary import summarize
+
+    dataset = data if isinstance(data, Dataset) else read(data)
+    return summarize(dataset.tables, view(kernel=kernel, runs=runs), top=top)
+
+
+def compare(baseline: Dataset | Paths, other: Dataset | Paths | None = None, *, runs_a: str | Iterable[str] = (),
+            runs_b: str | Iterable[str] = ()) -> Comparison:
+    """What changed from `baseline` (A) to `other` (B), per category and per kernel, as frames
+    (`Comparison`: `.pairs`, `.unpaired`, `.totals`, `.categories`, `.kernels`;
+    analysis/diff.py). Both are Datasets or paths (read with `read`'s defaults); `other`
+    None compares runs of `baseline` with each other, chosen by `runs_a` and `runs_b` (globs over run
+    ids and labels). One run on each side is compared as it is; several pair by workload."""
+    from roofreport import gpu
+    from roofreport.analysis.diff import compare as compare_runs
+
+    if other is None and not (runs_a and runs_b):
+        raise UsageError("to compare runs of one folder, choose each side's runs (runs_a and runs_b; "
+                         "--run-a and --run-b)")
+    first = baseline if isinstance(baseline, Dataset) else read(baseline)
+    second = first if other is None else other if isinstance(other, Dataset) else read(other)
+    return compare_runs(first.tables, second.tables, runs_a=view(runs=runs_a), runs_b=view(runs=runs_b),
+                        db=gpu.load_database())
+
+
+def view(*, kernel: str | None = None, runs: str | Iterable[str] = ()) -> View:
+    """The runs and kernels to show (`--kernel REGEX`, `--run GLOB`), checked: a regex that
+    does not compile is a UsageError."""
+    from roofreport.analysis.view import View
+
+    return View(kernel=kernel, runs=(runs,) if isinstance(runs, str) else tuple(runs))
 
 
 def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: PathLike | None = None,
                  title: str | None = None, gpu: str | None = None, peaks: PathLike | None = None,
                  top: int = 10, window: tuple[float, float] | str | None = None,
-                 model_flops: float | None = None, jobs: int | None = None, exclude: Iterable[str] = (),
+                 model_flops: float | None = None, kernel: str | None = None, runs: str | Iterable[str] = (),
+                 jobs: int | None = None, exclude: Iterable[str] = (),
                  progress: bool | Progress = False, executor: str | None = None) -> list[Path]:
     """Write the report of `source` (paths, a `Dataset` or an `Analysis`) to `output` (.pdf or
     .html) and, when given, the HTML to `html`; returns the paths written. Each file is written
     atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`,
-    `model_flops`) apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
+    `model_flops`, `kernel`, `runs`) apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
     `progress`, `executor`) when it is paths (a dataset folder among them is read as it is)."""
     from roofreport.report import build_report as render  # matplotlib and WeasyPrint: only here
 
@@ -116,10 +171,12 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
     html_path = Path(html) if html is not None else None
     from roofreport.analysis.bundle import Analysis, AnalysisSettings
 
-    settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window, model_flops=model_flops)
+    settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window, model_flops=model_flops,
+                                 kernel=kernel, runs=runs)
     if isinstance(source, Analysis):
         if settings != AnalysisSettings():
-            raise UsageError("an Analysis was given: pass gpu, peaks, top, window and model_flops to analyze()")
+            raise UsageError("an Analysis was given: pass gpu, peaks, top, window, model_flops, kernel and runs "
+                             "to analyze()")
         inputs = source.dataset.inputs
     else:
         inputs = source.inputs if isinstance(source, Dataset) else _paths(source)
@@ -128,28 +185,42 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
         analysis = source
     else:
         dataset = source if isinstance(source, Dataset) else read(
-            inputs, jobs=jobs, exclude=exclude, progress=progress, executor=executor)
+            inputs, gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress, executor=executor)
         analysis = _analyze(dataset, settings)
     return render(analysis, output_path, html_path, title)
 
 
 def analysis_settings(*, gpu: str | None = None, peaks: PathLike | None = None, top: int = 10,
                       window: tuple[float, float] | str | None = None,
-                      model_flops: float | None = None) -> AnalysisSettings:
+                      model_flops: float | None = None, kernel: str | None = None,
+                      runs: str | Iterable[str] = ()) -> AnalysisSettings:
     """The analysis settings `analyze` and `build_report` take, checked (a UsageError names
-    what is wrong): a window as `(60, 240)` or `"60:240"`, a peaks file that exists."""
+    what is wrong): a window as `(60, 240)` or `"60:240"`, a peaks file that exists, a kernel
+    regex that compiles."""
     from roofreport.analysis.bundle import AnalysisSettings, parse_window
 
     span = parse_window(window) if isinstance(window, str) else (tuple(window) if window else None)
+    return AnalysisSettings(gpu=gpu_settings(gpu=gpu, peaks=peaks), top=top, window=span, model_flops=model_flops,
+                            view=view(kernel=kernel, runs=runs))
+
+
+def gpu_settings(*, gpu: str | None = None, peaks: PathLike | None = None) -> GpuSettings:
+    """What the user says of the GPU, checked: a peaks file that exists and reads (a
+    UsageError names what is wrong)."""
     peaks_path = Path(peaks) if peaks is not None else None
     if peaks_path is not None and not peaks_path.is_file():
         raise UsageError(f"peaks file {peaks} does not exist")
-    return AnalysisSettings(gpu=gpu, peaks=peaks_path, top=top, window=span, model_flops=model_flops)
+    if gpu is not None and not str(gpu).strip():
+        raise UsageError("--gpu needs a GPU name")
+    settings = GpuSettings(gpu=str(gpu).strip() if gpu else None, peaks=peaks_path)
+    settings.database()     # a peaks file that does not read fails here, before any log is read
+    return settings
 
 
 def check_outputs(outputs: Iterable[PathLike | None], inputs: Paths, report: bool = False) -> None:
-    """Refuse outputs that would overwrite an input (or a log inside an input folder) and, with
-    `report`, report files not ending in .pdf or .html: a UsageError before anything is read."""
+    """Refuse outputs that would overwrite an input (or a log inside an input folder), that
+    cannot be written (permissions, a read-only filesystem) and, with `report`, report files not
+    ending in .pdf or .html: a UsageError before anything is read."""
     given = _as_paths(inputs)
     for output in outputs:
         if output is None:
@@ -158,9 +229,18 @@ def check_outputs(outputs: Iterable[PathLike | None], inputs: Paths, report: boo
         if report and target.suffix.lower() not in (".pdf", ".html", ".htm"):
             raise UsageError(f"the report must end in .pdf or .html, not {target.name!r}")
         check_not_input(target, given)
+        check_writable(target)
 
 
-def table_files(folder: PathLike, format: str = "parquet") -> list[Path]:  # noqa: A002
+def outputs_inside_inputs(outputs: Iterable[PathLike | None], inputs: Paths) -> list[tuple[Path, Path]]:
+    """(output, input folder) for each output inside an input folder: allowed, but the next
+    read of that folder finds it (the CLI warns)."""
+    given = _as_paths(inputs)
+    found = [(Path(o), inside_input(Path(o), given)) for o in outputs if o is not None]
+    return [(output, folder) for output, folder in found if folder is not None]
+
+
+def table_files(folder: PathLike, format: str = "parquet") -> list[Path]:
     """The files `Dataset.write(folder, format)` writes, one per table."""
     return table_paths(Path(folder), format)
 
@@ -185,29 +265,28 @@ def _paths(paths: Paths) -> list[Path]:
 def _with_totals(dataset: Dataset) -> Dataset:
     """The runs table with its run totals (kernel time, FLOPs, bytes, intensity, bound...), and
     the steps table with its MFU, HFU and outliers, computed once by the analysis layer
-    (analysis/totals.py, analysis/steps.py) so `parse`, `read`, `analyze` and the report all
-    read the same numbers."""
-    dataset.tables["runs"] = _runs_with_totals(dataset.tables)
+    (analysis/totals.py, analysis/steps.py) with the dataset's peaks, so `parse`, `read`,
+    `analyze` and the report all read the same numbers."""
+    dataset.tables["runs"] = _runs_with_totals(dataset.tables, dataset.gpu)
     return _with_step_metrics(dataset)
 
 
 def _with_step_metrics(dataset: Dataset) -> Dataset:
     """The steps table with its MFU, HFU and outliers (a dataset folder stores the steps as
-    read: they are worked out when it is read, from its runs)."""
+    read: they are worked out when it is read, from its runs), with the dataset's peaks."""
     if dataset.tables["steps"].height:
-        from roofreport import hardware
         from roofreport.analysis.steps import with_step_metrics
 
-        dataset.tables["steps"] = with_step_metrics(dataset.tables, hardware.load_database())
+        dataset.tables["steps"] = with_step_metrics(dataset.tables, dataset.gpu.database())
     return dataset
 
 
-def _runs_with_totals(tables) -> pl.DataFrame:
-    """`tables`' runs table with its run totals (a dataset folder stores it so)."""
-    from roofreport import hardware
+def _runs_with_totals(tables, settings: GpuSettings = NO_SETTINGS) -> pl.DataFrame:
+    """`tables`' runs table with its run totals, with the peaks `settings` give (a dataset
+    folder stores it so)."""
     from roofreport.analysis.totals import with_run_totals
 
-    return with_run_totals(tables, hardware.load_database())
+    return with_run_totals(tables, settings.database())
 
 
 def _analyze(dataset: Dataset, settings: AnalysisSettings) -> Analysis:
@@ -227,5 +306,5 @@ def _stderr_progress(done: int, total: int, name: str) -> None:
     sys.stderr.flush()
 
 
-__all__ = ["TABLE_FORMATS", "Dataset", "analysis_settings", "analyze", "build_report", "check_outputs",
-           "read", "read_file", "table_files"]
+__all__ = ["TABLE_FORMATS", "Dataset", "analysis_settings", "analyze", "build_report", "check_outputs", "compare",
+           "gpu_settings", "outputs_inside_inputs", "read", "read_file", "summary", "table_files", "view"]

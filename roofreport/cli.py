@@ -1,4 +1,4 @@
-"""The `roofreport` command: inspect, parse, build.
+"""The `roofreport` command: inspect, parse, build, summary, compare.
 
 A thin client of the library (`roofreport.read`, `analyze`, `build_report`, `Dataset.write`), so
 a script and the command give the same results. The only module that prints or chooses exit
@@ -22,7 +22,7 @@ from roofreport import api
 from roofreport.errors import RoofreportError, UsageError
 from roofreport.families.common import limits as limits_mod
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 _paths = click.argument("paths", nargs=-1, required=True,
                         type=click.Path(exists=True, path_type=Path))
@@ -35,6 +35,11 @@ _executor = click.option("--executor", default="local", show_default=True, metav
 _exclude = click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
                         help="Leave files matching GLOB unread (repeatable; matched against the "
                              "path under the folder given, any trailing part of it, and the name).")
+_gpu = click.option("--gpu", "gpu_name", default=None, metavar="NAME",
+                    help="The GPU the runs ran on (e.g. 'A100-SXM4-40GB', 'V100'): wins over what the "
+                         "logs and paths say; names, labels and peaks follow it.")
+_peaks = click.option("--peaks", "peaks_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                      default=None, help="TSV/TOML file adding or correcting GPU peak values.")
 _LIMIT_OPTIONS = [
     click.option("--max-unpacked", metavar="SIZE", default=None,
                  help="Most bytes a compressed log may unpack to (default 2G; with --max-unpacked-ratio, "
@@ -70,6 +75,14 @@ def _size(value: str | None, option: str) -> int | None:
     return None if value is None else _guard(lambda: limits_mod.parse_size(value, option))
 
 
+# The view options (`analysis/view.py`): what `summary` and `build` show, never what they count.
+_kernel = click.option("--kernel", "kernel", default=None, metavar="REGEX",
+                       help="Show only kernels whose name matches REGEX (searched in full and short names, "
+                            "as ncu --kernel-name regex:; (?i) ignores case). Run totals count every kernel.")
+_run = click.option("--run", "runs", multiple=True, metavar="GLOB",
+                    help="Show only runs whose id or label matches GLOB (repeatable), e.g. 'a100/*'.")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(roofreport.__version__, prog_name="roofreport")
 def cli() -> None:
@@ -84,18 +97,22 @@ def cli() -> None:
 @cli.command()
 @_paths
 @click.option("--json", "as_json", is_flag=True, help="One JSON array on stdout, one object per file.")
+@click.option("--errors-only", is_flag=True, help="List only the files that failed (status error or partial).")
 @_jobs
 @_executor
 @_exclude
 @_limits
-def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None, executor: str,
+def inspect(paths: tuple[Path, ...], as_json: bool, errors_only: bool, jobs: int | None, executor: str,
             exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
-    """Show what every file is and what was read from it."""
-    dataset = _read(paths, jobs, exclude, quiet=as_json, executor=executor, limits=limits)
+    """Show what every file is and what was read from it, then a count per status."""
+    dataset = _read(paths, jobs, exclude, quiet=as_json, executor=executor, require_logs=False, limits=limits)
+    shown = dataset.failed if errors_only else dataset.files
     if as_json:
-        click.echo(json.dumps([f.as_json() for f in dataset.files], indent=2))
+        click.echo(json.dumps([f.as_json() for f in shown], indent=2))
     else:
-        _print_inspect(dataset.files)
+        _print_inspect(shown)
+        click.echo(f"{_plural(len(dataset.files), 'file')}: {_status_counts(dataset.files)}")
+    _require_logs(dataset, paths)
     sys.exit(EXIT_FAILED if dataset.failed else EXIT_OK)
 
 
@@ -108,14 +125,17 @@ def inspect(paths: tuple[Path, ...], as_json: bool, jobs: int | None, executor: 
 @click.option("--update", is_flag=True,
               help="Keep DIR as an incremental dataset (partitioned Parquet): read only new and "
                    "changed files, drop the rows of files that are gone.")
+@_gpu
+@_peaks
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
 @_executor
 @_exclude
 @_limits
-def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict: bool, quiet: bool,
-          jobs: int | None, executor: str, exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
+def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_name: str | None,
+          peaks_file: Path | None, strict: bool, quiet: bool, jobs: int | None, executor: str,
+          exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Read logs into the shared tables and write one file per table.
 
     Tables: kernels, metrics, activities, api_calls, samples, regions, steps, runs, files. With
@@ -125,7 +145,9 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
     if update:
         if fmt != "parquet":
             _usage("--update keeps a Parquet dataset; leave out --format")
-        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir, limits=limits)
+        _guard(lambda: api.check_outputs([out_dir], paths))
+        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=out_dir, limits=limits,
+                        gpu=gpu_name, peaks=peaks_file)
         if not quiet:
             for message in dataset.update_report.messages:
                 click.echo(f"roofreport: {message}", err=True)
@@ -134,7 +156,8 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
                        err=True)
         sys.exit(_exit_code(dataset, strict))
     _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits)
+    _warn_inside_inputs([out_dir], paths, quiet)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     written = _guard(lambda: dataset.write(out_dir, fmt))
     if not quiet:
         _summary(dataset)
@@ -149,10 +172,8 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="Also write the HTML report here (with a PDF -o).")
 @click.option("--title", default=None, help="Report title (default: from the input folder).")
-@click.option("--gpu", "gpu_override", default=None,
-              help="GPU name to assume for runs whose logs do not name one (e.g. 'A100-SXM4-40GB').")
-@click.option("--peaks", "peaks_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="TSV/TOML file overriding or adding GPU peak values.")
+@_gpu
+@_peaks
 @click.option("--top", "top_n", type=click.IntRange(min=1), default=10, show_default=True,
               help="Kernels to list per run.")
 @click.option("--window", default=None, metavar="START:END",
@@ -160,38 +181,168 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, strict
 @click.option("--model-flops", "model_flops", type=float, default=None, metavar="N",
               help="Model FLOPs of one training step, for MFU (instead of the FLOPs counted from a "
                    "PyTorch trace's shapes).")
+@_kernel
+@_run
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
+@click.option("--verbose", "-v", is_flag=True, help="Also list every file's warnings on stderr.")
 @_jobs
 @_executor
 @_exclude
 @_limits
 def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None,
-          gpu_override: str | None, peaks_file: Path | None, top_n: int, window: str | None,
-          model_flops: float | None, strict: bool, quiet: bool, jobs: int | None, executor: str,
-          exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
-    """Build the HTML/PDF report from logs (or from a dataset folder `parse --update` keeps)."""
-    settings = dict(gpu=gpu_override, peaks=peaks_file, top=top_n, window=window, model_flops=model_flops)
+          gpu_name: str | None, peaks_file: Path | None, top_n: int, window: str | None,
+          model_flops: float | None, kernel: str | None, runs: tuple[str, ...], strict: bool, quiet: bool,
+          verbose: bool, jobs: int | None, executor: str, exclude: tuple[str, ...],
+          limits: roofreport.Limits) -> None:
+    """Build the HTML/PDF report from logs (or from a dataset folder `parse --update` keeps).
+
+    --kernel and --run narrow what the report shows; run totals count every kernel.
+    """
+    settings = dict(gpu=gpu_name, peaks=peaks_file, top=top_n, window=window, model_flops=model_flops,
+                    kernel=kernel, runs=runs)
     _guard(lambda: api.check_outputs([output, html_out], paths, report=True))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits)
-    written = _guard(lambda: roofreport.build_report(dataset, output, html=html_out, title=title,
-                                                     **settings))
+    _warn_inside_inputs([output, html_out], paths, quiet)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     if not quiet:
-        _summary(dataset)
+        _summary(dataset, verbose)
+        click.echo(f"roofreport: analysing {_plural(dataset.runs.height, 'run')}…", err=True)
+    analysis = _guard(lambda: roofreport.analyze(dataset, **settings))
+    if not quiet:
+        click.echo(f"roofreport: rendering {_rendering(output, html_out)}…", err=True)
+    written = _guard(lambda: roofreport.build_report(analysis, output, html=html_out, title=title))
+    if not quiet:
         for path in written:
             click.echo(f"wrote {path}", err=True)
     sys.exit(_exit_code(dataset, strict))
+
+
+@cli.command()
+@_paths
+@click.option("--format", "fmt", type=click.Choice(("table", "csv", "json")), default="table", show_default=True,
+              help="A text table, CSV (base units: ns, FLOP) or one JSON object.")
+@click.option("--table", "only", type=click.Choice(("runs", "categories", "kernels")), default=None,
+              help="Print this table only (one plain CSV with --format csv).")
+@click.option("--top", "top_n", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Kernels listed per run.")
+@_kernel
+@_run
+@click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
+@_jobs
+@_executor
+@_exclude
+@_limits
+def summary(paths: tuple[Path, ...], fmt: str, only: str | None, top_n: int, kernel: str | None,
+            runs: tuple[str, ...], quiet: bool, jobs: int | None, executor: str, exclude: tuple[str, ...],
+            limits: roofreport.Limits) -> None:
+    """Print the runs, their kernel categories and their top kernels.
+
+    Like `nsys stats` for a whole folder: per run its totals, the time of each kernel category
+    and its --top kernels (launches, total and average time, share of the run's GPU time).
+    --kernel and --run narrow what is shown; run totals and shares count every kernel.
+    """
+    _guard(lambda: roofreport.api.view(kernel=kernel, runs=runs))  # a bad regex fails before any reading
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits)
+    result = _guard(lambda: roofreport.api.summary(dataset, kernel=kernel, runs=runs, top=top_n))
+    from roofreport import terminal
+
+    click.echo(terminal.summary(result.frames(), fmt, only, top_n))
+    if result.view.narrows and not quiet:
+        click.echo(f"roofreport: showing {result.view.describe()}; run totals count every kernel", err=True)
+    sys.exit(_exit_code(dataset, strict=False))
+
+
+@cli.command()
+@click.argument("first", metavar="A", type=click.Path(exists=True, path_type=Path))
+@click.argument("second", metavar="[B]", required=False, type=click.Path(exists=True, path_type=Path))
+@click.option("--run-a", "runs_a", multiple=True, metavar="GLOB",
+              help="Runs of A to compare (globs over run ids and labels; repeatable).")
+@click.option("--run-b", "runs_b", multiple=True, metavar="GLOB",
+              help="Runs of B to compare (of A when B is left out).")
+@click.option("--format", "fmt", type=click.Choice(("table", "csv", "json")), default="table", show_default=True,
+              help="A text table, CSV (base units: ns, FLOP/s) or one JSON object.")
+@click.option("--table", "only", type=click.Choice(("pairs", "unpaired", "totals", "categories", "kernels")),
+              default=None, help="Print this table only (one plain CSV with --format csv).")
+@click.option("--top", "top_n", type=click.IntRange(min=1), default=15, show_default=True,
+              help="Kernels listed per pair of runs, biggest change first.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
+@_jobs
+@_executor
+@_exclude
+@_limits
+def compare(first: Path, second: Path | None, runs_a: tuple[str, ...], runs_b: tuple[str, ...], fmt: str,
+            only: str | None, top_n: int, quiet: bool, jobs: int | None, executor: str,
+            exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
+    """Compare B with A (the baseline): time per category and per kernel, delta and speedup.
+
+    A and B are folders, files or dataset folders; or one of them with --run-a and --run-b
+    choosing runs of it. One run on each side is compared as it is; several pair by workload
+    (model and configuration). On one GPU architecture kernels match by name (and launch
+    configuration where names collide); across architectures those whose names differ are
+    pooled per category. B - A: negative is time saved; A/B above 1: B is faster.
+    """
+    if second is None and not (runs_a and runs_b):
+        _usage("give two folders A B, or one with --run-a GLOB and --run-b GLOB")
+    sides = [_read((first,), jobs, exclude, quiet, executor=executor, limits=limits)]
+    if second is not None:
+        sides.append(_read((second,), jobs, exclude, quiet, executor=executor, limits=limits))
+    result = _guard(lambda: roofreport.api.compare(sides[0], sides[-1], runs_a=runs_a, runs_b=runs_b))
+    from roofreport import terminal
+
+    click.echo(terminal.comparison(result.frames(top=top_n), fmt, only))
+    for note in result.pairs["note"].drop_nulls().to_list():
+        if not quiet and "not like for like" in note:
+            click.echo(f"roofreport: warning: {note}", err=True)
+    sys.exit(max(_exit_code(side, strict=False) for side in sides))
 
 
 # -- helpers ---------------------------------------------------------------------------------
 
 def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], quiet: bool,
           executor: str | None = None, into: Path | None = None,
-          limits: roofreport.Limits | None = None) -> roofreport.Dataset:
+          require_logs: bool = True, limits: roofreport.Limits | None = None, gpu: str | None = None,
+          peaks: Path | None = None) -> roofreport.Dataset:
+    """Read `paths`; with `require_logs`, stop (exit 1) when not one file is a profiler log."""
+    unknown = _guard(lambda: api.gpu_settings(gpu=gpu, peaks=peaks).unknown())
+    if unknown and not quiet:
+        click.echo(f"roofreport: warning: --gpu {unknown}", err=True)
     progress = not quiet and sys.stderr.isatty()
-    return _guard(lambda: roofreport.read(list(paths), jobs=jobs, exclude=exclude, progress=progress,
-                                          executor=executor, dataset=into, limits=limits))
+    dataset = _guard(lambda: roofreport.read(list(paths), gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress,
+                                             executor=executor, dataset=into, limits=limits))
+    if require_logs:
+        _require_logs(dataset, paths)
+    return dataset
+
+
+def _require_logs(dataset: roofreport.Dataset, paths: tuple[Path, ...]) -> None:
+    """Exit 1 with a message when no file under `paths` is a log roofreport reads."""
+    if any(file.family for file in dataset.files):
+        return
+    where = " ".join(str(p) for p in paths)
+    found = (f"{_plural(len(dataset.files), 'file')}, none of them a log roofreport reads "
+             f"(`roofreport inspect {where}` says what each one is)") if dataset.files else "no files"
+    click.echo(f"roofreport: error: no profiler log found in {where}: {found}", err=True)
+    sys.exit(EXIT_FAILED)
+
+
+def _warn_inside_inputs(outputs: list[Path | None], paths: tuple[Path, ...], quiet: bool) -> None:
+    """An output inside an input folder is found by the next run over that folder."""
+    if quiet:
+        return
+    for output, folder in api.outputs_inside_inputs(outputs, paths):
+        click.echo(f"roofreport: warning: {output} is inside the input folder {folder}: the next run over "
+                   f"{folder} will read it back (write it elsewhere, or leave it out with --exclude)", err=True)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _rendering(output: Path, html_out: Path | None) -> str:
+    """What `build` renders, in words: "PDF report.pdf", "HTML report.html and PDF report.pdf"."""
+    kind = "PDF" if output.suffix.lower() == ".pdf" else "HTML"
+    return (f"HTML {html_out} and " if html_out is not None else "") + f"{kind} {output}"
 
 
 def _guard(action):
@@ -229,16 +380,30 @@ def _exit_code(dataset: roofreport.Dataset, strict: bool) -> int:
     return EXIT_OK
 
 
-def _summary(dataset: roofreport.Dataset) -> None:
+_STATUS_ORDER = ("ok", "partial", "error", "skipped")
+
+
+def _status_counts(files: list[roofreport.FileOutcome]) -> str:
+    """"10 ok, 1 partial, 2 skipped": files per status, in this order."""
     counts: dict[str, int] = {}
-    for file in dataset.files:
+    for file in files:
         counts[file.status] = counts.get(file.status, 0) + 1
-    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    click.echo(f"{len(dataset.files)} files: {parts}", err=True)
+    order = sorted(counts, key=lambda s: (_STATUS_ORDER.index(s) if s in _STATUS_ORDER else len(_STATUS_ORDER), s))
+    return ", ".join(f"{counts[status]} {status}" for status in order) or "none"
+
+
+def _summary(dataset: roofreport.Dataset, verbose: bool = False) -> None:
+    """What reading gave, on stderr; with `verbose`, every file's warnings."""
+    click.echo(f"{_plural(len(dataset.files), 'file')}: {_status_counts(dataset.files)}", err=True)
     for file in dataset.failed:
         click.echo(f"  {file.status}: {file.error}", err=True)
-    if dataset.warning_count:
-        click.echo(f"  {dataset.warning_count} warning(s); `roofreport inspect` lists them", err=True)
+    if verbose:
+        for file in dataset.files:
+            if file.warnings:
+                click.echo(f"  {file.path}:", err=True)
+                _print_warnings(file, indent="    ", err=True)
+    elif dataset.warning_count:
+        click.echo(f"  {dataset.warning_count} warning(s); `-v` or `roofreport inspect` lists them", err=True)
 
 
 def _print_inspect(files: list[roofreport.FileOutcome]) -> None:
@@ -251,16 +416,26 @@ def _print_inspect(files: list[roofreport.FileOutcome]) -> None:
             click.echo(f"    run: {file.run}")
         if file.error:
             click.echo("    " + file.error.replace("\n", "\n    "))
-        for warning in file.warnings[:20]:
-            where = f" line {warning.line}" if warning.line else ""
-            click.echo(f"    warning [{warning.code}]{where}: {warning.message.splitlines()[0]}")
-        if len(file.warnings) > 20:
-            click.echo(f"    ... and {len(file.warnings) - 20} more warnings")
+        _print_warnings(file, indent="    ")
+
+
+def _print_warnings(file: roofreport.FileOutcome, indent: str, err: bool = False, limit: int = 20) -> None:
+    for warning in file.warnings[:limit]:
+        where = f" line {warning.line}" if warning.line else ""
+        click.echo(f"{indent}warning [{warning.code}]{where}: {warning.message.splitlines()[0]}", err=err)
+    if len(file.warnings) > limit:
+        click.echo(f"{indent}... and {len(file.warnings) - limit} more warnings", err=err)
 
 
 def main() -> None:
+    """The console script. Ctrl-C exits 130 (128 + SIGINT, as shells expect) with one line;
+    outputs are written atomically, so an interrupted command leaves none half-written."""
     try:
-        cli(standalone_mode=True)
-    except KeyboardInterrupt:
-        click.echo("roofreport: interrupted", err=True)
-        sys.exit(130)
+        code = cli.main(standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):   # click turns Ctrl-C into Abort
+        click.echo("roofreport: interrupted", err=True)   # (click has ended the ^C line)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as exc:                   # bad options: click's message, exit 2
+        exc.show()
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)

@@ -277,34 +277,6 @@ def test_rtx2080ti_raw_page_measured_ceilings():
     assert scaled["peak_dram_bytes_per_s"] == pytest.approx(row["peak_dram_bytes_per_s"], rel=1e-5)
 
 
-# -- which GPU a file ran on (decides the architecture rules) --------------------------------
-
-def test_family_of_compute_capability():
-    from roofreport.enrich import family_of_cc
-    got = [family_of_cc(cc) for cc in ("3.7", "6.1", "7.0", "7.2", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", None)]
-    assert got == ["kepler", "pascal", "volta", "volta", "turing", "ampere", "ampere", "ada", "hopper", "blackwell", None]
-
-
-def test_file_gpus_from_device_names_other_files_of_the_run_and_path_tokens():
-    from roofreport.enrich import file_gpus
-    kernels = schema.conform("kernels", pl.DataFrame([
-        {"run": "a100/vgg11", "source_file": "/x/a100/vgg11/ncu-log.txt", "device": "0"},
-        {"run": "a100/vgg11", "source_file": "/x/a100/vgg11/trace.csv", "device": "NVIDIA A100-SXM4-40GB (0)"},
-        {"run": "v100/vgg11", "source_file": "/x/v100/vgg11/ncu-log.txt", "device": "0"},
-        {"run": "other", "source_file": "/x/other/log.txt", "device": None},
-    ]))
-    metrics = schema.conform("metrics", pl.DataFrame([
-        {"source_file": "/x/other/log.txt", "metric": "device__attribute_compute_capability_major", "value": 9.0},
-        {"source_file": "/x/other/log.txt", "metric": "device__attribute_compute_capability_minor", "value": 0.0}]))
-    got = {r["source_file"]: (r["gpu_model"], r["family"]) for r in file_gpus(kernels, metrics).to_dicts()}
-    assert got == {
-        "/x/a100/vgg11/ncu-log.txt": ("A100 SXM4 40GB", "ampere"),     # from the trace of the same run
-        "/x/a100/vgg11/trace.csv": ("A100 SXM4 40GB", "ampere"),
-        "/x/v100/vgg11/ncu-log.txt": (None, "volta"),   # path token: some V100 (PCIe or SXM2), a Volta
-        "/x/other/log.txt": (None, "hopper"),                           # compute capability 9.0
-    }
-
-
 # -- the counter table: first value per (kernel, counter), however launches are numbered ------
 
 def _metrics(rows: list[tuple]) -> pl.DataFrame:

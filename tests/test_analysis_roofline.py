@@ -6,11 +6,11 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.analysis import roofline
 from roofreport.tables import schema
 
-DB = hardware.load_database()
+DB = gpu.load_database()
 V100 = "Tesla V100 SXM2 16GB"        # 15.7 TFLOP/s FP32, 900 GB/s -> ridge 17.4 FLOP/byte
 
 

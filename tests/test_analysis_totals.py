@@ -12,7 +12,7 @@ import json
 import polars as pl
 import pytest
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.analysis import compare, speedup, sweeps, totals
 from roofreport.analysis.estimates import Estimate
 from roofreport.pipeline import cutshort
@@ -23,7 +23,7 @@ V100 = "Tesla V100 SXM2 16GB"       # 15.7 TFLOP/s FP32, 900 GB/s: ridge 17.44 F
 
 @pytest.fixture(scope="module")
 def db():
-    return hardware.load_database()
+    return gpu.load_database()
 
 
 def _kernel(run: str, name: str, file: str = "k.csv", launch: int = 1, **values) -> dict:
@@ -194,7 +194,9 @@ def test_a_timed_out_session_of_a_concatenated_log_is_the_one_cut_short(tmp_path
 def _runs(rows: list[dict]) -> pl.DataFrame:
     base = {"model": "alexnet", "experiment": "full", "params": json.dumps({"batch_size": 16}), "batch_size": 16,
             "cut_short": False}
-    return schema.conform("runs", pl.DataFrame([{**base, **r} for r in rows], infer_schema_length=None))
+    # (a run whose GPU something named: its gpu_evidence; the comparison leaves the others out)
+    return schema.conform("runs", pl.DataFrame([{**base, "gpu_evidence": "log" if r.get("gpu_label") else None, **r}
+                                                for r in rows], infer_schema_length=None))
 
 
 def test_speedup_per_iteration_when_both_count_iterations():
@@ -301,8 +303,14 @@ def test_a_profile_exported_twice_counts_once_and_its_steps_once():
     runs = {r["run"]: r for r in data.runs.iter_rows(named=True)}
     julia = data.kernels.filter((pl.col("run") == "ncu/julia_indexspaces_profile")
                                 & pl.col("dram_bytes").is_not_null())
+    # the raw page as CSV and as text count the bytes; the per-kernel summary gives the DRAM rate
+    # and duration only: its bytes are derived (rate x duration), to the printed digits
+    derived = julia.filter(pl.col("dram_bytes_derived").fill_null(False))
+    assert derived["source_file"].unique().to_list() == [str(corpus_path("derived", "ncu", "julia_indexspaces_profile.summary.txt"))]
+    julia = julia.filter(~pl.col("dram_bytes_derived").fill_null(False))
     per_file = julia.group_by("source_file").agg(pl.col("dram_bytes").sum(), pl.len())
-    assert per_file.height == 2 and per_file["len"].to_list() == [2, 2]     # the raw page as CSV and as text
+    assert per_file.height == 2 and per_file["len"].to_list() == [2, 2]
+    assert derived["dram_bytes"].sum() == pytest.approx(per_file["dram_bytes"][0], rel=2e-3)
     run = runs["ncu/julia_indexspaces_profile"]
     assert run["counted_kernels"] == 2 and run["dram_bytes"] == per_file["dram_bytes"][0]
     torch = runs["nsys/flame_torch_rtxa4500"]

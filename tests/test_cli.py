@@ -18,7 +18,7 @@ def run(*args):
 
 
 def test_every_command_has_help():
-    for command in ("inspect", "parse", "build"):
+    for command in ("inspect", "parse", "build", "summary", "compare"):
         result = run(command, "--help")
         assert result.exit_code == 0
         assert "Usage:" in result.output

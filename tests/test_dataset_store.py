@@ -98,9 +98,9 @@ def test_an_update_works_out_run_totals_only_for_the_runs_it_changed(logs, tmp_p
     asked = []
     real = api._runs_with_totals
 
-    def spy(tables):
+    def spy(tables, **settings):
         asked.append(sorted(tables["runs"]["run"]))
-        return real(tables)
+        return real(tables, **settings)
 
     monkeypatch.setattr(roofreport.api, "_runs_with_totals", spy)
     roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)

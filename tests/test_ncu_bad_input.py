@@ -95,12 +95,15 @@ def test_broken_header_is_an_error_at_its_column(tmp_path):
 # -- damaged text ----------------------------------------------------------------------------
 
 def test_text_log_cut_inside_a_table_keeps_the_kernels_and_warns(tmp_path):
+    """A cut log is a partial read (README: rows before the problem kept, status `partial`)."""
     lines = corpus_path("ncu", "text", "t4_alexnet_imagenet_roofline_metrics_table_layout.txt") \
         .read_text(encoding="utf-8").splitlines()
     last_head = max(i for i, line in enumerate(lines[:200]) if line.startswith("  ") and ", Context " in line)
     path = _write(tmp_path, "cut.txt", "\n".join(lines[:last_head + 8]))
     result = _parse(path)
-    assert result.error is None
+    assert (result.error.path, result.error.line) == ("cut.txt", last_head + 8)
+    assert result.error.message == (f"the log was cut short: log ends inside a metrics table (line {last_head + 8}): "
+                                    "the last kernel may be incomplete; the kernels before are kept")
     assert [w.code for w in result.warnings] == ["ncu.truncated"]
     assert result.warnings[0].line == last_head + 8
     assert result.tables["kernels"]["source_line"].max() == last_head + 1

@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 import roofreport
-from roofreport import Limits, hardware
+from roofreport import Limits, gpu
 from roofreport.analysis import steps as step_analysis
 from roofreport.families.common import limits
 from roofreport.families.pytorch import counter, flops
@@ -225,7 +225,7 @@ def _step_rows(durations, precision="bf16", flops_per_step=1e15, recompute=0.0) 
 
 
 def test_mfu_uses_the_dense_peak_of_the_steps_precision_never_the_sparse_one():
-    db = hardware.load_database()
+    db = gpu.load_database()
     h100 = db.match("NVIDIA H100 80GB HBM3")
     assert h100.bf16_tensor == pytest.approx(989.4e12)   # the datasheet's 1979 is with sparsity
     steps = step_analysis.with_step_metrics(_tables(_step_rows([1e9], recompute=2e14), h100.key), db)
@@ -241,14 +241,14 @@ def test_mfu_uses_the_dense_peak_of_the_steps_precision_never_the_sparse_one():
 def test_fp32_steps_on_tf32_kernels_take_the_tf32_peak():
     data = roofreport.read(corpus_path("kineto", "h100-resnet18", "kineto_resnet18_b32.json"))
     row = data.steps.row(0, named=True)
-    spec = hardware.load_database().get(data.runs["gpu_model"][0])
+    spec = gpu.load_database().get(data.runs["gpu_model"][0])
     assert (row["precision"], row["peak_precision"]) == ("fp32", "tf32")
     assert row["peak_flops_per_s"] == spec.tf32_tensor
     assert row["mfu_pct"] == pytest.approx(100 * row["model_flops"] / (row["duration_ns"] / 1e9) / spec.tf32_tensor)
 
 
 def test_a_step_far_from_the_median_is_an_outlier_left_out_of_the_medians():
-    db = hardware.load_database()
+    db = gpu.load_database()
     key = db.match("NVIDIA A100-SXM4-40GB").key
     steps = step_analysis.with_step_metrics(_tables(_step_rows([30e6, 10e6, 10.5e6, 9.8e6]), key), db)
     assert steps["outlier"].to_list() == [True, False, False, False]

@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from roofreport import build_report, hardware
+from roofreport import build_report, gpu
 from roofreport.errors import LogWarning
 from roofreport.pipeline.dataset import Dataset, FileOutcome
 from roofreport.report import fmt
@@ -65,7 +65,7 @@ def _roofline_svg(label: str) -> str:
     from roofreport.analysis.roofline import ceilings
     from roofreport.report.charts.roofline import RoofPoint, roofline_svg
 
-    spec = hardware.match("A100-SXM4-40GB")
+    spec = gpu.match("A100-SXM4-40GB")
     points = [RoofPoint(label, label, 1.2, 5.6e11, "fp32"),
               RoofPoint(label, label + "_kernel", 30.0, 5e12, "fp32", kernel=True),
               RoofPoint("other $x$ run", "k", 0.2, 4e11, "fp32", kernel=True, above_roof=True)]
@@ -138,7 +138,7 @@ def hostile_dataset() -> Dataset:
         "flops_complete": [True, True, True], "tensor_active": [False, False, False],
     })
     runs = pl.DataFrame({"run": [run, "v100/ok"], "gpu": ["A100-SXM4-40GB", "Tesla V100-SXM2-16GB"],
-                         "gpu_model": [hardware.match("A100-SXM4-40GB").key, hardware.match("Tesla V100-SXM2-16GB").key],
+                         "gpu_model": [gpu.match("A100-SXM4-40GB").key, gpu.match("Tesla V100-SXM2-16GB").key],
                          "model": ["vgg11", "vgg11"], "tool": ["ncu", "ncu"], "files": [1, 1]})
     tables = {name: schema.empty(name) for name in schema.TABLES}
     tables["kernels"] = schema.conform("kernels", kernels)
@@ -216,7 +216,7 @@ def test_findings_and_inputs_report_what_happened(hostile_html):
     assert "could not be read" in hostile_html and "skipped" in hostile_html
     assert "not a profiler log (Python script)" in hostile_html
     # Peaks used name their source from the GPU database.
-    assert hardware.match("A100-SXM4-40GB").source.split(";")[0] in hostile_html
+    assert gpu.match("A100-SXM4-40GB").source.split(";")[0] in hostile_html
 
 
 def test_same_input_same_html(tmp_path):

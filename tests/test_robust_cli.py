@@ -61,8 +61,9 @@ def test_exit_2_for_usage_errors(good, tmp_path):
 
 
 def test_strict_fails_on_any_warning(good, tmp_path):
-    whole = ncu_log([("void a(int)", "1.00"), ("void b(int)", "2.00")]).encode()
-    (good / "cut.txt").write_bytes(whole[:whole.rindex(b"Duration") + 20])   # ncu.truncated
+    log = ncu_log([("void a(int)", "1.00")]).replace("==PROF== Disconnected",
+                                                     "==WARNING== Found outstanding GPU clock reset\n==PROF== Disconnected")
+    (good / "warned.txt").write_text(log)   # ncu.warning: read whole, with a warning
     assert run("parse", good, "-o", tmp_path / "t1", "-q").exit_code == 0
     result = run("parse", good, "-o", tmp_path / "t2", "--strict")
     assert result.exit_code == 1 and "--strict" in result.output

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 import roofreport
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.analysis import roofline
 from roofreport.enrich import enrich_kernels
 from roofreport.tables import schema
@@ -134,32 +134,32 @@ def test_l2_and_l1_bytes_are_64_byte_requests():
     ("AMD Radeon PRO W6800", "Radeon PRO W6800", "rdna2", "gfx1030"),
 ])
 def test_amd_gpus_match_with_their_family_and_llvm_target(name, key, family, target):
-    spec = hardware.match(name)
+    spec = gpu.match(name)
     assert spec is not None and spec.key == key
     assert spec.family == family and spec.compute_capability == target
 
 
 def test_series_names_match_no_one_gpu():
-    assert hardware.match("MI200") is None and hardware.match("MI300") is None
+    assert gpu.match("MI200") is None and gpu.match("MI300") is None
 
 
 def test_mi250x_peaks_are_per_gcd_and_matrix_peaks_per_precision():
-    gcd = hardware.match("AMD Instinct MI250X")
+    gcd = gpu.match("AMD Instinct MI250X")
     # the board datasheet: 47.9 TF FP64 vector, 95.7 FP64 matrix, 383 FP16/BF16, 3.2768 TB/s for two GCDs
     assert gcd.fp64 == pytest.approx(47.9e12 / 2, rel=0.01)
     assert gcd.peak("tensor_fp64") == pytest.approx(95.7e12 / 2, rel=0.01)
     assert gcd.peak("tensor_fp16") == gcd.peak("tensor_bf16") == pytest.approx(383e12 / 2, rel=0.01)
     assert gcd.dram_bw == pytest.approx(3276.8e9 / 2)
-    mi300x = hardware.match("AMD Instinct MI300X")
+    mi300x = gpu.match("AMD Instinct MI300X")
     assert (mi300x.peak("tensor_fp64"), mi300x.peak("tensor_fp32"), mi300x.peak("tensor_tf32")) == (163.4e12, 163.4e12, 653.7e12)
     assert mi300x.peak("tensor_bf16") == 1307.4e12 and mi300x.int8_tensor == 2614.9e12
-    assert hardware.match("AMD Instinct MI100").peak("tensor_fp64") is None      # no FP64 matrix before CDNA2
-    assert hardware.match("AMD Instinct MI355X").peak("tensor_tf32") is None     # CDNA4 dropped XF32
+    assert gpu.match("AMD Instinct MI100").peak("tensor_fp64") is None      # no FP64 matrix before CDNA2
+    assert gpu.match("AMD Instinct MI355X").peak("tensor_tf32") is None     # CDNA4 dropped XF32
 
 
 def test_amd_fp32_peaks_are_the_rates_the_counters_can_reach():
     # 128 FLOP per clock per CU (non-packed): what 64 x 2 x SQ_INSTS_VALU_FMA_F32 can show
-    for spec in hardware.load_database().specs:
+    for spec in gpu.load_database().specs:
         if spec.family and spec.family.startswith("cdna"):
             assert spec.fp32 == pytest.approx(spec.sm_count * 128 * spec.boost_clock_mhz * 1e6, rel=0.02), spec.key
 
@@ -168,7 +168,7 @@ def test_the_matrix_columns_load_from_a_users_file_too(tmp_path):
     path = tmp_path / "peaks.tsv"
     path.write_text("gpu\taliases\tarch\tcompute_capability\tfp64_tensor_tflops\tfp32_tensor_tflops\tsource\n"
                     "Lab MI\tLab MI\tCDNA3 test\tgfx942\t100\t50\tour DGEMM\n")
-    spec = hardware.load_database(path).match("Lab MI")
+    spec = gpu.load_database(path).match("Lab MI")
     assert (spec.fp64_tensor, spec.fp32_tensor, spec.family) == (100e12, 50e12, "cdna3")
     assert spec.at_clock(spec.boost_clock_mhz) is spec
 
@@ -176,11 +176,11 @@ def test_the_matrix_columns_load_from_a_users_file_too(tmp_path):
 # -- the analysis of AMD runs ------------------------------------------------------------------------
 
 def test_a_kernel_is_judged_against_the_matrix_peak_of_its_input_type():
-    mi250x = hardware.match("AMD Instinct MI250X")
+    mi250x = gpu.match("AMD Instinct MI250X")
     assert roofline._tensor_kind(["Cijk_Ailk_Bljk_DB"], ["fp64"], mi250x) == "tensor_fp64"
     assert roofline._tensor_kind(["x"], ["bf16", "bf16", "fp16"], mi250x) == "tensor_bf16"
     # a type whose peak the GPU lacks falls back to the name rule (FP16 by default)
-    assert roofline._tensor_kind(["x"], ["fp64"], hardware.match("AMD Instinct MI100")) == "tensor_fp16"
+    assert roofline._tensor_kind(["x"], ["fp64"], gpu.match("AMD Instinct MI100")) == "tensor_fp16"
     assert roofline._tensor_kind(["ampere_tf32_gemm"], [None], None) == "tensor_tf32"
 
 

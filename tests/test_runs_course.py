@@ -14,10 +14,9 @@ from functools import cache
 import polars as pl
 import pytest
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.analysis import runsets
 from roofreport.pipeline.ingest import ingest
-from roofreport.pipeline.runs import canonical_gpu_label
 from tests.conftest import ROOT, corpus_path
 
 EXPECTED = ROOT / "tests" / "data" / "course_runs.tsv"
@@ -25,8 +24,8 @@ EXPECTED = ROOT / "tests" / "data" / "course_runs.tsv"
 
 def _gpu_label(name: str) -> str:
     """The one name the GPU database gives this device (the name itself when it knows none)."""
-    spec = hardware.match(name)
-    return canonical_gpu_label(spec) if spec else name
+    spec = gpu.match(name)
+    return spec.label if spec else name
 
 
 def _expected() -> pl.DataFrame:
@@ -121,7 +120,7 @@ def _gpu_differences(expected: str | None, row: dict) -> list[str]:
         return []
     if expected == "-":
         return [] if row["gpu"] is None and row["gpu_model"] is None else [f"gpu: none expected, got {row['gpu']!r}"]
-    spec = hardware.match(expected)
+    spec = gpu.match(expected)
     if spec is not None:
         return [] if row["gpu_model"] == spec.key else [f"gpu: {spec.key!r} expected, got {row['gpu_model']!r}"]
     return [] if (row["gpu"] or "").lower() == expected.lower() else [f"gpu: {expected!r} expected, got {row['gpu']!r}"]

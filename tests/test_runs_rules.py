@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 import polars as pl
 import pytest
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.families.common.textio import Document
 from roofreport.families.nvprof.read import parse_log
 from roofreport.families.spec import RunHints, Session
@@ -44,7 +44,7 @@ from tests.conftest import SAMPLE_LOGS
     ("gpt2_h100x8_seq1024_bf16.ncu-rep.csv",
      {"model": "gpt2", "gpu": "H100", "gpus": 8, "seq": 1024, "precision": "bf16"}),
     ("mistral-7b_int4_rtx_4090_run2.txt",
-     {"model": "mistral", "model_size": "7b", "precision": "int4", "gpu": "RTX4090", "experiment": "run2"}),
+     {"model": "mistral", "model_size": "7b", "precision": "int4", "gpu": "RTX 4090", "experiment": "run2"}),
     ("conv2d_kernel3_stride1_size64.metrics", {"kernel": 3, "stride": 1, "size": 64, "experiment": "conv2d"}),
     ("nvidia-smi_20160813115943_ABB.log", {"job": "20160813115943", "experiment": "ABB"}),
     ("slurm-766274.out", {"job": "766274"}),
@@ -122,8 +122,8 @@ def test_a_batch_size_past_64_bits_is_no_batch_size(tmp_path):
 
 def _gpu(name: str) -> str:
     """The one name the GPU database gives this device (the name itself when it knows none)."""
-    spec = hardware.match(name)
-    return runs.canonical_gpu_label(spec) if spec else name
+    spec = gpu.match(name)
+    return spec.label if spec else name
 
 
 def _file(index: int, rel: str, family: str = "nsys", variant: str = "gputrace csv", root: str = "logs",
@@ -237,6 +237,7 @@ def test_identity_comes_from_toml_then_log_then_path_then_label():
     g = _file(1, "x/out.expCloudML.99", "nvprof", "summary", label="hw_16_0.001_alexnet_p40")
     row = _row(runs.plan([g]), "x/out.expCloudML.99")
     assert (row["model"], row["batch_size"], row["gpu"], json.loads(row["provenance"])["gpu"]) == ("alexnet", 16, "P40", "label")
+    assert (row["gpu_evidence"], row["gpu_label"]) == ("path", "P40")     # a name, as the path's tokens are
 
 
 def test_toml_names_a_run_across_folders_and_says_cpu():
@@ -256,9 +257,10 @@ def test_one_canonical_gpu_and_unknown_ones():
                      _file(3, "x/out.alexnet_8_0.01_full.4", "nvprof", "summary", device_kind="cpu")])
     rows = plan.runs.sort("batch_size")
     assert rows["gpu"].to_list() == [None, "K80", "Tesla K80", None]
-    assert rows["gpu_label"].to_list() == ["CPU", _gpu("K80"), _gpu("Tesla K80"), None]
+    assert rows["gpu_label"].to_list() == ["CPU", _gpu("K80"), _gpu("Tesla K80"), gpu.NOT_NAMED]
+    assert rows["gpu_evidence"].to_list() == [None, "path", "log", None]
     assert _gpu("K80") == _gpu("Tesla K80")
-    assert rows["label"].to_list()[-1].split(" · ")[1] == labels.UNKNOWN_GPU
+    assert rows["label"].to_list()[-1].split(" · ")[1] == gpu.NOT_NAMED
 
 
 def test_copies_are_runs_of_their_own_marked_duplicate_of():
@@ -277,6 +279,23 @@ def test_copies_are_runs_of_their_own_marked_duplicate_of():
 def test_ids_of_two_inputs_that_clash_name_their_input():
     plan, members = _plan([_file(0, "ncu.txt", "ncu", "text", root="a"), _file(1, "ncu.txt", "ncu", "text", root="b")])
     assert sorted(members) == ["a/ncu.txt", "b/ncu.txt"]
+
+
+def test_two_inputs_of_one_folder_name_stay_two_runs(tmp_path):
+    """`a100/vgg13` and `v100/vgg13` given apart: their logs are not one run, and each id names
+    enough of its folder to tell them apart."""
+    from roofreport.pipeline.assemble import root_names
+    from tests.conftest import corpus_path
+
+    course = corpus_path("course", "Anoushka21-Cloud-and-MachineLearning", "proj1")
+    inputs = [course / "v100" / "vgg13", course / "a100" / "vgg13"]
+    assert root_names(inputs) == {inputs[0]: "v100/vgg13", inputs[1]: "a100/vgg13"}
+    assert root_names([tmp_path / "logs"]) == {tmp_path / "logs": "logs"}
+    runs = ingest(inputs, jobs=1).tables["runs"]
+    originals = runs.filter(pl.col("duplicate_of").is_null())
+    assert originals.height == 2 and originals["run"].n_unique() == 2
+    assert sorted(originals["gpu_model"].to_list()) == ["A100 SXM4 40GB", "Tesla V100 SXM2 16GB"]
+    assert all(run.startswith(("v100/vgg13/", "a100/vgg13/")) for run in originals["run"])
 
 
 # -- labels ------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 import polars as pl
 import pytest
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.pipeline.ingest import ingest, parse_file
 from roofreport.pipeline.sniff import sniff
 from tests.conftest import ROOT, SAMPLE_LOGS
@@ -87,11 +87,11 @@ def test_readme_and_toml_are_skipped_not_misread():
 
 def test_imagenet_runs_carry_model_gpu_and_the_toml_batch_size(demo):
     runs = demo["runs"]
-    for run, (model, gpu) in IMAGENET_RUNS.items():
+    for run, (model, device) in IMAGENET_RUNS.items():
         row = runs.filter(pl.col("run") == run).to_dicts()
         assert len(row) == 1, runs["run"].to_list()
         row = row[0]
-        assert (row["model"], row["gpu"], row["batch_size"]) == (model, gpu, 64)
+        assert (row["model"], row["gpu"], row["batch_size"]) == (model, device, 64)
         assert row["tool"] == "ncu+nsys+nvidia-smi"
     a100_resnet = runs.filter(pl.col("run") == "a100/resnet18")["files"][0]
     assert a100_resnet == 5  # ncu CSV, nsys trace, nsys --stats console, nvidia-smi query and compute-apps
@@ -102,7 +102,7 @@ def test_k80_sweep_runs_have_batch_sizes_16_to_128(demo):
                                 & (pl.col("experiment") == "full")).sort("batch_size")
     assert sweep["batch_size"].to_list() == SWEEP_BATCHES
     assert set(sweep["learning_rate"].to_list()) == {0.01}
-    assert set(sweep["gpu_model"].to_list()) == {hardware.match("Tesla K80").key}
+    assert set(sweep["gpu_model"].to_list()) == {gpu.match("Tesla K80").key}
 
 
 def _sweep_share(demo, pattern: str) -> list[float]:
@@ -155,7 +155,7 @@ def test_a100_vgg11_tf32_convolutions_are_flagged_incomplete(demo):
 @pytest.mark.parametrize("run", sorted(IMAGENET_RUNS))
 def test_no_ncu_kernel_sits_above_a_roof_at_its_logged_clock(demo, run):
     kernels = _ncu_kernels(demo, run)
-    spec = hardware.match(IMAGENET_RUNS[run][1])
+    spec = gpu.match(IMAGENET_RUNS[run][1])
     assert kernels.height >= 21
     for k in kernels.iter_rows(named=True):
         seconds = k["duration_ns"] / 1e9

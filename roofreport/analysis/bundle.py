@@ -3,27 +3,32 @@
 `analyze(dataset, settings)` gives an `Analysis`: the dataset it read, the GPU database, and one
 frame per question (runs side by side with their totals, the same work on each GPU and the
 speedups, rooflines, kernel share, sweeps, regions, utilization, API time). The run totals are
-the runs table's own (`totals.py`, filled by `roofreport.read`); they are recomputed only when
-the settings change a run's GPU or peaks. Runs that copy another (`duplicate_of`) are left out
-of every frame (`runsets.body_tables`) and listed in `duplicates` for the appendix. The report
-computes no FLOPs, peaks, rooflines or bound classes of its own: every number a section shows
-comes from one of these frames. The settings are what a user may change
-(`AnalysisSettings`: a GPU for runs whose logs name none, a peaks file, kernels per run, a
-utilization window, the model FLOPs of a training step); the CLI's options and
-`roofreport.analyze`'s arguments both become one.
+the runs table's own (`totals.py`, filled by `roofreport.read`). When the settings' GPU or
+peaks differ from those the dataset was read with, the runs' GPUs, labels and family-dependent
+kernel columns are worked out again (`gpus.with_settings`) and the totals with them, so
+`analyze(read(LOGS), gpu=X)` and `analyze(read(LOGS, gpu=X))` give the same tables. Runs that
+copy another (`duplicate_of`) are left out of every frame (`runsets.body_tables`) and listed in
+`duplicates` for the appendix. The report computes no FLOPs, peaks, rooflines or bound classes
+of its own: every number a section shows comes from one of these frames. The settings are what
+a user may change (`AnalysisSettings`: the GPU and peaks, `gpu.GpuSettings`; kernels per run; a
+utilization window; the model FLOPs of a training step; a `view.View` of the runs and kernels to
+show); the CLI's options and `roofreport.analyze`'s arguments both become one. A view narrows
+the frames after the run totals are made: every frame keeps only the runs it shows, the kernel frames (share,
+top kernels, kernel roofline, sweeps of shares) only the kernels it shows, and the run totals
+count every kernel.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import polars as pl
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.analysis import (
     api_calls as api,
     compare,
+    gpus,
     regions,
     roofline,
     runsets,
@@ -34,9 +39,9 @@ from roofreport.analysis import (
     totals,
     utilization,
 )
+from roofreport.analysis.view import View
 from roofreport.errors import UsageError
 from roofreport.pipeline.dataset import Dataset, FileOutcome
-from roofreport.pipeline.runs import canonical_gpu_label
 
 # Kernel families worth following across a batch-size sweep (label -> Rust regex on full names).
 SWEEP_PATTERNS = {
@@ -51,11 +56,11 @@ SWEEP_PATTERNS = {
 class AnalysisSettings:
     """What a user may change about the analyses (the CLI's `build` options)."""
 
-    gpu: str | None = None                     # device name for runs whose logs and paths name none
-    peaks: Path | None = None                  # TSV/TOML file overriding or adding GPU peaks
+    gpu: gpu.GpuSettings = gpu.NO_SETTINGS   # the GPU every run ran on; a peaks file
     top: int = 10                              # kernels listed per run
     window: tuple[float, float] | None = None  # utilization window, seconds from the first sample
     model_flops: float | None = None           # model FLOPs per training step (MFU), instead of shapes'
+    view: View = field(default_factory=View)   # the runs and kernels shown (--run, --kernel)
 
     def __post_init__(self) -> None:
         if self.top < 1:
@@ -85,7 +90,7 @@ class Analysis:
     dataset: Dataset
     settings: AnalysisSettings
     tables: dict[str, pl.DataFrame]  # the dataset's tables without copies, `settings.gpu` applied
-    db: hardware.GpuDatabase
+    db: gpu.GpuDatabase
     runs: pl.DataFrame               # compare.run_table: the runs table's identity and totals
     roofline: pl.DataFrame           # roofline.run_roofline
     kernel_roofline: pl.DataFrame    # roofline.kernel_roofline
@@ -115,17 +120,37 @@ class Analysis:
     def files(self) -> list[FileOutcome]:
         return self.dataset.files
 
+    def __repr__(self) -> str:
+        """A few lines (runs, GPUs, what the frames hold, the settings), never the frames."""
+        runs = self.runs
+        timed = runs.filter(pl.col("kernel_time_ns").is_not_null()).height if runs.height else 0
+        counted = runs.filter(pl.col("flops").is_not_null()).height if runs.height else 0
+        gpus = sorted(g for g in runs["gpu_label"].unique().to_list() if g) if runs.height else []
+        settings = ", ".join(f"{k}={v!r}" for k, v in vars(self.settings).items()
+                             if v != getattr(AnalysisSettings(), k))
+        frames = ", ".join(f"{name} {frame.height}" for name, frame in vars(self).items()
+                           if isinstance(frame, pl.DataFrame) and name != "runs" and frame.height)
+        return (f"<Analysis: {runs.height} runs ({timed} with kernel time, {counted} with FLOPs) on "
+                f"{len(gpus)} GPUs{': ' + ', '.join(gpus[:6]) if gpus else ''}{' ...' if len(gpus) > 6 else ''}\n"
+                f"  rows: {frames or 'none'}\n  settings: {settings or 'defaults'}>")
+
+    __str__ = __repr__
+
 
 def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analysis:
     """Run every analysis on `dataset` (see the module docstring)."""
     settings = settings or AnalysisSettings()
-    db = hardware.load_database(settings.peaks)
-    tables = runsets.body_tables(dataset.tables)
-    if settings.gpu:
-        tables["runs"] = assume_gpu(tables["runs"], settings.gpu, db)
-    if settings.gpu or settings.peaks or not _has_totals(tables["runs"]):
-        tables["runs"] = totals.with_run_totals(tables, db)   # other peaks or GPU: other bounds
+    db = settings.gpu.database()
+    source = dataset.tables
+    other_gpus = settings.gpu != dataset.gpu
+    if other_gpus:
+        source = gpus.with_settings(source, settings.gpu)
+    tables = runsets.body_tables(source)
+    if other_gpus or not _has_totals(tables["runs"]):
+        tables["runs"] = totals.with_run_totals(tables, db)   # other GPUs or peaks: other bounds
     tables["steps"] = steps.with_step_metrics(tables, db, settings.model_flops)
+    tables = settings.view.keep_runs(tables)
+    view = settings.view
     step_summary = steps.step_summary(tables["steps"])
     samples = tables["samples"]
     runs = compare.run_table(tables)
@@ -136,13 +161,13 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         runs=runs, pivot=pivot, speedups=pairs, gpu_summary=speedup.model_summary(pairs),
         time_sweeps=sweeps.time_sweeps(tables["runs"]),
         roofline=roofline.run_roofline(tables, db),
-        kernel_roofline=roofline.kernel_roofline(tables, db),
-        share=share.kernel_share(tables),
-        top=share.top_kernels(tables, top_n=settings.top),
-        top_rest=share.top_kernels_rest(tables, top_n=settings.top),
-        uncategorized=share.uncategorized_share(tables),
-        sweeps=share.sweep_share(tables),
-        pattern_sweeps=share.sweep_pattern_share(tables, SWEEP_PATTERNS),
+        kernel_roofline=roofline.kernel_roofline(tables, db, view),
+        share=share.kernel_share(tables, view),
+        top=share.top_kernels(tables, top_n=settings.top, view=view),
+        top_rest=share.top_kernels_rest(tables, top_n=settings.top, view=view),
+        uncategorized=share.uncategorized_share(tables, view),
+        sweeps=share.sweep_share(tables, view=view),
+        pattern_sweeps=share.sweep_pattern_share(tables, SWEEP_PATTERNS, view=view),
         incomplete=compare.incomplete_flops(tables),
         estimates=compare.estimates(tables, list(dataset.inputs), db),
         regions=regions.region_times(tables),
@@ -150,7 +175,7 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         utilization_window=utilization.utilization_stats(samples, settings.window) if settings.window else None,
         processes=utilization.process_memory(samples),
         api=api.api_summary(tables["api_calls"], top_n=15),
-        duplicates=runsets.duplicate_runs(dataset.tables),
+        duplicates=runsets.duplicate_runs(source),
         steps=tables["steps"], step_summary=step_summary,
         step_comparisons=steps.step_comparisons(step_summary, tables["runs"]),
     )
@@ -160,18 +185,3 @@ def _has_totals(runs: pl.DataFrame) -> bool:
     """Whether `roofreport.read` filled the run totals (a Dataset made by `ingest` alone has none)."""
     return "time_source" in runs.columns and bool(
         runs.select(pl.any_horizontal(pl.col("time_source", "counted_kernels").is_not_null()).any()).item())
-
-
-def assume_gpu(runs: pl.DataFrame, device: str, db: hardware.GpuDatabase) -> pl.DataFrame:
-    """`--gpu`: runs whose logs and paths name no GPU get this one."""
-    spec = db.match(device)
-    key = spec.key if spec else None
-    label = canonical_gpu_label(spec) if spec else device
-    unknown = pl.col("gpu").is_null() & pl.col("gpu_model").is_null()
-    return runs.with_columns(
-        pl.when(unknown).then(pl.lit(device)).otherwise(pl.col("gpu")).alias("gpu"),
-        pl.when(unknown).then(pl.lit(key, pl.String)).otherwise(pl.col("gpu_model")).alias("gpu_model"),
-        pl.when(unknown).then(pl.lit(label, pl.String)).otherwise(pl.col("gpu_label")).alias("gpu_label"),
-        pl.when(unknown).then(pl.lit(spec.family if spec else None, pl.String)).otherwise(pl.col("gpu_family"))
-        .alias("gpu_family"),
-    )

@@ -19,12 +19,13 @@ from statistics import median
 
 import polars as pl
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.analysis import estimates as est_files, roofline, timing
 from roofreport.tables import lazy, schema
 
 IDENTITY = {"run": pl.String, "label": pl.String, "gpu": pl.String, "gpu_model": pl.String,
-            "gpu_label": pl.String, "model": pl.String, "batch_size": pl.Int64, "experiment": pl.String,
+            "gpu_label": pl.String, "gpu_evidence": pl.String, "gpu_assumed": pl.Boolean, "gpu_note": pl.String,
+            "model": pl.String, "batch_size": pl.Int64, "experiment": pl.String,
             "params": pl.String, "cut_short": pl.Boolean, "cut_short_reason": pl.String}
 RUN_COLUMNS = {**IDENTITY, **schema.RUN_TOTALS, "flops_estimate": pl.Float64, "flops_estimate_source": pl.String}
 
@@ -129,7 +130,7 @@ ESTIMATE_COLUMNS = {"run": pl.String, "est_flops": pl.Float64, "est_bytes": pl.F
 _INFERENCE = ("inference", "eval", "evaluation", "forward", "test", "val", "validation", "predict")
 
 
-def estimates(tables: dict[str, pl.DataFrame], inputs: list[Path], db: hardware.GpuDatabase) -> pl.DataFrame:
+def estimates(tables: dict[str, pl.DataFrame], inputs: list[Path], db: gpu.GpuDatabase) -> pl.DataFrame:
     """run, est_flops, est_bytes, est_time_ns (= max(bytes / bandwidth, FLOPs / peak)), span,
     the measured time over the same span, ratio (measured / estimated) when the two are
     comparable, else `not_comparable` saying why; source."""
@@ -147,7 +148,7 @@ def estimates(tables: dict[str, pl.DataFrame], inputs: list[Path], db: hardware.
     return pl.DataFrame(rows, schema=ESTIMATE_COLUMNS).sort("run")
 
 
-def _estimate_row(estimate: est_files.Estimate, measured: dict, spec: hardware.GpuSpec | None) -> dict:
+def _estimate_row(estimate: est_files.Estimate, measured: dict, spec: gpu.GpuSpec | None) -> dict:
     peak = spec.peak(estimate.precision) if spec else None
     bw = spec.dram_bw if spec else None
     t_compute = estimate.flops / peak if estimate.flops and peak else None

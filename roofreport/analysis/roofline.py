@@ -33,8 +33,9 @@ from statistics import median
 
 import polars as pl
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.analysis import counted, timing
+from roofreport.analysis.view import EVERYTHING, View
 
 LATENCY_FRACTION = 0.10
 ABOVE_ROOF_TOLERANCE = 0.05
@@ -65,7 +66,7 @@ _COMPUTE = [("FP64", "fp64"), ("FP32", "fp32"), ("FP16", "fp16"), ("Tensor FP16"
             ("Tensor FP32", "tensor_fp32")]
 
 
-def ceilings(spec: hardware.GpuSpec, measured: dict | None = None) -> list[Ceiling]:
+def ceilings(spec: gpu.GpuSpec, measured: dict | None = None) -> list[Ceiling]:
     """The roofs of one GPU. `measured` may hold the log's ceilings ("fp64", "fp32", "fp16" in
     FLOP/s; "dram", "l2", "l1" in byte/s), which replace the datasheet's, and "sm_clock_hz",
     which scales the datasheet compute peaks."""
@@ -114,16 +115,14 @@ def kernel_points(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return with_flops.join(times, on=["source_file", "launch_id"], how="left")
 
 
-def run_gpus(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> dict[str, hardware.GpuSpec]:
+def run_gpus(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> dict[str, gpu.GpuSpec]:
+    """run -> the spec of its GPU (`gpu_model`: the resolver's answer), with `db`'s values (a
+    user's peaks file)."""
     runs = tables.get("runs")
-    out = {}
     if runs is None or not runs.height:
-        return out
-    for run, model, gpu in runs.select("run", "gpu_model", "gpu").iter_rows():
-        spec = (db.get(model) if model else None) or db.match(gpu)
-        if spec is not None:
-            out[run] = spec
-    return out
+        return {}
+    found = ((run, db.get(key)) for run, key in runs.select("run", "gpu_model").iter_rows())
+    return {run: spec for run, spec in found if spec is not None}
 
 
 _MEASURED = {"fp32": "peak_flops_fp32", "fp64": "peak_flops_fp64", "fp16": "peak_flops_fp16",
@@ -162,7 +161,7 @@ def at_time_clock(measured: dict, trace_timed: bool) -> dict:
 
 
 def _tensor_kind(names: list[str | None], precisions: list[str | None] | None = None,
-                 spec: hardware.GpuSpec | None = None) -> str:
+                 spec: gpu.GpuSpec | None = None) -> str:
     """Which tensor (matrix-core) peak a group of tensor kernels is judged by: the input type the
     counters name (`kernels.tensor_precision`, the most frequent; AMD's MOPS counters) when the
     GPU has that peak, else TF32/BF16 by name, else FP16."""
@@ -177,7 +176,7 @@ def _tensor_kind(names: list[str | None], precisions: list[str | None] | None = 
     return "tensor_fp16"
 
 
-def peaks_for(spec: hardware.GpuSpec | None, measured: dict, precision: str, names: list[str | None],
+def peaks_for(spec: gpu.GpuSpec | None, measured: dict, precision: str, names: list[str | None],
               tensor_precisions: list[str | None] | None = None) -> dict:
     """peak FLOP/s and byte/s for one group of kernels, with where they came from."""
     key = _tensor_kind(names, tensor_precisions, spec) if precision == "tensor" else precision
@@ -228,7 +227,7 @@ def point(base: dict, peaks: dict) -> dict:
     time_ns = base.get("time_ns")
     out["achieved_flops_per_s"] = base["timed_flops"] / (time_ns * 1e-9) if time_ns else None
     pf, bw, ai = peaks["peak_flops_per_s"], peaks["peak_dram_bytes_per_s"], out["ai_dram"]
-    out["ridge_ai"] = pf / bw if pf and bw else None
+    out["ridge_ai"] = ridge(peaks)
     roofs = [r for r in (pf, bw * ai if bw and ai else None) if r]
     out["attainable_flops_per_s"] = min(roofs) if pf and bw and ai else None
     achieved, attainable = out["achieved_flops_per_s"], out["attainable_flops_per_s"]
@@ -236,6 +235,12 @@ def point(base: dict, peaks: dict) -> dict:
     out["above_roof"] = _above(out)
     out["bound"], out["note"] = _bound(out)
     return out
+
+
+def ridge(peaks: dict) -> float | None:
+    """The ridge point: the intensity (FLOP/byte) where the DRAM roof meets the compute roof."""
+    flops, bandwidth = peaks["peak_flops_per_s"], peaks["peak_dram_bytes_per_s"]
+    return flops / bandwidth if flops and bandwidth else None
 
 
 def _above(kernel_point: dict) -> bool | None:
@@ -269,7 +274,7 @@ def bound_class(ai: float, ridge: float) -> str:
     return "memory" if ai < ridge else "compute"
 
 
-def run_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
+def run_roofline(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.DataFrame:
     """One row per (run, precision) that has FLOPs (COLUMNS; see the module docstring)."""
     points = kernel_points(tables)
     if not points.height:
@@ -289,9 +294,13 @@ def run_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> p
 KERNEL_COLUMNS = COLUMNS + ["source_file", "launch_id", "short_name", "category", "count"]
 
 
-def kernel_roofline(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
-    """The same columns per kernel row (a launch or a summary row), plus its name and category."""
+def kernel_roofline(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase,
+                    view: View = EVERYTHING) -> pl.DataFrame:
+    """The same columns per kernel row (a launch or a summary row), plus its name and category;
+    the kernels `view` keeps."""
     points = kernel_points(tables)
+    if points.height:
+        points = view.keep_kernels(points)
     if not points.height:
         return _empty(KERNEL_COLUMNS)
     gpus = run_gpus(tables, db)

@@ -4,6 +4,10 @@ All times come from `timing.kernel_time_rows`: one source per run (trace rows wh
 trace, else summary rows, else ncu durations), memcpy/memset included when that source lists
 them. Shares are fractions (0..1) of the run's total of those rows. The uncategorized share
 ("other") is always reported, 0 when every kernel matched a rule.
+
+A `view.View` narrows the kernels shown (`--kernel REGEX`); shares stay fractions of the run's
+whole GPU time (`run_total_ns`, summed before the view), so a kernel's share does not change
+with what else is shown.
 """
 
 from __future__ import annotations
@@ -11,49 +15,56 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport.analysis import sweeps, timing
+from roofreport.analysis.view import EVERYTHING, View
 from roofreport.enrich.categories import OTHER
 
 
-def _rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    rows = timing.kernel_time_rows(tables)
-    return rows.with_columns(pl.col("category").fill_null(OTHER))
+def _rows(tables: dict[str, pl.DataFrame], view: View = EVERYTHING) -> pl.DataFrame:
+    """The time rows (`timing.kernel_time_rows`) the view keeps, each with its run's whole time
+    (`run_total_ns`, every row counted)."""
+    rows = timing.kernel_time_rows(tables).with_columns(
+        pl.col("category").fill_null(OTHER), pl.col("time_ns").sum().over("run").alias("run_total_ns"))
+    return view.keep_kernels(rows)
 
 
 def _with_share(frame: pl.DataFrame) -> pl.DataFrame:
-    total = pl.col("time_ns").sum().over("run")
-    return frame.with_columns((pl.col("time_ns") / total).alias("share"))
+    return frame.with_columns((pl.col("time_ns") / pl.col("run_total_ns")).alias("share"))
 
 
-def kernel_share(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def kernel_share(tables: dict[str, pl.DataFrame], view: View = EVERYTHING) -> pl.DataFrame:
     """run, category, time_ns, share (+ count, time_source), largest first within a run."""
-    rows = _rows(tables)
+    rows = _rows(tables, view)
     out = rows.group_by("run", "category").agg(
-        pl.col("time_ns").sum(), pl.col("count").sum(), pl.col("time_source").first())
+        pl.col("time_ns").sum(), pl.col("count").sum(), pl.col("time_source").first(),
+        pl.col("run_total_ns").first())
     return _with_share(out).select("run", "category", "time_ns", "share", "count", "time_source").sort(
         ["run", "time_ns"], descending=[False, True])
 
 
-def top_kernels(tables: dict[str, pl.DataFrame], top_n: int = 10) -> pl.DataFrame:
+def top_kernels(tables: dict[str, pl.DataFrame], top_n: int = 10, view: View = EVERYTHING) -> pl.DataFrame:
     """run, short_name, category, count, time_ns, share: the `top_n` kernels with most time per run."""
-    return _per_kernel(tables).group_by("run", maintain_order=True).head(top_n).select(
+    return per_kernel(tables, view).group_by("run", maintain_order=True).head(top_n).select(
         "run", "short_name", "category", "count", "time_ns", "share")
 
 
-def _per_kernel(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """run, short_name, category, count, time_ns, share: every kernel of every run, largest first."""
-    rows = _rows(tables).with_columns(pl.coalesce("short_name", "name").alias("short_name"))
+def per_kernel(tables: dict[str, pl.DataFrame], view: View = EVERYTHING) -> pl.DataFrame:
+    """run, short_name, category, count, time_ns, share, run_total_ns: every kernel (by short
+    name) of every run, largest first."""
+    rows = _rows(tables, view).with_columns(pl.coalesce("short_name", "name").alias("short_name"))
     out = _with_share(rows.group_by("run", "short_name").agg(
-        pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum()))
+        pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum(),
+        pl.col("run_total_ns").first()))
     return out.sort(["run", "time_ns", "short_name"], descending=[False, True, False], nulls_last=True)
 
 
-def top_kernels_rest(tables: dict[str, pl.DataFrame], top_n: int = 10) -> pl.DataFrame:
+def top_kernels_rest(tables: dict[str, pl.DataFrame], top_n: int = 10, view: View = EVERYTHING) -> pl.DataFrame:
     """run, kernels, count, time_ns, share, total_ns: per run, the kernels outside its `top_n`
     largest (those `top_kernels` leaves out: the "other" row of a top-n table, so that every
-    kernel counts) and the run's total kernel time. `kernels` is how many; 0 when none is left."""
-    every = _per_kernel(tables)
+    kernel counts) and the run's total kernel time (every kernel, whatever the view shows).
+    `kernels` is how many; 0 when none is left."""
+    every = per_kernel(tables, view)
     ranked = every.with_columns(pl.int_range(pl.len()).over("run").alias("rank"))
-    totals = ranked.group_by("run").agg(pl.col("time_ns").sum().alias("total_ns"))
+    totals = ranked.group_by("run").agg(pl.col("run_total_ns").first().alias("total_ns"))
     rest = ranked.filter(pl.col("rank") >= top_n).group_by("run").agg(
         pl.len().cast(pl.Int64).alias("kernels"), pl.col("count").sum(), pl.col("time_ns").sum(),
         pl.col("share").sum())
@@ -63,18 +74,19 @@ def top_kernels_rest(tables: dict[str, pl.DataFrame], top_n: int = 10) -> pl.Dat
     return out.select("run", "kernels", "count", "time_ns", "share", "total_ns").sort("run")
 
 
-def uncategorized_share(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def uncategorized_share(tables: dict[str, pl.DataFrame], view: View = EVERYTHING) -> pl.DataFrame:
     """run, share of time in kernels no category rule matched."""
-    share = kernel_share(tables)
+    share = kernel_share(tables, view)
     return share.group_by("run", maintain_order=True).agg(
         pl.col("share").filter(pl.col("category") == OTHER).sum().alias("share")).sort("run")
 
 
-def pattern_share(tables: dict[str, pl.DataFrame], patterns: dict[str, str]) -> pl.DataFrame:
+def pattern_share(tables: dict[str, pl.DataFrame], patterns: dict[str, str],
+                  view: View = EVERYTHING) -> pl.DataFrame:
     """run, label, time_ns, share for kernels whose name matches each pattern (Rust regex),
     e.g. {"ncclBroadcast": "ncclBroadcast", "winograd": "(?i)winograd"}; 0 when none matches."""
-    rows = _rows(tables)
-    totals = rows.group_by("run").agg(pl.col("time_ns").sum().alias("total"))
+    rows = _rows(tables, view)
+    totals = rows.group_by("run").agg(pl.col("run_total_ns").first().alias("total"))
     parts = []
     for label, pattern in patterns.items():
         hit = rows.filter(pl.col("name").str.contains(pattern)).group_by("run").agg(pl.col("time_ns").sum())
@@ -110,17 +122,17 @@ def _sweep(tables: dict[str, pl.DataFrame], values: pl.DataFrame, key: str, by: 
 
 
 def sweep_share(tables: dict[str, pl.DataFrame], by: str = "batch_size",
-                categories: list[str] | None = None) -> pl.DataFrame:
+                categories: list[str] | None = None, view: View = EVERYTHING) -> pl.DataFrame:
     """series, param, model, gpu, config, x, x_label, x_order, category, share, runs: every
     kernel category along each sweep of `by` (batch size by default; any parameter of
     `runs.params`). `categories` keeps only those."""
-    share = kernel_share(tables).select("run", "category", "share")
+    share = kernel_share(tables, view).select("run", "category", "share")
     if categories is not None:
         share = share.filter(pl.col("category").is_in(categories))
     return _sweep(tables, share, "category", by)
 
 
 def sweep_pattern_share(tables: dict[str, pl.DataFrame], patterns: dict[str, str],
-                        by: str = "batch_size") -> pl.DataFrame:
+                        by: str = "batch_size", view: View = EVERYTHING) -> pl.DataFrame:
     """Like sweep_share for kernel-name patterns (e.g. ncclBroadcast, winograd vs batch size)."""
-    return _sweep(tables, pattern_share(tables, patterns).select("run", "label", "share"), "label", by)
+    return _sweep(tables, pattern_share(tables, patterns, view).select("run", "label", "share"), "label", by)

@@ -53,7 +53,7 @@ SUMMARY_COLUMNS = {
 def gpu_pivot(runs: pl.DataFrame) -> pl.DataFrame:
     """One row per model x configuration x GPU of the runs that ran on a known GPU (PIVOT_COLUMNS),
     for workloads run on two GPUs or more."""
-    known = runs.filter(pl.col("gpu_label").is_not_null() & (pl.col("gpu_label") != "CPU"))
+    known = runs.filter(pl.col("gpu_evidence").is_not_null())   # something named the GPU
     if not known.height:
         return pl.DataFrame(schema=PIVOT_COLUMNS)
     work = workloads.workloads(known)

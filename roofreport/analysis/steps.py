@@ -36,7 +36,7 @@ from pathlib import PurePath
 
 import polars as pl
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.analysis import roofline
 from roofreport.tables import lazy, schema
 
@@ -56,7 +56,7 @@ IDLE_CAUSES = ("dataloader", "sync", "launch", "other")
 OP_KINDS = ("matmul", "attention", "conv")
 
 
-def with_step_metrics(tables: Mapping[str, pl.DataFrame], db: hardware.GpuDatabase,
+def with_step_metrics(tables: Mapping[str, pl.DataFrame], db: gpu.GpuDatabase,
                       model_flops: float | None = None) -> pl.DataFrame:
     """The steps table of `tables` with its `STEP_METRICS` columns (re)computed."""
     steps = tables.get("steps") if "steps" in tables else None
@@ -110,7 +110,7 @@ def flop_counters(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     ).unique("__folder", keep="first", maintain_order=True)
 
 
-def _with_peaks(steps: pl.DataFrame, tables: Mapping[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
+def _with_peaks(steps: pl.DataFrame, tables: Mapping[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.DataFrame:
     """`peak_precision`, `peak_flops_per_s`, `peak_source` from the run's GPU."""
     runs = tables.get("runs") if "runs" in tables else None
     gpus = dict(runs.select("run", "gpu_model").iter_rows()) if runs is not None and runs.height else {}
@@ -131,7 +131,7 @@ def _with_peaks(steps: pl.DataFrame, tables: Mapping[str, pl.DataFrame], db: har
                               pl.Series("peak_source", sources, dtype=pl.String))
 
 
-def _peak(spec: hardware.GpuSpec | None, precision: str | None) -> tuple[float | None, str | None]:
+def _peak(spec: gpu.GpuSpec | None, precision: str | None) -> tuple[float | None, str | None]:
     if spec is None or precision not in _PEAKS:
         return None, None
     for key in _PEAKS[precision]:

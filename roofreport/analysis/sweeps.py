@@ -21,7 +21,7 @@ import json
 import polars as pl
 
 from roofreport.analysis import speedup, workloads
-from roofreport.pipeline import labels
+from roofreport.gpu import NOT_NAMED
 
 SERIES_COLUMNS = {"run": pl.String, "param": pl.String, "series": pl.String, "model": pl.String,
                   "gpu": pl.String, "config": pl.String, "x": pl.Float64, "x_label": pl.String,
@@ -41,7 +41,7 @@ def series_of(runs: pl.DataFrame) -> pl.DataFrame:
         for param, value in params.items():
             if value is None or param in workloads.IN_LEAD:
                 continue
-            gpu = row.get("gpu_label") or labels.UNKNOWN_GPU
+            gpu = row.get("gpu_label") or NOT_NAMED
             key = json.dumps([workloads.key(row, params, leave_out=(param,)), gpu, param], default=str)
             rows.append({"run": row["run"], "param": param, "series": key,
                          "model": workloads.lead(row, params), "gpu": gpu,

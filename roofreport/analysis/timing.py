@@ -52,7 +52,8 @@ MIN_MATCHED = 0.9  # share of ncu launches a trace must match to give their time
 TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "name": pl.String,
                 "short_name": pl.String,
                 "category": pl.String, "region": pl.String, "count": pl.Int64, "time_ns": pl.Float64,
-                "tensor_active": pl.Boolean, "rank": pl.Int64, "time_source": pl.String}
+                "tensor_active": pl.Boolean, "grid": pl.String, "block": pl.String, "rank": pl.Int64,
+                "time_source": pl.String}
 
 
 def file_families(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -81,7 +82,7 @@ def _candidates(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         parts.append(timed.select(
             "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name", "category",
             "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"), "tensor_active",
-            _rank(pl.col("family"), pl.col("kind")).alias("rank")))
+            "grid", "block", _rank(pl.col("family"), pl.col("kind")).alias("rank")))
     parts.append(_activity_kernels(tables, kernels))
     parts = [p for p in parts if p.height]
     if not parts:
@@ -117,7 +118,7 @@ def _activity_kernels(tables: dict[str, pl.DataFrame], kernels: pl.DataFrame | N
         categorize(acts["name"]).alias("category"),
         phase_of(acts["name"]).alias("region"), pl.lit(1, pl.Int64).alias("count"),
         pl.col("duration_ns").alias("time_ns"), names_look_tensor(pl.col("name")).alias("tensor_active"),
-        pl.lit(_RANKS[("activities", "launch")], pl.Int64).alias("rank"))
+        "grid", "block", pl.lit(_RANKS[("activities", "launch")], pl.Int64).alias("rank"))
 
 
 def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -164,7 +165,8 @@ def _transfers(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.Data
         "run", "source_file", pl.col("source_line").alias("order"), "name", pl.col("name").alias("short_name"),
         pl.col("kind").alias("category"),
         pl.lit(None, pl.String).alias("region"), pl.lit(1, pl.Int64).alias("count"),
-        pl.col("duration_ns").alias("time_ns"), pl.lit(False).alias("tensor_active"), "rank")
+        pl.col("duration_ns").alias("time_ns"), pl.lit(False).alias("tensor_active"),
+        pl.lit(None, pl.String).alias("grid"), pl.lit(None, pl.String).alias("block"), "rank")
 
 
 # -- real time for counted launches (ncu, rocprof counters) -----------------------------------------------------

@@ -16,6 +16,10 @@
   `bound_note` saying why, when FLOPs are incomplete, no GPU peak is known, a count is missing,
   or the point lies above a roof (a counting error). A point far below its roof keeps its class
   and says so in `bound_note`.
+* Roofs without a point: a run on a known GPU whose logs counted no FLOPs (a trace, a summary)
+  still gets its GPU's peaks and ridge point, at FP32 (`roof_precision`), so its roofline has
+  roofs; no intensity and no bound class.
+* `dram_bytes_derived`: some of the run's DRAM bytes are a logged rate × duration (counters.py).
 
 `with_run_totals(tables, db)` gives the runs table with these columns filled: `roofreport.read`
 calls it so `parse`, `read`, `analyze` and the report read the same frame.
@@ -25,15 +29,16 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.analysis import counted, iterations, roofline, timing
 from roofreport.tables import schema
 
 TRANSFERS = ("memcpy", "memset")
+_NO_PRECISION = "fp32"   # the roof of a run whose logs measured no precision
 _KEEP_NOTES = ("below",)   # roofline notes a run keeps beside its bound class
 
 
-def with_run_totals(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
+def with_run_totals(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.DataFrame:
     """The runs table of `tables` with its `RUN_TOTALS` columns (re)computed."""
     runs = tables.get("runs")
     if runs is None or not runs.height:
@@ -43,11 +48,13 @@ def with_run_totals(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -
     return schema.conform("runs", base.join(totals, on="run", how="left"))
 
 
-def run_totals(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
+def run_totals(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.DataFrame:
     """run + the `RUN_TOTALS` columns, one row per run that has any (module docstring)."""
     rows = timing.kernel_time_rows(tables)        # once: the time and the iteration count read it
     time = kernel_time(rows)
     work = _work(tables, db)
+    work = pl.concat([work, _roofs_only(tables, db, set(work["run"].to_list()) if work.height else set())],
+                     how="diagonal_relaxed")
     steps = iterations.run_iterations(tables, rows)
     ids = pl.concat([f.select("run") for f in (time, work, steps)]).unique()
     out = ids.join(time, on="run", how="left").join(work, on="run", how="left").join(steps, on="run", how="left")
@@ -76,7 +83,7 @@ def kernel_time(rows: pl.DataFrame) -> pl.DataFrame:
 
 # -- work and the roofline point -------------------------------------------------------------
 
-def _work(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataFrame:
+def _work(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.DataFrame:
     rows = counted.counter_rows(tables)
     if not rows.height:
         return pl.DataFrame(schema={"run": pl.String})
@@ -91,7 +98,23 @@ def _work(tables: dict[str, pl.DataFrame], db: hardware.GpuDatabase) -> pl.DataF
     return pl.DataFrame(out, infer_schema_length=None)
 
 
-def run_point(run: str, rows: pl.DataFrame, spec: hardware.GpuSpec | None, precision: str | None) -> dict:
+def _roofs_only(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase, counted_runs: set[str]) -> pl.DataFrame:
+    """The FP32 and DRAM roofs and ridge point of each run on a known GPU whose logs counted
+    nothing (module docstring)."""
+    out = []
+    for run, spec in roofline.run_gpus(tables, db).items():
+        if run in counted_runs:
+            continue
+        peaks = roofline.peaks_for(spec, {}, _NO_PRECISION, [])
+        out.append({"run": run, "roof_precision": _NO_PRECISION, "peak_flops_per_s": peaks["peak_flops_per_s"],
+                    "peak_dram_bytes_per_s": peaks["peak_dram_bytes_per_s"], "ridge_ai": roofline.ridge(peaks),
+                    "bound_note": "no FLOP counts in the logs"})
+    return pl.DataFrame(out, schema={"run": pl.String, "roof_precision": pl.String, "peak_flops_per_s": pl.Float64,
+                                     "peak_dram_bytes_per_s": pl.Float64, "ridge_ai": pl.Float64,
+                                     "bound_note": pl.String})
+
+
+def run_point(run: str, rows: pl.DataFrame, spec: gpu.GpuSpec | None, precision: str | None) -> dict:
     """The totals and roofline point of one run from its counted rows (with `flops`, `time_ns`,
     `time_source` columns)."""
     timed = rows.filter(pl.col("time_ns").is_not_null())
@@ -111,6 +134,8 @@ def run_point(run: str, rows: pl.DataFrame, spec: hardware.GpuSpec | None, preci
     }
     peaks = {"peak_flops_per_s": None, "peak_dram_bytes_per_s": None, "peak_l2_bytes_per_s": None,
              "peak_l1_bytes_per_s": None, "peak_source": None}
+    if precision is None and spec is not None:
+        precision = _NO_PRECISION      # no FLOPs counted: the GPU's FP32 roof all the same
     if precision is not None:
         sources = timed["time_source"].to_list()
         measured = roofline.at_time_clock(roofline.measured_ceilings(rows), roofline.trace_timed(sources))
@@ -128,6 +153,7 @@ def run_point(run: str, rows: pl.DataFrame, spec: hardware.GpuSpec | None, preci
         "peak_flops_per_s": peaks["peak_flops_per_s"], "peak_dram_bytes_per_s": peaks["peak_dram_bytes_per_s"],
         "ridge_ai": point["ridge_ai"], "pct_of_roof": point["pct_of_roof"] if base["flops"] else None,
         "bound": bound, "bound_note": note,
+        "dram_bytes_derived": bool(rows["dram_bytes_derived"].fill_null(False).any()),
     }
 
 
@@ -142,8 +168,8 @@ def _bound(base: dict, point: dict, spec, precision: str | None) -> tuple[str | 
     if not base["dram_bytes"]:
         return None, "no DRAM byte counts in the logs"
     if point["ridge_ai"] is None:
-        gpu = "no GPU identified" if spec is None else f"no {precision} peak known for the {spec.key}"
-        return None, f"{gpu}, so no ridge point"
+        missing = "no GPU identified" if spec is None else f"no {precision} peak known for the {spec.key}"
+        return None, f"{missing}, so no ridge point"
     if point["above_roof"]:
         return None, point["note"]
     note = point["note"] if point["note"] and point["note"].startswith(_KEEP_NOTES) else None

@@ -5,52 +5,55 @@ phase region, tensor-core flags.
 writes these columns and every analysis reads them:
 
 * FLOPs, bytes, duration, clock and measured ceilings from the counters (`counters.py`), with
-  architecture-specific rules decided by the GPU each file ran on (`file_gpus`);
+  architecture-specific rules decided by the family of the GPU each file ran on (the run's GPU,
+  as `gpu/resolve.py` found it: `families` maps each file to it);
 * `short_name` (`names.py`) and `category` (`categories.py`), kept when a parser set them;
 * `region`: when the log gave none, the forward/backward/optimizer phase the name tells;
 * `tensor_active`: tensor counters above zero, or (when the log has no tensor counter) a kernel
   name that is a tensor-core kernel;
 * `flops_complete`: false when tensor-core work ran but no counter measured it (the FLOPs are a
   lower bound), true when the FLOPs counted are all of it, null when nothing was counted.
+
+`with_families` works the family-dependent columns (`counters.FAMILY_COLUMNS`) out again for
+files whose GPU family changed after ingest (`analyze(data, gpu=...)`).
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import PurePath
-
 import polars as pl
 
-from roofreport import hardware
 from roofreport.enrich.categories import Rule, categorize
-from roofreport.enrich.counters import fill_kernel_counters
+from roofreport.enrich.counters import FAMILY_COLUMNS, fill_kernel_counters
 from roofreport.enrich.names import phase_of, short_names
 from roofreport.enrich.tensor import names_look_tensor
-from roofreport.tables.frames import distinct_rows, per_distinct
+from roofreport.tables.frames import per_distinct
 
 FLOP_COLUMNS = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor"]
-_CC_FAMILY = [(r"^3\.", "kepler"), (r"^5\.", "maxwell"), (r"^6\.", "pascal"), (r"^7\.[02]$", "volta"),
-              (r"^7\.5$", "turing"), (r"^8\.9$", "ada"), (r"^8\.", "ampere"), (r"^9\.", "hopper"),
-              (r"^1[0-2]\.", "blackwell")]
-_PATH_DEPTH = 4  # path components (file name and parents) searched for a GPU token
-
-
-def family_of_cc(cc: str | None) -> str | None:
-    """GPU family from a compute capability string ("7.0" -> "volta")."""
-    if not cc:
-        return None
-    return next((fam for pattern, fam in _CC_FAMILY if re.match(pattern, str(cc).strip())), None)
 
 
 def enrich_kernels(kernels: pl.DataFrame, metrics: pl.DataFrame, families: dict[str, str] | None = None,
                    rules: list[Rule] | None = None) -> pl.DataFrame:
-    """kernels with every derived column filled (see the module docstring)."""
+    """kernels with every derived column filled (see the module docstring); `families`: each
+    file's GPU family, where known."""
     if not kernels.height:
         return kernels
-    if families is None:
-        families = file_families(kernels, metrics)
-    kernels = fill_kernel_counters(kernels, metrics, families)
+    kernels = fill_kernel_counters(kernels, metrics, families or {})
     return with_name_facts(kernels, rules)
+
+
+def with_families(kernels: pl.DataFrame, metrics: pl.DataFrame, families: dict[str, str | None]) -> pl.DataFrame:
+    """`kernels` with the columns that depend on the GPU family worked out again for the files
+    of `families` (source_file -> its new family): what ingest gives when it knows that family.
+    The other files' rows are left as they are."""
+    files = list(families)
+    if not kernels.height or not files:
+        return kernels
+    again = pl.col("source_file").is_in(files)
+    cleared = kernels.with_row_index("__row").with_columns(
+        [pl.when(again).then(None).otherwise(pl.col(column)).alias(column) for column in FAMILY_COLUMNS])
+    known = {source: family for source, family in families.items() if family}
+    refilled = with_tensor_flags(fill_kernel_counters(cleared.filter(again), metrics.filter(again), known))
+    return pl.concat([cleared.filter(~again), refilled]).sort("__row").drop("__row")
 
 
 def name_facts(names: pl.Series, rules: list[Rule] | None = None) -> pl.DataFrame:
@@ -101,118 +104,3 @@ def with_tensor_flags(kernels: pl.DataFrame, by_name: pl.Series | None = None) -
                 .when(counted).then(True))
     return kernels.with_columns(pl.coalesce(pl.col("flops_complete"), complete).alias("flops_complete"),
                                 active.alias("tensor_active"))
-
-
-# -- which GPU each file ran on --------------------------------------------------------------
-
-def file_gpus(kernels: pl.DataFrame, metrics: pl.DataFrame,
-              db: hardware.GpuDatabase | None = None) -> pl.DataFrame:
-    """source_file, run, gpu_model, family: from device names in the logs, then the compute
-    capability, then other files of the same run, then GPU tokens in the file's path."""
-    return resolve_gpus(distinct_rows(kernels, ["source_file", "run"]), gpu_facts(kernels, metrics), db)
-
-
-def gpu_facts(kernels: pl.DataFrame, metrics: pl.DataFrame) -> dict[str, tuple[list[str], str | None]]:
-    """source_file -> (the device names its rows give, in order; the GPU family of the compute
-    capability it logged) for every file with kernels: what `resolve_gpus` needs of its rows.
-    A file's facts depend on its own rows only, so they can be kept per file."""
-    named = _device_names(kernels, metrics)
-    ccs = _cc_families(metrics)
-    files = distinct_rows(kernels, ["source_file"])["source_file"].to_list()
-    return {source_file: (named.get(source_file, []), ccs.get(source_file)) for source_file in files}
-
-
-def resolve_gpus(files: pl.DataFrame, facts: dict[str, tuple[list[str], str | None]],
-                 db: hardware.GpuDatabase | None = None) -> pl.DataFrame:
-    """`file_gpus` from each file's `gpu_facts` and the (source_file, run) pairs of the kernel
-    rows, in row order (a run's files lend each other their GPU in that order)."""
-    db = db or hardware.load_database()
-    rows = []
-    for source_file, run in files.select("source_file", "run").iter_rows():
-        names, cc_family = facts.get(source_file, ([], None))
-        spec = _first_match(db, names)
-        family = spec.family if spec else cc_family
-        rows.append({"source_file": source_file, "run": run, "gpu_model": spec.key if spec else None,
-                     "family": family})
-    out = pl.DataFrame(rows, schema={"source_file": pl.String, "run": pl.String,
-                                     "gpu_model": pl.String, "family": pl.String})
-    return _fill_from_run_and_path(out, db)
-
-
-def file_families(kernels: pl.DataFrame, metrics: pl.DataFrame) -> dict[str, str]:
-    return families_of(file_gpus(kernels, metrics))
-
-
-def families_of(gpus: pl.DataFrame) -> dict[str, str]:
-    """source_file -> GPU family, from `file_gpus` / `resolve_gpus`."""
-    gpus = gpus.drop_nulls("family")
-    return dict(zip(gpus["source_file"].to_list(), gpus["family"].to_list()))
-
-
-def _device_names(kernels: pl.DataFrame, metrics: pl.DataFrame) -> dict[str, list[str]]:
-    parts = [distinct_rows(kernels, ["source_file", "device"]).rename({"device": "device_name"})]
-    if metrics.height:
-        parts.append(distinct_rows(metrics, ["source_file", "device"]).rename({"device": "device_name"}))
-        parts.append(metrics.filter(pl.col("metric") == "device__attribute_display_name")
-                     .select("source_file", pl.col("value_text").alias("device_name")))
-    names = pl.concat(parts).drop_nulls().unique(maintain_order=True)
-    out: dict[str, list[str]] = {}
-    for source_file, name in names.iter_rows():
-        out.setdefault(source_file, []).append(name)
-    return out
-
-
-def _first_match(db: hardware.GpuDatabase, names: list[str]) -> hardware.GpuSpec | None:
-    for name in names:
-        if re.fullmatch(r"\s*\d+\s*", name):  # a bare device index says nothing
-            continue
-        spec = db.match(name)
-        if spec is not None:
-            return spec
-    return None
-
-
-def _cc_families(metrics: pl.DataFrame) -> dict[str, str]:
-    """source_file -> family from the compute capability a raw ncu page logs."""
-    if not metrics.height:
-        return {}
-    names = ["device__attribute_compute_capability_major", "device__attribute_compute_capability_minor"]
-    cc = metrics.filter(pl.col("metric").is_in(names)).group_by("source_file").agg(
-        [pl.col("value").filter(pl.col("metric") == n).first().alias(n) for n in names])
-    out = {}
-    for source_file, major, minor in cc.iter_rows():
-        family = family_of_cc(f"{int(major)}.{int(minor or 0)}") if major is not None else None
-        if family:
-            out[source_file] = family
-    return out
-
-
-def _fill_from_run_and_path(gpus: pl.DataFrame, db: hardware.GpuDatabase) -> pl.DataFrame:
-    by_run = gpus.drop_nulls("family").group_by("run").agg(
-        pl.col("gpu_model").drop_nulls().first().alias("run_model"), pl.col("family").first().alias("run_family"))
-    gpus = gpus.join(by_run, on="run", how="left").with_columns(
-        pl.coalesce("gpu_model", "run_model").alias("gpu_model"),
-        pl.coalesce("family", "run_family").alias("family")).drop("run_model", "run_family")
-    missing = gpus.filter(pl.col("family").is_null())
-    if not missing.height:
-        return gpus
-    found = {f: _path_gpu(db, f) for f in missing["source_file"].to_list()}
-    fill = pl.DataFrame({"source_file": list(found),
-                         "p_model": [key for key, _ in found.values()],
-                         "p_family": [family for _, family in found.values()]},
-                        schema={"source_file": pl.String, "p_model": pl.String, "p_family": pl.String})
-    return gpus.join(fill, on="source_file", how="left").with_columns(
-        pl.coalesce("gpu_model", "p_model").alias("gpu_model"),
-        pl.coalesce("family", "p_family").alias("family")).drop("p_model", "p_family")
-
-
-def _path_gpu(db: hardware.GpuDatabase, source_file: str) -> tuple[str | None, str | None]:
-    """GPU key and family from a GPU token in the file's path; the family alone when the token
-    names several GPUs of one family (`v100`: a PCIe or an SXM2 V100, Volta either way)."""
-    for part in reversed(PurePath(source_file).parts[-_PATH_DEPTH:]):
-        spec = db.match(part)
-        if spec is not None:
-            return spec.key, spec.family
-        if family := db.family(part):
-            return None, family
-    return None, None

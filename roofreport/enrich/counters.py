@@ -16,7 +16,9 @@ log they came from:
 * Bytes (b): DRAM = 32·sectors when sectors were logged (exact integers, while `dram__bytes.sum`
   is printed rounded to 3 significant digits in auto-scaled units), else the byte counters;
   L2 and L1 likewise; nvprof transactions × 32 (L1 global ld/st only from Maxwell on: Kepler
-  transactions are 32/64/128 bytes).
+  transactions are 32/64/128 bytes). A log that printed only the DRAM rate
+  (`dram__bytes.sum.per_second`, or its read and write halves) and the kernel's duration gets
+  rate × duration, as course authors compute it by hand: `dram_bytes_derived` marks those.
 * Duration (c): `gpu__time_duration.sum`, else the `Duration` row of the Speed Of Light section,
   else `sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second` (NERSC).
 * Clock and measured ceilings: `sm__cycles_elapsed.avg.per_second` (or the SOL `SM Frequency`),
@@ -109,6 +111,13 @@ _WAVE_SIZE = "wave_size"   # a dispatch's wave size, as the ROCm reader names it
 
 # Alternatives that only hold from Maxwell on (Kepler's transactions are not 32-byte sectors).
 _NOT_ON_KEPLER = {("l1_bytes", 2)}
+# DRAM byte rates (byte/s) that, times the kernel's duration, give its DRAM bytes when no count was logged.
+_DRAM_RATES = [["dram__bytes.sum.per_second"], ["dram__bytes_read.sum.per_second", "dram__bytes_write.sum.per_second"]]
+# The kernel columns whose rules depend on the GPU family (tensor FLOPs, HFMA2.MMA moves,
+# Kepler transactions, AMD's lanes per wave; flops_complete follows flops_tensor): worked out
+# again when it changes.
+FAMILY_COLUMNS = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor", "l1_bytes", "tensor_active",
+                  "flops_complete"]
 
 _DURATION = ["gpu__time_duration.sum", "gpu__time_duration", "Duration"]
 _SM_CLOCK = ["sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second", "SM Frequency"]
@@ -146,6 +155,7 @@ def counter_names() -> set[str]:
     """Every counter name this module reads (tensor counters are matched by pattern instead)."""
     names = _flop_names() | set(_DURATION) | set(_SM_CLOCK) | set(_SM_CYCLES) | {_WAVE_SIZE}
     names.update(_amd_valu(precision, op) for precision in _AMD_VALU.values() for _, op in _AMD_VALU_OPS)
+    names.update(name for rates in _DRAM_RATES for name in rates)
     for alternatives in _BYTE_RULES.values():
         for alt in alternatives:
             names.update(n for _, n in alt)
@@ -189,9 +199,12 @@ def kernel_counters(metrics: pl.DataFrame, families: dict[str, str] | None = Non
     wide = _wide(*_wanted(metrics, names), names)
     wide = _with_family(wide, families)
     out = [_flops(col, terms) for col, terms in _FLOP_TERMS.items()]
-    out += [_first_complete(col, alts) for col, alts in _BYTE_RULES.items()]
-    out.append(pl.coalesce([pl.col(n) for n in _DURATION]
-                           + [_ratio(_SM_CYCLES, _SM_CLOCK) * 1e9]).alias("duration_ns"))
+    out += [_first_complete(col, alts) for col, alts in _BYTE_RULES.items() if col != "dram_bytes"]
+    duration = pl.coalesce([pl.col(n) for n in _DURATION] + [_ratio(_SM_CYCLES, _SM_CLOCK) * 1e9])
+    counted_dram, derived_dram = _first_complete("dram_bytes", _BYTE_RULES["dram_bytes"]), _dram_from_rate(duration)
+    out += [pl.coalesce(counted_dram, derived_dram).alias("dram_bytes"),
+            pl.when(counted_dram.is_null() & derived_dram.is_not_null()).then(True).alias("dram_bytes_derived")]
+    out.append(duration.alias("duration_ns"))
     out.append(pl.coalesce([pl.col(n) for n in _SM_CLOCK]).alias("sm_clock_hz"))
     out += [_peak(col, *rule) for col, rule in _PEAKS.items()]
     counted = wide.select(*KEYS, *out)
@@ -311,6 +324,13 @@ def _first_complete(column: str, alternatives: list[list[tuple[int, str]]]) -> p
     return pl.coalesce(exprs).alias(column)
 
 
+def _dram_from_rate(duration_ns: pl.Expr) -> pl.Expr:
+    """DRAM bytes = the logged DRAM byte rate × the kernel's duration (the first complete rate)."""
+    rates = [pl.when(pl.all_horizontal([pl.col(n).is_not_null() for n in names]))
+             .then(pl.sum_horizontal([pl.col(n) for n in names])) for names in _DRAM_RATES]
+    return pl.coalesce(rates) * duration_ns * 1e-9
+
+
 def _peak(column: str, factor: float, peaks: list[str], clocks: list[str]) -> pl.Expr:
     """A measured ceiling: per-cycle peak × clock (both as the log gave them)."""
     return (pl.coalesce([pl.col(n) for n in peaks]) * factor
@@ -329,7 +349,7 @@ def fill_kernel_counters(kernels: pl.DataFrame, metrics: pl.DataFrame,
     cols = [c for c in counters.columns if c not in KEYS and c in kernels.columns]
     joined = kernels.join(counters.select(*KEYS, *cols), on=KEYS, how="left", suffix="_counted")
     per_row = pl.when(pl.col("kind") == "summary").then(pl.col("count").cast(pl.Float64)).otherwise(1.0)
-    rates = {"sm_clock_hz", "tensor_active", "tensor_precision", *_PEAKS}  # not scaled by invocations
+    rates = {"sm_clock_hz", "tensor_active", "tensor_precision", "dram_bytes_derived", *_PEAKS}  # not scaled by invocations
     return joined.with_columns(
         [pl.coalesce(pl.col(c), pl.col(f"{c}_counted") if c in rates else pl.col(f"{c}_counted") * per_row)
          .alias(c) for c in cols]

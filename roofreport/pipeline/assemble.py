@@ -5,46 +5,50 @@ the files' `FileFacts` alone where it can, so an incremental dataset (`store.py`
 every file of a campaign without reading the unchanged ones again:
 
 * `plan_runs`, `runs_table`: which run each file (or profiler session) belongs to: copies
-  first (`duplicates.py`), then the grouping rules of `runs.py`; runs cut short (`cutshort.py`);
+  first (`duplicates.py`), then the grouping rules of `runs.py`, which resolves each run's GPU
+  from its files' facts; runs cut short (`cutshort.py`);
 * `with_run`: a file's rows tagged with their run;
-* `resolve_families`: the GPU family each file with kernels ran on, from its own facts and
-  its run's other files (`enrich.resolve_gpus`), which decides the kernel counters' rules;
-* `add_gpu_facts`, `finish`: one set of files' rows as the shared tables (kernels enriched). The whole
-  dataset is one such set; a dataset folder writes one per batch of files, and the batches
-  concatenated equal the whole.
+* `families`: the GPU family each file ran on (its run's GPU), which decides the kernel
+  counters' rules;
+* `finish`: one set of files' rows as the shared tables (kernels enriched). The whole dataset is
+  one such set; a dataset folder writes one per batch of files, and the batches concatenated
+  equal the whole.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path, PurePosixPath
 
 import polars as pl
 
-from roofreport.enrich import enrich_kernels, families_of, gpu_facts, resolve_gpus
+from roofreport import gpu
+from roofreport.enrich import enrich_kernels
 from roofreport.pipeline import config, cutshort, duplicates, identity, runs as runs_mod
 from roofreport.pipeline.dataset import FileOutcome
 from roofreport.pipeline.facts import FileFacts
 from roofreport.tables import schema
-from roofreport.tables.frames import distinct_rows
 
 Tables = dict[str, pl.DataFrame]
 
 
 def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
-              tables: dict[int, Tables] | None = None) -> runs_mod.Plan:
+              tables: dict[int, Tables] | None = None, settings: gpu.GpuSettings = gpu.NO_SETTINGS) -> runs_mod.Plan:
     """The run of every parsed file (by position in `found`). `tables`: the files' rows when
-    at hand, else the duplicate check uses the digests kept in the facts."""
+    at hand, else the duplicate check uses the digests kept in the facts. `settings`: what the
+    user says of the GPU."""
     files, candidates = [], []
+    names = root_names([root for _, root in found])
     for index, fact in enumerate(facts):
         if not fact.parsed:
             continue
         path, root = found[index]
         rel = _relative(path, root)
         files.append(runs_mod.LogFile(
-            index=index, rel=rel, root=root.name or str(root), family=fact.family,
+            index=index, rel=rel, root=names[root], family=fact.family,
             variant=fact.variant, tool_version=fact.tool_version, hints=fact.hints,
-            sessions=fact.sessions, tables=config.run_tables(path, root)))
+            sessions=fact.sessions, tables=config.run_tables(path, root), gpu=fact.gpu))
         name = identity.read_name(rel.name)
         candidates.append(duplicates.Candidate(
             index=index, path=path, rel=rel, size=fact.size, family=fact.family,
@@ -54,7 +58,26 @@ def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
     originals = duplicates.find(candidates)
     for file in files:
         file.duplicate_of = originals.get(file.index)
-    return runs_mod.plan(files)
+    return runs_mod.plan(files, settings)
+
+
+def root_names(roots: list[Path]) -> dict[Path, str]:
+    """Each input root's name as run ids show it where two inputs give the same id: its
+    folder's name, with as many parent folders as tell it from the other roots of that name
+    (`v100/vgg13` and `a100/vgg13` given apart are not both `vgg13`)."""
+    distinct = list(dict.fromkeys(roots))
+    parts = {root: Path(os.path.abspath(root)).parts[1:] or (str(root),) for root in distinct}
+    names = {}
+    for root in distinct:
+        depth = 1
+        while True:
+            name = "/".join(parts[root][-depth:])
+            clash = [other for other in distinct if other != root and "/".join(parts[other][-depth:]) == name]
+            if not clash or depth >= len(parts[root]):
+                break
+            depth += 1
+        names[root] = name
+    return names
 
 
 def _relative(path: Path, root: Path) -> PurePosixPath:
@@ -90,41 +113,15 @@ def with_run(frame: pl.DataFrame, plan: runs_mod.Plan, index: int) -> pl.DataFra
     return frame.with_columns(run.alias("run"))
 
 
-def kernel_runs(parts: list[pl.DataFrame], plan: runs_mod.Plan, indices: list[int]) -> pl.DataFrame:
-    """The (source_file, run) pairs of the kernel rows of files' parts (`indices`: each part's
-    file), in row order: what GPU resolution needs of the rows themselves."""
-    pairs = []
-    for part, index in zip(parts, indices):
-        if not part.height:
-            continue
-        if index in plan.session_runs:
-            pairs.append(distinct_rows(part, ["source_file", "run"]))
-        else:   # one file, one run
-            pairs.append(pl.DataFrame({"source_file": [part["source_file"][0]], "run": [plan.file_run[index]]},
-                                      schema=_FILE_RUN))
-    return pl.concat(pairs) if pairs else pl.DataFrame(schema=_FILE_RUN)
-
-
-_FILE_RUN = {"source_file": pl.String, "run": pl.String}
-
-
-def add_gpu_facts(facts: list[FileFacts], kernels: pl.DataFrame, metrics: pl.DataFrame) -> None:
-    """Each file's `gpu_names` and `gpu_cc_family` (`enrich.gpu_facts`) from its rows among
-    `kernels` and `metrics`, worked out for all of them at once."""
-    if not kernels.height:
-        return
-    found = gpu_facts(kernels, metrics)
-    for fact in facts:
-        if fact.display in found:
-            fact.gpu_names, fact.gpu_cc_family = found[fact.display]
-
-
-def resolve_families(runs_of_kernels: pl.DataFrame, facts: list[FileFacts]) -> dict[str, str]:
-    """source_file -> GPU family for the kernel counters (see the module docstring)."""
-    if not runs_of_kernels.height:
-        return {}
-    gpu = {f.display: (f.gpu_names, f.gpu_cc_family) for f in facts if f.rows.get("kernels")}
-    return families_of(resolve_gpus(runs_of_kernels, gpu))
+def families(plan: runs_mod.Plan, facts: list[FileFacts]) -> dict[str, str]:
+    """source_file -> the family of the GPU its run ran on, for every parsed file whose run's
+    GPU has one: it decides the kernel counters' rules."""
+    out = {}
+    for index, fact in enumerate(facts):
+        found = plan.gpu_of(index) if fact.parsed else None
+        if found is not None and found.family:
+            out[fact.display] = found.family
+    return out
 
 
 def concat_parts(parts: dict[str, list[pl.DataFrame]]) -> Tables:
@@ -173,12 +170,10 @@ def _cut_short(plan: runs_mod.Plan, facts: list[FileFacts]) -> dict[str, str]:
 
 
 def outcomes(facts: list[FileFacts], plan: runs_mod.Plan) -> list[FileOutcome]:
-    families = dict(plan.runs.select("run", "gpu_family").iter_rows()) if plan.runs.height else {}
     out = []
     for index, fact in enumerate(facts):
-        run = plan.label_of(index) if fact.parsed else None
-        first = plan.session_runs[index][0][1] if index in plan.session_runs else plan.file_run.get(index)
-        out.append(outcome(fact, run, families.get(first)))
+        found = plan.gpu_of(index) if fact.parsed else None
+        out.append(outcome(fact, plan.label_of(index) if fact.parsed else None, found.family if found else None))
     return out
 
 

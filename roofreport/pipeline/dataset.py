@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from roofreport.errors import LogWarning, UsageError
+from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline.discover import check_not_input
 from roofreport.tables import lazy, schema
 from roofreport.tables.output import TABLE_FORMATS, write_tables
@@ -54,13 +55,16 @@ class FileOutcome:
 
 @dataclass
 class Dataset:
-    """Everything read from a set of paths: the shared tables, the per-file outcomes, and the
-    paths given (the report's default title and the estimate files beside the logs use them)."""
+    """Everything read from a set of paths: the shared tables, the per-file outcomes, the
+    paths given (the report's default title and the estimate files beside the logs use them)
+    and what the user said of the GPU when they were read (`--gpu`, `--peaks`: the runs'
+    GPUs and the run totals follow it)."""
 
     tables: MutableMapping[str, pl.DataFrame]   # a dict, or `LazyTables` for a dataset folder
     files: list[FileOutcome]
     inputs: list[Path] = field(default_factory=list)
     update_report: Any = None   # what an incremental update did (`store.UpdateReport`), or None
+    gpu: GpuSettings = NO_SETTINGS
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.tables[name]
@@ -121,6 +125,25 @@ class Dataset:
     @property
     def warning_count(self) -> int:
         return sum(len(f.warnings) for f in self.files)
+
+    def __repr__(self) -> str:
+        """A few lines (files, runs, rows per table), never the tables themselves. Row counts
+        come from the files' outcomes, so a dataset folder's tables stay unread."""
+        statuses: dict[str, int] = {}
+        rows: dict[str, int] = {}
+        for file in self.files:
+            statuses[file.status] = statuses.get(file.status, 0) + 1
+            for table, count in file.rows.items():
+                rows[table] = rows.get(table, 0) + count
+        status = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items(), key=lambda item: -item[1]))
+        runs = self.tables["runs"].height if "runs" in self.tables else 0
+        tables = ", ".join(f"{name} {rows[name]:,}" for name in schema.TABLES if rows.get(name))
+        inputs = ", ".join(str(p) for p in self.inputs[:3])
+        inputs += f", ... ({len(self.inputs)})" if len(self.inputs) > 3 else ""
+        return (f"<Dataset: {len(self.files)} files ({status or 'none'}), {runs} runs, "
+                f"{self.warning_count} warnings\n  rows: {tables or 'none'}\n  from: {inputs or '-'}>")
+
+    __str__ = __repr__
 
     def write(self, folder: str | Path, format: str = "parquet") -> list[Path]:  # noqa: A002 - the CLI's word
         """Write one file per table into `folder` (created if needed), each atomically:

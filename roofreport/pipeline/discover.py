@@ -2,7 +2,9 @@
 
 Folders are walked recursively, sorted, hidden files and folders skipped, so the same folder
 gives the same files in the same order on every machine. An output path that is one of the
-inputs, or a profiler log inside an input folder, is refused before anything is read.
+inputs, or a profiler log inside an input folder, or one that cannot be written, is refused
+before anything is read; one inside an input folder is allowed (`inside_input` finds it, so
+the CLI can warn that the next run over that folder finds it).
 """
 
 from __future__ import annotations
@@ -41,6 +43,35 @@ def check_not_input(output: Path, inputs: tuple[Path, ...] | list[Path]) -> None
         if src.is_dir() and src in out.parents and out.is_file() and sniff(out).family is not None:
             raise UsageError(f"output {output} is a profiler log inside the input folder {given}; "
                              "choose another path")
+
+
+def check_writable(output: Path) -> None:
+    """Refuse an output that cannot be written: an existing file or folder without write
+    permission, or a new one whose nearest existing folder cannot take it (permissions, a
+    read-only filesystem: `os.access` says so for root too), or whose parent is a file."""
+    target = Path(output)
+    if target.exists():
+        folder = target if target.is_dir() else target.parent
+        if not os.access(target, os.W_OK) or not os.access(folder, os.W_OK | os.X_OK):
+            raise UsageError(f"cannot write {output}: permission denied")
+        return
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {output}: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write {output}: the folder {parent} is not writable")
+
+
+def inside_input(output: Path, inputs: tuple[Path, ...] | list[Path]) -> Path | None:
+    """The input folder `output` lies in (the next read of that folder will find it), or None."""
+    out = Path(output).resolve()
+    for given in inputs:
+        src = Path(given).resolve()
+        if src.is_dir() and src in out.parents:
+            return Path(given)
+    return None
 
 
 def _same_file(first: Path, second: Path) -> bool:

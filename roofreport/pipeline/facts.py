@@ -1,9 +1,9 @@
 """What the pipeline keeps of one file once it was read, apart from its rows.
 
-`FileFacts` is everything run grouping (`runs.py`, `duplicates.py`), GPU resolution for the
-kernel counters (`enrich.resolve_gpus`) and the file's outcome (`dataset.FileOutcome`) need:
-what sniffing found, what the reader said about the run, its warnings and error, how many rows
-each table got, and fingerprints of its bytes and rows. An incremental dataset (`store.py`)
+`FileFacts` is everything run grouping (`runs.py`, `duplicates.py`), the runs' GPUs (`gpu`:
+the evidence its rows give, `gpu/resolve.py`) and the file's outcome (`dataset.FileOutcome`)
+need: what sniffing found, what the reader said about the run, its warnings and error, how many
+rows each table got, and fingerprints of its bytes and rows. An incremental dataset (`store.py`)
 keeps the facts of every file as JSON, so an update groups runs over all files again without
 reading the unchanged ones.
 """
@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 from roofreport.errors import LogWarning
 from roofreport.families.spec import RunHints, Session
+from roofreport.gpu import Evidence
 
 # status of a file that was read without error / with an error after some rows / before any
 OK, PARTIAL, ERROR, SKIPPED = "ok", "partial", "error", "skipped"
@@ -43,8 +44,7 @@ class FileFacts:
     tables_digest: str | None = None  # hash of the rows but where they were read (`duplicates`)
     limits: dict | None = None        # the limits it was read under (`Limits.as_dict`): an update
                                       # reads it again under others
-    gpu_names: list[str] = field(default_factory=list)  # device names its rows give, in order
-    gpu_cc_family: str | None = None  # GPU family from a logged compute capability
+    gpu: Evidence = field(default_factory=Evidence)  # what its rows say of the GPU (`enrich.gpu_evidence`)
     _json: str | None = field(default=None, repr=False, compare=False)  # the text read from
 
     @property
@@ -77,6 +77,7 @@ class FileFacts:
                             for s in data["sessions"]]
         data["warnings"] = [LogWarning(w["code"], w["message"], w["line"], path=data["display"])
                             for w in data["warnings"]]
+        data["gpu"] = Evidence.from_dict(data.get("gpu"))
         facts = cls(**data)
         facts._json = text
         return facts

@@ -1,11 +1,11 @@
 """Writing one generation of a dataset folder (`store.py`): its batches, their rows, the links.
 
-`write_generation` groups runs over every file's facts, cuts the files into batches
-(`batches_of`), and for each batch either hard-links the previous generation's files (its
-files, their rows and their runs are as before) or builds its tables again: the rows of the
-files read now, and those of the others read back from the previous generation (the published
-tables, and the kernels as they were before enrichment, kept in `cache/`), given their runs
-and enriched with their GPU families. Then the runs table (the run totals worked out again
+`write_generation` groups runs over every file's facts (their GPUs too, resolved from the facts),
+cuts the files into batches (`batches_of`), and for each batch either hard-links the previous
+generation's files (its files, their rows, their runs and their GPU families are as before) or
+builds its tables again: the rows of the files read now, and those of the others read back from
+the previous generation (the published tables, and the kernels as they were before enrichment,
+kept in `cache/`), given their runs and enriched with their GPU families. Then the runs table (the run totals worked out again
 only for the runs whose rows or row changed), the files table and the per-file manifest. Nothing here is seen before `store.py` switches the manifest to this generation.
 
 A batch is a run of consecutive files in the walk's order; a folder whose name hashes to a
@@ -27,11 +27,11 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import RoofreportError
+from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import assemble
 from roofreport.pipeline.dataset import FileOutcome
 from roofreport.pipeline.facts import FileFacts
 from roofreport.tables import schema
-from roofreport.tables.frames import distinct_rows
 from roofreport.tables.lazy import LazyTables
 from roofreport.tables.output import PARQUET_ROW_GROUP_ROWS
 
@@ -40,7 +40,6 @@ CACHE = "cache"
 PART = "part.parquet"
 DIRS_PER_BATCH = 4
 FILES_PER_BATCH = 512
-_KERNEL_RUNS = {"source_file": pl.String, "run": pl.String}
 FinishRuns = Callable[[MutableMapping[str, pl.DataFrame]], pl.DataFrame]
 
 
@@ -76,7 +75,6 @@ class _Batch:
     members: list[int]
     rows_key: str = ""
     key: str = ""
-    kernel_runs: pl.DataFrame | None = None
     parts: dict[str, list[pl.DataFrame]] | None = None   # its files' rows with their runs, when loaded
     tables: list[str] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)         # the runs its rows belong to
@@ -94,13 +92,18 @@ class Written:
 
 def write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[int | None],
                      rows: dict[int, dict], previous: Previous | None,
-                     finish_runs: FinishRuns | None) -> Written:
+                     finish_runs: FinishRuns | None, settings: GpuSettings = NO_SETTINGS) -> Written:
     """Write the new generation's files into `target` (see the module docstring). `rows`: the
     tables of the files read now, by position in `found`; `finish_runs(tables)`: the runs
-    table to store (the run totals of the analysis layer: api.read)."""
-    plan = assemble.plan_runs(found, facts)
+    table to store (the run totals of the analysis layer: api.read); `settings`: what the user
+    says of the GPU."""
+    plan = assemble.plan_runs(found, facts, settings=settings)
     batches = batches_of([f.display for f in facts])
-    families = _families(batches, facts, rows, plan, previous)
+    families = assemble.families(plan, facts)
+    for batch in batches:
+        # (a file's rows follow from its bytes, the limits it was read under and its run)
+        batch.rows_key = _key([(facts[i].display, facts[i].content_hash, facts[i].limits, facts[i].parsed,
+                                assemble.run_of(plan, i)) for i in batch.members])
     written = Written({}, assemble.outcomes(facts, plan))
     entries = []
     for batch in batches:
@@ -117,8 +120,7 @@ def write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[i
             written.batches_written += 1
         entries.append({"id": batch.id, "files": len(batch.members),
                         "logs": sum(1 for i in batch.members if facts[i].parsed), "rows_key": batch.rows_key,
-                        "key": batch.key, "tables": batch.tables, "runs": batch.runs,
-                        "kernel_runs": batch.kernel_runs.rows()})
+                        "key": batch.key, "tables": batch.tables, "runs": batch.runs})
         batch.parts = None
     tables = {name: [f"{name}/batch={b.id}/{PART}" for b in batches if name in b.tables]
               for name in schema.PARSED_TABLES}
@@ -131,26 +133,6 @@ def write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[i
     _write_files_manifest(target, facts, mtimes, batches)
     written.manifest = {"batches": entries, "tables": tables}
     return written
-
-
-def _families(batches: list[_Batch], facts: list[FileFacts], rows: dict[int, dict], plan,
-              previous: Previous | None) -> dict[str, str]:
-    """Every kernel file's GPU family (`assemble.resolve_families`): from the (source_file,
-    run) pairs of each batch's kernel rows, kept in the manifest for a batch whose files and
-    runs are as before, worked out from its rows (loaded now) for the others."""
-    for batch in batches:
-        # (a file's rows follow from its bytes, the limits it was read under and its run)
-        batch.rows_key = _key([(facts[i].display, facts[i].content_hash, facts[i].limits, facts[i].parsed,
-                                assemble.run_of(plan, i)) for i in batch.members])
-        before = previous.batches.get(batch.id) if previous else None
-        if before is not None and before["rows_key"] == batch.rows_key:
-            batch.kernel_runs = pl.DataFrame(before["kernel_runs"], schema=_KERNEL_RUNS, orient="row")
-        else:
-            batch.parts = _load_parts(batch, facts, rows, plan, previous)
-            batch.kernel_runs = _kernel_runs(batch.parts["kernels"])
-            _add_gpu_facts(batch, facts)
-    runs_of_kernels = pl.concat([b.kernel_runs for b in batches]) if batches else pl.DataFrame(schema=_KERNEL_RUNS)
-    return assemble.resolve_families(runs_of_kernels, facts)
 
 
 def _finished_runs(target: Path, tables: dict[str, list[str]], runs: pl.DataFrame, files: pl.DataFrame,
@@ -193,20 +175,6 @@ def _touched_runs(runs: pl.DataFrame, before: pl.DataFrame, previous: Previous,
     rows_before = {row[0]: row for row in before.select(columns).rows()}
     touched |= {row[0] for row in runs.select(columns).rows() if rows_before.get(row[0]) != row}
     return touched
-
-
-def _add_gpu_facts(batch: _Batch, facts: list[FileFacts]) -> None:
-    """The GPU facts of the batch's files from its rows (the files read now have none yet)."""
-    if batch.parts["kernels"]:
-        metrics = batch.parts["metrics"][0] if batch.parts["metrics"] else schema.empty("metrics")
-        assemble.add_gpu_facts([facts[i] for i in batch.members], batch.parts["kernels"][0], metrics)
-
-
-def _kernel_runs(kernels: list[pl.DataFrame]) -> pl.DataFrame:
-    """`assemble.kernel_runs` of a batch's kernels (one frame, in file order)."""
-    if not kernels:
-        return pl.DataFrame(schema=_KERNEL_RUNS)
-    return distinct_rows(kernels[0], ["source_file", "run"])
 
 
 def batches_of(displays: list[str]) -> list[_Batch]:

@@ -7,7 +7,8 @@ use (DESIGN.md §2, the course field guide in the corpus):
 * whole-name layouts that need their order to be read: `<arch>_<batch>_<lr>_<gpu>_<experiment>`
   (`out.alexnet_16_0.01_k80_full.756013`), `<model>_<gpu>_<batch>_<experiment>`,
   `hw_<batch>_<lr>_<arch>[_<gpu>]`, and a name that is one `key_value` (`workers_8`, `optim_adam`);
-* otherwise spans read anywhere in the name, in this order: GPU tokens (`a100`, `rtx8000`), model
+* otherwise spans read anywhere in the name, in this order: GPU tokens (`a100`, `rtx8000`: the
+  one token table of `roofreport.gpu`, which resolves them to GPUs), model
   tokens (`resnet18`, `llama3` with a size such as `-8b`), bit widths (`draft_4bit`),
   `key_true/false`, known `key<N>`/`key_N` parameters (`bs64`, `toks3`, `lr_0.1`, `workers_8`),
   precisions (`fp16`, `bf16`), job ids (`.756013`, `slurm-766274`, a trailing `_142093`);
@@ -27,6 +28,9 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import PurePosixPath
 
+from roofreport import gpu
+
+_SEPARATOR = r"[\s_-]"
 # Fields every run has a column for; every other fact is a parameter.
 IDENTITY_FIELDS = ("model", "gpu", "experiment", "program", "job")
 TYPED_PARAMS = {"batch_size": int, "learning_rate": float, "workers": int, "epochs": int,
@@ -68,14 +72,11 @@ def _patterns() -> dict[str, re.Pattern]:
         "key_word": re.compile(
             r"^(?P<key>optim|optimizer|opt|precision|dtype)[_=-](?P<value>[a-z][a-z0-9]*)$", re.I),
         # spans
+        # GPU tokens: the one token table's (gpu/names.py), words parted by `_`, `-` or blanks
         "gpu": re.compile(
-            before + r"(k80|k40(?:st|[cmst])?|k20(?:xm|[cmx])?|k10|m40|m60|p4|p40|p100|v100s?|t4|a100|a10g?|a30|"
-            r"a40|a800|a[2-6]000|a4500|a5500|l4|l20|l40s?|h100|h200|h20|h800|gh200|b[123]00|gb200|"
-            r"rtx[\s_-]?\d{4}(?:[\s_-]?(?:ti|super|ada))?|rtx[\s_-]?a\d{4}|gtx[\s_-]?\d{3,4}(?:[\s_-]?ti)?|"
-            r"titan[\s_-]?(?:xp?|v|rtx|z|black)|rtx8000|quadro|"
-            r"mi(?:50|60|100|210|250x?|300[ax]|325x|355x))(?:x(?P<count>\d{1,2}))?"
+            before + f"({gpu.token_alternatives(_SEPARATOR)})" + r"(?:x(?P<count>\d{1,2}))?"
             # rocprof-compute names a workload's folder by the GPU and its stepping: `MI300X_A1`
-            r"(?:[_-]a[01](?![A-Za-z0-9]))?" + after, re.I),
+            + r"(?:[_-]a[01](?![A-Za-z0-9]))?" + after + gpu.not_another_gpu(_SEPARATOR), re.I),
         "model": re.compile(
             before + r"(resnet\d+|resnext\d+[a-z0-9]*|wide_resnet\d+|alexnet|alex|vgg\d+(?:_bn)?|densenet\d*|"
             r"squeezenet[\d_]*|inception(?:_?v\d)?|googlenet|mobilenet(?:_?v\d)?|shufflenet[a-z0-9]*|"
@@ -228,11 +229,11 @@ def _spans(stem: str) -> tuple[dict, list[str]]:
             read(found)
         text = pats[pattern].sub("\x00", text)
 
-    def gpu(match):
-        facts.setdefault("gpu", re.sub(r"[\s_-]+", "", match.group(1)).upper())
+    def gpu_token(match):
+        facts.setdefault("gpu", re.sub(r"[\s_-]+", " ", match.group(1)).upper())
         if match.group("count"):
             facts.setdefault("gpus", int(match.group("count")))
-    take("gpu", gpu)
+    take("gpu", gpu_token)
 
     def model(match):
         facts.setdefault("model", canonical_model(match.group(1)))

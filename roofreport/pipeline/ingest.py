@@ -18,11 +18,13 @@ from pathlib import Path
 
 import polars as pl
 
+from roofreport.enrich.gpu_evidence import file_evidence
 from roofreport.errors import LogWarning, ParseError, RoofreportError
 from roofreport.families import REGISTRY, ParseResult
 from roofreport.families.common import limits as limits_mod
 from roofreport.families.common.limits import Limits
 from roofreport.families.common.textio import Document
+from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import assemble, config, duplicates, executors
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import discover
@@ -36,33 +38,29 @@ Progress = Callable[[int, int, str], None]
 
 def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int | None = None,
            exclude: tuple[str, ...] = (), executor: str | None = None,
-           limits: Limits = Limits()) -> Dataset:
+           limits: Limits = Limits(), settings: GpuSettings = NO_SETTINGS) -> Dataset:
     """Read every file under `paths` into the shared tables, each row tagged with its run
     (pipeline/runs.py). Files that a glob of `exclude` or a roofreport.toml's `exclude` names
     (pipeline/config.py) are listed as skipped, unread, with the glob that left them out.
     `executor`: where the files are read (`executors.choose`); `limits`: what one file may
-    cost (a roofreport.toml may lower them for its folder)."""
+    cost (a roofreport.toml may lower them for its folder); `settings`: what the user says of
+    the GPU (`--gpu`, `--peaks`)."""
     paths = [Path(p) for p in paths]
     found = discover(paths)
     tasks = file_tasks(found, exclude, limits=limits)
     reads = read_all(tasks, progress=progress, jobs=jobs, executor=executor)
     facts = [read.facts for read in reads]
-    plan = assemble.plan_runs(found, facts, {index: read.tables for index, read in enumerate(reads)})
+    plan = assemble.plan_runs(found, facts, {index: read.tables for index, read in enumerate(reads)}, settings)
     parts: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.PARSED_TABLES}
-    kernel_files = []
     for index, read in enumerate(reads):
         for name, frame in read.tables.items():
             parts[name].append(assemble.with_run(frame, plan, index))
-        kernel_files += [index] if "kernels" in read.tables else []
         read.tables = {}
-    runs_of_kernels = assemble.kernel_runs(parts["kernels"], plan, kernel_files)
-    tables = assemble.concat_parts(parts)
-    assemble.add_gpu_facts(facts, tables["kernels"], tables["metrics"])
-    tables = assemble.finish(tables, assemble.resolve_families(runs_of_kernels, facts))
+    tables = assemble.finish(assemble.concat_parts(parts), assemble.families(plan, facts))
     outcomes = assemble.outcomes(facts, plan)
     tables["runs"] = assemble.runs_table(plan, facts)
     tables["files"] = assemble.files_table(outcomes)
-    return Dataset(tables=tables, files=outcomes, inputs=list(paths))
+    return Dataset(tables=tables, files=outcomes, inputs=list(paths), gpu=settings)
 
 
 # -- the per-file task -----------------------------------------------------------------------
@@ -126,6 +124,9 @@ def _read_one(task: FileTask, path: Path) -> FileRead:
     facts.warnings = [LogWarning(w.code, w.message, w.line, path=task.display) for w in result.warnings]
     facts.error = result.error.describe() if result.error else None
     facts.rows = {name: frame.height for name, frame in tables.items()}
+    hints = result.hints
+    facts.gpu = file_evidence(tables, [hints.device_name, *(s.hints.device_name for s in result.sessions)],
+                              hints.compute_capability, hints.sm_count)
     # The duplicate check compares files' rows by this digest: worked out here, in the worker,
     # rather than one file after the other in the process that groups runs.
     facts.tables_digest = duplicates.tables_digest(tables)

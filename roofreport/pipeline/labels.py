@@ -7,18 +7,69 @@ A parameter varies when runs give it two or more values; one that only some runs
 (`timeout 600 s`) is shown where it tells runs apart that would otherwise read alike. Labels are
 unique within a dataset: runs that still read alike get their job id, their session, or a
 number; a duplicate reads as its original's label with "(copy)".
+
+`assign(rows)` labels the runs of a dataset at ingest; `relabel(runs)` labels a runs table again
+when the analysis changes its GPUs (`--gpu`), so both give the same labels.
 """
 
 from __future__ import annotations
 
+import json
+
+import polars as pl
+
+from roofreport.gpu import NOT_NAMED
+from roofreport.tables import schema
+
 SEPARATOR = " · "
-UNKNOWN_GPU = "unknown GPU"
 # Parameters in the order a label shows them; the others follow alphabetically.
 _ORDER = ("batch_size", "learning_rate", "precision", "workers", "optimizer", "epochs")
 # How the program or its profiler was launched, not what work it did (a time-out; the rank of
 # one process of a distributed job, whose ranks do the same work): last in a label, only when
 # it varies, and never part of a workload (analysis/workloads.py).
 LAUNCH_ONLY = ("timeout_s", "rank")
+
+
+def assign(rows: list[dict]) -> None:
+    """Each row's `label` (unique, from its identity) and `params`: its `all_params` narrowed to
+    what the label shows, the parameters that vary across the runs (copies do not count). A
+    copy reads as its original, with "(copy)"."""
+    for row in rows:
+        row["params"] = dict(row["all_params"])
+    keys = sorted({key for row in rows for key in row["params"]} | {"experiment"})
+    originals = [row for row in rows if not row["duplicate_of"]]
+    shown_keys = dict(zip((row["run"] for row in originals), shown(originals, keys)))
+    texts = unique([label(row, shown_keys[row["run"]]) for row in originals], originals)
+    label_of = {row["run"]: text for row, text in zip(originals, texts)}
+    copies: dict[str, int] = {}
+    for row in rows:
+        original = row["duplicate_of"]
+        if original:
+            copies[original] = copies.get(original, 0) + 1
+            shown_keys[row["run"]] = shown_keys.get(original, [])
+    seen: dict[str, int] = {}
+    for row in rows:
+        original = row["duplicate_of"]
+        if original:
+            seen[original] = seen.get(original, 0) + 1
+            number = f" {seen[original]}" if copies[original] > 1 else ""
+            row["label"] = f"{label_of.get(original, row['run'])} (copy{number})"
+        else:
+            row["label"] = label_of[row["run"]]
+        row["params"] = {k: v for k, v in row["params"].items() if k in shown_keys[row["run"]]}
+
+
+def relabel(runs: pl.DataFrame) -> pl.DataFrame:
+    """A runs table's `label` and `params` made again from its rows (`assign`)."""
+    if not runs.height:
+        return runs
+    # (the run totals are the analysis'; a label is made from what ingest knew)
+    rows = [{**{k: v for k, v in row.items() if k not in schema.RUN_TOTALS},
+             "all_params": json.loads(row["all_params"] or "{}")} for row in runs.to_dicts()]
+    assign(rows)
+    return runs.with_columns(
+        pl.Series("label", [row["label"] for row in rows], dtype=pl.String),
+        pl.Series("params", [json.dumps(row["params"], sort_keys=True, default=str) for row in rows], dtype=pl.String))
 
 
 def varying(rows: list[dict], keys: list[str]) -> list[str]:
@@ -61,7 +112,7 @@ def value(row: dict, key: str):
 def label(row: dict, shown: list[str]) -> str:
     """The label of one run: lead · GPU · experiment · parameters in `shown`."""
     parts = [lead(row)]
-    parts.append(row.get("gpu_label") or UNKNOWN_GPU)
+    parts.append(row.get("gpu_label") or NOT_NAMED)
     if "experiment" in shown and row.get("experiment") and row.get("experiment") != parts[0]:
         parts.append(str(row["experiment"]))
     for key in shown:

@@ -17,6 +17,8 @@ A run is one execution of one program with one configuration (DESIGN.md §2). Th
 Each field of a run's identity comes from, in this order: the `roofreport.toml`, what the log
 says about itself (the profiled command line, process and device), the path, and last the
 configuration name a job echoed at the top of its log. The `provenance` column records which.
+The GPU is the resolver's answer (`gpu/resolve.py`) to everything the run's files, paths,
+folder and user say of it (`gpu.Evidence`): the `gpu*` columns hold it, and the label shows it.
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import PurePosixPath
 
 import polars as pl
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.families.spec import RunHints, Session
 from roofreport.pipeline import identity, labels
 from roofreport.pipeline.config import RunTable
@@ -38,7 +40,6 @@ from roofreport.tables import schema
 # The sources of a run's identity, strongest first. "folder" is the experiment a folder name
 # gives (`C3/`, `proj1/`) when the file's own name and the log give none.
 SOURCES = ("toml", "log", "path", "label", "folder")
-CPU_LABEL = "CPU"
 
 
 @dataclass
@@ -55,6 +56,7 @@ class LogFile:
     sessions: list[Session] = field(default_factory=list)
     tables: list[RunTable] = field(default_factory=list)
     duplicate_of: int | None = None
+    gpu: gpu.Evidence = field(default_factory=gpu.Evidence)   # what its rows say of the GPU
 
 
 @dataclass
@@ -64,6 +66,13 @@ class Plan:
     runs: pl.DataFrame
     file_run: dict[int, str]                                   # file -> its run
     session_runs: dict[int, list[tuple[int, str]]]             # file -> (first line, run) per session
+    gpus: dict[str, gpu.GpuIdentity] = field(default_factory=dict)   # run -> its GPU
+
+    def gpu_of(self, index: int) -> gpu.GpuIdentity | None:
+        """The GPU of a file's run (of its first session's, for a log of several)."""
+        sessions = self.session_runs.get(index)
+        run = sessions[0][1] if sessions else self.file_run.get(index)
+        return self.gpus.get(run) if run else None
 
     def label_of(self, index: int) -> str:
         """The run(s) of a file as `files.run` shows them."""
@@ -85,13 +94,20 @@ class _Unit:
         return self.file.rel.parent
 
 
-def plan(files: list[LogFile]) -> Plan:
+def plan(files: list[LogFile], settings: gpu.GpuSettings = gpu.NO_SETTINGS) -> Plan:
+    """The runs of `files` (module docstring); `settings`: what the user says of the GPU."""
+    db = settings.database()
     units = {f.index: _units(f) for f in files}
-    groups = _groups(files, units)
+    groups = _groups(files, units, db)
     ids = _run_ids(groups, files)
-    rows = [_identity(run_id, members) for run_id, members in zip(ids, groups)]
+    named = _named_in_folders(groups, db)
+    rows, gpus = [], {}
+    for run_id, members in zip(ids, groups):
+        facts = [_unit_facts(unit) for unit in members]
+        row, gpus[run_id] = _identity(run_id, members, facts, _evidence(members, facts, settings, named), db)
+        rows.append(row)
     _link_duplicates(rows, groups, ids)
-    _label(rows)
+    labels.assign(rows)
     file_run, session_runs = {}, {}
     for run_id, members in zip(ids, groups):
         for unit in members:
@@ -100,7 +116,7 @@ def plan(files: list[LogFile]) -> Plan:
             else:
                 first = unit.file.sessions[unit.session - 1].first_line
                 session_runs.setdefault(unit.file.index, []).append((first, run_id))
-    return Plan(runs=_table(rows), file_run=file_run, session_runs=session_runs)
+    return Plan(runs=_table(rows), file_run=file_run, session_runs=session_runs, gpus=gpus)
 
 
 # -- units and groups --------------------------------------------------------------------------
@@ -114,7 +130,7 @@ def _units(file: LogFile) -> list[_Unit]:
     return [_Unit(file, n, _merged(s.hints, own)) for n, s in enumerate(file.sessions, 1)]
 
 
-def _groups(files: list[LogFile], units: dict[int, list[_Unit]]) -> list[list[_Unit]]:
+def _groups(files: list[LogFile], units: dict[int, list[_Unit]], db: gpu.GpuDatabase) -> list[list[_Unit]]:
     groups: list[list[_Unit]] = []
     named: dict[str, list[_Unit]] = {}
     by_dir: dict[tuple, list[_Unit]] = {}
@@ -129,11 +145,11 @@ def _groups(files: list[LogFile], units: dict[int, list[_Unit]]) -> list[list[_U
                 by_dir.setdefault((file.root, str(unit.rel_dir)), []).append(unit)
     groups += named.values()
     for members in by_dir.values():
-        groups += _directory_runs(members)
+        groups += _directory_runs(members, db)
     return groups
 
 
-def _directory_runs(members: list[_Unit]) -> list[list[_Unit]]:
+def _directory_runs(members: list[_Unit], db: gpu.GpuDatabase) -> list[list[_Unit]]:
     """The runs of one directory's logs: one per variant key; keyless logs join the only run."""
     dir_facts = _dir_facts(members[0].file.rel)
     by_key: dict[tuple, list[_Unit]] = {}
@@ -148,7 +164,7 @@ def _directory_runs(members: list[_Unit]) -> list[list[_Unit]]:
             runs.append(keyless)
     out = []
     for run in runs:
-        out += _split_unlike(run)
+        out += _split_unlike(run, db)
     return out
 
 
@@ -166,7 +182,7 @@ def _can_join(run: list[_Unit], keyless: list[_Unit]) -> bool:
     return len(kinds) == len(set(kinds))
 
 
-def _split_unlike(run: list[_Unit]) -> list[list[_Unit]]:
+def _split_unlike(run: list[_Unit], db: gpu.GpuDatabase) -> list[list[_Unit]]:
     """Logs of one name that cannot be one execution. Content that names different commands or
     GPUs: each log a run of its own. Two logs of the same kind (two dmon captures): as many runs
     as it takes to hold one log of each kind, the logs taken in order."""
@@ -174,7 +190,7 @@ def _split_unlike(run: list[_Unit]) -> list[list[_Unit]]:
         return [run]
     commands = {u.hints.command.strip() for u in run if u.hints.command}
     gpus = [u.hints.device_name for u in run if u.hints.device_name]
-    if len(commands) > 1 or any(not _same_gpu(a, b) for a in gpus for b in gpus):
+    if len(commands) > 1 or any(not db.same_gpu(a, b) for a in gpus for b in gpus):
         return [[u] for u in run]
     out: list[list[_Unit]] = []
     for unit in run:
@@ -247,11 +263,13 @@ def _prefixed_where_clashing(ids: list[str], roots: list[str]) -> list[str]:
 
 # -- identity ----------------------------------------------------------------------------------
 
-def _identity(run_id: str, members: list[_Unit]) -> dict:
-    """The run's row: every field from the strongest source that has it, and which one that was."""
+def _identity(run_id: str, members: list[_Unit], unit_facts: list[dict[str, dict]], evidence: gpu.Evidence,
+              db: gpu.GpuDatabase) -> tuple[dict, gpu.GpuIdentity]:
+    """The run's row: every field from the strongest source that has it, and which one that
+    was (`unit_facts`: what each source says of each unit); the GPU from the resolver."""
     layers = {source: {} for source in SOURCES}
-    for unit in members:
-        for source, facts in _unit_facts(unit).items():
+    for said in unit_facts:
+        for source, facts in said.items():
             for key, value in facts.items():
                 if value is not None:
                     layers[source].setdefault(key, value)
@@ -277,20 +295,72 @@ def _identity(run_id: str, members: list[_Unit]) -> dict:
         "device_kind": values.pop("device_kind", None),
         "provenance": provenance,
     }
-    gpu = values.pop("gpu", None)
-    row.update(_gpu(gpu, row["device_kind"]))
-    if provenance.get("gpu") and row["gpu_model"]:
-        provenance["gpu_model"] = "database"
+    values.pop("gpu", None)          # the resolver's, below
+    found = gpu.CPU if row["device_kind"] == "cpu" else gpu.resolve(evidence, db)
+    row.update(found.columns())
+    from_toml = found.evidence == gpu.USER and layers["toml"].get("gpu") == evidence.user
+    gpu_provenance(provenance, found, named_by=provenance.get("gpu"), from_toml=from_toml)
     for key in identity.TYPED_PARAMS:
         value = values.pop(key, None)
         row[key] = identity.typed(key, value) if value is not None else None
     row["phase"] = values.pop("phase", None)
-    row["params"] = {k: values[k] for k in sorted(values)}
+    params = {k: values[k] for k in sorted(values)}
     for key in identity.TYPED_PARAMS:
         if row[key] is not None:
-            row["params"][key] = row[key]
-    row["all_params"] = dict(row["params"])
-    return row
+            params[key] = row[key]
+    row["all_params"] = params
+    return row, found
+
+
+def gpu_provenance(provenance: dict, found: gpu.GpuIdentity, named_by: str | None = None,
+                   from_toml: bool = False) -> None:
+    """`provenance`'s gpu and gpu_model entries for the GPU `found`: the evidence that decided
+    (the toml, the user, the log), for a path token the layer that gave it (`named_by`: path, or
+    the job's echoed label); gpu_model "database" when the table knows the GPU."""
+    provenance.pop("gpu", None)
+    provenance.pop("gpu_model", None)
+    if found.evidence:
+        by_path = named_by if named_by in ("path", "label") else "path"
+        provenance["gpu"] = ("toml" if from_toml else by_path if found.evidence == gpu.PATH
+                             else gpu.LOG if found.evidence == gpu.CC else found.evidence)
+    if found.key:
+        provenance["gpu_model"] = "database"
+
+
+def _evidence(members: list[_Unit], unit_facts: list[dict[str, dict]], settings: gpu.GpuSettings,
+              named: dict[tuple, tuple[str, ...]]) -> gpu.Evidence:
+    """What the run's units, their paths and folder, and the user say of its GPU: a unit's
+    own device first, then its file's rows; GPU tokens of the file name, its folders (nearest
+    first) and the job's echoed name; the names other logs of the folder give."""
+    parts, tokens, toml = [], [], None
+    for unit, facts in zip(members, unit_facts):
+        own = (unit.hints.device_name,) if unit.hints.device_name else ()
+        parts.append(gpu.Evidence(names=own))
+        parts.append(unit.file.gpu)
+        toml = toml or facts["toml"].get("gpu")
+        name, dirs = identity.read_path(unit.file.rel)
+        tokens += [f.get("gpu") for f in (name, *dirs)]
+        # the folder the user gave (`roofreport build v100_logs/`), after the names below it
+        tokens.append(identity.read_name(unit.file.root, is_file=False).get("gpu"))
+        if facts["label"].get("gpu"):
+            tokens.append(facts["label"]["gpu"])
+    folders = {(u.file.root, str(u.rel_dir)) for u in members}
+    neighbours = tuple(n for folder in sorted(folders) for n in named.get(folder, ()))
+    return replace(gpu.Evidence.combined(parts), user=settings.gpu or toml,
+                   path_tokens=tuple(dict.fromkeys(t for t in tokens if t)), neighbours=neighbours)
+
+
+def _named_in_folders(groups: list[list[_Unit]], db: gpu.GpuDatabase) -> dict[tuple, tuple[str, ...]]:
+    """(input, folder) -> the device names its logs give that name one GPU of the table: what
+    completes a name another log of the folder cut short."""
+    out: dict[tuple, dict[str, None]] = {}
+    for members in groups:
+        for unit in members:
+            names = [unit.hints.device_name, *unit.file.gpu.names]
+            for name in names:
+                if name and db.match(name) is not None:
+                    out.setdefault((unit.file.root, str(unit.rel_dir)), {})[name] = None
+    return {folder: tuple(names) for folder, names in out.items()}
 
 
 def _unit_facts(unit: _Unit) -> dict[str, dict]:
@@ -326,49 +396,6 @@ def _dir_facts(rel: PurePosixPath) -> dict:
     return facts
 
 
-def _gpu(name: str | None, device_kind: str | None) -> dict:
-    """The GPU as named (`gpu`), its key in the GPU database (`gpu_model`), the one label the
-    report uses for it (`gpu_label`: the database's name, else the name as the log spells it;
-    "CPU" for a run the log shows on the CPU; null when unknown) and its family (`gpu_family`:
-    the database row's, or the family every row the name may stand for shares, `v100`: volta)."""
-    if name is None:
-        return {"gpu": None, "gpu_model": None, "gpu_label": CPU_LABEL if device_kind == "cpu" else None,
-                "gpu_family": None}
-    spec = hardware.match(name)
-    if spec is None:
-        return {"gpu": name, "gpu_model": None, "gpu_label": _clean_device(name),
-                "gpu_family": hardware.load_database().family(name)}
-    return {"gpu": name, "gpu_model": spec.key, "gpu_label": canonical_gpu_label(spec), "gpu_family": spec.family}
-
-
-def canonical_gpu_label(spec) -> str:
-    """The name a GPU goes by everywhere in a report: the database's short label where it has
-    one (`GpuSpec.label`), else the name its datasheet gives it."""
-    return getattr(spec, "label", None) or spec.name
-
-
-def _clean_device(name: str) -> str:
-    text = name.strip()
-    if text.endswith(")") and " (" in text and text.rsplit(" (", 1)[1][:-1].isdigit():
-        text = text.rsplit(" (", 1)[0]
-    return text
-
-
-def _same_gpu(first: str, second: str) -> bool:
-    """Two device names that can be one GPU: the same database entry, or one name the other
-    cut short (`NVIDIA GeForce RTX` of a raw page, `NVIDIA GeForce RTX 2080 Ti`)."""
-    spec_a, spec_b = hardware.match(first), hardware.match(second)
-    if spec_a is not None and spec_b is not None:
-        return spec_a.key == spec_b.key
-    short_a, short_b = _bare_device(first), _bare_device(second)
-    return short_a.startswith(short_b) or short_b.startswith(short_a)
-
-
-def _bare_device(name: str) -> str:
-    text = _clean_device(name).lower().rstrip(".… ")
-    return text.removeprefix("nvidia ")
-
-
 def _merged(first: RunHints, second: RunHints) -> RunHints:
     """Hints of `first`, completed from `second`."""
     return RunHints(**{f.name: getattr(first, f.name) if getattr(first, f.name) is not None
@@ -379,7 +406,7 @@ def _text(value) -> str | None:
     return None if value is None else str(value)
 
 
-# -- duplicates, labels ------------------------------------------------------------------------
+# -- duplicates --------------------------------------------------------------------------------
 
 def _link_duplicates(rows: list[dict], groups: list[list[_Unit]], ids: list[str]) -> None:
     """`duplicate_of`: the run of the original file (the same session of it, for a log of
@@ -395,33 +422,6 @@ def _link_duplicates(rows: list[dict], groups: list[list[_Unit]], ids: list[str]
             session = members[0].session
             row["duplicate_of"] = run_of.get((original, session)) or run_of.get((original, None)) \
                 or next(run for (index, _), run in run_of.items() if index == original)
-
-
-def _label(rows: list[dict]) -> None:
-    """`label` (unique, from identity) and `params` narrowed to what the label shows: the
-    parameters that vary across the runs (copies do not count). A copy reads as its original,
-    with "(copy)"."""
-    keys = sorted({key for row in rows for key in row["params"]} | {"experiment"})
-    originals = [row for row in rows if not row["duplicate_of"]]
-    shown = dict(zip((row["run"] for row in originals), labels.shown(originals, keys)))
-    texts = labels.unique([labels.label(row, shown[row["run"]]) for row in originals], originals)
-    label_of = {row["run"]: text for row, text in zip(originals, texts)}
-    copies: dict[str, int] = {}
-    for row in rows:
-        original = row["duplicate_of"]
-        if original:
-            copies[original] = copies.get(original, 0) + 1
-            shown[row["run"]] = shown.get(original, [])
-    seen: dict[str, int] = {}
-    for row in rows:
-        original = row["duplicate_of"]
-        if original:
-            seen[original] = seen.get(original, 0) + 1
-            number = f" {seen[original]}" if copies[original] > 1 else ""
-            row["label"] = f"{label_of.get(original, row['run'])} (copy{number})"
-        else:
-            row["label"] = label_of[row["run"]]
-        row["params"] = {k: v for k, v in row["params"].items() if k in shown[row["run"]]}
 
 
 def _table(rows: list[dict]) -> pl.DataFrame:

@@ -31,8 +31,9 @@ previous dataset as it was, readable. The previous generation is kept for reader
 scanning it; older ones, and those of interrupted updates, are removed by the next update.
 
 A change of roofreport's version, of the tables' schema (`schema.SCHEMA_VERSION`,
-`schema.fingerprint`) or of its code and data tables (a development install) reads everything
-again, with a message saying why.
+`schema.fingerprint`), of its code and data tables (a development install) or of what the user
+says of the GPU (`--gpu`, `--peaks` and the peaks file's contents: every run's GPU and totals
+may change) reads everything again, with a message saying why.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ import polars as pl
 
 from roofreport.errors import RoofreportError, UsageError
 from roofreport.families.common.limits import Limits
+from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import assemble, duplicates
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import discover
@@ -130,38 +132,47 @@ def open_dataset(folder: Path | str) -> Dataset:
     runs = {path: (run, family) for path, run, family in tables["files"].select("path", "run", "gpu_family").iter_rows()}
     outcomes = [assemble.outcome(FileFacts.from_json(row["facts"]), *runs.get(display, (None, None)))
                 for display, row in read_files_manifest(generation).items()]
-    return Dataset(tables=tables, files=outcomes, inputs=[Path(p) for p in manifest["inputs"]])
+    return Dataset(tables=tables, files=outcomes, inputs=[Path(p) for p in manifest["inputs"]],
+                   gpu=_settings(manifest))
+
+
+def _settings(manifest: dict) -> GpuSettings:
+    """The GPU settings a dataset was read with."""
+    peaks = manifest.get("peaks")
+    return GpuSettings(gpu=manifest.get("gpu"), peaks=Path(peaks) if peaks else None)
 
 
 # -- updating ----------------------------------------------------------------------------------
 
 def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jobs: int | None = None,
            executor: str | None = None, progress: Progress | None = None,
-           finish_runs: FinishRuns | None = None, limits: Limits = Limits()) -> Dataset:
+           finish_runs: FinishRuns | None = None, limits: Limits = Limits(),
+           settings: GpuSettings = NO_SETTINGS) -> Dataset:
     """Bring the dataset in `folder` up to date with the logs under `paths` (see the module
     docstring) and return it, opened (`open_dataset`), with `.update_report` saying what was
     done. `finish_runs(tables)`: the runs table to store, from the new tables (lazy) with the
-    runs the pipeline found (the caller's run totals)."""
+    runs the pipeline found (the caller's run totals). `settings`: what the user says of the
+    GPU."""
     started = time.perf_counter()
     folder = Path(folder)
     _check_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with _locked(folder):
         report = UpdateReport()
-        previous = _previous(folder, report)
+        previous = _previous(folder, report, settings)
         found = _outside(discover(paths), folder, paths)
         scanned_at = time.time_ns()
         facts, mtimes, rows = _read_changes(found, previous, report, exclude, jobs, executor, progress,
                                             limits)
         generation = _next_generation(folder)
-        written = write_generation(folder / generation, found, facts, mtimes, rows, previous, finish_runs)
+        written = write_generation(folder / generation, found, facts, mtimes, rows, previous, finish_runs, settings)
         report.batches_written, report.batches_kept = written.batches_written, written.batches_kept
-        manifest = _manifest(generation, previous, paths, exclude, written.manifest, scanned_at)
+        manifest = _manifest(generation, previous, paths, exclude, written.manifest, scanned_at, settings)
         _switch(folder, manifest)
         _clean(folder, keep={generation, previous.generation if previous else None})
     # (as `open_dataset` would give it, from what is at hand)
     dataset = Dataset(tables=lazy_tables(folder / generation, manifest), files=written.outcomes,
-                      inputs=list(paths))
+                      inputs=list(paths), gpu=settings)
     report.seconds = time.perf_counter() - started
     dataset.update_report = report
     return dataset
@@ -175,12 +186,14 @@ def _check_folder(folder: Path) -> None:
                          "a folder of its own")
 
 
-def _previous(folder: Path, report: UpdateReport) -> Previous | None:
+def _previous(folder: Path, report: UpdateReport, settings: GpuSettings) -> Previous | None:
     manifest = _load_manifest(folder)
     if manifest is None:
         report.full = True
         return None
     stale = _stale(manifest)
+    if stale is None and manifest.get("gpu_settings") != settings.fingerprint():
+        stale = "the GPU settings (--gpu, --peaks) changed"
     if stale:
         report.full = True
         report.messages.append(f"{stale} since the dataset was written: every file is read again")
@@ -296,8 +309,10 @@ def _stat(path: str) -> os.stat_result | None:
 # -- the manifest, the switch, the clean-up ----------------------------------------------------
 
 def _manifest(generation: str, previous: Previous | None, paths: list[Path], exclude, written: dict,
-              scanned_at: int) -> dict:
+              scanned_at: int, settings: GpuSettings) -> dict:
     return {
+        "gpu": settings.gpu, "peaks": str(settings.peaks) if settings.peaks else None,
+        "gpu_settings": settings.fingerprint(),
         "format": FORMAT, "format_version": FORMAT_VERSION,
         "roofreport_version": __version__, "schema_version": schema.SCHEMA_VERSION,
         "schema_fingerprint": schema.fingerprint(), "code_fingerprint": code_fingerprint(),
@@ -366,7 +381,11 @@ def _locked(folder: Path):
     except ImportError:  # no advisory locks here
         yield
         return
-    with open(folder / ".lock", "w") as handle:
+    try:
+        handle = open(folder / ".lock", "w")  # noqa: SIM115 - closed below, after the update
+    except OSError as exc:
+        raise UsageError(f"cannot update {folder}: {exc.strerror or exc}") from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

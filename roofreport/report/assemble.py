@@ -121,9 +121,13 @@ def _gpu_keys(runs: pl.DataFrame) -> list[str]:
 def _subtitle(an: Analysis, files: list, names: RunNames) -> str:
     logs = sum(1 for f in files if f.status != "skipped")
     runs = an.tables["runs"]
-    gpus = sorted({names.gpu(r) for r in runs["run"].to_list()} - {names.gpu(None)}) if runs.height else []
+    # the GPUs something named, and the CPU (not "GPU not named")
+    named = runs.filter(pl.col("gpu_evidence").is_not_null() | (pl.col("device_kind") == "cpu")) if runs.height else runs
+    gpus = sorted({names.gpu(r) for r in named["run"].to_list()}) if named.height else []
     parts = [f"{runs.height} run{'s' if runs.height != 1 else ''}",
              f"{logs} log file{'s' if logs != 1 else ''}"]
     if gpus:
         parts.append(", ".join(gpus))
+    if an.settings.view.narrows:   # --run / --kernel: say what is shown, and that totals are whole
+        parts.append(f"showing {an.settings.view.describe()} (run totals count every kernel)")
     return " · ".join(parts)

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from roofreport.gpu import NOT_NAMED
 from roofreport.pipeline.labels import SEPARATOR
 
-NO_GPU = "GPU not named"
+NO_GPU = NOT_NAMED      # the one name of an unknown GPU, in run labels and the report alike
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
 
 

@@ -13,30 +13,38 @@ from roofreport.tables.frames import shared_strings
 
 Str, I64, F64, Bool = pl.String, pl.Int64, pl.Float64, pl.Boolean
 
-_SOURCE = {"run": Str, "source_file": Str, "source_line": I64}
+_SOURCE = {
+    "run": Str,                # the run the row belongs to (`runs.run`)
+    "source_file": Str,        # the file the row was read from, as given (`files.path`)
+    "source_line": I64,        # its line in that file (1-based; a JSON trace: the event's position)
+}
 
+# kernels: one row per kernel launch (ncu, nsys/nvprof/PyTorch traces) or per summary row (nsys
+# kern sum, nvprof summary: `kind` "summary", `count` launches), with the roofline quantities
+# the log counted.
 KERNELS = {
     **_SOURCE,
     "launch_id": I64,          # per-file launch index (ncu ID, trace row); joins `metrics`
     "name": Str,               # full name as the log printed it
     "short_name": Str,         # no template arguments, no parameter list
-    "category": Str,
+    "category": Str,           # conv, gemm, elementwise, ... (data/kernel_categories.tsv); other
     "region": Str,             # NVTX path / profiler range / phase when known
     "kind": Str,               # "launch" or "summary"
     "count": I64,              # launches the row stands for
     "duration_ns": F64,        # total for the row
-    "device": Str,
-    "context": I64,
-    "stream": I64,
-    "grid": Str,
-    "block": Str,
-    "flops_fp64": F64,
+    "device": Str,             # the device as the log names it
+    "context": I64,            # CUDA context id
+    "stream": I64,             # CUDA stream id
+    "grid": Str,               # launch grid "(x, y, z)"
+    "block": Str,              # thread block "(x, y, z)"
+    "flops_fp64": F64,         # FLOPs per precision (docs/methodology.md: fma counts twice)
     "flops_fp32": F64,
     "flops_fp16": F64,
-    "flops_tensor": F64,
-    "dram_bytes": F64,
+    "flops_tensor": F64,       # tensor-core FLOPs where an op-path counter gives them
+    "dram_bytes": F64,         # bytes moved to and from device memory
     "l2_bytes": F64,
     "l1_bytes": F64,
+    "dram_bytes_derived": Bool,  # true: dram_bytes is the logged DRAM byte rate × duration, no count
     "flops_complete": Bool,    # false when tensor-core work is known or suspected missing
     "tensor_active": Bool,     # tensor pipes busy or tensor instructions counted
     "tensor_precision": Str,   # input type of the kernel's largest matrix work, where counters say it
@@ -50,12 +58,13 @@ KERNELS = {
     "peak_l1_bytes_per_s": F64,
 }
 
+# metrics: every metric the logs printed, long form (one row per launch and metric), nothing dropped.
 METRICS = {
     **_SOURCE,
-    "launch_id": I64,
+    "launch_id": I64,          # joins `kernels.launch_id` of the same file
     "kernel_name": Str,
     "device": Str,
-    "section": Str,
+    "section": Str,            # the ncu section (or the reader's group) the metric was printed in
     "metric": Str,             # metric name as printed (display name or counter name)
     "stat": Str,               # null for a single value; "min"/"max"/"avg"/"total" in summaries
     "unit": Str,               # unit as printed
@@ -63,21 +72,23 @@ METRICS = {
     "value_text": Str,         # the text as printed (kept for non-numeric values)
 }
 
+# activities: the timeline of traces (nsys, nvprof, PyTorch): kernels, memcpy and memset.
 ACTIVITIES = {
     **_SOURCE,
     "kind": Str,               # "kernel", "memcpy", "memset", ...
     "name": Str,
-    "start_ns": F64,
+    "start_ns": F64,           # from the trace's own origin
     "duration_ns": F64,
-    "bytes": F64,
+    "bytes": F64,              # bytes a copy or set moved
     "device": Str,
     "context": I64,
     "stream": I64,
-    "correlation_id": I64,
+    "correlation_id": I64,     # links the activity to the API call that launched it
     "grid": Str,
     "block": Str,
 }
 
+# api_calls: CUDA runtime and driver calls, summed (`kind` "summary") or one row per call ("trace").
 API_CALLS = {
     **_SOURCE,
     "kind": Str,               # "summary" or "trace"
@@ -90,6 +101,7 @@ API_CALLS = {
     "start_ns": F64,
 }
 
+# samples: GPU time series of the monitors (nvidia-smi, DCGM, tegrastats), one row per GPU and sample.
 SAMPLES = {
     **_SOURCE,
     "gpu_index": I64,
@@ -119,6 +131,7 @@ SAMPLES = {
     "process_mem_mib": F64,           # GPU memory the process used (accounted apps: its maximum)
 }
 
+# regions: NVTX ranges, profiler ranges, PyTorch annotations, operators and training phases.
 REGIONS = {
     **_SOURCE,
     "kind": Str,               # "nvtx", "profiler_range", "phase"
@@ -199,12 +212,13 @@ RUN_TOTALS = {
     "flops": F64,                 # every counted kernel, every precision
     "flops_complete": Bool,       # false: tensor-core work went uncounted (a lower bound)
     "dram_bytes": F64,            # every counted kernel, with FLOPs or without
+    "dram_bytes_derived": Bool,   # some are a logged DRAM byte rate × duration (no count logged)
     "counted_kernels": I64,       # launches whose counters were read (one file per run)
     "counted_time_ns": F64,       # their time: a trace's when it has them, else their own
     "counted_time_source": Str,
     "arithmetic_intensity": F64,  # flops / dram_bytes
     "achieved_flops_per_s": F64,  # flops of the timed counted kernels / their time
-    "roof_precision": Str,        # the precision doing most FLOPs: whose ceiling applies
+    "roof_precision": Str,        # the precision doing most FLOPs: whose ceiling applies (fp32: none counted)
     "peak_flops_per_s": F64,
     "peak_dram_bytes_per_s": F64,
     "ridge_ai": F64,              # peak FLOP/s / DRAM bandwidth
@@ -213,13 +227,20 @@ RUN_TOTALS = {
     "bound_note": Str,            # why no bound class, or what else the point says
 }
 
+# runs: one row per run, the unit of comparison: its identity (model, GPU, parameters, from the
+# logs, the paths and roofreport.toml) and its totals, counted over every kernel of the run.
 RUNS = {
     "run": Str,                # stable id: a file's path (`#N` for a profiler session), a folder
     "label": Str,              # human label from the identity (model · GPU · parameters), unique
-    "gpu": Str,                # device name as the log spells it (or the path token)
-    "gpu_model": Str,          # key in the GPU database, or null
-    "gpu_label": Str,          # the one name the report uses for the GPU; "CPU"; null: unknown
-    "gpu_family": Str,         # its architecture family (`GpuSpec.family`: volta, hopper, cdna2, cdna3...)
+    # The run's GPU, as the one resolver found it (gpu/resolve.py; README: "How a run's GPU is found")
+    "gpu": Str,                # the GPU as the deciding evidence spells it: logged name, path token, "CC 8.0", --gpu
+    "gpu_model": Str,          # key in the GPU database, or null (no peaks)
+    "gpu_label": Str,          # the one name reports use: the table's label, the logged name,
+                               # "GPU not named" (with the kernels' class when they tell), "CPU"
+    "gpu_family": Str,         # architecture family (volta, hopper, cdna2, cdna3...): the kernel counters' rules
+    "gpu_evidence": Str,       # what decided: "user" (--gpu, toml), "log", "cc", "path"; null: nothing
+    "gpu_assumed": Bool,       # a default variant stands in for one the evidence did not name
+    "gpu_note": Str,           # why assumed (the variants' peak span), what disagreed; null: nothing to say
     "model": Str,
     "batch_size": I64,
     "learning_rate": F64,
@@ -242,12 +263,13 @@ RUNS = {
     "params": Str,             # JSON object: the run's parameters that vary across the dataset
     "all_params": Str,         # JSON object: every parameter the logs, names or toml give the run
     "duplicate_of": Str,       # the run this one copies (history folder, prev_*, identical file)
-    "provenance": Str,         # JSON object: field -> toml | log | path | label | folder | database
+    "provenance": Str,         # JSON object: field -> toml | log | path | label | folder | database (gpu: its gpu_evidence, or toml)
     "cut_short": Bool,         # the log stops mid-run: profiler timeout, job killed, cut trace
     "cut_short_reason": Str,   # what the log says, with file and line
     **RUN_TOTALS,
 }
 
+# files: one row per file found, with what became of it (`roofreport inspect`).
 FILES = {
     "path": Str,
     "family": Str,
@@ -281,7 +303,7 @@ PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "re
 # The version of these tables' layout. Raise it when a column is added, removed, retyped or
 # changes meaning: an incremental dataset written under another version is read again in full
 # (`pipeline/store.py`), and so is one whose `fingerprint()` differs, should a change forget it.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def fingerprint() -> str:

@@ -126,8 +126,10 @@ def read_details(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: 
     if not launches.height:
         return False
     # A launch may hold only rule rows (its sections printed no table): still a launch.
-    kernels = _kernels(_first_rows(launches, roles, lines))
+    first = _first_rows(launches, roles, lines)
+    kernels = _kernels(first)
     result.add("kernels", kernels)
+    result.hints.compute_capability = _first_value(first, "cc")
     rows = _nonempty(launches, "metric")
     if rows.height:
         result.add("metrics", _detail_metrics(rows, kernels))
@@ -139,6 +141,15 @@ def _first_rows(launches: pl.DataFrame, roles: Roles, lines: LineSource) -> pl.D
     first = launches.select("line_no", "launch_id").unique("launch_id", keep="first", maintain_order=True)
     rows = lines.records(first["line_no"].to_list(), len(roles))
     return _named(rows, roles).with_columns(launch_id=first["launch_id"])
+
+
+def _first_value(frame: pl.DataFrame, col: str) -> str | None:
+    """The first non-empty cell of `col` (the launches' `CC`), if the page has the column."""
+    if col not in frame.columns:
+        return None
+    cells = frame[col].cast(pl.String).str.strip_chars().drop_nulls()
+    cells = cells.filter(cells != "")
+    return cells[0] if cells.len() else None
 
 
 def _nonempty(frame: pl.DataFrame, col: str) -> pl.DataFrame:

@@ -73,6 +73,7 @@ def parse_text(doc: Document, variant: str) -> ParseResult:
     kernels = blocks.kernels()
     if kernels.height:
         result.add("kernels", kernels)
+        result.hints.compute_capability = blocks.compute_capability()
     metrics = blocks.metrics(kernels)
     if metrics.height:
         result.add("metrics", metrics)
@@ -187,7 +188,7 @@ class Blocks:
     rows: list[pl.DataFrame] = field(default_factory=list)
     nvtx: list[pl.DataFrame] = field(default_factory=list)
     lines: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {"status": [], "notes": []})
-    ending: dict = field(default_factory=lambda: {"closes": False, "last": None})
+    ending: dict = field(default_factory=lambda: {"closes": False, "last": None, "final_kind": None})
     memo: Memo = field(default_factory=Memo)   # per distinct line, across blocks
     tables: ncu_text_rows.Tables = field(init=False)
     _distinct: Distinct | None = field(default=None, init=False)   # the block being read
@@ -400,6 +401,8 @@ class Blocks:
         in the block's last lines first)."""
         line_kinds, meaningful = lines["line_kind"], self._meaningful
         last = self.ending["last"]
+        if line_kinds.len():
+            self.ending["final_kind"] = line_kinds[-1]   # the file's last line, whatever it is
         if not self.ending["closes"]:
             kinds = line_kinds.filter(meaningful(line_kinds))
             prev = kinds.shift(1, fill_value=last["line_kind"] if last else None)
@@ -418,15 +421,27 @@ class Blocks:
         return ~line_kinds.is_in(code(self.syntax, "blank_line", "other"))
 
     def check_truncation(self) -> None:
-        """A table still open at the end of the file means the log was cut mid-kernel, in the
-        layouts that close every table with a rule (detail pages; raw pages and old summaries
-        simply stop)."""
+        """A log cut inside a kernel's results: a table still open at the end of the file (in
+        the layouts that close every table with a rule: detail pages; raw pages and old
+        summaries simply stop), or a last line cut off (no line break at the end of the file)
+        inside the results. The kernels before are kept; the file is `partial`."""
         last = self.ending["last"]
-        if last and self.ending["closes"] and last["line_kind"] == code(self.syntax, "table_row_line")[0] \
-                and last["in_results"] and last["seq_ok"] and last["rule"] is not None:
-            self.result.warn("ncu.truncated",
-                             f"log ends inside a metrics table (line {last['line_no']}): the last "
-                             "kernel may be incomplete", line=last["line_no"])
+        if not last or not last["in_results"]:
+            return
+        open_table = self.ending["closes"] and last["line_kind"] == code(self.syntax, "table_row_line")[0] \
+            and last["seq_ok"] and last["rule"] is not None
+        cut_line = not self.doc.tail(1).endswith(b"\n") \
+            and self.ending["final_kind"] not in code(self.syntax, *_RULES)
+        if not (open_table or cut_line):
+            return
+        where = f"line {last['line_no']}"
+        message = (f"log ends inside a metrics table ({where}): the last kernel may be incomplete" if open_table
+                   else f"log ends in the middle of a line after {where}, inside a kernel's results: the last "
+                        "kernel may be incomplete")
+        self.result.warn("ncu.truncated", message, line=last["line_no"])
+        if self.result.error is None:
+            self.result.error = ParseError(f"the log was cut short: {message}; the kernels before are kept",
+                                           path=self.doc.display, line=last["line_no"])
 
     # -- tables
 
@@ -434,6 +449,14 @@ class Blocks:
         heads = launch_ids(pl.concat(self.heads)) if self.heads else pl.DataFrame()
         self.heads = [heads] if heads.height else []
         return kernel_table(heads, self._regions(heads), self.text_of)
+
+    def compute_capability(self) -> str | None:
+        """The compute capability the kernel headers print (`..., Device 0, CC 8.6`), if any."""
+        heads = self.heads[0] if self.heads else pl.DataFrame()
+        if "cc" not in heads.columns:
+            return None
+        printed = heads["cc"].drop_nulls()
+        return self.text_of(printed.head(1))[0] if printed.len() else None
 
     def _regions(self, heads: pl.DataFrame) -> pl.DataFrame:
         """`--nvtx` context under a kernel header -> one region path per launch."""
@@ -474,6 +497,7 @@ def head_fields(texts: pl.Series, syntax: grammar.Grammar,
         name=code_of(pl.col("kernel_name")),
         count=invocations.cast(pl.Int64, strict=False),
         device=code_of(pl.col("device")),
+        cc=code_of(pl.col("cc")),
         context=pl.col("context").cast(pl.Int64, strict=False),
         stream=pl.col("stream").cast(pl.Int64, strict=False),
         grid=code_of(pl.coalesce("grid", "grid_size")),

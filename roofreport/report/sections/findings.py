@@ -15,7 +15,7 @@ from collections import Counter
 import polars as pl
 
 from roofreport.analysis import utilization
-from roofreport.pipeline.labels import UNKNOWN_GPU
+from roofreport.gpu import NOT_NAMED
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span
 from roofreport.report.naming import RunNames
@@ -355,7 +355,7 @@ def sweep_findings(pattern_sweeps: pl.DataFrame) -> list[Paragraph]:
     for row in biggest.group_by("gpu", maintain_order=True).head(SWEEP_FINDINGS).iter_rows(named=True):
         what = f"{row['model']}, {row['config']}" if row["config"] else row["model"]
         param = row["param"].replace("_", " ")
-        where = "With an unidentified GPU" if row["gpu"] == UNKNOWN_GPU else f"On the {row['gpu']}"
+        where = "With an unidentified GPU" if row["gpu"].startswith(NOT_NAMED) else f"On the {row['gpu']}"
         out.append(Paragraph.of(
             f"{where}, {row['label']} take {fmt.share(row['first_share'])} of GPU time at {param} "
             f"{row['first_label']} and {fmt.share(row['last_share'])} at {row['last_label']} ({what})."))

@@ -65,13 +65,13 @@ def run_gaps(an, names: RunNames) -> list[tuple[str, str, str]]:
     held = _tables_held(an)
     status = _file_status(an.files)
     out = []
-    for row in runs.select("run", "gpu_label").iter_rows(named=True):
+    for row in runs.select("run", "gpu_evidence", "device_kind").iter_rows(named=True):
         missing = []
         if row["run"] not in with_kernels:
             missing.append("kernels")
         elif row["run"] not in timed:
             missing.append("kernel time")
-        if not row.get("gpu_label"):
+        if not row.get("gpu_evidence") and row.get("device_kind") != "cpu":
             missing.append("GPU name")
         if missing:
             out.append((row["run"], ", ".join(missing), _why(missing, held.get(row["run"], []),

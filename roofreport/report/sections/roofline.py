@@ -1,7 +1,9 @@
 """The "Rooflines" section: one log-log chart per GPU with its ceilings (per precision and
 memory level, from `roofline.ceilings`), the runs at their totals (the runs table's
 `arithmetic_intensity` and `achieved_flops_per_s`, analysis/totals.py) and their top kernels
-(`kernel_roofline`) as points, and a table of the run totals behind the points.
+(`kernel_roofline`) as points, and a table of the run totals behind the points. A GPU whose runs
+counted no FLOPs has no point, but its roofs are known: one table lists their peaks and ridge
+points. A GPU the evidence did not name in full is marked assumed, with why.
 """
 
 from __future__ import annotations
@@ -32,8 +34,13 @@ def roofline_section(an, top_n: int, names: RunNames | None = None) -> Section:
     section = Section("rooflines", "Rooflines")
     names = names or RunNames(an.tables["runs"])
     placed = in_order(an.runs.filter(pl.col("flops").is_not_null() & (pl.col("flops") > 0)), names)
+    roofs_only = _roofs_only(an.runs, placed)
     if not placed.height:
         section.empty = EMPTY
+        if roofs_only is not None:       # no point, but the GPUs' roofs are known: show them
+            section.gaps.append(EMPTY)
+            section.empty = None
+            section.blocks.append(roofs_only)
         return section
     timed_gpus = set(placed.filter(pl.col("achieved_flops_per_s").is_not_null())["gpu_model"].to_list())
     untimed_gpus = [g for g in _gpus(placed) if g not in timed_gpus]
@@ -55,7 +62,28 @@ def roofline_section(an, top_n: int, names: RunNames | None = None) -> Section:
         "under the flat part compute-bound, far below both latency-bound."))
     for index, gpu in enumerate(g for g in _gpus(placed) if g in timed_gpus):
         section.blocks += _gpu_blocks(an, placed, gpu, min(top_n, KERNELS_PER_RUN), f"roof{index + 1}", names)
+    if roofs_only is not None:
+        section.blocks.append(roofs_only)
     return section
+
+
+def _roofs_only(runs: pl.DataFrame, placed: pl.DataFrame):
+    """A table of the GPUs with a ridge point but no run placed: their FP32 and DRAM roofs, ridge
+    point and runs (the run totals' `roof_precision` fp32 rows), or None when there is none."""
+    if not runs.height:
+        return None
+    without = runs.filter(pl.col("ridge_ai").is_not_null() & ~pl.col("gpu_model").is_in(placed["gpu_model"].drop_nulls()))
+    if not without.height:
+        return None
+    rows = []
+    for (label,), group in without.group_by(["gpu_label"], maintain_order=True):
+        first = group.row(0, named=True)
+        assumed = bool(group["gpu_assumed"].fill_null(False).any())
+        rows.append([cell(f"{label} (assumed)" if assumed else label, title=first.get("gpu_note")),
+                     fmt.count(group.height), fmt.rate(first["peak_flops_per_s"]),
+                     fmt.bandwidth(first["peak_dram_bytes_per_s"]), fmt.intensity(first["ridge_ai"])])
+    return table(["GPU", "Runs#", "FP32 peak#", "DRAM bandwidth#", "Ridge point#"], rows,
+                 caption="Roofs of the GPUs whose runs counted no FLOPs (no point to place)", css="roofs")
 
 
 def _gpus(runs: pl.DataFrame) -> list[str | None]:
@@ -72,6 +100,10 @@ def _gpu_blocks(an, placed: pl.DataFrame, gpu: str | None, per_run: int, chart_i
     label = names.gpu_of_key(gpu, spec) if gpu else "GPU not identified"
     title = f"{label} ({spec.arch})" if spec and spec.arch else label
     blocks: list = [Heading(title)]
+    notes = runs.filter(pl.col("gpu_assumed").fill_null(False))["gpu_note"].drop_nulls().unique(maintain_order=True)
+    if notes.len():
+        blocks.append(Paragraph.of(f"GPU assumed: {notes[0]}" + (f" (and {notes.len() - 1} more)" if notes.len() > 1 else ""),
+                                   level="warning"))
     if spec is None:
         blocks.append(Paragraph.md(
             "No peaks for these runs: the logs do not name a GPU the database knows. Pass "

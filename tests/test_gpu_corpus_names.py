@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.pipeline import identity
 from tests.conftest import corpus_path
 
@@ -87,19 +87,19 @@ EXPECTED = {
 EXPECTED_TOKENS = {
     "K20M": "Tesla K20", "K80": K80, "P40": "Tesla P40", "T4": "Tesla T4", "L4": "NVIDIA L4",
     "B200": "B200 (HGX, 1000 W)", "GTX980": "GeForce GTX 980", "GTX1070": "GeForce GTX 1070",
-    "RTX2080TI": "GeForce RTX 2080 Ti", "RTX3090": "GeForce RTX 3090", "RTX3050TI": "GeForce RTX 3050 Ti Laptop GPU",
+    "RTX2080TI": "GeForce RTX 2080 Ti", "RTX3090": "GeForce RTX 3090", "RTX3050TI LAPTOP": "GeForce RTX 3050 Ti Laptop GPU",
     "RTX5070": "GeForce RTX 5070", "RTX5090": "GeForce RTX 5090", "RTX8000": "Quadro RTX 8000",
     "RTXA4500": "NVIDIA RTX A4500", "RTXA5000": "NVIDIA RTX A5000",
-    "V100": None, "A100": None, "H100": None, "GH200": None,   # PCIe, SXM, NVL, memory sizes
+    "V100": None, "A100": None, "H100": None, "GH200": None, "JETSON XAVIER": None,   # PCIe, SXM, NVL, memory sizes
     "RTX3070": None,                                            # the desktop card or the laptop GPU
 }
 
 _LINES = [
-    re.compile(rb"^\s*device__attribute_display_name[ \t]{2,}(\S[^\r\n]*?)\s*$", re.M),    # ncu page
+    re.compile(rb"^\s*device__attribute_display_name[ \t]{2,}(\S[^\r\n]*?)\s*$", re.MULTILINE),    # ncu page
     re.compile(rb'Device "([^"\r\n]+)"'),                                                   # nvprof
-    re.compile(rb"^\|\s+\d+\s+(\S[^|\r\n]*?)\s+(?:On|Off|WDDM|TCC)\s*\|", re.M),            # smi table
-    re.compile(rb"^\s*Product Name\s*:\s*(\S[^\r\n]*?)\s*$", re.M),                         # smi -q
-    re.compile(rb"(?:^|[,\t])[ ]*((?:NVIDIA|Tesla|GeForce|Quadro|TITAN) [^,\t\r\n]*?)[ ]*(?=[,\t]|\r?$)", re.M),
+    re.compile(rb"^\|\s+\d+\s+(\S[^|\r\n]*?)\s+(?:On|Off|WDDM|TCC)\s*\|", re.MULTILINE),            # smi table
+    re.compile(rb"^\s*Product Name\s*:\s*(\S[^\r\n]*?)\s*$", re.MULTILINE),                         # smi -q
+    re.compile(rb"(?:^|[,\t])[ ]*((?:NVIDIA|Tesla|GeForce|Quadro|TITAN) [^,\t\r\n]*?)[ ]*(?=[,\t]|\r?$)", re.MULTILINE),
 ]
 _COLUMNS = {"device__attribute_display_name", "name", "Device"}      # CSV headers naming the GPU
 _BRAND = re.compile(rb"(?:NVIDIA|Tesla|GeForce|Quadro|TITAN) [\x20-\x7e]+")
@@ -154,7 +154,7 @@ def _names_in(path: Path) -> set[str]:
     names = {m.decode("utf-8", "replace") for pattern in _LINES for m in pattern.findall(data)}
     text = data.decode("utf-8", "replace")
     names |= _csv_names(text)
-    kineto = re.search(r'"deviceProperties"\s*:\s*\[(.*?)\]', text, re.S)
+    kineto = re.search(r'"deviceProperties"\s*:\s*\[(.*?)\]', text, re.DOTALL)
     if kineto:
         names |= set(re.findall(r'"name"\s*:\s*"([^"]+)"', kineto.group(1)))
     return names
@@ -180,9 +180,9 @@ def test_every_device_name_in_the_corpus_is_listed(corpus_names):
 
 @pytest.mark.parametrize("name, key", sorted(EXPECTED.items()))
 def test_each_device_name_matches_its_row(name, key):
-    spec = hardware.match(name)
+    spec = gpu.match(name)
     assert (spec.key if spec else None) == key
-    assert (hardware.match(f"{name} (0)") or spec) is spec      # as trace columns print it
+    assert (gpu.match(f"{name} (0)") or spec) is spec      # as trace columns print it
 
 
 def test_every_gpu_token_in_the_corpus_paths_is_listed():
@@ -194,7 +194,7 @@ def test_every_gpu_token_in_the_corpus_paths_is_listed():
 
 @pytest.mark.parametrize("token, key", sorted(EXPECTED_TOKENS.items()))
 def test_each_gpu_token_matches_its_row(token, key):
-    spec = hardware.match(token)
+    spec = gpu.match(token)
     assert (spec.key if spec else None) == key
     if key is None:     # several GPUs of one family: the family still decides the counters
-        assert hardware.load_database().family(token)
+        assert gpu.load_database().family(token)

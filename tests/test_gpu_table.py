@@ -1,7 +1,7 @@
 """The GPU database: sourced peaks (roofreport/data/gpu_specs.tsv, agreeing with
 reference/gpu_specs.tsv), matched from device names as the logs spell them (prefix traps, a missing
 `NVIDIA `, names cut by nvidia-smi, nvprof and ncu, path tokens) only when one GPU fits, user
-overrides. tests/test_hardware_corpus.py checks every device name of the real corpus."""
+overrides. tests/test_gpu_corpus_names.py checks every device name of the real corpus."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import io
 
 import pytest
 
-from roofreport import hardware
+from roofreport import gpu
 from roofreport.errors import UsageError
 from roofreport.pipeline import identity
 from tests.conftest import ROOT
 
 SHIPPED = ROOT / "roofreport" / "data" / "gpu_specs.tsv"
 REFERENCE = ROOT.parent / "shared" / "reference" / "gpu_specs.tsv"
-DB = hardware.load_database()
+DB = gpu.load_database()
 K80 = "Tesla K80 (per GK210 GPU)"
 
 # Device names CUDA gives to more than one Jetson module: listed on each, matched to none.
@@ -75,7 +75,7 @@ def _rows(path) -> list[dict]:
     ("GK20A", "Jetson TK1"),
 ])
 def test_device_names_match_the_right_sku(device, key):
-    spec = hardware.match(device)
+    spec = gpu.match(device)
     assert spec is not None and spec.key == key
 
 
@@ -90,7 +90,7 @@ def test_device_names_match_the_right_sku(device, key):
     "a2", "A16", "hw2",                             # folders, not the NVIDIA A2 / A16
 ])
 def test_names_of_other_gpus_or_saying_nothing_do_not_match(device):
-    assert hardware.match(device) is None
+    assert gpu.match(device) is None
 
 
 # -- names cut by the tools ------------------------------------------------------------------
@@ -106,7 +106,7 @@ def test_names_of_other_gpus_or_saying_nothing_do_not_match(device):
     ("Tesla V100-SXM2", {"Tesla V100 SXM2 16GB", "Tesla V100 SXM2 32GB"}),      # nvprof trace, 15 characters
 ])
 def test_cut_names_that_fit_several_gpus_match_none(device, rows):
-    assert hardware.match(device) is None
+    assert gpu.match(device) is None
     assert {s.key for s in DB.candidates(device)} == rows
 
 
@@ -116,7 +116,7 @@ def test_cut_names_that_fit_several_gpus_match_none(device, rows):
     ("Tesla V100S-P...", "Tesla V100S PCIe 32GB"),
 ])
 def test_cut_names_that_fit_one_gpu_match_it(device, key):
-    assert hardware.match(device).key == key
+    assert gpu.match(device).key == key
 
 
 def test_a_cut_name_is_its_own_gpu_or_none_never_another():
@@ -124,19 +124,19 @@ def test_a_cut_name_is_its_own_gpu_or_none_never_another():
     for spec in DB.specs:
         for name in (spec.key, *spec.aliases):
             for end in range(3, len(name)):
-                found = hardware.match(name[:end] + "...")
+                found = gpu.match(name[:end] + "...")
                 assert found is None or found.key == spec.key, (name[:end], found.key)
 
 
 def test_a_tesla_k40m_gets_k40_peaks_never_the_k80s():
-    k40 = hardware.match("Tesla K40m")
-    k80 = hardware.match("Tesla K80")
+    k40 = gpu.match("Tesla K40m")
+    k80 = gpu.match("Tesla K80")
     assert k40.key == "Tesla K40" and k40.label == "K40" and k40.compute_capability == "3.5"
     assert k40.sm_count == 15 and k40.dram_capacity == 12 * 2.0**30
     assert k40.fp32 == pytest.approx(5.04e12) and k40.fp64 == pytest.approx(1.68e12)   # 2880 x 2 x 875 MHz
     assert k40.dram_bw == 288e9
     assert (k40.fp32, k40.dram_bw) != (k80.fp32, k80.dram_bw)
-    assert hardware.match("k40m") is k40 and hardware.match("K40") is k40      # path tokens too
+    assert gpu.match("k40m") is k40 and gpu.match("K40") is k40      # path tokens too
 
 
 # -- path tokens -----------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def test_a_tesla_k40m_gets_k40_peaks_never_the_k80s():
     ("alexnet_16_0.01_k80_full.756013", K80), ("out.resnet18_4_0.01_p40_conv.775781", "Tesla P40"),
 ])
 def test_path_tokens_naming_one_gpu_match_it(token, key):
-    assert hardware.match(token).key == key
+    assert gpu.match(token).key == key
 
 
 @pytest.mark.parametrize("token, family, count", [
@@ -161,7 +161,7 @@ def test_path_tokens_naming_one_gpu_match_it(token, key):
     ("xavier", "volta", 2), ("a100_vs_v100", None, 10),
 ])
 def test_path_tokens_naming_several_gpus_match_none_but_may_tell_the_family(token, family, count):
-    assert hardware.match(token) is None
+    assert gpu.match(token) is None
     assert len(DB.candidates(token)) == count
     assert DB.family(token) == family
 
@@ -172,7 +172,7 @@ def test_path_tokens_naming_several_gpus_match_none_but_may_tell_the_family(toke
     "openacc_nbody_k20m", "gpt2_t4_bf16", "k40m_run", "h800_bench", "rtx_4090_super",
 ])
 def test_the_token_runs_py_finds_is_read_as_the_whole_name_is(stem):
-    """pipeline/identity.py finds a GPU token in a path and hands hardware.py the token; hardware.py reads
+    """pipeline/identity.py finds a GPU token in a path and hands gpu.py the token; gpu.py reads
     path components itself too (enrich/__init__.py): both give the same GPU."""
     token = identity.read_name(stem).get("gpu")
     assert token is not None
@@ -241,7 +241,7 @@ def test_no_two_gpus_share_a_name_or_a_label():
             found = DB.candidates(name)
             if name in SHARED_NAMES:
                 assert spec in found and len(found) == SHARED_NAMES[name]
-                assert hardware.match(name) is None
+                assert gpu.match(name) is None
             else:
                 assert found == [spec], (name, [s.key for s in found])
 
@@ -251,11 +251,11 @@ def test_no_two_gpus_share_a_name_or_a_label():
     ("NVIDIA GeForce RTX 2080 Ti", "RTX 2080 Ti"), ("NVIDIA RTX A6000", "RTX A6000"), ("Quadro RTX 8000", "Quadro RTX 8000"),
 ])
 def test_each_gpu_has_a_short_label(device, label):
-    assert hardware.match(device).label == label
+    assert gpu.match(device).label == label
 
 
 def test_k80_peaks_are_per_gpu_not_per_board():
-    k80 = hardware.match("Tesla K80")
+    k80 = gpu.match("Tesla K80")
     # The board datasheet says 8.73 TFLOP/s FP32 and 480 GB/s for its two GK210 GPUs.
     assert k80.fp32 == pytest.approx(4.37e12)
     assert k80.fp64 == pytest.approx(1.46e12)
@@ -264,13 +264,13 @@ def test_k80_peaks_are_per_gpu_not_per_board():
 
 
 def test_peaks_are_in_base_units_with_their_source():
-    v100 = hardware.match("Tesla V100-SXM2-16GB")
+    v100 = gpu.match("Tesla V100-SXM2-16GB")
     assert v100.fp32 == 15.7e12 and v100.fp64 == 7.8e12 and v100.fp16_tensor == 125e12
     assert v100.dram_bw == 900e9
     assert v100.peak("fp32") == 15.7e12 and v100.peak("tensor_fp16") == 125e12
     assert v100.peak("tensor_tf32") is None          # Volta has no TF32 tensor cores
     assert "datasheet" in v100.source
-    a100 = hardware.match("A100-SXM4-40GB")
+    a100 = gpu.match("A100-SXM4-40GB")
     assert a100.peak("tensor_tf32") == 156e12 and a100.peak("tensor_bf16") == 312e12
     assert a100.family == "ampere" and a100.boost_clock_mhz == 1410 and a100.base_clock_mhz == 1095
     with pytest.raises(UsageError):
@@ -278,14 +278,14 @@ def test_peaks_are_in_base_units_with_their_source():
 
 
 def test_unpublished_values_stay_empty():
-    a10g = hardware.match("NVIDIA A10G")
+    a10g = gpu.match("NVIDIA A10G")
     assert a10g.fp32 is None and a10g.fp16_tensor is None     # never the A10's peaks
     assert a10g.dram_bw == 600e9
 
 
 def test_clock_scaling_to_the_logged_sm_clock():
     # NERSC: V100 FP64 peak is 6.7 TFLOP/s at the 1312 MHz ncu locks to (7.8 at 1530 MHz boost).
-    v100 = hardware.match("Tesla V100-SXM2-16GB")
+    v100 = gpu.match("Tesla V100-SXM2-16GB")
     locked = v100.at_clock(1312e6)
     assert locked.fp64 == pytest.approx(6.69e12, rel=1e-3)
     assert locked.dram_bw == v100.dram_bw   # the SM clock lock does not set the memory clock
@@ -301,21 +301,21 @@ def test_tsv_overrides_change_given_values_and_add_gpus(tmp_path):
                     "A100 SXM4 40GB\t\t\t1400\t\tour STREAM run\n"
                     "Lab GPU 9000\tNVIDIA Lab GPU 9000|LabGPU9000\t50\t2000\tAmpere GA100\tvendor sheet\n",
                     encoding="utf-8")
-    db = hardware.load_database(path)
+    db = gpu.load_database(path)
     a100 = db.match("NVIDIA A100-SXM4-40GB")
     assert a100.dram_bw == 1400e9 and a100.fp32 == 19.5e12      # only the given value changed
     assert "our STREAM run" in a100.source and str(path) in a100.source
     assert a100.label == "A100-SXM4-40GB"
     lab = db.match("NVIDIA Lab GPU 9000 (1)")
     assert lab.key == "Lab GPU 9000" and lab.fp32 == 50e12 and lab.family == "ampere" and lab.label == "Lab GPU 9000"
-    assert hardware.match("NVIDIA Lab GPU 9000") is None          # the default stays untouched
+    assert gpu.match("NVIDIA Lab GPU 9000") is None          # the default stays untouched
 
 
 def test_toml_overrides(tmp_path):
     path = tmp_path / "peaks.toml"
     path.write_text('[[gpu]]\ngpu = "NVIDIA A10G"\naliases = ["NVIDIA A10G"]\narch = "Ampere GA102"\n'
                     'fp32_tflops = 31.2\ndram_gbps = 600\nsource = "AWS G5 page"\n', encoding="utf-8")
-    db = hardware.load_database(path)
+    db = gpu.load_database(path)
     spec = db.match("NVIDIA A10G")
     assert spec.key == "NVIDIA A10G" and spec.dram_bw == 600e9 and spec.fp32 == 31.2e12
     assert db.match("NVIDIA A10").key == "NVIDIA A10"
@@ -325,14 +325,14 @@ def test_a_users_gpu_wins_a_name_it_shares_with_shipped_gpus(tmp_path):
     path = tmp_path / "peaks.toml"
     path.write_text('[[gpu]]\ngpu = "Our Xavier NX"\naliases = ["Xavier"]\narch = "Volta GV10B"\n'
                     'fp32_tflops = 0.8\ndram_gbps = 51.2\nsource = "our board"\n', encoding="utf-8")
-    assert hardware.match("Xavier") is None
-    assert hardware.load_database(path).match("Xavier (0)").key == "Our Xavier NX"
+    assert gpu.match("Xavier") is None
+    assert gpu.load_database(path).match("Xavier (0)").key == "Our Xavier NX"
 
 
 def test_bad_override_files_raise_usage_errors(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[[gpu]\n", encoding="utf-8")
     with pytest.raises(UsageError):
-        hardware.load_database(bad)
+        gpu.load_database(bad)
     with pytest.raises(UsageError):
-        hardware.load_database(tmp_path / "missing.tsv")
+        gpu.load_database(tmp_path / "missing.tsv")

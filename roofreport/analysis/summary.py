@@ -1,0 +1,67 @@
+"""`roofreport summary`: the runs, their kernel categories and their top kernels, as frames for
+a terminal table, CSV or JSON (what `nsys stats` prints for one report, for a whole folder).
+
+* `runs`: one row per run shown, with its totals as the runs table holds them (`totals.py`:
+  every kernel counted, whatever the view shows);
+* `categories`: per run, the time of each kernel category shown, and its share of the run's
+  whole GPU time (`share.kernel_share`);
+* `kernels`: per run, its `top` kernels shown, largest first: launches, total and average
+  time, share of the run's GPU time (`share.per_kernel`, as `nsys stats --report
+  cuda_gpu_kern_sum` lists them).
+
+The view (`view.View`: `--run GLOB`, `--kernel REGEX`) narrows the rows, never the totals.
+Runs that copy another (`duplicate_of`) are left out, as in the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import polars as pl
+
+from roofreport.analysis import runsets, share
+from roofreport.analysis.view import EVERYTHING, View
+from roofreport.errors import UsageError
+from roofreport.tables import schema
+
+RUN_COLUMNS = {"run": pl.String, "label": pl.String, "gpu": pl.String, "model": pl.String,
+               "kernel_launches": pl.Int64, "kernel_time_ns": pl.Float64, "transfer_time_ns": pl.Float64,
+               "time_source": pl.String, "flops": pl.Float64, "achieved_flops_per_s": pl.Float64,
+               "arithmetic_intensity": pl.Float64, "bound": pl.String}
+CATEGORY_COLUMNS = {"run": pl.String, "category": pl.String, "count": pl.Int64, "time_ns": pl.Float64,
+                    "share": pl.Float64}
+KERNEL_COLUMNS = {"run": pl.String, "rank": pl.Int64, "kernel": pl.String, "category": pl.String,
+                  "count": pl.Int64, "time_ns": pl.Float64, "avg_ns": pl.Float64, "share": pl.Float64}
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What `roofreport summary` prints: three frames (module docstring) and the view behind them."""
+
+    runs: pl.DataFrame
+    categories: pl.DataFrame
+    kernels: pl.DataFrame
+    view: View
+    top: int
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        """The frames by name, in the order they are printed."""
+        return {"runs": self.runs, "categories": self.categories, "kernels": self.kernels}
+
+
+def summarize(tables: Mapping[str, pl.DataFrame], view: View = EVERYTHING, top: int = 10) -> Summary:
+    """The summary of `tables` (a Dataset's, run totals filled) as `view` shows it."""
+    if top < 1:
+        raise UsageError(f"top must be at least 1, not {top}")
+    body = view.keep_runs(runsets.body_tables(tables))
+    runs = schema.conform("runs", body["runs"]) if body["runs"].height else schema.empty("runs")
+    runs = runs.with_columns(pl.coalesce("gpu_label", "gpu").alias("gpu")).select(list(RUN_COLUMNS)).sort("run")
+    categories = share.kernel_share(body, view).select(list(CATEGORY_COLUMNS))
+    kernels = share.per_kernel(body, view).group_by("run", maintain_order=True).head(top).with_columns(
+        (pl.int_range(pl.len()).over("run") + 1).cast(pl.Int64).alias("rank"),
+        pl.col("short_name").alias("kernel"),
+        (pl.col("time_ns") / pl.col("count")).alias("avg_ns"))
+    return Summary(runs=runs, categories=categories.cast(CATEGORY_COLUMNS),  # type: ignore[arg-type]
+                   kernels=kernels.select(list(KERNEL_COLUMNS)).cast(KERNEL_COLUMNS),  # type: ignore[arg-type]
+                   view=view, top=top)

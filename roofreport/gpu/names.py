@@ -1,0 +1,151 @@
+"""How a GPU's name is compared: the spellings logs use, the cuts tools make, the tokens in paths.
+
+A device name as the logs spell it (`Tesla V100-SXM2-16GB (0)`, `A100-SXM4-40GB`, `NVIDIA L40S`,
+nvidia-smi's `GeForce RTX 208...`) or a path token (`a100/vgg11/...`, `..._k80_full`) stands for
+the rows found by the first of these rules that finds any (`database.GpuDatabase.candidates`):
+
+1. the whole name is a row's key or alias (case, `-`/`_`/space, a trailing device index ` (0)`
+   and the `NVIDIA ` prefix that pre-R470 drivers omit do not matter; a bare model number, `A2`
+   or `L4`, must carry `NVIDIA `: a folder named `a2` is no GPU, rule 4 reads path tokens);
+2. the longest key or alias the name starts with, ending at a word boundary and followed by no
+   word that makes it another GPU (`Ti`, `SUPER`, `Laptop GPU`, `with Max-Q Design`, `MIG
+   1g.5gb`, `NVL`, `8GB`, a one-letter suffix as in `RTX 4090 D`): `NVIDIA L4` never matches
+   `NVIDIA L40S`, `NVIDIA A10` never `NVIDIA A10G`, `Tesla V100` never `Tesla V100S`;
+3. a cut name: nvidia-smi's `...` (`GeForce RTX 208...` is a 2080, 2080 SUPER or 2080 Ti), or a
+   name of at least 15 characters that begins longer names (nvprof's trace keeps
+   `Tesla V100-SXM2`, ncu's raw page `NVIDIA GeForce RTX`): every row with a name so begun;
+4. GPU tokens (`data/gpu_tokens.tsv`, the one token table: run identity reads paths with it too)
+   in a path or an odd spelling (`a100_vgg11`, `RTX3050TI`, `k80`): every row with a name
+   holding the token as whole words, unless the next word makes it another product (`rtx3070`
+   is a 3070 or a 3070 Laptop GPU, never a 3070 Ti; `v100` is any V100).
+
+A name that stands for one row names that GPU; one that stands for several names a product or a
+choice the resolver settles (`resolve.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import NamedTuple
+
+from roofreport.gpu.specs import read_tsv
+from roofreport.resources import package_data
+
+DEVICE_INDEX = re.compile(r"\s*\(\d+\)\s*$")        # `Tesla K80 (3)`: the device, not the model
+CUT_MARK = re.compile(r"(?:\.\.\.|\u2026)\s*$")        # nvidia-smi's `GeForce RTX 208...`
+SHORTEST_CUT = 15   # nvprof's trace keeps 15 characters of a name, ncu's raw page 18, nvidia-smi 15 + `...`
+_BARE_MODEL = re.compile(r"[a-z]{1,2}\d{1,4}[a-z]?")  # `a2`, `l4`, `h200`: GPU only after `NVIDIA `
+_BARE_INDEX = re.compile(r"\s*\d+\s*")                # a device column holding only `0`
+# An AMD LLVM target where a device name stands (rocprof's agent `Name`, rocprof-compute's
+# `gpu_arch`): a compute capability, not a name.
+LLVM_TARGET = re.compile(r"\s*gfx[0-9a-f]{3,4}(?::\S*)?\s*", re.IGNORECASE)
+# Words that, after a GPU's name, name another product (`RTX 3070 Ti`, `RTX 4090 D`, `with Max-Q
+# Design`) or another variant of the same one (`Laptop GPU`, `MIG 1g.5gb`, `H200 NVL`, `T1000 8GB`).
+_OTHER_PRODUCT = r"ti|super|oem|embedded|with|max|[a-z]"
+_OTHER_VARIANT = r"laptop|mobile|mig|nvl\d*|\d+gb"
+PRODUCT_WORD = re.compile(_OTHER_PRODUCT)
+GPU_WORD = re.compile(f"{_OTHER_PRODUCT}|{_OTHER_VARIANT}")
+# Words a path token may leave out of a GPU's name: `jetson_xavier` is an AGX Xavier or a Xavier NX.
+_SKIPPABLE_WORDS = ("agx",)
+
+
+def words(name: str) -> str:
+    """Lower case, one space between words, no device index: `Tesla V100-SXM2-16GB (0)` ->
+    `tesla v100 sxm2 16gb`."""
+    text = DEVICE_INDEX.sub("", name.strip().lower())
+    return re.sub(r"[-_\s]+", " ", text).strip()
+
+
+def says_nothing(name: str | None) -> bool:
+    """An empty device cell or one holding only a device index (`0`)."""
+    return not name or _BARE_INDEX.fullmatch(name) is not None
+
+
+def clean(name: str) -> str:
+    """A logged name as a label shows it: without the device index (`Tesla K80 (3)`)."""
+    return DEVICE_INDEX.sub("", name.strip())
+
+
+def is_cut(name: str) -> bool:
+    """The tool cut the name (nvidia-smi's `...`)."""
+    return CUT_MARK.search(name.strip()) is not None
+
+
+class Name(NamedTuple):
+    """A name as matching compares it: its words without `nvidia `, and whether it said `NVIDIA `
+    (a name like `NVIDIA A2` then matches only names that say it too)."""
+
+    text: str
+    vendor: bool
+
+    @classmethod
+    def of(cls, name: str, keep_end: bool = False) -> Name:
+        spelled = words(name)
+        vendor = spelled.startswith("nvidia ")
+        text = spelled[len("nvidia "):] if vendor else spelled
+        if keep_end and name[-1:] in " -_" and text:   # `GeForce GTX 1650 ...`: a word follows
+            text += " "
+        return cls(text, vendor)
+
+    def bare(self) -> bool:
+        return _BARE_MODEL.fullmatch(self.text) is not None
+
+    def usable_for(self, asked: Name) -> bool:
+        """This stored name may answer `asked` (a bare `NVIDIA A2` only a name saying NVIDIA)."""
+        return asked.vendor or not (self.vendor and self.bare())
+
+
+def continues(text: str, start: str) -> bool:
+    """`text` is `start` and more words, the first of which names no other GPU (`tesla k10.g2.8gb`
+    continues `tesla k10`; `geforce rtx 3070 ti` does not continue `geforce rtx 3070`)."""
+    rest = text[len(start):]
+    if not start or not text.startswith(start) or not rest or rest[0].isalnum():
+        return False
+    following = rest.split()
+    return not (following and GPU_WORD.fullmatch(following[0]))
+
+
+def word_runs(names: list[tuple[Name, object]]) -> dict[str, list]:
+    """Every run of whole words of every name, spaces removed (`rtx3070`, `a100`, `titanxp`) ->
+    the rows holding it, unless the word after it makes it another product (`rtx3070` + `ti`).
+    `names`: (name, row) pairs; rows are told apart by their `key`."""
+    runs: dict[str, dict[str, object]] = {}
+    spellings = [(name.text.split(" "), spec) for name, spec in names]
+    spellings += [([w for w in parts if w not in _SKIPPABLE_WORDS], spec) for parts, spec in spellings
+                  if any(w in _SKIPPABLE_WORDS for w in parts)]
+    for parts, spec in spellings:
+        for start in range(len(parts)):
+            for end in range(start + 1, len(parts) + 1):
+                if end == len(parts) or not PRODUCT_WORD.fullmatch(parts[end]):
+                    runs.setdefault("".join(parts[start:end]), {})[spec.key] = spec
+    return {run: list(specs.values()) for run, specs in runs.items()}
+
+
+# -- GPU tokens (the one token table) ----------------------------------------------------------
+
+@cache
+def token_regexes() -> tuple[str, ...]:
+    """The token table's regexes (`data/gpu_tokens.tsv`), written for lower-case names whose
+    words one space parts (` ?` where a separator may be)."""
+    return tuple(row["token_regex"] for row in read_tsv(package_data("gpu_tokens.tsv").read_text(encoding="utf-8")))
+
+
+def token_alternatives(separator: str = " ") -> str:
+    """The GPU tokens as one regex group (no capturing group), with an optional `laptop (gpu)`
+    after them; `separator`: what parts words (a space in names as `words` spells them,
+    `[\\s_-]` in a raw file or folder name)."""
+    alternatives = "|".join(f"(?:{regex})" for regex in token_regexes())
+    return f"(?:{alternatives})(?: laptop(?: gpu)?)?".replace(" ", separator)
+
+
+def not_another_gpu(separator: str = " ") -> str:
+    """A lookahead: the token is not followed by a word that makes it another GPU (`a100 mig`,
+    `rtx3070 ti`)."""
+    return rf"(?!{separator}(?:{_OTHER_PRODUCT}|{_OTHER_VARIANT})(?:{separator}|$))"
+
+
+@cache
+def token_pattern() -> re.Pattern:
+    """GPU tokens as whole words of a name as `words` spells it."""
+    return re.compile(rf"(?<![a-z0-9]){token_alternatives()}(?![a-z0-9]){not_another_gpu()}")

@@ -1,0 +1,117 @@
+"""`roofreport summary` and the view (`--kernel REGEX`, `--run GLOB`) it shares with `build`:
+views narrow what is shown, never what is counted."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+import roofreport
+from roofreport.analysis.view import View
+from roofreport.cli import cli
+from roofreport.errors import UsageError
+from tests.conftest import SAMPLE_LOGS
+
+
+@pytest.fixture(scope="module")
+def data():
+    return roofreport.read(SAMPLE_LOGS)
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_summary_runs_hold_the_run_totals_whatever_the_view(data):
+    whole = roofreport.summary(data)
+    narrow = roofreport.summary(data, kernel="(?i)gemm", runs="a100/*")
+    totals = dict(data.runs.select("run", "kernel_time_ns").iter_rows())
+    assert narrow.runs["run"].to_list() == ["a100/lenet5", "a100/resnet18", "a100/vgg11"]
+    for run, time in narrow.runs.select("run", "kernel_time_ns").iter_rows():
+        assert time == totals[run]
+    assert whole.runs.height == data.runs.filter(pl.col("duplicate_of").is_null()).height
+
+
+def test_a_kernel_view_keeps_matching_kernels_and_their_shares_of_the_whole_run(data):
+    whole = roofreport.summary(data, top=1000).kernels
+    gemm = roofreport.summary(data, kernel="(?i)gemm", top=1000).kernels
+    assert gemm.height and gemm["kernel"].str.contains("(?i)gemm").all()
+    same = gemm.join(whole, on=["run", "kernel"], suffix="_all")
+    assert same.height == gemm.height
+    assert (same["share"] == same["share_all"]).all()          # a share of the run's whole GPU time
+    assert (same["time_ns"] == same["time_ns_all"]).all()
+    categories = roofreport.summary(data, kernel="(?i)gemm").categories
+    assert categories.group_by("run").agg(pl.col("share").sum())["share"].max() < 1.0
+
+
+def test_top_n_kernels_per_run_largest_first(data):
+    kernels = roofreport.summary(data, top=3).kernels
+    assert kernels.group_by("run").len()["len"].max() == 3
+    for _, group in kernels.group_by("run"):
+        assert group["rank"].to_list() == list(range(1, group.height + 1))
+        assert group["time_ns"].to_list() == sorted(group["time_ns"].to_list(), reverse=True)
+        assert (group["avg_ns"] == group["time_ns"] / group["count"]).all()
+
+
+def test_the_view_of_a_build_narrows_the_kernel_frames_not_the_totals(data):
+    whole = roofreport.analyze(data)
+    narrow = roofreport.analyze(data, kernel="(?i)gemm", runs=["a100/*", "v100/*"])
+    assert set(narrow.runs["run"]) == {r for r in whole.runs["run"] if r.startswith(("a100/", "v100/"))}
+    joined = narrow.runs.join(whole.runs, on="run", suffix="_all")
+    assert (joined["kernel_time_ns"].fill_null(-1) == joined["kernel_time_ns_all"].fill_null(-1)).all()
+    assert narrow.top["short_name"].str.contains("(?i)gemm").all()
+    assert narrow.kernel_roofline["short_name"].str.contains("(?i)gemm").all()
+    rest = narrow.top_rest.join(whole.top_rest, on="run", suffix="_all")
+    assert (rest["total_ns"] == rest["total_ns_all"]).all()   # "GPU time (all kernels)" stays whole
+
+
+def test_view_errors_are_usage_errors_that_say_what_is_wrong(data):
+    with pytest.raises(UsageError, match=r"--kernel 'a\(b' is not a regular expression \(error: unclosed group\)"):
+        View(kernel="a(b")
+    with pytest.raises(UsageError, match=r"no run matches --run nope/\* \(runs: a100/lenet5, "):
+        roofreport.summary(data, runs="nope/*")
+
+
+def test_summary_prints_three_tables():
+    result = run("summary", SAMPLE_LOGS / "v100", "--top", "2")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Runs"
+    assert "Kernel categories (share of each run's GPU time)" in lines and "Top 2 kernels per run" in lines
+    cells = [line.split("  ") for line in lines]   # columns are two or more blanks apart
+    assert ["resnet18", "resnet18 · V100-SXM2-16GB", "168", "22.4 ms", "3.50 ms", "nsys trace", "34.1 TFLOP/s",
+            "422 FLOP/B", "compute"] in [[cell.strip() for cell in row if cell.strip()] for row in cells]
+
+
+def test_summary_csv_and_json_for_scripts():
+    result = run("summary", SAMPLE_LOGS, "--format", "csv", "--table", "kernels", "--kernel", "(?i)sgemm",
+                 "--top", "2", "-q")
+    assert result.exit_code == 0
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert rows and all("sgemm" in r["kernel"].lower() for r in rows)
+    assert set(rows[0]) == {"run", "rank", "kernel", "category", "count", "time_ns", "avg_ns", "share"}
+    objects = json.loads(run("summary", SAMPLE_LOGS, "--format", "json", "--run", "a100/*", "-q").stdout)
+    assert set(objects) == {"runs", "categories", "kernels"}
+    assert {r["run"] for r in objects["runs"]} == {"a100/lenet5", "a100/resnet18", "a100/vgg11"}
+
+
+def test_summary_says_a_view_is_on_and_refuses_a_bad_regex():
+    result = run("summary", SAMPLE_LOGS / "v100", "--kernel", "gemm")
+    assert result.stderr.splitlines()[-1] == ("roofreport: showing kernels matching /gemm/; run totals count "
+                                              "every kernel")
+    result = run("summary", SAMPLE_LOGS / "v100", "--kernel", "a(b")
+    assert (result.exit_code, result.stderr) == (
+        2, "roofreport: usage error: --kernel 'a(b' is not a regular expression (error: unclosed group)\n")
+
+
+def test_a_report_built_with_a_view_says_so(data, tmp_path):
+    out = tmp_path / "report.html"
+    roofreport.build_report(data, out, kernel="(?i)gemm", runs="a100/*")
+    page = out.read_text(encoding="utf-8")
+    assert ("showing runs matching &#39;a100/*&#39;; kernels matching /(?i)gemm/ (run totals count every "
+            "kernel)") in page
