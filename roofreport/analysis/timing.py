@@ -75,14 +75,13 @@ def _candidates(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     fam = file_families(tables)
     parts = []
     if kernels is not None and kernels.height:
-        # (the columns read first: 2 million kernel rows are not copied whole by the filter and join)
-        timed = kernels.select("run", "source_file", "source_line", "name", "short_name", "category", "region",
-                               "count", "duration_ns", "tensor_active", "kind").filter(
-            pl.col("duration_ns").is_not_null()).join(fam, on="source_file", how="left")
-        parts.append(timed.select(
+        # (the columns read are taken before the join: it copies what it is given, and 2 million
+        # kernel rows hold 30 columns)
+        timed = kernels.filter(pl.col("duration_ns").is_not_null()).select(
             "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name", "category",
             "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"), "tensor_active",
-            "grid", "block", _rank(pl.col("family"), pl.col("kind")).alias("rank")))
+            "grid", "block", "kind").join(fam, on="source_file", how="left")
+        parts.append(timed.select(pl.exclude("kind", "family"), _rank(pl.col("family"), pl.col("kind")).alias("rank")))
     parts.append(_activity_kernels(tables, kernels))
     parts = [p for p in parts if p.height]
     if not parts:
@@ -103,10 +102,9 @@ def _activity_kernels(tables: dict[str, pl.DataFrame], kernels: pl.DataFrame | N
     acts = tables.get("activities")
     if acts is None or not acts.height:
         return pl.DataFrame()
-    acts = acts.select("run", "source_file", "source_line", "kind", "name", "duration_ns")
+    acts = acts.filter((pl.col("kind") == "kernel") & pl.col("duration_ns").is_not_null())
     if kernels is not None and kernels.height:
         acts = acts.join(kernels.select("source_file").unique(), on="source_file", how="anti")
-    acts = acts.filter((pl.col("kind") == "kernel") & pl.col("duration_ns").is_not_null())
     if not acts.height:
         return pl.DataFrame()
     from roofreport.enrich.categories import categorize
