@@ -96,12 +96,8 @@ class CappedStream(io.RawIOBase):
 
 
 class Unpacked(io.BufferedReader):
-    """What `open_unpacked` gives for a compressed file: its `kind` and, with `keep_damaged`,
-    its `damage` (None while whole)."""
-
-    @property
-    def kind(self) -> str:
-        return self.raw.kind
+    """What `open_unpacked` gives for a compressed file: with `keep_damaged`, its `damage`
+    says why it ended early (None while whole)."""
 
     @property
     def damage(self) -> str | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 import polars as pl
 
@@ -66,10 +65,9 @@ def _bad_json(exc: Exception, text: str, display: str) -> ParseError:
     found = long_integer(text)
     if found is None:
         raise exc
-    at = found.start()
-    return ParseError(f"bad JSON (a number of {found.end() - at:,} digits, more than the "
-                      f"{sys.get_int_max_str_digits():,} a value may have)", path=display,
-                      line=text.count("\n", 0, at) + 1, column=at - text.rfind("\n", 0, at))
+    at, what = found
+    return ParseError(f"bad JSON ({what})", path=display, line=text.count("\n", 0, at) + 1,
+                      column=at - text.rfind("\n", 0, at))
 
 
 def _number(value) -> bool:

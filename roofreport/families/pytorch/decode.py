@@ -243,12 +243,15 @@ def read_trace(path: Path, display: str) -> Trace:
     return trace
 
 
-def long_integer(text: str, start: int = 0) -> re.Match | None:
-    """The first integer of `text` from `start` that has more digits than Python converts
-    (`sys.get_int_max_str_digits`, 4,300 by default: the JSON decoder raises a ValueError
-    without a position for it), or None."""
+def long_integer(text: str, start: int = 0) -> tuple[int, str] | None:
+    """(offset, what is wrong) of the first integer of `text` from `start` that has more
+    digits than Python converts (`sys.get_int_max_str_digits`, 4,300 by default: the JSON
+    decoder raises a ValueError without a position for it), or None."""
     limit = sys.get_int_max_str_digits()
-    return re.compile(r"\d{%d,}" % (limit + 1)).search(text, start) if limit else None
+    found = re.compile(r"\d{%d,}" % (limit + 1)).search(text, start) if limit else None
+    if found is None:
+        return None
+    return found.start(), f"a number of {found.end() - found.start():,} digits, more than the {limit:,} a value may have"
 
 
 @contextmanager
@@ -432,8 +435,7 @@ class _Reader:
         found = long_integer(self.text, self.pos)
         if found is None:
             raise exc
-        return self._error(found.start(), f"a number of {found.end() - found.start():,} digits, more than the "
-                                          f"{sys.get_int_max_str_digits():,} a value may have")
+        return self._error(*found)
 
     def _not_kineto(self, what: str) -> ParseError:
         return ParseError(f"not a Kineto trace: the JSON document is {what}", path=self.display,

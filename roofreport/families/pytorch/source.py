@@ -3,8 +3,8 @@ is read, up to the one cap on unpacked sizes, and decoded as UTF-8 (UTF-16/32 by
 rule), with damage repaired as for logs.
 
 A trace is never held whole: the reader (`decode.py`) asks for one piece of about `PIECE`
-characters after another. A compressed file (gzip, as torch writes `.json.gz`; bzip2 or xz too)
-is read through `common/compressed.py`, under the active limits (`--max-unpacked`,
+characters after another. A gzip file (torch writes `.json.gz`) is unpacked by
+`common/compressed.py`, as every compressed input is, under the active limits (`--max-unpacked`,
 `--max-unpacked-ratio`, a `roofreport.toml`'s `[limits]`): one that unpacks past its cap ends in
 an error naming both sizes, after the events read so far (a decompression bomb: 3 MB of gzip
 that unpacks to 3 GB of blanks is refused at 50 x 3 MB, never inflated whole). A damaged or cut
