@@ -100,9 +100,22 @@ def test_names_that_differ_by_a_variant_token_have_different_keys():
     ("/usr/bin/python3.8 bench.py --model meta-llama/Llama-3-8B --dtype bfloat16",
      {"program": "bench.py", "model": "llama-3-8b", "precision": "bfloat16"}),
     ("", {}),
+    # whole numbers past 64 bits stay text (a batch size of 1e308 is no batch size)
+    ("python main.py -b 1e308 --epochs inf --seed 99999999999999999999 --lr 1e308",
+     {"program": "main.py", "batch_size": "1e308", "epochs": "inf", "seed": "99999999999999999999",
+      "learning_rate": 1e308}),
 ])
 def test_what_a_command_line_says(command, facts):
     assert identity.read_command(command) == facts
+
+
+def test_a_batch_size_past_64_bits_is_no_batch_size(tmp_path):
+    """`-b 1e308` in a profiled command (a fuzzed log) left the runs table unbuildable: the
+    whole read failed with an internal error."""
+    text = (SAMPLE_LOGS / "k80_sweep" / "out.alexnet_64_0.01_k80_full.812075").read_text()
+    (tmp_path / "nvprof.log").write_text(text.replace(" -b 64 ", " -b 1e308 "))
+    data = ingest([tmp_path])
+    assert data.tables["runs"]["batch_size"].to_list() == [None] and data.files[0].status == "ok"
 
 
 # -- grouping ----------------------------------------------------------------------------------

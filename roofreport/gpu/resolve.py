@@ -203,6 +203,14 @@ def _narrower(rows: list[GpuSpec], allowed: list[GpuSpec]) -> list[GpuSpec]:
     return kept or rows
 
 
+def unknown_gpu(name: str, db: GpuDatabase) -> str:
+    """What is said of a GPU the user names that the table does not know: no peaks, the
+    nearest names it does know, and how to add it."""
+    near = db.closest(name)
+    hint = f" (closest: {', '.join(near)})" if near else ""
+    return f"{name!r} is not in the GPU table{hint}: no peaks (add it with --peaks)"
+
+
 def _assumed_reason(what: str, rows: list[GpuSpec], spec: GpuSpec) -> str:
     if len(rows) == 1:
         return f"{what} names no GPU: the {spec.label}, the table's one GPU with it, is assumed; {SET_IT}"
