@@ -308,6 +308,9 @@ def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], q
           require_logs: bool = True, limits: roofreport.Limits | None = None, gpu: str | None = None,
           peaks: Path | None = None) -> roofreport.Dataset:
     """Read `paths`; with `require_logs`, stop (exit 1) when not one file is a profiler log."""
+    unknown = _guard(lambda: api.gpu_settings(gpu=gpu, peaks=peaks).unknown())
+    if unknown and not quiet:
+        click.echo(f"roofreport: warning: --gpu {unknown}", err=True)
     progress = not quiet and sys.stderr.isatty()
     dataset = _guard(lambda: roofreport.read(list(paths), gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress,
                                              executor=executor, dataset=into, limits=limits))

@@ -9,7 +9,8 @@ header line duplicated, a number swapped for `nan`, `-1`, `1e308` or `<OVERFLOW>
 mutants of a run are read at once by `roofreport parse` (one process: the CLI as a user runs
 it), and `check` says what is wrong with each:
 
-* the exit code is 0 or 1, no traceback, no internal error (a reader's own exception);
+* the exit code is 0 or 1, no traceback, no internal error (a reader's own exception, or the
+  whole command's: "this is a roofreport defect");
 * a file's status is ok, partial, error or skipped; an error names the file;
 * every record complete before the damage is read as in the original (same table, line and
   values), and a mutant that is still a valid log (CRLF, the header line repeated) gives the
@@ -163,9 +164,13 @@ def _rows(tables: dict[str, pl.DataFrame], name: str) -> dict[str, list[tuple[in
         if table in ("runs", "files") or "source_file" not in frame.columns:
             continue
         mine = frame.filter(pl.col("source_file").str.ends_with(name))
-        keep = [c for c in mine.columns if c not in ("source_file", "run")]
+        # (a launch_id is a place, as a line is: a trace row's number, which a line inserted
+        # before it moves; pipeline/duplicates.py counts it among the places too)
+        keep = [c for c in mine.columns if c not in ("source_file", "run", "launch_id")]
         rows = mine.select(pl.col(keep).cast(pl.String))   # (a damaged date may be no Python date)
-        out[table] = [(int(row[keep.index("source_line")]), row) for row in rows.rows()]
+        # (a row of no one line, such as a trace's whole-trace step, has none: None)
+        lines = [None if line is None else int(line) for line in rows["source_line"].to_list()]
+        out[table] = list(zip(lines, rows.rows()))
     return out
 
 
@@ -203,10 +208,11 @@ def check(mutant: Mutant, tables: dict[str, pl.DataFrame], originals: dict[str, 
 def _kept_before(got: dict, want: dict, damage_line: int, shift_after: int | None = None) -> list[str]:
     """Every record the original holds that ends before `damage_line` (it runs to the line
     before its table's next row) is in the mutant, on the same line (after `shift_after`, a
-    line later: one was inserted there), with the same values."""
+    line later: one was inserted there), with the same values. A row of no one line (a whole
+    trace's) is no record before the damage."""
     problems = []
     for table, rows in want.items():
-        starts = sorted({line for line, _ in rows})
+        starts = sorted({line for line, _ in rows if line is not None})
         complete = {start for start, after in zip(starts, starts[1:] + [None])
                     if after is not None and after - 1 < damage_line}
         moved = (lambda line: line + 1 if shift_after is not None and line >= shift_after else line)
@@ -217,6 +223,12 @@ def _kept_before(got: dict, want: dict, damage_line: int, shift_after: int | Non
             problems.append(f"{table}: {sum(lost.values())} rows of records complete before line "
                             f"{damage_line} lost or changed, e.g. {next(iter(lost))}"[:400])
     return problems
+
+
+def _failed(code: int, output: str) -> bool:
+    """The whole command failed: an exit code other than 0 or 1, a traceback, or the CLI's
+    word for an internal error (exit code 1, and no file's outcome: the read stopped)."""
+    return code not in (0, 1) or "Traceback" in output or "roofreport defect" in output
 
 
 @dataclass
@@ -246,10 +258,10 @@ def run(work: Path, seed: int, per_file: int, per_reader: int = 2) -> Run:
         (damaged / mutant.name).write_bytes(mutant.data)
     problems = []
     code, output, before = parse_folder(originals, work / "out-originals")
-    if code not in (0, 1) or "Traceback" in output:
+    if _failed(code, output):
         problems.append(f"the originals: exit code {code}: {output[:300]}")
     code, output, after = parse_folder(damaged, work / "out-mutants")
-    if code not in (0, 1) or "Traceback" in output:
+    if _failed(code, output):
         problems.append(f"the mutants: exit code {code}: {output[:300]}")
     problems += [problem for mutant in made for problem in check(mutant, after, before)]
     return Run(seed, files, made, problems)

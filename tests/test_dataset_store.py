@@ -5,6 +5,7 @@ the previous dataset readable, and others scan the folder lazily."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -22,7 +23,8 @@ from polars.testing import assert_frame_equal
 import roofreport
 from roofreport import api
 from roofreport.cli import cli
-from roofreport.pipeline import generation, store
+from roofreport.families.common.limits import Limits
+from roofreport.pipeline import config, generation, store
 from roofreport.tables import schema
 from tests.conftest import SAMPLE_LOGS, corpus_path
 
@@ -122,6 +124,39 @@ def test_a_touched_file_with_the_same_bytes_is_not_read_again(logs, tmp_path):
     assert (data.update_report.read, data.update_report.changed, data.update_report.batches_written) == (0, 0, 0)
     manifest = pl.read_parquet(tmp_path / "ds" / "current" / generation.FILES_MANIFEST)
     assert manifest.filter(pl.col("path") == str(log))["mtime_ns"].item() == 1_700_000_000_000_000_000
+
+
+def test_a_file_read_under_other_limits_is_read_again(logs, tmp_path):
+    """The limits are part of what decides re-reading: a trace refused past --max-unpacked is
+    read whole once the limit is raised, and a roofreport.toml lowering a limit for one folder
+    reads that folder again (alone); the tables equal a fresh read's each time."""
+    event = b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1, "args": {"device": 0}}'
+    trace = logs / "a100" / "rank0.pt.trace.json.gz"
+    trace.write_bytes(gzip.compress(b'{"schemaVersion": 1, "traceEvents": [' + event + b" " * (4 << 20) + b"]}"))
+    os.utime(trace, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    strict = Limits(unpacked_bytes=1 << 20)
+    data = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1, limits=strict)
+    outcome = next(f for f in data.files if f.path == str(trace))
+    assert outcome.status == "error" and "unpacks to more than 1.0 MiB" in outcome.error
+    again = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1, limits=strict)
+    assert again.update_report.read == 0                       # the same limits: nothing read
+    assert_same_tables(again, roofreport.read(logs, jobs=1, limits=strict))
+
+    raised = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
+    report = raised.update_report
+    assert report.read == report.changed == len(raised.files) and report.new == 0
+    assert any("read under other limits" in message for message in report.messages)
+    assert next(f for f in raised.files if f.path == str(trace)).status == "ok"
+    assert_same_tables(raised, roofreport.read(logs, jobs=1))
+
+    folder = logs / "v100" / "vgg11"
+    (folder / "roofreport.toml").write_text('[limits]\nmax_line = "512K"\n')
+    config.load.cache_clear()
+    lowered = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
+    beside = [f for f in lowered.files if Path(f.path).parent == folder and not f.path.endswith(".toml")]
+    assert lowered.update_report.changed == len(beside) > 0 and lowered.update_report.new == 1   # (the toml)
+    assert_same_tables(lowered, roofreport.read(logs, jobs=1))
+    config.load.cache_clear()
 
 
 def test_the_manifest_records_every_file_and_the_versions(logs, tmp_path):

@@ -40,6 +40,9 @@ def test_the_unpacked_cap_is_the_smaller_of_ratio_and_size():
     assert Limits().unpacked_cap(3 << 20) == 150 << 20            # 50 x a 3 MiB file
     assert Limits().unpacked_cap(100 << 20) == 2 << 30            # 2 GiB for a 100 MiB one
     assert Limits(unpacked_ratio=10, unpacked_bytes=1 << 20).unpacked_cap(1 << 20) == 1 << 20
+    # a small file may always unpack to 64 MiB, unless the size limit is lower
+    assert Limits().unpacked_cap(100_000) == limits.SMALL_UNPACKED == 64 << 20
+    assert Limits(unpacked_bytes=1 << 20).unpacked_cap(100_000) == 1 << 20
     with pytest.raises(UsageError):
         Limits(line_bytes=0)
 
@@ -110,6 +113,57 @@ def test_a_bomb_costs_no_more_than_the_cap(tmp_path):
         while stream.read(1 << 20):
             pass
     assert cap < 100 << 20
+
+
+@pytest.mark.parametrize("pack, kind", [(gzip.compress, "gzip"), (bz2.compress, "bzip2"),
+                                        (lzma.compress, "xz")])
+def test_a_cut_stream_is_an_error_or_kept_up_to_the_cut(tmp_path, pack, kind):
+    body = bytes(range(256)) * 40_000
+    packed = pack(body)
+    path = tmp_path / "cut.bin"
+    path.write_bytes(packed[:len(packed) // 2])
+    with pytest.raises(ParseError, match=f"the {kind} stream ends early"):
+        compressed.read_unpacked(path, "cut.bin")
+    with compressed.open_unpacked(path, keep_damaged=True) as stream:
+        kept = stream.read()
+        assert stream.damage == f"the {kind} stream ends early (the file was cut)"
+    assert 0 < len(kept) < len(body) and body.startswith(kept)
+
+
+def test_a_damaged_gzip_stream_keeps_what_unpacked_before(tmp_path):
+    body = b"".join(b"line %d of a trace\n" % n for n in range(200_000))
+    packed = bytearray(gzip.compress(body))
+    packed[len(packed) // 2:len(packed) // 2 + 64] = b"\xff" * 64
+    path = tmp_path / "damaged.gz"
+    path.write_bytes(packed)
+    with compressed.open_unpacked(path, keep_damaged=True) as stream:
+        kept = stream.read()
+        assert stream.damage.startswith("the gzip stream is damaged (")
+    assert 0 < len(kept) < len(body) and body.startswith(kept)
+
+
+def _gzip_trace(path: Path, blanks: int) -> Path:
+    """A Kineto trace of one kernel, then `blanks` spaces, gzipped (about 1 KB per MB)."""
+    event = b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1, "args": {"device": 0}}'
+    path.write_bytes(gzip.compress(b'{"schemaVersion": 1, "traceEvents": [' + event + b" " * blanks + b"]}",
+                                   compresslevel=9))
+    return path
+
+
+def test_a_trace_is_unpacked_under_the_limits_of_the_cli_and_a_toml(tmp_path):
+    """The Kineto reader unpacks through the one capped stream: --max-unpacked and a
+    roofreport.toml's [limits] cap a .json.gz trace as they cap any compressed log."""
+    trace = _gzip_trace(tmp_path / "rank0.pt.trace.json.gz", 8 << 20)
+    config.load.cache_clear()
+    assert _entry(CliRunner().invoke(cli, ["inspect", "--json", str(trace)]))["status"] == "ok"
+    refused = _entry(CliRunner().invoke(cli, ["inspect", "--json", "--max-unpacked", "4M", str(trace)]))
+    assert refused["status"] == "partial" and refused["rows"]["kernels"] == 1   # the event before the cap
+    assert f"this gzip file ({limits.shown(trace.stat().st_size)}) unpacks to more than 4.0 MiB, the limit " \
+        "for it (the most any file may unpack to)" in refused["error"]
+    (tmp_path / "roofreport.toml").write_text('[limits]\nmax_unpacked = "2M"\n')
+    config.load.cache_clear()
+    assert "unpacks to more than 2.0 MiB" in _entry(CliRunner().invoke(cli, ["inspect", "--json", str(tmp_path)]))["error"]
+    config.load.cache_clear()
 
 
 # -- long lines ------------------------------------------------------------------------------

@@ -285,6 +285,19 @@ def test_bad_documents_are_refused_with_a_place(tmp_path, text, what):
     assert result.error.line == 1 and result.error.column is not None
 
 
+def test_a_number_longer_than_python_reads_is_bad_json_with_its_place(tmp_path):
+    """A 6,126-digit number (a fuzzed trace) passes Python's 4,300-digit limit on integers: the
+    events before it are kept and the error names the number's line and column."""
+    events = [_kernel(10.0 + i, 1.0, name=f"k{i}") for i in range(50)]
+    text = json.dumps(_trace(events), indent=1).replace('"ts": 40.0', '"ts": ' + "7" * 6126)
+    result = parse_kineto(_write(tmp_path, "long.json", text), "kineto trace")
+    assert result.tables["kernels"].height == 30
+    error = result.error
+    assert "a number of 6,126 digits" in error.message and error.path.endswith("long.json")
+    line = text[:text.index("7" * 6126)]
+    assert (error.line, error.column) == (line.count("\n") + 1, len(line) - line.rfind("\n"))
+
+
 def test_nn_module_events_are_module_regions_by_path(tmp_path):
     """`with_stack`/`with_modules` traces name module calls `nn.Module: Class_i` (python_function)."""
     def call(name, ts, dur):

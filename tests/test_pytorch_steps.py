@@ -17,8 +17,9 @@ import polars as pl
 import pytest
 
 import roofreport
-from roofreport import gpu
+from roofreport import Limits, gpu
 from roofreport.analysis import steps as step_analysis
+from roofreport.families.common import limits
 from roofreport.families.pytorch import counter, flops
 from roofreport.families.pytorch.kineto import parse_kineto
 from roofreport.pipeline.sniff import sniff
@@ -271,6 +272,20 @@ def test_the_model_flops_come_from_a_counter_file_beside_the_trace_or_the_comman
     assert (step_analysis.MODEL_FLOPS_METRIC, step_analysis.FLOP_COUNTER_SECTION) == (counter.PER_STEP, counter.SECTION)
 
 
+def test_a_counter_file_with_numbers_past_what_python_reads_is_refused_or_skipped(tmp_path):
+    from roofreport.families.common.textio import Document
+
+    path = tmp_path / "flop_counter.json"
+    path.write_text('{"Global": {\n  "aten.mm": ' + "9" * 5000 + "}}")
+    result = counter.parse_counter(Document.open(path), "flop counter")
+    assert "a number of 5,000 digits" in result.error.message
+    assert (result.error.line, result.error.column) == (2, 14)
+    # a count no float holds (10^400) is no count; the others are read
+    path.write_text('{"Global": {"aten.mm": 1' + "0" * 400 + ', "aten.bmm": 10}}')
+    metrics = counter.parse_counter(Document.open(path), "flop counter").tables["metrics"]
+    assert metrics.select("metric", "value").rows() == [("aten.bmm", 10.0), (counter.PER_STEP, 10.0)]
+
+
 def test_eager_and_compiled_runs_are_compared():
     analysis = roofreport.analyze(roofreport.read(ORACLES, jobs=1))
     pairs = analysis.step_comparisons.select("run_a", "run_b", "differs").rows()
@@ -376,18 +391,17 @@ def test_an_event_boundary_inside_a_name_is_no_boundary(tmp_path):
     assert result.error is None and result.tables["kernels"]["name"].to_list() == ['weird},{"name'] * 20
 
 
-def test_a_gzip_bomb_ends_in_a_clear_error_at_the_cap(tmp_path, monkeypatch):
+def test_a_gzip_bomb_ends_in_a_clear_error_at_the_cap(tmp_path):
     """Blanks inside traceEvents that unpack far past the cap: refused with both sizes, never
-    inflated whole (the cap is lowered here so the test stays small and fast)."""
-    from roofreport.families.pytorch import source
-    monkeypatch.setattr(source, "MIN_CAP", 1 << 20)
+    inflated whole (the cap, the limits' own, is lowered here so the test stays small and fast)."""
     body = b'{"traceEvents": [' + b" " * (64 << 20) + b"]}"
     path = tmp_path / "bomb.pt.trace.json.gz"
     path.write_bytes(gzip.compress(body, compresslevel=9))
     assert path.stat().st_size < 200_000
-    result = parse_kineto(path, "kineto trace")
+    with limits.applied(Limits(unpacked_bytes=1 << 20)):
+        result = parse_kineto(path, "kineto trace")
     assert result.error is not None
-    assert "unpacks to more than" in result.error.message and f"{path.stat().st_size:,} bytes" in result.error.message
+    assert f"this gzip file ({limits.shown(path.stat().st_size)}) unpacks to more than 1.0 MiB" in result.error.message
 
 
 def test_a_trace_of_kernels_alone_is_one_window_of_gpu_time(tmp_path):

@@ -439,6 +439,51 @@ def test_what_a_file_name_says(name, report):
     assert columns.report_name(Path(name)) == report
 
 
+LAYOUTS = [V1_RESULTS, V1_OLD_TRACE, V1_STATS, V1_HIP_STATS, V2_RESULTS, V2_HIP_API, V2_HCC_OPS, V3_TRACE_62,
+           V3_TRACE_63, V3_COUNTERS_62, V3_COUNTERS_64, V3_HIP_STATS, V3_HIP_TRACE, V3_COPIES_62, PMC_PERF_MI300,
+           PMC_KERNEL_TOP_US, SYSINFO_OLD, ROCM_SMI, AMD_SMI_MONITOR]
+
+
+def test_every_kind_of_header_holds_a_mark():
+    """The marks that find a ROCm CSV after a job's output: every kind of table names a field
+    whose every spelling is a mark, every info file a name that is one, every SMI tool its
+    device column; and each layout's header line holds one."""
+    from roofreport.families.rocm import smi
+
+    marks = set(rocm.MARKS)
+    spellings = {field: {c.header for c in columns.COLUMNS if c.field == field}
+                 for field in {c.field for c in columns.COLUMNS}}
+    for report in columns.REPORTS:
+        assert any(spellings[field] <= marks for field in report.requires), report.id
+    for kind, (needs, _) in columns.INFO_REPORTS.items():
+        assert needs & marks, kind
+    assert {f"{device}," for device, _ in smi.VOCABULARIES.values()} <= marks
+    for text in LAYOUTS + [(AMD / path).read_text() for path in sorted(AMD.rglob("*.csv"))]:
+        assert any(mark in text.splitlines()[0] for mark in marks), text[:80]
+
+
+JOB_OUTPUT = "".join(
+    [f"Lmod: loading rocm/6.2.{n} craype-accel-amd-gfx90a\n" for n in range(40)]
+    + [f"step {n}: loss {1 / (n + 1):.4f}, 1834 img/s on device 0\n" for n in range(3000)])
+
+
+@pytest.mark.parametrize("name, text", [("slurm-4412.out", ROCM_SMI), ("job.out", V1_STATS),
+                                        ("job_smi.out", AMD_SMI_MONITOR)])
+def test_a_rocm_csv_after_a_jobs_output_is_found_and_read_from_its_header(tmp_path, name, text):
+    from roofreport.pipeline.ingest import Skipped, parse_file
+    from roofreport.pipeline.sniff import sniff
+
+    path = write(tmp_path, name, JOB_OUTPUT + text)
+    sniffed = sniff(path)
+    assert sniffed.family == "rocm" and sniffed.start == len(JOB_OUTPUT.encode())
+    assert sniffed.skipped_lines == JOB_OUTPUT.count("\n")
+    result = parse_file(path, sniffed.spec.name, sniffed.variant, name, Skipped(sniffed.start, sniffed.skipped_lines))
+    alone = parse(tmp_path, "alone/" + name.replace(".out", ".csv"), text)
+    assert result.error is None and result.rows() == alone.rows() and result.rows()
+    first = next(iter(result.tables.values()))
+    assert first["source_line"].min() == next(iter(alone.tables.values()))["source_line"].min() + sniffed.skipped_lines
+
+
 def test_the_header_is_found_below_noise_lines(tmp_path):
     text = "RPL: on '240505_115025' from '/opt/rocm-6.2.0' in '/home/rocm'\n" + V1_STATS
     found = header.find(text.splitlines(), Path("results.stats.csv"))

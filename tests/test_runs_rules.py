@@ -100,9 +100,22 @@ def test_names_that_differ_by_a_variant_token_have_different_keys():
     ("/usr/bin/python3.8 bench.py --model meta-llama/Llama-3-8B --dtype bfloat16",
      {"program": "bench.py", "model": "llama-3-8b", "precision": "bfloat16"}),
     ("", {}),
+    # whole numbers past 64 bits stay text (a batch size of 1e308 is no batch size)
+    ("python main.py -b 1e308 --epochs inf --seed 99999999999999999999 --lr 1e308",
+     {"program": "main.py", "batch_size": "1e308", "epochs": "inf", "seed": "99999999999999999999",
+      "learning_rate": 1e308}),
 ])
 def test_what_a_command_line_says(command, facts):
     assert identity.read_command(command) == facts
+
+
+def test_a_batch_size_past_64_bits_is_no_batch_size(tmp_path):
+    """`-b 1e308` in a profiled command (a fuzzed log) left the runs table unbuildable: the
+    whole read failed with an internal error."""
+    text = (SAMPLE_LOGS / "k80_sweep" / "out.alexnet_64_0.01_k80_full.812075").read_text()
+    (tmp_path / "nvprof.log").write_text(text.replace(" -b 64 ", " -b 1e308 "))
+    data = ingest([tmp_path])
+    assert data.tables["runs"]["batch_size"].to_list() == [None] and data.files[0].status == "ok"
 
 
 # -- grouping ----------------------------------------------------------------------------------
@@ -266,6 +279,23 @@ def test_copies_are_runs_of_their_own_marked_duplicate_of():
 def test_ids_of_two_inputs_that_clash_name_their_input():
     plan, members = _plan([_file(0, "ncu.txt", "ncu", "text", root="a"), _file(1, "ncu.txt", "ncu", "text", root="b")])
     assert sorted(members) == ["a/ncu.txt", "b/ncu.txt"]
+
+
+def test_two_inputs_of_one_folder_name_stay_two_runs(tmp_path):
+    """`a100/vgg13` and `v100/vgg13` given apart: their logs are not one run, and each id names
+    enough of its folder to tell them apart."""
+    from roofreport.pipeline.assemble import root_names
+    from tests.conftest import corpus_path
+
+    course = corpus_path("course", "Anoushka21-Cloud-and-MachineLearning", "proj1")
+    inputs = [course / "v100" / "vgg13", course / "a100" / "vgg13"]
+    assert root_names(inputs) == {inputs[0]: "v100/vgg13", inputs[1]: "a100/vgg13"}
+    assert root_names([tmp_path / "logs"]) == {tmp_path / "logs": "logs"}
+    runs = ingest(inputs, jobs=1).tables["runs"]
+    originals = runs.filter(pl.col("duplicate_of").is_null())
+    assert originals.height == 2 and originals["run"].n_unique() == 2
+    assert sorted(originals["gpu_model"].to_list()) == ["A100 SXM4 40GB", "Tesla V100 SXM2 16GB"]
+    assert all(run.startswith(("v100/vgg13/", "a100/vgg13/")) for run in originals["run"])
 
 
 # -- labels ------------------------------------------------------------------------------------

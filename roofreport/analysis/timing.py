@@ -75,11 +75,13 @@ def _candidates(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     fam = file_families(tables)
     parts = []
     if kernels is not None and kernels.height:
-        timed = kernels.filter(pl.col("duration_ns").is_not_null()).join(fam, on="source_file", how="left")
-        parts.append(timed.select(
+        # (the columns read are taken before the join: it copies what it is given, and 2 million
+        # kernel rows hold 30 columns)
+        timed = kernels.filter(pl.col("duration_ns").is_not_null()).select(
             "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name", "category",
             "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"), "tensor_active",
-            "grid", "block", "device", _rank(pl.col("family"), pl.col("kind")).alias("rank")))
+            "grid", "block", "device", "kind").join(fam, on="source_file", how="left")
+        parts.append(timed.select(pl.exclude("kind", "family"), _rank(pl.col("family"), pl.col("kind")).alias("rank")))
     parts.append(_activity_kernels(tables, kernels))
     parts = [p for p in parts if p.height]
     if not parts:
@@ -130,8 +132,13 @@ def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
             .agg(pl.col("source_file").first(), pl.col("rank").first(),
                  pl.col("source_file").filter(pl.col("rank") == pl.col("rank").first())
                  .n_unique().alias("files")))
-    chosen = cand.join(best.select("run", "source_file", "rank"), on=["run", "source_file", "rank"])
-    chosen = pl.concat([chosen, _transfers(tables, chosen)], how="diagonal_relaxed")
+    # (each run's rows of one file and rank, as most runs are: all of them, not a copy by a join)
+    chosen = cand if per_file.height == best.height else \
+        cand.join(best.select("run", "source_file", "rank"), on=["run", "source_file", "rank"])
+    del cand
+    transfers = _transfers(tables, chosen)
+    if transfers.height:
+        chosen = pl.concat([chosen, transfers], how="diagonal_relaxed")
     labels = best.select("run", _label(pl.col("rank"), pl.col("files")).alias("time_source"))
     return chosen.join(labels, on="run", how="left").select(list(TIME_COLUMNS))
 

@@ -14,7 +14,7 @@ A leaf: it imports no layer of roofreport (pyproject.toml's import contracts).
 """
 
 from roofreport.gpu.architectures import kernel_hint
-from roofreport.gpu.database import GpuDatabase, load_database, match
+from roofreport.gpu.database import GpuDatabase, load_database, match, unknown_gpu
 from roofreport.gpu.evidence import (
     CC,
     CPU,
@@ -29,7 +29,7 @@ from roofreport.gpu.evidence import (
     GpuSettings,
 )
 from roofreport.gpu.names import not_another_gpu, token_alternatives
-from roofreport.gpu.resolve import from_logs, override, resolve
+from roofreport.gpu.resolve import from_logs, override, resolve, unknown_gpu
 from roofreport.gpu.specs import PRECISIONS, GpuSpec, spec_from_row
 
 __all__ = [

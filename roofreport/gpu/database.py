@@ -16,6 +16,8 @@ Users add or correct GPUs with a TSV of the same columns or a TOML file (`with_o
 
 from __future__ import annotations
 
+import re
+
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,6 +26,9 @@ from roofreport.gpu.architectures import cc_order
 from roofreport.gpu.names import Name
 from roofreport.gpu.specs import GpuSpec, normal_cc, read_tsv, spec_from_row
 from roofreport.resources import package_data
+
+
+_PRODUCT_LINE = re.compile(r"^(?:tesla|geforce|quadro|titan|nvidia|amd|instinct|radeon(?: pro)?) ")
 
 
 class GpuDatabase:
@@ -56,6 +61,23 @@ class GpuDatabase:
         """The one spec a device name or path token stands for (names.py), or None."""
         found = self.candidates(device_name)
         return found[0] if len(found) == 1 else None
+
+    def closest(self, device_name: str, limit: int = 3) -> list[str]:
+        """The GPUs of the table (by key) whose names are nearest to one it does not know
+        (`Jetson AGX Orn 64` -> `Jetson AGX Orin 64GB`...), for a message that says what the
+        user may have meant."""
+        import difflib  # (only when a user's GPU name is not in the table)
+
+        def bare(text: str) -> str:   # the product line's word says little (`geforce rtx 5090`)
+            return _PRODUCT_LINE.sub("", text)
+
+        wanted = bare(Name.of(device_name).text)
+        best: dict[str, float] = {}
+        for name, spec in self._names:
+            score = difflib.SequenceMatcher(None, wanted, bare(name.text)).ratio()
+            best[spec.key] = max(score, best.get(spec.key, 0.0))
+        ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
+        return [key for key, score in ranked[:limit] if score >= 0.5]
 
     def candidates(self, device_name: str | None) -> list[GpuSpec]:
         """Every spec the name can stand for, by the first rule that finds any (names.py)."""
@@ -221,3 +243,11 @@ def load_database(overrides: Path | str | None = None) -> GpuDatabase:
 def match(device_name: str | None) -> GpuSpec | None:
     """Match against the shipped database."""
     return _default().match(device_name)
+
+
+def unknown_gpu(name: str, db: GpuDatabase) -> str:
+    """What is said of a GPU the user names that the table does not know: no peaks, the
+    nearest names it does know, and how to add it."""
+    near = db.closest(name)
+    hint = f" (closest: {', '.join(near)})" if near else ""
+    return f"{name!r} is not in the GPU table{hint}: no peaks (add it with --peaks)"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from roofreport.gpu import names as naming
 from roofreport.gpu.architectures import cc_order, kernel_hint
-from roofreport.gpu.database import GpuDatabase, load_database
+from roofreport.gpu.database import GpuDatabase, load_database, unknown_gpu
 from roofreport.gpu.specs import GpuSpec, normal_cc
 
 NOT_NAMED = "GPU not named"
@@ -34,6 +34,16 @@ class GpuSettings:
 
     def database(self) -> GpuDatabase:
         return load_database(self.peaks)
+
+    def unknown(self) -> str | None:
+        """Why `gpu` gives no peaks when the table (with the peaks file) does not know it, with
+        the closest names it does know; None when it knows it (or no GPU was given)."""
+        if not self.gpu:
+            return None
+        db = self.database()
+        if db.candidates(self.gpu):
+            return None
+        return unknown_gpu(self.gpu, db)
 
     def fingerprint(self) -> str:
         """What a dataset folder remembers of the settings it was read with (the peaks file's

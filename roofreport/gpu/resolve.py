@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from roofreport.gpu import names as naming
 from roofreport.gpu.architectures import runs_on, title
-from roofreport.gpu.database import GpuDatabase
+from roofreport.gpu.database import GpuDatabase, unknown_gpu
 from roofreport.gpu.evidence import CC, LOG, NOT_NAMED, PATH, SET_IT, USER, Evidence, GpuIdentity
 from roofreport.gpu.specs import GpuSpec
 
@@ -55,7 +55,7 @@ def override(found: GpuIdentity, user: str, db: GpuDatabase) -> GpuIdentity:
     identity = GpuIdentity(spec=spec, name=user, label=spec.label if spec else user,
                            family=spec.family if spec else found.family, evidence=USER,
                            assumed=spec is not None and len(choices) > 1)
-    unknown = None if spec else f"{user!r} is not in the GPU table: no peaks (add it with --peaks)"
+    unknown = None if spec else unknown_gpu(user, db)
     reason = _assumed_reason(f"the GPU given, {user!r},", choices, spec) if identity.assumed else None
     return identity.noted(reason, unknown, disagree)
 
@@ -202,6 +202,14 @@ def _narrower(rows: list[GpuSpec], allowed: list[GpuSpec]) -> list[GpuSpec]:
     """`rows` narrowed to `allowed` where that leaves any (weaker evidence narrows, never empties)."""
     kept = [spec for spec in rows if spec in allowed]
     return kept or rows
+
+
+def unknown_gpu(name: str, db: GpuDatabase) -> str:
+    """What is said of a GPU the user names that the table does not know: no peaks, the
+    nearest names it does know, and how to add it."""
+    near = db.closest(name)
+    hint = f" (closest: {', '.join(near)})" if near else ""
+    return f"{name!r} is not in the GPU table{hint}: no peaks (add it with --peaks)"
 
 
 def _assumed_reason(what: str, rows: list[GpuSpec], spec: GpuSpec) -> str:

@@ -18,6 +18,7 @@ every file of a campaign without reading the unchanged ones again:
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path, PurePosixPath
 
 import polars as pl
@@ -38,16 +39,17 @@ def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
     at hand, else the duplicate check uses the digests kept in the facts. `settings`: what the
     user says of the GPU."""
     files, candidates, scripts = [], [], []
+    names = root_names([root for _, root in found])
     for index, fact in enumerate(facts):
         if fact.job is not None and not fact.excluded:
             path, root = found[index]
-            scripts.append(jobscripts.Script(_relative(path, root), root.name or str(root), fact.job))
+            scripts.append(jobscripts.Script(_relative(path, root), names[root], fact.job))   # as LogFile.root
         if not fact.parsed:
             continue
         path, root = found[index]
         rel = _relative(path, root)
         files.append(runs_mod.LogFile(
-            index=index, rel=rel, root=root.name or str(root), family=fact.family,
+            index=index, rel=rel, root=names[root], family=fact.family,
             variant=fact.variant, tool_version=fact.tool_version, hints=fact.hints,
             sessions=fact.sessions, tables=config.run_tables(path, root), gpu=fact.gpu))
         name = identity.read_name(rel.name)
@@ -60,6 +62,25 @@ def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
     for file in files:
         file.duplicate_of = originals.get(file.index)
     return runs_mod.plan(files, settings, scripts)
+
+
+def root_names(roots: list[Path]) -> dict[Path, str]:
+    """Each input root's name as run ids show it where two inputs give the same id: its
+    folder's name, with as many parent folders as tell it from the other roots of that name
+    (`v100/vgg13` and `a100/vgg13` given apart are not both `vgg13`)."""
+    distinct = list(dict.fromkeys(roots))
+    parts = {root: Path(os.path.abspath(root)).parts[1:] or (str(root),) for root in distinct}
+    names = {}
+    for root in distinct:
+        depth = 1
+        while True:
+            name = "/".join(parts[root][-depth:])
+            clash = [other for other in distinct if other != root and "/".join(parts[other][-depth:]) == name]
+            if not clash or depth >= len(parts[root]):
+                break
+            depth += 1
+        names[root] = name
+    return names
 
 
 def _relative(path: Path, root: Path) -> PurePosixPath:

@@ -43,6 +43,8 @@ class FileFacts:
     rows: dict[str, int] = field(default_factory=dict)
     content_hash: str | None = None  # blake2b of the bytes (`duplicates.file_digest`)
     tables_digest: str | None = None  # hash of the rows but where they were read (`duplicates`)
+    limits: dict | None = None        # the limits it was read under (`Limits.as_dict`): an update
+                                      # reads it again under others
     gpu: Evidence = field(default_factory=Evidence)  # what its rows say of the GPU (`enrich.gpu_evidence`)
     job: JobRequest | None = None    # a job script's request (`jobscripts.py`): its runs' metadata
     _json: str | None = field(default=None, repr=False, compare=False)  # the text read from

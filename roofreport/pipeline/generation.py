@@ -101,7 +101,8 @@ def write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[i
     batches = batches_of([f.display for f in facts])
     families = assemble.families(plan, facts)
     for batch in batches:
-        batch.rows_key = _key([(facts[i].display, facts[i].content_hash, facts[i].parsed,
+        # (a file's rows follow from its bytes, the limits it was read under and its run)
+        batch.rows_key = _key([(facts[i].display, facts[i].content_hash, facts[i].limits, facts[i].parsed,
                                 assemble.run_of(plan, i)) for i in batch.members])
     written = Written({}, assemble.outcomes(facts, plan))
     entries = []

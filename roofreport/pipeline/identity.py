@@ -281,6 +281,9 @@ def canonical_model(name: str) -> str:
     return {"alex": "alexnet"}.get(lowered, lowered)
 
 
+_INT64 = 1 << 63
+
+
 def typed(key: str, value):
     """A parameter's value as its column's type (text stays text when it does not convert)."""
     kind = TYPED_PARAMS.get(key)
@@ -291,10 +294,12 @@ def typed(key: str, value):
         return text.lower() == "true"
     try:
         if kind is int or (kind is None and re.fullmatch(r"-?\d+", text)):
-            return int(float(text))
+            number = int(float(text))
+            # (a column of whole numbers is 64-bit: `-b 1e308` is text, as `-b many` is)
+            return number if -_INT64 <= number < _INT64 else text
         if kind is float or (kind is None and _patterns()["number"].match(text)):
             return float(text)
-    except ValueError:
+    except (ValueError, OverflowError):   # (OverflowError: `-b inf`)
         return text
     return text.lower() if kind is str else text
 

@@ -130,16 +130,16 @@ def _read_one(task: FileTask, path: Path) -> FileRead:
     # The duplicate check compares files' rows by this digest: worked out here, in the worker,
     # rather than one file after the other in the process that groups runs.
     facts.tables_digest = duplicates.tables_digest(tables)
-    if task.fingerprint:
-        facts.content_hash = duplicates.file_digest(path)
-    return FileRead(facts, tables)
+    return FileRead(_fingerprinted(task, facts), tables)
 
 
 def _fingerprinted(task: FileTask, facts: FileFacts) -> FileFacts:
-    """An unread file's facts with the hash of its bytes when the task asks for it (an update
-    compares it to tell a touched file from a changed one)."""
+    """The file's facts with the hash of its bytes and the limits it was read under when the
+    task asks for them (an update compares them: a touched file is not a changed one, and a file
+    read under other limits may read otherwise)."""
     if task.fingerprint:
         facts.content_hash = duplicates.file_digest(Path(task.path))
+        facts.limits = task.limits.as_dict()
     return facts
 
 

@@ -19,8 +19,8 @@ The folder (README: "Incremental datasets"):
                                                           enrichment, for the next update
 
 This module owns the folder as a whole: recognising and opening it, deciding which files to
-read again (size, mtime, content hash, the versions in `manifest.json`), the lock, the atomic
-switch to a new generation and the clean-up of old ones. Writing a generation's files (the
+read again (size, mtime, content hash, the limits each was read under, the versions in
+`manifest.json`), the lock, the atomic switch to a new generation and the clean-up of old ones. Writing a generation's files (the
 batches, their rows, the hard links, the per-file manifest) is `generation.py`'s.
 
 A batch is a run of consecutive folders in the walk's order (`generation.batches_of`), cut
@@ -66,6 +66,7 @@ from roofreport.pipeline.generation import (
     write_generation,
 )
 from roofreport.pipeline.ingest import Progress, file_tasks, read_all, read_one
+from roofreport.pipeline.tasks import FileTask
 from roofreport.resources import data_dir
 from roofreport.tables import schema
 from roofreport.tables.output import atomic_path
@@ -241,6 +242,7 @@ def _read_changes(found, previous: Previous | None, report: UpdateReport, exclud
     stats: list[os.stat_result | None] = [None] * len(found)
     to_read = []
     scanned_at = previous.manifest.get("scanned_at_ns", 0) if previous else 0
+    relimited = 0
     for index, task in enumerate(tasks):
         stats[index] = _stat(task.path)
         before = previous.files.get(task.display) if previous else None
@@ -251,6 +253,9 @@ def _read_changes(found, previous: Previous | None, report: UpdateReport, exclud
             continue
         if before is None:
             report.new += 1
+        elif _other_limits(before, task):
+            relimited += 1
+            report.changed += 1
         elif _unchanged(before, stats[index], task.path, scanned_at):
             facts[index] = FileFacts.from_json(before["facts"])
             report.unchanged += 1
@@ -258,6 +263,8 @@ def _read_changes(found, previous: Previous | None, report: UpdateReport, exclud
         else:
             report.changed += 1
         to_read.append(index)
+    if relimited:
+        report.messages.append(f"{relimited} files were read under other limits: they are read again")
     reads = read_all([tasks[index] for index in to_read], progress=progress, jobs=jobs, executor=executor)
     rows = {}
     for index, read in zip(to_read, reads):
@@ -268,6 +275,13 @@ def _read_changes(found, previous: Previous | None, report: UpdateReport, exclud
         present = {task.display for task in tasks}
         report.gone = sum(1 for display in previous.files if display not in present)
     return facts, [stat.st_mtime_ns if stat else None for stat in stats], rows
+
+
+def _other_limits(before: dict, task: FileTask) -> bool:
+    """The file was read under other limits than it is now (options, a roofreport.toml's
+    [limits]): it is read again, as one that failed past a limit may read now and one read
+    whole may not."""
+    return json.loads(before["facts"]).get("limits") != task.limits.as_dict()
 
 
 def _unchanged(before: dict, stat: os.stat_result | None, path: str, scanned_at: int) -> bool:

@@ -5,7 +5,9 @@ and a reader may need more memory than the machine has. `Limits` says how far a 
 
 * `unpacked_ratio` and `unpacked_bytes`: a compressed input is read as a stream and refused
   (with the sizes) once it has unpacked to `unpacked_ratio` times its packed size or
-  `unpacked_bytes`, whichever is smaller (`compressed.py`);
+  `unpacked_bytes`, whichever is smaller (`compressed.py`). A small file may always unpack to
+  `SMALL_UNPACKED` (64 MiB, if `unpacked_bytes` allows): a 200 KB trace that packs 80 to 1 is
+  no bomb, and 64 MiB costs nothing to refuse;
 * `line_bytes`: a line of a line-oriented text log is kept up to this many bytes; the rest of
   it is dropped, and the line is named in an `input.long-line` warning (`textio.Document`).
   JSON documents are not line-oriented (a one-line trace is normal): they are exempt;
@@ -33,6 +35,7 @@ _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 
           "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40,
           "TIB": 1 << 40}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+SMALL_UNPACKED = 64 << 20   # what any compressed file may unpack to (see the module docstring)
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,11 @@ class Limits:
 
     def unpacked_cap(self, packed_size: int) -> int:
         """The most bytes a compressed input of `packed_size` bytes may unpack to."""
-        return int(min(self.unpacked_bytes, max(packed_size, 1) * self.unpacked_ratio))
+        return int(min(self.unpacked_bytes, max(packed_size * self.unpacked_ratio, SMALL_UNPACKED)))
+
+    def as_dict(self) -> dict:
+        """The limits as plain values (an incremental dataset keeps each file's: `store.py`)."""
+        return {item.name: getattr(self, item.name) for item in fields(self)}
 
     def lowered(self, other: Limits) -> Limits:
         """Each limit the lower of this one's and `other`'s (a roofreport.toml can only lower)."""

@@ -18,11 +18,13 @@ FLOPs it counts from the trace's shapes.
 from __future__ import annotations
 
 import json
+import math
 
 import polars as pl
 
 from roofreport.errors import ParseError
 from roofreport.families.common.textio import Document
+from roofreport.families.pytorch.decode import long_integer
 from roofreport.families.spec import ParseResult
 
 FAMILY = "pytorch"
@@ -31,11 +33,11 @@ PER_STEP = "model FLOPs per step"
 
 def parse_counter(doc: Document, variant: str) -> ParseResult:
     result = ParseResult(family=FAMILY, variant=variant)
+    text = doc.data.decode("utf-8", errors="replace")
     try:
-        data = json.loads(doc.data.decode("utf-8", errors="replace"))
-    except (json.JSONDecodeError, RecursionError) as exc:
-        line, column = (exc.lineno, exc.colno) if isinstance(exc, json.JSONDecodeError) else (None, None)
-        result.error = ParseError(f"bad JSON ({exc})", path=doc.display, line=line, column=column)
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:   # (JSONDecodeError, or a number too long)
+        result.error = _bad_json(exc, text, doc.display)
         return result
     if not isinstance(data, dict):
         result.error = ParseError("not a FlopCounterMode count: the JSON is not an object", path=doc.display,
@@ -56,5 +58,23 @@ def parse_counter(doc: Document, variant: str) -> ParseResult:
     return result
 
 
+def _bad_json(exc: Exception, text: str, display: str) -> ParseError:
+    if isinstance(exc, (json.JSONDecodeError, RecursionError)):
+        line, column = (exc.lineno, exc.colno) if isinstance(exc, json.JSONDecodeError) else (None, None)
+        return ParseError(f"bad JSON ({exc})", path=display, line=line, column=column)
+    found = long_integer(text)
+    if found is None:
+        raise exc
+    at, what = found
+    return ParseError(f"bad JSON ({what})", path=display, line=text.count("\n", 0, at) + 1,
+                      column=at - text.rfind("\n", 0, at))
+
+
 def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+    """A count: a number, not negative, that a float holds (10^400 is none)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value)) and value >= 0
+    except OverflowError:
+        return False

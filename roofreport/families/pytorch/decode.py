@@ -34,6 +34,7 @@ import gc
 import itertools
 import json
 import re
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,6 +243,17 @@ def read_trace(path: Path, display: str) -> Trace:
     return trace
 
 
+def long_integer(text: str, start: int = 0) -> tuple[int, str] | None:
+    """(offset, what is wrong) of the first integer of `text` from `start` that has more
+    digits than Python converts (`sys.get_int_max_str_digits`, 4,300 by default: the JSON
+    decoder raises a ValueError without a position for it), or None."""
+    limit = sys.get_int_max_str_digits()
+    found = re.compile(r"\d{%d,}" % (limit + 1)).search(text, start) if limit else None
+    if found is None:
+        return None
+    return found.start(), f"a number of {found.end() - found.start():,} digits, more than the {limit:,} a value may have"
+
+
 @contextmanager
 def gc_paused():
     """The cyclic GC paused: decoding makes a few hundred thousand containers (and the tables
@@ -305,6 +317,8 @@ class _Reader:
                 if self._grow():
                     continue
                 raise self._error(exc.pos, exc.msg) from None
+            except ValueError as exc:   # an integer of more digits than Python converts
+                raise self._long_number(exc) from None
             # (a number at the end of the text may go on in the next piece)
             if end >= len(self.text) and value.__class__ in (int, float) and self.more():
                 continue
@@ -369,7 +383,7 @@ class _Reader:
                     self.pos = following
                     collector.flush(FLUSH_ROWS)
                     continue
-                except (json.JSONDecodeError, RecursionError):
+                except (ValueError, RecursionError):   # (JSONDecodeError, or a number too long)
                     collector.rollback(where)   # then one by one: the error, if real, has a place
                 while self.pos < following:
                     if self._one_event():
@@ -414,6 +428,14 @@ class _Reader:
         read = len(self.collector.columns["source_line"]) + sum(f.height for f in self.collector.frames)
         return ParseError(f"{where}; {read} events before it were read", path=self.display, line=line,
                           column=pos - line_start + 1, text=shown[:10_000])
+
+    def _long_number(self, exc: ValueError) -> ParseError:
+        """The error for the value at `pos` that holds an integer longer than Python reads;
+        `exc` itself when it is another fault."""
+        found = long_integer(self.text, self.pos)
+        if found is None:
+            raise exc
+        return self._error(*found)
 
     def _not_kineto(self, what: str) -> ParseError:
         return ParseError(f"not a Kineto trace: the JSON document is {what}", path=self.display,

@@ -1,37 +1,34 @@
-"""The text of a trace file, piece by piece, in bounded memory: gzip inflated as it is read, up
-to a cap on the unpacked size, and decoded as UTF-8 (UTF-16/32 by JSON's own rule), with
-damage repaired as for logs.
+"""The text of a trace file, piece by piece, in bounded memory: a compressed file unpacked as it
+is read, up to the one cap on unpacked sizes, and decoded as UTF-8 (UTF-16/32 by JSON's own
+rule), with damage repaired as for logs.
 
 A trace is never held whole: the reader (`decode.py`) asks for one piece of about `PIECE`
-characters after another. A gzip file whose unpacked size passes `unpacked_cap(compressed
-size)` ends in an error naming both sizes, after the events read so far (a decompression
-bomb: 3 MB of gzip that unpacks to 3 GB of blanks is refused after `unpacked_cap`, never
-inflated whole). A damaged or cut gzip stream gives what inflated before the damage, with a
-warning. NUL bytes are removed and bytes that are not UTF-8 read as Windows-1252, each with one
-warning naming the first line touched (`textio.repair`'s rules, applied piece by piece).
-
-(The cap is this family's own until a shared, capped decompression helper exists for every
-family: `unpacked_cap` and `TextSource._inflated` are the two places to switch.)
+characters after another. A gzip file (torch writes `.json.gz`) is unpacked by
+`common/compressed.py`, as every compressed input is, under the active limits (`--max-unpacked`,
+`--max-unpacked-ratio`, a `roofreport.toml`'s `[limits]`): one that unpacks past its cap ends in
+an error naming both sizes, after the events read so far (a decompression bomb: 3 MB of gzip
+that unpacks to 3 GB of blanks is refused at 50 x 3 MB, never inflated whole). A damaged or cut
+stream gives what unpacked before the damage, with a warning. NUL bytes are removed and bytes
+that are not UTF-8 read as Windows-1252, each with one warning naming the first line touched
+(`textio.repair`'s rules, applied piece by piece).
 """
 
 from __future__ import annotations
 
 import codecs
+import contextvars
 import json
-import zlib
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from queue import Full, Queue
 from threading import Event, Thread
 
 from roofreport.errors import LogWarning, ParseError
+from roofreport.families.common import compressed
 from roofreport.families.common import textio  # noqa: F401 (registers the cp1252 fallback)
 
-GZIP_MAGIC = b"\x1f\x8b"
-PIECE = 2 << 20                  # bytes read (or inflated) per piece
-MAX_RATIO = 50                   # unpacked size per byte of gzip before a file is refused
-MIN_CAP = 64 << 20               # a small file may always unpack to this much
-MAX_CAP = 4 << 30                # and no file to more
+PIECE = 2 << 20                  # bytes read (or unpacked) per piece
 _CP1252_FALLBACK = "roofreport-cp1252"   # the error handler `textio` registers
 
 
@@ -62,7 +59,9 @@ def _ahead(pieces: Iterator[bytes], depth: int = 1) -> Iterator[bytes]:
         except BaseException as exc:   # (handed to the reader, raised there)
             offer(exc)
 
-    worker = Thread(target=produce, name="roofreport-inflate", daemon=True)
+    # (in a copy of this context: what the pieces' reader asks of the active limits is the same)
+    worker = Thread(target=contextvars.copy_context().run, args=(produce,), name="roofreport-inflate",
+                    daemon=True)
     worker.start()
     try:
         while True:
@@ -77,12 +76,6 @@ def _ahead(pieces: Iterator[bytes], depth: int = 1) -> Iterator[bytes]:
         worker.join()
 
 
-def unpacked_cap(compressed: int) -> int:
-    """How many bytes a gzip file of `compressed` bytes may unpack to: MAX_RATIO times its
-    size (a Kineto trace packs 10-25 to 1), at least MIN_CAP, at most MAX_CAP."""
-    return min(max(MAX_RATIO * compressed, MIN_CAP), MAX_CAP)
-
-
 class TextSource:
     """The text of `path`, in pieces (`pieces()`); `warnings` collects the repairs made and
     the damage met. Raises ParseError when the file cannot be read or unpacks past its cap."""
@@ -95,60 +88,28 @@ class TextSource:
         self._nul_warned = False
 
     def pieces(self) -> Iterator[str]:
-        try:
-            handle = self.path.open("rb")
-        except OSError as exc:
-            raise ParseError(f"cannot read: {exc.strerror or exc}", path=self.display) from None
-        with handle:
-            head = handle.read(2)
-            handle.seek(0)
-            if head == GZIP_MAGIC and not self.counting:
-                yield from self._decoded(_ahead(self._inflated(handle)))
-            else:
-                yield from self._decoded(self._inflated(handle) if head == GZIP_MAGIC else self._plain(handle))
+        with ExitStack() as opened:
+            try:
+                stream = opened.enter_context(compressed.open_unpacked(self.path, self.display, keep_damaged=True))
+            except OSError as exc:
+                raise ParseError(f"cannot read: {exc.strerror or exc}", path=self.display) from None
+            packed = isinstance(stream, compressed.Unpacked)
+            raw = self._read(stream)
+            # (a compressed file unpacks in a thread ahead; a count of lines has no time to win)
+            yield from self._decoded(_ahead(raw) if packed and not self.counting else raw)
+            if packed and stream.damage and not self.counting:
+                self.warnings.append(LogWarning("pytorch.truncated", f"{stream.damage}: the trace is read up "
+                                                "to where it stops"))
 
-    def _plain(self, handle) -> Iterator[bytes]:
+    def _read(self, stream) -> Iterator[bytes]:
         while True:
             try:
-                data = handle.read(PIECE)
+                data = stream.read(PIECE)
             except OSError as exc:
                 raise ParseError(f"cannot read: {exc.strerror or exc}", path=self.display) from None
             if not data:
                 return
             yield data
-
-    def _inflated(self, handle) -> Iterator[bytes]:
-        """The unpacked bytes, PIECE at most at a time (a bomb never inflates a whole piece of
-        its input at once), up to the cap."""
-        compressed = self.path.stat().st_size
-        cap = unpacked_cap(compressed)
-        inflater = zlib.decompressobj(wbits=47)   # gzip or zlib header, told from the stream
-        total = 0
-        pending = b""
-        while True:
-            if not pending:
-                pending = handle.read(1 << 20)
-                if not pending:
-                    break
-            try:
-                out = inflater.decompress(pending, PIECE)
-            except zlib.error as exc:
-                self.warnings.append(LogWarning("pytorch.truncated", f"the gzip stream is damaged ({exc}): "
-                                                "the trace is read up to the damage"))
-                return
-            pending = inflater.unconsumed_tail
-            total += len(out)
-            if total > cap:
-                raise ParseError(
-                    f"the gzip file ({compressed:,} bytes) unpacks to more than {cap:,} bytes, "
-                    f"{MAX_RATIO} times its size or at most {MAX_CAP >> 30} GiB: a trace packs far "
-                    "less; not read further", path=self.display)
-            if out:
-                yield out
-            if inflater.eof:
-                return
-        self.warnings.append(LogWarning("pytorch.truncated", "the gzip stream ends early (the file was "
-                                        "cut): the trace is read up to where it stops"))
 
     def _decoded(self, raw: Iterator[bytes]) -> Iterator[str]:
         """UTF-8 text (or UTF-16/32 told by the first bytes), NULs removed, bad bytes repaired."""

@@ -34,7 +34,16 @@ def sniff(head: Head) -> str | None:
     return found.variant if found else None
 
 
+# What a ROCm CSV's header line holds and a batch job's other output hardly does
+# (`FormatSpec.marks`: a log printed after a job's own output is found there, as `rocm-smi
+# --csv` in a job's loop is): the spellings of a dispatch's GPU, a counter's name, a total and a
+# trace's start (every table's header names one: `tests/test_rocm.py` holds them to
+# `columns.REPORTS`), the info files' own names, and the SMI tools' device column as their
+# headers spell it. (Written out, not built from `columns`: the registry imports no reader.)
+MARKS = ("gpu-id", "GPU_ID", "Agent_Id", "Agent_ID", "Counter_Name", "TotalDurationNs", "Sum(ns)", "Sum(us)",
+         "Sum(ms)", "Sum(s)", "BeginNs", "Start_Timestamp", "gpu_arch", "Agent_Type", "HBMBw", "device,", "gpu,")
+
 SPECS: list[FormatSpec] = [
     FormatSpec(family=FAMILY, name="rocm-csv", sniff=sniff,
-               parse=DeferredReader("roofreport.families.rocm.read", "parse")),
+               parse=DeferredReader("roofreport.families.rocm.read", "parse"), marks=MARKS),
 ]
