@@ -1,5 +1,6 @@
 """Report benchmark: `roofreport build` of the biggest course folders beside `roofreport parse`
-of the same folder (the targets: build <= 15 s and <= 400 MB peak on 2 cores, issue #15; <= 16 pages, issue #22).
+of the same folder (the targets: build <= 15 s and <= 400 MB peak on 2 cores, issue #15; at most
+16 pages, issue #22).
 
     python benchmarks/bench_report.py [--repeat 3] [--phases] [FOLDER ...]
 

@@ -164,8 +164,7 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
     """Write the report of `source` (paths, a `Dataset` or an `Analysis`) to `output` (.pdf or
     .html) and, when given, the HTML to `html` and what page 1 says to `json_summary` (findings,
     speedups with their reasons, per-run totals: `report/summary_json.py`); returns the paths
-    written. Each file is written
-    atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`,
+    written. Each file is written atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`,
     `model_flops`, `kernel`, `runs`) apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
     `progress`, `executor`) when it is paths (a dataset folder among them is read as it is)."""
     from roofreport.report import build_report as render  # matplotlib and WeasyPrint: only here

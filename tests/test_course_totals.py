@@ -22,6 +22,7 @@ import pytest
 
 import roofreport
 from roofreport.analysis import speedup
+from roofreport.report.sections.conclusions import conclusion_text
 from tests.conftest import corpus_path
 from tests.test_report_render import text_of
 
@@ -131,7 +132,8 @@ def test_the_report_reads_the_runs_table_not_a_second_computation():
         assert shown[column].to_list() == runs[column].to_list(), column
     html = _html(*ANOUSHKA)
     text = text_of(html)
-    assert "vgg13 (15.6 FLOP/B) are memory-bound" in text or "vgg13 (15.6 FLOP/B) is memory-bound" in text
+    assert re.search(r"2 runs are memory-bound \(vgg11 · V100-SXM2-16GB and vgg13 · V100-SXM2-16GB\): "
+                     r"arithmetic intensity 13\.4 FLOP/B to 15\.6 FLOP/B against a ridge point of 17\.4 FLOP/B", text)
     rooflines = _section(html, "rooflines")
     assert "15.6 FLOP/B" in text_of(rooflines) and "19.5 FLOP/B" not in text_of(rooflines)
 
@@ -254,10 +256,14 @@ def test_the_same_model_on_two_gpus_gives_the_speedup_computed_by_hand(folder):
 
 @pytest.mark.parametrize("folder", sorted(BY_HAND))
 def test_every_model_is_compared_across_the_two_gpus(folder):
-    summary = _analysis("course", folder).gpu_summary
-    assert sorted(summary["model"].to_list()) == ["alexnet", "resnet18", "vgg16"]
-    assert summary["configs"].min() >= 8 and (summary["faster"] == "P40").all()
-    assert summary.select((pl.col("speedup_min") > 1).all()).item()
+    """Per model and experiment (a mean never spans loss_only, backprop and full): every model is
+    compared in backprop and full, at 8 configurations or more in all, and the P40 always wins."""
+    summary = _analysis("course", folder).gpu_summary.filter(pl.col("configs") > 0)
+    per_model = summary.group_by("model").agg(pl.col("configs").sum(), pl.col("experiment"))
+    assert sorted(per_model["model"].to_list()) == ["alexnet", "resnet18", "vgg16"]
+    assert per_model["configs"].min() >= 8
+    assert all({"backprop", "full"} <= set(experiments) for experiments in per_model["experiment"].to_list())
+    assert (summary["faster"] == "P40").all() and summary.select((pl.col("speedup_min") > 1).all()).item()
 
 
 # -- what the report says: no None, no nan, no ratio of unlike things -----------------------------
@@ -285,11 +291,14 @@ def test_findings_and_comparison_say_no_none_no_nan_and_no_unlike_ratio(parts):
     runs = text_of(_section(html, "runs"))
     for text in (findings, comparison, runs):
         assert not re.search(r"\bNone\b|\bnan\b|\bNaN\b|\binf\b", text)
-    assert findings.strip().startswith("Findings Conclusion: The ")
     an = _analysis(*parts)
+    # Page 1 opens with the conclusions: which GPU is faster, by how much (their first sentence)
+    # and why (what follows; its peak ratios are no speedups).
+    opening = [conclusion_text(row) for row in an.experiment_conclusions.iter_rows(named=True)]
+    assert opening and findings.strip().startswith("Findings " + opening[0])
+    which = " ".join(text.split(". ", 1)[0] for text in opening)
     # Every speedup printed is one of a comparable pair: no 172281x.
-    conclusion = findings.split("Conclusion: ", 1)[1].split(" Bound: ", 1)[0]
-    ratios = [float(r) for r in re.findall(r"([\d.]+)×", comparison + conclusion)]
+    ratios = [float(r) for r in re.findall(r"([\d.]+)×", comparison + which)]
     compared = an.speedups.filter(pl.col("comparable"))
     assert ratios and max(ratios) <= compared["speedup"].max() * 1.05     # printed with 2 digits
     assert all(f"{r['faster']} " in comparison for r in compared.iter_rows(named=True))

@@ -11,9 +11,13 @@ from __future__ import annotations
 import os
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roofreport.analysis.bundle import Analysis
 from roofreport.tables.output import atomic_path
+
+if TYPE_CHECKING:
+    from roofreport.report.context import Report
 
 
 def build_report(analysis: Analysis, output: Path, html_out: Path | None = None,
@@ -42,9 +46,9 @@ def build_report(analysis: Analysis, output: Path, html_out: Path | None = None,
     return written
 
 
-def _page(analysis: Analysis, title: str | None):
-    """The report's context and its HTML; a defect on data no rule foresaw becomes a RenderError naming it (the CLI reports
-    it without a traceback; ROOFREPORT_DEBUG=1 adds the traceback to the message)."""
+def _page(analysis: Analysis, title: str | None) -> tuple[Report, str]:
+    """The report's context and its HTML; a defect on data no rule foresaw becomes a RenderError
+    naming it (the CLI reports it without a traceback; ROOFREPORT_DEBUG=1 adds the traceback)."""
     import polars as pl
 
     from roofreport.errors import RenderError, RoofreportError
