@@ -186,13 +186,14 @@ def _run_points(runs: pl.DataFrame, parts: pl.DataFrame) -> list:
     label = dict(zip(runs["run"].to_list(), _labels(runs)))
     points = [RoofPoint(group=label[r["run"]], label=RUN_TOTAL, ai=r["arithmetic_intensity"],
                         perf=r["achieved_flops_per_s"], precision=r["roof_precision"] or "fp32",
-                        above_roof=(r.get("bound_note") or "").startswith("above"), time_ns=r["counted_time_ns"])
+                        above_roof=(r.get("bound_note") or "").startswith("above"),
+                        time_ns=r["counted_time_ns"])
               for r in runs.iter_rows(named=True) if r["arithmetic_intensity"] is not None]
     for row in parts.iter_rows(named=True):
         for level in ("l2", "l1"):
             if row.get(f"ai_{level}") is not None and row["run"] in label:
-                points.append(RoofPoint(group=label[row["run"]], label=f"{RUN_TOTAL} at its {level.upper()} intensity",
-                                        ai=row[f"ai_{level}"], perf=row["achieved_flops_per_s"],
+                what = f"{RUN_TOTAL} at its {level.upper()} intensity ({row['precision']})"
+                points.append(RoofPoint(group=label[row["run"]], label=what, ai=row[f"ai_{level}"], perf=row["achieved_flops_per_s"],
                                         precision=row["precision"], level=level, time_ns=row["time_ns"]))
     return points
 
