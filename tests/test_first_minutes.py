@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -204,23 +203,41 @@ def test_an_output_inside_an_input_folder_is_written_with_a_warning(logs):
 
 # -- Ctrl-C ------------------------------------------------------------------------------------
 
+# The child stops inside the PDF writer, half a PDF in its temporary file, until it is interrupted:
+# the signal lands while writing whatever the machine's load (a timed sleep raced the render).
+_PAUSED_IN_PDF = """
+import sys, time
+import roofreport.report.render as render
+def stalled_write_pdf(html, target):
+    with open(target, "wb") as half:
+        half.write(b"%PDF-1.7 half")
+    print("paused in the PDF writer", file=sys.stderr, flush=True)
+    time.sleep(600)
+render.write_pdf = stalled_write_pdf
+from roofreport.cli import main
+sys.argv = ["roofreport", *sys.argv[1:]]
+main()
+"""
+
+
 def test_ctrl_c_exits_130_and_leaves_nothing_half_written(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    command = [sys.executable, "-m", "roofreport", "build", str(SAMPLE_LOGS), "-o", str(out / "report.pdf"),
+    command = [sys.executable, "-c", _PAUSED_IN_PDF, "build", str(SAMPLE_LOGS), "-o", str(out / "report.pdf"),
                "--html", str(out / "report.html")]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     seen = []
-    for line in process.stderr:   # interrupt once it is rendering (seconds of matplotlib and WeasyPrint)
+    for line in process.stderr:
         seen.append(line)
-        if line.startswith("roofreport: rendering"):
-            time.sleep(0.5)
+        if line.startswith("paused in the PDF writer"):
             process.send_signal(signal.SIGINT)
             break
     rest = process.stderr.read()
     assert process.wait(timeout=120) == 130, "".join(seen) + rest
     assert rest.rstrip().splitlines()[-1] == "roofreport: interrupted"
-    assert list(out.iterdir()) == []   # no report, no temporary file
+    # the HTML was whole before the PDF began; of the PDF, not even its temporary file is left
+    assert sorted(path.name for path in out.iterdir()) == ["report.html"]
+    assert (out / "report.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
 
 
 def test_a_gpu_the_table_does_not_know_gets_a_warning_with_the_closest_names(tmp_path):

@@ -73,7 +73,7 @@ def _roofs_only(runs: pl.DataFrame, placed: pl.DataFrame):
     point and runs (the run totals' `roof_precision` fp32 rows), or None when there is none."""
     if not runs.height:
         return None
-    without = runs.filter(pl.col("ridge_ai").is_not_null() & ~pl.col("gpu_model").is_in(placed["gpu_model"].drop_nulls()))
+    without = runs.filter(pl.col("ridge_ai").is_not_null() & ~pl.col("gpu_model").is_in(placed["gpu_model"].drop_nulls().to_list()))
     if not without.height:
         return None
     rows = []
