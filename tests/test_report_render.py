@@ -82,7 +82,7 @@ def test_proj1_explains_the_incomplete_a100_flops(proj1):
 def test_proj1_draws_one_roofline_per_gpu(proj1):
     html = proj1[2]
     section = html[html.index('<section id="rooflines"'):html.index('<section id="share"')]
-    assert section.count('<figure class="chart"') == 2
+    assert section.count('<figure class="chart interactive"') == 2     # inline in the HTML file
     assert "<h3>A100-SXM4-40GB (Ampere GA100)</h3>" in section
     svgs = chart_svgs(section)
     # Ceilings labelled with their values, runs in the legend by their labels.

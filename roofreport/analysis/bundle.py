@@ -15,9 +15,9 @@ utilization window; the model FLOPs of a training step; a `view.View` of the run
 show); the CLI's options and `roofreport.analyze`'s arguments both become one. A view narrows
 the frames after the run totals are made: every frame keeps only the runs it shows, the kernel frames (share,
 top kernels, kernel roofline, sweeps of shares) only the kernels it shows, and the run totals
-count every kernel. Given a baseline (`build --baseline B`), `baseline` holds what changed from
-it to these runs (`diff.compare`: B's runs are the baseline, A in its terms, and the runs the
-view shows are compared with them).
+count every kernel. Given a baseline (`build LOGS --baseline BASE`), `baseline` holds
+`diff.compare(BASE, LOGS)`: the baseline's runs are side A, the runs the view shows side B (a
+view's kernel regex does not narrow it: a comparison's totals and pools need every kernel).
 """
 
 from __future__ import annotations

@@ -134,7 +134,8 @@ def _chart(an, runs: pl.DataFrame, parts: pl.DataFrame, spec, title: str, per_ru
     if spec is not None:
         gpu_label = title.rsplit(" (", 1)[0]
         caption += f"; ceilings: {_peak_sources(parts, spec).replace(spec.key, gpu_label)}"
-    return chart(chart_id, caption, roofline_svg, ceilings, _run_points(runs, parts) + kernels, interactive=True)
+    return chart(chart_id, caption, roofline_svg, ceilings, _run_points(runs, parts) + kernels,
+                 interactive=True)
 
 
 def _notes(runs: pl.DataFrame, names: RunNames) -> list:
@@ -193,8 +194,9 @@ def _run_points(runs: pl.DataFrame, parts: pl.DataFrame) -> list:
         for level in ("l2", "l1"):
             if row.get(f"ai_{level}") is not None and row["run"] in label:
                 what = f"{RUN_TOTAL} at its {level.upper()} intensity ({row['precision']})"
-                points.append(RoofPoint(group=label[row["run"]], label=what, ai=row[f"ai_{level}"], perf=row["achieved_flops_per_s"],
-                                        precision=row["precision"], level=level, time_ns=row["time_ns"]))
+                points.append(RoofPoint(group=label[row["run"]], label=what, ai=row[f"ai_{level}"],
+                                        perf=row["achieved_flops_per_s"], precision=row["precision"], level=level,
+                                        time_ns=row["time_ns"]))
     return points
 
 
