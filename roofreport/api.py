@@ -100,7 +100,7 @@ def read_file(path: PathLike, *, gpu: str | None = None, peaks: PathLike | None 
 def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
             top: int = 10, window: tuple[float, float] | str | None = None,
             model_flops: float | None = None, kernel: str | None = None,
-            runs: str | Iterable[str] = ()) -> Analysis:
+            runs: str | Iterable[str] = (), baseline: Dataset | Paths | None = None) -> Analysis:
     """Every analysis the report uses, as frames (`Analysis`), from a `Dataset` or from paths
     (read first with `read`'s defaults).
 
@@ -109,10 +109,13 @@ def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | 
     them. `top`: kernels listed per run. `window`: the utilization window in seconds from the
     first sample, `(60, 240)` or `"60:240"`. `model_flops`: the model FLOPs of one training step
     (MFU's numerator), instead of the FLOPs counted from a PyTorch trace's shapes. `kernel` (a regex) and `runs` (globs over run ids and labels)
-    narrow what the frames show, never the run totals (`analysis/view.py`)."""
+    narrow what the frames show, never the run totals (`analysis/view.py`). `baseline` (a Dataset
+    or paths): the runs shown are compared with its runs (`Analysis.baseline`, as `compare(baseline,
+    data)` gives it; the report's section "Against the baseline")."""
     dataset = data if isinstance(data, Dataset) else read(data)
     return _analyze(dataset, analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window,
-                                               model_flops=model_flops, kernel=kernel, runs=runs))
+                                               model_flops=model_flops, kernel=kernel, runs=runs),
+                    _baseline(baseline))
 
 
 def summary(data: Dataset | Paths, *, kernel: str | None = None, runs: str | Iterable[str] = (),
@@ -158,14 +161,15 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
                  title: str | None = None, gpu: str | None = None, peaks: PathLike | None = None,
                  top: int = 10, window: tuple[float, float] | str | None = None,
                  model_flops: float | None = None, kernel: str | None = None, runs: str | Iterable[str] = (),
-                 jobs: int | None = None, exclude: Iterable[str] = (),
+                 baseline: Dataset | Paths | None = None, jobs: int | None = None, exclude: Iterable[str] = (),
                  progress: bool | Progress = False, executor: str | None = None,
                  json_summary: PathLike | None = None) -> list[Path]:
     """Write the report of `source` (paths, a `Dataset` or an `Analysis`) to `output` (.pdf or
     .html) and, when given, the HTML to `html` and what page 1 says to `json_summary` (findings,
     speedups with their reasons, per-run totals: `report/summary_json.py`); returns the paths
     written. Each file is written atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`,
-    `model_flops`, `kernel`, `runs`) apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
+    `model_flops`, `kernel`, `runs`) and `baseline` (a Dataset or paths: a section compares the
+    runs with its runs) apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
     `progress`, `executor`) when it is paths (a dataset folder among them is read as it is)."""
     from roofreport.report import build_report as render  # matplotlib and WeasyPrint: only here
 
@@ -177,20 +181,22 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
     settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window, model_flops=model_flops,
                                  kernel=kernel, runs=runs)
     if isinstance(source, Analysis):
-        if settings != AnalysisSettings():
-            raise UsageError("an Analysis was given: pass gpu, peaks, top, window, model_flops, kernel and runs "
-                             "to analyze()")
+        if settings != AnalysisSettings() or baseline is not None:
+            raise UsageError("an Analysis was given: pass gpu, peaks, top, window, model_flops, kernel, runs "
+                             "and baseline to analyze()")
         inputs = source.dataset.inputs
     else:
         inputs = source.inputs if isinstance(source, Dataset) else _paths(source)
-    check_outputs([output_path, html_path], inputs, report=True)
-    check_outputs([json_path], inputs)
+    baseline_inputs = [] if baseline is None else baseline.inputs if isinstance(baseline, Dataset) \
+        else _paths(baseline)
+    check_outputs([output_path, html_path], [*_as_paths(inputs), *baseline_inputs], report=True)
+    check_outputs([json_path], [*_as_paths(inputs), *baseline_inputs])
     if isinstance(source, Analysis):
         analysis = source
     else:
         dataset = source if isinstance(source, Dataset) else read(
             inputs, gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress, executor=executor)
-        analysis = _analyze(dataset, settings)
+        analysis = _analyze(dataset, settings, _baseline(baseline))
     return render(analysis, output_path, html_path, title, json_path)
 
 
@@ -293,10 +299,16 @@ def _runs_with_totals(tables, settings: GpuSettings = NO_SETTINGS) -> pl.DataFra
     return with_run_totals(tables, settings.database())
 
 
-def _analyze(dataset: Dataset, settings: AnalysisSettings) -> Analysis:
+def _analyze(dataset: Dataset, settings: AnalysisSettings, baseline: Dataset | None = None) -> Analysis:
     from roofreport.analysis.bundle import analyze  # (analysis modules load on first use)
 
-    return analyze(dataset, settings)
+    return analyze(dataset, settings, baseline)
+
+
+def _baseline(baseline: Dataset | Paths | None) -> Dataset | None:
+    """A baseline to compare with, read with `read`'s defaults when given as paths (its own
+    GPUs: a --gpu of the runs compared does not apply to it)."""
+    return baseline if baseline is None or isinstance(baseline, Dataset) else read(baseline)
 
 
 def _stderr_progress(done: int, total: int, name: str) -> None:

@@ -185,6 +185,9 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
                    "PyTorch trace's shapes).")
 @_kernel
 @_run
+@click.option("--baseline", "baseline", type=click.Path(exists=True, path_type=Path), default=None, metavar="B",
+              help="Logs or a dataset folder to compare the runs with (as `compare B LOGS`): a section of "
+                   "time per category and kernel, delta and speedup.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @click.option("--verbose", "-v", is_flag=True, help="Also list every file's warnings on stderr.")
@@ -194,24 +197,26 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
 @_limits
 def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: str | None, json_out: Path | None,
           gpu_name: str | None, peaks_file: Path | None, top_n: int, window: str | None,
-          model_flops: float | None, kernel: str | None, runs: tuple[str, ...], strict: bool, quiet: bool,
-          verbose: bool, jobs: int | None, executor: str, exclude: tuple[str, ...],
+          model_flops: float | None, kernel: str | None, runs: tuple[str, ...], baseline: Path | None,
+          strict: bool, quiet: bool, verbose: bool, jobs: int | None, executor: str, exclude: tuple[str, ...],
           limits: roofreport.Limits) -> None:
     """Build the HTML/PDF report from logs (or from a dataset folder `parse --update` keeps).
 
-    --kernel and --run narrow what the report shows; run totals count every kernel.
+    --kernel and --run narrow what the report shows; run totals count every kernel. The HTML
+    is interactive (hover a roofline point, toggle runs, sort kernel tables); the PDF is static.
     """
     settings = dict(gpu=gpu_name, peaks=peaks_file, top=top_n, window=window, model_flops=model_flops,
                     kernel=kernel, runs=runs)
-    _guard(lambda: api.check_outputs([output, html_out], paths, report=True))
-    _guard(lambda: api.check_outputs([json_out], paths))
+    _guard(lambda: api.check_outputs([output, html_out], [*paths, *([baseline] if baseline else [])], report=True))
+    _guard(lambda: api.check_outputs([json_out], [*paths, *([baseline] if baseline else [])]))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
     _warn_inside_inputs([output, html_out, json_out], paths, quiet)
     dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
+    base = None if baseline is None else _read((baseline,), jobs, exclude, quiet, executor=executor, limits=limits)
     if not quiet:
         _summary(dataset, verbose)
         click.echo(f"roofreport: analysing {_plural(dataset.runs.height, 'run')}…", err=True)
-    analysis = _guard(lambda: roofreport.analyze(dataset, **settings))
+    analysis = _guard(lambda: roofreport.analyze(dataset, **settings, baseline=base))
     if not quiet:
         click.echo(f"roofreport: rendering {_rendering(output, html_out)}…", err=True)
     written = _guard(lambda: roofreport.build_report(analysis, output, html=html_out, title=title,
@@ -219,7 +224,7 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
     if not quiet:
         for path in written:
             click.echo(f"wrote {path}", err=True)
-    sys.exit(_exit_code(dataset, strict))
+    sys.exit(max(_exit_code(side, strict) for side in (dataset, base) if side is not None))
 
 
 @cli.command()

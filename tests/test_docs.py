@@ -80,6 +80,7 @@ def test_the_readme_use_examples_run(tmp_path):
     examples = _use_examples()
     commands = [line.split()[1] for line in examples]
     assert {"build", "summary", "compare", "inspect", "parse"} <= set(commands)
+    assert any("--baseline" in line for line in examples)
     places = {"LOGS/": f"{SAMPLE_LOGS}/", "A/": f"{SAMPLE_LOGS}/v100/", "B/": f"{SAMPLE_LOGS}/a100/",
               "tables/": f"{tmp_path}/tables/", "DATASET/": f"{tmp_path}/dataset/",
               "report.pdf": f"{tmp_path}/report.html"}

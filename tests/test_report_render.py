@@ -82,7 +82,7 @@ def test_proj1_explains_the_incomplete_a100_flops(proj1):
 def test_proj1_draws_one_roofline_per_gpu(proj1):
     html = proj1[2]
     section = html[html.index('<section id="rooflines"'):html.index('<section id="share"')]
-    assert section.count('<figure class="chart"') == 2
+    assert section.count('<figure class="chart interactive"') == 2     # inline in the HTML file
     assert "<h3>A100-SXM4-40GB (Ampere GA100)</h3>" in section
     svgs = chart_svgs(section)
     # Ceilings labelled with their values, runs in the legend by their labels.
@@ -161,7 +161,8 @@ def test_pdf_text_keeps_names_and_page_furniture(proj1):
 # -- the HTML in a browser ------------------------------------------------------------------------
 
 class _Figures(HTMLParser):
-    """Counts figures, the SVG images inside them, and scripts (there must be none)."""
+    """Counts figures, the SVGs inside them (images, or inline: the interactive rooflines), and
+    scripts (the interactive HTML's one)."""
 
     def __init__(self):
         super().__init__()
@@ -172,7 +173,7 @@ class _Figures(HTMLParser):
         if tag == "figure":
             self.figures += 1
             self._in_figure = True
-        elif tag == "img" and self._in_figure and src.startswith("data:image/svg+xml;base64,"):
+        elif self._in_figure and (tag == "svg" or tag == "img" and src.startswith("data:image/svg+xml;")):
             self.svgs_in_figures += 1
         elif tag == "script":
             self.scripts += 1
@@ -193,13 +194,13 @@ def test_html_renders_in_chromium_with_every_chart(proj1, tmp_path):
     _, html_path, html = proj1
     source = _Figures()
     source.feed(html)
-    assert source.figures == source.svgs_in_figures == html.count('<figure class="chart"') == 3
+    assert source.figures == source.svgs_in_figures == html.count('<figure class="chart') == 3
     done = chromium("--dump-dom", html_path.as_uri(), profile=tmp_path / "profile")
     assert done.returncode == 0, done.stderr[-2000:]
     dom = _Figures()
     dom.feed(done.stdout)
     assert dom.figures == source.figures and dom.svgs_in_figures == source.figures
-    assert dom.scripts == 0
+    assert dom.scripts == source.scripts == 1
     assert "Uncaught" not in done.stderr
     for section in SECTIONS:
         assert f'id="{section}"' in done.stdout

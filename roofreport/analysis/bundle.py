@@ -15,7 +15,9 @@ utilization window; the model FLOPs of a training step; a `view.View` of the run
 show); the CLI's options and `roofreport.analyze`'s arguments both become one. A view narrows
 the frames after the run totals are made: every frame keeps only the runs it shows, the kernel frames (share,
 top kernels, kernel roofline, sweeps of shares) only the kernels it shows, and the run totals
-count every kernel.
+count every kernel. Given a baseline (`build LOGS --baseline BASE`), `baseline` holds
+`diff.compare(BASE, LOGS)`: the baseline's runs are side A, the runs the view shows side B (a
+view's kernel regex does not narrow it: a comparison's totals and pools need every kernel).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from roofreport.analysis import (
     api_calls as api,
     compare,
     conclusions,
+    diff,
     gpus,
     reasons,
     regions,
@@ -126,6 +129,7 @@ class Analysis:
     steps: pl.DataFrame              # steps.with_step_metrics: training steps with MFU, HFU, outliers
     step_summary: pl.DataFrame       # steps.step_summary: per run, medians and the time breakdown
     step_comparisons: pl.DataFrame   # steps.step_comparisons: runs differing in compile, batch or GPU
+    baseline: diff.Comparison | None = None   # diff.compare: from a baseline's runs (A) to these (B)
 
     @property
     def files(self) -> list[FileOutcome]:
@@ -148,8 +152,10 @@ class Analysis:
     __str__ = __repr__
 
 
-def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analysis:
-    """Run every analysis on `dataset` (see the module docstring)."""
+def analyze(dataset: Dataset, settings: AnalysisSettings | None = None,
+            baseline: Dataset | None = None) -> Analysis:
+    """Run every analysis on `dataset` (see the module docstring); with `baseline`, compare
+    the runs shown with it."""
     settings = settings or AnalysisSettings()
     db = settings.gpu.database()
     source = dataset.tables
@@ -160,6 +166,7 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
     if other_gpus or not _has_totals(tables["runs"]):
         tables["runs"] = totals.with_run_totals(tables, db)   # other GPUs or peaks: other bounds
     tables["steps"] = steps.with_step_metrics(tables, db, settings.model_flops)
+    whole = tables
     tables = settings.view.keep_runs(tables)
     view = settings.view
     step_summary = steps.step_summary(tables["steps"])
@@ -200,6 +207,8 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None) -> Analy
         duplicates=runsets.duplicate_runs(source),
         steps=tables["steps"], step_summary=step_summary,
         step_comparisons=steps.step_comparisons(step_summary, tables["runs"]),
+        baseline=None if baseline is None else diff.compare(
+            baseline.tables, whole, runs_b=View(runs=view.runs), db=db),
     )
 
 

@@ -2,7 +2,8 @@
 
 The body holds what a reader needs, in this order: findings, overview, training steps (PyTorch
 traces: MFU and where the steps' time goes, on page 1), the GPUs compared (model x GPU pivot,
-speedups, sweeps), the runs compared (their totals), rooflines per GPU, where the
+speedups, sweeps), the runs compared (their totals), against a baseline (`--baseline`:
+analysis/diff.py's deltas), rooflines per GPU, where the
 GPU time goes, utilization, regions and phases. A body section with nothing to show is left
 out; the overview's "What these logs cannot tell" says which log would fill it; one whose
 tables hold a single row is that row in a sentence (`fold_single_row`). The appendix holds the
@@ -21,6 +22,7 @@ from roofreport.analysis.bundle import Analysis
 from roofreport.report.context import Bullets, Chart, Paragraph, Report, Table
 from roofreport.report.naming import RunNames, in_order
 from roofreport.report.sections.activity import api_section, regions_section, utilization_section
+from roofreport.report.sections.baseline import baseline_section
 from roofreport.report.sections.comparison import comparison_section, runs_section
 from roofreport.report.sections.findings import findings
 from roofreport.report.sections.inputs import inputs_section
@@ -43,6 +45,7 @@ def assemble(analysis: Analysis, title: str | None = None) -> Report:
     body = [
         comparison_section(an),
         _runs_with_totals(an, names),
+        *([baseline_section(an.baseline, settings.top)] if an.baseline is not None else []),
         roofline_section(an, settings.top, names),
         share_section(an, settings.top, names),
         utilization_section(an.utilization, an.utilization_window, an.tables["samples"], settings.window,

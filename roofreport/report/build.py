@@ -1,9 +1,10 @@
 """`build_report`: an `Analysis` -> report context -> HTML -> PDF, each output written atomically.
 
 The steps are separate and callable alone: `assemble(analysis, title)` gives the `Report`
-dataclasses, `render_html(report)` the page, `write_pdf(html, path)` the PDF, and
-`summary_json.summary_text(analysis, report)` page 1 for scripts (`--json-summary`). Matplotlib
-and WeasyPrint are imported only once rendering starts (the CLI stays fast for other commands).
+dataclasses, `render_html(report, interactive)` the page (interactive for the HTML file, static
+for the PDF), `write_pdf(html, path)` the PDF, and `summary_json.summary_text(analysis, report)`
+page 1 for scripts (`--json-summary`). Matplotlib and WeasyPrint are imported only once
+rendering starts (the CLI stays fast for other commands).
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ if TYPE_CHECKING:
 
 def build_report(analysis: Analysis, output: Path, html_out: Path | None = None,
                  title: str | None = None, json_out: Path | None = None) -> list[Path]:
-    """Write the report to `output` (.pdf or .html) and, when given, the HTML to `html_out` and
-    the JSON summary of page 1 to `json_out`."""
+    """Write the report to `output` (.pdf or .html) and, when given, the HTML to `html_out` (the
+    HTML file interactive, the PDF from the static page) and the JSON summary of page 1 to
+    `json_out`."""
     from roofreport.report.render import write_pdf
 
-    report, html = _page(analysis, title)
+    report = _guarded(_assemble, analysis, title)
     written = []
     if json_out is not None:
         from roofreport.report.summary_json import summary_text
@@ -36,28 +38,39 @@ def build_report(analysis: Analysis, output: Path, html_out: Path | None = None,
         written.append(json_out)
     html_target = html_out or (output if output.suffix.lower() in (".html", ".htm") else None)
     if html_target is not None:
+        html = _guarded(_render, report, True)
         with atomic_path(html_target) as tmp:
             tmp.write_text(html, encoding="utf-8")
         written.append(html_target)
     if output.suffix.lower() == ".pdf":
+        html = _guarded(_render, report, False)
         with atomic_path(output) as tmp:
             write_pdf(html, tmp)
         written.append(output)
     return written
 
 
-def _page(analysis: Analysis, title: str | None) -> tuple[Report, str]:
-    """The report's context and its HTML; a defect on data no rule foresaw becomes a RenderError
-    naming it (the CLI reports it without a traceback; ROOFREPORT_DEBUG=1 adds the traceback)."""
+def _assemble(analysis: Analysis, title: str | None) -> Report:
+    from roofreport.report.assemble import assemble
+
+    return assemble(analysis, title)
+
+
+def _render(report: Report, interactive: bool) -> str:
+    from roofreport.report.render import render_html
+
+    return render_html(report, interactive)
+
+
+def _guarded(step, *args):
+    """`step(*args)`; a defect on data no rule foresaw becomes a RenderError naming it (the CLI
+    reports it without a traceback; ROOFREPORT_DEBUG=1 adds the traceback to the message)."""
     import polars as pl
 
     from roofreport.errors import RenderError, RoofreportError
-    from roofreport.report.assemble import assemble
-    from roofreport.report.render import render_html
 
     try:
-        report = assemble(analysis, title)
-        return report, render_html(report)
+        return step(*args)
     except RoofreportError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError,

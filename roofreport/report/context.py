@@ -6,7 +6,9 @@ are the HTML's only (the full list of inputs), "print" blocks the PDF's only (th
 both travel in one page, the other hidden by CSS, so the two outputs are one render. Every string here is raw text (kernel names and log
 messages included): the templates escape it. A chart's SVG (from `charts.py`; matplotlib's SVG
 writer escapes its text) reaches the page only as a base64 `data:` URI of an <img>, so nothing in
-it is ever parsed as part of the HTML.
+it is ever parsed as part of the HTML, except in the interactive HTML: there an `interactive` chart's
+SVG is inline (its marks carry escaped `data-` attributes, `charts/marks.py`) and a `sortable`
+table sorts by its cells' `sort` values (`templates/interactive.js`); the PDF stays static.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class Cell:
     css: str = ""
     sub: str | None = None           # a second, smaller line (e.g. where a time came from)
     span: int = 1                    # columns the cell spans (a group's heading row spans all)
+    sort: float | None = None        # the value a sortable table sorts this cell by (else its text)
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class Table:
     note: str | None = None          # e.g. "12 more rows not shown"
     css: str = ""
     media: str = ""
+    sortable: bool = False           # the interactive HTML sorts it by a click on a heading
     kind: str = field(default="table", init=False)
 
     @property
@@ -117,6 +121,7 @@ class Chart:
     svg: str
     caption: str
     media: str = ""
+    interactive: bool = False        # inline in the interactive HTML: hover and toggles by its marks
     kind: str = field(default="chart", init=False)
 
     @property
@@ -142,11 +147,11 @@ class Bullets:
 Block = Paragraph | Heading | Table | Chart | Bullets
 
 
-def chart(chart_id: str, caption: str, draw, *args) -> Chart | Paragraph:
+def chart(chart_id: str, caption: str, draw, *args, interactive: bool = False) -> Chart | Paragraph:
     """`draw(chart_id, *args)` as a Chart; if matplotlib fails on data no rule foresaw, the report
     keeps its place with the reason instead of losing every other section."""
     try:
-        return Chart(chart_id, draw(chart_id, *args), caption)
+        return Chart(chart_id, draw(chart_id, *args), caption, interactive=interactive)
     except (ValueError, TypeError, OverflowError, ZeroDivisionError, IndexError, KeyError,
             RuntimeError, MemoryError) as exc:
         return Paragraph([Span(f"{caption}: the chart could not be drawn ({type(exc).__name__}: {exc}).")],

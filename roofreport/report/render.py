@@ -1,5 +1,6 @@
 """The page: the `Report` context through Jinja (autoescape on, StrictUndefined) into one
-self-contained HTML document, and that HTML through WeasyPrint into a PDF.
+self-contained HTML document (interactive for the HTML file, static for the PDF), and the
+static one through WeasyPrint into a PDF.
 
 WeasyPrint gets a URL fetcher that refuses everything but `data:` URIs: a report built from
 untrusted logs never reaches the network or the file system while rendering.
@@ -59,11 +60,13 @@ def environment():
     return env
 
 
-def render_html(report: Report) -> str:
+def render_html(report: Report, interactive: bool = False) -> str:
+    """The page; `interactive`: the HTML file's (inline roofline SVG, hover, run toggles and
+    sortable tables, one inline script), else the static page the PDF is made from."""
     from jinja2 import TemplateError
 
     try:
-        return environment().get_template(TEMPLATE).render(report=report)
+        return environment().get_template(TEMPLATE).render(report=report, interactive=interactive)
     except TemplateError as exc:
         raise RenderError(f"report template failed: {exc}") from exc
 

@@ -12,10 +12,11 @@ from roofreport.report.context import Cell, Column, Table
 
 
 def cell(value, code: bool = False, title: str | None = None, css: str = "", sub: str | None = None,
-         span: int = 1) -> Cell:
+         span: int = 1, sort: float | None = None) -> Cell:
     if isinstance(value, Cell):
         return value
-    return Cell("" if value is None else str(value), code=code, title=title, css=css, sub=sub, span=span)
+    return Cell("" if value is None else str(value), code=code, title=title, css=css, sub=sub, span=span,
+                sort=sort)
 
 
 def name_cell(name: str | None, limit: int = 64) -> Cell:
@@ -43,14 +44,14 @@ def columns(*specs: str | Column) -> list[Column]:
 
 
 def table(cols: list[str | Column], rows: list[list], caption: str | None = None,
-          limit: int | None = None, what: str = "rows", css: str = "") -> Table:
+          limit: int | None = None, what: str = "rows", css: str = "", sortable: bool = False) -> Table:
     shown = rows if limit is None else rows[:limit]
     note = None
     if limit is not None and len(rows) > limit:
         note = f"{len(rows) - limit} more {what} not shown."
     cols = columns(*cols)
     rows = [[_aligned(cell(v), c.numeric) for v, c in zip(row, cols)] for row in shown]
-    return Table(columns=cols, rows=rows, caption=caption, note=note, css=css)
+    return Table(columns=cols, rows=rows, caption=caption, note=note, css=css, sortable=sortable)
 
 
 def _aligned(given: Cell, numeric: bool) -> Cell:

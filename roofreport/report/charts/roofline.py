@@ -5,7 +5,11 @@ roofline frames, turned into `RoofPoint`s by the report builder. Colour = run (l
 the axes so it never covers a point), size = run total vs kernel, marker = precision, a red
 ring = a point above its roof (a counting error, not a fast kernel), a "≥" = a lower bound (its
 FLOPs miss tensor-core work: the true point lies higher and to the right, never a plain point).
-Each point is one scatter call, one SVG group: hover data can be attached to it later.
+
+Each point's group carries its data (`marks.with_marks`): the run, what the point is, its
+intensity, FLOP/s and time as the frames give them, formatted by `fmt` like the tables; the
+rings and lines that belong to a run carry the run only. The interactive HTML shows them on
+hover and hides a run's marks when its box is unticked; the static PDF draws the same SVG.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 
 from roofreport.report import fmt
 from roofreport.report.charts import svg as charts
+from roofreport.report.charts.marks import with_marks
 
 PRECISION_MARKERS = {"fp32": "o", "fp64": "s", "fp16": "^", "tensor": "D", "tensor_fp16": "D",
                      "tensor_tf32": "D", "tensor_bf16": "D", "tensor_fp64": "D", "tensor_fp32": "D"}
@@ -24,7 +29,7 @@ _MEMORY_STYLES = ["-", "--", ":", "-."]
 @dataclass(frozen=True)
 class RoofPoint:
     group: str            # the run: one colour per run
-    label: str
+    label: str            # what the point is: a kernel's short name, "run total"
     ai: float             # FLOP/byte
     perf: float           # FLOP/s
     precision: str
@@ -32,6 +37,7 @@ class RoofPoint:
     above_roof: bool = False
     level: str = "dram"   # the memory level of `ai`: "l2"/"l1" points are drawn hollow
     lower_bound: bool = False   # FLOPs miss tensor-core work: drawn as "≥", never as a plain point
+    time_ns: float | None = None   # the time the FLOP/s are over
 
 
 def roofline_svg(chart_id: str, ceilings: list, points: list[RoofPoint]) -> str:
@@ -47,13 +53,26 @@ def roofline_svg(chart_id: str, ceilings: list, points: list[RoofPoint]) -> str:
     ax.set_ylim(*ylim)
     _draw_memory(ax, memory, compute, xlim)
     _draw_compute(ax, compute, memory, xlim, ylim)
-    handles, labels = _draw_points(ax, points)
+    marks: dict[str, dict[str, str]] = {}
+    handles, labels = _draw_points(ax, points, marks)
     ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("Performance (FLOP/s)")
     ax.yaxis.set_major_formatter(charts.si_ticks())
     widest = max((len(text) for text in labels), default=0)      # long run labels: fewer columns
     charts.legend_below(ax, handles, labels, max_cols=3 if widest <= 30 else 2 if widest <= 46 else 1)
-    return charts.to_svg(fig, chart_id)
+    return with_marks(charts.to_svg(fig, chart_id), chart_id, marks)
+
+
+def _mark(marks: dict, artist, point: RoofPoint, colours: dict, data: bool = True) -> None:
+    """Give `artist` a gid and the marks of `point` (`data`: the hover text too, else the run only)."""
+    gid = f"pt{len(marks)}"
+    artist.set_gid(gid)
+    marks[gid] = {"data-run": point.group}
+    if data:
+        marks[gid].update({"class": "point", "data-colour": colours[point.group],
+                           "data-series": str(list(colours).index(point.group)), "data-name": point.label,
+                           "data-ai": fmt.intensity(point.ai), "data-perf": fmt.rate(point.perf),
+                           "data-time": fmt.duration(point.time_ns), "tabindex": "0"})
 
 
 @dataclass(frozen=True)
@@ -152,39 +171,44 @@ _LEVEL_SIZE = {"l2": 46, "l1": 24}
 LOWER_BOUND_MARKER = r"$\geq$"
 
 
-def _draw_points(ax, points: list[RoofPoint]):
+def _draw_points(ax, points: list[RoofPoint], marks: dict):
     groups = list(dict.fromkeys(p.group for p in points))
     colours = {g: charts.colour(i) for i, g in enumerate(groups)}
-    _draw_levels(ax, [p for p in points if p.level != "dram"], points, colours)
+    _draw_levels(ax, [p for p in points if p.level != "dram"], points, colours, marks)
     for point in sorted((p for p in points if p.level == "dram"), key=lambda p: not p.kernel):  # runs on top
         size = 14 if point.kernel else 64
-        if point.lower_bound:
-            ax.scatter([point.ai], [point.perf], s=size * (4 if point.kernel else 2.5), marker=LOWER_BOUND_MARKER,
-                       color=colours[point.group], linewidths=0, zorder=4 if point.kernel else 5)
-            continue
-        ax.scatter([point.ai], [point.perf], s=size, marker=PRECISION_MARKERS.get(point.precision, "o"),
-                   color=colours[point.group], alpha=0.55 if point.kernel else 0.95,
-                   edgecolors="white" if point.kernel else charts.INK,
-                   linewidths=0.4 if point.kernel else 0.7,
-                   zorder=4 if point.kernel else 5)
-        if point.above_roof:
-            ax.scatter([point.ai], [point.perf], s=size * 3, marker="o", facecolors="none",
-                       edgecolors="#D55E00", linewidths=1.0, zorder=6)
+        if point.lower_bound:   # no ring: a lower bound's place is not known, so neither is its roof
+            dot = ax.scatter([point.ai], [point.perf], s=size * (4 if point.kernel else 2.5),
+                             marker=LOWER_BOUND_MARKER, color=colours[point.group], linewidths=0,
+                             zorder=4 if point.kernel else 5)
+        else:
+            if point.above_roof:
+                ring = ax.scatter([point.ai], [point.perf], s=size * 3, marker="o", facecolors="none",
+                                  edgecolors="#D55E00", linewidths=1.0, zorder=6)
+                _mark(marks, ring, point, colours, data=False)
+            dot = ax.scatter([point.ai], [point.perf], s=size, marker=PRECISION_MARKERS.get(point.precision, "o"),
+                             color=colours[point.group], alpha=0.55 if point.kernel else 0.95,
+                             edgecolors="white" if point.kernel else charts.INK,
+                             linewidths=0.4 if point.kernel else 0.7,
+                             zorder=4 if point.kernel else 5)
+        _mark(marks, dot, point, colours)
     return _legend(points, groups, colours)
 
 
-def _draw_levels(ax, levels: list[RoofPoint], points: list[RoofPoint], colours: dict) -> None:
+def _draw_levels(ax, levels: list[RoofPoint], points: list[RoofPoint], colours: dict, marks: dict) -> None:
     """Hierarchical roofline: the same run at its L2 and L1 intensity (same FLOP/s), hollow,
     joined to its DRAM point by a thin line."""
     dram = {(p.group, p.precision): p for p in points if p.level == "dram" and not p.kernel}
     for point in levels:
         marker = PRECISION_MARKERS.get(point.precision, "o")
-        ax.scatter([point.ai], [point.perf], s=_LEVEL_SIZE.get(point.level, 30), marker=marker,
-                   facecolors="none", edgecolors=colours[point.group], linewidths=1.0, zorder=5)
+        hollow = ax.scatter([point.ai], [point.perf], s=_LEVEL_SIZE.get(point.level, 30), marker=marker,
+                            facecolors="none", edgecolors=colours[point.group], linewidths=1.0, zorder=5)
+        _mark(marks, hollow, point, colours)
         anchor = dram.get((point.group, point.precision))
         if anchor is not None:
-            ax.plot([anchor.ai, point.ai], [anchor.perf, point.perf], color=colours[point.group],
-                    linewidth=0.6, alpha=0.6, zorder=3)
+            line, = ax.plot([anchor.ai, point.ai], [anchor.perf, point.perf], color=colours[point.group],
+                            linewidth=0.6, alpha=0.6, zorder=3)
+            _mark(marks, line, point, colours, data=False)
 
 
 def _legend(points, groups, colours):

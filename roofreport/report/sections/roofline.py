@@ -24,6 +24,7 @@ from roofreport.report.sections.comparison import (
 from roofreport.report.tables import cell, table
 
 KERNELS_PER_RUN = 12
+RUN_TOTAL = "run total (its counted kernels)"     # what a run's point is, on hover
 EMPTY = ("No run has both FLOP and byte counts, so there is nothing to place on a roofline. "
          "Collect them with `ncu --metrics gpu__time_duration.sum,dram__bytes.sum,"
          "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__sass_thread_inst_executed_op_fmul_pred_on.sum,"
@@ -139,7 +140,8 @@ def _chart(an, runs: pl.DataFrame, parts: pl.DataFrame, spec, title: str, per_ru
     if spec is not None:
         gpu_label = title.rsplit(" (", 1)[0]
         caption += f"; ceilings: {_peak_sources(parts, spec).replace(spec.key, gpu_label)}"
-    return chart(chart_id, caption, roofline_svg, ceilings, _run_points(runs, parts) + kernels)
+    return chart(chart_id, caption, roofline_svg, ceilings, _run_points(runs, parts) + kernels,
+                 interactive=True)
 
 
 def _notes(runs: pl.DataFrame, names: RunNames) -> list:
@@ -189,16 +191,18 @@ def _run_points(runs: pl.DataFrame, parts: pl.DataFrame) -> list:
     from roofreport.report.charts.roofline import RoofPoint
 
     label = dict(zip(runs["run"].to_list(), _labels(runs)))
-    points = [RoofPoint(group=label[r["run"]], label=label[r["run"]], ai=r["arithmetic_intensity"],
+    points = [RoofPoint(group=label[r["run"]], label=RUN_TOTAL, ai=r["arithmetic_intensity"],
                         perf=r["achieved_flops_per_s"], precision=r["roof_precision"] or "fp32",
                         above_roof=(r.get("bound_note") or "").startswith("above"),
-                        lower_bound=r.get("flops_complete") is False)
+                        lower_bound=r.get("flops_complete") is False, time_ns=r["counted_time_ns"])
               for r in runs.iter_rows(named=True) if r["arithmetic_intensity"] is not None]
     for row in parts.iter_rows(named=True):
         for level in ("l2", "l1"):
             if row.get(f"ai_{level}") is not None and row["run"] in label:
-                points.append(RoofPoint(group=label[row["run"]], label=label[row["run"]], ai=row[f"ai_{level}"],
-                                        perf=row["achieved_flops_per_s"], precision=row["precision"], level=level))
+                what = f"{RUN_TOTAL} at its {level.upper()} intensity ({row['precision']})"
+                points.append(RoofPoint(group=label[row["run"]], label=what, ai=row[f"ai_{level}"],
+                                        perf=row["achieved_flops_per_s"], precision=row["precision"], level=level,
+                                        time_ns=row["time_ns"]))
     return points
 
 
@@ -215,7 +219,8 @@ def _top_kernel_points(kernels: pl.DataFrame, parts: pl.DataFrame, runs: pl.Data
            .group_by("run", "precision", maintain_order=True).head(per_run))
     return [RoofPoint(group=label.get(r["run"], r["run"]), label=r.get("short_name") or "", ai=r["ai_dram"],
                       perf=r["achieved_flops_per_s"], precision=r["precision"], kernel=True,
-                      above_roof=bool(r.get("above_roof")), lower_bound=r.get("flops_complete") is False)
+                      above_roof=bool(r.get("above_roof")), lower_bound=r.get("flops_complete") is False,
+                      time_ns=r["time_ns"])
             for r in top.iter_rows(named=True)]
 
 

@@ -173,11 +173,11 @@ def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
     run_width = min(11.0, 62.0 / len(runs))
     cols = [Column("Kernel", width=f"{100 - 13 - run_width * len(runs):.0f}%"), Column("Category", width="13%")]
     cols += [Column(heading, numeric=True, width=f"{run_width:.1f}%") for _, heading in group.columns]
-    return table(cols, rows, caption=group.title, css="kernels")
+    return table(cols, rows, caption=group.title, css="kernels", sortable=True)
 
 
 def _share_cell(value, present: bool):
-    return cell(fmt.share(value) if present else "")
+    return cell(fmt.share(value), sort=value) if present else cell("")
 
 
 def _rest_text(rest: dict | None) -> str:
