@@ -116,6 +116,21 @@ def ratio(value) -> str:
     return f"{_sig(value, 2)}×"
 
 
+def value_range(values, show) -> str:
+    """The least and greatest of `values` (None left out) as `show` spells them: "1.2 ms to
+    3.4 ms", or one value where both spell the same; "–" where none is known."""
+    known = [value for value in values if value is not None]
+    if not known:
+        return MISSING
+    low, high = show(min(known)), show(max(known))
+    return low if low == high else f"{low} to {high}"
+
+
+def listing(words: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 FILTERS = {
     "si": si, "flops": flops, "rate": rate, "nbytes": nbytes, "bandwidth": bandwidth,
     "intensity": intensity, "duration": duration, "seconds": seconds, "percent": percent,

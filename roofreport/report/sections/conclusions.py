@@ -60,7 +60,7 @@ def _which(row: dict) -> str:
         spread = f" ({fmt.ratio(low)} to {fmt.ratio(high)}, {configs} configurations)" if configs > 1 else ""
         models.append(f"{model} {fmt.ratio(mean)}{spread}")
     lead = f"{row['experiment']}: the" if row["experiment"] else "The"
-    text = f"{lead} {row['faster']} is faster than the {row['slower']} for {_and(models)}"
+    text = f"{lead} {row['faster']} is faster than the {row['slower']} for {fmt.listing(models)}"
     if row["faster_in"] < row["configs"]:
         text += f" (the {row['slower']} is faster in {row['configs'] - row['faster_in']} of {row['configs']} configurations)"
     return text + (f", on {row['basis']}." if row["basis"] else ".")
@@ -186,12 +186,4 @@ def _locked(row: dict) -> str | None:
 
 def _range(low, high, percent: bool = False) -> str:
     """A share range to whole percents: "12 % to 47 %", "44 %"."""
-    show = (lambda v: fmt.percent(v, 0)) if percent else (lambda v: fmt.share(v, 0))
-    if low is None or high is None:
-        return show(high if low is None else low)
-    first, last = show(low), show(high)
-    return first if first == last else f"{first} to {last}"
-
-
-def _and(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    return fmt.value_range([low, high], (lambda v: fmt.percent(v, 0)) if percent else (lambda v: fmt.share(v, 0)))

@@ -52,14 +52,6 @@ def labelled(frame: pl.DataFrame, names: RunNames) -> pl.DataFrame:
     return frame.with_columns(pl.col("run").map_elements(names.label, return_dtype=pl.String))
 
 
-def _span_range(values: list[float], render) -> str:
-    values = [v for v in values if v is not None]
-    if not values:
-        return "–"
-    lo, hi = min(values), max(values)
-    return render(lo) if render(lo) == render(hi) else f"{render(lo)} to {render(hi)}"
-
-
 # -- the conclusion: which GPU is faster for which work, by how much, and why ------------------
 
 def conclusion(an) -> list[Paragraph]:
@@ -76,14 +68,10 @@ def conclusion(an) -> list[Paragraph]:
         example = reasons["reason"][0] if reasons.height else ""
         gpus = sorted(set(reasons["faster"].to_list()) | set(reasons["slower"].to_list()))
         what = f"{len(names)} workload{'s' if len(names) > 1 else ''}"
-        spans = [Span(f"Not compared on {_and(gpus)}: {what} (")] + spans_list(names, 4) + [Span(
+        spans = [Span(f"Not compared on {fmt.listing(gpus)}: {what} (")] + spans_list(names, 4) + [Span(
             f"), because {kinds['reason_kind'][0] if kinds.height else 'no like basis'}: e.g. {example}.")]
         out.append(Paragraph(spans, level="warning"))
     return out
-
-
-def _and(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 # -- what bounds each run ---------------------------------------------------------------------
@@ -97,13 +85,13 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
         names = _names(group)
         spans = [Span(f"On the {gpu or 'unidentified GPU'}, {len(names)} run{'s are' if len(names) > 1 else ' is'} "
                       f"{bound}-bound (")] + spans_list(names) + [Span(")")]
-        intensity = _span_range(group["arithmetic_intensity"].to_list(), fmt.intensity)
+        intensity = fmt.value_range(group["arithmetic_intensity"].to_list(), fmt.intensity)
         spans.append(Span(f": arithmetic intensity {intensity}"))
         if group["ridge_ai"].drop_nulls().len():
-            spans.append(Span(f" against a ridge point of {_span_range(group['ridge_ai'].to_list(), fmt.intensity)}"))
+            spans.append(Span(f" against a ridge point of {fmt.value_range(group['ridge_ai'].to_list(), fmt.intensity)}"))
         if group["pct_of_roof"].drop_nulls().len():
             spans.append(Span(f"; {'they reach' if len(names) > 1 else 'it reaches'} "
-                              f"{_span_range(group['pct_of_roof'].to_list(), fmt.percent)} of the roof at that "
+                              f"{fmt.value_range(group['pct_of_roof'].to_list(), fmt.percent)} of the roof at that "
                               "intensity"))
         out.append(Paragraph(spans + [Span(".")]))
     unplaced = runs.filter(pl.col("bound").is_null())
@@ -183,9 +171,9 @@ def _time_summary(leaders: pl.DataFrame) -> Paragraph:
     counts = Counter(leaders["category"].to_list())
     parts = ", ".join(f"{c} in {n}" for c, n in counts.most_common())
     text = (f"Across {leaders.height} runs the kernel category with the most time is {parts} "
-            f"(its share: {_span_range(leaders['share'].to_list(), fmt.share)})")
+            f"(its share: {fmt.value_range(leaders['share'].to_list(), fmt.share)})")
     if leaders["transfer_share"].max() >= 0.05:
-        text += (f"; host-device transfers take {_span_range(leaders['transfer_share'].to_list(), fmt.share)} of "
+        text += (f"; host-device transfers take {fmt.value_range(leaders['transfer_share'].to_list(), fmt.share)} of "
                  "the steady-state GPU time")
     return Paragraph.of(text + ".")
 
@@ -216,7 +204,7 @@ def _incomplete_sentence(gpu: str | None, group: pl.DataFrame) -> Paragraph:
         spans += [Span(" (e.g. ")] + spans_list([_short(e) for e in examples], 3) + [Span(")")]
     share = group["tensor_time_share"].drop_nulls()
     if share.len():
-        spans.append(Span(f"; those kernels take {_span_range(share.to_list(), fmt.share)} of the counted kernels' time"))
+        spans.append(Span(f"; those kernels take {fmt.value_range(share.to_list(), fmt.share)} of the counted kernels' time"))
     spans.append(Span(f". {'Their' if many else 'Its'} FLOP/s and arithmetic intensity are lower bounds (≥ on the "
                       "roofline); the times are measured and compare as they are"))
     return Paragraph(spans + [Span(".")], level="warning")
@@ -288,8 +276,8 @@ def utilization_findings(stats: pl.DataFrame) -> list[Paragraph]:
         who = "The other" if low.height else "All"
         out.append(Paragraph.of(
             f"{who} {busy.height} GPU{'s' if busy.height > 1 else ''} sampled "
-            f"{'were' if busy.height > 1 else 'was'} busy {_span_range(busy['util_mean'].to_list(), fmt.percent)} "
-            f"of the time on average" + (f", drawing {_span_range(busy['power_mean_w'].to_list(), _watts)}"
+            f"{'were' if busy.height > 1 else 'was'} busy {fmt.value_range(busy['util_mean'].to_list(), fmt.percent)} "
+            f"of the time on average" + (f", drawing {fmt.value_range(busy['power_mean_w'].to_list(), _watts)}"
                                          if busy["power_mean_w"].drop_nulls().len() else "") + "."))
     return out
 

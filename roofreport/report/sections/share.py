@@ -75,8 +75,8 @@ def _setup_note(runs: pl.DataFrame, reasons: pl.DataFrame, copies_only: list[str
         many = setup.height > 1
         said.append(Span(
             f"Set apart as setup: the copies before the first kernel (the weights uploaded once) of {setup.height} "
-            f"run{'s' if many else ''}, {_range(setup['setup_time_ns'].to_list(), fmt.duration)}"
-            + (f" ({_range(shares.to_list(), fmt.share)} of {'their' if many else 'its'} GPU time)" if shares.len() else "")
+            f"run{'s' if many else ''}, {fmt.value_range(setup['setup_time_ns'].to_list(), fmt.duration)}"
+            + (f" ({fmt.value_range(shares.to_list(), fmt.share)} of {'their' if many else 'its'} GPU time)" if shares.len() else "")
             + ". "))
     if copies_only:
         said += [Span(f"{len(copies_only)} run{'s' if len(copies_only) > 1 else ''} logged copies but no kernel "
@@ -84,12 +84,6 @@ def _setup_note(runs: pl.DataFrame, reasons: pl.DataFrame, copies_only: list[str
                           "are" if len(copies_only) > 1 else "is"))] + spans_list(
             [names.label(run) for run in copies_only], 4) + [Span(".")]
     return [Paragraph(said)] if said else []
-
-
-def _range(values: list, show) -> str:
-    values = [v for v in values if v is not None]
-    low, high = show(min(values)), show(max(values))
-    return low if low == high else f"{low} to {high}"
 
 
 def _bar_charts(share: pl.DataFrame, runs: list[str], cats: list[str], names: RunNames) -> list:
