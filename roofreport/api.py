@@ -189,8 +189,9 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
         inputs = source.inputs if isinstance(source, Dataset) else _paths(source)
     baseline_inputs = [] if baseline is None else baseline.inputs if isinstance(baseline, Dataset) \
         else _paths(baseline)
-    check_outputs([output_path, html_path], [*_as_paths(inputs), *baseline_inputs], report=True)
-    check_outputs([json_path], [*_as_paths(inputs), *baseline_inputs])
+    read_from = [*_as_paths(inputs), *baseline_inputs]
+    check_outputs([output_path, html_path], read_from, report=True)
+    check_outputs([json_path], read_from)
     if isinstance(source, Analysis):
         analysis = source
     else:

@@ -207,8 +207,9 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
     """
     settings = dict(gpu=gpu_name, peaks=peaks_file, top=top_n, window=window, model_flops=model_flops,
                     kernel=kernel, runs=runs)
-    _guard(lambda: api.check_outputs([output, html_out], [*paths, *([baseline] if baseline else [])], report=True))
-    _guard(lambda: api.check_outputs([json_out], [*paths, *([baseline] if baseline else [])]))
+    read_from = [*paths, *([baseline] if baseline else [])]
+    _guard(lambda: api.check_outputs([output, html_out], read_from, report=True))
+    _guard(lambda: api.check_outputs([json_out], read_from))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
     _warn_inside_inputs([output, html_out, json_out], paths, quiet)
     dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
