@@ -47,9 +47,15 @@ _COLLECTIVES = {"all-reduce": r"(?i)all_?reduce", "all-gather": r"(?i)all_?gathe
 SINGLE_PROCESS, ALL_REDUCE, SHARDED = "one process, several GPUs", "all-reduce", "sharded"
 
 
-def run_reasons(tables: dict[str, pl.DataFrame], runs: pl.DataFrame) -> pl.DataFrame:
-    """REASON_COLUMNS per run with kernel rows (`runs`: the runs table with its totals)."""
-    rows = totals.setup_rows(timing.kernel_time_rows(tables))
+def time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Every run's time rows with their setup mark (`totals.setup_rows`): what `run_reasons`
+    and `category_times` read, worked out once for both."""
+    return totals.setup_rows(timing.kernel_time_rows(tables))
+
+
+def run_reasons(rows: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """REASON_COLUMNS per run with kernel rows (`rows`: `time_rows`; `runs`: the runs table with
+    its totals)."""
     if not rows.height or not runs.height:
         return pl.DataFrame(schema=REASON_COLUMNS)
     moved = pl.col("category").fill_null("").is_in(totals.TRANSFERS)
@@ -113,10 +119,9 @@ def _gpu_count() -> list[pl.Expr]:
     return [gpus.alias("gpus"), source.alias("gpus_source"), (several_devices | collectives).alias("multi_gpu")]
 
 
-def category_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """run, category, time_ns, launches: every kernel of each run's time source by category,
-    setup copies apart (CATEGORY_COLUMNS; a category "setup" holds them)."""
-    rows = totals.setup_rows(timing.kernel_time_rows(tables))
+def category_times(rows: pl.DataFrame) -> pl.DataFrame:
+    """run, category, time_ns, launches: every kernel of each run's time source (`rows`:
+    `time_rows`) by category, setup copies apart (CATEGORY_COLUMNS; a category "setup" holds them)."""
     if not rows.height:
         return pl.DataFrame(schema=CATEGORY_COLUMNS)
     category = pl.when(pl.col("setup")).then(pl.lit("setup")).otherwise(pl.col("category").fill_null("other"))
