@@ -112,7 +112,7 @@ def raw_samples(cells: pl.DataFrame, names: tuple[str, ...], tool: str) -> pl.Da
     out += [pl.coalesce(exprs).alias(name) for name, exprs in found.items()]
     if "timestamp" in position:
         seconds = pl.col(f"c{position['timestamp']}").cast(pl.Float64, strict=False)
-        out.append((seconds * 1e6).round().cast(pl.Int64).cast(pl.Datetime("us")).alias("timestamp"))
+        out.append((seconds * 1e6).round().cast(pl.Int64, strict=False).cast(pl.Datetime("us")).alias("timestamp"))
     frame = rows.select(out)
     return frame.with_columns(sample_no=pl.int_range(pl.len()).over("gpu_index").cast(pl.Int64))
 

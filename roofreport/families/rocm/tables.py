@@ -59,6 +59,7 @@ def typed(cells: pl.DataFrame, header: RocmHeader) -> pl.DataFrame:
         else:
             factor = units.scale(column.unit)[1]
             number = raw.cast(pl.Float64, strict=False)
+            number = pl.when(number.is_finite()).then(number)   # `nan`, `inf`: no value
             exprs.append((number * factor if factor != 1.0 else number).alias(column.field))
     values = cells.select(exprs)
     missing = [pl.lit(None, pl.String if f in TEXT_FIELDS else pl.Float64).alias(f)
@@ -79,8 +80,8 @@ def _dims(prefix: str) -> pl.Expr:
     if prefix == "grid":
         sizes = [(size / pl.col(f"block_{axis}")).ceil() for size, axis in zip(sizes, "xyz")]
         scalar = (scalar / pl.col("block_size")).ceil()
-    three = pl.format("({}, {}, {})", *[size.cast(pl.Int64) for size in sizes])
-    one = pl.format("({}, 1, 1)", scalar.cast(pl.Int64))
+    three = pl.format("({}, {}, {})", *[size.cast(pl.Int64, strict=False) for size in sizes])
+    one = pl.format("({}, 1, 1)", scalar.cast(pl.Int64, strict=False))
     return pl.coalesce(three, one).alias(prefix)
 
 
@@ -91,7 +92,7 @@ def _duration() -> pl.Expr:
 def _launch() -> list[pl.Expr]:
     """What a dispatch's `kernels` and `activities` rows share."""
     return [pl.col("source_line"), pl.col("name"), _duration(), pl.col("agent").alias("device"),
-            pl.col("stream").cast(pl.Int64), _dims("grid"), _dims("block")]
+            pl.col("stream").cast(pl.Int64, strict=False), _dims("grid"), _dims("block")]
 
 
 def _kernels(values: pl.DataFrame) -> pl.DataFrame:
@@ -106,7 +107,7 @@ def dispatches(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> 
     counters = counter_columns(list(header.names))
     if not counters and values["start"].is_not_null().any():
         result.add("activities", values.select(*_launch(), pl.lit("kernel").alias("kind"),
-                                               pl.col("start").alias("start_ns"), pl.col("correlation_id").cast(pl.Int64)))
+                                               pl.col("start").alias("start_ns"), pl.col("correlation_id").cast(pl.Int64, strict=False)))
     position: dict[str, int] = {}   # name -> its first column
     for index, name in enumerate(header.names):
         position.setdefault(name, index)
@@ -162,12 +163,12 @@ def stats(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> None:
     values = typed(cells, header)
     if stats_kind(header.file_report, values["name"].head(200).to_list()) == "api":
         result.add("api_calls", values.select(
-            "source_line", pl.lit("summary").alias("kind"), "name", pl.col("calls").cast(pl.Int64),
+            "source_line", pl.lit("summary").alias("kind"), "name", pl.col("calls").cast(pl.Int64, strict=False),
             pl.col("total").alias("total_ns"), pl.col("avg").alias("avg_ns"), pl.col("min").alias("min_ns"),
             pl.col("max").alias("max_ns")))
         return
     result.add("kernels", values.select(
-        "source_line", "name", pl.lit("summary").alias("kind"), pl.col("calls").cast(pl.Int64).alias("count"),
+        "source_line", "name", pl.lit("summary").alias("kind"), pl.col("calls").cast(pl.Int64, strict=False).alias("count"),
         pl.col("total").alias("duration_ns")))
 
 
@@ -188,7 +189,7 @@ def trace(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> None:
             .when(pl.col("function").str.contains("(?i)fill|memset")).then(pl.lit("memset"))
             .otherwise(pl.lit("other")))
     acts = operations.select("source_line", kind.alias("kind"), pl.coalesce("name", "function").alias("name"),
-                       pl.col("start").alias("start_ns"), _duration(), pl.col("correlation_id").cast(pl.Int64))
+                       pl.col("start").alias("start_ns"), _duration(), pl.col("correlation_id").cast(pl.Int64, strict=False))
     result.add("activities", acts)
     kernels = acts.filter(pl.col("kind") == "kernel")
     if kernels.height:
@@ -202,7 +203,7 @@ def copies(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> None
     result.add("activities", values.select(
         "source_line", pl.lit("memcpy").alias("kind"), pl.col("direction").alias("name"),
         pl.col("start").alias("start_ns"), _duration(), pl.col("dst_agent").alias("device"),
-        pl.col("stream").cast(pl.Int64), pl.col("correlation_id").cast(pl.Int64)))
+        pl.col("stream").cast(pl.Int64, strict=False), pl.col("correlation_id").cast(pl.Int64, strict=False)))
 
 
 EMITTERS = {"dispatches": dispatches, "counters": counter_collection, "stats": stats, "trace": trace,
