@@ -277,6 +277,28 @@ def test_rtx2080ti_raw_page_measured_ceilings():
     assert scaled["peak_dram_bytes_per_s"] == pytest.approx(row["peak_dram_bytes_per_s"], rel=1e-5)
 
 
+@pytest.mark.parametrize(("parts", "sm_mhz", "mem_mhz"), [
+    # cycle/nsecond, and a summary page whose only SM clock is gpc__ (ncu's SOL "SM Frequency")
+    (("derived", "ncu", "rtx2080ti_sgemm_3136_64_64.summary.txt"), 1306.374, 6638.806),
+    # cycle/usecond: a colab T4 replayed at 550 MHz, below its 585 MHz base: kept as logged
+    (("ncu", "text", "colab_t4_raytracer_warning_interleaved.txt"), 550.50, 4680.0),
+    # Ghz (ncu 2025 on a GH200) and Mhz (a laptop RTX 3050 Ti)
+    (("ncu", "text", "pytorch_silu_gh200_ncu2025.txt"), 1520.0, 2620.0),
+    (("ncu", "text", "rtx3050ti_laptop_2mm_tensor_setfull.txt"), 733.17, 5490.0),
+])
+def test_logged_sm_and_memory_clocks_in_every_unit_ncu_prints(parts, sm_mhz, mem_mhz):
+    row = _ingest(*parts).sort("launch_id").row(0, named=True)
+    assert row["sm_clock_hz"] == pytest.approx(sm_mhz * 1e6, rel=1e-6)
+    assert row["mem_clock_hz"] == pytest.approx(mem_mhz * 1e6, rel=1e-6)
+
+
+def test_gpc_clock_comes_first_and_the_sm_peak_keeps_the_sm_clock():
+    row = one(K, [(1, "gpc__cycles_elapsed.avg.per_second", 1.306374e9), (1, "sm__cycles_elapsed.avg.per_second", 1.3e9),
+                  (1, "sm__" + OP.format("ffma")[6:] + ".peak_sustained", 64.0)])
+    assert row["sm_clock_hz"] == 1.306374e9
+    assert row["peak_flops_fp32"] == 2 * 64.0 * 1.3e9
+
+
 # -- the counter table: first value per (kernel, counter), however launches are numbered ------
 
 def _metrics(rows: list[tuple]) -> pl.DataFrame:

@@ -21,7 +21,10 @@ log they came from:
   rate × duration, as course authors compute it by hand: `dram_bytes_derived` marks those.
 * Duration (c): `gpu__time_duration.sum`, else the `Duration` row of the Speed Of Light section,
   else `sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second` (NERSC).
-* Clock and measured ceilings: `sm__cycles_elapsed.avg.per_second` (or the SOL `SM Frequency`),
+* Clocks and measured ceilings: SM clock = `gpc__cycles_elapsed.avg.per_second` (the SOL
+  `SM Frequency`), else `sm__`/`smsp__cycles_elapsed.avg.per_second`; memory clock =
+  `dram__cycles_elapsed.avg.per_second` (the SOL `DRAM Frequency`), in Hz whatever unit ncu
+  printed (cycle/nsecond, cycle/usecond, GHz, MHz) and kept as logged, below base too;
   peak FLOP/s = 2 × `..._op_ffma_pred_on.sum.peak_sustained` × SM clock, peak byte/s =
   `dram__bytes.sum.peak_sustained` × `dram__cycles_elapsed.avg.per_second` (same for L2, L1).
 
@@ -120,16 +123,23 @@ FAMILY_COLUMNS = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor", "l1_
                   "flops_complete"]
 
 _DURATION = ["gpu__time_duration.sum", "gpu__time_duration", "Duration"]
-_SM_CLOCK = ["sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second", "SM Frequency"]
+# The SM clock, best first: the Speed Of Light section's "SM Frequency" is
+# gpc__cycles_elapsed.avg.per_second (a summary page may log only that one), then the SM's own.
+_SM_CLOCK = ["gpc__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second",
+             "smsp__cycles_elapsed.avg.per_second", "SM Frequency"]
+_SM_CYCLE_RATES = _SM_CLOCK[1:3]   # the clocks of `_SM_CYCLES`, for a duration from cycles
+# The clock an SM's per-cycle peak runs at: the SM's own first.
+_PEAK_SM_CLOCK = [*_SM_CYCLE_RATES, _SM_CLOCK[0], _SM_CLOCK[3]]
+# The memory clock: the SOL "DRAM Frequency" is dram__cycles_elapsed.avg.per_second.
+_MEM_CLOCK = ["dram__cycles_elapsed.avg.per_second", "DRAM Frequency"]
 _SM_CYCLES = ["sm__cycles_elapsed.avg", "smsp__cycles_elapsed.avg"]
 
 # output column -> (factor, [per-cycle peak counters], [clock counters]); factor 2 = FMA.
 _PEAKS = {
-    "peak_flops_fp32": (2, [f"{p}__{_OP.format('ffma')}.peak_sustained" for p in ("sm", "smsp")], _SM_CLOCK),
-    "peak_flops_fp64": (2, [f"{p}__{_OP.format('dfma')}.peak_sustained" for p in ("sm", "smsp")], _SM_CLOCK),
-    "peak_flops_fp16": (2, [f"{p}__{_OP.format('hfma')}.peak_sustained" for p in ("sm", "smsp")], _SM_CLOCK),
-    "peak_dram_bytes_per_s": (1, ["dram__bytes.sum.peak_sustained"],
-                              ["dram__cycles_elapsed.avg.per_second", "DRAM Frequency"]),
+    "peak_flops_fp32": (2, [f"{p}__{_OP.format('ffma')}.peak_sustained" for p in ("sm", "smsp")], _PEAK_SM_CLOCK),
+    "peak_flops_fp64": (2, [f"{p}__{_OP.format('dfma')}.peak_sustained" for p in ("sm", "smsp")], _PEAK_SM_CLOCK),
+    "peak_flops_fp16": (2, [f"{p}__{_OP.format('hfma')}.peak_sustained" for p in ("sm", "smsp")], _PEAK_SM_CLOCK),
+    "peak_dram_bytes_per_s": (1, ["dram__bytes.sum.peak_sustained"], _MEM_CLOCK),
     "peak_l2_bytes_per_s": (1, ["lts__t_bytes.sum.peak_sustained"], ["lts__cycles_elapsed.avg.per_second"]),
     "peak_l1_bytes_per_s": (1, ["l1tex__t_bytes.sum.peak_sustained"], ["l1tex__cycles_elapsed.avg.per_second"]),
 }
@@ -153,7 +163,7 @@ def _flop_names() -> set[str]:
 
 def counter_names() -> set[str]:
     """Every counter name this module reads (tensor counters are matched by pattern instead)."""
-    names = _flop_names() | set(_DURATION) | set(_SM_CLOCK) | set(_SM_CYCLES) | {_WAVE_SIZE}
+    names = _flop_names() | set(_DURATION) | set(_SM_CLOCK) | set(_MEM_CLOCK) | set(_SM_CYCLES) | {_WAVE_SIZE}
     names.update(_amd_valu(precision, op) for precision in _AMD_VALU.values() for _, op in _AMD_VALU_OPS)
     names.update(name for rates in _DRAM_RATES for name in rates)
     for alternatives in _BYTE_RULES.values():
@@ -200,12 +210,13 @@ def kernel_counters(metrics: pl.DataFrame, families: dict[str, str] | None = Non
     wide = _with_family(wide, families)
     out = [_flops(col, terms) for col, terms in _FLOP_TERMS.items()]
     out += [_first_complete(col, alts) for col, alts in _BYTE_RULES.items() if col != "dram_bytes"]
-    duration = pl.coalesce([pl.col(n) for n in _DURATION] + [_ratio(_SM_CYCLES, _SM_CLOCK) * 1e9])
+    duration = pl.coalesce([pl.col(n) for n in _DURATION] + [_ratio(_SM_CYCLES, _SM_CYCLE_RATES) * 1e9])
     counted_dram, derived_dram = _first_complete("dram_bytes", _BYTE_RULES["dram_bytes"]), _dram_from_rate(duration)
     out += [pl.coalesce(counted_dram, derived_dram).alias("dram_bytes"),
             pl.when(counted_dram.is_null() & derived_dram.is_not_null()).then(True).alias("dram_bytes_derived")]
     out.append(duration.alias("duration_ns"))
     out.append(pl.coalesce([pl.col(n) for n in _SM_CLOCK]).alias("sm_clock_hz"))
+    out.append(pl.coalesce([pl.col(n) for n in _MEM_CLOCK]).alias("mem_clock_hz"))
     out += [_peak(col, *rule) for col, rule in _PEAKS.items()]
     counted = wide.select(*KEYS, *out)
     tensor_cols = tensor.tensor_counters(metrics, families)
@@ -349,7 +360,7 @@ def fill_kernel_counters(kernels: pl.DataFrame, metrics: pl.DataFrame,
     cols = [c for c in counters.columns if c not in KEYS and c in kernels.columns]
     joined = kernels.join(counters.select(*KEYS, *cols), on=KEYS, how="left", suffix="_counted")
     per_row = pl.when(pl.col("kind") == "summary").then(pl.col("count").cast(pl.Float64)).otherwise(1.0)
-    rates = {"sm_clock_hz", "tensor_active", "tensor_precision", "dram_bytes_derived", *_PEAKS}  # not scaled by invocations
+    rates = {"sm_clock_hz", "mem_clock_hz", "tensor_active", "tensor_precision", "dram_bytes_derived", *_PEAKS}  # not scaled by invocations
     return joined.with_columns(
         [pl.coalesce(pl.col(c), pl.col(f"{c}_counted") if c in rates else pl.col(f"{c}_counted") * per_row)
          .alias(c) for c in cols]

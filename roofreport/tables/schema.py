@@ -49,7 +49,8 @@ KERNELS = {
     "tensor_active": Bool,     # tensor pipes busy or tensor instructions counted
     "tensor_precision": Str,   # input type of the kernel's largest matrix work, where counters say it
                                # (fp64, fp32, bf16, fp16): whose matrix ("tensor") peak applies
-    "sm_clock_hz": F64,        # the clock the counters ran at, when logged
+    "sm_clock_hz": F64,        # the SM clock the counters ran at, when logged (ncu's SM Frequency)
+    "mem_clock_hz": F64,       # the memory clock they ran at, when logged (ncu's DRAM Frequency)
     "peak_flops_fp32": F64,    # the log's own .peak_sustained ceilings, FLOP/s
     "peak_flops_fp64": F64,
     "peak_flops_fp16": F64,
