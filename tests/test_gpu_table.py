@@ -293,6 +293,22 @@ def test_clock_scaling_to_the_logged_sm_clock():
     assert v100.at_clock(None) is v100
 
 
+def test_dram_bandwidth_follows_a_logged_memory_clock_and_only_it():
+    # ncu's bandwidth ceilings are per-cycle peaks x the memory clock: a V100 (877 MHz HBM2 in
+    # the table) logged at 810 MHz gets 900 x 810/877 GB/s; its SM clock leaves it alone.
+    v100 = gpu.match("Tesla V100-SXM2-16GB")
+    assert v100.mem_clock_mhz == 877
+    slower = v100.at_clock(1312e6, 810e6)
+    assert slower.dram_bw == pytest.approx(900e9 * 810 / 877)
+    assert slower.fp64 == pytest.approx(v100.at_clock(1312e6).fp64)
+    assert "810 MHz" in slower.notes
+    assert v100.at_clock(None, 810e6).fp32 == v100.fp32
+    # A clock above the table's is another convention (a data rate): the datasheet stays.
+    assert v100.at_clock(None, 1754e6) is v100
+    # No memory clock in the table: nothing to scale against.
+    assert gpu.match("Tesla T4").at_clock(None, 4.68e9) is gpu.match("Tesla T4")
+
+
 # -- a user's own values ---------------------------------------------------------------------
 
 def test_tsv_overrides_change_given_values_and_add_gpus(tmp_path):

@@ -68,11 +68,12 @@ _COMPUTE = [("FP64", "fp64"), ("FP32", "fp32"), ("FP16", "fp16"), ("Tensor FP16"
 
 def ceilings(spec: gpu.GpuSpec, measured: dict | None = None) -> list[Ceiling]:
     """The roofs of one GPU. `measured` may hold the log's ceilings ("fp64", "fp32", "fp16" in
-    FLOP/s; "dram", "l2", "l1" in byte/s), which replace the datasheet's, and "sm_clock_hz",
-    which scales the datasheet compute peaks."""
+    FLOP/s; "dram", "l2", "l1" in byte/s), which replace the datasheet's, "sm_clock_hz", which
+    scales the datasheet compute peaks, and "mem_clock_hz", which scales its DRAM bandwidth."""
     measured = measured or {}
-    scaled = spec.at_clock(measured.get("sm_clock_hz"))
-    tag = "datasheet" if scaled is spec else f"datasheet at {measured['sm_clock_hz'] / 1e6:.0f} MHz"
+    scaled = spec.at_clock(measured.get("sm_clock_hz"), measured.get("mem_clock_hz"))
+    tag = "datasheet" if spec.clock_scale(measured.get("sm_clock_hz")) is None \
+        else f"datasheet at {measured['sm_clock_hz'] / 1e6:.0f} MHz"
     out = []
     for label, precision in _COMPUTE:
         if precision in measured and measured[precision]:
@@ -82,8 +83,10 @@ def ceilings(spec: gpu.GpuSpec, measured: dict | None = None) -> list[Ceiling]:
     for level, label in (("dram", "DRAM"), ("l2", "L2"), ("l1", "L1")):
         if measured.get(level):
             out.append(Ceiling(label, "memory", float(measured[level]), level, "measured (ncu)"))
-        elif level == "dram" and spec.dram_bw:
-            out.append(Ceiling(label, "memory", spec.dram_bw, level, "datasheet"))
+        elif level == "dram" and scaled.dram_bw:
+            memory_tag = "datasheet" if scaled.dram_bw == spec.dram_bw else \
+                f"datasheet at {measured['mem_clock_hz'] / 1e6:.0f} MHz memory clock"
+            out.append(Ceiling(label, "memory", scaled.dram_bw, level, memory_tag))
     return out
 
 
@@ -127,7 +130,7 @@ def run_gpus(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> dict[str, 
 
 _MEASURED = {"fp32": "peak_flops_fp32", "fp64": "peak_flops_fp64", "fp16": "peak_flops_fp16",
              "dram": "peak_dram_bytes_per_s", "l2": "peak_l2_bytes_per_s", "l1": "peak_l1_bytes_per_s",
-             "sm_clock_hz": "sm_clock_hz"}
+             "sm_clock_hz": "sm_clock_hz", "mem_clock_hz": "mem_clock_hz"}
 
 
 def measured_ceilings(rows: pl.DataFrame) -> dict:
@@ -154,10 +157,11 @@ def trace_timed(sources: list[str | None]) -> bool:
 
 def at_time_clock(measured: dict, trace_timed: bool) -> dict:
     """The log's ceilings minus what ran at ncu's locked clock when the time did not: its SM
-    clock and its compute peaks (the datasheet's boost peaks then apply); memory roofs stay."""
+    clock and its compute peaks (the datasheet's boost peaks then apply) and its memory clock;
+    the measured memory roofs stay."""
     if not trace_timed:
         return measured
-    return {k: v for k, v in measured.items() if k not in ("sm_clock_hz", "fp64", "fp32", "fp16")}
+    return {k: v for k, v in measured.items() if k not in ("sm_clock_hz", "mem_clock_hz", "fp64", "fp32", "fp16")}
 
 
 def _tensor_kind(names: list[str | None], precisions: list[str | None] | None = None,

@@ -8,7 +8,9 @@ names, compute capabilities, and the resolver every layer asks which GPU a run r
 * `database.py`: the table and a user's additions (`GpuDatabase`, `load_database`);
 * `evidence.py`: the values every layer passes: the user's `GpuSettings` (from the CLI down), a
   run's `Evidence`, the resolver's answer `GpuIdentity`;
-* `resolve.py`: `Evidence` -> `GpuIdentity` (`resolve`, `override`): every piece weighed once.
+* `resolve.py`: `Evidence` -> `GpuIdentity` (`resolve`, `override`): every piece weighed once;
+* `clocks.py`: the clock a run's kernels ran at when its log records no frequency (ncu's locked
+  clock by version and command line, the SM clock nvidia-smi sampled for a trace).
 
 A leaf: it imports no layer of roofreport (pyproject.toml's import contracts).
 """

@@ -37,7 +37,11 @@ _PEAK_COLUMNS = {
     "fp64_tensor_tflops": ("fp64_tensor", 1e12), "fp32_tensor_tflops": ("fp32_tensor", 1e12),
     "dram_gbps": ("dram_bw", 1e9), "dram_gib": ("dram_capacity", 2.0**30), "l2_mib": ("l2_capacity", 2.0**20),
 }
-_NUMBER_COLUMNS = {"sm_count": "sm_count", "boost_clock_mhz": "boost_clock_mhz", "base_clock_mhz": "base_clock_mhz"}
+_NUMBER_COLUMNS = {"sm_count": "sm_count", "boost_clock_mhz": "boost_clock_mhz", "base_clock_mhz": "base_clock_mhz",
+                   "mem_clock_mhz": "mem_clock_mhz"}
+# A logged memory clock this far above the table's is another convention (a data rate, not
+# nvidia-smi's memory clock): the datasheet bandwidth is then left as it is.
+_MEM_CLOCK_TOLERANCE = 1.05
 _TEXT_COLUMNS = {"arch": "arch", "compute_capability": "compute_capability", "source": "source",
                  "notes": "notes", "confidence": "confidence", "label": "label", "product": "product"}
 
@@ -68,6 +72,7 @@ class GpuSpec:
     sm_count: int | None = None
     boost_clock_mhz: float | None = None
     base_clock_mhz: float | None = None
+    mem_clock_mhz: float | None = None   # the memory clock `dram_bw` is quoted at (nvidia-smi's max)
     fp64: float | None = None
     fp32: float | None = None
     fp16: float | None = None
@@ -97,15 +102,31 @@ class GpuSpec:
             return None
         return clock_hz / (self.boost_clock_mhz * 1e6)
 
-    def at_clock(self, clock_hz: float | None) -> GpuSpec:
-        """This spec with compute peaks scaled to the SM clock a log ran at (ncu locks clocks to
-        base by default); DRAM bandwidth is left alone (the SM clock lock does not set it)."""
-        factor = self.clock_scale(clock_hz)
-        if factor is None:
+    def mem_clock_scale(self, mem_clock_hz: float | None) -> float | None:
+        """Factor that brings the datasheet DRAM bandwidth (quoted at `mem_clock_mhz`) to the
+        memory clock a log ran at; None when either is unknown or the logged clock is not in
+        the table's convention (above its maximum)."""
+        if not mem_clock_hz or not self.mem_clock_mhz:
+            return None
+        factor = mem_clock_hz / (self.mem_clock_mhz * 1e6)
+        return factor if factor <= _MEM_CLOCK_TOLERANCE else None
+
+    def at_clock(self, clock_hz: float | None, mem_clock_hz: float | None = None) -> GpuSpec:
+        """This spec at the clocks a log ran at (ncu locks both to base by default, and its
+        bandwidth ceilings follow the memory clock): compute peaks scaled by the SM clock, the
+        DRAM bandwidth by the memory clock when one is known (the SM clock never sets it)."""
+        factor, mem_factor = self.clock_scale(clock_hz), self.mem_clock_scale(mem_clock_hz)
+        if factor is None and mem_factor is None:
             return self
-        scaled = {f: getattr(self, f) * factor for f in PRECISIONS.values() if getattr(self, f) is not None}
-        note = f"compute peaks scaled to the logged SM clock {clock_hz / 1e6:.0f} MHz (x{factor:.3f})"
-        return replace(self, **scaled, notes=f"{self.notes} {note}".strip())
+        scaled, notes = {}, []
+        if factor is not None:
+            scaled.update({f: getattr(self, f) * factor for f in PRECISIONS.values() if getattr(self, f) is not None})
+            notes.append(f"compute peaks scaled to the logged SM clock {clock_hz / 1e6:.0f} MHz (x{factor:.3f})")
+        if mem_factor is not None and self.dram_bw is not None:
+            scaled["dram_bw"] = self.dram_bw * mem_factor
+            notes.append(f"DRAM bandwidth scaled to the logged memory clock {mem_clock_hz / 1e6:.0f} MHz "
+                         f"(x{mem_factor:.3f})")
+        return replace(self, **scaled, notes=" ".join([self.notes, *notes]).strip())
 
     def describe(self) -> str:
         return f"{self.key} ({self.arch or 'unknown arch'}): {self.source}"

@@ -169,12 +169,16 @@ _LEVELS = {"dram": "peak_dram_bytes_per_s", "l2": "peak_l2_bytes_per_s", "l1": "
 def _measured(runs: pl.DataFrame, kernels: pl.DataFrame) -> dict:
     """The ceilings the analysis judged these runs against (medians), in `ceilings()` terms, so
     the chart draws the same roofs the table's % of roof used (measured or clock-scaled peaks),
-    and the SM clock the logs ran at (scales the datasheet peaks no row used, e.g. tensor)."""
+    and the SM and memory clocks the logs ran at (scale the datasheet peaks no row used, e.g.
+    tensor, and its DRAM bandwidth)."""
     out = {}
-    clocks = kernels.filter(pl.col("run").is_in(runs["run"].to_list()))["sm_clock_hz"].drop_nulls()
+    theirs = kernels.filter(pl.col("run").is_in(runs["run"].to_list()))
     # Runs timed by a trace ran at boost clock: their roofs are unscaled, as in the analysis.
-    if clocks.len() and not roofline.trace_timed(runs["time_source"].to_list()):
-        out["sm_clock_hz"] = clocks.median()
+    if not roofline.trace_timed(runs["time_source"].to_list()):
+        for clock in ("sm_clock_hz", "mem_clock_hz"):
+            clocks = theirs[clock].drop_nulls() if clock in theirs.columns else pl.Series([], dtype=pl.Float64)
+            if clocks.len():
+                out[clock] = clocks.median()
     for precision in ("fp64", "fp32", "fp16"):
         values = runs.filter(pl.col("precision") == precision)["peak_flops_per_s"].drop_nulls()
         if values.len():

@@ -1,0 +1,64 @@
+"""The clock a run's kernels ran at when the log records no frequency (issue 31, item 1):
+ncu's locked clock by version and command line, and the SM clock nvidia-smi sampled for a trace."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from roofreport.gpu import clocks
+from tests.conftest import corpus_path
+
+
+@pytest.mark.parametrize(("version", "command", "domain", "said"), [
+    # every ncu of the corpus (2019-2025) locks to base unless told otherwise
+    ("2023.2.0.0 (build 32895467)", None, clocks.BASE, "ncu 2023.2 locks clocks to base by default"),
+    ("2019.5", "ncu --set full ./app", clocks.BASE, "ncu 2019.5"),
+    (None, None, clocks.BASE, "version not logged"),
+    # --clock-control none (both spellings) runs at the governor's clock, as a trace does
+    ("2023.2.0.0", "ncu -f --replay-mode=application --clock-control=none --set roofline ./a", clocks.UNLOCKED,
+     "--clock-control none"),
+    ("2022.1.1", "/usr/local/cuda/bin/ncu --clock-control none -o out python train.py", clocks.UNLOCKED, "none"),
+    # the 2026.1 CLI reference lists boost as the default, with force-boost and reset added
+    ("2026.1.0.0", None, clocks.BOOST, "ncu 2026.1 locks clocks to boost by default"),
+    ("2026.1", "ncu --clock-control base ./app", clocks.BASE, "--clock-control base"),
+    ("2026.1", "ncu --clock-control force-boost ./app", clocks.BOOST, "force-boost"),
+    ("2024.3.2", "ncu --clock-control reset", clocks.BASE, "ncu 2024.3"),
+])
+def test_ncu_clock_domain_from_version_and_command_line(version, command, domain, said):
+    found = clocks.ncu_clock_domain(version, command)
+    assert found.domain == domain and said in found.source
+
+
+@pytest.mark.parametrize(("line", "command"), [
+    ("$ ncu --clock-control none --section SpeedOfLight ./vectorAdd",
+     "ncu --clock-control none --section SpeedOfLight ./vectorAdd"),
+    ("+ /opt/nvidia/nsight-compute/2022.1.1/ncu --metrics gpu__time_duration.sum python main.py",
+     "/opt/nvidia/nsight-compute/2022.1.1/ncu --metrics gpu__time_duration.sum python main.py"),
+    ("nv-nsight-cu-cli --clock-control none ./a.out", "nv-nsight-cu-cli --clock-control none ./a.out"),
+    ("==PROF== Connected to process 58445 (/usr/libexec/platform-python3.6)", None),
+    ("module load ncu", None),
+    ("ncu.txt written", None),
+])
+def test_an_ncu_invocation_is_found_in_a_line(line, command):
+    assert clocks.ncu_command(line) == command
+
+
+def test_sampled_sm_clock_of_a_busy_v100_from_nvidia_smi_dmon():
+    from roofreport.pipeline.ingest import ingest
+    path = corpus_path("smi", "dmon", "adityamwagh__hpml-hw__hw5__part_a__gpu_utilization_v100.txt")
+    samples = ingest([path]).tables["samples"]
+    found = clocks.sampled_sm_clock(samples)
+    # 179 samples, two idle (0-2 % busy) at 1515 MHz: the busy ones ran at 1530 MHz, 877 MHz memory.
+    assert found == clocks.SampledClock(sm_clock_mhz=1530.0, mem_clock_mhz=877.0, samples=177)
+
+
+def test_sampled_sm_clock_leaves_idle_samples_out_and_needs_a_clock():
+    samples = pl.DataFrame({"util_gpu_pct": [0.0, 95.0, 99.0, 97.0], "sm_clock_mhz": [300.0, 1230.0, 1245.0, 1260.0],
+                            "mem_clock_mhz": [405.0, 5000.0, 5000.0, 5000.0]})
+    assert clocks.sampled_sm_clock(samples) == clocks.SampledClock(1245.0, 5000.0, 3)
+    no_util = samples.with_columns(pl.lit(None, pl.Float64).alias("util_gpu_pct"))
+    assert clocks.sampled_sm_clock(no_util).samples == 4
+    assert clocks.sampled_sm_clock(samples.with_columns(pl.lit(None, pl.Float64).alias("sm_clock_mhz"))) is None
+    assert clocks.sampled_sm_clock(pl.DataFrame()) is None
+
