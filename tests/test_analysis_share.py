@@ -31,6 +31,14 @@ from tests.conftest import corpus_path
     ("void splitKreduce_kernel<float, float, float, float>(cublasSplitKParams<float>)", "gemm"),
     ("flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4>>", "attention"),
     ("void at::native::batch_norm_collect_statistics_kernel<InvStd, float, float, float, int>()", "normalization"),
+    # cuDNN's batch norm is normalization, though its namespace is the convolutions' own
+    ("void cudnn::detail::bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>(cudnnTensorStruct, float const*)",
+     "normalization"),
+    ("void cudnn::detail::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float, float, float, float, "
+     "cudnnTensorStruct, float const*, cudnn::detail::bnBwPersistentState*)", "normalization"),
+    ("void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int=512, bool=1, int=1>(cudnnTensorStruct)", "normalization"),
+    ("void cudnn::detail::implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, true, false, true>(int)", "conv"),
+    ("void cudnn::gemm::computeBOffsetsKernel(cudnn::gemm::ComputeBOffsetsParams)", "conv"),
     ("void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, true>(float*)", "softmax/loss"),
     ("void MaxPoolForward<float, float>(int, float const *)", "pooling"),
     ("void at::native::(anonymous namespace)::atomic_adaptive_average_gradinput<float>(float*)", "pooling"),

@@ -62,3 +62,47 @@ def test_sampled_sm_clock_leaves_idle_samples_out_and_needs_a_clock():
     assert clocks.sampled_sm_clock(samples.with_columns(pl.lit(None, pl.Float64).alias("sm_clock_mhz"))) is None
     assert clocks.sampled_sm_clock(pl.DataFrame()) is None
 
+
+NCU_LOG = """{command}
+[Vector addition of 50000 elements]
+==PROF== Connected to process 9120 (/home/student/cuda-samples/bin/vectorAdd)
+==PROF== Profiling "vectorAdd" - 0: 0%....50%....100% - 1 pass
+Copy output data from the CUDA device to the host memory
+Test PASSED
+Done
+==PROF== Disconnected from process 9120
+[9120] vectorAdd@127.0.0.1
+  vectorAdd(const float *, const float *, float *, int) (196, 1, 1)x(256, 1, 1), Context 1, Stream 7, Device 0, CC 7.5
+    Section: Command line profiler metrics
+    ----------------------- ----------- ------------
+    Metric Name             Metric Unit Metric Value
+    ----------------------- ----------- ------------
+    dram__bytes.sum               Kbyte       602.75
+    gpu__time_duration.sum      usecond         4.13
+    ----------------------- ----------- ------------
+
+"""
+
+
+@pytest.mark.parametrize(("command", "domain", "said"), [
+    ("$ ncu --clock-control none --metrics gpu__time_duration.sum,dram__bytes.sum ./vectorAdd", clocks.UNLOCKED,
+     "--clock-control none on ncu's command line"),
+    ("$ ncu --metrics gpu__time_duration.sum,dram__bytes.sum ./vectorAdd", clocks.BASE,
+     "locks clocks to base by default"),
+])
+def test_a_runs_clock_domain_reads_the_command_line_its_ncu_log_echoed(tmp_path, command, domain, said):
+    import roofreport
+    log = tmp_path / "t4" / "ncu_vectoradd.txt"
+    log.parent.mkdir()
+    log.write_text(NCU_LOG.format(command=command), encoding="utf-8")
+    data = roofreport.read(log)
+    assert data.kernels.height == 1 and data.kernels["sm_clock_hz"].to_list() == [None]   # no frequency logged
+    row = data.runs.row(0, named=True)
+    assert row["clock_domain"] == domain and said in row["clock_source"]
+    assert data.tables["files"]["failure"].to_list() == [None]
+
+
+def test_runs_without_an_ncu_log_have_no_ncu_clock():
+    import roofreport
+    data = roofreport.read(corpus_path("smi", "dmon", "adityamwagh__hpml-hw__hw5__part_a__gpu_utilization_v100.txt"))
+    assert data.runs["clock_domain"].to_list() == [None] * data.runs.height

@@ -26,7 +26,8 @@ from roofreport.tables import lazy, schema
 IDENTITY = {"run": pl.String, "label": pl.String, "gpu": pl.String, "gpu_model": pl.String,
             "gpu_label": pl.String, "gpu_evidence": pl.String, "gpu_assumed": pl.Boolean, "gpu_note": pl.String,
             "model": pl.String, "batch_size": pl.Int64, "experiment": pl.String,
-            "params": pl.String, "cut_short": pl.Boolean, "cut_short_reason": pl.String}
+            "params": pl.String, "cut_short": pl.Boolean, "cut_short_reason": pl.String,
+            "failure": pl.String, "failure_reason": pl.String, "clock_domain": pl.String, "clock_source": pl.String}
 RUN_COLUMNS = {**IDENTITY, **schema.RUN_TOTALS, "flops_estimate": pl.Float64, "flops_estimate_source": pl.String}
 
 

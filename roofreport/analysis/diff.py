@@ -40,6 +40,7 @@ import polars as pl
 
 from roofreport import gpu
 from roofreport.analysis import roofline, runsets, timing, workloads
+from roofreport.analysis.speedup import no_kernels_reason
 from roofreport.analysis.totals import TRANSFERS
 from roofreport.analysis.view import View
 from roofreport.errors import UsageError
@@ -222,7 +223,7 @@ class _Pair:
                          f"and {second['label']})")
         for side, run, family in (("A", first, self.family_a), ("B", second, self.family_b)):
             if not run.get("time_source"):
-                notes.append(f"no kernel time in {side} (its logs hold no kernel summary or trace)")
+                notes.append(f"no kernel time in {side} ({no_kernels_reason(run)})")
             if run.get("cut_short"):
                 notes.append(f"{side} was cut short ({run.get('cut_short_reason')}): its times cover only "
                              "the part that ran")

@@ -35,7 +35,7 @@ PIVOT_COLUMNS = {
     "run": pl.String, "runs": pl.Int64,
     "batch_size": pl.Int64, "iterations": pl.Int64, "time_per_iteration_ns": pl.Float64,
     "kernel_time_ns": pl.Float64, "timed_runs": pl.Int64, "complete_runs": pl.Int64, "cut_short": pl.Boolean,
-    "cut_short_reason": pl.String, "flops": pl.Float64, "flops_complete": pl.Boolean,
+    "cut_short_reason": pl.String, "failure_reason": pl.String, "flops": pl.Float64, "flops_complete": pl.Boolean,
     "arithmetic_intensity": pl.Float64, "achieved_flops_per_s": pl.Float64, "ridge_ai": pl.Float64,
     "bound": pl.String, "bound_note": pl.String,
 }
@@ -81,6 +81,7 @@ def gpu_pivot(runs: pl.DataFrame) -> pl.DataFrame:
         (complete & pl.col("kernel_time_ns").is_not_null()).sum().alias("complete_runs"),
         pl.col("cut_short").fill_null(False).all(),
         pl.col("cut_short_reason").drop_nulls().first(),
+        pl.col("failure_reason").drop_nulls().first(),
         pl.col("flops").median(), pl.col("flops_complete").all(),
         pl.col("arithmetic_intensity").median(), pl.col("achieved_flops_per_s").median(),
         pl.col("ridge_ai").median(),
@@ -126,14 +127,19 @@ def comparable_times(first: dict, second: dict) -> tuple[str | None, tuple[float
     return None, None, _why_not(first, second)
 
 
+def no_kernels_reason(run: dict) -> str:
+    """Why a run has no kernel time: its logs' own failure (`runs.failure_reason`: a crash, a
+    refused GPU or counters, out of memory, a time limit), else that they hold no kernels."""
+    return run.get("failure_reason") or "its logs hold no kernel summary or trace"
+
+
 def _why_not(first: dict, second: dict) -> tuple[str, str]:
     """Which of two cells lacks a time over a span the other has, and why."""
     for cell in (first, second):
         if not cell["timed_runs"] and cell["cut_short"]:
             return NO_TIME, f"the {cell['gpu']} run was cut short{_said(cell)} and no kernel time was logged"
         if not cell["timed_runs"]:
-            return NO_TIME, (f"no kernel time was logged for the {cell['gpu']} run (its logs hold no kernel "
-                             "summary or trace)")
+            return NO_TIME, f"no kernel time was logged for the {cell['gpu']} run ({no_kernels_reason(cell)})"
     for cell in (first, second):
         if cell["time_per_iteration_ns"] is None and cell["kernel_time_ns"] is None:
             return CUT_SHORT, (f"the {cell['gpu']} run was cut short{_said(cell)} and its logs give no iteration "

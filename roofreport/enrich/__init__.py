@@ -7,7 +7,10 @@ writes these columns and every analysis reads them:
 * FLOPs, bytes, duration, clock and measured ceilings from the counters (`counters.py`), with
   architecture-specific rules decided by the family of the GPU each file ran on (the run's GPU,
   as `gpu/resolve.py` found it: `families` maps each file to it);
-* `short_name` (`names.py`) and `category` (`categories.py`), kept when a parser set them;
+* `short_name` (`names.py`) and `category` (`categories.py`), kept when a parser set them; then
+  a GEMM's category by what launched it (`categories.by_launch_context`: its operator, or its
+  place between a convolution's transform kernels in a trace), the name's reading kept in
+  `category_by_name` and the deciding evidence in `category_source`;
 * `region`: when the log gave none, the forward/backward/optimizer phase the name tells;
 * `tensor_active`: tensor counters above zero, or (when the log has no tensor counter) a kernel
   name that is a tensor-core kernel;
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.enrich.categories import Rule, categorize
+from roofreport.enrich.categories import Rule, by_launch_context, categorize
 from roofreport.enrich.counters import FAMILY_COLUMNS, fill_kernel_counters
 from roofreport.enrich.names import phase_of, short_names
 from roofreport.enrich.tensor import names_look_tensor
@@ -32,13 +35,13 @@ FLOP_COLUMNS = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor"]
 
 
 def enrich_kernels(kernels: pl.DataFrame, metrics: pl.DataFrame, families: dict[str, str] | None = None,
-                   rules: list[Rule] | None = None) -> pl.DataFrame:
+                   rules: list[Rule] | None = None, activities: pl.DataFrame | None = None) -> pl.DataFrame:
     """kernels with every derived column filled (see the module docstring); `families`: each
-    file's GPU family, where known."""
+    file's GPU family, where known; `activities`: the traces' start times (launch order)."""
     if not kernels.height:
         return kernels
     kernels = fill_kernel_counters(kernels, metrics, families or {})
-    return with_name_facts(kernels, rules)
+    return by_launch_context(with_name_facts(kernels, rules), activities)
 
 
 def with_families(kernels: pl.DataFrame, metrics: pl.DataFrame, families: dict[str, str | None]) -> pl.DataFrame:

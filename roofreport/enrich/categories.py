@@ -91,3 +91,91 @@ def categorize(names: pl.Series, rules: list[Rule] | None = None) -> pl.Series:
     for category, pattern in reversed(rules):
         expr = pl.when(pl.col("name").str.contains(pattern)).then(pl.lit(category)).otherwise(expr)
     return per_distinct(names, lambda d: d.to_frame("name").select(expr.alias("category")))["category"]
+
+
+# -- what launched a kernel ------------------------------------------------------------------
+#
+# A name says what a kernel computes, not which layer it served: cuDNN's Winograd and FFT
+# convolutions transform their inputs, run a plain GEMM (`volta_sgemm_64x64_nn`, `cgemm`), and
+# transform the result back. Those GEMMs are convolution time. So, best evidence first:
+# 1. the operator that launched the kernel, where its region names one (PyTorch's aten
+#    operators as NVTX ranges or annotations: `aten::cudnn_convolution` -> conv,
+#    `aten::addmm` -> gemm);
+# 2. in a trace (launches in order), a GEMM whose nearest launches before and after on its
+#    stream, GEMMs aside, are one convolution's input and output transforms;
+# 3. the name (summaries: no order, no operator).
+# `category` holds the reading; `category_by_name` the name rule's, so both can be shown
+# ("conv (via GEMM)"); `category_source` which of the three decided.
+BY_NAME, BY_NEIGHBOURHOOD, BY_OPERATOR = "name", "launch neighbourhood", "operator"
+CONV, GEMM = "conv", "gemm"
+# A convolution's transforms around its GEMM: inputs (data, filter, Wgrad delta; FFT r2c) before,
+# the output transform (Winograd output; FFT c2r) after.
+_INPUT_TRANSFORM = r"(?i)winograd\w*(?:Data|Filter|Delta)|fft\w*r2c"
+_OUTPUT_TRANSFORM = r"(?i)winograd\w*Output|fft\w*c2r"
+# Operators (aten names, in NVTX ranges or annotations) that launch convolutions / plain GEMMs.
+_CONV_OPERATOR = r"(?i)aten::(?:_?convolution|conv\w*|cudnn_convolution\w*|mkldnn_convolution\w*)|cudnn_convolution"
+_GEMM_OPERATOR = r"aten::(?:linear|addmm|mm|bmm|baddbmm|matmul|addbmm)\b"
+
+
+def by_launch_context(kernels: pl.DataFrame, activities: pl.DataFrame | None = None) -> pl.DataFrame:
+    """`kernels` with `category` read from what launched each GEMM (the comment above), the
+    name rule's reading in `category_by_name` and the deciding evidence in `category_source`.
+    Launch order is each file's: the trace's start times where `activities` give them (a
+    kernel's activity shares its file and line), else the launch ids (ncu's IDs, trace rows)."""
+    by_name = pl.col("category")
+    kernels = kernels.with_columns(by_name.alias("category_by_name"),
+                                   pl.when(by_name.is_not_null()).then(pl.lit(BY_NAME)).alias("category_source"))
+    gemm = kernels["category"] == GEMM
+    if not gemm.any():
+        return kernels
+    kernels = _by_neighbourhood(kernels, activities)
+    return _by_operator(kernels)
+
+
+def _by_neighbourhood(kernels: pl.DataFrame, activities: pl.DataFrame | None) -> pl.DataFrame:
+    name, category = pl.col("name").fill_null(""), pl.col("category_by_name")
+    if not kernels.select(((category == CONV) & name.str.contains(_INPUT_TRANSFORM)).any()).item():
+        return kernels
+    rows = kernels.with_row_index("__row")
+    launches = rows.filter(pl.col("kind") == "launch").select("__row", "source_file", "source_line", "launch_id",
+                                                               "stream", "name", "category_by_name")
+    if activities is not None and activities.height:
+        starts = activities.filter(pl.col("kind") == "kernel").select(
+            "source_file", "source_line", pl.col("start_ns").alias("__start")).unique(["source_file", "source_line"])
+        launches = launches.join(starts, on=["source_file", "source_line"], how="left")
+    else:
+        launches = launches.with_columns(pl.lit(None, pl.Float64).alias("__start"))
+    lane = ["source_file", "stream"]
+    # Each launch that is no GEMM marks what it is (input transform 1, output transform 2,
+    # anything else 0); a GEMM sees the nearest mark before and after it on its lane.
+    mark = (pl.when(category == GEMM).then(None)
+            .when((category == CONV) & name.str.contains(_INPUT_TRANSFORM)).then(1)
+            .when((category == CONV) & name.str.contains(_OUTPUT_TRANSFORM)).then(2)
+            .otherwise(0))
+    ordered = launches.with_columns(pl.col("stream").fill_null(-1)).sort(
+        ["source_file", "stream", "__start", "launch_id", "__row"], nulls_last=True).with_columns(mark.alias("__mark"))
+    before = pl.col("__mark").shift(1).forward_fill().over(lane)
+    after = pl.col("__mark").shift(-1).backward_fill().over(lane)
+    between = ordered.filter((category == GEMM) & (before == 1) & (after == 2))["__row"]
+    if not between.len():
+        return kernels
+    inside = pl.lit(rows["__row"].is_in(between.implode()))
+    return kernels.with_columns(pl.when(inside).then(pl.lit(CONV)).otherwise(pl.col("category")).alias("category"),
+                                pl.when(inside).then(pl.lit(BY_NEIGHBOURHOOD)).otherwise(pl.col("category_source"))
+                                .alias("category_source"))
+
+
+def _by_operator(kernels: pl.DataFrame) -> pl.DataFrame:
+    """A GEMM whose region names the operator that launched it takes that operator's category:
+    the innermost (last) operator of the region path that launches convolutions or GEMMs."""
+    region = pl.col("region").fill_null("")
+    if not kernels.select(region.str.contains("aten::|cudnn_convolution").any()).item():
+        return kernels
+    element = pl.element()
+    kinds = region.str.split("/").list.eval(
+        pl.when(element.str.contains(_CONV_OPERATOR)).then(pl.lit(CONV))
+        .when(element.str.contains(_GEMM_OPERATOR)).then(pl.lit(GEMM)).drop_nulls())
+    reading = pl.when(pl.col("category_by_name") == GEMM).then(kinds.list.last())
+    return kernels.with_columns(pl.coalesce(reading, pl.col("category")).alias("category"),
+                                pl.when(reading.is_not_null()).then(pl.lit(BY_OPERATOR))
+                                .otherwise(pl.col("category_source")).alias("category_source"))

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 import polars as pl
 
 from roofreport import gpu
+from roofreport.gpu import clocks
 from roofreport.enrich import enrich_kernels
 from roofreport.pipeline import config, cutshort, duplicates, identity, jobscripts, runs as runs_mod
 from roofreport.pipeline.dataset import FileOutcome
@@ -139,7 +140,8 @@ def finish(tables: Tables, families: dict[str, str]) -> Tables:
     tables = dict(tables)
     kernels = tables["kernels"]
     if kernels.height:
-        tables["kernels"] = schema.conform("kernels", enrich_kernels(kernels, tables["metrics"], families))
+        tables["kernels"] = schema.conform("kernels", enrich_kernels(kernels, tables["metrics"], families,
+                                                                     activities=tables.get("activities")))
     return tables
 
 
@@ -152,8 +154,58 @@ def concat(name: str, parts: list[pl.DataFrame]) -> pl.DataFrame:
 
 
 def runs_table(plan: runs_mod.Plan, facts: list[FileFacts]) -> pl.DataFrame:
-    """The runs table: the plan's runs, marked where their logs stop before the run did."""
-    return cutshort.mark(plan.runs, _cut_short(plan, facts))
+    """The runs table: the plan's runs, marked where their logs stop before the run did, and
+    why the logs of a run without kernels hold none."""
+    runs = _mark_failures(cutshort.mark(plan.runs, _cut_short(plan, facts)), _failures(plan, facts))
+    return _mark_clocks(runs, _ncu_clocks(plan, facts))
+
+
+def _ncu_clocks(plan: runs_mod.Plan, facts: list[FileFacts]) -> dict[str, clocks.ClockDomain]:
+    """run -> the clock ncu ran its kernels at when no frequency is logged (its first ncu log's
+    version and echoed command line: `gpu.clocks.ncu_clock_domain`)."""
+    found: dict[str, clocks.ClockDomain] = {}
+    for index, fact in enumerate(facts):
+        if fact.family != "ncu" or not fact.parsed:
+            continue
+        runs = [run for _, run in plan.session_runs.get(index) or []] or [plan.file_run.get(index)]
+        for run in filter(None, runs):
+            found.setdefault(run, clocks.ncu_clock_domain(fact.tool_version, fact.command_line))
+    return found
+
+
+def _mark_clocks(runs: pl.DataFrame, found: dict[str, clocks.ClockDomain]) -> pl.DataFrame:
+    """`runs` with `clock_domain` and `clock_source` (null for runs without an ncu log)."""
+    if not runs.height:
+        return runs
+    said = pl.DataFrame({"run": list(found), "clock_domain": [c.domain for c in found.values()],
+                         "clock_source": [c.source for c in found.values()]},
+                        schema={"run": pl.String, "clock_domain": pl.String, "clock_source": pl.String})
+    return runs.drop("clock_domain", "clock_source", strict=False).join(said, on="run", how="left") \
+        .select(runs.columns)
+
+
+def _failures(plan: runs_mod.Plan, facts: list[FileFacts]) -> dict[str, tuple[str, str]]:
+    """run -> (failure, reason) for the runs none of whose files holds a kernel row: the first
+    failure its files' facts record (`failures.py`)."""
+    with_kernels, found = set(), {}
+    for index, fact in enumerate(facts):
+        runs = [run for _, run in plan.session_runs.get(index) or []] or [plan.file_run.get(index)]
+        for run in filter(None, runs):
+            if fact.failure:
+                found.setdefault(run, (fact.failure, fact.failure_reason))
+            elif fact.rows.get("kernels"):   # (a log of copies alone has its failure, when it says one)
+                with_kernels.add(run)
+    return {run: said for run, said in found.items() if run not in with_kernels}
+
+
+def _mark_failures(runs: pl.DataFrame, found: dict[str, tuple[str, str]]) -> pl.DataFrame:
+    """`runs` with `failure` and `failure_reason` (null where its logs hold kernels or say nothing)."""
+    if not runs.height:
+        return runs
+    said = pl.DataFrame({"run": list(found), "failure": [f for f, _ in found.values()],
+                         "failure_reason": [r for _, r in found.values()]},
+                        schema={"run": pl.String, "failure": pl.String, "failure_reason": pl.String})
+    return runs.drop("failure", "failure_reason", strict=False).join(said, on="run", how="left").select(runs.columns)
 
 
 def _cut_short(plan: runs_mod.Plan, facts: list[FileFacts]) -> dict[str, str]:
@@ -188,7 +240,7 @@ def outcome(fact: FileFacts, run: str | None, gpu_family: str | None = None) -> 
         rows=dict(fact.rows), warnings=list(fact.warnings),
         error=fact.error if fact.parsed or fact.error else fact.skip_reason,
         tool_version=fact.tool_version, run=run, encoding=fact.encoding, size_bytes=fact.size,
-        excluded=fact.excluded, gpu_family=gpu_family)
+        excluded=fact.excluded, gpu_family=gpu_family, failure=fact.failure, failure_reason=fact.failure_reason)
 
 
 def files_table(outcomes: list[FileOutcome]) -> pl.DataFrame:
@@ -198,5 +250,5 @@ def files_table(outcomes: list[FileOutcome]) -> pl.DataFrame:
         "path": o.path, "family": o.family, "variant": o.variant, "status": o.status,
         "run": o.run, "gpu_family": o.gpu_family, "tool_version": o.tool_version, "encoding": o.encoding,
         "size_bytes": o.size_bytes, "rows": json.dumps(o.rows, sort_keys=True),
-        "warnings": len(o.warnings), "error": o.error,
+        "warnings": len(o.warnings), "error": o.error, "failure": o.failure, "failure_reason": o.failure_reason,
     } for o in outcomes], infer_schema_length=None))

@@ -21,6 +21,11 @@ CUT_SHORT = (".timeout", ".job-killed", ".truncated")
 MONITORS = ("nvidia-smi", "smi", "dcgm", "tegrastats")
 
 
+def is_monitor(family: str | None) -> bool:
+    """A monitor's log (nvidia-smi, DCGM, tegrastats): it never holds kernels."""
+    return (family or "") in MONITORS
+
+
 def is_cut_short(code: str, family: str | None) -> bool:
     return code.endswith(CUT_SHORT) and (family or "") not in MONITORS and not code.startswith(MONITORS)
 

@@ -39,6 +39,8 @@ class FileOutcome:
     size_bytes: int = 0
     excluded: bool = False           # left out by an exclude glob (--exclude, roofreport.toml)
     gpu_family: str | None = None    # the family of its run's GPU (volta, hopper, cdna3...)
+    failure: str | None = None       # a profiler log without kernels: why (`failures.py` codes)
+    failure_reason: str | None = None  # ... in words, with the log's line
 
     def as_json(self) -> dict:
         return {

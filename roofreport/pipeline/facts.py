@@ -47,6 +47,9 @@ class FileFacts:
                                       # reads it again under others
     gpu: Evidence = field(default_factory=Evidence)  # what its rows say of the GPU (`enrich.gpu_evidence`)
     job: JobRequest | None = None    # a job script's request (`jobscripts.py`): its runs' metadata
+    failure: str | None = None        # a profiler log without kernels: why, as a code (`failures.py`)
+    command_line: str | None = None   # the ncu invocation the log echoed (`$ ncu --clock-control none ...`)
+    failure_reason: str | None = None  # ... in words, with the log's line and where it is
     _json: str | None = field(default=None, repr=False, compare=False)  # the text read from
 
     @property

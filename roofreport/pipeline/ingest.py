@@ -14,10 +14,11 @@ import os
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import polars as pl
 
+from roofreport.enrich.categories import categorize
 from roofreport.enrich.gpu_evidence import file_evidence
 from roofreport.errors import LogWarning, ParseError, RoofreportError
 from roofreport.families import REGISTRY, ParseResult
@@ -25,7 +26,7 @@ from roofreport.families.common import limits as limits_mod
 from roofreport.families.common.limits import Limits
 from roofreport.families.common.textio import Document
 from roofreport.gpu import NO_SETTINGS, GpuSettings
-from roofreport.pipeline import assemble, config, duplicates, executors
+from roofreport.pipeline import assemble, config, cutshort, duplicates, executors, failures
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import discover
 from roofreport.pipeline.facts import FileFacts
@@ -130,7 +131,27 @@ def _read_one(task: FileTask, path: Path) -> FileRead:
     # The duplicate check compares files' rows by this digest: worked out here, in the worker,
     # rather than one file after the other in the process that groups runs.
     facts.tables_digest = duplicates.tables_digest(tables)
+    if not _holds_kernels(tables) and not sniffed.spec.binary and not cutshort.is_monitor(facts.family):
+        _record_failure(facts, path, sniffed.encoding)
+    if facts.family == "ncu" and not sniffed.spec.binary:
+        facts.command_line = failures.read_command(path, sniffed.encoding, sniffed.start)
     return FileRead(_fingerprinted(task, facts), tables)
+
+
+def _holds_kernels(tables: dict[str, pl.DataFrame]) -> bool:
+    """Some kernel row is a kernel: a summary of copies and memsets alone measured no kernel."""
+    kernels = tables.get("kernels")
+    if kernels is None or not kernels.height:
+        return False
+    return not set(categorize(kernels["name"].unique())) <= {"memcpy", "memset", None}
+
+
+def _record_failure(facts: FileFacts, path: Path, encoding: str | None) -> None:
+    """Why a profiler log holds no kernels, where the log says it (`failures.py`)."""
+    found = failures.read_failure(path, encoding)
+    if found is not None:
+        facts.failure = found.code
+        facts.failure_reason = f"{found.reason} [{PurePosixPath(facts.display).name} line {found.line}]"
 
 
 def _fingerprinted(task: FileTask, facts: FileFacts) -> FileFacts:

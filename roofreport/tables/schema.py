@@ -27,7 +27,9 @@ KERNELS = {
     "launch_id": I64,          # per-file launch index (ncu ID, trace row); joins `metrics`
     "name": Str,               # full name as the log printed it
     "short_name": Str,         # no template arguments, no parameter list
-    "category": Str,           # conv, gemm, elementwise, ... (data/kernel_categories.tsv); other
+    "category": Str,           # conv, gemm, elementwise, ... (data/kernel_categories.tsv); other; a GEMM by what launched it
+    "category_by_name": Str,   # the name rule's reading (gemm for a Winograd convolution's GEMM)
+    "category_source": Str,    # what decided `category`: "name", "launch neighbourhood", "operator"
     "region": Str,             # NVTX path / profiler range / phase when known
     "kind": Str,               # "launch" or "summary"
     "count": I64,              # launches the row stands for
@@ -271,6 +273,10 @@ RUNS = {
     "provenance": Str,         # JSON object: field -> toml | log | path | label | folder | database (gpu: its gpu_evidence, or toml)
     "cut_short": Bool,         # the log stops mid-run: profiler timeout, job killed, cut trace
     "cut_short_reason": Str,   # what the log says, with file and line
+    "failure": Str,            # a run without kernels: why its logs hold none (pipeline/failures.py codes)
+    "failure_reason": Str,     # ... in words, with the log's own line, file and line number
+    "clock_domain": Str,       # an ncu run's clocks when no frequency is logged: base, boost or unlocked (gpu/clocks.py)
+    "clock_source": Str,       # what said so: the version's default or --clock-control on the command line
     **RUN_TOTALS,
 }
 
@@ -288,6 +294,8 @@ FILES = {
     "rows": Str,               # JSON object: table -> row count
     "warnings": I64,
     "error": Str,
+    "failure": Str,            # a profiler log without kernels: why (pipeline/failures.py codes)
+    "failure_reason": Str,     # ... in words, with the log's own line
 }
 
 TABLES: dict[str, dict[str, pl.DataType]] = {
