@@ -200,7 +200,7 @@ STEPS = {
     **STEP_METRICS,
 }
 
-# Run totals (analysis/totals.py): `roofreport.read` fills them; the pipeline leaves them null.
+# Run totals (model/totals.py): `roofreport.read` fills them; the pipeline leaves them null.
 RUN_TOTALS = {
     "kernel_time_ns": F64,        # GPU kernel time of the run's time source, transfers apart
     "transfer_time_ns": F64,      # memcpy/memset time that source lists
