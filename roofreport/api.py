@@ -77,10 +77,10 @@ def read(paths: Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
     if folders:
         if len(given) > 1 or dataset is not None:
             raise UsageError(f"{folders[0]} is a roofreport dataset: read it alone")
-        return _with_step_metrics(store.open_dataset(folders[0]))
+        return _with_model(store.open_dataset(folders[0]))
     if dataset is not None:
         check_outputs([dataset], given)
-        return _with_step_metrics(store.update(
+        return _with_model(store.update(
             given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor, progress=report,
             finish_runs=partial(_runs_with_totals, settings=settings), limits=limits or Limits(), settings=settings))
     return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor,
@@ -286,6 +286,20 @@ def _with_totals(dataset: Dataset) -> Dataset:
     model = derive(dataset.tables, dataset.gpu.database())
     dataset.tables["runs"] = model.runs()
     dataset.tables["kernels"] = model.kernels()
+    dataset.model = model
+    return _with_step_metrics(dataset)
+
+
+def _with_model(dataset: Dataset) -> Dataset:
+    """A dataset folder's Dataset with its model (`_with_totals`), kept lazy: its kernels get
+    `in_run_total` as they are scanned, and nothing is derived until asked for."""
+    from roofreport.model import derive
+    from roofreport.tables.lazy import LazyTables
+
+    model = derive(dataset.tables, dataset.gpu.database())
+    if isinstance(dataset.tables, LazyTables) and "kernels" in dataset.tables:
+        dataset.tables = dataset.tables.filtered(
+            lambda name, scan: model.kernels_scan(scan) if name == "kernels" else scan)
     dataset.model = model
     return _with_step_metrics(dataset)
 

@@ -100,7 +100,11 @@ class Model:
         kernels = self.tables.get("kernels")
         if kernels is None:
             return schema.empty("kernels")
-        return kernels.with_columns(timing.in_run_total(self.tables, self.time_rows, kernels))
+        return timing.with_in_run_total(self.tables, self.time_rows, kernels.lazy()).collect()
+
+    def kernels_scan(self, scan: pl.LazyFrame) -> pl.LazyFrame:
+        """`scan` (of this model's kernels, a dataset folder's lazy scan) with `in_run_total`."""
+        return timing.with_in_run_total(self.tables, self.time_rows, scan)
 
     def keep_runs(self, runs: Iterable[str], tables: Tables) -> Model:
         """This model narrowed to `runs`, over `tables` (this model's tables with only those

@@ -143,25 +143,25 @@ def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return chosen.join(labels, on="run", how="left").select(list(TIME_COLUMNS))
 
 
-def in_run_total(tables: dict[str, pl.DataFrame], time_rows: pl.DataFrame, kernels: pl.DataFrame) -> pl.Series:
-    """`in_run_total` of each row of `kernels`: the row is one of its run's time rows (`time_rows`:
+def with_in_run_total(tables: dict[str, pl.DataFrame], time_rows: pl.DataFrame,
+                      kernels: pl.LazyFrame) -> pl.LazyFrame:
+    """`kernels` with `in_run_total`: the row is one of its run's time rows (`time_rows`:
     `kernel_time_rows`, of one file and rank per run) and not a copy, so the durations of the
     rows marked sum to the run's `kernel_time_ns`. A run whose time source is a file read into
-    activities only (no kernel rows) marks none."""
-    if not kernels.height:
-        return pl.Series("in_run_total", [], pl.Boolean)
-    rank = _rank(pl.col("family"), pl.col("kind"))
+    activities only (no kernel rows) marks none. Lazy, so a dataset folder's kernels are marked
+    as they are scanned."""
+    chosen = time_rows.select("run", "source_file", "rank").unique().with_columns(pl.lit(True).alias("__chosen"))
     moved = pl.col("category").fill_null("").is_in(["memcpy", "memset"])
-    # (a left join on a marker, in the rows' order: a semi join would not say which rows matched)
-    found = time_rows.select("run", "source_file", "rank").unique().with_columns(pl.lit(True).alias("__chosen"))
-    marked = (kernels.select("run", "source_file", "kind", "category", "duration_ns")
-              .with_row_index("__row")
-              .join(file_families(tables), on="source_file", how="left")
-              .with_columns(rank.alias("rank"))
-              .join(found, on=["run", "source_file", "rank"], how="left")
+    # (a left join on a marker, then the rows' own order again: a semi join would drop the rows)
+    marked = (kernels.with_row_index("__row")
+              .join(file_families(tables).lazy(), on="source_file", how="left")
+              .with_columns(_rank(pl.col("family"), pl.col("kind")).alias("__rank"))
+              .join(chosen.lazy(), left_on=["run", "source_file", "__rank"], right_on=["run", "source_file", "rank"],
+                    how="left")
               .sort("__row"))
-    return marked.select((pl.col("__chosen").fill_null(False) & pl.col("duration_ns").is_not_null() & ~moved)
-                         .alias("in_run_total")).to_series()
+    return marked.with_columns(
+        (pl.col("__chosen").fill_null(False) & pl.col("duration_ns").is_not_null() & ~moved).alias("in_run_total")
+    ).drop("__row", "family", "__rank", "__chosen")
 
 
 def is_trace(rank: pl.Expr) -> pl.Expr:

@@ -56,6 +56,8 @@ KERNELS = {
     "peak_dram_bytes_per_s": F64,
     "peak_l2_bytes_per_s": F64,   # the log's L2 / L1 ceilings (lts__t_bytes, l1tex__t_bytes peaks)
     "peak_l1_bytes_per_s": F64,
+    # Derived (roofreport/model/): `roofreport.read` fills it; the pipeline leaves it null.
+    "in_run_total": Bool,      # its duration is part of its run's kernel_time_ns (the time source, not a copy)
 }
 
 # metrics: every metric the logs printed, long form (one row per launch and metric), nothing dropped.
