@@ -43,6 +43,7 @@ from roofreport.analysis import (
     sweeps,
     totals,
     utilization,
+    workloads,
 )
 from roofreport.analysis.view import View
 from roofreport.errors import UsageError
@@ -172,7 +173,7 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None,
     step_summary = steps.step_summary(tables["steps"])
     samples = tables["samples"]
     runs = compare.run_table(tables)
-    pivot = speedup.gpu_pivot(runs)
+    pivot = speedup.gpu_pivot(runs, workloads.without_workload(tables["runs"]))
     pairs = speedup.speedups(pivot)
     summary = speedup.model_summary(pairs)
     time_rows = reasons.time_rows(tables)
