@@ -218,8 +218,9 @@ def analysis_settings(*, gpu: str | None = None, peaks: PathLike | None = None, 
 
 
 def gpu_settings(*, gpu: str | None = None, peaks: PathLike | None = None) -> GpuSettings:
-    """What the user says of the GPU, checked: a peaks file that exists and reads (a
-    UsageError names what is wrong)."""
+    """What the user says of the GPU, checked: a peaks file that exists and reads, a GPU name
+    that names one GPU of the table or the peaks file (`GpuDatabase.chosen`: a product's default
+    variant stands in, marked assumed), else a UsageError with the closest names."""
     peaks_path = Path(peaks) if peaks is not None else None
     if peaks_path is not None and not peaks_path.is_file():
         raise UsageError(f"peaks file {peaks} does not exist")
@@ -227,6 +228,9 @@ def gpu_settings(*, gpu: str | None = None, peaks: PathLike | None = None) -> Gp
         raise UsageError("--gpu needs a GPU name")
     settings = GpuSettings(gpu=str(gpu).strip() if gpu else None, peaks=peaks_path)
     settings.database()     # a peaks file that does not read fails here, before any log is read
+    unknown = settings.unknown()
+    if unknown:             # a GPU name with no peaks: before any log is read, with what was meant
+        raise UsageError(f"--gpu {unknown}")
     return settings
 
 

@@ -43,6 +43,7 @@ from roofreport.analysis import (
     steps,
     sweeps,
     utilization,
+    workloads,
 )
 from roofreport.analysis.view import View
 from roofreport.errors import UsageError
@@ -175,7 +176,7 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None,
     step_summary = steps.step_summary(tables["steps"])
     samples = tables["samples"]
     runs = compare.run_table(tables)
-    pivot = speedup.gpu_pivot(runs)
+    pivot = speedup.gpu_pivot(runs, workloads.without_workload(tables["runs"]))
     pairs = speedup.speedups(pivot)
     summary = speedup.model_summary(pairs)
     why = reasons.run_reasons(model.time_rows, tables["runs"])
