@@ -63,9 +63,15 @@ def test_ncus_refusals_are_the_files_and_the_runs_failure(tmp_path: Path, error,
     assert files["failure_reason"].endswith("[ncu_vectoradd.txt line 3]")
     runs = data.runs.select("failure", "failure_reason").rows()
     assert runs == [(code, files["failure_reason"])]
-    # The runs' text says it where it said "its logs hold no kernel summary or trace".
-    row = roofreport.analyze(data).runs.row(0, named=True)
+    # The runs' text says it where it said "its logs hold no kernel summary or trace", and the
+    # appendix's runs without kernels give it as their reason.
+    analysis = roofreport.analyze(data)
+    row = analysis.runs.row(0, named=True)
     assert speedup.no_kernels_reason(row) == files["failure_reason"]
+    from roofreport.report.naming import RunNames
+    from roofreport.report.sections.left_out import run_gaps
+    [(_, missing, why)] = run_gaps(analysis, RunNames(data.runs))
+    assert missing.startswith("kernels") and why.startswith(files["failure_reason"])
 
 
 def test_a_log_with_kernels_has_no_failure_and_a_run_without_one_keeps_the_old_words():

@@ -77,7 +77,8 @@ def run_gaps(an, names: RunNames) -> list[tuple[str, str, str]]:
     held = _tables_held(an)
     status = _file_status(an.files)
     out = []
-    for row in runs.select("run", "gpu_evidence", "device_kind").iter_rows(named=True):
+    failure = [pl.col("failure_reason")] if "failure_reason" in runs.columns else []
+    for row in runs.select("run", "gpu_evidence", "device_kind", *failure).iter_rows(named=True):
         missing = []
         if row["run"] not in with_kernels:
             missing.append("kernels")
@@ -87,7 +88,7 @@ def run_gaps(an, names: RunNames) -> list[tuple[str, str, str]]:
             missing.append("GPU name")
         if missing:
             out.append((row["run"], ", ".join(missing), _why(missing, held.get(row["run"], []),
-                                                          status.get(row["run"], []))))
+                                                          status.get(row["run"], []), row.get("failure_reason"))))
     return sorted(out, key=lambda gap: names.sort_key(gap[0]))
 
 
@@ -112,9 +113,13 @@ def _file_status(files: list) -> dict[str, list[str]]:
     return out
 
 
-def _why(missing: list[str], held: list[str], statuses: list[str]) -> str:
+def _why(missing: list[str], held: list[str], statuses: list[str], failure: str | None = None) -> str:
+    """Why a run misses what it misses: its logs' own failure first (`runs.failure_reason`:
+    a crash, a refused GPU, out of memory, a time limit), else what the files gave."""
     reasons = []
-    if statuses and all(s == "error" for s in statuses):
+    if failure and ("kernels" in missing or "kernel time" in missing):
+        reasons.append(failure)
+    elif statuses and all(s == "error" for s in statuses):
         reasons.append("its logs could not be read (Inputs: Files that failed)")
     elif "kernels" in missing:
         reasons.append(f"its logs hold {', '.join(held)} only" if held else "its logs list no kernels")
