@@ -68,7 +68,9 @@ def test_categories_and_kernels_show_every_category_and_the_biggest_changes(agai
     kernels = tables["baseline-kernels"].rows
     assert [row[0].title or row[0].text for row in kernels] == compared.kernels["kernel"].head(len(kernels)).to_list()
     gemm = next(row for row in kernels if row[0].text == "gemm kernels")    # pooled across architectures
-    assert [c.text for c in gemm[3:]] == ["23.8 ms", "1.24 ms", "-22.5 ms", "19×"]
+    # The V100's GEMMs are its classifier's alone: the Winograd SGEMMs between its convolutions'
+    # transforms are convolution time (enrich/categories.py), as the A100's implicit GEMMs are.
+    assert [c.text for c in gemm[3:]] == ["2.45 ms", "1.24 ms", "-1.21 ms", "2.0×"]
     changes = {row[2].text for row in kernels}
     assert "appears (B only)" in changes                  # the A100's elementwise kernels V100 had none of
 

@@ -71,7 +71,7 @@ def test_ncus_refusals_are_the_files_and_the_runs_failure(tmp_path: Path, error,
     from roofreport.report.naming import RunNames
     from roofreport.report.sections.left_out import run_gaps
     [(_, missing, why)] = run_gaps(analysis, RunNames(data.runs))
-    assert missing.startswith("kernels") and why.startswith(files["failure_reason"])
+    assert missing.startswith("kernels") and why.startswith(failures.SUMMARY[code])
 
 
 def test_a_log_with_kernels_has_no_failure_and_a_run_without_one_keeps_the_old_words():

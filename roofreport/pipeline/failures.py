@@ -28,6 +28,18 @@ from roofreport.gpu import clocks
 CRASH, ARGUMENTS, UNSUPPORTED_GPU, COUNTER_PERMISSION, OUT_OF_MEMORY, TIME_LIMIT, CANCELLED = (
     "crash", "arguments", "unsupported-gpu", "counter-permission", "out-of-memory", "time-limit", "cancelled")
 
+# Each failure in a few words, for lists that group runs by their reason (the appendix's runs
+# without kernels): `failure_reason` says the log's own line and where it is.
+SUMMARY = {
+    CRASH: "the program crashed before its kernels ran (a Python traceback)",
+    ARGUMENTS: "the program refused its command line (an argparse error)",
+    UNSUPPORTED_GPU: "ncu does not profile this GPU (Pascal and older need nvprof)",
+    COUNTER_PERMISSION: "no permission to read the GPU's performance counters (ERR_NVGPUCTRPERM)",
+    OUT_OF_MEMORY: "the program ran out of GPU memory",
+    TIME_LIMIT: "a time limit stopped the program first (the batch job's, or the profiler's --timeout)",
+    CANCELLED: "the batch job was cancelled first",
+}
+
 # Logs bigger than this are read for a failure only in their first part: a log that failed
 # before its first kernel is short, and a big log holds what it measured.
 MAX_READ_BYTES = 4 << 20

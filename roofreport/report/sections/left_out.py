@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import polars as pl
 
+from roofreport.pipeline import failures
 from roofreport.report import fmt
 from roofreport.report.context import Column, Heading, Paragraph, Section
 from roofreport.report.naming import RunNames
@@ -77,7 +78,7 @@ def run_gaps(an, names: RunNames) -> list[tuple[str, str, str]]:
     held = _tables_held(an)
     status = _file_status(an.files)
     out = []
-    failure = [pl.col("failure_reason")] if "failure_reason" in runs.columns else []
+    failure = [pl.col("failure")] if "failure" in runs.columns else []
     for row in runs.select("run", "gpu_evidence", "device_kind", *failure).iter_rows(named=True):
         missing = []
         if row["run"] not in with_kernels:
@@ -88,7 +89,7 @@ def run_gaps(an, names: RunNames) -> list[tuple[str, str, str]]:
             missing.append("GPU name")
         if missing:
             out.append((row["run"], ", ".join(missing), _why(missing, held.get(row["run"], []),
-                                                          status.get(row["run"], []), row.get("failure_reason"))))
+                                                          status.get(row["run"], []), row.get("failure"))))
     return sorted(out, key=lambda gap: names.sort_key(gap[0]))
 
 
@@ -114,11 +115,12 @@ def _file_status(files: list) -> dict[str, list[str]]:
 
 
 def _why(missing: list[str], held: list[str], statuses: list[str], failure: str | None = None) -> str:
-    """Why a run misses what it misses: its logs' own failure first (`runs.failure_reason`:
-    a crash, a refused GPU, out of memory, a time limit), else what the files gave."""
+    """Why a run misses what it misses: its logs' own failure first (`runs.failure`, in the
+    few words that group runs: a crash, a refused GPU, out of memory, a time limit), else what
+    the files gave."""
     reasons = []
-    if failure and ("kernels" in missing or "kernel time" in missing):
-        reasons.append(failure)
+    if failure in failures.SUMMARY and ("kernels" in missing or "kernel time" in missing):
+        reasons.append(failures.SUMMARY[failure])
     elif statuses and all(s == "error" for s in statuses):
         reasons.append("its logs could not be read (Inputs: Files that failed)")
     elif "kernels" in missing:
