@@ -1,0 +1,112 @@
+"""AMD CSV rows that once went missing (issue #34): names a vendor writes unquoted though they
+hold commas (rocprof `--stats` and trace CSVs with Kokkos/C++ templates), read whole with the
+name anchored by the fields the header names around it; and a row that does not fit is a
+warning that makes the file partial."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+import roofreport
+
+KOKKOS_FILL = ("void Kokkos::Impl::hip_parallel_launch_local_memory<Kokkos::Impl::ParallelFor<"
+               "Kokkos::Impl::ViewFill<Kokkos::View<double***, Kokkos::LayoutLeft, Kokkos::Device<"
+               "Kokkos::HIP, Kokkos::HIPSpace>, Kokkos::MemoryTraits<0u> >, Kokkos::LayoutLeft, "
+               "Kokkos::HIP, 3, int>, Kokkos::MDRangePolicy<Kokkos::HIP, Kokkos::Rank<3u, "
+               "(Kokkos::Iterate)1, (Kokkos::Iterate)1>, Kokkos::IndexType<int> >, Kokkos::HIP>, "
+               "256u, 1u>(Kokkos::Impl::ParallelFor<Kokkos::Impl::ViewFill<Kokkos::View<double***, "
+               "Kokkos::LayoutLeft, Kokkos::Device<Kokkos::HIP, Kokkos::HIPSpace>, Kokkos::MemoryTraits"
+               "<0u> >, Kokkos::LayoutLeft, Kokkos::HIP, 3, int>, Kokkos::MDRangePolicy<Kokkos::HIP, "
+               "Kokkos::Rank<3u, (Kokkos::Iterate)1, (Kokkos::Iterate)1>, Kokkos::IndexType<int> >, "
+               "Kokkos::HIP> const*) [clone .kd]")
+KOKKOS_FOR = ("void Kokkos::Impl::hip_parallel_launch_constant_memory<Kokkos::Impl::ParallelFor<"
+              "Kokkos::RangePolicy<Kokkos::HIP>, Kokkos::HIP>>() [clone .kd]")
+KOKKOS_REDUCE = ("void Kokkos::Impl::hip_parallel_launch_local_memory<Kokkos::Impl::ParallelReduce<"
+                 "Kokkos::Impl::CombinedFunctorReducer<Functor, Kokkos::Sum<double, Kokkos::HostSpace>, "
+                 "void>, Kokkos::RangePolicy<Kokkos::HIP>, Kokkos::HIP>, 1024u, 1u>(Kokkos::Impl::"
+                 "ParallelReduce<Kokkos::Impl::CombinedFunctorReducer<Functor, Kokkos::Sum<double, "
+                 "Kokkos::HostSpace>, void>, Kokkos::RangePolicy<Kokkos::HIP>, Kokkos::HIP> const*) [clone .kd]")
+KOKKOS_SCAN = ("void Kokkos::Impl::hip_parallel_launch_local_memory<Kokkos::Impl::ParallelScan<Functor, "
+               "Kokkos::RangePolicy<Kokkos::HIP>, Kokkos::HIP>, 1024u, 1u>(Kokkos::Impl::ParallelScan<"
+               "Functor, Kokkos::RangePolicy<Kokkos::HIP>, Kokkos::HIP> const*) [clone .kd]")
+# rocprof v1 `--stats` (results.stats.csv): the header quoted, the names not; 7 kernels whose
+# rows split into 5 to 35 fields, the last four always Calls, TotalDurationNs, AverageNs, Percentage
+V1_STATS_UNQUOTED = f"""\
+"Name","Calls","TotalDurationNs","AverageNs","Percentage"
+{KOKKOS_FILL},120,482316800,4019306,61.02
+{KOKKOS_FOR},40,121458400,3036460,15.37
+__amd_rocclr_fillBufferAligned.kd,96,87361920,910020,11.05
+{KOKKOS_REDUCE},40,52441200,1311030,6.63
+__amd_rocclr_copyBuffer.kd,24,26854080,1118920,3.40
+{KOKKOS_SCAN},20,15238400,761920,1.93
+Kokkos::Impl::hip_abort_kernel(),4,4620000,1155000,0.58
+"""
+# rocprofv3 `--stats` (8 columns: the name, then seven numbers)
+V3_STATS_UNQUOTED = f"""\
+"Name","Calls","TotalDurationNs","AverageNs","Percentage","MinNs","MaxNs","StdDev"
+{KOKKOS_REDUCE},40,52441200,1311030.000000,77.48,1290200,1402310,21003.511
+{KOKKOS_FOR},40,15238400,380960.000000,22.52,370120,401330,8121.004
+"""
+# rocprof v1 counter/trace CSV (header unquoted): the name is the second field of 18
+V1_TRACE_UNQUOTED = f"""\
+Index,KernelName,gpu-id,queue-id,queue-index,pid,tid,grd,wgr,lds,scr,arch_vgpr,accum_vgpr,sgpr,wave_size,sig,obj,DurationNs
+0,{KOKKOS_FOR},1,0,0,4395,4395,77824,256,0,0,12,4,48,64,0x0,0x7600d6e9b580,3036460
+1,__amd_rocclr_fillBufferAligned.kd,1,0,1,4395,4395,77824,256,0,0,12,4,48,64,0x0,0x7600d6e9b5c0,910020
+2,{KOKKOS_SCAN},1,1,0,4395,4395,1024,1024,0,0,32,0,24,64,0x0,0x7600d6b40b00,761920
+"""
+
+
+def _read(tmp_path: Path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text)
+    data = roofreport.read_file(str(path))
+    return data, data.files[0]
+
+
+def _field_counts(text: str) -> list[int]:
+    return [line.count(",") + 1 for line in text.splitlines()[1:]]
+
+
+def test_v1_stats_with_unquoted_template_names_reads_every_kernel_whole(tmp_path):
+    assert max(_field_counts(V1_STATS_UNQUOTED)) >= 35 and min(_field_counts(V1_STATS_UNQUOTED)) == 5
+    data, read = _read(tmp_path, "results.stats.csv", V1_STATS_UNQUOTED)
+    assert (read.status, read.warnings) == ("ok", [])
+    kernels = data.kernels.sort("source_line")
+    assert kernels["name"].to_list() == [KOKKOS_FILL, KOKKOS_FOR, "__amd_rocclr_fillBufferAligned.kd",
+                                         KOKKOS_REDUCE, "__amd_rocclr_copyBuffer.kd", KOKKOS_SCAN,
+                                         "Kokkos::Impl::hip_abort_kernel()"]
+    assert kernels["count"].to_list() == [120, 40, 96, 40, 24, 20, 4]
+    assert kernels["duration_ns"].sum() == 482316800 + 121458400 + 87361920 + 52441200 + 26854080 \
+        + 15238400 + 4620000
+    assert kernels["source_line"].to_list() == list(range(2, 9))
+
+
+def test_v3_stats_with_unquoted_names_anchor_on_the_seven_numbers(tmp_path):
+    data, read = _read(tmp_path, "app_kernel_stats.csv", V3_STATS_UNQUOTED)
+    assert (read.status, read.warnings) == ("ok", [])
+    kernels = data.kernels.sort("source_line")
+    assert kernels.select("name", "count", "duration_ns").rows() == [
+        (KOKKOS_REDUCE, 40, 52441200.0), (KOKKOS_FOR, 40, 15238400.0)]
+
+
+def test_trace_with_unquoted_names_anchors_the_name_by_the_count_of_fields_around_it(tmp_path):
+    data, read = _read(tmp_path, "results.csv", V1_TRACE_UNQUOTED)
+    assert (read.status, read.warnings) == ("ok", [])
+    kernels = data.kernels.sort("source_line")
+    assert kernels["name"].to_list() == [KOKKOS_FOR, "__amd_rocclr_fillBufferAligned.kd", KOKKOS_SCAN]
+    assert kernels["duration_ns"].to_list() == [3036460.0, 910020.0, 761920.0]
+    queues = data.metrics.filter(pl.col("metric") == "sgpr").sort("source_line")["value"].to_list()
+    assert queues == [48.0, 48.0, 24.0]   # the fields after the name are where they belong
+
+
+def test_a_row_that_fits_no_anchoring_is_warned_and_makes_the_file_partial(tmp_path):
+    # a row with a field too few (no name can explain that) among anchored ones
+    text = V1_STATS_UNQUOTED.replace("Kokkos::Impl::hip_abort_kernel(),4,4620000,1155000,0.58",
+                                     "Kokkos::Impl::hip_abort_kernel(),4,4620000")
+    data, read = _read(tmp_path, "results.stats.csv", text)
+    assert read.status == "partial" and data.kernels.height == 6
+    (warning,) = read.warnings
+    assert (warning.code, warning.line) == ("rocm.bad-row", 8)
+    assert "results.stats.csv:8" in read.error
