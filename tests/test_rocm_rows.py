@@ -1,15 +1,20 @@
 """AMD CSV rows that once went missing (issue #34): names a vendor writes unquoted though they
 hold commas (rocprof `--stats` and trace CSVs with Kokkos/C++ templates), read whole with the
 name anchored by the fields the header names around it; and a row that does not fit is a
-warning that makes the file partial."""
+warning that makes the file partial. And what rocprof lists as kernels but is none: barrier
+packets (activities of their own) and the runtime's blit kernels (copies and fills)."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 import roofreport
+from roofreport.enrich.categories import categorize
+from tests.conftest import corpus_path
 
 KOKKOS_FILL = ("void Kokkos::Impl::hip_parallel_launch_local_memory<Kokkos::Impl::ParallelFor<"
                "Kokkos::Impl::ViewFill<Kokkos::View<double***, Kokkos::LayoutLeft, Kokkos::Device<"
@@ -110,3 +115,60 @@ def test_a_row_that_fits_no_anchoring_is_warned_and_makes_the_file_partial(tmp_p
     (warning,) = read.warnings
     assert (warning.code, warning.line) == ("rocm.bad-row", 8)
     assert "results.stats.csv:8" in read.error
+
+
+# -- not kernels: barrier packets, and the runtime's blit kernels --------------------------------
+
+@pytest.mark.corpus
+def test_barrier_packet_is_no_kernel_and_out_of_kernel_time():
+    path = corpus_path("rocm", "rocprof", "stejpet__llama.cpp__results_q4.stats.csv")
+    rows = list(csv.reader(path.read_text().splitlines()))[1:]
+    data = roofreport.read(path)
+    assert "<barrier packet>" not in data.kernels["name"].to_list()
+    barrier = data.activities.filter(pl.col("kind") == "barrier")
+    assert barrier.select("name", "duration_ns", "source_line").rows() == [("<barrier packet>", 1421345213.0, 2)]
+    runs = roofreport.analyze(data).runs
+    others = sum(int(row[2]) for row in rows if row[0] != "<barrier packet>")
+    assert runs["kernel_time_ns"].to_list() == [float(others)]
+    assert runs["kernel_launches"].to_list() == [sum(int(row[1]) for row in rows) - 256]
+
+
+@pytest.mark.corpus
+def test_blit_kernels_are_copies_and_fills_out_of_kernel_time():
+    trace = corpus_path("rocm", "rocprofv3", "huizhg__gpu-perf-mi250x__results_prof_rocblas_4096_kernel_trace.csv")
+    data = roofreport.read(trace)
+    blits = data.kernels.filter(pl.col("name").str.starts_with("__amd_rocclr_"))
+    assert blits.select("name", "category").rows() == [("__amd_rocclr_fillBufferAligned", "memset")]
+    runs = roofreport.analyze(data).runs
+    # durations sum to 79,035,819 ns (FORMATS-rocm.md 2.1), of which the fill's 27,680 are no kernel
+    assert runs.select("kernel_time_ns", "transfer_time_ns").rows() == [(79035819.0 - 27680.0, 27680.0)]
+    assert runs["kernel_launches"].to_list() == [62]
+
+
+@pytest.mark.corpus
+def test_blits_of_a_rocprof_v1_counter_file_are_copies_and_fills():
+    data = roofreport.read(corpus_path("rocm", "rocprof", "cklxx__fleet-mi300x__results_rocprof_v1_fetch_size_d16_shared.csv"))
+    by_name = dict(data.kernels.group_by("category").agg(pl.col("name").unique().sort()).rows())
+    assert by_name["memcpy"] == ["__amd_rocclr_copyBuffer.kd"]
+    assert by_name["memset"] == ["__amd_rocclr_fillBufferAligned.kd"]
+    assert "elementwise" not in by_name
+
+
+def test_every_runtime_blit_is_a_copy_or_a_fill():
+    names = ["__amd_rocclr_copyBuffer", "__amd_rocclr_copyBufferRect.kd", "__amd_rocclr_copyImage",
+             "__amd_rocclr_fillBufferAligned", "__amd_rocclr_fillBufferAligned2D.kd", "__amd_rocclr_initHeap",
+             "__amd_rocclr_fillImage", "__amd_rocclr_streamOpsWrite"]
+    assert categorize(pl.Series(names)).to_list() == ["memcpy"] * 3 + ["memset"] * 5
+
+
+def test_barrier_packets_of_a_trace_are_activities_not_kernels(tmp_path):
+    text = ('"Index","KernelName","gpu-id","queue-id","queue-index","pid","tid","grd","wgr","lds","scr",'
+            '"arch_vgpr","accum_vgpr","sgpr","wave_size","sig","obj","DispatchNs","BeginNs","EndNs","CompleteNs","DurationNs"\n'
+            '0,"hip_scatter(double*) [clone .kd]",8,0,15,57,57,4096,256,0,0,16,0,32,64,"0x0","0x7fe7",100,200,1200,1300,1000\n'
+            '1,"<barrier packet>",8,0,16,57,57,0,0,0,0,0,0,0,64,"0x0","0x0",1300,1400,1900,1950,500\n'
+            '2,"hip_gather(double*) [clone .kd]",8,0,17,57,57,4096,256,0,0,16,0,32,64,"0x0","0x7fe8",1950,2000,2800,2900,800\n')
+    data, read = _read(tmp_path, "results.csv", text)
+    assert read.status == "ok"
+    assert data.kernels["name"].to_list() == ["hip_scatter(double*) [clone .kd]", "hip_gather(double*) [clone .kd]"]
+    assert data.activities.select("kind", "source_line").rows() == [("kernel", 2), ("barrier", 3), ("kernel", 4)]
+    assert roofreport.analyze(data).runs["kernel_time_ns"].to_list() == [1800.0]

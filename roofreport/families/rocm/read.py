@@ -47,6 +47,7 @@ def parse(doc: Document, variant: str) -> ParseResult:
             result.error = ParseError(f"{header.variant} holds no rows", path=doc.display, line=header.line_no)
         return result
     _emit(cells, header, result)
+    tables.barriers_apart(result)
     return result
 
 
