@@ -172,3 +172,43 @@ def test_barrier_packets_of_a_trace_are_activities_not_kernels(tmp_path):
     assert data.kernels["name"].to_list() == ["hip_scatter(double*) [clone .kd]", "hip_gather(double*) [clone .kd]"]
     assert data.activities.select("kind", "source_line").rows() == [("kernel", 2), ("barrier", 3), ("kernel", 4)]
     assert roofreport.analyze(data).runs["kernel_time_ns"].to_list() == [1800.0]
+
+
+# -- long names ----------------------------------------------------------------------------------
+
+def _gunrock_name(length: int) -> str:
+    """A rocprim/gunrock template name as rocprof prints it: nested templates with commas,
+    parentheses, lambdas, an anonymous namespace and ` [clone .kd]`, `length` characters."""
+    head = "void rocprim::detail::block_reduce_kernel<rocprim::default_config, 256u, "
+    tail = ">(int*, (anonymous namespace)::functor_t<float, 2> const, unsigned long) [clone .kd]"
+    part = ("gunrock::operators::advance::execute<(gunrock::operators::load_balance_t)2, "
+            "gunrock::graph::graph_t<(gunrock::memory_space_t)1, int, int, float>>(...)::"
+            "{lambda(int const&, int const&, int const&, float const&)#1}, ")
+    body = (part * (length // len(part) + 1))[:length - len(head) - len(tail)]
+    return head + body + tail
+
+
+@pytest.mark.parametrize("length", [5_600, 7_000, 10_240])
+def test_a_long_quoted_name_reads_whole_in_stats_and_trace(tmp_path, length):
+    name = _gunrock_name(length)
+    assert len(name) == length and name.count(",") > 100
+    stats = ('"Name","Calls","TotalDurationNs","AverageNs","Percentage"\n'
+             f'"{name}",19,1900000,100000,33.9\n'
+             '"__amd_rocclr_fillBufferAligned.kd",37,3700000,100000,66.1\n')
+    data, read = _read(tmp_path, "results.stats.csv", stats)
+    assert (read.status, read.warnings) == ("ok", [])
+    assert data.kernels.select("name", "count").rows() == [(name, 19), ("__amd_rocclr_fillBufferAligned.kd", 37)]
+    # the same name in a rocprofv3 trace that takes the line-by-line path (its last row cut)
+    header = ('"Kind","Agent_Id","Queue_Id","Stream_Id","Thread_Id","Dispatch_Id","Kernel_Id","Kernel_Name",'
+              '"Correlation_Id","Start_Timestamp","End_Timestamp","LDS_Block_Size","Scratch_Size","VGPR_Count",'
+              '"Accum_VGPR_Count","SGPR_Count","Workgroup_Size_X","Workgroup_Size_Y","Workgroup_Size_Z",'
+              '"Grid_Size_X","Grid_Size_Y","Grid_Size_Z"\n')
+    trace = (header
+             + f'"KERNEL_DISPATCH","Agent 4",1,0,130048,3,20,"{name}",3,2849505830440739,2849505830468419,'
+               '0,0,12,4,32,256,1,1,28160,1,1\n'
+             + f'"KERNEL_DISPATCH","Agent 4",1,0,130048,4,20,"{name}",4,2849505830470000,2849505830490000,'
+               '0,0,12,4,32,256,1,1,28160,1,1\n'
+             + '"KERNEL_DISPATCH","Agent 4",1,0,130048,5,21,"cut')
+    data, read = _read(tmp_path, "app_kernel_trace.csv", trace)
+    assert data.kernels["name"].to_list() == [name, name]
+    assert [w.code for w in read.warnings] == ["rocm.truncated"] and read.status == "partial"
