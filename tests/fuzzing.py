@@ -2,8 +2,8 @@
 `test_robust_fuzz.py` (a fixed seed, a minute in CI) and of `benchmarks/bench_fuzz.py` (as
 many mutants as asked for).
 
-Real files of every family are taken from `../shared/corpus` (the first files of each reader,
-small ones), and each is damaged in one way, by a `random.Random(seed)`: cut at a random byte,
+Real files of every family are taken from the corpus (`tests.conftest.CORPUS`: the first files
+of each reader, small ones), and each is damaged in one way, by a `random.Random(seed)`: cut at a random byte,
 bytes flipped, a NUL run inserted, every line end made CRLF, a line duplicated or deleted, the
 header line duplicated, a number swapped for `nan`, `-1`, `1e308` or `<OVERFLOW>`. All the
 mutants of a run are read at once by `roofreport parse` (one process: the CLI as a user runs
@@ -34,9 +34,9 @@ from click.testing import CliRunner
 from roofreport.cli import cli
 from roofreport.pipeline.sniff import sniff
 from tests import norowlost
+from tests.conftest import CORPUS   # ../shared/corpus, or where ROOFREPORT_CORPUS says
 from tests.test_no_row_lost import FOLDED
 
-CORPUS = (Path(__file__).resolve().parent.parent.parent / "shared" / "corpus").resolve()
 MAX_BYTES = 200 * 1024
 NOT_LOGS = {"MANIFEST.tsv", "README.md"}
 NUMBER = re.compile(rb"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
