@@ -231,8 +231,8 @@ def barriers_apart(result: ParseResult) -> None:
         return
     moved = kernels.filter(barrier)
     result.tables["kernels"] = kernels.filter(~barrier)
-    timed = set(result.tables["activities"]["source_line"].to_list()) if acts is not None else set()
-    moved = moved.filter(~pl.col("source_line").is_in(list(timed)))
+    timed = result.tables["activities"]["source_line"].drop_nulls().to_list() if acts is not None else []
+    moved = moved.filter(~pl.col("source_line").is_in(timed).fill_null(False))
     if moved.height:
         result.add("activities", moved.select("source_line", pl.lit("barrier").alias("kind"), "name",
                                               "duration_ns", "device", "stream"))
