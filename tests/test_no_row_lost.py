@@ -11,10 +11,6 @@ from roofreport.pipeline.sniff import sniff
 from tests import norowlost
 from tests.conftest import CORPUS, corpus_path
 
-# Layouts whose rows are not one output row each: DCGM's field-value CSV has a row per GPU, time
-# and field, folded into one sample per GPU and time (rows of fields without a samples column
-# are not kept: `families/dcgm/csv.py`).
-FOLDED = ("field-value csv",)
 
 
 def _csv_logs() -> list[str]:
@@ -23,7 +19,7 @@ def _csv_logs() -> list[str]:
     found = []
     for path in sorted(CORPUS.rglob("*.csv")):
         sniffed = sniff(path)
-        if sniffed.spec is not None and not (sniffed.variant or "").endswith(FOLDED):
+        if sniffed.spec is not None and not (sniffed.variant or "").endswith(norowlost.FOLDED):
             found.append(str(path.relative_to(CORPUS)))
     return found
 
