@@ -58,6 +58,8 @@ KERNELS = {
     "peak_l1_bytes_per_s": F64,
     "rank": I64,               # the process's rank in a distributed job (a Kineto trace's
                                # `distributedInfo`); null: the log says none (`runs.rank` may)
+    # Derived (roofreport/model/): `roofreport.read` fills it; the pipeline leaves it null.
+    "in_run_total": Bool,      # its duration is part of its run's kernel_time_ns (the time source, not a copy)
 }
 
 # metrics: every metric the logs printed, long form (one row per launch and metric), nothing dropped.
@@ -204,7 +206,7 @@ STEPS = {
     **STEP_METRICS,
 }
 
-# Run totals (analysis/totals.py): `roofreport.read` fills them; the pipeline leaves them null.
+# Run totals (model/totals.py): `roofreport.read` fills them; the pipeline leaves them null.
 RUN_TOTALS = {
     "kernel_time_ns": F64,        # GPU kernel time of the run's time source, transfers apart
     "transfer_time_ns": F64,      # memcpy/memset time that source lists
