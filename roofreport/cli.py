@@ -137,12 +137,13 @@ def inspect(paths: tuple[Path, ...], as_json: bool, errors_only: bool, jobs: int
 @_peaks
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
+@click.option("--verbose", "-v", is_flag=True, help="Also list every file's warnings on stderr.")
 @_jobs
 @_executor
 @_exclude
 @_limits
 def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_name: str | None,
-          peaks_file: Path | None, strict: bool, quiet: bool, jobs: int | None, executor: str,
+          peaks_file: Path | None, strict: bool, quiet: bool, verbose: bool, jobs: int | None, executor: str,
           exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Read logs into the shared tables and write one file per table.
 
@@ -159,7 +160,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
         if not quiet:
             for message in dataset.update_report.messages:
                 click.echo(f"roofreport: {message}", err=True)
-            _summary(dataset)
+            _summary(dataset, verbose)
             click.echo(f"updated {out_dir}/ in {dataset.update_report.seconds:.1f} s: {dataset.update_report.summary()}",
                        err=True)
         sys.exit(_exit_code(dataset, strict))
@@ -168,7 +169,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
     dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     written = _guard(lambda: dataset.write(out_dir, fmt))
     if not quiet:
-        _summary(dataset)
+        _summary(dataset, verbose)
         click.echo(f"wrote {len(written)} tables to {out_dir}/ ({fmt})", err=True)
     sys.exit(_exit_code(dataset, strict))
 
