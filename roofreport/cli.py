@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -552,11 +553,14 @@ def _print_warnings(file: roofreport.FileOutcome, indent: str, err: bool = False
 
 
 def main() -> None:
-    """The console script. Ctrl-C exits 130 (128 + SIGINT, as shells expect) with one line;
-    outputs are written atomically, so an interrupted command leaves none half-written."""
+    """The command (after `roofreport.__main__`'s process settings). Ctrl-C exits 130 (128 +
+    SIGINT, as shells expect) with one line; outputs are written atomically, so an interrupted
+    command leaves none half-written, and worker processes leave SIGINT to this one, which
+    stops them (`pipeline/workers.py`)."""
     try:
         code = cli.main(standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):   # click turns Ctrl-C into Abort
+        signal.signal(signal.SIGINT, signal.SIG_IGN)      # another Ctrl-C while exiting: quiet too
         click.echo("roofreport: interrupted", err=True)   # (click has ended the ^C line)
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:                   # bad options: click's message, exit 2
