@@ -475,7 +475,12 @@ def main() -> None:
     except (click.exceptions.Abort, KeyboardInterrupt):   # click turns Ctrl-C into Abort
         signal.signal(signal.SIGINT, signal.SIG_IGN)      # another Ctrl-C while exiting: quiet too
         click.echo("roofreport: interrupted", err=True)   # (click has ended the ^C line)
-        sys.exit(EXIT_INTERRUPTED)
+        # Every `finally` has run by now (temporary files removed, workers stopped): the
+        # interpreter's own shutdown (Dask's exit hooks, thread joins: a second or more on a
+        # busy machine) would only delay the exit the user asked for.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:                   # bad options: click's message, exit 2
         exc.show()
         sys.exit(exc.exit_code)
