@@ -122,7 +122,7 @@ def inspect(paths: tuple[Path, ...], as_json: bool, errors_only: bool, jobs: int
         _print_inspect(shown)
         click.echo(f"{_plural(len(dataset.files), 'file')}: {_status_counts(dataset.files)}")
     _require_logs(dataset, paths)
-    sys.exit(EXIT_FAILED if dataset.failed else EXIT_OK)
+    sys.exit(_exit_code(dataset, strict=False, listed=not as_json))
 
 
 @cli.command()
@@ -164,7 +164,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
             _summary(dataset, verbose)
             click.echo(f"updated {out_dir}/ in {dataset.update_report.seconds:.1f} s: {dataset.update_report.summary()}",
                        err=True)
-        sys.exit(_exit_code(dataset, strict))
+        sys.exit(_exit_code(dataset, strict, listed=not quiet))
     _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))
     _warn_inside_inputs([out_dir], paths, quiet)
     dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
@@ -172,7 +172,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
     if not quiet:
         _summary(dataset, verbose)
         click.echo(f"wrote {len(written)} tables to {out_dir}/ ({fmt})", err=True)
-    sys.exit(_exit_code(dataset, strict))
+    sys.exit(_exit_code(dataset, strict, listed=not quiet))
 
 
 @cli.command()
@@ -221,6 +221,10 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
     _guard(lambda: api.check_outputs([output, html_out], read_from, report=True))
     _guard(lambda: api.check_outputs([json_out], read_from))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
+    if output.suffix.lower() == ".pdf":   # a PDF writer without its system libraries: said now
+        from roofreport.report.render import check_pdf_writer
+
+        _guard(lambda: check_pdf_writer(output))
     _warn_inside_inputs([output, html_out, json_out], paths, quiet)
     dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     base = None if baseline is None else _read((baseline,), jobs, exclude, quiet, executor=executor, limits=limits)
@@ -235,7 +239,8 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
     if not quiet:
         for path in written:
             click.echo(f"wrote {path}", err=True)
-    sys.exit(max(_exit_code(side, strict) for side in (dataset, base) if side is not None))
+    sys.exit(max(_exit_code(dataset, strict, listed=not quiet),
+                 EXIT_OK if base is None else _exit_code(base, strict)))
 
 
 @cli.command()
@@ -496,13 +501,29 @@ def _usage(message: str) -> None:
     sys.exit(EXIT_USAGE)
 
 
-def _exit_code(dataset: roofreport.Dataset, strict: bool) -> int:
+def _exit_code(dataset: roofreport.Dataset, strict: bool, listed: bool = False) -> int:
+    """1 when a file failed (saying why on stderr; `listed`: the failed files are listed
+    already, one line is enough) or `strict` refuses warnings, else 0."""
     if dataset.failed:
+        _say_failures(dataset, listed)
         return EXIT_FAILED
     if strict and dataset.warning_count:
         click.echo(f"roofreport: --strict: {dataset.warning_count} warning(s)", err=True)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _say_failures(dataset: roofreport.Dataset, listed: bool) -> None:
+    """Why the command exits 1, on stderr: how many files failed and were read, and (unless
+    `listed`) each failed file with its error."""
+    failed = dataset.failed
+    read = sum(1 for file in dataset.files if file.status == "ok")
+    click.echo(f"roofreport: {len(failed)} of {_plural(len(dataset.files), 'file')} failed, "
+               f"{read} read ({_status_counts(dataset.files)}): the output holds what the others gave"
+               + ("" if listed else ":"), err=True)
+    if not listed:
+        for file in failed:
+            click.echo(f"  {file.status}: {file.error or file.path}", err=True)
 
 
 _STATUS_ORDER = ("ok", "partial", "error", "skipped")
@@ -562,7 +583,12 @@ def main() -> None:
     except (click.exceptions.Abort, KeyboardInterrupt):   # click turns Ctrl-C into Abort
         signal.signal(signal.SIGINT, signal.SIG_IGN)      # another Ctrl-C while exiting: quiet too
         click.echo("roofreport: interrupted", err=True)   # (click has ended the ^C line)
-        sys.exit(EXIT_INTERRUPTED)
+        # Every `finally` has run by now (temporary files removed, workers stopped): the
+        # interpreter's own shutdown (Dask's exit hooks, thread joins: a second or more on a
+        # busy machine) would only delay the exit the user asked for.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:                   # bad options: click's message, exit 2
         exc.show()
         sys.exit(exc.exit_code)
