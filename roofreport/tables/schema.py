@@ -31,7 +31,7 @@ KERNELS = {
     "category_by_name": Str,   # the name rule's reading (gemm for a Winograd convolution's GEMM)
     "category_source": Str,    # what decided `category`: "name", "launch neighbourhood", "operator"
     "region": Str,             # NVTX path / profiler range / phase when known
-    "kind": Str,               # "launch" or "summary"
+    "kind": Str,               # "launch" or "summary"; "view": a PyTorch table view that gives no totals
     "count": I64,              # launches the row stands for
     "duration_ns": F64,        # total for the row
     "device": Str,             # the device as the log names it
