@@ -61,6 +61,37 @@ def test_mfma_flops_are_512_times_mops_and_name_the_input_type():
     assert bf16["flops_tensor"] == 512 * 70 and bf16["tensor_precision"] == "bf16"
 
 
+def test_fp8_and_xf32_matrix_ops_are_512_flops_each_and_name_their_type():
+    # CDNA3/4 (gfx942, gfx950): MOPS_F8 (FP8/BF8 inputs) and MOPS_XF32 (CDNA3's TF32) count as the others
+    fp8 = one({"SQ_INSTS_VALU_MFMA_MOPS_F8": 4000, "SQ_INSTS_VALU_MFMA_MOPS_BF16": 100})
+    assert fp8["flops_tensor"] == 512 * 4100 and fp8["tensor_precision"] == "fp8"
+    xf32 = one({"SQ_INSTS_VALU_MFMA_MOPS_XF32": 30, "SQ_INSTS_VALU_MFMA_MOPS_F32": 10})
+    assert xf32["flops_tensor"] == 512 * 40 and xf32["tensor_precision"] == "tf32"
+
+
+def test_fp8_kernels_are_judged_against_the_fp8_matrix_peak():
+    mi300x = gpu.match("AMD Instinct MI300X")
+    assert roofline._tensor_kind(["gemm_fp8"], ["fp8"], mi300x) == "tensor_fp8"
+    peaks = roofline.peaks_for(mi300x, {}, "tensor", ["gemm_fp8"], ["fp8"])
+    assert peaks["peak_flops_per_s"] == 2614.9e12 and peaks["peak_source"].startswith("Tensor FP8: datasheet")
+    assert roofline._tensor_kind(["x"], ["tf32"], mi300x) == "tensor_tf32"
+    # a GPU without an FP8 peak: the name rule (FP16 by default), as for any type it lacks
+    assert roofline._tensor_kind(["x"], ["fp8"], gpu.match("AMD Instinct MI250X")) == "tensor_fp16"
+
+
+@pytest.mark.parametrize(("device", "dense"), [
+    ("AMD Instinct MI300X", 2614.9), ("AMD Instinct MI300A", 1961.2), ("AMD Instinct MI325X", 2614.9),
+    ("AMD Instinct MI350X", 4613.8), ("AMD Instinct MI355X", 5033.2),
+    ("NVIDIA H100 80GB HBM3", 1978.9), ("NVIDIA H200", 1978.9), ("NVIDIA B200", 4500)])
+def test_fp8_peaks_are_the_datasheets_dense_figures(device, dense):
+    spec = gpu.match(device)
+    assert spec.peak("tensor_fp8") == pytest.approx(dense * 1e12)
+    # FP8 runs twice the FP16/BF16 matrix rate on every GPU that has it
+    assert spec.peak("tensor_fp8") == pytest.approx(2 * spec.peak("tensor_bf16"), rel=0.01)
+    assert "FP8" in spec.source
+    assert gpu.match("AMD Instinct MI250X").peak("tensor_fp8") is None     # no FP8 before CDNA3
+
+
 def test_int8_matrix_ops_are_no_flops_but_show_the_cores_ran():
     row = one({"SQ_INSTS_VALU_MFMA_MOPS_I8": 300, "SQ_INSTS_VALU_MFMA_MOPS_F16": 0, "SQ_INSTS_VALU_FMA_F32": 1})
     assert row["flops_tensor"] == 0 and row["tensor_active"] is True and row["flops_complete"] is True

@@ -64,6 +64,10 @@ class Ceiling:
 _COMPUTE = [("FP64", "fp64"), ("FP32", "fp32"), ("FP16", "fp16"), ("Tensor FP16", "tensor_fp16"),
             ("Tensor TF32", "tensor_tf32"), ("Tensor BF16", "tensor_bf16"), ("Tensor FP64", "tensor_fp64"),
             ("Tensor FP32", "tensor_fp32")]
+# Roofs a kernel is judged against only when its counters name that input type (AMD's
+# SQ_INSTS_VALU_MFMA_MOPS_F8): not drawn on every chart of a GPU that has the peak.
+_COUNTED_ONLY = [("Tensor FP8", "tensor_fp8")]
+_LABELS = {precision: label for label, precision in _COMPUTE + _COUNTED_ONLY}
 
 
 def ceilings(spec: gpu.GpuSpec, measured: dict | None = None) -> list[Ceiling]:
@@ -168,7 +172,7 @@ def _tensor_kind(names: list[str | None], precisions: list[str | None] | None = 
     counted = [p for p in precisions or [] if p]
     if counted:
         kind = f"tensor_{max(sorted(set(counted)), key=counted.count)}"
-        if kind in dict((p, lbl) for lbl, p in _COMPUTE) and (spec is None or spec.peak(kind)):
+        if kind in _LABELS and (spec is None or spec.peak(kind)):
             return kind
     for kind, pattern in _TENSOR_KIND:
         if any(n and re.search(pattern, n) for n in names):
@@ -181,8 +185,10 @@ def peaks_for(spec: gpu.GpuSpec | None, measured: dict, precision: str, names: l
     """peak FLOP/s and byte/s for one group of kernels, with where they came from."""
     key = _tensor_kind(names, tensor_precisions, spec) if precision == "tensor" else precision
     found = {c.label: c for c in ceilings(spec, measured)} if spec else {}
-    label = dict((p, lbl) for lbl, p in _COMPUTE)[key]
+    label = _LABELS[key]
     compute = found.get(label)
+    if compute is None and spec is not None and key in {p for _, p in _COUNTED_ONLY} and spec.peak(key):
+        compute = Ceiling(label, "compute", spec.peak(key), None, "datasheet")
     if compute is None and key in measured:
         compute = Ceiling(label, "compute", measured[key], None, "measured (ncu)")
     dram = found.get("DRAM") or (Ceiling("DRAM", "memory", measured["dram"], "dram", "measured (ncu)")

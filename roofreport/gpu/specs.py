@@ -35,6 +35,7 @@ _PEAK_COLUMNS = {
     "tf32_tensor_tflops": ("tf32_tensor", 1e12), "fp16_tensor_tflops": ("fp16_tensor", 1e12),
     "bf16_tensor_tflops": ("bf16_tensor", 1e12), "int8_tensor_tops": ("int8_tensor", 1e12),
     "fp64_tensor_tflops": ("fp64_tensor", 1e12), "fp32_tensor_tflops": ("fp32_tensor", 1e12),
+    "fp8_tensor_tflops": ("fp8_tensor", 1e12),
     "dram_gbps": ("dram_bw", 1e9), "dram_gib": ("dram_capacity", 2.0**30), "l2_mib": ("l2_capacity", 2.0**20),
 }
 _NUMBER_COLUMNS = {"sm_count": "sm_count", "boost_clock_mhz": "boost_clock_mhz", "base_clock_mhz": "base_clock_mhz"}
@@ -45,6 +46,7 @@ PRECISIONS = {
     "fp64": "fp64", "fp32": "fp32", "fp16": "fp16",
     "tensor_fp16": "fp16_tensor", "tensor_tf32": "tf32_tensor", "tensor_bf16": "bf16_tensor",
     "tensor_int8": "int8_tensor", "tensor_fp64": "fp64_tensor", "tensor_fp32": "fp32_tensor",
+    "tensor_fp8": "fp8_tensor",
 }
 DEFAULT_KINDS = ("product", "cc")   # what a row may be the default of (`default_for`)
 
@@ -77,6 +79,7 @@ class GpuSpec:
     int8_tensor: float | None = None
     fp64_tensor: float | None = None
     fp32_tensor: float | None = None
+    fp8_tensor: float | None = None   # dense FP8 matrix peak (E4M3/E5M2; the datasheets' sparse figure halved)
     dram_bw: float | None = None
     dram_capacity: float | None = None
     l2_capacity: float | None = None
@@ -86,7 +89,7 @@ class GpuSpec:
 
     def peak(self, precision: str) -> float | None:
         """Peak FLOP/s for fp64, fp32, fp16, tensor_fp16, tensor_tf32, tensor_bf16, tensor_fp64,
-        tensor_fp32 (tensor_int8: OP/s)."""
+        tensor_fp32, tensor_fp8 (tensor_int8: OP/s)."""
         if precision not in PRECISIONS:
             raise UsageError(f"unknown precision {precision!r} (known: {', '.join(PRECISIONS)})")
         return getattr(self, PRECISIONS[precision])
