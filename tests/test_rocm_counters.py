@@ -222,7 +222,8 @@ def amd_runs():
 
 def test_the_amd_sample_runs_have_their_gpu_tool_time_and_a_roofline(amd_runs):
     runs = {row["run"]: row for row in amd_runs.runs.iter_rows(named=True)}
-    assert set(runs) == {"mi250x/stencil", "mi300x/llama3-8b", "mi210/workloads/dgemm/MI210"}
+    assert set(runs) == {"mi250x/stencil", "mi300x/llama3-8b", "mi210/workloads/dgemm/MI210", "mi210/cg",
+                         "mi250x/cg-mpi/slurm-7730121.out"}
     assert runs["mi250x/stencil"]["gpu_model"] == "Instinct MI250X (per GCD)"
     assert runs["mi300x/llama3-8b"]["gpu_model"] == "Instinct MI300X"
     assert runs["mi210/workloads/dgemm/MI210"]["gpu_model"] == "Instinct MI210"
@@ -241,12 +242,17 @@ def test_a_counter_collection_takes_the_time_of_the_same_launches_in_the_trace(a
 
 
 def test_the_sample_counters_give_back_the_models_flops(amd_runs):
-    counted = amd_runs.kernels.filter(pl.col("source_file").str.ends_with("results.csv"))
+    counted = amd_runs.kernels.filter(pl.col("source_file").str.ends_with("stencil/results.csv"))
     stencil = counted.filter(pl.col("short_name") == "stencil_27pt")
     # 27-point stencil: 54 FP64 FLOPs per point of a 256^3 grid (the counters round to whole waves)
     assert stencil["flops_fp64"][0] == pytest.approx(54 * 256 ** 3, rel=1e-4)
     dgemm = counted.filter(pl.col("category") == "gemm")
     assert dgemm["flops_tensor"][0] == pytest.approx(2 * 2048 ** 3, rel=1e-6) and dgemm["tensor_precision"][0] == "fp64"
+    # the CG solver's counter pass (rocprof -i, no timestamps): 2 FLOPs per nonzero in its SpMV
+    cg = amd_runs.kernels.filter(pl.col("source_file").str.ends_with("cg/results.csv"))
+    spmv = cg.filter(pl.col("short_name") == "spmv_csr")
+    assert spmv.height == 5 and spmv["flops_fp64"][0] == 2 * (27 << 20)
+    assert cg.filter(pl.col("category") == "gemm")["flops_tensor"][0] == 2 * 512 ** 3
 
 
 def test_nothing_sits_above_a_roof(amd_runs):
@@ -255,12 +261,14 @@ def test_nothing_sits_above_a_roof(amd_runs):
     assert points.height > 0 and not points["above_roof"].fill_null(False).any()
     tensor = analysis.roofline.filter(pl.col("precision") == "tensor")
     assert {r: s.split(":")[0] for r, s in tensor.select("run", "peak_source").iter_rows()} == {
-        "mi210/workloads/dgemm/MI210": "Tensor FP64", "mi250x/stencil": "Tensor FP64", "mi300x/llama3-8b": "Tensor BF16"}
+        "mi210/workloads/dgemm/MI210": "Tensor FP64", "mi250x/stencil": "Tensor FP64", "mi300x/llama3-8b": "Tensor BF16",
+        "mi210/cg": "Tensor FP64"}   # the solver's small DGEMM preconditioner
 
 
 def test_amd_families_in_the_runs_and_files_tables_and_inspect_json(amd_runs):
     families = dict(amd_runs.runs.select("run", "gpu_family").iter_rows())
-    assert families == {"mi250x/stencil": "cdna2", "mi300x/llama3-8b": "cdna3", "mi210/workloads/dgemm/MI210": "cdna2"}
+    assert families == {"mi250x/stencil": "cdna2", "mi300x/llama3-8b": "cdna3", "mi210/workloads/dgemm/MI210": "cdna2",
+                        "mi210/cg": "cdna2", "mi250x/cg-mpi/slurm-7730121.out": "cdna2"}
     shown = {f.as_json()["path"].split("/amd/")[1]: f.as_json()["gpu_family"] for f in amd_runs.files}
     assert shown["mi300x/llama3-8b/48211_kernel_trace.csv"] == "cdna3"
     assert shown["mi250x/stencil/rocm-smi.csv"] == "cdna2"

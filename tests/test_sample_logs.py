@@ -63,7 +63,7 @@ def test_the_folder_holds_every_family_and_stays_small():
     families = {intended_family(_rel(p)) for p in DEMO_FILES}
     assert families == {"ncu", "nsys", "nvprof", "nvidia-smi", "dcgm", "tegrastats", "pytorch", "rocm"}
     sizes = {str(_rel(p)): p.stat().st_size for p in DEMO_FILES}
-    assert sum(sizes.values()) < 1_000_000, sizes   # the AMD folder added ~100 KB to ~875 KB
+    assert sum(sizes.values()) < 1_100_000, sizes   # the AMD folder added ~100 KB to ~875 KB, its traces (#34) ~66 KB
     assert max(sizes.values()) < 120_000, sizes
 
 
