@@ -3,7 +3,8 @@
 What each kind of event becomes (`decode.CATEGORIES` names the categories):
 
 * `kernel` -> `activities` and `kernels` (kind "launch", count 1): name, device, context,
-  stream, grid and block (`(x, y, z)`), correlation id, start and duration. Every kernel event
+  stream, grid and block (`(x, y, z)`), correlation id, start and duration, and the rank
+  `distributedInfo` gives (every GPU row of the trace). Every kernel event
   counts, the last profiler step's included. What CUPTI said of the launch (registers per
   thread, shared memory, blocks and warps per SM, estimated occupancy) -> `metrics`;
 * `gpu_memcpy`, `gpu_memset` -> `activities` (kind "memcpy"/"memset") with their bytes;
@@ -55,9 +56,9 @@ def _parse(path: Path, variant: str) -> ParseResult:
     events, launches, operators, meta = event_frame(trace), trace.launches, trace.operators, trace.meta
     del trace   # the decoded columns (the frames hold them now)
     step_rows, counted = step_table(events, operators)
+    _hints(meta, events, result)   # (first: the GPU rows carry the rank)
     if events.height:
         _fill(events, launches, _devices(meta), counted, result)
-    _hints(meta, events, result)
     if step_rows.height:
         result.add("steps", step_rows.with_columns(
             rank=pl.lit(result.hints.rank, pl.Int64), device=pl.lit(result.hints.device_name, pl.String)))
@@ -120,9 +121,11 @@ def _gpu_tables(gpu: pl.DataFrame, devices: dict[int, str], calls: pl.DataFrame,
     rows = gpu.with_columns(launch_dims(gpu, "grid"), launch_dims(gpu, "block"),
                             device=_device_name(devices))
     common = ["source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block"]
+    # Each row says its rank: the ranks of one job are compared row against row.
+    rank = pl.lit(result.hints.rank, pl.Int64).alias("rank")
     result.add("activities", rows.select(
         *common, "kind", "bytes", pl.col("start_ns").cast(pl.Float64),
-        pl.col("correlation").alias("correlation_id")))
+        pl.col("correlation").alias("correlation_id"), rank))
     kernels = rows.filter(pl.col("kind") == "kernel")
     if not kernels.height:
         return
@@ -130,7 +133,7 @@ def _gpu_tables(gpu: pl.DataFrame, devices: dict[int, str], calls: pl.DataFrame,
     region = launch_regions(kernels, calls, annotations)
     result.add("kernels", kernels.with_columns(region=region).select(
         *common, pl.col("source_line").alias("launch_id"), pl.lit("launch").alias("kind"),
-        pl.lit(1).alias("count"), "region"))
+        pl.lit(1).alias("count"), "region", rank))
     _launch_metrics(kernels, result)
 
 

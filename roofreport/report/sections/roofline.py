@@ -1,6 +1,6 @@
 """The "Rooflines" section: one log-log chart per GPU with its ceilings (per precision and
 memory level, from `roofline.ceilings`), the runs at their totals (the runs table's
-`arithmetic_intensity` and `achieved_flops_per_s`, analysis/totals.py) and their top kernels
+`arithmetic_intensity` and `achieved_flops_per_s`, model/totals.py) and their top kernels
 (`kernel_roofline`) as points, and a table of the run totals behind the points. A GPU whose runs
 counted no FLOPs has no point, but its roofs are known: one table lists their peaks and ridge
 points. A GPU the evidence did not name in full is marked assumed, with why.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import roofline
+from roofreport.model import roofline
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart, spans_list
 from roofreport.report.naming import RunNames, in_order
