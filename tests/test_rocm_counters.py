@@ -273,3 +273,33 @@ def test_amd_families_in_the_runs_and_files_tables_and_inspect_json(amd_runs):
     assert shown["mi300x/llama3-8b/48211_kernel_trace.csv"] == "cdna3"
     assert shown["mi250x/stencil/rocm-smi.csv"] == "cdna2"
     assert set(amd_runs.tables["files"]["gpu_family"]) == {"cdna2", "cdna3"}
+
+
+# -- measured peaks: rocprof-compute's roofline.csv -------------------------------------------------
+
+def test_a_workloads_roofline_csv_gives_its_runs_measured_peaks(amd_runs):
+    analysis = roofreport.analyze(amd_runs)
+    dgemm = analysis.roofline.filter(pl.col("run") == "mi210/workloads/dgemm/MI210")
+    tensor = dgemm.filter(pl.col("precision") == "tensor").row(0, named=True)
+    # the workload's roofline.csv: MFMAF64Flops 39954.3 GFLOP/s, HBMBw 1352.6 GB/s (datasheet: 45.3 TF, 1638.4 GB/s)
+    assert tensor["peak_flops_per_s"] == pytest.approx(39954.3e9)
+    assert tensor["peak_dram_bytes_per_s"] == pytest.approx(1352.6e9)
+    assert tensor["peak_source"] == ("Tensor FP64: measured (roofline.csv); DRAM: measured (roofline.csv) "
+                                     "(Instinct MI210)")
+    # a run without one keeps the datasheet's, on the same GPU
+    cg = analysis.roofline.filter((pl.col("run") == "mi210/cg") & (pl.col("precision") == "fp64")).row(0, named=True)
+    assert cg["peak_dram_bytes_per_s"] == pytest.approx(1638.4e9) and "datasheet" in cg["peak_source"]
+
+
+def test_measured_peaks_never_override_a_users_peaks_nor_scale_with_the_clock(tmp_path):
+    mi210 = gpu.match("AMD Instinct MI210")
+    measured = mi210.with_measured({"dram_bw": 1352.6e9, "fp64_tensor": 39954.3e9}, "roofline.csv")
+    assert (measured.dram_bw, measured.peak("tensor_fp64")) == (1352.6e9, 39954.3e9)
+    assert measured.source_of("dram_bw") == "measured (roofline.csv)" and measured.source_of("fp64") == "datasheet"
+    half = measured.at_clock(850e6)             # half the 1700 MHz boost clock
+    assert half.peak("tensor_fp64") == 39954.3e9 and half.peak("fp64") == pytest.approx(mi210.fp64 / 2)
+    peaks = tmp_path / "peaks.tsv"
+    peaks.write_text("gpu\tdram_gbps\tsource\nInstinct MI210\t1500\tour lab's stream run\n", encoding="utf-8")
+    users = gpu.load_database(peaks).match("AMD Instinct MI210")
+    assert users.with_measured({"dram_bw": 1352.6e9}, "roofline.csv") is users   # --peaks wins
+    assert users.dram_bw == 1500e9

@@ -86,6 +86,10 @@ class GpuSpec:
     source: str = ""
     notes: str = ""
     confidence: str = ""
+    # Fields a run's own measurement replaced (rocprof-compute's `roofline.csv`), and what
+    # measured them: `with_measured`.
+    measured: frozenset[str] = frozenset()
+    measured_from: str = ""
 
     def peak(self, precision: str) -> float | None:
         """Peak FLOP/s for fp64, fp32, fp16, tensor_fp16, tensor_tf32, tensor_bf16, tensor_fp64,
@@ -106,9 +110,22 @@ class GpuSpec:
         factor = self.clock_scale(clock_hz)
         if factor is None:
             return self
-        scaled = {f: getattr(self, f) * factor for f in PRECISIONS.values() if getattr(self, f) is not None}
+        scaled = {f: getattr(self, f) * factor for f in PRECISIONS.values()
+                  if getattr(self, f) is not None and f not in self.measured}
         note = f"compute peaks scaled to the logged SM clock {clock_hz / 1e6:.0f} MHz (x{factor:.3f})"
         return replace(self, **scaled, notes=f"{self.notes} {note}".strip())
+
+    def with_measured(self, values: dict[str, float], what: str) -> GpuSpec:
+        """This spec with peaks a run measured (field -> base units, `what` measured them:
+        "roofline.csv"): they win over the datasheet's, never over a user's peaks file (a row
+        it overrode or added keeps its values), and are never scaled to a logged clock."""
+        if not values or "[overridden by " in self.source or "[from " in self.source:
+            return self
+        return replace(self, **values, measured=self.measured | frozenset(values), measured_from=what)
+
+    def source_of(self, field: str) -> str:
+        """Where a value of this spec comes from: `measured (roofline.csv)` or `datasheet`."""
+        return f"measured ({self.measured_from})" if field in self.measured else "datasheet"
 
     def describe(self) -> str:
         return f"{self.key} ({self.arch or 'unknown arch'}): {self.source}"
