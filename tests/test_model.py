@@ -101,7 +101,9 @@ def test_a_pair_whose_iterations_only_one_side_counts_says_so():
     assert basis == speedup.WHOLE_RUN
     assert note == "times of whole runs, not per iteration: A's logs count 20 iterations, B's give no count"
     assert diff._basis({"iterations": None}, {"iterations": None}) == (speedup.WHOLE_RUN, None)
-    assert diff._basis({"iterations": 2}, {"iterations": 3}) == (speedup.PER_ITERATION, None)
+    assert diff._basis({"iterations": 2}, {"iterations": 3}) == (
+        speedup.PER_ITERATION, "times per iteration (A: 2, B: 3 iterations), as build compares them")
+    assert diff._basis({"iterations": 2}, {"iterations": 2}) == (speedup.PER_ITERATION, None)
 
 
 # -- once ------------------------------------------------------------------------------------------
