@@ -138,3 +138,28 @@ def test_a_model_narrowed_to_some_runs_keeps_what_it_derived():
     fresh = derive(narrow.tables, model.db)
     assert fresh.totals.sort("run").equals(narrow.totals.sort("run"))
     assert fresh.time_rows.sort("run", "source_file", "order").equals(narrow.time_rows.sort("run", "source_file", "order"))
+
+
+# -- one orchestration -----------------------------------------------------------------------------
+
+def test_the_cli_build_and_the_apis_build_report_write_the_same_json_summary(tmp_path):
+    """`roofreport build` and `roofreport.build_report` with the same options (an exclude and a
+    baseline among them): byte-identical JSON summaries. The exclude leaves vgg11's ncu logs
+    unread, so neither summary has FLOPs for vgg11."""
+    import json
+    import subprocess
+    import sys
+
+    inputs = [str(SAMPLE_LOGS / "a100"), str(SAMPLE_LOGS / "v100")]
+    cli = subprocess.run([sys.executable, "-m", "roofreport", "build", *inputs, "-o", str(tmp_path / "cli.html"),
+                          "--json-summary", str(tmp_path / "cli.json"), "--baseline", str(SAMPLE_LOGS / "v100"),
+                          "-q", "--jobs", "1", "--exclude", "ncu-log-vgg11.txt", "--top", "3"],
+                         capture_output=True, text=True)
+    assert cli.returncode in (0, 1), cli.stderr[-2000:]
+    roofreport.build_report(inputs, tmp_path / "api.html", json_summary=tmp_path / "api.json",
+                            baseline=SAMPLE_LOGS / "v100", exclude=["ncu-log-vgg11.txt"], top=3, jobs=1)
+    written = (tmp_path / "cli.json").read_bytes()
+    assert written == (tmp_path / "api.json").read_bytes()
+    runs = {run["run"]: run for run in json.loads(written)["runs"]}
+    assert runs["a100/vgg11"]["flops"] is None and runs["a100/resnet18"]["flops"]
+    assert json.loads(written)["speedups"]
