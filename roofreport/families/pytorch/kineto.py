@@ -33,7 +33,8 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import ParseError
-from roofreport.families.pytorch.decode import LAUNCH_METRICS, Trace, gc_paused, read_trace
+from roofreport.families.pytorch.decode import (COLLECTIVE_METRICS, COLLECTIVE_WORDS, LAUNCH_METRICS, Trace,
+                                                gc_paused, read_trace)
 from roofreport.families.pytorch.ranges import launch_regions, paths
 from roofreport.families.pytorch.steps import STEP_NAME, step_table
 from roofreport.families.spec import ParseResult
@@ -138,16 +139,30 @@ def _gpu_tables(gpu: pl.DataFrame, devices: dict[int, str], calls: pl.DataFrame,
 
 
 def _launch_metrics(kernels: pl.DataFrame, result: ParseResult) -> None:
-    """What CUPTI said of each launch (registers, shared memory, occupancy...) -> `metrics`."""
-    present = [name for name in LAUNCH_METRICS if name in kernels.columns]
-    if not present:
-        return
+    """What CUPTI said of each launch (registers, shared memory, occupancy...) -> `metrics`,
+    section "kineto launch"; what PyTorch said of a collective's message (elements, group size,
+    collective, type) -> section "kineto collective"."""
+    for section, units in (("kineto launch", LAUNCH_METRICS), ("kineto collective", COLLECTIVE_METRICS)):
+        present = [name for name in units if name in kernels.columns]
+        if present:
+            result.add("metrics", _long(kernels, present, section).select(
+                pl.exclude("value_text"), pl.col("metric").replace_strict(units, return_dtype=pl.String).alias("unit")))
+    words = [name for name in COLLECTIVE_WORDS if name in kernels.columns]
+    if words:
+        result.add("metrics", _long(kernels, words, "kineto collective").drop("value"))
+
+
+def _long(kernels: pl.DataFrame, present: list[str], section: str) -> pl.DataFrame:
+    """One row per launch and field of `present` that it has: its metric rows, number in
+    `value` and text in `value_text` as the field's type says."""
     long = kernels.select("source_line", "name", "device", *present).unpivot(
         index=["source_line", "name", "device"], variable_name="metric").drop_nulls("value")
-    units = pl.col("metric").replace_strict(LAUNCH_METRICS, return_dtype=pl.String)
-    result.add("metrics", long.select(
+    text = long.schema["value"] == pl.String
+    return long.select(
         "source_line", pl.col("source_line").alias("launch_id"), pl.col("name").alias("kernel_name"),
-        "device", pl.lit("kineto launch").alias("section"), "metric", units.alias("unit"), "value"))
+        "device", pl.lit(section).alias("section"), "metric",
+        (pl.lit(None, pl.Float64) if text else pl.col("value")).alias("value"),
+        (pl.col("value") if text else pl.lit(None, pl.String)).alias("value_text"))
 
 
 def _device_name(devices: dict[int, str]) -> pl.Expr:
