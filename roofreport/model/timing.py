@@ -32,6 +32,8 @@ import difflib
 
 import polars as pl
 
+# Kernel rows of a view that does not give its run's totals (a PyTorch table's other views).
+VIEW = "view"
 # Counter files of a family whose files are also traces, told apart by their variant's ending.
 COUNTED_VARIANT = "(counters)"
 COUNTER_FILES = {"rocm": "rocm counters"}
@@ -77,7 +79,9 @@ def _candidates(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     if kernels is not None and kernels.height:
         # (the columns read are taken before the join: it copies what it is given, and 2 million
         # kernel rows hold 30 columns)
-        timed = kernels.filter(pl.col("duration_ns").is_not_null()).select(
+        # (a PyTorch table printed as several views gives its totals from one: the others'
+        # rows, kind "view", are kept but never timed: `families/pytorch/table.py`)
+        timed = kernels.filter(pl.col("duration_ns").is_not_null() & pl.col("kind").ne_missing(VIEW)).select(
             "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name", "category",
             "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"), "tensor_active",
             "grid", "block", "device", "kind").join(fam, on="source_file", how="left")
