@@ -176,3 +176,17 @@ def test_a_traces_copies_before_its_first_kernel_are_setup_whatever_rank_the_act
     assert setup["v100/resnet18"] == pytest.approx(3_496_268.0)
     copies = data.model.time_rows.filter(pl.col("category").is_in(["memcpy", "memset"]))
     assert copies.height and copies["rank"].is_not_null().all()
+
+
+def test_a_pytorch_printouts_other_views_are_never_in_the_run_total(tmp_path):
+    """A printout of several key_averages tables (tests/test_pytorch_views.py): the rows of the
+    view that gives the totals are in_run_total, the other views' rows (kind "view") never."""
+    from tests.test_pytorch_views import _log
+
+    path, _ = _log(tmp_path)
+    data = roofreport.read_file(str(path))
+    kernels = data.kernels
+    assert kernels.filter(pl.col("kind") == "view").height
+    assert not kernels.filter((pl.col("kind") == "view") & pl.col("in_run_total")).height
+    (kernel_time,) = data.runs["kernel_time_ns"].to_list()
+    assert kernels.filter("in_run_total")["duration_ns"].sum() == pytest.approx(kernel_time, rel=1e-9)
