@@ -166,8 +166,8 @@ def test_the_cli_build_and_the_apis_build_report_write_the_same_json_summary(tmp
 
 
 def test_a_traces_copies_before_its_first_kernel_are_setup_whatever_rank_the_activities_carry():
-    """The activities table carries a distributed job's process `rank`; the time rows' `rank` is
-    the time source's. The copies of an nsys trace before its first kernel are setup (the
+    """The activities table carries a distributed job's process `rank`; the time rows'
+    `source_rank` is the time source's. The copies of an nsys trace before its first kernel are setup (the
     weights uploaded once): 1.8 ms of a100/resnet18, 3.5 ms of v100/resnet18, and never 0 (as
     when the process rank, null, stood for the trace's)."""
     data, _ = _read(SAMPLE_LOGS)
@@ -175,7 +175,7 @@ def test_a_traces_copies_before_its_first_kernel_are_setup_whatever_rank_the_act
     assert setup["a100/resnet18"] == pytest.approx(1_824_070.0)
     assert setup["v100/resnet18"] == pytest.approx(3_496_268.0)
     copies = data.model.time_rows.filter(pl.col("category").is_in(["memcpy", "memset"]))
-    assert copies.height and copies["rank"].is_not_null().all()
+    assert copies.height and copies["source_rank"].is_not_null().all()
 
 
 def test_a_pytorch_printouts_other_views_are_never_in_the_run_total(tmp_path):

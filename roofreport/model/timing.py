@@ -189,9 +189,7 @@ def _transfers(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.Data
     listed = chosen.filter(pl.col("category").is_in(["memcpy", "memset"])).select("source_file").unique()
     files = chosen.select("run", "source_file", "source_rank").unique().join(listed, on="source_file", how="anti")
     moves = acts.filter(pl.col("kind").is_in(["memcpy", "memset"]) & pl.col("duration_ns").is_not_null())
-    # (the activities' own `rank` is a distributed job's process rank, not the time source's:
-    # the chosen file's rank must win, or a trace's copies would be no trace's and never setup)
-    moves = moves.drop("rank", strict=False).join(files, on=["run", "source_file"])
+    moves = moves.join(files, on=["run", "source_file"])
     return moves.select(
         "run", "source_file", pl.col("source_line").alias("order"), "name", pl.col("name").alias("short_name"),
         pl.col("kind").alias("category"),
