@@ -19,7 +19,8 @@ GPU, `workload.simulate(..., iterations=N)` a trace of N steps, and the writers 
 `smi.smi_dmon`, `nvprof.nvprof_summary_csv`, `nvprof.nvprof_trace_csv`, ...) turn them into the
 tools' layouts; `runs.py` composes the A100/V100 runs. The GPU series beyond nvidia-smi's are
 their own: `dcgm.py` (dcgmi dmon, dcgm-exporter), `tegrastats.py`, and `smi.smi_compute_apps`;
-`rocm.py` writes the AMD folder (rocprof, rocprofv3, rocprof-compute, rocm-smi, amd-smi).
+`rocm.py` writes the AMD folder (rocprof, rocprofv3, rocprof-compute, rocm-smi, amd-smi);
+`ddp.py` a four-rank DistributedDataParallel job's Kineto traces, one per rank.
 This script writes the folder.
 """
 
@@ -32,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # (run as a script: `samples` beside it)
 
 from samples.dcgm import dcgm_files
+from samples.ddp import files as ddp_files
 from samples.gpus import V100, rng_for
 from samples.nvprof import sweep_files
 from samples.pytorch import files as pytorch_files
@@ -85,6 +87,7 @@ def all_files() -> dict[str, str]:
     files.update(dcgm_files())
     files.update(tegrastats_files())
     files.update(pytorch_files())
+    files.update(ddp_files())
     files.update(rocm_files())
     files["roofreport.toml"] = TOML
     return dict(sorted(files.items()))

@@ -8,32 +8,47 @@ nvidia-smi, PyTorch profiler) into shared polars tables, roofline analyses and a
     roofreport.summary(data).kernels                     # the top kernels per run, as `roofreport summary`
     roofreport.compare("v100/", "a100/").categories      # what changed, as `roofreport compare`
 
-See `roofreport.api` for the arguments. Importing roofreport applies the process-wide settings
-of `roofreport.tuning` (an allocator setting, a garbage-collector freeze; `ROOFREPORT_TUNING=0`
-turns them off).
+See `roofreport.api` for the arguments. Importing roofreport leaves the caller's process as it
+was (no environment variable set, nothing frozen): the process-wide settings of
+`roofreport.tuning` are the command's own (`roofreport.__main__`). The names below load on
+first use, so that the command applies its settings before polars is first imported.
 """
 
-from roofreport import tuning
+from __future__ import annotations
 
-tuning.before_imports()
+from typing import TYPE_CHECKING
 
-from roofreport.api import Dataset, analyze, build_report, compare, read, read_file, summary  # noqa: E402
-from roofreport.errors import ParseError, RenderError, RoofreportError, UsageError  # noqa: E402
-from roofreport.families.common.limits import Limits  # noqa: E402
-from roofreport.pipeline.dataset import FileOutcome  # noqa: E402
-from roofreport.version import __version__  # noqa: E402
+from roofreport.errors import ParseError, RenderError, RoofreportError, UsageError
+from roofreport.version import __version__
 
-tuning.after_imports()
+if TYPE_CHECKING:
+    from roofreport.analysis.bundle import Analysis, AnalysisSettings
+    from roofreport.api import Dataset, analyze, build_report, compare, read, read_file, summary
+    from roofreport.families.common.limits import Limits
+    from roofreport.pipeline.dataset import FileOutcome
 
-_LAZY = {"Analysis", "AnalysisSettings"}  # the analysis modules load on first use
+# Each name, and the module it comes from (imported on first use, `__getattr__`).
+_LAZY = {
+    "Analysis": "roofreport.analysis.bundle", "AnalysisSettings": "roofreport.analysis.bundle",
+    "Dataset": "roofreport.api", "analyze": "roofreport.api", "build_report": "roofreport.api",
+    "compare": "roofreport.api", "read": "roofreport.api", "read_file": "roofreport.api",
+    "summary": "roofreport.api", "Limits": "roofreport.families.common.limits",
+    "FileOutcome": "roofreport.pipeline.dataset",
+}
 
 
 def __getattr__(name: str):
     if name in _LAZY:
-        from roofreport.analysis import bundle
+        import importlib
 
-        return getattr(bundle, name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value   # once: later look-ups are plain attribute reads
+        return value
     raise AttributeError(f"module 'roofreport' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __all__ = ["Analysis", "AnalysisSettings", "Dataset", "FileOutcome", "Limits", "ParseError", "RenderError",

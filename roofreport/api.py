@@ -77,10 +77,10 @@ def read(paths: Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
     if folders:
         if len(given) > 1 or dataset is not None:
             raise UsageError(f"{folders[0]} is a roofreport dataset: read it alone")
-        return _with_step_metrics(store.open_dataset(folders[0]))
+        return _with_model(store.open_dataset(folders[0]))
     if dataset is not None:
         check_outputs([dataset], given)
-        return _with_step_metrics(store.update(
+        return _with_model(store.update(
             given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor, progress=report,
             finish_runs=partial(_runs_with_totals, settings=settings), limits=limits or Limits(), settings=settings))
     return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor,
@@ -124,10 +124,11 @@ def summary(data: Dataset | Paths, *, kernel: str | None = None, runs: str | Ite
     `.kernels`): the runs, their kernel categories and their `top` kernels, narrowed to the
     kernels matching `kernel` (a regex) and the runs matching `runs` (globs); run totals count
     every kernel."""
+    from roofreport.analysis.bundle import dataset_model
     from roofreport.analysis.summary import summarize
 
     dataset = data if isinstance(data, Dataset) else read(data)
-    return summarize(dataset.tables, view(kernel=kernel, runs=runs), top=top)
+    return summarize(dataset_model(dataset), view(kernel=kernel, runs=runs), top=top)
 
 
 def compare(baseline: Dataset | Paths, other: Dataset | Paths | None = None, *, runs_a: str | Iterable[str] = (),
@@ -138,6 +139,7 @@ def compare(baseline: Dataset | Paths, other: Dataset | Paths | None = None, *, 
     None compares runs of `baseline` with each other, chosen by `runs_a` and `runs_b` (globs over run
     ids and labels). One run on each side is compared as it is; several pair by workload."""
     from roofreport import gpu
+    from roofreport.analysis.bundle import dataset_model
     from roofreport.analysis.diff import compare as compare_runs
 
     if other is None and not (runs_a and runs_b):
@@ -145,8 +147,8 @@ def compare(baseline: Dataset | Paths, other: Dataset | Paths | None = None, *, 
                          "--run-a and --run-b)")
     first = baseline if isinstance(baseline, Dataset) else read(baseline)
     second = first if other is None else other if isinstance(other, Dataset) else read(other)
-    return compare_runs(first.tables, second.tables, runs_a=view(runs=runs_a), runs_b=view(runs=runs_b),
-                        db=gpu.load_database())
+    return compare_runs(dataset_model(first), dataset_model(second), runs_a=view(runs=runs_a),
+                        runs_b=view(runs=runs_b), db=gpu.load_database())
 
 
 def view(*, kernel: str | None = None, runs: str | Iterable[str] = ()) -> View:
@@ -216,8 +218,9 @@ def analysis_settings(*, gpu: str | None = None, peaks: PathLike | None = None, 
 
 
 def gpu_settings(*, gpu: str | None = None, peaks: PathLike | None = None) -> GpuSettings:
-    """What the user says of the GPU, checked: a peaks file that exists and reads (a
-    UsageError names what is wrong)."""
+    """What the user says of the GPU, checked: a peaks file that exists and reads, a GPU name
+    that names one GPU of the table or the peaks file (`GpuDatabase.chosen`: a product's default
+    variant stands in, marked assumed), else a UsageError with the closest names."""
     peaks_path = Path(peaks) if peaks is not None else None
     if peaks_path is not None and not peaks_path.is_file():
         raise UsageError(f"peaks file {peaks} does not exist")
@@ -225,6 +228,9 @@ def gpu_settings(*, gpu: str | None = None, peaks: PathLike | None = None) -> Gp
         raise UsageError("--gpu needs a GPU name")
     settings = GpuSettings(gpu=str(gpu).strip() if gpu else None, peaks=peaks_path)
     settings.database()     # a peaks file that does not read fails here, before any log is read
+    unknown = settings.unknown()
+    if unknown:             # a GPU name with no peaks: before any log is read, with what was meant
+        raise UsageError(f"--gpu {unknown}")
     return settings
 
 
@@ -274,11 +280,31 @@ def _paths(paths: Paths) -> list[Path]:
 
 
 def _with_totals(dataset: Dataset) -> Dataset:
-    """The runs table with its run totals (kernel time, FLOPs, bytes, intensity, bound...), and
-    the steps table with its MFU, HFU and outliers, computed once by the analysis layer
-    (analysis/totals.py, analysis/steps.py) with the dataset's peaks, so `parse`, `read`,
-    `analyze` and the report all read the same numbers."""
-    dataset.tables["runs"] = _runs_with_totals(dataset.tables, dataset.gpu)
+    """The dataset with its model (`roofreport.model`, derived with the dataset's peaks and
+    kept: `analyze`, `summary`, `compare` and the report read it), the runs table with the
+    model's run totals (kernel time, FLOPs, bytes, intensity, bound...), the kernels with
+    `in_run_total`, and the steps table with its MFU, HFU and outliers (analysis/steps.py), so
+    `parse`, `read`, `analyze` and the report all read the same numbers."""
+    from roofreport.model import derive
+
+    model = derive(dataset.tables, dataset.gpu.database())
+    dataset.tables["runs"] = model.runs()
+    dataset.tables["kernels"] = model.kernels()
+    dataset.model = model
+    return _with_step_metrics(dataset)
+
+
+def _with_model(dataset: Dataset) -> Dataset:
+    """A dataset folder's Dataset with its model (`_with_totals`), kept lazy: its kernels get
+    `in_run_total` as they are scanned, and nothing is derived until asked for."""
+    from roofreport.model import derive
+    from roofreport.tables.lazy import LazyTables
+
+    model = derive(dataset.tables, dataset.gpu.database())
+    if isinstance(dataset.tables, LazyTables) and "kernels" in dataset.tables:
+        dataset.tables = dataset.tables.filtered(
+            lambda name, scan: model.kernels_scan(scan) if name == "kernels" else scan)
+    dataset.model = model
     return _with_step_metrics(dataset)
 
 
@@ -295,9 +321,9 @@ def _with_step_metrics(dataset: Dataset) -> Dataset:
 def _runs_with_totals(tables, settings: GpuSettings = NO_SETTINGS) -> pl.DataFrame:
     """`tables`' runs table with its run totals, with the peaks `settings` give (a dataset
     folder stores it so)."""
-    from roofreport.analysis.totals import with_run_totals
+    from roofreport.model import derive
 
-    return with_run_totals(tables, settings.database())
+    return derive(tables, settings.database()).runs()
 
 
 def _analyze(dataset: Dataset, settings: AnalysisSettings, baseline: Dataset | None = None) -> Analysis:

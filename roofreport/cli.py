@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -36,8 +37,9 @@ _exclude = click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
                         help="Leave files matching GLOB unread (repeatable; matched against the "
                              "path under the folder given, any trailing part of it, and the name).")
 _gpu = click.option("--gpu", "gpu_name", default=None, metavar="NAME",
-                    help="The GPU the runs ran on (e.g. 'A100-SXM4-40GB', 'V100'): wins over what the "
-                         "logs and paths say; names, labels and peaks follow it.")
+                    help="The GPU the runs ran on (e.g. 'A100-SXM4-40GB', 'A100 80GB', 'RTX 4090'): wins over "
+                         "what the logs and paths say; names, labels, family and peaks follow it. A name "
+                         "that leaves the variant open takes the table's default, marked assumed.")
 _peaks = click.option("--peaks", "peaks_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
                       default=None, help="TSV/TOML file adding or correcting GPU peak values.")
 _LIMIT_OPTIONS = [
@@ -238,14 +240,16 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
               help="Kernels listed per run.")
 @_kernel
 @_run
+@_gpu
+@_peaks
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
 @_executor
 @_exclude
 @_limits
 def summary(paths: tuple[Path, ...], fmt: str, only: str | None, top_n: int, kernel: str | None,
-            runs: tuple[str, ...], quiet: bool, jobs: int | None, executor: str, exclude: tuple[str, ...],
-            limits: roofreport.Limits) -> None:
+            runs: tuple[str, ...], gpu_name: str | None, peaks_file: Path | None, quiet: bool, jobs: int | None,
+            executor: str, exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Print the runs, their kernel categories and their top kernels.
 
     Like `nsys stats` for a whole folder: per run its totals, the time of each kernel category
@@ -253,7 +257,7 @@ def summary(paths: tuple[Path, ...], fmt: str, only: str | None, top_n: int, ker
     --kernel and --run narrow what is shown; run totals and shares count every kernel.
     """
     _guard(lambda: roofreport.api.view(kernel=kernel, runs=runs))  # a bad regex fails before any reading
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits)
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     result = _guard(lambda: roofreport.api.summary(dataset, kernel=kernel, runs=runs, top=top_n))
     from roofreport import terminal
 
@@ -276,14 +280,16 @@ def summary(paths: tuple[Path, ...], fmt: str, only: str | None, top_n: int, ker
               default=None, help="Print this table only (one plain CSV with --format csv).")
 @click.option("--top", "top_n", type=click.IntRange(min=1), default=15, show_default=True,
               help="Kernels listed per pair of runs, biggest change first.")
+@_gpu
+@_peaks
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
 @_executor
 @_exclude
 @_limits
 def compare(first: Path, second: Path | None, runs_a: tuple[str, ...], runs_b: tuple[str, ...], fmt: str,
-            only: str | None, top_n: int, quiet: bool, jobs: int | None, executor: str,
-            exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
+            only: str | None, top_n: int, gpu_name: str | None, peaks_file: Path | None, quiet: bool,
+            jobs: int | None, executor: str, exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Compare B with A (the baseline): time per category and per kernel, delta and speedup.
 
     A and B are folders, files or dataset folders; or one of them with --run-a and --run-b
@@ -294,9 +300,12 @@ def compare(first: Path, second: Path | None, runs_a: tuple[str, ...], runs_b: t
     """
     if second is None and not (runs_a and runs_b):
         _usage("give two folders A B, or one with --run-a GLOB and --run-b GLOB")
-    sides = [_read((first,), jobs, exclude, quiet, executor=executor, limits=limits)]
+    # --gpu and --peaks: the GPU both sides ran on, the peaks both are set against
+    gpu = dict(gpu=gpu_name, peaks=peaks_file)
+    _guard(lambda: api.gpu_settings(**gpu))    # before either side is read
+    sides = [_read((first,), jobs, exclude, quiet, executor=executor, limits=limits, **gpu)]
     if second is not None:
-        sides.append(_read((second,), jobs, exclude, quiet, executor=executor, limits=limits))
+        sides.append(_read((second,), jobs, exclude, quiet, executor=executor, limits=limits, **gpu))
     result = _guard(lambda: roofreport.api.compare(sides[0], sides[-1], runs_a=runs_a, runs_b=runs_b))
     from roofreport import terminal
 
@@ -314,9 +323,7 @@ def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], q
           require_logs: bool = True, limits: roofreport.Limits | None = None, gpu: str | None = None,
           peaks: Path | None = None) -> roofreport.Dataset:
     """Read `paths`; with `require_logs`, stop (exit 1) when not one file is a profiler log."""
-    unknown = _guard(lambda: api.gpu_settings(gpu=gpu, peaks=peaks).unknown())
-    if unknown and not quiet:
-        click.echo(f"roofreport: warning: --gpu {unknown}", err=True)
+    _guard(lambda: api.gpu_settings(gpu=gpu, peaks=peaks))   # a GPU the table lacks: exit 2, nothing read
     progress = not quiet and sys.stderr.isatty()
     dataset = _guard(lambda: roofreport.read(list(paths), gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress,
                                              executor=executor, dataset=into, limits=limits))
@@ -438,11 +445,14 @@ def _print_warnings(file: roofreport.FileOutcome, indent: str, err: bool = False
 
 
 def main() -> None:
-    """The console script. Ctrl-C exits 130 (128 + SIGINT, as shells expect) with one line;
-    outputs are written atomically, so an interrupted command leaves none half-written."""
+    """The command (after `roofreport.__main__`'s process settings). Ctrl-C exits 130 (128 +
+    SIGINT, as shells expect) with one line; outputs are written atomically, so an interrupted
+    command leaves none half-written, and worker processes leave SIGINT to this one, which
+    stops them (`pipeline/workers.py`)."""
     try:
         code = cli.main(standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):   # click turns Ctrl-C into Abort
+        signal.signal(signal.SIGINT, signal.SIG_IGN)      # another Ctrl-C while exiting: quiet too
         click.echo("roofreport: interrupted", err=True)   # (click has ended the ^C line)
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:                   # bad options: click's message, exit 2

@@ -78,3 +78,17 @@ class LogWarning:
 
     def as_dict(self) -> dict:
         return {"code": self.code, "message": self.message, "line": self.line}
+
+
+# Codes of warnings that say rows of a file were left out: a row that does not fit its table,
+# one cut by the end of the file. Such a file is `partial` (pipeline/ingest.py
+# `mark_lost_rows`): a failed input, never "ok" with rows missing, since totals are sums.
+ROWS_LOST = frozenset({
+    "ncu.unreadable-row", "ncu.short-row", "ncu.bad-id",
+    "nsys.bad-row", "nsys.truncated",
+    "nvprof.unreadable-row", "nvprof.truncated",
+    "smi.bad-row", "dcgm.bad-row", "dcgm.truncated",
+    "tegrastats.bad-line", "tegrastats.truncated",
+    "rocm.bad-row", "rocm.truncated",
+    "pytorch.bad-row",
+})

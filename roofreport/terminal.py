@@ -21,6 +21,7 @@ from roofreport.report import fmt
 
 FORMATS = ("table", "csv", "json")
 NAME_WIDTH = 64          # characters of a name shown in a table (CSV and JSON keep it whole)
+SENTENCES = ("reason", "note")   # columns of sentences: wrapped, never cut
 
 # Headings of the columns that need more than their name with spaces.
 _HEADINGS = {
@@ -66,12 +67,15 @@ def _text(value: object) -> str:
 
 
 def table(frame: pl.DataFrame, title: str = "") -> str:
-    """`frame` as an aligned text table (numbers right-aligned), with `title` above it."""
+    """`frame` as an aligned text table (numbers right-aligned), with `title` above it. Sentences
+    (`reason`, `note`) are wrapped over several lines, never cut: a cut can drop the word that
+    says the opposite ("no run of B has its workload")."""
     columns = frame.columns
     heads = [_HEADINGS.get(c, c.replace("_", " ")) for c in columns]
-    cells = [[_spelling(c)(v) for c, v in zip(columns, row)] for row in frame.iter_rows()]
+    cells = [[_wrapped(v) if c in SENTENCES else [_spelling(c)(v)] for c, v in zip(columns, row)]
+             for row in frame.iter_rows()]
     right = [frame.schema[c].is_numeric() for c in columns]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(heads)]
+    widths = [max([len(h)] + [len(part) for r in cells for part in r[i]]) for i, h in enumerate(heads)]
 
     def line(values: list[str]) -> str:
         parts = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)]
@@ -79,8 +83,26 @@ def table(frame: pl.DataFrame, title: str = "") -> str:
 
     out = [title] if title else []
     out += [line(heads), line(["-" * w for w in widths])]
-    out += [line(r) for r in cells] or ["(none)"]
+    for row in cells:
+        height = max(len(parts) for parts in row)
+        out += [line([parts[index] if index < len(parts) else "" for parts in row]) for index in range(height)]
+    if not cells:
+        out.append("(none)")
     return "\n".join(out)
+
+
+def _wrapped(value: object, width: int = NAME_WIDTH) -> list[str]:
+    """A sentence as lines of at most `width` characters, every word kept."""
+    import textwrap
+
+    text = _text_whole(value)
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
+
+
+def _text_whole(value: object) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return fmt.MISSING
+    return str(value)
 
 
 def render(frames: Mapping[str, pl.DataFrame], format: str = "table",  # noqa: A002 - the CLI's word

@@ -1,7 +1,8 @@
-"""Process-wide settings that make roofreport faster or leaner, in one place, applied the same
-way by the CLI and the library: `import roofreport` calls `before_imports` before polars is
-first imported and `after_imports` once roofreport's modules are loaded; the readers of big
-files take their piece sizes from here.
+"""Process-wide settings that make roofreport faster or leaner, in one place. The command's own
+process applies them (`roofreport.__main__`: `before_imports` before polars is first imported,
+`after_imports` once the CLI's modules are loaded); `import roofreport` never does, so a program
+using the library keeps its environment and its garbage collector as they were (issue #30).
+The readers of big files take their piece sizes from here, in any process.
 
 Each is kept because `make bench` / the measurements in benchmarks/README.md show it earns at
 least 10 % against the plain default (figures from this 2-core machine, shared and noisy: CPU
@@ -10,12 +11,13 @@ time and peak RSS, best of 3-5 runs alternating with the default):
 * polars' allocator (jemalloc) returns memory it freed to the system within 200 ms, from a
   background thread, instead of keeping it for the rest of the process: the peak memory of a
   400 MB trace's parse is ~120-160 MB lower, at the same CPU time. polars reads the variable
-  when it is first imported, so a program that imported polars before roofreport keeps its own
-  allocator settings; a value the user set always wins.
+  when it is first imported; a value the user set always wins. The worker processes the
+  command starts inherit it (a library caller's workers get the caller's environment).
 * The objects alive once roofreport and polars are imported (some 10^5 modules, classes,
   functions and constants, which live as long as the process) are frozen out of the cyclic
   garbage collector (`gc.freeze`), which would otherwise walk them on every full collection:
-  a small file's `roofreport parse` takes ~20 % less CPU (0.29 vs 0.36 s, median of 12).
+  a small file's `roofreport parse` takes ~20 % less CPU (0.29 vs 0.36 s, median of 12). The
+  freeze was measured in the command's process only: worker processes are not frozen.
 * `CSV_PIECE_BYTES`: the body of a big CSV trace (nvprof's `--print-gpu-trace --csv`) is read
   by `pl.read_csv` in pieces of this size (`families/common/pieces.py`), not in one call,
   whose read buffers stay with polars' allocator: a 200 MB trace's peak RSS 385 MB against

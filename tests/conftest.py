@@ -1,20 +1,27 @@
-"""Shared fixtures: where the real corpus lives, and a skip when it is absent."""
+"""Shared fixtures: where the real corpus lives, and a skip when it is absent.
+
+The corpus is `../shared/corpus` beside the checkout, or the folder `ROOFREPORT_CORPUS` names
+(another corpus; a path that does not exist hides it, as in a clone without one: `.ci/run`
+collects the suite that way).
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = (ROOT.parent / "shared" / "corpus").resolve()
+CORPUS_ENV = "ROOFREPORT_CORPUS"
+CORPUS = Path(os.environ.get(CORPUS_ENV) or ROOT.parent / "shared" / "corpus").resolve()
 SAMPLE_LOGS = ROOT / "sample_logs"
 
 
 def corpus_path(*parts: str) -> Path:
-    """A path inside ../shared/corpus; the test is skipped (with the reason) when it is absent."""
+    """A path inside the corpus; the test is skipped (with the reason) when it is absent."""
     if not CORPUS.is_dir():
-        pytest.skip(f"real-log corpus not found at {CORPUS} (tests read it in place)")
+        pytest.skip(f"real-log corpus not found at {CORPUS} (tests read it in place; {CORPUS_ENV} names another)")
     path = CORPUS.joinpath(*parts)
     if not path.exists():
         pytest.skip(f"corpus file missing: {path}")

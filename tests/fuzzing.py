@@ -2,8 +2,8 @@
 `test_robust_fuzz.py` (a fixed seed, a minute in CI) and of `benchmarks/bench_fuzz.py` (as
 many mutants as asked for).
 
-Real files of every family are taken from `../shared/corpus` (the first files of each reader,
-small ones), and each is damaged in one way, by a `random.Random(seed)`: cut at a random byte,
+Real files of every family are taken from the corpus (`tests.conftest.CORPUS`: the first files
+of each reader, small ones), and each is damaged in one way, by a `random.Random(seed)`: cut at a random byte,
 bytes flipped, a NUL run inserted, every line end made CRLF, a line duplicated or deleted, the
 header line duplicated, a number swapped for `nan`, `-1`, `1e308` or `<OVERFLOW>`. All the
 mutants of a run are read at once by `roofreport parse` (one process: the CLI as a user runs
@@ -12,6 +12,8 @@ it), and `check` says what is wrong with each:
 * the exit code is 0 or 1, no traceback, no internal error (a reader's own exception, or the
   whole command's: "this is a roofreport defect");
 * a file's status is ok, partial, error or skipped; an error names the file;
+* a CSV mutant read "ok" lost no row: its data rows counted with `csv` are the lines read
+  (`norowlost.py`; a row left out makes the file partial, issue #34);
 * every record complete before the damage is read as in the original (same table, line and
   values), and a mutant that is still a valid log (CRLF, the header line repeated) gives the
   original's rows, with the original's status.
@@ -31,8 +33,10 @@ from click.testing import CliRunner
 
 from roofreport.cli import cli
 from roofreport.pipeline.sniff import sniff
+from tests import norowlost
+from tests.conftest import CORPUS   # ../shared/corpus, or where ROOFREPORT_CORPUS says
+from tests.test_no_row_lost import FOLDED
 
-CORPUS = (Path(__file__).resolve().parent.parent.parent / "shared" / "corpus").resolve()
 MAX_BYTES = 200 * 1024
 NOT_LOGS = {"MANIFEST.tsv", "README.md"}
 NUMBER = re.compile(rb"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
@@ -188,6 +192,7 @@ def check(mutant: Mutant, tables: dict[str, pl.DataFrame], originals: dict[str, 
         problems.append(f"internal error: {error[:300]}")
     if status in ("error", "partial") and mutant.name not in error:
         problems.append(f"error does not name the file: {error[:200]}")
+    problems += _lost_under_ok(mutant, entry, tables)
     got, want = _rows(tables, mutant.name), _rows(originals, mutant.original)
     was = originals["files"].filter(pl.col("path").str.ends_with(mutant.original))["status"].to_list()
     if mutant.kind == "crlf":
@@ -203,6 +208,19 @@ def check(mutant: Mutant, tables: dict[str, pl.DataFrame], originals: dict[str, 
     elif mutant.damage_line is not None:
         problems += _kept_before(got, want, mutant.damage_line)
     return [f"{mutant.describe()}: {problem}" for problem in problems]
+
+
+def _lost_under_ok(mutant: Mutant, entry: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> list[str]:
+    """A CSV mutant read "ok" lost no row (issue #34): its data rows, counted with `csv`
+    (`norowlost.data_rows`), are the lines that gave rows (a row left out makes it partial)."""
+    if entry["status"][0] != "ok" or mutant.source.suffix.lower() != ".csv" \
+            or (entry["variant"][0] or "").endswith(FOLDED):
+        return []
+    rows_in = norowlost.data_rows(mutant.data)
+    rows_out = norowlost.rows_out(tables, mutant.name)
+    if rows_in != rows_out:
+        return [f"status ok but {rows_in} data rows in, {rows_out} read: rows lost in silence"]
+    return []
 
 
 def _kept_before(got: dict, want: dict, damage_line: int, shift_after: int | None = None) -> list[str]:

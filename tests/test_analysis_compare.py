@@ -17,7 +17,7 @@ import roofreport
 from roofreport import gpu
 from roofreport.analysis import compare
 from roofreport.analysis.estimates import parse_torchinfo
-from roofreport.analysis.totals import with_run_totals
+from roofreport.model import derive
 from roofreport.tables import schema
 from tests.conftest import corpus_path
 
@@ -85,7 +85,7 @@ def test_the_gpu_time_is_the_authors_nsys_runtime(proj1):
 
 def test_incomplete_flops_names_the_tensor_kernels(proj1):
     _, tables, _ = proj1
-    inc = compare.incomplete_flops(tables)
+    inc = compare.incomplete_flops(derive(tables))
     assert inc["run"].to_list() == A100
     row = inc.row(0, named=True)
     assert row["example_kernel"] == "xmma_new::gemm::kernel"
@@ -107,7 +107,7 @@ def _tables(batch: int = 16) -> dict[str, pl.DataFrame]:
     files = pl.DataFrame({"path": ["a/k.csv", "v/k.csv"], "family": ["nsys", "nsys"], "run": ["a100/vgg11", "v100/vgg11"]})
     tables = {"runs": schema.conform("runs", runs), "kernels": schema.conform("kernels", kernels),
               "files": schema.conform("files", files)}
-    tables["runs"] = with_run_totals(tables, gpu.load_database())
+    tables["runs"] = derive(tables, gpu.load_database()).runs()
     return tables
 
 
@@ -115,7 +115,7 @@ def test_toml_estimates_scale_by_batch_and_factor_and_compare_with_measured(tmp_
     (tmp_path / "estimates.toml").write_text(
         '[[estimate]]\nmodel = "vgg11"\nmult_adds = 7.61e9\nbytes = 1.0e9\nbatch_size = 1\nfactor = 3\n'
         'span = "run"\nnote = "training = 3 x forward"\n', encoding="utf-8")
-    out = compare.estimates(_tables(), [tmp_path], gpu.load_database())
+    out = compare.estimates(derive(_tables()), [tmp_path])
     assert out["run"].to_list() == ["a100/vgg11", "v100/vgg11"]
     a100 = out.row(0, named=True)
     assert a100["est_flops"] == pytest.approx(2 * 7.61e9 * 16 * 3)
@@ -131,7 +131,7 @@ def test_toml_estimates_scale_by_batch_and_factor_and_compare_with_measured(tmp_
 
 def test_csv_estimates_match_run_globs(tmp_path):
     (tmp_path / "estimates.csv").write_text("match,flops,precision\nv100/*,3e12,fp32\n", encoding="utf-8")
-    out = compare.estimates(_tables(), [tmp_path], gpu.load_database())
+    out = compare.estimates(derive(_tables()), [tmp_path])
     assert out["run"].to_list() == ["v100/resnet18", "v100/vgg11"]
     assert out["est_time_ns"].to_list() == pytest.approx([3e12 / 15.7e12 * 1e9] * 2)
     assert out.filter(pl.col("run") == "v100/resnet18")["measured_time_ns"].item() is None
@@ -171,7 +171,7 @@ def test_torchinfo_summary_beside_the_logs_applies_to_their_runs(tmp_path):
     tables = _tables(batch=32)
     tables["files"] = pl.DataFrame({"path": [str(folder / "k.csv"), str(tmp_path / "a" / "k.csv")],
                                     "family": ["nsys", "nsys"], "run": ["v100/vgg11", "a100/vgg11"]})
-    out = compare.estimates(tables, [tmp_path], gpu.load_database())
+    out = compare.estimates(derive(tables), [tmp_path])
     assert out["run"].to_list() == ["v100/vgg11"]
     row = out.row(0, named=True)
     assert row["est_flops"] == pytest.approx(2 * 121.75e9 * 2)       # batch 16 -> 32
@@ -179,5 +179,5 @@ def test_torchinfo_summary_beside_the_logs_applies_to_their_runs(tmp_path):
 
 
 def test_estimates_without_files_are_empty(tmp_path):
-    out = compare.estimates(_tables(), [tmp_path], gpu.load_database())
+    out = compare.estimates(derive(_tables()), [tmp_path])
     assert out.height == 0 and "est_time_ns" in out.columns

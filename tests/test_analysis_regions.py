@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 from roofreport.analysis import regions
+from roofreport.model import derive
 from roofreport.enrich import with_phase_regions
 from roofreport.tables import schema
 
@@ -46,7 +47,7 @@ def test_logged_nvtx_regions_and_phases_from_kernel_time():
     # A kernel without a logged region gets its phase as region (ingest does this).
     assert kernels["region"].to_list() == ["train/step", "train/step", None, "backward"]
     files = schema.conform("files", pl.DataFrame({"path": ["trace.csv"], "family": ["nsys"]}))
-    out = regions.region_times({"kernels": kernels, "files": files})
+    out = regions.region_times(derive({"kernels": kernels, "files": files}))
     nvtx = out.filter(pl.col("kind") == "nvtx")
     assert nvtx.select("region", "time_ns", "share", "count", "basis").to_dicts() == [
         {"region": "train/step", "time_ns": 40.0, "share": 0.4, "count": 2, "basis": "kernel time"}]
@@ -61,7 +62,7 @@ def test_ranges_of_the_regions_table_share_their_top_level():
         {"run": "r", "kind": "nvtx", "name": "step", "path": "step", "duration_ns": 100.0, "count": 10},
         {"run": "r", "kind": "profiler_range", "name": "range 1", "path": None, "duration_ns": 5.0, "count": 1},
     ]))
-    out = regions.region_times({"regions": table})
+    out = regions.region_times(derive({"regions": table}))
     got = {(r["kind"], r["region"]): (r["time_ns"], r["share"], r["basis"]) for r in out.to_dicts()}
     assert got[("nvtx", "step/backward")] == (60.0, 0.6, "range")
     assert got[("nvtx", "step")] == (100.0, 1.0, "range")
@@ -69,7 +70,7 @@ def test_ranges_of_the_regions_table_share_their_top_level():
 
 
 def test_no_regions_no_rows():
-    out = regions.region_times({})
+    out = regions.region_times(derive({}))
     assert out.height == 0 and out.columns[:6] == ["run", "kind", "region", "time_ns", "share", "count"]
 
 
@@ -77,7 +78,7 @@ def test_ncu_nvtx_context_gives_kernel_regions():
     from roofreport.pipeline.ingest import ingest
     from tests.conftest import corpus_path
     tables = ingest([corpus_path("ncu", "text", "mindspore_nvtx_start_end_ranges_metrics.txt")]).tables
-    out = regions.region_times(tables)
+    out = regions.region_times(derive(tables))
     # Three kernels inside the `Gate_nvtx` range: 3,420 + 3,230 + 3,200 ns of gpu__time_duration.
     assert out.select("kind", "region", "time_ns", "share", "count").to_dicts() == [
         {"kind": "nvtx", "region": "Gate_nvtx", "time_ns": 9850.0, "share": 1.0, "count": 3}]

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from roofreport import gpu
-from roofreport.analysis import roofline
+from roofreport.model import derive, roofline
 from roofreport.tables import schema
 
 DB = gpu.load_database()
@@ -32,7 +32,7 @@ def kernel(flops: float, dram: float, ns: float, **more) -> dict:
 
 
 def one(t: dict) -> dict:
-    out = roofline.kernel_roofline(t, DB)
+    out = roofline.kernel_roofline(derive(t, DB))
     assert out.height == 1
     return out.row(0, named=True)
 
@@ -114,7 +114,7 @@ def test_incomplete_counts_get_no_bound_class():
 def test_run_rows_partition_kernels_by_dominant_precision():
     fp64 = {"flops_fp64": 4e9, "flops_fp32": 1e3, "dram_bytes": 1e9, "duration_ns": 1e6, "flops_complete": True}
     t = tables([kernel(1e9, 1e9, 2e6), kernel(3e9, 1e9, 2e6), fp64])
-    out = roofline.run_roofline(t, DB)
+    out = roofline.run_roofline(derive(t, DB))
     assert out["precision"].to_list() == ["fp32", "fp64"]
     fp32 = out.row(0, named=True)
     assert fp32["flops"] == 4e9 and fp32["dram_bytes"] == 2e9 and fp32["time_ns"] == 4e6
@@ -129,7 +129,7 @@ def test_trace_time_of_the_same_launches_is_preferred_to_ncu_time():
               "name": n, "short_name": n, "duration_ns": d}
              for i, (n, d) in enumerate([("memset_k", 1.0), ("gemm", 1e6), ("relu", 1e6), ("tail", 9.0)], start=1)]
     t["kernels"] = pl.concat([t["kernels"], schema.conform("kernels", pl.DataFrame(trace))])
-    out = roofline.run_roofline(t, DB).row(0, named=True)
+    out = roofline.run_roofline(derive(t, DB)).row(0, named=True)
     assert out["time_ns"] == 2e6
     assert out["time_source"] == "nsys trace (matched 2 of 2 launches)"
 

@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from roofreport.analysis import share
+from roofreport.model import derive
 from roofreport.enrich import categories
 from roofreport.errors import UsageError
 from roofreport.pipeline.ingest import ingest
@@ -86,10 +87,10 @@ def test_trace_rows_win_over_ncu_and_transfers_are_added_from_activities():
     ], {"ncu.txt": "ncu", "trace.csv": "nsys"},
         [{"source_file": "trace.csv", "kind": "memcpy", "name": "[CUDA memcpy HtoD]", "duration_ns": 20.0},
          {"source_file": "trace.csv", "kind": "kernel", "name": "volta_sgemm_64x64_nt", "duration_ns": 60.0}])
-    out = share.kernel_share(t)
+    out = share.kernel_share(derive(t))
     assert dict(zip(out["category"], out["share"])) == {"gemm": 0.6, "communication": 0.2, "memcpy": 0.2}
     assert set(out["time_source"]) == {"nsys trace"}
-    assert share.uncategorized_share(t)["share"].to_list() == [0.0]
+    assert share.uncategorized_share(derive(t))["share"].to_list() == [0.0]
 
 
 def test_repeated_jobs_of_one_run_are_not_summed():
@@ -98,11 +99,11 @@ def test_repeated_jobs_of_one_run_are_not_summed():
         {"source_file": "out.a.1", "kind": "summary", "count": 10, "name": "mystery", "duration_ns": 50.0},
         {"source_file": "out.a.2", "kind": "summary", "count": 10, "name": "volta_sgemm_64x64_nt", "duration_ns": 10.0},
     ], {"out.a.1": "nvprof", "out.a.2": "nvprof"})
-    out = share.kernel_share(t)
+    out = share.kernel_share(derive(t))
     assert out["time_ns"].sum() == 100.0
     assert out["time_source"][0] == "nvprof summary (1 of 2 files)"
-    assert share.uncategorized_share(t)["share"].to_list() == [0.5]
-    top = share.top_kernels(t, top_n=1)
+    assert share.uncategorized_share(derive(t))["share"].to_list() == [0.5]
+    top = share.top_kernels(derive(t), top_n=1)
     assert top.to_dicts() == [{"run": "r", "short_name": "mystery", "category": "other", "count": 10,
                                "time_ns": 50.0, "share": 0.5}]
 
@@ -126,7 +127,7 @@ def _nvprof_time_pct(path) -> pl.DataFrame:
 def test_shares_equal_nvprofs_own_time_percentages(course2019):
     root, tables = course2019
     own = _nvprof_time_pct(root / "out.alexnet_64_0.01_p40_full.775844")
-    ours = share.pattern_share(tables, {"nccl": "ncclBroadcast", "winograd": "(?i)winograd"}).filter(
+    ours = share.pattern_share(derive(tables), {"nccl": "ncclBroadcast", "winograd": "(?i)winograd"}).filter(
         pl.col("run") == "out.alexnet_64_0.01_p40_full.775844")
     got = dict(zip(ours["label"], ours["share"]))
     assert got["nccl"] == pytest.approx(own.filter(pl.col("Name").str.contains("ncclBroadcast"))["Time(%)"].sum() / 100, abs=1e-6)
@@ -136,7 +137,7 @@ def test_shares_equal_nvprofs_own_time_percentages(course2019):
 
 def test_category_share_table_per_gpu_model_and_batch_size(course2019):
     _, tables = course2019
-    sweep = share.sweep_share(tables)
+    sweep = share.sweep_share(derive(tables))
     full = sweep.filter(pl.col("config") == "full")
     # GPU x model x batch size: both GPUs (one label each), three models, batch 4..64.
     assert sorted(full["gpu"].unique().to_list()) == ["K80", "P40"]
@@ -160,7 +161,7 @@ def test_category_share_table_per_gpu_model_and_batch_size(course2019):
 
 def test_winograd_share_against_batch_size(course2019):
     _, tables = course2019
-    sweep = share.sweep_pattern_share(tables, {"winograd": "(?i)winograd", "ncclBroadcast": "ncclBroadcast"})
+    sweep = share.sweep_pattern_share(derive(tables), {"winograd": "(?i)winograd", "ncclBroadcast": "ncclBroadcast"})
     p40 = sweep.filter((pl.col("gpu") == "P40") & (pl.col("model") == "alexnet")
                        & (pl.col("config") == "full") & (pl.col("label") == "winograd"))
     assert p40["x"].to_list() == [4, 8, 16, 32, 64]
@@ -169,6 +170,6 @@ def test_winograd_share_against_batch_size(course2019):
 
 def test_uncategorized_share_stays_below_ten_percent(course2019):
     _, tables = course2019
-    unc = share.uncategorized_share(tables)
+    unc = share.uncategorized_share(derive(tables))
     assert unc.height >= 50
     assert unc["share"].max() < 0.10

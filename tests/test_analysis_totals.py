@@ -13,7 +13,8 @@ import polars as pl
 import pytest
 
 from roofreport import gpu
-from roofreport.analysis import compare, speedup, sweeps, totals
+from roofreport.analysis import compare, speedup, sweeps
+from roofreport.model import derive
 from roofreport.analysis.estimates import Estimate
 from roofreport.pipeline import cutshort
 from roofreport.tables import schema
@@ -45,7 +46,7 @@ def _tables(kernels: list[dict], runs: list[dict], families: dict[str, str] | No
 
 
 def _totals(tables, db) -> dict[str, dict]:
-    out = totals.with_run_totals(tables, db)
+    out = derive(tables, db).runs()
     return {r["run"]: r for r in out.iter_rows(named=True)}
 
 

@@ -150,12 +150,21 @@ def _readme_example() -> str:
 
 def test_the_readmes_use_from_python_example_runs_as_written(tmp_path):
     (tmp_path / "sample_logs").symlink_to(SAMPLE_LOGS, target_is_directory=True)
-    out = subprocess.run([sys.executable, "-c", _readme_example()], capture_output=True, text=True,
+    # (after the example: its `kernel_time`, the kernels marked in_run_total summed per run,
+    # against the runs table's kernel_time_ns)
+    check = ("\nimport json\nprint('SUMS', json.dumps([dict(kernel_time.iter_rows()), "
+             "dict(data.runs.select('run', 'kernel_time_ns').drop_nulls().iter_rows())]))\n")
+    out = subprocess.run([sys.executable, "-c", _readme_example() + check], capture_output=True, text=True,
                          cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert (tmp_path / "report.pdf").read_bytes().startswith(b"%PDF")
     assert (tmp_path / "tables" / "kernels.parquet").is_file()
     assert "a100/vgg11" in out.stdout
+    summed, kernel_time = json.loads(out.stdout.split("SUMS ", 1)[1].splitlines()[0])
+    assert len(kernel_time) >= 10 and summed.keys() == kernel_time.keys()
+    for run, total in kernel_time.items():
+        assert summed[run] == pytest.approx(total, rel=1e-9), run
+    assert kernel_time["a100/resnet18"] == pytest.approx(21.1e6, rel=0.01)   # the 21.1 ms, not 46.7
 
 
 def test_the_public_names_are_typed_and_documented():

@@ -240,13 +240,15 @@ def test_ctrl_c_exits_130_and_leaves_nothing_half_written(tmp_path):
     assert (out / "report.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
 
 
-def test_a_gpu_the_table_does_not_know_gets_a_warning_with_the_closest_names(tmp_path):
+def test_a_gpu_the_table_does_not_know_is_refused_with_the_closest_names_before_reading(tmp_path):
+    # issue 33: a warning and a run without peaks became a usage error, before anything is read
     result = run("parse", SAMPLE_LOGS / "jetson_orin", "-o", tmp_path / "tables", "--gpu", "Jetson AGX Orn 64")
-    assert result.exit_code == 0
-    assert result.stderr.splitlines()[0] == (
-        "roofreport: warning: --gpu 'Jetson AGX Orn 64' is not in the GPU table (closest: Jetson AGX Orin "
-        "64GB, Jetson AGX Thor, Jetson AGX Orin 32GB): no peaks (add it with --peaks)")
-    runs = roofreport.read(SAMPLE_LOGS / "jetson_orin", gpu="Jetson AGX Orn 64").runs
-    assert runs["gpu_note"].to_list() == [result.stderr.splitlines()[0].removeprefix("roofreport: warning: --gpu ")]
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "roofreport: usage error: --gpu 'Jetson AGX Orn 64' is not in the GPU table (closest: Jetson AGX Orin "
+        "64GB, Jetson AGX Thor, Jetson AGX Orin 32GB): no peaks (add it with --peaks)"]
+    assert not (tmp_path / "tables").exists()
+    with pytest.raises(roofreport.UsageError, match="'Jetson AGX Orn 64' is not in the GPU table"):
+        roofreport.read(SAMPLE_LOGS / "jetson_orin", gpu="Jetson AGX Orn 64")
     known = run("parse", SAMPLE_LOGS / "jetson_orin", "-o", tmp_path / "known", "--gpu", "Jetson AGX Orin 64GB")
     assert known.exit_code == 0 and "warning" not in known.stderr

@@ -93,9 +93,9 @@ def test_nvprof_summary_keeps_copies_among_kernels():
 
 def _vgg11_fp32(paths):
     from roofreport import gpu
-    from roofreport.analysis import roofline
+    from roofreport.model import derive, roofline
     from roofreport.pipeline.ingest import ingest
-    rows = roofline.run_roofline(ingest(paths, jobs=1).tables, gpu.load_database())
+    rows = roofline.run_roofline(derive(ingest(paths, jobs=1).tables, gpu.load_database()))
     return rows.filter(pl.col("run").str.ends_with("vgg11") & (pl.col("precision") == "fp32")
                        & pl.col("gpu_model").str.starts_with("A100")).row(0, named=True)
 

@@ -68,11 +68,14 @@ def test_broken_row_in_the_middle_is_skipped_with_its_place(tmp_path):
     broken = lines[5] + "x"  # `..."764,999,991.90"x`: text after a closing quote
     path = _write(tmp_path, "broken.csv", "\n".join(lines[:5] + [broken] + lines[6:]))
     result = _parse(path)
-    assert result.error is None
     (warning,) = [w for w in result.warnings if w.code == "ncu.unreadable-row"]
     assert warning.line == 6
     assert f"broken.csv:6:{len(broken)}:" in warning.message
     assert result.tables["metrics"].height == 44  # 45 rows, one lost
+    # a lost row makes the file partial (issue #34): a failed input, never "ok"
+    assert (result.error.path, result.error.line) == ("broken.csv", 6)
+    assert "ncu.unreadable-row" in result.error.message
+    assert ingest([path], jobs=1).files[0].status == "partial"
 
 
 def test_program_output_between_rows_is_skipped_with_a_warning(tmp_path):

@@ -62,7 +62,7 @@ def svg_texts(svg: str) -> list[str]:
 
 
 def _roofline_svg(label: str) -> str:
-    from roofreport.analysis.roofline import ceilings
+    from roofreport.model.roofline import ceilings
     from roofreport.report.charts.roofline import RoofPoint, roofline_svg
 
     spec = gpu.match("A100-SXM4-40GB")

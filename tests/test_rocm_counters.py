@@ -9,7 +9,7 @@ import pytest
 
 import roofreport
 from roofreport import gpu
-from roofreport.analysis import roofline
+from roofreport.model import roofline
 from roofreport.enrich import enrich_kernels
 from roofreport.tables import schema
 from tests.conftest import SAMPLE_LOGS

@@ -496,3 +496,45 @@ def test_the_ranks_of_one_job_are_one_workload_one_run_each():
     assert [r["label"].endswith(f"rank {i}") for i, r in enumerate(rows)] == [True, True]
     keys = {workloads.key(r, workloads.params_of(r)) for r in rows}
     assert len(keys) == 1
+    # ...and one distributed job, whose rank and size the runs table says (the rows too: kernels
+    # and activities of a Kineto trace carry the rank its distributedInfo gives)
+    assert [(r["rank"], r["world_size"]) for r in rows] == [(0, 128), (1, 128)]
+    assert {r["distributed_job"] for r in rows} == {"sampled_rank-*.json.gz"}
+    for table in ("kernels", "activities"):
+        ranks = data.tables[table].group_by("run").agg(pl.col("rank").unique()).sort("run")
+        assert ranks["rank"].to_list() == [[0], [1]]
+
+
+def _kineto(index: int, rel: str, **hints) -> runs.LogFile:
+    return _file(index, rel, "pytorch", "kineto trace", **hints)
+
+
+def test_a_job_groups_ranks_by_distributed_info_or_rank_names_never_by_steps_alone():
+    plan, _ = _plan([
+        # ranks by their names only, and by distributedInfo only (tensorboard_trace_handler's
+        # `host_pid.stamp` names), each group one job
+        _kineto(0, "ddp/trace_rank_0.json"), _kineto(1, "ddp/trace_rank_1.json"),
+        _kineto(2, "fsdp/node1_4242.1700000000001.pt.trace.json", rank=0, world_size=2),
+        _kineto(3, "fsdp/node2_4343.1700000000002.pt.trace.json", rank=1, world_size=2),
+        # two jobs' ranks in one folder, told apart by their names
+        _kineto(4, "two/a_rank-0.json", rank=0, world_size=2), _kineto(5, "two/a_rank-1.json", rank=1, world_size=2),
+        _kineto(6, "two/b_rank-0.json", rank=0, world_size=2), _kineto(7, "two/b_rank-1.json", rank=1, world_size=2),
+        # step numbers are no ranks: these stay apart, no job
+        _kineto(8, "steps/step_1.json"), _kineto(9, "steps/step_2.json"),
+    ])
+    jobs = dict(plan.runs.select("run", "distributed_job").iter_rows())
+    assert jobs["ddp/trace_rank_0.json"] == jobs["ddp/trace_rank_1.json"] == "ddp/trace_rank_*.json"
+    fsdp = [run for run in jobs if run.startswith("fsdp/")]
+    assert len(fsdp) == 2 and {jobs[run] for run in fsdp} == {"fsdp (2 ranks)"}
+    assert jobs["two/a_rank-0.json"] == jobs["two/a_rank-1.json"] == "two/a_rank-*.json"
+    assert jobs["two/b_rank-0.json"] == jobs["two/b_rank-1.json"] == "two/b_rank-*.json"
+    assert [jobs[run] for run in jobs if run.startswith("steps/")] == [None, None]
+    ranks = dict(plan.runs.select("run", "rank").iter_rows())
+    assert (ranks["ddp/trace_rank_1.json"], ranks["steps/step_2.json"]) == (1, None)
+
+
+def test_the_same_rank_twice_is_no_one_job():
+    plan, _ = _plan([_kineto(0, "x/host1.json", rank=0, world_size=2),
+                     _kineto(1, "x/host2.json", rank=0, world_size=2)])
+    assert plan.runs["distributed_job"].to_list() == [None, None]
+    assert plan.runs["rank"].to_list() == [0, 0]

@@ -43,7 +43,7 @@ def intended_family(rel: PurePosixPath) -> str | None:
         return "tegrastats"
     if name.startswith("out."):
         return "nvprof"
-    if rel.parent.name == "lenet5":
+    if rel.parent.name in ("lenet5", "ddp_4rank"):
         return "pytorch"
     if rel.parts[0] == "amd":
         return "rocm"
@@ -63,7 +63,8 @@ def test_the_folder_holds_every_family_and_stays_small():
     families = {intended_family(_rel(p)) for p in DEMO_FILES}
     assert families == {"ncu", "nsys", "nvprof", "nvidia-smi", "dcgm", "tegrastats", "pytorch", "rocm"}
     sizes = {str(_rel(p)): p.stat().st_size for p in DEMO_FILES}
-    assert sum(sizes.values()) < 1_000_000, sizes   # the AMD folder added ~100 KB to ~875 KB
+    # the AMD folder added ~100 KB to ~875 KB, the four ranks' traces of ddp_4rank/ ~120 KB
+    assert sum(sizes.values()) < 1_150_000, sizes
     assert max(sizes.values()) < 120_000, sizes
 
 

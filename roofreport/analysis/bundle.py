@@ -2,10 +2,12 @@
 
 `analyze(dataset, settings)` gives an `Analysis`: the dataset it read, the GPU database, and one
 frame per question (runs side by side with their totals, the same work on each GPU and the
-speedups, rooflines, kernel share, sweeps, regions, utilization, API time). The run totals are
-the runs table's own (`totals.py`, filled by `roofreport.read`). When the settings' GPU or
-peaks differ from those the dataset was read with, the runs' GPUs, labels and family-dependent
-kernel columns are worked out again (`gpus.with_settings`) and the totals with them, so
+speedups, rooflines, kernel share, sweeps, regions, utilization, API time). Every derived number
+comes from one model (`roofreport.model`: time rows, iterations, counted times, roofline points,
+run totals), the dataset's own (`roofreport.read` keeps it), derived once. When the settings'
+GPU or peaks differ from those the dataset was read with, the runs' GPUs, labels and
+family-dependent kernel columns are worked out again (`gpus.with_settings`) and the model with
+them, so
 `analyze(read(LOGS), gpu=X)` and `analyze(read(LOGS, gpu=X))` give the same tables. Runs that
 copy another (`duplicate_of`) are left out of every frame (`runsets.body_tables`) and listed in
 `duplicates` for the appendix. The report computes no FLOPs, peaks, rooflines or bound classes
@@ -35,17 +37,17 @@ from roofreport.analysis import (
     gpus,
     reasons,
     regions,
-    roofline,
     runsets,
     share,
     speedup,
     steps,
     sweeps,
-    totals,
     utilization,
+    workloads,
 )
 from roofreport.analysis.view import View
 from roofreport.errors import UsageError
+from roofreport.model import Model, derive, roofline
 from roofreport.pipeline.dataset import Dataset, FileOutcome
 
 # Kernel families worth following across a batch-size sweep (label -> Rust regex on full names).
@@ -97,6 +99,7 @@ class Analysis:
     settings: AnalysisSettings
     tables: dict[str, pl.DataFrame]  # the dataset's tables without copies, `settings.gpu` applied
     db: gpu.GpuDatabase
+    model: Model                     # what the frames read: `tables` derived (the runs shown)
     runs: pl.DataFrame               # compare.run_table: the runs table's identity and totals
     roofline: pl.DataFrame           # roofline.run_roofline
     kernel_roofline: pl.DataFrame    # roofline.kernel_roofline
@@ -163,44 +166,45 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None,
     if other_gpus:
         source = gpus.with_settings(source, settings.gpu)
     tables = runsets.body_tables(source)
-    if other_gpus or not _has_totals(tables["runs"]):
-        tables["runs"] = totals.with_run_totals(tables, db)   # other GPUs or peaks: other bounds
+    whole_model = _body_model(dataset, tables, db, other_gpus)
+    tables["runs"] = whole_model.runs()       # other GPUs or peaks: other bounds
     tables["steps"] = steps.with_step_metrics(tables, db, settings.model_flops)
     whole = tables
     tables = settings.view.keep_runs(tables)
     view = settings.view
+    model = whole_model.keep_runs(tables["runs"]["run"].to_list(), tables) if view.runs else whole_model
     step_summary = steps.step_summary(tables["steps"])
     samples = tables["samples"]
     runs = compare.run_table(tables)
-    pivot = speedup.gpu_pivot(runs)
+    pivot = speedup.gpu_pivot(runs, workloads.without_workload(tables["runs"]))
     pairs = speedup.speedups(pivot)
     summary = speedup.model_summary(pairs)
-    time_rows = reasons.time_rows(tables)
-    why = reasons.run_reasons(time_rows, tables["runs"])
-    pair_reasons = conclusions.speedup_reasons(pairs, tables["runs"], why, reasons.category_times(time_rows), db)
+    why = reasons.run_reasons(model.time_rows, tables["runs"])
+    pair_reasons = conclusions.speedup_reasons(pairs, tables["runs"], why, reasons.category_times(model.time_rows),
+                                               db)
     per_model = conclusions.conclusions(summary, pair_reasons)
-    kernel_share = share.kernel_share(tables, view)
-    run_roofline = roofline.run_roofline(tables, db)
-    pattern_sweeps = share.sweep_pattern_share(tables, SWEEP_PATTERNS, view=view)
+    kernel_share = share.kernel_share(model, view)
+    run_roofline = model.run_roofline
+    pattern_sweeps = share.sweep_pattern_share(model, SWEEP_PATTERNS, view=view)
     return Analysis(
-        dataset=dataset, settings=settings, tables=tables, db=db,
+        dataset=dataset, settings=settings, tables=tables, db=db, model=model,
         runs=runs, pivot=pivot, speedups=pairs, gpu_summary=summary, reasons=why,
         speedup_reasons=pair_reasons, conclusions=per_model,
         experiment_conclusions=conclusions.experiment_conclusions(per_model, pair_reasons),
         time_sweeps=sweeps.time_sweeps(tables["runs"]),
         roofline=run_roofline,
-        kernel_roofline=roofline.kernel_roofline(tables, db, view),
+        kernel_roofline=roofline.kernel_roofline(model, view.keep_kernels(model.points)),
         share=kernel_share, leaders=share.leading_categories(kernel_share),
-        top=share.top_kernels(tables, top_n=settings.top, view=view),
-        top_rest=share.top_kernels_rest(tables, top_n=settings.top, view=view),
-        top_print=share.top_kernels(tables, top_n=min(settings.top, settings.top_print), view=view),
-        top_rest_print=share.top_kernels_rest(tables, top_n=min(settings.top, settings.top_print), view=view),
-        uncategorized=share.uncategorized_share(tables, view),
-        sweeps=share.sweep_share(tables, view=view),
+        top=share.top_kernels(model, top_n=settings.top, view=view),
+        top_rest=share.top_kernels_rest(model, top_n=settings.top, view=view),
+        top_print=share.top_kernels(model, top_n=min(settings.top, settings.top_print), view=view),
+        top_rest_print=share.top_kernels_rest(model, top_n=min(settings.top, settings.top_print), view=view),
+        uncategorized=share.uncategorized_share(model, view),
+        sweeps=share.sweep_share(model, view=view),
         pattern_sweeps=pattern_sweeps, pattern_swings=share.pattern_swings(pattern_sweeps),
-        incomplete=compare.with_tensor_kind(compare.incomplete_flops(tables), run_roofline),
-        estimates=compare.estimates(tables, list(dataset.inputs), db),
-        regions=regions.region_times(tables),
+        incomplete=compare.with_tensor_kind(compare.incomplete_flops(model), run_roofline),
+        estimates=compare.estimates(model, list(dataset.inputs)),
+        regions=regions.region_times(model),
         utilization=utilization.utilization_stats(samples),
         utilization_window=utilization.utilization_stats(samples, settings.window) if settings.window else None,
         processes=utilization.process_memory(samples),
@@ -209,11 +213,21 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None,
         steps=tables["steps"], step_summary=step_summary,
         step_comparisons=steps.step_comparisons(step_summary, tables["runs"]),
         baseline=None if baseline is None else diff.compare(
-            baseline.tables, whole, runs_b=View(runs=view.runs), db=db),
+            dataset_model(baseline), whole_model, runs_b=View(runs=view.runs), db=db),
     )
 
 
-def _has_totals(runs: pl.DataFrame) -> bool:
-    """Whether `roofreport.read` filled the run totals (a Dataset made by `ingest` alone has none)."""
-    return "time_source" in runs.columns and bool(
-        runs.select(pl.any_horizontal(pl.col("time_source", "counted_kernels").is_not_null()).any()).item())
+def dataset_model(dataset: Dataset) -> Model:
+    """The dataset's model (`roofreport.read` keeps it), derived now when it has none (a
+    Dataset made by `ingest` alone)."""
+    if dataset.model is None:
+        dataset.model = derive(dataset.tables, dataset.gpu.database())
+    return dataset.model
+
+
+def _body_model(dataset: Dataset, body: dict[str, pl.DataFrame], db: gpu.GpuDatabase, other_gpus: bool) -> Model:
+    """The model of `body` (the dataset's tables without copies): the dataset's own narrowed to
+    them, or derived again under other GPU settings (other GPUs, other peaks: other bounds)."""
+    if other_gpus:
+        return derive(body, db)
+    return dataset_model(dataset).keep_runs(body["runs"]["run"].to_list(), body)

@@ -20,7 +20,8 @@ from statistics import median
 import polars as pl
 
 from roofreport import gpu
-from roofreport.analysis import estimates as est_files, roofline, timing
+from roofreport.analysis import estimates as est_files
+from roofreport.model import Model
 from roofreport.tables import lazy, schema
 
 IDENTITY = {"run": pl.String, "label": pl.String, "gpu": pl.String, "gpu_model": pl.String,
@@ -32,7 +33,7 @@ RUN_COLUMNS = {**IDENTITY, **schema.RUN_TOTALS, "flops_estimate": pl.Float64, "f
 
 def run_table(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """One row per run (RUN_COLUMNS): its identity, its totals as the runs table holds them
-    (analysis/totals.py computed them: nothing is recomputed here) and a FLOPs estimate for
+    (model/totals.py computed them: nothing is recomputed here) and a FLOPs estimate for
     runs whose counts miss tensor-core work."""
     runs = tables.get("runs")
     if runs is None or not runs.height:
@@ -85,13 +86,14 @@ INCOMPLETE_COLUMNS = {"run": pl.String, "reason": pl.String, "tensor_kernels": p
                       "tensor_time_share": pl.Float64, "example_kernel": pl.String, "tensor_kind": pl.String}
 
 
-def incomplete_flops(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def incomplete_flops(model: Model) -> pl.DataFrame:
     """run, reason, tensor_kernels (launches), tensor_time_share, example_kernel for every run
     whose FLOP counts miss tensor-core work."""
+    tables = model.tables
     kernels = tables.get("kernels")
     if kernels is None or not kernels.height:
         return pl.DataFrame(schema=INCOMPLETE_COLUMNS)
-    times = timing.counted_kernel_times(tables)
+    times = model.counted_times
     timed = kernels.join(times, on=["source_file", "launch_id"], how="left")
     counted = timed.filter(pl.col("flops_complete").is_not_null())
     missing = counted.filter(pl.col("flops_complete").not_())
@@ -142,17 +144,18 @@ ESTIMATE_COLUMNS = {"run": pl.String, "est_flops": pl.Float64, "est_bytes": pl.F
 _INFERENCE = ("inference", "eval", "evaluation", "forward", "test", "val", "validation", "predict")
 
 
-def estimates(tables: dict[str, pl.DataFrame], inputs: list[Path], db: gpu.GpuDatabase) -> pl.DataFrame:
+def estimates(model: Model, inputs: list[Path]) -> pl.DataFrame:
     """run, est_flops, est_bytes, est_time_ns (= max(bytes / bandwidth, FLOPs / peak)), span,
     the measured time over the same span, ratio (measured / estimated) when the two are
     comparable, else `not_comparable` saying why; source."""
+    tables = model.tables
     found = est_files.find_estimates([Path(p) for p in inputs], tables)
     if not found:
         return pl.DataFrame(schema=ESTIMATE_COLUMNS)
     table = {r["run"]: r for r in run_table(tables).to_dicts()}
     phases = dict(zip(tables["runs"]["run"].to_list(), tables["runs"]["phase"].to_list())) \
         if "phase" in tables["runs"].columns else {}
-    gpus = roofline.run_gpus(tables, db)
+    gpus = model.gpus
     rows = []
     for estimate in found:
         measured = {**table.get(estimate.run, {}), "phase": phases.get(estimate.run)}

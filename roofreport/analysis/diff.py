@@ -6,15 +6,20 @@ decreased), Nsight Compute's baselines and the `nsys stats` multi-report recipes
 baseline and B the run compared with it: `delta_ns` = B - A, `speedup` = A / B (above 1: B is
 faster).
 
-* Sides: each side is a Dataset's tables and the runs chosen on it (globs over run ids and
+* Sides: each side is a Dataset's model (`roofreport.model`) and the runs chosen on it (globs over run ids and
   labels, `view.View`; none: every run). Two folders, two datasets, or two sets of runs of one.
 * Pairs, like for like: one run on each side pair up; otherwise runs pair by workload
   (`workloads.py`: model and configuration, never paths), and a workload with more than one run
   on a side, or none on the other, stays unpaired with the reason. A pair whose GPUs differ and
   whose workloads differ too is not like for like: it is compared, with a note saying so.
-* Times: each run's rows of its one time source (`timing.kernel_time_rows`, the rows of the
-  runs table's `kernel_time_ns`): per category, the category deltas sum to the delta of the
-  totals (kernels apart from memcpy/memset transfers, as the run totals count them).
+* Times: each run's rows of its one time source (`Model.time_rows`, the rows of the runs
+  table's `kernel_time_ns`): per category, the category deltas sum to the delta of the totals
+  (kernels apart from memcpy/memset transfers, as the run totals count them).
+* Per iteration, as `build` compares (`speedup.comparable_times`): when both runs' logs count
+  their iterations, every time of a pair (totals, categories, kernels, so their faster/slower
+  labels too) is divided by its run's iterations (`basis` "time per iteration"; launch counts
+  stay whole-run); otherwise whole runs are compared, and a pair whose iteration counts only one
+  side gives says so in its `note`.
 * Kernels on one architecture family (`gpu_family`: the GPU database's family of each run's
   `gpu_model`): matched by normalised name (the short name; transfers by kind and direction,
   which the tools spell differently). When a name stands for several kernels on a side
@@ -27,7 +32,7 @@ faster).
   does not hold the aten operator that launched a kernel, and `region` mixes real launching
   ranges with phases guessed from kernel names, which differ between libraries.)
 * FLOP/s and intensity: per run from the run totals, per kernel from its counted FLOPs and
-  DRAM bytes (`roofline.kernel_points`), given only where both sides have them and neither
+  DRAM bytes (`Model.points`), given only where both sides have them and neither
   misses tensor-core work (`flops_complete`): otherwise they would not compare.
 """
 
@@ -39,10 +44,11 @@ from dataclasses import dataclass
 import polars as pl
 
 from roofreport import gpu
-from roofreport.analysis import roofline, runsets, timing, workloads
-from roofreport.analysis.totals import TRANSFERS
+from roofreport.analysis import runsets, speedup, workloads
 from roofreport.analysis.view import View
 from roofreport.errors import UsageError
+from roofreport.model import Model
+from roofreport.model.totals import TRANSFERS
 from roofreport.tables import schema
 
 MATCH_NAME, MATCH_LAUNCH, MATCH_CATEGORY = "name", "name+launch", "category"
@@ -51,7 +57,8 @@ SAME_WITHIN = 0.01   # |B - A| within 1 % of A: "same" (HTA's "unchanged")
 PAIR_COLUMNS = {
     "pair": pl.String, "run_a": pl.String, "run_b": pl.String, "label_a": pl.String, "label_b": pl.String,
     "gpu_a": pl.String, "gpu_b": pl.String, "family_a": pl.String, "family_b": pl.String,
-    "matching": pl.String, "like_for_like": pl.Boolean, "time_source_a": pl.String, "time_source_b": pl.String,
+    "matching": pl.String, "like_for_like": pl.Boolean, "basis": pl.String, "iterations_a": pl.Int64,
+    "iterations_b": pl.Int64, "time_source_a": pl.String, "time_source_b": pl.String,
     "flops_per_s_a": pl.Float64, "flops_per_s_b": pl.Float64, "ai_a": pl.Float64, "ai_b": pl.Float64,
     "note": pl.String,
 }
@@ -98,12 +105,12 @@ def gpu_family(run: Mapping, db: gpu.GpuDatabase) -> str | None:
     return spec.family if spec else None
 
 
-def compare(baseline: Mapping[str, pl.DataFrame], other: Mapping[str, pl.DataFrame], *,
-            runs_a: View | None = None, runs_b: View | None = None,
+def compare(baseline: Model, other: Model, *, runs_a: View | None = None, runs_b: View | None = None,
             db: gpu.GpuDatabase | None = None) -> Comparison:
-    """Compare the runs of `baseline` (A) with those of `other` (B): tables of two Datasets (or
-    one Dataset's twice), run totals filled; `runs_a`/`runs_b` choose the runs on each side."""
-    db = db or gpu.load_database()
+    """Compare the runs of `baseline` (A) with those of `other` (B): the models of two Datasets
+    (or one Dataset's twice), whose tables hold the run totals; `runs_a`/`runs_b` choose the runs
+    on each side; `db`: the GPU database of the architecture families (`other`'s by default)."""
+    db = db or other.db
     sides = [_Side.of("A", baseline, runs_a), _Side.of("B", other, runs_b)]
     pairs, unpaired = _pairs(*sides)
     if not pairs:
@@ -126,15 +133,15 @@ def compare(baseline: Mapping[str, pl.DataFrame], other: Mapping[str, pl.DataFra
 @dataclass(frozen=True)
 class _Side:
     name: str
-    tables: Mapping[str, pl.DataFrame]
+    model: Model
     runs: pl.DataFrame       # the runs chosen, with their workload (`config_key`)
     rows: pl.DataFrame       # their time rows, transfers with one name per kind and direction
     work: pl.DataFrame       # their counted kernels with FLOPs, with real time where known
 
     @classmethod
-    def of(cls, name: str, tables: Mapping[str, pl.DataFrame], view: View | None) -> _Side:
-        body = runsets.body_tables(tables)
-        runs = body["runs"]
+    def of(cls, name: str, model: Model, view: View | None) -> _Side:
+        body = runsets.body_tables(model.tables)
+        runs = model.runs().join(body["runs"].select("run"), on="run", how="semi")
         if view is not None and view.runs:
             try:
                 body = view.keep_runs(body)
@@ -145,11 +152,12 @@ class _Side:
             raise UsageError(f"side {name} holds no run")
         runs = schema.conform("runs", runs)
         work = workloads.workloads(runs).select("run", "config_key")
-        rows = timing.kernel_time_rows(body).with_columns(_normalised().alias("norm"))
-        points = roofline.kernel_points(body)
+        model = model.keep_runs(runs["run"].to_list(), body)
+        rows = model.time_rows.with_columns(_normalised().alias("norm"))
+        points = model.points
         if points.height:
             points = points.with_columns(_normalised().alias("norm"))
-        return cls(name=name, tables=body, runs=runs.join(work, on="run", how="left"), rows=rows, work=points)
+        return cls(name=name, model=model, runs=runs.join(work, on="run", how="left"), rows=rows, work=points)
 
     def run(self, run: str) -> dict:
         return self.runs.filter(pl.col("run") == run).row(0, named=True)
@@ -187,6 +195,10 @@ class _Pair:
         self.rows_b = side_b.rows.filter(pl.col("run") == run_b)
         self.work_a = side_a.work.filter(pl.col("run") == run_a) if side_a.work.height else side_a.work
         self.work_b = side_b.work.filter(pl.col("run") == run_b) if side_b.work.height else side_b.work
+        self.basis, self.per_iteration_note = _basis(self.a, self.b)
+        if self.basis == speedup.PER_ITERATION:
+            self.rows_a = _per_iteration(self.rows_a, self.a["iterations"])
+            self.rows_b = _per_iteration(self.rows_b, self.b["iterations"])
         self.family_a, self.family_b = gpu_family(self.a, db), gpu_family(self.b, db)
         self.by_name = self.family_a == self.family_b or None in (self.family_a, self.family_b)
         self.name = f"{self.a['label'] or run_a} vs {self.b['label'] or run_b}"
@@ -204,7 +216,8 @@ class _Pair:
             "gpu_b": second.get("gpu_label") or second.get("gpu"),
             "family_a": self.family_a, "family_b": self.family_b,
             "matching": "kernels by name" if self.by_name else "kernels by name, the rest by category",
-            "like_for_like": bool(same_gpu or same_work),
+            "like_for_like": bool(same_gpu or same_work), "basis": self.basis,
+            "iterations_a": first.get("iterations"), "iterations_b": second.get("iterations"),
             "time_source_a": first.get("time_source"), "time_source_b": second.get("time_source"),
             "flops_per_s_a": first.get("achieved_flops_per_s") if comparable else None,
             "flops_per_s_b": second.get("achieved_flops_per_s") if comparable else None,
@@ -215,7 +228,7 @@ class _Pair:
 
     def _notes(self, same_gpu: bool | None, same_work: bool, comparable: bool) -> list[str]:
         first, second = self.a, self.b
-        notes = []
+        notes = [self.per_iteration_note] if self.per_iteration_note else []
         if not same_gpu and not same_work:
             notes.append(f"not like for like: other GPUs ({first.get('gpu_label') or 'unknown'} and "
                          f"{second.get('gpu_label') or 'unknown'}) and other workloads ({first['label']} "
@@ -267,6 +280,25 @@ class _Pair:
             [pl.when(on_both).then(pl.col(c)).alias(c) for c in ("flops_per_s_a", "flops_per_s_b", "ai_a", "ai_b")])
         return _with_pair(self.name, out.sort(pl.col("delta_ns").abs(), "kernel", descending=[True, False]),
                           KERNEL_COLUMNS)
+
+
+def _basis(first: Mapping, second: Mapping) -> tuple[str, str | None]:
+    """How a pair's times compare, as `build` compares them (`speedup.comparable_times`): per
+    iteration when both runs count iterations, else whole runs; with the note saying why not per
+    iteration when only one side counts them."""
+    iterations = [run.get("iterations") for run in (first, second)]
+    if all(iterations):
+        return speedup.PER_ITERATION, None
+    if any(iterations):
+        side, count = ("A", iterations[0]) if iterations[0] else ("B", iterations[1])
+        other = "B" if side == "A" else "A"
+        return speedup.WHOLE_RUN, (f"times of whole runs, not per iteration: {side}'s logs count {count} "
+                                   f"iterations, {other}'s give no count")
+    return speedup.WHOLE_RUN, None
+
+
+def _per_iteration(rows: pl.DataFrame, iterations: int) -> pl.DataFrame:
+    return rows.with_columns(pl.col("time_ns") / iterations)
 
 
 def _same(first, second) -> bool | None:

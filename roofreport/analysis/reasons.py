@@ -1,7 +1,7 @@
 """What a run's logs say about why it took the time it did: the facts a comparison of GPUs cites.
 
 One row per run with a kernel time (`REASON_COLUMNS`), from the run's time rows
-(`timing.kernel_time_rows`, every kernel, whatever a view shows) and its totals:
+(`Model.time_rows`, every kernel, whatever a view shows) and its totals:
 
 * `tensor_share`: the share of kernel time in kernels that ran on tensor cores (counters or
   names say so: `enrich/tensor.py`). A GPU whose FP32 work runs as TF32 on tensor cores (an
@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import timing, totals
+from roofreport.model import timing, totals
+
 
 COMMUNICATION = "communication"
 REASON_COLUMNS = {
@@ -47,14 +48,8 @@ _COLLECTIVES = {"all-reduce": r"(?i)all_?reduce", "all-gather": r"(?i)all_?gathe
 SINGLE_PROCESS, ALL_REDUCE, SHARDED = "one process, several GPUs", "all-reduce", "sharded"
 
 
-def time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """Every run's time rows with their setup mark (`totals.setup_rows`): what `run_reasons`
-    and `category_times` read, worked out once for both."""
-    return totals.setup_rows(timing.kernel_time_rows(tables))
-
-
 def run_reasons(rows: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
-    """REASON_COLUMNS per run with kernel rows (`rows`: `time_rows`; `runs`: the runs table with
+    """REASON_COLUMNS per run with kernel rows (`rows`: `Model.time_rows`; `runs`: the runs table with
     its totals)."""
     if not rows.height or not runs.height:
         return pl.DataFrame(schema=REASON_COLUMNS)

@@ -11,15 +11,15 @@ Three kinds of region, each with its own basis for `time_ns` and `share` (column
 * "phase": forward / backward / optimizer as kernel names tell (`phase_of`), share of the run's
   kernel time; kernels whose name tells nothing are not attributed.
 
-Kernel time comes from the run's chosen time source (`timing.kernel_time_rows`).
+Kernel time comes from the run's chosen time source (`Model.time_rows`).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import timing
 from roofreport.enrich.names import PHASES, phase_of
+from roofreport.model import Model
 
 PHASE_NAMES = tuple(p for p, _ in PHASES)
 
@@ -27,9 +27,9 @@ COLUMNS = {"run": pl.String, "kind": pl.String, "region": pl.String, "time_ns": 
            "share": pl.Float64, "count": pl.Int64, "basis": pl.String}
 
 
-def region_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def region_times(model: Model) -> pl.DataFrame:
     """run, kind, region, time_ns, share, count, basis (see the module docstring)."""
-    parts = [_range_rows(tables.get("regions")), *_kernel_rows(tables)]
+    parts = [_range_rows(model.tables.get("regions")), *_kernel_rows(model.time_rows)]
     parts = [p.select([pl.col(c).cast(t) for c, t in COLUMNS.items()]) for p in parts if p.height]
     if not parts:
         return pl.DataFrame(schema=COLUMNS)
@@ -49,9 +49,7 @@ def _range_rows(regions: pl.DataFrame | None) -> pl.DataFrame:
         (pl.col("time_ns") / pl.col("top")).alias("share"), pl.lit("range").alias("basis"))
 
 
-def _kernel_rows(tables: dict[str, pl.DataFrame]) -> list[pl.DataFrame]:
-
-    rows = timing.kernel_time_rows(tables)
+def _kernel_rows(rows: pl.DataFrame) -> list[pl.DataFrame]:
     if not rows.height:
         return []
     rows = rows.with_columns(phase_of(rows["name"]).alias("phase"))

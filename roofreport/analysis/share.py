@@ -1,6 +1,6 @@
 """Where GPU time goes: per category, per kernel, and how it moves across runs (sweeps).
 
-All times come from `timing.kernel_time_rows`: one source per run (trace rows when the run has a
+All times come from the model's time rows (`Model.time_rows`): one source per run (trace rows when the run has a
 trace, else summary rows, else ncu durations), memcpy/memset included when that source lists
 them. They describe the steady state: the copies of a trace before the run's first kernel (the
 weights uploaded once: `totals.setup_rows`, the runs table's `setup_time_ns`) are left out, as
@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import sweeps, timing, totals
+from roofreport.analysis import sweeps
 from roofreport.analysis.view import EVERYTHING, View
 from roofreport.enrich.categories import OTHER
+from roofreport.model import Model
 
 
-def _rows(tables: dict[str, pl.DataFrame], view: View = EVERYTHING) -> pl.DataFrame:
+def _rows(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
     """The steady-state time rows (`timing.kernel_time_rows` but the setup copies) the view
     keeps, each with its run's whole steady-state time (`run_total_ns`, every row counted)."""
-    rows = totals.setup_rows(timing.kernel_time_rows(tables)).filter(~pl.col("setup")).with_columns(
+    rows = model.time_rows.filter(~pl.col("setup")).with_columns(
         pl.col("category").fill_null(OTHER), pl.col("time_ns").sum().over("run").alias("run_total_ns"))
     return view.keep_kernels(rows)
 
@@ -33,9 +34,9 @@ def _with_share(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns((pl.col("time_ns") / pl.col("run_total_ns")).alias("share"))
 
 
-def kernel_share(tables: dict[str, pl.DataFrame], view: View = EVERYTHING) -> pl.DataFrame:
+def kernel_share(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
     """run, category, time_ns, share (+ count, time_source), largest first within a run."""
-    rows = _rows(tables, view)
+    rows = _rows(model, view)
     out = rows.group_by("run", "category").agg(
         pl.col("time_ns").sum(), pl.col("count").sum(), pl.col("time_source").first(),
         pl.col("run_total_ns").first())
@@ -62,28 +63,28 @@ def leading_categories(share: pl.DataFrame) -> pl.DataFrame:
     return out.select([pl.col(c).cast(t) for c, t in LEADER_COLUMNS.items()]).sort("run")
 
 
-def top_kernels(tables: dict[str, pl.DataFrame], top_n: int = 10, view: View = EVERYTHING) -> pl.DataFrame:
+def top_kernels(model: Model, top_n: int = 10, view: View = EVERYTHING) -> pl.DataFrame:
     """run, short_name, category, count, time_ns, share: the `top_n` kernels with most time per run."""
-    return per_kernel(tables, view).group_by("run", maintain_order=True).head(top_n).select(
+    return per_kernel(model, view).group_by("run", maintain_order=True).head(top_n).select(
         "run", "short_name", "category", "count", "time_ns", "share")
 
 
-def per_kernel(tables: dict[str, pl.DataFrame], view: View = EVERYTHING) -> pl.DataFrame:
+def per_kernel(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
     """run, short_name, category, count, time_ns, share, run_total_ns: every kernel (by short
     name) of every run, largest first."""
-    rows = _rows(tables, view).with_columns(pl.coalesce("short_name", "name").alias("short_name"))
+    rows = _rows(model, view).with_columns(pl.coalesce("short_name", "name").alias("short_name"))
     out = _with_share(rows.group_by("run", "short_name").agg(
         pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum(),
         pl.col("run_total_ns").first()))
     return out.sort(["run", "time_ns", "short_name"], descending=[False, True, False], nulls_last=True)
 
 
-def top_kernels_rest(tables: dict[str, pl.DataFrame], top_n: int = 10, view: View = EVERYTHING) -> pl.DataFrame:
+def top_kernels_rest(model: Model, top_n: int = 10, view: View = EVERYTHING) -> pl.DataFrame:
     """run, kernels, count, time_ns, share, total_ns: per run, the kernels outside its `top_n`
     largest (those `top_kernels` leaves out: the "other" row of a top-n table, so that every
     kernel counts) and the run's total kernel time (every kernel, whatever the view shows).
     `kernels` is how many; 0 when none is left."""
-    every = per_kernel(tables, view)
+    every = per_kernel(model, view)
     ranked = every.with_columns(pl.int_range(pl.len()).over("run").alias("rank"))
     totals = ranked.group_by("run").agg(pl.col("run_total_ns").first().alias("total_ns"))
     rest = ranked.filter(pl.col("rank") >= top_n).group_by("run").agg(
@@ -95,18 +96,18 @@ def top_kernels_rest(tables: dict[str, pl.DataFrame], top_n: int = 10, view: Vie
     return out.select("run", "kernels", "count", "time_ns", "share", "total_ns").sort("run")
 
 
-def uncategorized_share(tables: dict[str, pl.DataFrame], view: View = EVERYTHING) -> pl.DataFrame:
+def uncategorized_share(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
     """run, share of time in kernels no category rule matched."""
-    share = kernel_share(tables, view)
+    share = kernel_share(model, view)
     return share.group_by("run", maintain_order=True).agg(
         pl.col("share").filter(pl.col("category") == OTHER).sum().alias("share")).sort("run")
 
 
-def pattern_share(tables: dict[str, pl.DataFrame], patterns: dict[str, str],
+def pattern_share(model: Model, patterns: dict[str, str],
                   view: View = EVERYTHING) -> pl.DataFrame:
     """run, label, time_ns, share for kernels whose name matches each pattern (Rust regex),
     e.g. {"ncclBroadcast": "ncclBroadcast", "winograd": "(?i)winograd"}; 0 when none matches."""
-    rows = _rows(tables, view)
+    rows = _rows(model, view)
     totals = rows.group_by("run").agg(pl.col("run_total_ns").first().alias("total"))
     parts = []
     for label, pattern in patterns.items():
@@ -122,11 +123,11 @@ def pattern_share(tables: dict[str, pl.DataFrame], patterns: dict[str, str],
 SWEEP_COLUMNS = ["series", "param", "model", "gpu", "config", "x", "x_label", "x_order"]
 
 
-def _sweep(tables: dict[str, pl.DataFrame], values: pl.DataFrame, key: str, by: str) -> pl.DataFrame:
+def _sweep(model: Model, values: pl.DataFrame, key: str, by: str) -> pl.DataFrame:
     """values (run, key, share) along the sweeps of parameter `by` (`sweeps.series_of`: one
     model, one GPU, every other parameter fixed), every `key` of a series at every point
     (zero-filled), the runs of one point averaged; sorted on x."""
-    runs = tables.get("runs")
+    runs = model.tables.get("runs")
     schema = {**{c: t for c, t in sweeps.SERIES_COLUMNS.items() if c != "run"}, key: pl.String,
               "share": pl.Float64, "runs": pl.Int64}
     if runs is None or not runs.height:
@@ -142,21 +143,21 @@ def _sweep(tables: dict[str, pl.DataFrame], values: pl.DataFrame, key: str, by: 
     return out.select(list(schema)).sort(["series", key, "x_order"])
 
 
-def sweep_share(tables: dict[str, pl.DataFrame], by: str = "batch_size",
+def sweep_share(model: Model, by: str = "batch_size",
                 categories: list[str] | None = None, view: View = EVERYTHING) -> pl.DataFrame:
     """series, param, model, gpu, config, x, x_label, x_order, category, share, runs: every
     kernel category along each sweep of `by` (batch size by default; any parameter of
     `runs.params`). `categories` keeps only those."""
-    share = kernel_share(tables, view).select("run", "category", "share")
+    share = kernel_share(model, view).select("run", "category", "share")
     if categories is not None:
         share = share.filter(pl.col("category").is_in(categories))
-    return _sweep(tables, share, "category", by)
+    return _sweep(model, share, "category", by)
 
 
-def sweep_pattern_share(tables: dict[str, pl.DataFrame], patterns: dict[str, str],
+def sweep_pattern_share(model: Model, patterns: dict[str, str],
                         by: str = "batch_size", view: View = EVERYTHING) -> pl.DataFrame:
     """Like sweep_share for kernel-name patterns (e.g. ncclBroadcast, winograd vs batch size)."""
-    return _sweep(tables, pattern_share(tables, patterns, view).select("run", "label", "share"), "label", by)
+    return _sweep(model, pattern_share(model, patterns, view).select("run", "label", "share"), "label", by)
 
 
 SWING_COLUMNS = {"gpu": pl.String, "label": pl.String, "model": pl.String, "config": pl.String, "param": pl.String,

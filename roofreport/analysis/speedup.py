@@ -2,7 +2,8 @@
 others, and the per-model summary the conclusion states.
 
 Runs are matched by workload (`workloads.py`: model and configuration, never paths) and labelled
-by their canonical GPU (`gpu_label`); runs with no known GPU are left out. Times are the run
+by their canonical GPU (`gpu_label`); runs with no known GPU, and runs of monitoring logs only
+(`workloads.holds_workload`), are left out. Times are the run
 totals (`totals.py`), compared only like with like:
 
 * per iteration, when both runs' logs count their iterations (a run cut short by a time-out
@@ -21,6 +22,7 @@ together): the geometric mean over its comparable configurations, with their ran
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from itertools import combinations
 
 import polars as pl
@@ -54,10 +56,12 @@ SUMMARY_COLUMNS = {
 }
 
 
-def gpu_pivot(runs: pl.DataFrame) -> pl.DataFrame:
+def gpu_pivot(runs: pl.DataFrame, no_workload: Collection[str] = ()) -> pl.DataFrame:
     """One row per model x configuration x GPU of the runs that ran on a known GPU (PIVOT_COLUMNS),
-    for workloads run on two GPUs or more."""
-    known = runs.filter(pl.col("gpu_evidence").is_not_null())   # something named the GPU
+    for workloads run on two GPUs or more; `no_workload`: runs left out, that hold none
+    (`workloads.without_workload`: monitoring logs alone name no work to compare)."""
+    known = runs.filter(pl.col("gpu_evidence").is_not_null()   # something named the GPU
+                        & ~pl.col("run").is_in(list(no_workload)))
     if not known.height:
         return pl.DataFrame(schema=PIVOT_COLUMNS)
     work = workloads.workloads(known)

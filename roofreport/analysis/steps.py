@@ -37,7 +37,7 @@ from pathlib import PurePath
 import polars as pl
 
 from roofreport import gpu
-from roofreport.analysis import roofline
+from roofreport.model import roofline
 from roofreport.tables import lazy, schema
 
 # The `metrics` rows a FlopCounterMode count gives (families/pytorch/counter.py writes them;

@@ -15,7 +15,6 @@ Runs that copy another (`duplicate_of`) are left out, as in the report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -23,6 +22,7 @@ import polars as pl
 from roofreport.analysis import runsets, share
 from roofreport.analysis.view import EVERYTHING, View
 from roofreport.errors import UsageError
+from roofreport.model import Model
 from roofreport.tables import schema
 
 RUN_COLUMNS = {"run": pl.String, "label": pl.String, "gpu": pl.String, "model": pl.String,
@@ -50,12 +50,14 @@ class Summary:
         return {"runs": self.runs, "categories": self.categories, "kernels": self.kernels}
 
 
-def summarize(tables: Mapping[str, pl.DataFrame], view: View = EVERYTHING, top: int = 10) -> Summary:
-    """The summary of `tables` (a Dataset's, run totals filled) as `view` shows it."""
+def summarize(model: Model, view: View = EVERYTHING, top: int = 10) -> Summary:
+    """The summary of a Dataset's model (`roofreport.model`) as `view` shows it."""
     if top < 1:
         raise UsageError(f"top must be at least 1, not {top}")
-    body = view.keep_runs(runsets.body_tables(tables))
-    runs = schema.conform("runs", body["runs"]) if body["runs"].height else schema.empty("runs")
+    body = view.keep_runs(runsets.body_tables(model.tables))
+    body = model.keep_runs(body["runs"]["run"].to_list(), body)
+    runs = model.runs().join(body.tables["runs"].select("run"), on="run", how="semi")
+    runs = schema.conform("runs", runs) if runs.height else schema.empty("runs")
     runs = runs.with_columns(pl.coalesce("gpu_label", "gpu").alias("gpu")).select(list(RUN_COLUMNS)).sort("run")
     categories = share.kernel_share(body, view).select(list(CATEGORY_COLUMNS))
     kernels = share.per_kernel(body, view).group_by("run", maintain_order=True).head(top).with_columns(

@@ -6,6 +6,8 @@ and the parameters that vary across the dataset (`runs.params`: batch size, lear
 workers, optimizer, precision, draft bits...), without those that only say how the profiler
 was run (`labels.LAUNCH_ONLY`: a time-out). Two runs with the same workload on two GPUs are the
 same work on two GPUs; runs whose workloads differ in one parameter only form a sweep of it.
+A run of monitoring logs only (nvidia-smi, DCGM, tegrastats, rocm-smi: no kernel, no iteration)
+ran no workload the logs know (`holds_workload`): it is never the same work as another run.
 Nothing here reads a path: only the identity the pipeline gave each run.
 """
 
@@ -20,6 +22,28 @@ from roofreport.pipeline import labels
 IN_LEAD = ("model_size",)          # shown in the model's name already
 COLUMNS = {"run": pl.String, "model": pl.String, "experiment": pl.String, "config": pl.String,
            "config_key": pl.String, "param_values": pl.String}
+
+
+# The readers whose logs only sample a GPU (runs.tool joins a run's families with `+`); `rocm`
+# also reads rocprof, whose runs have kernels.
+_MONITORS = frozenset(("nvidia-smi", "dcgm", "tegrastats", "rocm"))
+_WORK_COLUMNS = ("kernel_launches", "kernel_time_ns", "iterations")
+
+
+def holds_workload(row: dict) -> bool:
+    """False for a run of monitoring logs only: its tools all sample a GPU, and it counts no
+    kernel and no iteration."""
+    tools = {tool for tool in str(row.get("tool") or "").split("+") if tool}
+    monitoring = bool(tools) and tools <= _MONITORS
+    return not monitoring or any(row.get(column) for column in _WORK_COLUMNS)
+
+
+def without_workload(runs: pl.DataFrame) -> list[str]:
+    """The runs (ids) of the runs table that hold no workload (`holds_workload`)."""
+    if not runs.height or "tool" not in runs.columns:
+        return []
+    columns = [c for c in ("run", "tool", *_WORK_COLUMNS) if c in runs.columns]
+    return [row["run"] for row in runs.select(columns).iter_rows(named=True) if not holds_workload(row)]
 
 
 def params_of(row: dict) -> dict:

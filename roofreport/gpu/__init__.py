@@ -29,7 +29,7 @@ from roofreport.gpu.evidence import (
     GpuSettings,
 )
 from roofreport.gpu.names import not_another_gpu, token_alternatives
-from roofreport.gpu.resolve import from_logs, override, resolve, unknown_gpu
+from roofreport.gpu.resolve import from_logs, override, resolve
 from roofreport.gpu.specs import PRECISIONS, GpuSpec, spec_from_row
 
 __all__ = [

@@ -3,6 +3,9 @@ the resolver asks of it.
 
 * `candidates(name)`: every row a device name or path token can stand for (`names.py` rules);
   `match(name)` the one row when there is exactly one (a GPU a user added wins a name it shares);
+* `named(name)`: every row a GPU name as a user types it stands for (`--gpu`, a toml's `gpu =`),
+  `chosen(name)` the one that stands in for them (the desktop variant over the laptop one, then
+  as `stand_in`); `closest(name)` the nearest names of a name that stands for none;
 * `with_cc(cc, sm_count)`: the rows of a compute capability, narrowed by the SM count a log
   printed;
 * `stand_in(rows)`: the row that stands for a choice the evidence left open, from the table's
@@ -48,6 +51,9 @@ class GpuDatabase:
         for name, spec in self._names:
             self._by_name.setdefault(name.text, []).append((name, spec))
         self._runs = naming.word_runs(self._names)
+        # each row's names as a user's typed name is compared with them (names.typed_words)
+        self._typed = [(naming.typed_words(n), s) for s in self.specs
+                       for n in dict.fromkeys((s.key, *s.aliases, s.label)) if n]
 
     def __len__(self) -> int:
         return len(self.specs)
@@ -62,10 +68,35 @@ class GpuDatabase:
         found = self.candidates(device_name)
         return found[0] if len(found) == 1 else None
 
+    def named(self, typed: str | None) -> list[GpuSpec]:
+        """Every row a GPU name as a user types it stands for: the row it spells exactly, else
+        those whose names hold its words (`names.covers`), else what `candidates` finds (a GPU
+        token: `rtx4090`). A GPU a user added wins a name it shares."""
+        raw = naming.clean(typed or "")
+        if not raw:
+            return []
+        asked = naming.typed_words(raw)
+        by_words = _unique(spec for row_words, spec in self._typed if naming.covers(asked, row_words))
+        found = self._exact(Name.of(raw)) or by_words or self.candidates(raw)
+        mine = [s for s in found if s.key in self._preferred]
+        return mine or found
+
+    def chosen(self, typed: str | None) -> GpuSpec | None:
+        """The row a user's GPU name stands for (`named`): the one row, else the stand-in of its
+        desktop rows when the name does not ask for a laptop (`RTX 4090`: the desktop card).
+        None: the name names no GPU, or several the table gives no default for."""
+        rows = self.named(typed)
+        if not naming.portable(naming.typed_words(typed or "")):
+            rows = [s for s in rows if not self._portable(s)] or rows
+        return self.stand_in(rows)
+
+    def _portable(self, spec: GpuSpec) -> bool:
+        return any(naming.portable(row_words) for row_words, row in self._typed if row is spec)
+
     def closest(self, device_name: str, limit: int = 3) -> list[str]:
         """The GPUs of the table (by key) whose names are nearest to one it does not know
         (`Jetson AGX Orn 64` -> `Jetson AGX Orin 64GB`...), for a message that says what the
-        user may have meant."""
+        user may have meant: always `limit` of them (the nearest, however far)."""
         import difflib  # (only when a user's GPU name is not in the table)
 
         def bare(text: str) -> str:   # the product line's word says little (`geforce rtx 5090`)
@@ -77,7 +108,7 @@ class GpuDatabase:
             score = difflib.SequenceMatcher(None, wanted, bare(name.text)).ratio()
             best[spec.key] = max(score, best.get(spec.key, 0.0))
         ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
-        return [key for key, score in ranked[:limit] if score >= 0.5]
+        return [key for key, _ in ranked[:limit]]
 
     def candidates(self, device_name: str | None) -> list[GpuSpec]:
         """Every spec the name can stand for, by the first rule that finds any (names.py)."""
@@ -167,8 +198,8 @@ class GpuDatabase:
             return None
         product = _shared(s.product for s in rows)
         if product is not None:
-            variants = [s for s in self.specs if s.product == product and "product" in s.default_for]
-            return next((s for s in variants if s in rows), rows[0])
+            default = next((s for s in self.specs if s.product == product and "product" in s.default_for), None)
+            return default if default in rows else _nearest(default, rows)
         cc = _shared(s.compute_capability for s in rows)
         default = next((s for s in self.specs if cc and s.compute_capability == cc and "cc" in s.default_for), None)
         return default if default in rows else None
@@ -199,6 +230,15 @@ class GpuDatabase:
         exact = self._exact(Name.of(name))
         found = current.get(name) or (exact[0] if len(exact) == 1 else None)
         return current.get(found.key) if found else None
+
+
+def _nearest(default: GpuSpec | None, rows: list[GpuSpec]) -> GpuSpec:
+    """The row of `rows` whose key shares most words with the product's default (the first on
+    a tie): `A100 SXM4 80GB` for `A100 SXM4 40GB` among the 80 GB variants."""
+    if default is None:
+        return rows[0]
+    wanted = set(naming.words(default.key).split())
+    return max(rows, key=lambda spec: len(wanted & set(naming.words(spec.key).split())))
 
 
 def _unique(specs) -> list[GpuSpec]:
@@ -246,8 +286,13 @@ def match(device_name: str | None) -> GpuSpec | None:
 
 
 def unknown_gpu(name: str, db: GpuDatabase) -> str:
-    """What is said of a GPU the user names that the table does not know: no peaks, the
-    nearest names it does know, and how to add it."""
+    """What is said of a GPU the user names that the table does not know (or that stands for
+    several GPUs it gives no default for): no peaks, the nearest names it does know (or the
+    GPUs meant), and how to add it."""
+    several = db.named(name)
+    if several:
+        listed = ", ".join(spec.key for spec in several[:6]) + (" ..." if len(several) > 6 else "")
+        return f"{name!r} may be any of {len(several)} GPUs ({listed}): no peaks (name one)"
     near = db.closest(name)
     hint = f" (closest: {', '.join(near)})" if near else ""
     return f"{name!r} is not in the GPU table{hint}: no peaks (add it with --peaks)"

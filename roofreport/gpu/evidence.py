@@ -37,11 +37,12 @@ class GpuSettings:
 
     def unknown(self) -> str | None:
         """Why `gpu` gives no peaks when the table (with the peaks file) does not know it, with
-        the closest names it does know; None when it knows it (or no GPU was given)."""
+        the closest names it does know (or names several GPUs and none by default); None when
+        it names one GPU (or no GPU was given)."""
         if not self.gpu:
             return None
         db = self.database()
-        if db.candidates(self.gpu):
+        if db.chosen(self.gpu) is not None:
             return None
         return unknown_gpu(self.gpu, db)
 

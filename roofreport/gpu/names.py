@@ -21,6 +21,13 @@ the rows found by the first of these rules that finds any (`database.GpuDatabase
 
 A name that stands for one row names that GPU; one that stands for several names a product or a
 choice the resolver settles (`resolve.py`).
+
+A name a user types (`--gpu`, a roofreport.toml's `gpu =`) is also compared by its words
+(`typed_words`, `GpuDatabase.named`): case, separators, vendor and product-line words (`NVIDIA`,
+`Tesla`, `GeForce`, `AMD`, `Instinct`), `SXM` for `SXM4`, `80 GB` for `80GB` do not matter, the
+words may come in any order, and a row whose other words make it another product (`Ti`, `D`) is
+not meant: `A100 80GB` is the A100 SXM4 80GB or PCIe 80GB, `rtx 4090 nvidia` the RTX 4090 or its
+laptop variant.
 """
 
 from __future__ import annotations
@@ -46,6 +53,14 @@ _OTHER_PRODUCT = r"ti|super|oem|embedded|with|max|[a-z]"
 _OTHER_VARIANT = r"laptop|mobile|mig|nvl\d*|\d+gb"
 PRODUCT_WORD = re.compile(_OTHER_PRODUCT)
 GPU_WORD = re.compile(f"{_OTHER_PRODUCT}|{_OTHER_VARIANT}")
+# Words a user may add to or leave out of a GPU's name as the table spells it (`typed_words`).
+_VENDOR_WORDS = frozenset(("nvidia", "tesla", "geforce", "amd", "instinct", "gpu"))
+_MEMORY_SIZE = re.compile(r"\b(\d+) ?g(?:b|ib)?\b")   # `80 GB`, `80G`, `80GiB` -> `80gb`
+_FORM_PREFIXES = ("sxm",)                               # `SXM` names SXM2, SXM4, SXM5 alike
+# Words that make a row the portable variant of a product: a user naming the product means the
+# desktop (or data-centre) one, as a datasheet does.
+PORTABLE_WORDS = frozenset(("laptop", "mobile", "maxq"))
+
 # Words a path token may leave out of a GPU's name: `jetson_xavier` is an AGX Xavier or a Xavier NX.
 _SKIPPABLE_WORDS = ("agx",)
 
@@ -55,6 +70,33 @@ def words(name: str) -> str:
     `tesla v100 sxm2 16gb`."""
     text = DEVICE_INDEX.sub("", name.strip().lower())
     return re.sub(r"[-_\s]+", " ", text).strip()
+
+
+def typed_words(name: str) -> tuple[str, ...]:
+    """A GPU name's words as a user's name is compared (module docstring): `NVIDIA A100-SXM4
+    80 GB` -> `a100 sxm4 80gb`."""
+    text = _MEMORY_SIZE.sub(r"\1gb", words(name)).replace("pci e", "pcie").replace("max q", "maxq")
+    return tuple(word for word in text.split() if word not in _VENDOR_WORDS)
+
+
+def covers(typed: tuple[str, ...], row_words: tuple[str, ...]) -> bool:
+    """Every word the user typed is a word of the row's name (`sxm` one beginning a word), and
+    the row's other words make it no other product (`d` of `RTX 4090 D`, `Ti`)."""
+    if not typed:
+        return False
+    matched: set[str] = set()
+    for word in typed:
+        found = [own for own in row_words
+                 if own == word or (word in _FORM_PREFIXES and own.startswith(word))]
+        if not found:
+            return False
+        matched.update(found)
+    return not any(PRODUCT_WORD.fullmatch(own) for own in row_words if own not in matched)
+
+
+def portable(row_words: tuple[str, ...]) -> bool:
+    """The row is a laptop (mobile, Max-Q) variant."""
+    return any(word in PORTABLE_WORDS for word in row_words)
 
 
 def says_nothing(name: str | None) -> bool:

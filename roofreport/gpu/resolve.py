@@ -47,8 +47,8 @@ def from_logs(evidence: Evidence, db: GpuDatabase) -> GpuIdentity:
 def override(found: GpuIdentity, user: str, db: GpuDatabase) -> GpuIdentity:
     """The user's GPU, whatever the logs named (`found`: what they named); a logged name that
     disagrees is said in the note."""
-    choices = db.candidates(user)
-    spec = db.stand_in(choices)
+    choices = db.named(user)
+    spec = db.chosen(user)
     disagree = None
     if found.evidence == LOG and found.name and (found.key != (spec.key if spec else None) or spec is None):
         disagree = f"the logs name {found.name}, but the user's GPU is used"
@@ -202,14 +202,6 @@ def _narrower(rows: list[GpuSpec], allowed: list[GpuSpec]) -> list[GpuSpec]:
     """`rows` narrowed to `allowed` where that leaves any (weaker evidence narrows, never empties)."""
     kept = [spec for spec in rows if spec in allowed]
     return kept or rows
-
-
-def unknown_gpu(name: str, db: GpuDatabase) -> str:
-    """What is said of a GPU the user names that the table does not know: no peaks, the
-    nearest names it does know, and how to add it."""
-    near = db.closest(name)
-    hint = f" (closest: {', '.join(near)})" if near else ""
-    return f"{name!r} is not in the GPU table{hint}: no peaks (add it with --peaks)"
 
 
 def _assumed_reason(what: str, rows: list[GpuSpec], spec: GpuSpec) -> str:

@@ -14,6 +14,10 @@ it dies again the file is recorded as failed (`tasks.Crash`) and the rest goes o
 local cluster the scheduler gives up on a task at its first worker death (`allowed-failures`
 0), so "once" means once; a cluster of someone else's keeps its own setting (Dask's default
 reschedules a task three times before it reports `KilledWorker`).
+
+Ctrl-C is the caller's, as on the local pool (`workers.py`): the local cluster's workers ignore
+SIGINT from their start (`dask_setup`), and a caller that stops before every file is read
+cancels its tasks before it closes the client and the cluster.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import Any
 
 from roofreport.errors import UsageError
 from roofreport.pipeline.tasks import Crash
-from roofreport.pipeline.workers import main_hidden
+from roofreport.pipeline.workers import ignore_interrupts, interrupts_held, main_hidden
 
 ADDRESS_ENV = "DASK_SCHEDULER_ADDRESS"
 _CONNECT_TIMEOUT = "20s"
@@ -51,22 +55,27 @@ class DaskExecutor:
         dask, distributed = _modules()
         address = address or os.environ.get(ADDRESS_ENV) or dask.config.get("scheduler-address", None)
         self._cluster = None
+        self._futures: list = []
         try:
             if address:
                 self.name = f"dask at {address}"
                 self.client = distributed.Client(address, timeout=_CONNECT_TIMEOUT)
             else:
-                self._cluster = _local_cluster(dask, distributed, workers)
+                with interrupts_held():   # (a Ctrl-C now: once it can be closed)
+                    self._cluster = _local_cluster(dask, distributed, workers)
                 self.client = distributed.Client(self._cluster)
         except (OSError, TimeoutError) as exc:
             self.close()
             raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        except BaseException:   # Ctrl-C while the cluster starts: nobody else would close it
+            self.close()
+            raise
 
     def run(self, fn: Callable[[Any], Any], tasks: Sequence[Any]):
         distributed = _modules()[1]
         run_id = uuid.uuid4().hex[:12]
         positions = {}
-        futures = []
+        futures = self._futures = []
         for position, task in enumerate(tasks):
             future = self.client.submit(fn, task, key=f"roofreport-read-{run_id}-{position}", pure=False)
             positions[future.key] = position
@@ -81,13 +90,21 @@ class DaskExecutor:
         # Each suspect once more, alone on the cluster: a death now is its own.
         for position in sorted(suspects):
             again = self.client.submit(fn, tasks[position], key=f"roofreport-retry-{run_id}-{position}", pure=False)
+            futures.append(again)
             distributed.wait([again])
             yield position, again.result() if again.status == "finished" else Crash(_failure(again))
             again.release()
+        self._futures = []
 
     def close(self) -> None:
+        """Close the client (and the cluster started here), after cancelling the tasks of a
+        run the caller stopped before its end (Ctrl-C, an error)."""
         client = getattr(self, "client", None)
         if client is not None:
+            pending = [future for future in self._futures if not future.done()]
+            if pending:
+                client.cancel(pending, force=True)
+            self._futures = []
             client.close()
         if self._cluster is not None:
             self._cluster.close()
@@ -102,7 +119,14 @@ def _local_cluster(dask, distributed, workers: int | None):
               "distributed.logging.distributed": "error"}
     with dask.config.set(config), main_hidden():
         return distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                        dashboard_address=None, silence_logs=logging.ERROR)
+                                        dashboard_address=None, silence_logs=logging.ERROR,
+                                        preload=[__name__])   # `dask_setup` in every worker
+
+
+def dask_setup(worker) -> None:
+    """What a worker of the local cluster does first (Dask runs it as the worker starts, and as
+    the nanny restarts one): leave SIGINT to the caller."""
+    ignore_interrupts()
 
 
 def _failure(future) -> str:

@@ -65,6 +65,7 @@ class Dataset:
     inputs: list[Path] = field(default_factory=list)
     update_report: Any = None   # what an incremental update did (`store.UpdateReport`), or None
     gpu: GpuSettings = NO_SETTINGS
+    model: Any = None   # what the tables imply (`roofreport.model.Model`), kept by `roofreport.read`
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.tables[name]

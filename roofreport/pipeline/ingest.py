@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.enrich.gpu_evidence import file_evidence
-from roofreport.errors import LogWarning, ParseError, RoofreportError
+from roofreport.errors import ROWS_LOST, LogWarning, ParseError, RoofreportError
 from roofreport.families import REGISTRY, ParseResult
 from roofreport.families.common import limits as limits_mod
 from roofreport.families.common.limits import Limits
@@ -175,6 +175,7 @@ def parse_file(path: Path, spec_name: str, variant: str, display: str,
     result, source = _parse_source(spec, path, variant, display, skipped.bytes)
     repaired = source.warnings if isinstance(source, Document) else []
     result.warnings[:0] = [w for w in repaired if w not in result.warnings]
+    mark_lost_rows(result, display)
     if result.error is not None and not result.error.path:
         result.error.path = display
         result.error.args = (result.error.describe(),)
@@ -184,6 +185,20 @@ def parse_file(path: Path, spec_name: str, variant: str, display: str,
             "input.leading-text", f"lines 1-{skipped.lines} ({skipped.bytes:,} bytes) are not "
             f"{result.family} output (a job's other output before it): skipped", line=1))
     return result
+
+
+def mark_lost_rows(result: ParseResult, display: str) -> None:
+    """A file some of whose rows could not be read (`errors.ROWS_LOST` warnings) gets an error
+    naming them, so its status is `partial` (or `error` when no row was read): a failed input
+    in the exit code and the report's file list, never "ok" with rows missing."""
+    lost = [w for w in result.warnings if w.code in ROWS_LOST]
+    if not lost or result.error is not None:
+        return
+    codes = ", ".join(sorted({w.code for w in lost}))
+    first = next((w.line for w in lost if w.line is not None), None)
+    where = f"; the first at line {first}" if first is not None else ""
+    result.error = ParseError(f"rows that could not be read were left out ({len(lost)} {codes} "
+                              f"warning{'s' if len(lost) > 1 else ''}{where})", path=display, line=first)
 
 
 def _parse_source(spec, path: Path, variant: str, display: str,

@@ -12,7 +12,12 @@ A run is one execution of one program with one configuration (DESIGN.md §2). Th
   differ by a variant token (`..._draft_4bit_L4`, `..._draft_8bit_L4`, two Slurm job ids) stay
   apart, and a name that says nothing of its own (`tmp_nsys_gputrace.csv`) joins the one run its
   directory holds. Two logs of the same kind, or logs whose content names different commands or
-  GPUs, are never one run.
+  GPUs, are never one run;
+* each rank of a distributed job (a trace per rank) stays a run of its own, with its `rank` and
+  `world_size`; the ranks of one job share `distributed_job` (`_distributed_jobs`): the runs of
+  one folder whose rank comes from the log (Kineto's `distributedInfo`) or the name (`rank-N`,
+  `rank_N`), of the same family and world size, whose names are the same but for the rank.
+  Step numbers alone never group (unrelated runs share them).
 
 Each field of a run's identity comes from, in this order: the `roofreport.toml`, what the log
 says about itself (the profiled command line, process and device), the path, and last the
@@ -110,6 +115,7 @@ def plan(files: list[LogFile], settings: gpu.GpuSettings = gpu.NO_SETTINGS,
         row.update(_job_request(members, gpus[run_id], scripts or [], db))
         rows.append(row)
     _link_duplicates(rows, groups, ids)
+    _distributed_jobs(rows, groups)
     labels.assign(rows)
     file_run, session_runs = {}, {}
     for run_id, members in zip(ids, groups):
@@ -313,6 +319,54 @@ def _identity(run_id: str, members: list[_Unit], unit_facts: list[dict[str, dict
             params[key] = row[key]
     row["all_params"] = params
     return row, found
+
+
+# The rank a file name gives (`sampled_rank-0`, `trace_rank3`, `local_rank_1`; as
+# `identity`'s rank token), whose number `*` stands for in the name of the job.
+_RANK_IN_NAME = re.compile(r"(?i)(?<![a-z])((?:local_?|global_?)?rank[_-]?)\d{1,5}(?!\d)")
+
+
+def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
+    """Each row's `rank`, `world_size` and `distributed_job`: the job its rank belongs to,
+    named after its runs (`traces/sampled_rank-*.json.gz`), or null for a run that is no rank.
+    A group whose ranks repeat is no one job (two jobs' traces in one folder, told apart by
+    nothing but their names): its runs keep their rank and get no job."""
+    jobs: dict[tuple, list[dict]] = {}
+    for row, members in zip(rows, groups):
+        sizes = {unit.hints.world_size for unit in members if unit.hints.world_size}
+        row["rank"] = _whole(row["all_params"].get("rank"))
+        row["world_size"] = sizes.pop() if len(sizes) == 1 else None
+        row["distributed_job"] = None
+        if row["rank"] is None or row["duplicate_of"] or row["session"] is not None:
+            continue
+        file = members[0].file
+        name_key = _RANK_IN_NAME.sub(r"\1*", file.rel.name)
+        key = (file.root, str(file.rel.parent), file.family, row["world_size"],
+               name_key if name_key != file.rel.name else None)
+        jobs.setdefault(key, []).append(row)
+    for key, ranks in jobs.items():
+        if len({row["rank"] for row in ranks}) < len(ranks):
+            continue
+        for row in ranks:
+            row["distributed_job"] = _job_name(row["run"], key[-1], row["world_size"])
+
+
+def _whole(value) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+def _job_name(run_id: str, name_key: str | None, world_size: int | None) -> str:
+    """`folder/sampled_rank-*.json.gz` from a rank's run id; where the names say no rank, the
+    folder and the job's size (`traces (8 ranks)`)."""
+    folder = str(PurePosixPath(run_id).parent)
+    if name_key is not None:
+        return name_key if folder == "." else f"{folder}/{name_key}"
+    size = f"{world_size} ranks" if world_size else "ranks"
+    return f"{folder} ({size})" if folder != "." else f"({size})"
 
 
 def _job_request(members: list[_Unit], found: gpu.GpuIdentity, scripts: list[jobscripts.Script],

@@ -9,13 +9,22 @@ works from scripts, from notebooks (whose `__main__` has no file) and from the C
 
 `LocalPool` is the executor (`executors.py`) on such a pool: it contains a task whose worker
 dies (retried once, alone, then a `tasks.Crash`).
+
+Ctrl-C belongs to the caller. A terminal sends SIGINT to the whole process group, workers
+included: a worker that took it would end its file as "could not run it (KeyboardInterrupt)"
+(or print a traceback while it starts) and the caller would go on. So a worker starts with
+SIGINT blocked (`interrupts_held`) and ignores it from its first line of roofreport
+(`ignore_interrupts`); the caller, interrupted, kills the workers still reading
+(`LocalPool.close`) rather than wait for their files.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import types
 from collections import deque
 from collections.abc import Iterator
@@ -40,6 +49,35 @@ def main_hidden() -> Iterator[None]:
     finally:
         if main is not None:
             sys.modules["__main__"] = main
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """A Ctrl-C waits for the end of the block, where this process gets it (a KeyboardInterrupt
+    then); a process started inside begins with SIGINT blocked (the mask a process starts with
+    is its parent's thread's), and so does a thread. For the starts of worker processes, so that
+    an interrupt never falls between a worker's start and its pool's record of it (a worker
+    nobody would stop). Only in the main thread, where Python takes signals."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield   # (Windows: no process groups to signal)
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)   # now, to the handler it was meant for
+
+
+def ignore_interrupts() -> None:
+    """A worker's first act (the pool's initializer): SIGINT is the caller's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # (a blocked one is dropped)
 
 
 class _Process(SpawnProcess):
@@ -76,7 +114,7 @@ def cap_memory(limit: int | None) -> bool:
 
 def pool(workers: int) -> ProcessPoolExecutor:
     """A pool of `workers` spawned processes that never import the caller's main module."""
-    return ProcessPoolExecutor(max_workers=workers, mp_context=_Context())
+    return ProcessPoolExecutor(max_workers=workers, mp_context=_Context(), initializer=ignore_interrupts)
 
 
 class LocalPool:
@@ -89,8 +127,10 @@ class LocalPool:
     def __init__(self, workers: int):
         self.workers = workers
         self._pool = None
+        self._finished = True   # every task of the last `run` has its outcome
 
     def run(self, fn, tasks):
+        self._finished = False
         queue = deque(range(len(tasks)))
         suspects: list[int] = []
         idle_breaks = 0
@@ -103,6 +143,7 @@ class LocalPool:
                 raise RoofreportError("roofreport's worker processes die as they start; try --jobs 1")
         for position in suspects:
             yield position, self._run_alone(fn, tasks[position])
+        self._finished = True
 
     def _run_until_broken(self, fn, tasks, queue: deque) -> Iterator[tuple[int, Any]]:
         """Run queued tasks until done or until the pool breaks; return the tasks lost."""
@@ -113,8 +154,9 @@ class LocalPool:
             broken = False
             while queue and len(inflight) < window and not broken:
                 try:
-                    inflight[pool.submit(fn, tasks[queue[0]])] = queue[0]
-                    queue.popleft()
+                    with interrupts_held():   # (a submit may start a worker)
+                        inflight[pool.submit(fn, tasks[queue[0]])] = queue[0]
+                        queue.popleft()
                 except BrokenProcessPool:   # a worker died since the last look: that task never ran
                     broken = True
             done, _ = wait(inflight, return_when=FIRST_COMPLETED) if inflight else (set(), set())
@@ -140,7 +182,9 @@ class LocalPool:
 
     def _run_alone(self, fn, task) -> Any:
         pool = self._open(1)
-        outcome = _outcome(pool.submit(fn, task), wait_for_it=True)
+        with interrupts_held():
+            future = pool.submit(fn, task)
+        outcome = _outcome(future, wait_for_it=True)
         if outcome is _BROKEN:
             self._discard()
             return Crash("its worker process died while reading it, twice (a crash in a reader, "
@@ -160,6 +204,13 @@ class LocalPool:
             self._pool = None
 
     def close(self) -> None:
+        """Shut the pool down. When the caller stopped before every task was done (Ctrl-C, an
+        error), the workers are killed first: closing never waits for files nobody will use,
+        nor for workers still starting."""
+        if self._pool is not None and not self._finished:
+            # (the pool's own table of its processes: ProcessPoolExecutor offers no other way)
+            for process in list((getattr(self._pool, "_processes", None) or {}).values()):
+                process.kill()
         self._discard()
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from roofreport.errors import RoofreportError, UsageError
@@ -62,19 +62,23 @@ def write_tables(dataset, out_dir: Path, fmt: str) -> list[Path]:
         raise UsageError(f"unknown table format {fmt!r}")
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"{out_dir} exists and is not a folder")
+    # Every table goes to a temporary file first; they are renamed onto their names only once
+    # all are written, so that an interrupted write (Ctrl-C, a full disk) leaves the folder as
+    # it was, not some tables new and some old.
     written = []
-    for name in schema.TABLES:
-        frame = dataset.tables.get(name, schema.empty(name))
-        target = out_dir / f"{name}.{fmt}"
-        try:
-            with atomic_path(target) as tmp:
+    with ExitStack() as publish:
+        for name in schema.TABLES:
+            frame = dataset.tables.get(name, schema.empty(name))
+            target = out_dir / f"{name}.{fmt}"
+            tmp = publish.enter_context(atomic_path(target))
+            try:
                 if fmt == "parquet":
                     frame.write_parquet(tmp, row_group_size=PARQUET_ROW_GROUP_ROWS)
                 elif fmt == "csv":
                     frame.write_csv(tmp)
                 else:
                     frame.write_json(tmp)
-        except OSError as exc:
-            raise RoofreportError(f"cannot write {target}: {exc.strerror or exc}") from None
-        written.append(target)
+            except OSError as exc:
+                raise RoofreportError(f"cannot write {target}: {exc.strerror or exc}") from None
+            written.append(target)
     return written

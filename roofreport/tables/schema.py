@@ -56,6 +56,10 @@ KERNELS = {
     "peak_dram_bytes_per_s": F64,
     "peak_l2_bytes_per_s": F64,   # the log's L2 / L1 ceilings (lts__t_bytes, l1tex__t_bytes peaks)
     "peak_l1_bytes_per_s": F64,
+    "rank": I64,               # the process's rank in a distributed job (a Kineto trace's
+                               # `distributedInfo`); null: the log says none (`runs.rank` may)
+    # Derived (roofreport/model/): `roofreport.read` fills it; the pipeline leaves it null.
+    "in_run_total": Bool,      # its duration is part of its run's kernel_time_ns (the time source, not a copy)
 }
 
 # metrics: every metric the logs printed, long form (one row per launch and metric), nothing dropped.
@@ -86,6 +90,8 @@ ACTIVITIES = {
     "correlation_id": I64,     # links the activity to the API call that launched it
     "grid": Str,
     "block": Str,
+    "rank": I64,               # the process's rank in a distributed job (a Kineto trace's
+                               # `distributedInfo`); null: the log says none (`runs.rank` may)
 }
 
 # api_calls: CUDA runtime and driver calls, summed (`kind` "summary") or one row per call ("trace").
@@ -200,7 +206,7 @@ STEPS = {
     **STEP_METRICS,
 }
 
-# Run totals (analysis/totals.py): `roofreport.read` fills them; the pipeline leaves them null.
+# Run totals (model/totals.py): `roofreport.read` fills them; the pipeline leaves them null.
 RUN_TOTALS = {
     "kernel_time_ns": F64,        # GPU kernel time of the run's time source, transfers apart
     "transfer_time_ns": F64,      # memcpy/memset time that source lists
@@ -264,6 +270,11 @@ RUNS = {
     "device_kind": Str,        # "cpu" when the log shows the run on the CPU
     "job_gpus": I64,           # GPUs the run's batch-job script asked for (`#SBATCH --gres=gpu:k80:4`)
     "job_script": Str,         # that script and its directive (`imagenet/run.sh: --gres=gpu:k80:4`)
+    # A rank of a distributed job is a run of its own (pipeline/runs.py); its job groups its ranks.
+    "rank": I64,               # the process's rank (Kineto's distributedInfo, or `rank-N` in the name)
+    "world_size": I64,         # the job's processes, as the log gives them
+    "distributed_job": Str,    # the job whose rank this run is (`traces/sampled_rank-*.json.gz`):
+                               # its runs share it; null: no rank of a job
     "params": Str,             # JSON object: the run's parameters that vary across the dataset
     "all_params": Str,         # JSON object: every parameter the logs, names or toml give the run
     "duplicate_of": Str,       # the run this one copies (history folder, prev_*, identical file)
@@ -307,7 +318,7 @@ PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "re
 # The version of these tables' layout. Raise it when a column is added, removed, retyped or
 # changes meaning: an incremental dataset written under another version is read again in full
 # (`pipeline/store.py`), and so is one whose `fingerprint()` differs, should a change forget it.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 def fingerprint() -> str:

@@ -119,7 +119,7 @@ def _incomplete(table: pl.DataFrame, roles: Roles, ncols: int,
 
 def read_details(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: LineSource) -> bool:
     _warn_unknown(roles, result)
-    table = _incomplete(table, roles, len(roles), lines, result)
+    table = _incomplete(_without_repeated_header(table, roles), roles, len(roles), lines, result)
     frame = _named(table, roles)
     frame = frame.with_columns(launch_id=_launch_ids(frame))
     launches = _with_ids(frame, result)
@@ -156,6 +156,16 @@ def _nonempty(frame: pl.DataFrame, col: str) -> pl.DataFrame:
     """Rows whose `col` is neither null nor empty (the frame itself when all are)."""
     keep = frame.select((pl.col(col).is_not_null() & (pl.col(col) != "")).alias("keep"))["keep"]
     return frame if keep.all() else frame.filter(keep)
+
+
+def _without_repeated_header(table: pl.DataFrame, roles: Roles) -> pl.DataFrame:
+    """The header printed again (two ncu runs appended to one file) is no row, and no row
+    lost: left out without a word (its ID cell reads `ID`)."""
+    found = next(((column, name) for column, name, role in roles if role == "launch_id"), None)
+    if found is None:
+        return table
+    column, name = found
+    return table.filter(pl.col(column).cast(pl.String).str.strip_chars().ne_missing(name))
 
 
 def _with_ids(frame: pl.DataFrame, result: ParseResult) -> pl.DataFrame:
@@ -275,7 +285,7 @@ def read_raw(table: pl.DataFrame, roles: Roles, result: ParseResult, lines: Line
              decimal_comma: bool | None = None) -> bool:
     """A raw page's launches and metrics into the result; `decimal_comma` None: the values'
     locale is told from the values (a binary report's page, written by `rep.py`, knows it)."""
-    table = _incomplete(table, roles, len(roles), lines, result)
+    table = _incomplete(_without_repeated_header(table, roles), roles, len(roles), lines, result)
     id_col = next((c for c, _, r in roles if r == "launch_id"), "c0")
     no_id = pl.col(id_col).cast(pl.String).fill_null("").str.strip_chars() == ""
     unit_rows, launches = table.filter(no_id), table.filter(~no_id)

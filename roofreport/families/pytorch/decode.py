@@ -65,7 +65,8 @@ EVENT_FIELDS = ("kind", "name", "ts", "dur", "pid", "tid", "device", "context", 
 # What a kernel event adds (its `args`), one row per kernel in `Trace.launches`, after its
 # source_line: the launch shape, then what CUPTI says of the launch, as Kineto names it.
 LAUNCH_FIELDS = ("grid", "block", "registers per thread", "shared memory", "blocks per SM",
-                 "warps per SM", "est. achieved occupancy %")
+                 "warps per SM", "est. achieved occupancy %", "In msg nelems", "Out msg nelems", "Group size",
+                 "Collective name", "dtype")
 # What a counted operator call adds (`flops.op_flops`), one row per call in `Trace.operators`.
 OPERATOR_FIELDS = ("flops", "op_kind", "precision", "flops_source", "causal")
 FLUSH_ROWS = 1 << 14     # kept events gathered as Python lists before they become a frame
@@ -198,11 +199,17 @@ _NO_DIMS = (None, None, None)
 # Kineto's launch fields after grid and block -> (metric as Kineto names it, unit) in `metrics`.
 LAUNCH_METRICS = {"registers per thread": "register", "shared memory": "byte",
                   "blocks per SM": None, "warps per SM": None, "est. achieved occupancy %": "%"}
+# What PyTorch (2.x) writes on a collective's kernel (NCCL, RCCL), from its `record_param_comms`
+# call: the message in elements (`Out msg nelems` is all_gather's whole array), the process
+# group's size; then, as words, the collective and the element type (c10's `Float`, `BFloat16`).
+COLLECTIVE_METRICS = {"In msg nelems": "element", "Out msg nelems": "element", "Group size": "rank"}
+COLLECTIVE_WORDS = ("Collective name", "dtype")
 
 
 def _launch_frame(launches: list[tuple]) -> pl.DataFrame:
     """One row per kernel event: `source_line`, grid and block as `grid_x` ... `block_z`
-    (null unless three numbers), and the `LAUNCH_METRICS` values; a field no event of the
+    (null unless three numbers), the `LAUNCH_METRICS` and `COLLECTIVE_METRICS` values and the
+    `COLLECTIVE_WORDS`; a field no event of the
     batch has is left out (a trace of millions of kernels without them holds no column of
     nulls: the tables add them)."""
     lines, grids, blocks, *values = zip(*launches)
@@ -212,8 +219,11 @@ def _launch_frame(launches: list[tuple]) -> pl.DataFrame:
             axes = zip(*(v if v.__class__ is list and len(v) == 3 else _NO_DIMS for v in shapes))
             series += [pl.Series(f"{prefix}_{axis}", column, dtype=pl.Int64, strict=False)
                        for axis, column in zip("xyz", axes)]
+    numbers = (*LAUNCH_METRICS, *COLLECTIVE_METRICS)
     series += [pl.Series(name, column, dtype=pl.Float64, strict=False)
-               for name, column in zip(LAUNCH_METRICS, values) if any(v is not None for v in column)]
+               for name, column in zip(numbers, values) if any(v is not None for v in column)]
+    series += [pl.Series(name, [None if v is None else str(v) for v in column], dtype=pl.String)
+               for name, column in zip(COLLECTIVE_WORDS, values[len(numbers):]) if any(v is not None for v in column)]
     return pl.DataFrame(series)
 
 

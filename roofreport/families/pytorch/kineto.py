@@ -3,7 +3,8 @@
 What each kind of event becomes (`decode.CATEGORIES` names the categories):
 
 * `kernel` -> `activities` and `kernels` (kind "launch", count 1): name, device, context,
-  stream, grid and block (`(x, y, z)`), correlation id, start and duration. Every kernel event
+  stream, grid and block (`(x, y, z)`), correlation id, start and duration, and the rank
+  `distributedInfo` gives (every GPU row of the trace). Every kernel event
   counts, the last profiler step's included. What CUPTI said of the launch (registers per
   thread, shared memory, blocks and warps per SM, estimated occupancy) -> `metrics`;
 * `gpu_memcpy`, `gpu_memset` -> `activities` (kind "memcpy"/"memset") with their bytes;
@@ -32,7 +33,8 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import ParseError
-from roofreport.families.pytorch.decode import LAUNCH_METRICS, Trace, gc_paused, read_trace
+from roofreport.families.pytorch.decode import (COLLECTIVE_METRICS, COLLECTIVE_WORDS, LAUNCH_METRICS, Trace,
+                                                gc_paused, read_trace)
 from roofreport.families.pytorch.ranges import launch_regions, paths
 from roofreport.families.pytorch.steps import STEP_NAME, step_table
 from roofreport.families.spec import ParseResult
@@ -55,9 +57,9 @@ def _parse(path: Path, variant: str) -> ParseResult:
     events, launches, operators, meta = event_frame(trace), trace.launches, trace.operators, trace.meta
     del trace   # the decoded columns (the frames hold them now)
     step_rows, counted = step_table(events, operators)
+    _hints(meta, events, result)   # (first: the GPU rows carry the rank)
     if events.height:
         _fill(events, launches, _devices(meta), counted, result)
-    _hints(meta, events, result)
     if step_rows.height:
         result.add("steps", step_rows.with_columns(
             rank=pl.lit(result.hints.rank, pl.Int64), device=pl.lit(result.hints.device_name, pl.String)))
@@ -120,9 +122,11 @@ def _gpu_tables(gpu: pl.DataFrame, devices: dict[int, str], calls: pl.DataFrame,
     rows = gpu.with_columns(launch_dims(gpu, "grid"), launch_dims(gpu, "block"),
                             device=_device_name(devices))
     common = ["source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block"]
+    # Each row says its rank: the ranks of one job are compared row against row.
+    rank = pl.lit(result.hints.rank, pl.Int64).alias("rank")
     result.add("activities", rows.select(
         *common, "kind", "bytes", pl.col("start_ns").cast(pl.Float64),
-        pl.col("correlation").alias("correlation_id")))
+        pl.col("correlation").alias("correlation_id"), rank))
     kernels = rows.filter(pl.col("kind") == "kernel")
     if not kernels.height:
         return
@@ -130,21 +134,35 @@ def _gpu_tables(gpu: pl.DataFrame, devices: dict[int, str], calls: pl.DataFrame,
     region = launch_regions(kernels, calls, annotations)
     result.add("kernels", kernels.with_columns(region=region).select(
         *common, pl.col("source_line").alias("launch_id"), pl.lit("launch").alias("kind"),
-        pl.lit(1).alias("count"), "region"))
+        pl.lit(1).alias("count"), "region", rank))
     _launch_metrics(kernels, result)
 
 
 def _launch_metrics(kernels: pl.DataFrame, result: ParseResult) -> None:
-    """What CUPTI said of each launch (registers, shared memory, occupancy...) -> `metrics`."""
-    present = [name for name in LAUNCH_METRICS if name in kernels.columns]
-    if not present:
-        return
+    """What CUPTI said of each launch (registers, shared memory, occupancy...) -> `metrics`,
+    section "kineto launch"; what PyTorch said of a collective's message (elements, group size,
+    collective, type) -> section "kineto collective"."""
+    for section, units in (("kineto launch", LAUNCH_METRICS), ("kineto collective", COLLECTIVE_METRICS)):
+        present = [name for name in units if name in kernels.columns]
+        if present:
+            result.add("metrics", _long(kernels, present, section).select(
+                pl.exclude("value_text"), pl.col("metric").replace_strict(units, return_dtype=pl.String).alias("unit")))
+    words = [name for name in COLLECTIVE_WORDS if name in kernels.columns]
+    if words:
+        result.add("metrics", _long(kernels, words, "kineto collective").drop("value"))
+
+
+def _long(kernels: pl.DataFrame, present: list[str], section: str) -> pl.DataFrame:
+    """One row per launch and field of `present` that it has: its metric rows, number in
+    `value` and text in `value_text` as the field's type says."""
     long = kernels.select("source_line", "name", "device", *present).unpivot(
         index=["source_line", "name", "device"], variable_name="metric").drop_nulls("value")
-    units = pl.col("metric").replace_strict(LAUNCH_METRICS, return_dtype=pl.String)
-    result.add("metrics", long.select(
+    text = long.schema["value"] == pl.String
+    return long.select(
         "source_line", pl.col("source_line").alias("launch_id"), pl.col("name").alias("kernel_name"),
-        "device", pl.lit("kineto launch").alias("section"), "metric", units.alias("unit"), "value"))
+        "device", pl.lit(section).alias("section"), "metric",
+        (pl.lit(None, pl.Float64) if text else pl.col("value")).alias("value"),
+        (pl.col("value") if text else pl.lit(None, pl.String)).alias("value_text"))
 
 
 def _device_name(devices: dict[int, str]) -> pl.Expr:

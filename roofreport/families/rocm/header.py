@@ -38,7 +38,7 @@ class RocmHeader:
     @property
     def variant(self) -> str:
         """`<tool> <report> csv`, and ` (counters)` for a counter collection (the analysis times
-        its dispatches as it does ncu's: `analysis/timing.py` COUNTED_VARIANT)."""
+        its dispatches as it does ncu's: `model/timing.py` COUNTED_VARIANT)."""
         if self.kind == "smi":
             return f"{self.tool} csv"
         what = self.file_report or self.report

@@ -101,7 +101,9 @@ def _kernels(values: pl.DataFrame) -> pl.DataFrame:
 
 # -- dispatch tables ---------------------------------------------------------------------------
 
-def dispatches(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> None:
+def dispatches(cells: pl.DataFrame, header: RocmHeader, result: ParseResult, also: tuple[str, ...] = ()) -> None:
+    """`also`: fields kept in `metrics` (section "dispatch") beside the resources (rocprofv2's
+    printed records keep each dispatch's process there: the ranks of one log stay apart)."""
     values = typed(cells, header).with_columns(launch_id=pl.int_range(1, cells.height + 1, dtype=pl.Int64))
     result.add("kernels", _kernels(values))
     counters = counter_columns(list(header.names))
@@ -114,7 +116,7 @@ def dispatches(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> 
     keys = values.select("source_line", "launch_id", pl.col("name").alias("kernel_name"), pl.col("agent").alias("device"))
     resources: dict[str, str] = {}   # field -> its column (the first spelling in the header)
     for name, index in position.items():
-        if name in BY_HEADER and BY_HEADER[name].field in RESOURCES:
+        if name in BY_HEADER and (BY_HEADER[name].field in RESOURCES or BY_HEADER[name].field in also):
             resources.setdefault(BY_HEADER[name].field, f"c{index}")
     _long_metrics(cells, keys, "dispatch", list(resources.items()), result)
     _long_metrics(cells, keys, "counters", [(name, f"c{position[name]}") for name in counters], result)

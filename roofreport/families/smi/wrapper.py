@@ -70,7 +70,7 @@ def parse(doc: Document, result: ParseResult) -> pl.DataFrame:
             return pl.DataFrame()
         result.warn("smi.bad-row", f"{doc.display}:{bad_line}: the CSV is damaged from this line "
                     f"on ({reason}): the rows before it are read, the rest is not", line=bad_line)
-    frame = _with_source_lines(frame)
+    frame = _without_repeated_header(_with_source_lines(frame))
     _warn_multiline(frame, doc, result)
     cols = [pl.col("source_line")]
     for name, target in targets.items():
@@ -133,6 +133,14 @@ def _with_source_lines(frame: pl.DataFrame) -> pl.DataFrame:
     extra = pl.sum_horizontal([pl.col(c).str.count_matches("\n").fill_null(0) for c in frame.columns])
     return frame.with_columns(
         source_line=(pl.int_range(pl.len()) + 2 + extra.cum_sum() - extra).cast(pl.Int64))
+
+
+def _without_repeated_header(frame: pl.DataFrame) -> pl.DataFrame:
+    """The header printed again (a loop restarted, two files concatenated) is no sample: every
+    cell of such a row is its column's name."""
+    names = [name for name in frame.columns if name != "source_line"]
+    repeat = pl.all_horizontal([pl.col(name).str.strip_chars().eq_missing(name.strip()) for name in names])
+    return frame.filter(~repeat)
 
 
 def _warn_multiline(frame: pl.DataFrame, doc: Document, result: ParseResult) -> None:

@@ -1,6 +1,6 @@
 """The roofline figure of one GPU: log-log ceilings with labels, runs and top kernels as points.
 
-Ceilings come from `analysis.roofline.ceilings` (label, kind, value, level); points from the
+Ceilings come from `model.roofline.ceilings` (label, kind, value, level); points from the
 roofline frames, turned into `RoofPoint`s by the report builder. Colour = run (legend below
 the axes so it never covers a point), size = run total vs kernel, marker = precision, a red
 ring = a point above its roof (a counting error, not a fast kernel), a "≥" = a lower bound (its

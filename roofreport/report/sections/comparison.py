@@ -174,8 +174,23 @@ def comparison_section(an) -> Section:
     section.blocks += time_sweep_blocks(an.time_sweeps)
     section.blocks += share_sweep_blocks(an.sweeps)
     if not section.blocks:
-        section.empty = GPU_EMPTY
+        section.empty = _gpu_empty(an.baseline)
     return section
+
+
+def _gpu_empty(baseline) -> str:
+    """Why "GPUs compared" is empty: no workload ran on two GPUs; where the baseline's runs ran
+    on other GPUs than these logs', those are compared in "Against the baseline", and saying
+    that no workload ran on two GPUs would deny it."""
+    pairs = baseline.pairs if baseline is not None else None
+    across = [] if pairs is None or not pairs.height else [
+        (first, second) for first, second in pairs.select("gpu_a", "gpu_b").iter_rows()
+        if first and second and first != second]
+    if not across:
+        return GPU_EMPTY
+    gpus = " and ".join(dict.fromkeys(across[0]))
+    return ("No workload ran on two GPUs within these logs; against the baseline, the runs on "
+            f"{gpus} are compared (Against the baseline).")
 
 
 def _time_table(pivot: pl.DataFrame, pairs: pl.DataFrame) -> list:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from roofreport.analysis import roofline
+from roofreport.model import roofline
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span
 from roofreport.report.tables import cell, table

@@ -1,6 +1,6 @@
 """The "Rooflines" section: one log-log chart per GPU with its ceilings (per precision and
 memory level, from `roofline.ceilings`), the runs at their totals (the runs table's
-`arithmetic_intensity` and `achieved_flops_per_s`, analysis/totals.py) and their top kernels
+`arithmetic_intensity` and `achieved_flops_per_s`, model/totals.py) and their top kernels
 (`kernel_roofline`) as points, at most `SERIES_PER_CHART` runs to a chart (more: a chart per
 group of runs), and a table of what the runs table does not say about the points (the time of
 the counted kernels, the roof at each run's intensity). A GPU whose runs
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import roofline
+from roofreport.model import roofline
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart, spans_list
 from roofreport.report.naming import RunNames, in_order

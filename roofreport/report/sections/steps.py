@@ -77,11 +77,18 @@ def _mfu_table(runs: list[str], rows: dict, names: RunNames):
 
 
 def _no_peak(row: dict) -> str:
+    """Why a run has no MFU, in the order the peak is looked up: FLOPs, a GPU, a precision, the
+    GPU's peak at that precision."""
     if row["model_flops"] is None:
         return "– (no FLOPs: the trace has no shapes)"
     if row["device"] is None:
-        return "– (a CPU trace: no GPU peak)"
-    return f"– (no known {row['peak_precision'] or ''} peak for this GPU)".replace("  ", " ")
+        if not row["kernel_launches"]:   # no kernel ran: the trace is the CPU's alone
+            return "– (a CPU trace: no GPU peak)"
+        # kernels ran, but the trace has no deviceProperties to name their GPU
+        return "– (the trace names no GPU: no peak; name it with --gpu)"
+    if row["peak_precision"] is None:    # (--model-flops gives FLOPs, not the types they ran in)
+        return "– (the steps' precision is unknown: the trace has no input types, and the peak depends on it)"
+    return f"– (no known {row['peak_precision']} peak for this GPU)"
 
 
 def _comparison(row: dict, names: RunNames) -> Paragraph:

@@ -21,8 +21,9 @@
   roofs; no intensity and no bound class.
 * `dram_bytes_derived`: some of the run's DRAM bytes are a logged rate × duration (counters.py).
 
-`with_run_totals(tables, db)` gives the runs table with these columns filled: `roofreport.read`
-calls it so `parse`, `read`, `analyze` and the report read the same frame.
+`run_totals(model)` gives these columns from a `Model`'s derived rows (`roofreport.model`):
+`Model.runs()` is the runs table with them filled, which `roofreport.read` keeps, so `parse`,
+`read`, `analyze` and the report read the same frame.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport import gpu
-from roofreport.analysis import counted, iterations, roofline, timing
+from roofreport.model import counted, roofline, timing
 from roofreport.tables import schema
 
 TRANSFERS = ("memcpy", "memset")
@@ -38,24 +39,14 @@ _NO_PRECISION = "fp32"   # the roof of a run whose logs measured no precision
 _KEEP_NOTES = ("below",)   # roofline notes a run keeps beside its bound class
 
 
-def with_run_totals(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.DataFrame:
-    """The runs table of `tables` with its `RUN_TOTALS` columns (re)computed."""
-    runs = tables.get("runs")
-    if runs is None or not runs.height:
-        return schema.empty("runs")
-    totals = run_totals(tables, db)
-    base = runs.drop([c for c in schema.RUN_TOTALS if c in runs.columns])
-    return schema.conform("runs", base.join(totals, on="run", how="left"))
-
-
-def run_totals(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.DataFrame:
-    """run + the `RUN_TOTALS` columns, one row per run that has any (module docstring)."""
-    rows = timing.kernel_time_rows(tables)        # once: the time and the iteration count read it
-    time = kernel_time(rows)
-    work = _work(tables, db)
-    work = pl.concat([work, _roofs_only(tables, db, set(work["run"].to_list()) if work.height else set())],
+def run_totals(model) -> pl.DataFrame:
+    """run + the `RUN_TOTALS` columns of a `Model`, one row per run that has any (module
+    docstring)."""
+    time = kernel_time(model.time_rows)
+    work = _work(model)
+    work = pl.concat([work, _roofs_only(model.gpus, set(work["run"].to_list()) if work.height else set())],
                      how="diagonal_relaxed")
-    steps = iterations.run_iterations(tables, rows)
+    steps = model.iterations
     ids = pl.concat([f.select("run") for f in (time, work, steps)]).unique()
     out = ids.join(time, on="run", how="left").join(work, on="run", how="left").join(steps, on="run", how="left")
     out = out.with_columns(
@@ -75,7 +66,8 @@ def kernel_time(rows: pl.DataFrame) -> pl.DataFrame:
                                     "devices": pl.Int64, "time_source": pl.String})
     moved = pl.col("category").fill_null("").is_in(TRANSFERS)
     kernels = (~moved).any()   # a log of transfers only ("No kernels were profiled") has no kernel time
-    return setup_rows(rows).group_by("run").agg(
+    marked = rows if "setup" in rows.columns else setup_rows(rows)
+    return marked.group_by("run").agg(
         pl.when(kernels).then(pl.col("time_ns").filter(~moved).sum()).alias("kernel_time_ns"),
         pl.when(kernels).then(pl.col("count").filter(~moved).sum()).alias("kernel_launches"),
         pl.when(moved.any()).then(pl.col("time_ns").filter(moved).sum()).alias("transfer_time_ns"),
@@ -99,26 +91,25 @@ def setup_rows(rows: pl.DataFrame) -> pl.DataFrame:
 
 # -- work and the roofline point -------------------------------------------------------------
 
-def _work(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.DataFrame:
-    rows = counted.counter_rows(tables)
+def _work(model) -> pl.DataFrame:
+    rows = counted.counter_rows(model.tables)
     if not rows.height:
         return pl.DataFrame(schema={"run": pl.String})
-    times = timing.counted_kernel_times(tables)
-    rows = rows.join(times, on=["source_file", "launch_id"], how="left").with_columns(
+    rows = rows.join(model.counted_times, on=["source_file", "launch_id"], how="left").with_columns(
         counted.row_flops().alias("flops"))
-    precisions = _dominant_precision(tables)
-    gpus = roofline.run_gpus(tables, db)
+    precisions = _dominant_precision(model.points)
+    gpus = model.gpus
     out = []
     for (run,), group in rows.group_by(["run"], maintain_order=True):
         out.append(run_point(run, group, gpus.get(run), precisions.get(run)))
     return pl.DataFrame(out, infer_schema_length=None)
 
 
-def _roofs_only(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase, counted_runs: set[str]) -> pl.DataFrame:
+def _roofs_only(gpus: dict[str, gpu.GpuSpec], counted_runs: set[str]) -> pl.DataFrame:
     """The FP32 and DRAM roofs and ridge point of each run on a known GPU whose logs counted
     nothing (module docstring)."""
     out = []
-    for run, spec in roofline.run_gpus(tables, db).items():
+    for run, spec in gpus.items():
         if run in counted_runs:
             continue
         peaks = roofline.peaks_for(spec, {}, _NO_PRECISION, [])
@@ -192,9 +183,9 @@ def _bound(base: dict, point: dict, spec, precision: str | None) -> tuple[str | 
     return roofline.bound_class(point["ai_dram"], point["ridge_ai"]), note
 
 
-def _dominant_precision(tables: dict[str, pl.DataFrame]) -> dict[str, str]:
-    """run -> the precision doing most of its FLOPs (roofline's precision of each kernel)."""
-    points = roofline.kernel_points(tables)
+def _dominant_precision(points: pl.DataFrame) -> dict[str, str]:
+    """run -> the precision doing most of its FLOPs (roofline's precision of each kernel:
+    `roofline.kernel_points`)."""
     if not points.height:
         return {}
     per = points.group_by("run", "precision").agg(pl.col("flops").sum())

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import timing
+from roofreport.model import timing
 
 STEP_RANGE = (r"(?i)^(?:ProfilerStep#\d+|(?:train(?:ing)?|eval|val|inference)?[ _-]?"
               r"(?:step|iter|iteration|batch)(?:[ _#:-]*\d+)?)$")

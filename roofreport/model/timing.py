@@ -143,6 +143,27 @@ def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return chosen.join(labels, on="run", how="left").select(list(TIME_COLUMNS))
 
 
+def with_in_run_total(tables: dict[str, pl.DataFrame], time_rows: pl.DataFrame,
+                      kernels: pl.LazyFrame) -> pl.LazyFrame:
+    """`kernels` with `in_run_total`: the row is one of its run's time rows (`time_rows`:
+    `kernel_time_rows`, of one file and rank per run) and not a copy, so the durations of the
+    rows marked sum to the run's `kernel_time_ns`. A run whose time source is a file read into
+    activities only (no kernel rows) marks none. Lazy, so a dataset folder's kernels are marked
+    as they are scanned."""
+    chosen = time_rows.select("run", "source_file", "rank").unique().with_columns(pl.lit(True).alias("__chosen"))
+    moved = pl.col("category").fill_null("").is_in(["memcpy", "memset"])
+    # (a left join on a marker, then the rows' own order again: a semi join would drop the rows)
+    marked = (kernels.with_row_index("__row")
+              .join(file_families(tables).lazy(), on="source_file", how="left")
+              .with_columns(_rank(pl.col("family"), pl.col("kind")).alias("__rank"))
+              .join(chosen.lazy(), left_on=["run", "source_file", "__rank"], right_on=["run", "source_file", "rank"],
+                    how="left")
+              .sort("__row"))
+    return marked.with_columns(
+        (pl.col("__chosen").fill_null(False) & pl.col("duration_ns").is_not_null() & ~moved).alias("in_run_total")
+    ).drop("__row", "family", "__rank", "__chosen")
+
+
 def is_trace(rank: pl.Expr) -> pl.Expr:
     """Rows of a timeline (each launch in the order it ran), not of a summary or ncu's replays."""
     return rank.is_in(_TRACE_RANKS)
@@ -174,11 +195,11 @@ def _transfers(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.Data
 
 # -- real time for counted launches (ncu, rocprof counters) -----------------------------------------------------
 
-def counted_kernel_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def counted_kernel_times(tables: dict[str, pl.DataFrame], time_rows: pl.DataFrame | None = None) -> pl.DataFrame:
     """Per kernel row: source_file, launch_id, time_ns and time_source, in this order of choice:
     the same launch in a trace of the run (ncu rows; needs MIN_MATCHED of them to align), the
     same kernel name's total in the run's time source (summary rows such as nvprof metrics),
-    the row's own duration."""
+    the row's own duration. `time_rows`: `kernel_time_rows(tables)` when the caller has them."""
     kernels = tables.get("kernels")
     empty = pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64,
                                  "time_ns": pl.Float64, "time_source": pl.String})
@@ -191,7 +212,7 @@ def counted_kernel_times(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     traces = _trace_launches(tables)
     runs = own.filter(pl.col("family").is_in(_COUNTED) & (pl.col("kind") == "launch"))["run"].unique().to_list()
     found = [_align_run(own.filter(pl.col("run") == run), traces.filter(pl.col("run") == run)) for run in runs]
-    found.append(_by_name(tables, own))
+    found.append(_by_name(tables, own, time_rows))
     found = [f for f in found if f.height]
     for part in found:
         out = out.join(part, on=["source_file", "launch_id"], how="left", suffix="_m").select(
@@ -228,14 +249,14 @@ def _align_run(own: pl.DataFrame, trace: pl.DataFrame) -> pl.DataFrame:
     }, schema={"source_file": pl.String, "launch_id": pl.Int64, "time_ns": pl.Float64, "time_source": pl.String})
 
 
-def _by_name(tables: dict[str, pl.DataFrame], own: pl.DataFrame) -> pl.DataFrame:
+def _by_name(tables: dict[str, pl.DataFrame], own: pl.DataFrame, time_rows: pl.DataFrame | None) -> pl.DataFrame:
     """Counted summary rows without a time of their own (nvprof metrics) get their kernel name's
     total time from the run's time source (nvprof summary or trace of the same run)."""
     rows = own.filter((pl.col("kind") == "summary") & pl.col("duration_ns").is_null()
                       & ~pl.col("family").is_in(_COUNTED))
     if not rows.height:
         return pl.DataFrame()
-    times = kernel_time_rows(tables).filter(pl.col("rank") < NCU_RANK)
+    times = (kernel_time_rows(tables) if time_rows is None else time_rows).filter(pl.col("rank") < NCU_RANK)
     totals = times.group_by("run", "name").agg(pl.col("time_ns").sum(), pl.col("time_source").first())
     joined = rows.join(totals, on=["run", "name"], how="inner")
     return joined.select("source_file", "launch_id", "time_ns",

@@ -34,8 +34,7 @@ from statistics import median
 import polars as pl
 
 from roofreport import gpu
-from roofreport.analysis import counted, timing
-from roofreport.analysis.view import EVERYTHING, View
+from roofreport.model import counted, timing
 
 LATENCY_FRACTION = 0.10
 ABOVE_ROOF_TOLERANCE = 0.05
@@ -89,9 +88,10 @@ def ceilings(spec: gpu.GpuSpec, measured: dict | None = None) -> list[Ceiling]:
 
 # -- per kernel ------------------------------------------------------------------------------
 
-def kernel_points(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def kernel_points(tables: dict[str, pl.DataFrame], times: pl.DataFrame | None = None) -> pl.DataFrame:
     """Kernels with FLOPs (of the run's counted file: `counted.counter_rows`), their dominant
-    precision, all their FLOPs and their real time."""
+    precision, all their FLOPs and their real time (`times`: `timing.counted_kernel_times`,
+    worked out here when not given)."""
     kernels = counted.counter_rows(tables)
     if not kernels.height:
         return pl.DataFrame()
@@ -111,7 +111,7 @@ def kernel_points(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     # epilogue FLOPs its CUDA cores left in the counters.
     uncounted = pl.col("flops_complete").not_().fill_null(False) & pl.col("tensor_active").fill_null(False)
     with_flops = with_flops.with_columns(pl.when(uncounted).then(pl.lit("tensor")).otherwise(pl.col("precision")).alias("precision"))
-    times = timing.counted_kernel_times(tables)
+    times = timing.counted_kernel_times(tables) if times is None else times
     return with_flops.join(times, on=["source_file", "launch_id"], how="left")
 
 
@@ -274,12 +274,13 @@ def bound_class(ai: float, ridge: float) -> str:
     return "memory" if ai < ridge else "compute"
 
 
-def run_roofline(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.DataFrame:
-    """One row per (run, precision) that has FLOPs (COLUMNS; see the module docstring)."""
-    points = kernel_points(tables)
+def run_roofline(model) -> pl.DataFrame:
+    """One row per (run, precision) that has FLOPs (COLUMNS; see the module docstring), of a
+    `Model`'s points and GPUs."""
+    points = model.points
     if not points.height:
         return _empty(COLUMNS)
-    gpus = run_gpus(tables, db)
+    gpus = model.gpus
     rows = []
     for (run, precision), group in points.group_by(["run", "precision"], maintain_order=True):
         spec = gpus.get(run)
@@ -294,16 +295,13 @@ def run_roofline(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> pl.Dat
 KERNEL_COLUMNS = COLUMNS + ["source_file", "launch_id", "short_name", "category", "count"]
 
 
-def kernel_roofline(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase,
-                    view: View = EVERYTHING) -> pl.DataFrame:
-    """The same columns per kernel row (a launch or a summary row), plus its name and category;
-    the kernels `view` keeps."""
-    points = kernel_points(tables)
-    if points.height:
-        points = view.keep_kernels(points)
+def kernel_roofline(model, points: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The same columns per kernel row (a launch or a summary row), plus its name and category,
+    of a `Model`'s points (or of `points`, some of them: the kernels a view keeps)."""
+    points = model.points if points is None else points
     if not points.height:
         return _empty(KERNEL_COLUMNS)
-    gpus = run_gpus(tables, db)
+    gpus = model.gpus
     measured = {run: measured_ceilings(g) for (run,), g in points.group_by(["run"])}
     cache: dict[tuple, dict] = {}
     rows = []

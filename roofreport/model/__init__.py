@@ -1,0 +1,133 @@
+"""The derived model: every number roofreport works out from the tables, worked out once.
+
+The tables (`tables/schema.py`) hold what the logs say. The model holds what follows from them,
+per run, for every answer to read (`build`, `compare`, `summary`, `--json-summary`, the
+baseline section, the Python API), so one question never gets two figures:
+
+* `time_rows`: the rows of each run's ONE time source (`timing.kernel_time_rows`: a trace
+  before a summary before ncu's replays), each with its `setup` mark (`totals.setup_rows`: the
+  copies of a trace before the run's first kernel); `kernels()` marks the kernel rows among
+  them that make the run's `kernel_time_ns` (`in_run_total`);
+* `iterations`: the steps each run's time covers and how they were counted (`iterations.py`);
+* `counted_times`: each counted launch's real time (`timing.counted_kernel_times`: the same
+  launch in a trace of the run, aligned by name);
+* `points`: the counted kernels with FLOPs, their precision and time (`roofline.kernel_points`);
+  `gpus`: each run's GPU spec with the database's peaks;
+* `totals`: the runs table's `RUN_TOTALS` columns (`totals.py`: kernel, copy, setup-copy time,
+  per iteration; FLOPs, bytes, the roofline point and bound), and `runs()` the runs table with
+  them.
+
+`derive(tables, db)` makes the model; each derivation runs on first use and is kept, so an
+answer that needs only the time rows never aligns ncu launches, and two sections never derive
+the same rows twice. Every derivation is per run: `keep_runs` narrows a model to some runs
+(a view, the body without copies) keeping what it derived.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cached_property
+
+import polars as pl
+
+from roofreport import gpu
+from roofreport.model import iterations as steps_counted, roofline, timing, totals as run_totals
+from roofreport.tables import schema
+
+Tables = Mapping[str, pl.DataFrame]
+_DERIVED = ("time_rows", "counted_times", "points", "iterations", "totals", "run_roofline")
+
+
+class Model:
+    """What the tables of one read imply, per run (module docstring)."""
+
+    def __init__(self, tables: Tables, db: gpu.GpuDatabase) -> None:
+        self.tables = tables
+        self.db = db
+
+    def __repr__(self) -> str:
+        runs = self.tables["runs"].height if "runs" in self.tables else 0
+        done = [name for name in _DERIVED if name in self.__dict__]
+        return f"<Model of {runs} runs; derived: {', '.join(done) or 'nothing yet'}>"
+
+    @cached_property
+    def time_rows(self) -> pl.DataFrame:
+        """Each run's rows of its one time source (`timing.TIME_COLUMNS`) with `setup`."""
+        return run_totals.setup_rows(timing.kernel_time_rows(self.tables))
+
+    @cached_property
+    def counted_times(self) -> pl.DataFrame:
+        """source_file, launch_id, time_ns, time_source of every kernel row (counted launches
+        with a trace's time where one aligns)."""
+        return timing.counted_kernel_times(self.tables, self.time_rows)
+
+    @cached_property
+    def points(self) -> pl.DataFrame:
+        """The counted kernels with FLOPs, their dominant precision, FLOPs and real time."""
+        return roofline.kernel_points(self.tables, self.counted_times)
+
+    @cached_property
+    def gpus(self) -> dict[str, gpu.GpuSpec]:
+        """run -> its GPU's spec, with the database's peaks."""
+        return roofline.run_gpus(self.tables, self.db)
+
+    @cached_property
+    def iterations(self) -> pl.DataFrame:
+        """run, iterations, iterations_source of the runs whose logs count steps."""
+        return steps_counted.run_iterations(self.tables, self.time_rows)
+
+    @cached_property
+    def totals(self) -> pl.DataFrame:
+        """run + the `RUN_TOTALS` columns, one row per run that has any."""
+        return run_totals.run_totals(self)
+
+    @cached_property
+    def run_roofline(self) -> pl.DataFrame:
+        """One row per run and precision with FLOPs (`roofline.COLUMNS`)."""
+        return roofline.run_roofline(self)
+
+    def runs(self) -> pl.DataFrame:
+        """The runs table with its `RUN_TOTALS` columns from this model."""
+        runs = self.tables.get("runs")
+        if runs is None or not runs.height:
+            return schema.empty("runs")
+        base = runs.drop([c for c in schema.RUN_TOTALS if c in runs.columns])
+        return schema.conform("runs", base.join(self.totals, on="run", how="left"))
+
+    def kernels(self) -> pl.DataFrame:
+        """The kernels table with `in_run_total`: the rows whose durations sum to their run's
+        `kernel_time_ns` (its time source's kernel rows, copies apart)."""
+        kernels = self.tables.get("kernels")
+        if kernels is None:
+            return schema.empty("kernels")
+        return timing.with_in_run_total(self.tables, self.time_rows, kernels.lazy()).collect()
+
+    def kernels_scan(self, scan: pl.LazyFrame) -> pl.LazyFrame:
+        """`scan` (of this model's kernels, a dataset folder's lazy scan) with `in_run_total`."""
+        return timing.with_in_run_total(self.tables, self.time_rows, scan)
+
+    def keep_runs(self, runs: Iterable[str], tables: Tables) -> Model:
+        """This model narrowed to `runs`, over `tables` (this model's tables with only those
+        runs' rows: a view's, the body without copies): what was derived is kept, filtered, not
+        derived again."""
+        kept = list(runs)
+        narrow = Model(tables, self.db)
+        for name in _DERIVED:
+            if name in self.__dict__ and name != "counted_times":
+                frame = self.__dict__[name]
+                narrow.__dict__[name] = frame.filter(pl.col("run").is_in(kept)) if frame.height else frame
+        if "counted_times" in self.__dict__:
+            files = narrow.tables["kernels"].select("source_file").unique() if "kernels" in narrow.tables \
+                else pl.DataFrame(schema={"source_file": pl.String})
+            narrow.__dict__["counted_times"] = self.counted_times.join(files, on="source_file", how="semi")
+        if "gpus" in self.__dict__:
+            narrow.__dict__["gpus"] = {run: spec for run, spec in self.gpus.items() if run in set(kept)}
+        return narrow
+
+
+def derive(tables: Tables, db: gpu.GpuDatabase | None = None) -> Model:
+    """The model of `tables` with `db`'s peaks (the shipped GPU table when None)."""
+    return Model(tables, db if db is not None else gpu.load_database())
+
+
+__all__ = ["Model", "derive"]
