@@ -5,7 +5,10 @@ the comparison section).
 The top kernels are shown side by side for runs that differ only in their GPU and parameters
 (one table per model and experiment, `naming.RunNames.groups`): one column per run, one row per kernel
 that is among the top N of one of them. A run's column holds its own top N and its "other
-kernels", so every column adds up to its run's whole kernel time.
+kernels", so every column adds up to its run's whole GPU time (kernels + copies: the one name of
+the total the shares divide by; "kernel time" is the runs table's, kernels alone). The PDF
+(`top_tables_by_run`) keeps runs side by side only where what names them fits a column heading
+of three lines; longer names are row headings, and runs of one kernel share one table.
 
 All numbers come from `analysis.share`; this module only orders, groups and draws them.
 """
@@ -28,7 +31,6 @@ PAGE_WIDTH_PT = 521        # the printed content width (A4 less report.css's 13 
 # One name per quantity: "kernel time" is the kernels' alone (the runs table's), "GPU time" the
 # time rows of the run's source, kernels and the copies it lists, as the shares here divide by.
 GPU_TIME = "GPU time (kernels + copies)"
-GPU_TIME_ROW = GPU_TIME
 KERNEL_NAME_CHARS = 160     # the table is where a kernel's name is given in full: wrap, do not cut
 EMPTY = ("No kernel times: a kernel-share breakdown needs a kernel summary or trace, e.g. "
          "`nsys profile --stats=true python train.py` (cuda_gpu_kern_sum), "
@@ -171,10 +173,10 @@ def top_tables_by_run(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], to
     rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
     counts = dict(top.group_by("run").len().iter_rows())
     alone = [run for run in with_top if counts.get(run) == 1 and not (rest_by_run.get(run) or {}).get("kernels")]
-    if len(alone) > 1:
+    apart = set(alone) if len(alone) > 1 else set()
+    if apart:
         blocks.append(_one_kernel_table(alone, top, rest_by_run, names))
-    for group in names.groups([run for run in with_top if run not in set(alone) or len(alone) == 1],
-                              max_columns=PRINT_COLUMNS):
+    for group in names.groups([run for run in with_top if run not in apart], max_columns=PRINT_COLUMNS):
         # long headings (the GPU among what varies): a table per GPU may name its runs shortly
         parts = [group] if _columns_that_fit(group) else \
             names.groups([run for run, _ in group.columns], PRINT_COLUMNS, by_gpu=True)
@@ -230,7 +232,7 @@ def _columns_that_fit(group) -> int:
 
 def _rest_and_total(rest: dict | None) -> list[list]:
     return [[cell("other kernels", css="rest"), cell("", css="rest"), cell(_rest_text(rest), css="rest num")],
-            [cell(GPU_TIME_ROW, css="total"), cell("", css="total"),
+            [cell(GPU_TIME, css="total"), cell("", css="total"),
              cell(fmt.duration((rest or {}).get("total_ns")), css="total num")]]
 
 
@@ -247,7 +249,7 @@ def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
             + [_share_cell(shares.get((run, k)), present=(run, k) in shares) for run in runs] for k in kernels]
     rows.append([cell("other kernels", css="rest"), cell("", css="rest")]
                 + [cell(_rest_text(rest_by_run.get(run)), css="rest num") for run in runs])
-    rows.append([cell(GPU_TIME_ROW, css="total"), cell("", css="total")]
+    rows.append([cell(GPU_TIME, css="total"), cell("", css="total")]
                 + [cell(fmt.duration((rest_by_run.get(run) or {}).get("total_ns")), css="total num")
                    for run in runs])
     run_width = int(min(11.0, 62.0 / len(runs)) * 10) / 10      # rounded down: the widths add up to 100 % at most
