@@ -10,13 +10,13 @@ exits 130 as one later does, without a traceback.
 import signal
 import sys
 
-from roofreport import tuning
-
 EXIT_INTERRUPTED = 130   # as cli.EXIT_INTERRUPTED: 128 + SIGINT
 
 
 def main() -> None:
-    try:
+    try:   # (every import inside: a Ctrl-C during any of them is caught)
+        from roofreport import tuning
+
         tuning.before_imports()
         from roofreport.cli import main as cli_main
 

@@ -1,4 +1,4 @@
-"""The `roofreport` command: inspect, parse, build, summary, compare.
+"""The `roofreport` command: inspect, parse, build, summary, compare, steps.
 
 A thin client of the library (`roofreport.read`, `analyze`, `build_report`, `Dataset.write`), so
 a script and the command give the same results. The only module that prints or chooses exit
@@ -77,6 +77,13 @@ def _size(value: str | None, option: str) -> int | None:
     return None if value is None else _guard(lambda: limits_mod.parse_size(value, option))
 
 
+# How `summary`, `compare` and `steps` print (terminal.py).
+_wide = click.option("--wide", is_flag=True,
+                     help="Names whole in tables (else elided in the middle to fit the terminal's width).")
+_csv_dir = click.option("-o", "--output", "csv_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                        metavar="DIR", help="With --format csv: write one CSV file per table into DIR.")
+
+
 # The view options (`analysis/view.py`): what `summary` and `build` show, never what they count.
 _kernel = click.option("--kernel", "kernel", default=None, metavar="REGEX",
                        help="Show only kernels whose name matches REGEX (searched in full and short names, "
@@ -115,7 +122,7 @@ def inspect(paths: tuple[Path, ...], as_json: bool, errors_only: bool, jobs: int
         _print_inspect(shown)
         click.echo(f"{_plural(len(dataset.files), 'file')}: {_status_counts(dataset.files)}")
     _require_logs(dataset, paths)
-    sys.exit(EXIT_FAILED if dataset.failed else EXIT_OK)
+    sys.exit(_exit_code(dataset, strict=False, listed=not as_json))
 
 
 @cli.command()
@@ -131,12 +138,13 @@ def inspect(paths: tuple[Path, ...], as_json: bool, errors_only: bool, jobs: int
 @_peaks
 @click.option("--strict", is_flag=True, help="Exit 1 when any file produced a warning.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
+@click.option("--verbose", "-v", is_flag=True, help="Also list every file's warnings on stderr.")
 @_jobs
 @_executor
 @_exclude
 @_limits
 def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_name: str | None,
-          peaks_file: Path | None, strict: bool, quiet: bool, jobs: int | None, executor: str,
+          peaks_file: Path | None, strict: bool, quiet: bool, verbose: bool, jobs: int | None, executor: str,
           exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Read logs into the shared tables and write one file per table.
 
@@ -153,18 +161,18 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
         if not quiet:
             for message in dataset.update_report.messages:
                 click.echo(f"roofreport: {message}", err=True)
-            _summary(dataset)
+            _summary(dataset, verbose)
             click.echo(f"updated {out_dir}/ in {dataset.update_report.seconds:.1f} s: {dataset.update_report.summary()}",
                        err=True)
-        sys.exit(_exit_code(dataset, strict))
+        sys.exit(_exit_code(dataset, strict, listed=not quiet))
     _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))
     _warn_inside_inputs([out_dir], paths, quiet)
     dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     written = _guard(lambda: dataset.write(out_dir, fmt))
     if not quiet:
-        _summary(dataset)
+        _summary(dataset, verbose)
         click.echo(f"wrote {len(written)} tables to {out_dir}/ ({fmt})", err=True)
-    sys.exit(_exit_code(dataset, strict))
+    sys.exit(_exit_code(dataset, strict, listed=not quiet))
 
 
 @cli.command()
@@ -213,6 +221,10 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
     _guard(lambda: api.check_outputs([output, html_out], read_from, report=True))
     _guard(lambda: api.check_outputs([json_out], read_from))
     _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
+    if output.suffix.lower() == ".pdf":   # a PDF writer without its system libraries: said now
+        from roofreport.report.render import check_pdf_writer
+
+        _guard(lambda: check_pdf_writer(output))
     _warn_inside_inputs([output, html_out, json_out], paths, quiet)
     dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     base = None if baseline is None else _read((baseline,), jobs, exclude, quiet, executor=executor, limits=limits)
@@ -227,7 +239,8 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
     if not quiet:
         for path in written:
             click.echo(f"wrote {path}", err=True)
-    sys.exit(max(_exit_code(side, strict) for side in (dataset, base) if side is not None))
+    sys.exit(max(_exit_code(dataset, strict, listed=not quiet),
+                 EXIT_OK if base is None else _exit_code(base, strict)))
 
 
 @cli.command()
@@ -242,26 +255,32 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
 @_run
 @_gpu
 @_peaks
+@_wide
+@_csv_dir
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
 @_executor
 @_exclude
 @_limits
 def summary(paths: tuple[Path, ...], fmt: str, only: str | None, top_n: int, kernel: str | None,
-            runs: tuple[str, ...], gpu_name: str | None, peaks_file: Path | None, quiet: bool, jobs: int | None,
-            executor: str, exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
+            runs: tuple[str, ...], gpu_name: str | None, peaks_file: Path | None, wide: bool, csv_dir: Path | None,
+            quiet: bool, jobs: int | None, executor: str, exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Print the runs, their kernel categories and their top kernels.
 
     Like `nsys stats` for a whole folder: per run its totals, the time of each kernel category
     and its --top kernels (launches, total and average time, share of the run's GPU time).
     --kernel and --run narrow what is shown; run totals and shares count every kernel.
     """
+    from roofreport import terminal
+
+    _check_csv(fmt, only, csv_dir, ("runs", "categories", "kernels"))
     _guard(lambda: roofreport.api.view(kernel=kernel, runs=runs))  # a bad regex fails before any reading
     dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
     result = _guard(lambda: roofreport.api.summary(dataset, kernel=kernel, runs=runs, top=top_n))
-    from roofreport import terminal
-
-    click.echo(terminal.summary(result.frames(), fmt, only, top_n))
+    if csv_dir is not None and only is None:
+        _write_csv_files(terminal.csv_files(result.frames()), csv_dir, quiet)
+    else:
+        click.echo(terminal.summary(result.frames(), fmt, only, top_n, _layout(wide)))
     if result.view.narrows and not quiet:
         click.echo(f"roofreport: showing {result.view.describe()}; run totals count every kernel", err=True)
     sys.exit(_exit_code(dataset, strict=False))
@@ -282,14 +301,17 @@ def summary(paths: tuple[Path, ...], fmt: str, only: str | None, top_n: int, ker
               help="Kernels listed per pair of runs, biggest change first.")
 @_gpu
 @_peaks
+@_wide
+@_csv_dir
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 @_jobs
 @_executor
 @_exclude
 @_limits
 def compare(first: Path, second: Path | None, runs_a: tuple[str, ...], runs_b: tuple[str, ...], fmt: str,
-            only: str | None, top_n: int, gpu_name: str | None, peaks_file: Path | None, quiet: bool,
-            jobs: int | None, executor: str, exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
+            only: str | None, top_n: int, gpu_name: str | None, peaks_file: Path | None, wide: bool,
+            csv_dir: Path | None, quiet: bool, jobs: int | None, executor: str, exclude: tuple[str, ...],
+            limits: roofreport.Limits) -> None:
     """Compare B with A (the baseline): time per category and per kernel, delta and speedup.
 
     A and B are folders, files or dataset folders; or one of them with --run-a and --run-b
@@ -298,8 +320,11 @@ def compare(first: Path, second: Path | None, runs_a: tuple[str, ...], runs_b: t
     configuration where names collide); across architectures those whose names differ are
     pooled per category. B - A: negative is time saved; A/B above 1: B is faster.
     """
+    from roofreport import terminal
+
     if second is None and not (runs_a and runs_b):
         _usage("give two folders A B, or one with --run-a GLOB and --run-b GLOB")
+    _check_csv(fmt, only, csv_dir, ("pairs", "unpaired", "totals", "categories", "kernels"))
     # --gpu and --peaks: the GPU both sides ran on, the peaks both are set against
     gpu = dict(gpu=gpu_name, peaks=peaks_file)
     _guard(lambda: api.gpu_settings(**gpu))    # before either side is read
@@ -307,16 +332,104 @@ def compare(first: Path, second: Path | None, runs_a: tuple[str, ...], runs_b: t
     if second is not None:
         sides.append(_read((second,), jobs, exclude, quiet, executor=executor, limits=limits, **gpu))
     result = _guard(lambda: roofreport.api.compare(sides[0], sides[-1], runs_a=runs_a, runs_b=runs_b))
-    from roofreport import terminal
-
-    click.echo(terminal.comparison(result.frames(top=top_n), fmt, only))
+    if csv_dir is not None and only is None:
+        _write_csv_files(terminal.csv_files(result.frames(top=top_n)), csv_dir, quiet)
+    else:
+        click.echo(terminal.comparison(result.frames(top=top_n), fmt, only, _layout(wide)))
     for note in result.pairs["note"].drop_nulls().to_list():
         if not quiet and "not like for like" in note:
             click.echo(f"roofreport: warning: {note}", err=True)
     sys.exit(max(_exit_code(side, strict=False) for side in sides))
 
 
+@cli.command()
+@_paths
+@click.option("--format", "fmt", type=click.Choice(("table", "csv", "json")), default="table", show_default=True,
+              help="A text table, CSV (base units: ns, FLOP/s, percent) or one JSON object.")
+@click.option("--table", "only", type=click.Choice(("runs", "steps")), default=None,
+              help="Print this table only (one plain CSV with --format csv).")
+@click.option("--model-flops", "model_flops", type=float, default=None, metavar="N",
+              help="Model FLOPs of one training step, for MFU (instead of the FLOPs counted from the "
+                   "trace's shapes).")
+@_run
+@_gpu
+@_peaks
+@_wide
+@_csv_dir
+@click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
+@_jobs
+@_executor
+@_exclude
+@_limits
+def steps(paths: tuple[Path, ...], fmt: str, only: str | None, model_flops: float | None, runs: tuple[str, ...],
+          gpu_name: str | None, peaks_file: Path | None, wide: bool, csv_dir: Path | None, quiet: bool,
+          jobs: int | None, executor: str, exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
+    """Print the training steps of PyTorch profiler traces: time breakdown and MFU.
+
+    Per run the medians over its steps (ProfilerStep#N; steps more than 25 % from the median
+    step time, such as the first, left out): step time, MFU and HFU against the GPU's dense
+    peak at the steps' precision, and where the step time goes on the GPU (compute,
+    communication, memory copies, idle). Then every step. As the report's "Training steps".
+    """
+    from roofreport import terminal
+
+    _check_csv(fmt, only, csv_dir, terminal.STEP_TABLES)
+    settings = dict(gpu=gpu_name, peaks=peaks_file, model_flops=model_flops, runs=runs)
+    _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
+    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
+    analysis = _guard(lambda: roofreport.analyze(dataset, **settings))
+    frames = terminal.step_frames(analysis.step_summary, analysis.steps, analysis.runs)
+    if not analysis.step_summary.height and not quiet:
+        click.echo("roofreport: no training steps: a PyTorch profiler trace with prof.step() each "
+                   "iteration gives them", err=True)
+    if csv_dir is not None and only is None:
+        _write_csv_files(terminal.csv_files(frames), csv_dir, quiet)
+    else:
+        click.echo(terminal.step_tables(frames, fmt, only, _layout(wide)))
+    sys.exit(_exit_code(dataset, strict=False))
+
+
 # -- helpers ---------------------------------------------------------------------------------
+
+def _layout(wide: bool):
+    """How tables fit the terminal: $COLUMNS, else the width of the terminal stdout is; no
+    width (names cut to a fixed length) when stdout is a pipe or a file."""
+    from roofreport import terminal
+
+    given = os.environ.get("COLUMNS", "").strip()
+    if given.isdigit() and int(given) > 0:
+        return terminal.Layout(width=int(given), wide=wide)
+    if sys.stdout.isatty():
+        import shutil
+
+        return terminal.Layout(width=shutil.get_terminal_size().columns, wide=wide)
+    return terminal.Layout(wide=wide)
+
+
+def _check_csv(fmt: str, only: str | None, csv_dir: Path | None, tables: tuple[str, ...]) -> None:
+    """CSV is one table a stream: several need --table NAME, or -o DIR (a file each). Said
+    before anything is read."""
+    if csv_dir is not None and fmt != "csv":
+        _usage("-o DIR writes CSV files: add --format csv")
+    if fmt == "csv" and only is None and csv_dir is None:
+        _usage(f"--format csv prints one table: add --table NAME ({', '.join(tables)}), "
+               "or -o DIR for one CSV file per table")
+
+
+def _write_csv_files(files: dict[str, str], folder: Path, quiet: bool) -> None:
+    """One CSV file per table in `folder` (created), each written whole or not at all."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            partial = folder / f".{name}.partial"
+            partial.write_text(text, encoding="utf-8")
+            partial.replace(folder / name)
+    except OSError as exc:
+        click.echo(f"roofreport: error: cannot write {folder}: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_FAILED)
+    if not quiet:
+        click.echo(f"wrote {len(files)} CSV files to {folder}/ ({', '.join(files)})", err=True)
+
 
 def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], quiet: bool,
           executor: str | None = None, into: Path | None = None,
@@ -388,13 +501,29 @@ def _usage(message: str) -> None:
     sys.exit(EXIT_USAGE)
 
 
-def _exit_code(dataset: roofreport.Dataset, strict: bool) -> int:
+def _exit_code(dataset: roofreport.Dataset, strict: bool, listed: bool = False) -> int:
+    """1 when a file failed (saying why on stderr; `listed`: the failed files are listed
+    already, one line is enough) or `strict` refuses warnings, else 0."""
     if dataset.failed:
+        _say_failures(dataset, listed)
         return EXIT_FAILED
     if strict and dataset.warning_count:
         click.echo(f"roofreport: --strict: {dataset.warning_count} warning(s)", err=True)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _say_failures(dataset: roofreport.Dataset, listed: bool) -> None:
+    """Why the command exits 1, on stderr: how many files failed and were read, and (unless
+    `listed`) each failed file with its error."""
+    failed = dataset.failed
+    read = sum(1 for file in dataset.files if file.status == "ok")
+    click.echo(f"roofreport: {len(failed)} of {_plural(len(dataset.files), 'file')} failed, "
+               f"{read} read ({_status_counts(dataset.files)}): the output holds what the others gave"
+               + ("" if listed else ":"), err=True)
+    if not listed:
+        for file in failed:
+            click.echo(f"  {file.status}: {file.error or file.path}", err=True)
 
 
 _STATUS_ORDER = ("ok", "partial", "error", "skipped")
@@ -454,7 +583,12 @@ def main() -> None:
     except (click.exceptions.Abort, KeyboardInterrupt):   # click turns Ctrl-C into Abort
         signal.signal(signal.SIGINT, signal.SIG_IGN)      # another Ctrl-C while exiting: quiet too
         click.echo("roofreport: interrupted", err=True)   # (click has ended the ^C line)
-        sys.exit(EXIT_INTERRUPTED)
+        # Every `finally` has run by now (temporary files removed, workers stopped): the
+        # interpreter's own shutdown (Dask's exit hooks, thread joins: a second or more on a
+        # busy machine) would only delay the exit the user asked for.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:                   # bad options: click's message, exit 2
         exc.show()
         sys.exit(exc.exit_code)

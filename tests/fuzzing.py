@@ -35,7 +35,6 @@ from roofreport.cli import cli
 from roofreport.pipeline.sniff import sniff
 from tests import norowlost
 from tests.conftest import CORPUS   # ../shared/corpus, or where ROOFREPORT_CORPUS says
-from tests.test_no_row_lost import FOLDED
 
 MAX_BYTES = 200 * 1024
 NOT_LOGS = {"MANIFEST.tsv", "README.md"}
@@ -214,7 +213,7 @@ def _lost_under_ok(mutant: Mutant, entry: pl.DataFrame, tables: dict[str, pl.Dat
     """A CSV mutant read "ok" lost no row (issue #34): its data rows, counted with `csv`
     (`norowlost.data_rows`), are the lines that gave rows (a row left out makes it partial)."""
     if entry["status"][0] != "ok" or mutant.source.suffix.lower() != ".csv" \
-            or (entry["variant"][0] or "").endswith(FOLDED):
+            or (entry["variant"][0] or "").endswith(norowlost.FOLDED):
         return []
     rows_in = norowlost.data_rows(mutant.data)
     rows_out = norowlost.rows_out(tables, mutant.name)

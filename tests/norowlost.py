@@ -25,6 +25,10 @@ from roofreport.errors import ROWS_LOST, LogWarning
 
 # a number, a time, a size with its unit (`94 %`, `32510 MiB`, `2024/01/01 ...`): a data cell
 _LEADING_DIGIT = re.compile(r"^[-+]?\.?\d")
+# Layouts whose rows are not one output row each: DCGM's field-value CSV has a row per GPU, time
+# and field, folded into one sample per GPU and time (rows of fields without a samples column
+# are not kept: `families/dcgm/csv.py`). Told by the variant's ending.
+FOLDED = ("field-value csv",)
 _TOOL_LINE = re.compile(r"^==[\w ]*==")
 _MORE = re.compile(r"\b(\d+) more\b")
 # DCGM's sample scripts print the clock-reason bit fields decoded; no GPU metric

@@ -11,10 +11,6 @@ from roofreport.pipeline.sniff import sniff
 from tests import norowlost
 from tests.conftest import CORPUS, corpus_path
 
-# Layouts whose rows are not one output row each: DCGM's field-value CSV has a row per GPU, time
-# and field, folded into one sample per GPU and time (rows of fields without a samples column
-# are not kept: `families/dcgm/csv.py`).
-FOLDED = ("field-value csv",)
 
 
 def _csv_logs() -> list[str]:
@@ -23,7 +19,7 @@ def _csv_logs() -> list[str]:
     found = []
     for path in sorted(CORPUS.rglob("*.csv")):
         sniffed = sniff(path)
-        if sniffed.spec is not None and not (sniffed.variant or "").endswith(FOLDED):
+        if sniffed.spec is not None and not (sniffed.variant or "").endswith(norowlost.FOLDED):
             found.append(str(path.relative_to(CORPUS)))
     return found
 
@@ -55,3 +51,25 @@ def test_the_count_leaves_out_tool_lines_headers_units_and_repeats():
             '"GPU activities",10.4,163.9,"sgemm"\n')
     assert norowlost.data_rows(text.encode()) == 2
     assert norowlost.data_rows(b"0, Tesla V100, 94 %\n1, Tesla V100, 3 %\n") == 2   # no header
+
+
+def test_a_row_left_out_makes_the_file_a_failed_input(tmp_path):
+    """A row that cannot be read: a warning with file, line and reason, the file `partial`,
+    the command's exit code 1 and the file listed among the failures."""
+    from click.testing import CliRunner
+
+    from roofreport.cli import cli
+
+    path = tmp_path / "results.stats.csv"
+    path.write_text('"Name","Calls","TotalDurationNs","AverageNs","Percentage"\n'
+                    '"gemm_kernel(float*, int) [clone .kd]",10,1000,100,62.5\n'
+                    '"cut_kernel(int)",4\n'
+                    '"stencil(double*) [clone .kd]",6,600,100,37.5\n')
+    data = roofreport.read_file(str(path))
+    (read,) = data.files
+    assert data.kernels.height == 2 and read.status == "partial" and read.failed
+    (warning,) = read.warnings
+    assert warning.code == "rocm.bad-row" and warning.line == 3 and "results.stats.csv:3:" in warning.message
+    assert read.error.startswith(f"{path}:3: rows that could not be read were left out")
+    result = CliRunner().invoke(cli, ["inspect", str(tmp_path), "--errors-only"])
+    assert result.exit_code == 1 and "partial" in result.output and "results.stats.csv" in result.output

@@ -67,7 +67,8 @@ def job(tmp_path: Path):
 
 
 def test_records_of_two_ranks_among_program_output(job):
-    assert job.variant == "rocprofv2 records (counters)" and job.error is None
+    assert job.variant == "rocprofv2 records (counters)"
+    assert job.error.line == 14   # the cut record left out: the file is partial (issue #34)
     kernels = job.tables["kernels"]
     records = [line for line in JOB_LOG.splitlines() if line.startswith("Dispatch_ID(")]
     assert kernels.height == len(records) - 1 == 4       # the cut line is warned, not read

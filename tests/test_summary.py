@@ -83,9 +83,11 @@ def test_summary_prints_three_tables():
     lines = result.stdout.splitlines()
     assert lines[0] == "Runs"
     assert "Kernel categories (share of each run's GPU time)" in lines and "Top 2 kernels per run" in lines
-    cells = [line.split("  ") for line in lines]   # columns are two or more blanks apart
-    assert ["resnet18", "resnet18 · V100-SXM2-16GB", "168", "22.4 ms", "3.50 ms", "nsys trace", "34.1 TFLOP/s",
-            "422 FLOP/B", "compute"] in [[cell.strip() for cell in row if cell.strip()] for row in cells]
+    cells = [[cell.strip() for cell in line.split("  ") if cell.strip()] for line in lines]  # two blanks apart
+    # the label under the run's id (issue 33: a table fits the terminal); the units in the headings
+    row = cells.index(["resnet18", "168", "22.4 ms", "3.50 ms", "nsys trace", "34.1 T", "422", "compute"])
+    assert lines[row + 1] == "  resnet18 · V100-SXM2-16GB"
+    assert ["run", "launches", "kernel time", "transfers", "time source", "FLOP/s", "FLOP/B", "bound"] in cells
 
 
 def test_summary_csv_and_json_for_scripts():
@@ -94,7 +96,8 @@ def test_summary_csv_and_json_for_scripts():
     assert result.exit_code == 0
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert rows and all("sgemm" in r["kernel"].lower() for r in rows)
-    assert set(rows[0]) == {"run", "rank", "kernel", "category", "count", "time_ns", "avg_ns", "share"}
+    assert set(rows[0]) == {"run", "rank", "kernel", "category", "count", "time_ns", "avg_ns", "min_ns", "median_ns",
+                            "max_ns", "share"}
     objects = json.loads(run("summary", SAMPLE_LOGS, "--format", "json", "--run", "a100/*", "-q").stdout)
     assert set(objects) == {"runs", "categories", "kernels"}
     assert {r["run"] for r in objects["runs"]} == {"a100/lenet5", "a100/resnet18", "a100/vgg11"}

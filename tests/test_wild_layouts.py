@@ -42,9 +42,10 @@ HAND_COUNTS = {
     "cupy_2022.out": ("nsys", {"api_calls": 6, "kernels": 5, "metrics": 14}),
     # 5 views (8, 8, 6, 10, 3 rows x 15 or 16 cells, each with 2 totals); 2 kernel and 12
     # operator names among them
-    "key_averages_a100_torch2.4.txt": ("pytorch", {"kernels": 2, "metrics": 545, "regions": 12}),
+    # every row of every view (issue #34): 8 + 8 + 6 + 10 + 3 rows, 2 of them kernels
+    "key_averages_a100_torch2.4.txt": ("pytorch", {"kernels": 2, "metrics": 545, "regions": 33}),
     # 3 views (6, 6, 10 rows x 9 or 10 cells, 2 totals each); 10 operators
-    "key_averages_lstm_torch1.7.txt": ("pytorch", {"metrics": 214, "regions": 10}),
+    "key_averages_lstm_torch1.7.txt": ("pytorch", {"metrics": 214, "regions": 22}),   # 6 + 6 + 10
 }
 # The job logs: nsys's output (hand-made) after a batch job's own output (made here).
 JOB_LOGS = {"nbody_7421.out": "nsys_stats_julia_a100_2024.5.txt",
@@ -266,10 +267,16 @@ def test_every_view_of_a_printed_profile_is_read_with_its_table(tmp_path):
     by_view = dict(flops.group_by(pl.col("section").str.slice(0, 14), maintain_order=True)
                    .agg(pl.col("value").sum()).iter_rows())
     assert by_view == {f"key_averages {view}": pytest.approx(23117.9e6) for view in (1, 2, 3, 4, 5)}
-    # a name is one kernel or region, whichever view gave it first
-    regions = result.tables["regions"]
-    assert regions["name"].is_unique().all() and result.tables["kernels"]["name"].is_unique().all()
-    assert regions.filter(pl.col("name") == "aten::addmm")["source_line"].item() > 70   # from view 5
+    # every view keeps its rows (issue #34); the CUDA-sorted view gives the totals, the others
+    # are views, named
+    regions, kernels = result.tables["regions"], result.tables["kernels"]
+    assert kernels["kind"].to_list() == ["summary"] * 2
+    by_kind = dict(regions.group_by("kind").len().iter_rows())
+    assert by_kind == {"operator_self": 6, "operator_view": 27}
+    assert regions.filter(pl.col("name") == "aten::addmm")["path"].to_list() == [
+        "key_averages 5: Top FLOPs/aten::addmm"]
+    (views,) = [w for w in result.warnings if w.code == "pytorch.views"]
+    assert views.line == 23 and "sorted by CUDA total, 8 rows" in views.message
 
 
 def test_a_view_printed_twice_is_read_once(tmp_path):
@@ -279,7 +286,7 @@ def test_a_view_printed_twice_is_read_once(tmp_path):
     path = tmp_path / "twice.txt"
     path.write_text(text[:second] + text[first:second])
     _, result = read(path)
-    assert [w.code for w in result.warnings] == ["pytorch.repeated-table"]
+    assert [w.code for w in result.warnings] == ["pytorch.repeated-table", "pytorch.views"]
     assert result.tables["metrics"]["section"].n_unique() == 4   # views 1 and 2, with totals
 
 

@@ -80,7 +80,11 @@ class AnalysisSettings:
 
 
 def parse_window(text: str) -> tuple[float, float]:
-    """`"60:240"` -> (60.0, 240.0); `":240"` starts at 0, `"60:"` runs to the end."""
+    """`"60:240"` -> (60.0, 240.0); `":240"` starts at 0, `"60:"` runs to the end. A bare
+    number (`60`) is refused: from 60 s, or the first 60 s?"""
+    if ":" not in text:
+        raise UsageError(f"a window must be START:END in seconds (60:240; 60: to the end; :240 from "
+                         f"the start), not {text!r}")
     try:
         start, _, end = text.partition(":")
         span = (float(start or 0), float(end) if end else float("inf"))

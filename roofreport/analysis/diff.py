@@ -9,7 +9,8 @@ faster).
 * Sides: each side is a Dataset's model (`roofreport.model`) and the runs chosen on it (globs over run ids and
   labels, `view.View`; none: every run). Two folders, two datasets, or two sets of runs of one.
 * Pairs, like for like: one run on each side pair up; otherwise runs pair by workload
-  (`workloads.py`: model and configuration, never paths), and a workload with more than one run
+  (`workloads.py`: model and configuration, never paths; the parameters that vary across both
+  sides' runs, `_keyed_together`), and a workload with more than one run
   on a side, or none on the other, stays unpaired with the reason. A pair whose GPUs differ and
   whose workloads differ too is not like for like: it is compared, with a note saying so.
 * Times: each run's rows of its one time source (`Model.time_rows`, the rows of the runs
@@ -38,8 +39,9 @@ faster).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
@@ -111,7 +113,7 @@ def compare(baseline: Model, other: Model, *, runs_a: View | None = None, runs_b
     (or one Dataset's twice), whose tables hold the run totals; `runs_a`/`runs_b` choose the runs
     on each side; `db`: the GPU database of the architecture families (`other`'s by default)."""
     db = db or other.db
-    sides = [_Side.of("A", baseline, runs_a), _Side.of("B", other, runs_b)]
+    sides = _keyed_together([_Side.of("A", baseline, runs_a), _Side.of("B", other, runs_b)])
     pairs, unpaired = _pairs(*sides)
     if not pairs:
         raise UsageError("nothing to compare: " + "; ".join(u["reason"] for u in unpaired[:4])
@@ -161,6 +163,32 @@ class _Side:
 
     def run(self, run: str) -> dict:
         return self.runs.filter(pl.col("run") == run).row(0, named=True)
+
+
+def _keyed_together(sides: list[_Side]) -> list[_Side]:
+    """The sides with workload keys over the parameters that tell runs of either side apart.
+
+    A side's `params` hold what varies across its own runs: a folder of batch 64 runs only has
+    none, and would never pair with the batch 64 runs of a folder that also holds batch 256.
+    Here a parameter counts where it takes two values or more across both sides' runs (a value
+    one side does not know is no value), from each run's `all_params`."""
+    if any("all_params" not in side.runs.columns for side in sides):
+        return sides
+    known = [json.loads(text or "{}") for side in sides for text in side.runs["all_params"]]
+    values: dict[str, set[str]] = {}
+    for params in known:
+        for key, value in params.items():
+            if value is not None:
+                values.setdefault(key, set()).add(json.dumps(value, sort_keys=True, default=str))
+    telling = {key for key, seen in values.items() if len(seen) > 1}
+    out = []
+    for side in sides:
+        params = [json.dumps({k: v for k, v in json.loads(text or "{}").items() if k in telling and v is not None},
+                             sort_keys=True, default=str) for text in side.runs["all_params"]]
+        runs = side.runs.drop("config_key").with_columns(pl.Series("params", params, dtype=pl.String))
+        keys = workloads.workloads(runs).select("run", "config_key")
+        out.append(replace(side, runs=side.runs.drop("config_key").join(keys, on="run", how="left")))
+    return out
 
 
 def _pairs(side_a: _Side, side_b: _Side) -> tuple[list[tuple[str, str]], list[dict]]:

@@ -59,7 +59,7 @@ def run_reasons(rows: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
         pl.col("time_ns").sum().alias("kernel_ns"),
         pl.col("time_ns").filter(pl.col("tensor_active").fill_null(False)).sum().alias("tensor_ns"),
         pl.col("time_ns").filter(pl.col("category") == COMMUNICATION).sum().alias("communication_ns"),
-        pl.col("rank").max().alias("rank"))
+        pl.col("source_rank").max().alias("source_rank"))
     gpu_time = rows.group_by("run").agg(pl.col("time_ns").sum().alias("gpu_ns"))
     out = per_run.join(gpu_time, on="run", how="left").join(_collectives(kernels), on="run", how="left")
     info = runs.select("run", "devices", "job_gpus", "setup_time_ns")
@@ -67,7 +67,7 @@ def run_reasons(rows: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
         (pl.col("tensor_ns") / pl.col("kernel_ns")).alias("tensor_share"),
         (pl.col("communication_ns") / pl.col("kernel_ns")).alias("communication_share"),
         (pl.col("setup_time_ns") / pl.col("gpu_ns")).alias("setup_share"),
-        (pl.col("rank") >= timing.NCU_RANK).alias("clock_locked"))
+        (pl.col("source_rank") >= timing.NCU_RANK).alias("clock_locked"))
     out = out.with_columns(*_gpu_count())
     return out.select([pl.col(c).cast(t) for c, t in REASON_COLUMNS.items()]).sort("run")
 

@@ -70,12 +70,21 @@ def top_kernels(model: Model, top_n: int = 10, view: View = EVERYTHING) -> pl.Da
 
 
 def per_kernel(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
-    """run, short_name, category, count, time_ns, share, run_total_ns: every kernel (by short
-    name) of every run, largest first."""
+    """run, short_name, category, count, time_ns, share, run_total_ns, min_ns, median_ns,
+    max_ns: every kernel (by short name) of every run, largest first. The launch statistics
+    come from the launches themselves (a trace's or ncu's rows, one launch each), as `nsys stats`
+    prints them; null where a row stands for several launches (a summary keeps only their count
+    and total)."""
     rows = _rows(model, view).with_columns(pl.coalesce("short_name", "name").alias("short_name"))
+    launches = pl.col("count").fill_null(0).eq(1).all()
+
+    def of_launches(statistic: pl.Expr, name: str) -> pl.Expr:
+        return pl.when(launches).then(statistic).alias(name)
+
     out = _with_share(rows.group_by("run", "short_name").agg(
         pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum(),
-        pl.col("run_total_ns").first()))
+        pl.col("run_total_ns").first(), of_launches(pl.col("time_ns").min(), "min_ns"),
+        of_launches(pl.col("time_ns").median(), "median_ns"), of_launches(pl.col("time_ns").max(), "max_ns")))
     return out.sort(["run", "time_ns", "short_name"], descending=[False, True, False], nulls_last=True)
 
 

@@ -6,8 +6,9 @@ a terminal table, CSV or JSON (what `nsys stats` prints for one report, for a wh
 * `categories`: per run, the time of each kernel category shown, and its share of the run's
   whole GPU time (`share.kernel_share`);
 * `kernels`: per run, its `top` kernels shown, largest first: launches, total and average
-  time, share of the run's GPU time (`share.per_kernel`, as `nsys stats --report
-  cuda_gpu_kern_sum` lists them).
+  time, min, median and max of its launches (empty where the log gives a summary: the kernels
+  table keeps its count and total), share of the run's GPU time (`share.per_kernel`, as `nsys
+  stats --report cuda_gpu_kern_sum` lists them).
 
 The view (`view.View`: `--run GLOB`, `--kernel REGEX`) narrows the rows, never the totals.
 Runs that copy another (`duplicate_of`) are left out, as in the report.
@@ -32,7 +33,8 @@ RUN_COLUMNS = {"run": pl.String, "label": pl.String, "gpu": pl.String, "model": 
 CATEGORY_COLUMNS = {"run": pl.String, "category": pl.String, "count": pl.Int64, "time_ns": pl.Float64,
                     "share": pl.Float64}
 KERNEL_COLUMNS = {"run": pl.String, "rank": pl.Int64, "kernel": pl.String, "category": pl.String,
-                  "count": pl.Int64, "time_ns": pl.Float64, "avg_ns": pl.Float64, "share": pl.Float64}
+                  "count": pl.Int64, "time_ns": pl.Float64, "avg_ns": pl.Float64, "min_ns": pl.Float64,
+                  "median_ns": pl.Float64, "max_ns": pl.Float64, "share": pl.Float64}
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,8 @@ import difflib
 
 import polars as pl
 
+# Kernel rows of a view that does not give its run's totals (a PyTorch table's other views).
+VIEW = "view"
 # Counter files of a family whose files are also traces, told apart by their variant's ending.
 COUNTED_VARIANT = "(counters)"
 COUNTER_FILES = {"rocm": "rocm counters"}
@@ -53,7 +55,7 @@ TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "
                 "short_name": pl.String,
                 "category": pl.String, "region": pl.String, "count": pl.Int64, "time_ns": pl.Float64,
                 "tensor_active": pl.Boolean, "grid": pl.String, "block": pl.String, "device": pl.String,
-                "rank": pl.Int64, "time_source": pl.String}
+                "source_rank": pl.Int64, "time_source": pl.String}
 
 
 def file_families(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -77,11 +79,13 @@ def _candidates(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     if kernels is not None and kernels.height:
         # (the columns read are taken before the join: it copies what it is given, and 2 million
         # kernel rows hold 30 columns)
-        timed = kernels.filter(pl.col("duration_ns").is_not_null()).select(
+        # (a PyTorch table printed as several views gives its totals from one: the others'
+        # rows, kind "view", are kept but never timed: `families/pytorch/table.py`)
+        timed = kernels.filter(pl.col("duration_ns").is_not_null() & pl.col("kind").ne_missing(VIEW)).select(
             "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name", "category",
             "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"), "tensor_active",
             "grid", "block", "device", "kind").join(fam, on="source_file", how="left")
-        parts.append(timed.select(pl.exclude("kind", "family"), _rank(pl.col("family"), pl.col("kind")).alias("rank")))
+        parts.append(timed.select(pl.exclude("kind", "family"), _rank(pl.col("family"), pl.col("kind")).alias("source_rank")))
     parts.append(_activity_kernels(tables, kernels))
     parts = [p for p in parts if p.height]
     if not parts:
@@ -116,7 +120,7 @@ def _activity_kernels(tables: dict[str, pl.DataFrame], kernels: pl.DataFrame | N
         categorize(acts["name"]).alias("category"),
         phase_of(acts["name"]).alias("region"), pl.lit(1, pl.Int64).alias("count"),
         pl.col("duration_ns").alias("time_ns"), names_look_tensor(pl.col("name")).alias("tensor_active"),
-        "grid", "block", "device", pl.lit(_RANKS[("activities", "launch")], pl.Int64).alias("rank"))
+        "grid", "block", "device", pl.lit(_RANKS[("activities", "launch")], pl.Int64).alias("source_rank"))
 
 
 def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -125,21 +129,21 @@ def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     cand = _candidates(tables)
     if not cand.height:
         return pl.DataFrame(schema=TIME_COLUMNS)
-    per_file = cand.group_by("run", "source_file", "rank").agg(pl.col("time_ns").sum().alias("file_time_ns"))
-    best = (per_file.sort(["run", "rank", "file_time_ns", "source_file"],
+    per_file = cand.group_by("run", "source_file", "source_rank").agg(pl.col("time_ns").sum().alias("file_time_ns"))
+    best = (per_file.sort(["run", "source_rank", "file_time_ns", "source_file"],
                           descending=[False, False, True, False])
             .group_by("run", maintain_order=True)
-            .agg(pl.col("source_file").first(), pl.col("rank").first(),
-                 pl.col("source_file").filter(pl.col("rank") == pl.col("rank").first())
+            .agg(pl.col("source_file").first(), pl.col("source_rank").first(),
+                 pl.col("source_file").filter(pl.col("source_rank") == pl.col("source_rank").first())
                  .n_unique().alias("files")))
     # (each run's rows of one file and rank, as most runs are: all of them, not a copy by a join)
     chosen = cand if per_file.height == best.height else \
-        cand.join(best.select("run", "source_file", "rank"), on=["run", "source_file", "rank"])
+        cand.join(best.select("run", "source_file", "source_rank"), on=["run", "source_file", "source_rank"])
     del cand
     transfers = _transfers(tables, chosen)
     if transfers.height:
         chosen = pl.concat([chosen, transfers], how="diagonal_relaxed")
-    labels = best.select("run", _label(pl.col("rank"), pl.col("files")).alias("time_source"))
+    labels = best.select("run", _label(pl.col("source_rank"), pl.col("files")).alias("time_source"))
     return chosen.join(labels, on="run", how="left").select(list(TIME_COLUMNS))
 
 
@@ -150,13 +154,13 @@ def with_in_run_total(tables: dict[str, pl.DataFrame], time_rows: pl.DataFrame,
     rows marked sum to the run's `kernel_time_ns`. A run whose time source is a file read into
     activities only (no kernel rows) marks none. Lazy, so a dataset folder's kernels are marked
     as they are scanned."""
-    chosen = time_rows.select("run", "source_file", "rank").unique().with_columns(pl.lit(True).alias("__chosen"))
+    chosen = time_rows.select("run", "source_file", "source_rank").unique().with_columns(pl.lit(True).alias("__chosen"))
     moved = pl.col("category").fill_null("").is_in(["memcpy", "memset"])
     # (a left join on a marker, then the rows' own order again: a semi join would drop the rows)
     marked = (kernels.with_row_index("__row")
               .join(file_families(tables).lazy(), on="source_file", how="left")
               .with_columns(_rank(pl.col("family"), pl.col("kind")).alias("__rank"))
-              .join(chosen.lazy(), left_on=["run", "source_file", "__rank"], right_on=["run", "source_file", "rank"],
+              .join(chosen.lazy(), left_on=["run", "source_file", "__rank"], right_on=["run", "source_file", "source_rank"],
                     how="left")
               .sort("__row"))
     return marked.with_columns(
@@ -182,7 +186,7 @@ def _transfers(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.Data
     if acts is None or not acts.height:
         return pl.DataFrame(schema={c: t for c, t in TIME_COLUMNS.items() if c != "time_source"})
     listed = chosen.filter(pl.col("category").is_in(["memcpy", "memset"])).select("source_file").unique()
-    files = chosen.select("run", "source_file", "rank").unique().join(listed, on="source_file", how="anti")
+    files = chosen.select("run", "source_file", "source_rank").unique().join(listed, on="source_file", how="anti")
     moves = acts.filter(pl.col("kind").is_in(["memcpy", "memset"]) & pl.col("duration_ns").is_not_null())
     moves = moves.join(files, on=["run", "source_file"])
     return moves.select(
@@ -190,7 +194,7 @@ def _transfers(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.Data
         pl.col("kind").alias("category"),
         pl.lit(None, pl.String).alias("region"), pl.lit(1, pl.Int64).alias("count"),
         pl.col("duration_ns").alias("time_ns"), pl.lit(False).alias("tensor_active"),
-        pl.lit(None, pl.String).alias("grid"), pl.lit(None, pl.String).alias("block"), "device", "rank")
+        pl.lit(None, pl.String).alias("grid"), pl.lit(None, pl.String).alias("block"), "device", "source_rank")
 
 
 # -- real time for counted launches (ncu, rocprof counters) -----------------------------------------------------
@@ -223,7 +227,7 @@ def counted_kernel_times(tables: dict[str, pl.DataFrame], time_rows: pl.DataFram
 
 def _trace_launches(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     cand = _candidates(tables)
-    return cand.filter(pl.col("rank").is_in(_TRACE_RANKS) & ~pl.col("category").fill_null("").is_in(["memcpy", "memset"]))
+    return cand.filter(pl.col("source_rank").is_in(_TRACE_RANKS) & ~pl.col("category").fill_null("").is_in(["memcpy", "memset"]))
 
 
 def _align_run(own: pl.DataFrame, trace: pl.DataFrame) -> pl.DataFrame:
@@ -232,15 +236,15 @@ def _align_run(own: pl.DataFrame, trace: pl.DataFrame) -> pl.DataFrame:
     ncu = own.filter(pl.col("family").is_in(_COUNTED) & (pl.col("kind") == "launch")).sort("source_file", "launch_id")
     if not ncu.height or not trace.height:
         return pl.DataFrame()
-    best_file = trace.group_by("source_file", "rank").agg(pl.len()).sort(
-        ["rank", "len", "source_file"], descending=[False, True, False])
+    best_file = trace.group_by("source_file", "source_rank").agg(pl.len()).sort(
+        ["source_rank", "len", "source_file"], descending=[False, True, False])
     trace = trace.filter(pl.col("source_file") == best_file["source_file"][0]).sort("order")
     first, second = ncu["short_name"].to_list(), trace["short_name"].to_list()
     pairs = [(blk.a + i, blk.b + i) for blk in difflib.SequenceMatcher(None, first, second, autojunk=False)
              .get_matching_blocks() for i in range(blk.size)]
     if len(pairs) < MIN_MATCHED * len(first):
         return pl.DataFrame()
-    label = f"{_LABELS[int(trace['rank'][0])]} (matched {len(pairs)} of {len(first)} launches)"
+    label = f"{_LABELS[int(trace['source_rank'][0])]} (matched {len(pairs)} of {len(first)} launches)"
     return pl.DataFrame({
         "source_file": [ncu["source_file"][i] for i, _ in pairs],
         "launch_id": [ncu["launch_id"][i] for i, _ in pairs],
@@ -256,7 +260,7 @@ def _by_name(tables: dict[str, pl.DataFrame], own: pl.DataFrame, time_rows: pl.D
                       & ~pl.col("family").is_in(_COUNTED))
     if not rows.height:
         return pl.DataFrame()
-    times = (kernel_time_rows(tables) if time_rows is None else time_rows).filter(pl.col("rank") < NCU_RANK)
+    times = (kernel_time_rows(tables) if time_rows is None else time_rows).filter(pl.col("source_rank") < NCU_RANK)
     totals = times.group_by("run", "name").agg(pl.col("time_ns").sum(), pl.col("time_source").first())
     joined = rows.join(totals, on=["run", "name"], how="inner")
     return joined.select("source_file", "launch_id", "time_ns",

@@ -19,12 +19,16 @@ A folder's `roofreport.toml` may hold:
 
 Globs use fnmatch (`*` also crosses `/`). A pattern excludes a file when it matches the file's
 path, its name, or one of the folders it lies in (`_deleted_in_history` leaves out the folder).
-The toml found in an input folder applies to everything under it; one beside a file applies too.
+The toml of the input folder applies to everything under it, else the nearest one above it
+(`roofreport build logs/a100` follows `logs/roofreport.toml`, its globs relative to `logs/`),
+looked for up to the filesystem's root but not past a git repository's root; one beside a file
+applies too.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -90,8 +94,25 @@ def file_limits(limits: Limits, path: Path, root: Path) -> Limits:
 
 
 def folders_for(path: Path, root: Path) -> list[Path]:
-    """The folders whose roofreport.toml applies to `path`: the input root, and the file's own."""
-    return [root] if path.parent == root else [root, path.parent]
+    """The folders whose roofreport.toml applies to `path`: the input root's (`governing`), and
+    the file's own."""
+    base = governing(root)
+    return [base] if path.parent == base else [base, path.parent]
+
+
+@lru_cache(maxsize=256)
+def governing(root: Path) -> Path:
+    """The folder whose roofreport.toml applies to the input folder `root`: `root` itself when it
+    holds one, else the nearest folder above it that does, up to the filesystem's root or a git
+    repository's root (the folder holding `.git`: the project's own folders end there); `root`
+    when none does."""
+    folder = Path(os.path.abspath(root))
+    for candidate in (folder, *folder.parents):
+        if (candidate / CONFIG_NAME).is_file():
+            return root if candidate == folder else candidate
+        if (candidate / ".git").exists():
+            break
+    return root
 
 
 def matches(glob: str, rel: PurePosixPath) -> bool:
@@ -145,5 +166,8 @@ def run_tables(path: Path, root: Path) -> list[RunTable]:
 def _relative(path: Path, folder: Path) -> PurePosixPath:
     try:
         return PurePosixPath(path.relative_to(folder).as_posix())
-    except ValueError:
-        return PurePosixPath(path.name)
+    except ValueError:   # (a folder above the input given as a relative path: `governing`)
+        try:
+            return PurePosixPath(Path(os.path.abspath(path)).relative_to(os.path.abspath(folder)).as_posix())
+        except ValueError:
+            return PurePosixPath(path.name)

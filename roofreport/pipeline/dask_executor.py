@@ -22,8 +22,10 @@ cancels its tasks before it closes the client and the cluster.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -72,43 +74,67 @@ class DaskExecutor:
             raise
 
     def run(self, fn: Callable[[Any], Any], tasks: Sequence[Any]):
+        # Dask's blocking client calls (`result`, `release`) are run with a Ctrl-C held off
+        # until they return: interrupted inside, Dask logs a traceback of its own (a callback
+        # that cancels a future not made yet). The waits between them take it at once.
         distributed = _modules()[1]
         run_id = uuid.uuid4().hex[:12]
         positions = {}
         futures = self._futures = []
-        for position, task in enumerate(tasks):
-            future = self.client.submit(fn, task, key=f"roofreport-read-{run_id}-{position}", pure=False)
-            positions[future.key] = position
-            futures.append(future)
+        with interrupts_held():
+            for position, task in enumerate(tasks):
+                future = self.client.submit(fn, task, key=f"roofreport-read-{run_id}-{position}", pure=False)
+                positions[future.key] = position
+                futures.append(future)
         suspects = []
         for future in distributed.as_completed(futures):
-            if future.status == "finished":
-                yield positions[future.key], future.result()
-            else:   # its worker died (a task queued on a dying worker fails with it)
+            with interrupts_held():
+                outcome = future.result() if future.status == "finished" else None
+                future.release()
+            if outcome is None:   # its worker died (a task queued on a dying worker fails with it)
                 suspects.append(positions[future.key])
-            future.release()
+            else:
+                yield positions[future.key], outcome
         # Each suspect once more, alone on the cluster: a death now is its own.
         for position in sorted(suspects):
-            again = self.client.submit(fn, tasks[position], key=f"roofreport-retry-{run_id}-{position}", pure=False)
+            with interrupts_held():
+                again = self.client.submit(fn, tasks[position], key=f"roofreport-retry-{run_id}-{position}",
+                                           pure=False)
             futures.append(again)
-            distributed.wait([again])
-            yield position, again.result() if again.status == "finished" else Crash(_failure(again))
-            again.release()
+            for _ in distributed.as_completed([again]):
+                pass
+            with interrupts_held():
+                outcome = again.result() if again.status == "finished" else Crash(_failure(again))
+                again.release()
+            yield position, outcome
         self._futures = []
 
     def close(self) -> None:
-        """Close the client (and the cluster started here), after cancelling the tasks of a
-        run the caller stopped before its end (Ctrl-C, an error)."""
+        """Close the client (and the cluster started here). When the caller stopped before its
+        run's end (Ctrl-C, an error), its tasks are cancelled first and the local cluster's
+        workers killed: closing would wait for the files they are reading."""
+        stopped_early = any(not future.done() for future in self._futures)
         client = getattr(self, "client", None)
         if client is not None:
-            pending = [future for future in self._futures if not future.done()]
-            if pending:
-                client.cancel(pending, force=True)
-            self._futures = []
+            if stopped_early:
+                client.cancel([future for future in self._futures if not future.done()], force=True)
             client.close()
+        self._futures = []
         if self._cluster is not None:
+            if stopped_early:
+                _kill_workers(self._cluster)
             self._cluster.close()
             self._cluster = None
+
+
+def _kill_workers(cluster) -> None:
+    """Kill the worker processes of a local cluster (their nannies, in this process, stay to
+    close as usual)."""
+    for nanny in list(cluster.workers.values()):
+        pid = getattr(getattr(nanny, "process", None), "pid", None)
+        if pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
 
 
 def _local_cluster(dask, distributed, workers: int | None):

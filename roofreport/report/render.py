@@ -113,6 +113,27 @@ def _quiet(name: str = "weasyprint"):
         logger.setLevel(level)
 
 
+PDF_LIBRARIES_HELP = ("install Pango (README: \"System libraries\": apt-get install libpango-1.0-0 "
+                      "libpangoft2-1.0-0 libharfbuzz-subset0, brew install pango, or conda install -c "
+                      "conda-forge pango), "
+                      "or write the HTML report instead: -o report.html")
+
+
+def check_pdf_writer(target) -> None:
+    """Load WeasyPrint and the system libraries it opens as it is imported (Pango, GObject,
+    HarfBuzz: not Python packages, so pip cannot bring them): a build that could not write
+    its PDF hears so before it reads anything, not after."""
+    try:
+        import weasyprint  # noqa: F401 - the import is the check
+    except OSError as exc:   # cffi: "cannot load library 'libgobject-2.0-0': ..."
+        first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise RenderError(f"cannot write {target}: the PDF writer (WeasyPrint) cannot load a system library "
+                          f"({first}): {PDF_LIBRARIES_HELP}") from None
+    except ImportError as exc:
+        raise RenderError(f"cannot write {target}: the PDF writer (WeasyPrint) is not installed ({exc}): "
+                          "pip install weasyprint, or write the HTML report instead: -o report.html") from None
+
+
 def write_pdf(html: str, target) -> None:
     import weasyprint
 

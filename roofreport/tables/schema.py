@@ -29,7 +29,7 @@ KERNELS = {
     "short_name": Str,         # no template arguments, no parameter list
     "category": Str,           # conv, gemm, elementwise, ... (data/kernel_categories.tsv); other
     "region": Str,             # NVTX path / profiler range / phase when known
-    "kind": Str,               # "launch" or "summary"
+    "kind": Str,               # "launch" or "summary"; "view": a PyTorch table view that gives no totals
     "count": I64,              # launches the row stands for
     "duration_ns": F64,        # total for the row
     "device": Str,             # the device as the log names it

@@ -18,7 +18,10 @@ What each row becomes:
   "key_averages" / "key_averages totals"), values in base units (ns, %, bytes, FLOP).
 
 Names longer than the column are cut by torch with `...`: two rows may share a cut name
-(`pytorch.truncated-name`). A table printed twice with the same totals is read once.
+(`pytorch.truncated-name`). A table printed twice with the same totals is read once. A log
+printing several tables of one profile (sorted by CUDA time, then by CPU time, each cut to its
+`row_limit`) keeps every table's rows, each as its own view; one of them gives the run's totals
+(`parse_table`).
 """
 
 from __future__ import annotations
@@ -134,17 +137,19 @@ def _named(names: tuple[str, ...], pattern: str) -> str | None:
 # -- reading ---------------------------------------------------------------------------------
 
 def parse_table(doc: Document, variant: str) -> ParseResult:
-    """Every table of the file. Views of one profile (the same totals: sorted by CPU, then by
-    CUDA time, by memory, grouped by input shape, each cut to its `row_limit`) are all read
-    into `metrics`, each under its own section; their rows become `kernels` and `regions`
-    once: a name an earlier view of the profile gave is not given again (a view grouped by
-    input shape splits a name the others gave whole). A table printed again, row for row, is
-    read once."""
+    """Every table of the file, each row kept. Views of one profile (the same totals: sorted
+    by CPU, then by CUDA time, by memory, grouped by input shape, each cut to its `row_limit`)
+    are all read, each under its own `metrics` section. One view of each profile feeds the
+    run's totals (`_totals_view`): its rows are `kernels` of kind "summary" and `regions` of
+    kind "operator_self"; the other views' rows are `kernels` of kind "view" and `regions` of
+    kind "operator_view", their view named in `region` / `path` (the analysis times none of
+    them: `analysis/timing.py`), and a `pytorch.views` warning says which view gave the
+    totals. A table printed again, row for row, is read once."""
     result = ParseResult(family=FAMILY, variant=variant)
     lines = classified(doc.lines())
     tables = find_tables(lines)
     printed: set[tuple] = set()
-    given: dict[tuple, set[str]] = {}   # profile (its totals) -> names given as kernels/regions
+    read: list[_Table] = []
     for index, layout in enumerate(tables):
         next_start = tables[index + 1].header_line - 1 if index + 1 < len(tables) else None
         totals = _totals(lines, layout, next_start)
@@ -158,12 +163,71 @@ def parse_table(doc: Document, variant: str) -> ParseResult:
             continue
         printed.add(printout)
         section = _section(layout, lines, index, len(tables))
-        names = given.setdefault(profile, set()) if profile else set()
-        names |= _read(layout, lines, totals, section, frozenset(names), doc, result)
+        cells, values = _read(layout, lines, doc, result)
+        read.append(_Table(layout, section, profile, totals, cells, values))
+    feeding = {id(table) for table in _totals_views(read, result)}
+    for table in read:
+        _emit(table.layout, table.cells, table.values, table.section, id(table) in feeding, result)
+        if table.totals.height:
+            result.add("metrics", table.totals.with_columns(pl.lit(f"{table.section} totals").alias("section")))
     if not tables:
         result.error = ParseError("no key_averages table found (a dash rule, a header naming "
                                   "`Name` and its columns, the same rule)", path=doc.display)
     return result
+
+
+@dataclass(frozen=True)
+class _Table:
+    """One table read: where it is, its section, its profile (the totals under it), its cells."""
+
+    layout: TableLayout
+    section: str
+    profile: tuple
+    totals: pl.DataFrame
+    cells: pl.DataFrame
+    values: pl.DataFrame
+
+
+def _totals_views(tables: list[_Table], result: ParseResult) -> list[_Table]:
+    """The view of each profile that feeds the run's totals: of its tables sorted by a device
+    time column (`CUDA total`, `Self CUDA`: torch's `sort_by="cuda_time_total"`), the one with
+    the most rows (the first of equals); when none is, its first table. A profile printed as
+    several views gets a `pytorch.views` warning naming the one chosen and the others."""
+    profiles: dict[tuple, list[_Table]] = {}
+    for table in tables:
+        profiles.setdefault(table.profile, []).append(table)
+    chosen = []
+    for views in profiles.values():
+        keys = [_sorted_by(view) for view in views]
+        on_device = [view for view, key in zip(views, keys) if key and _kind_of_time(key) == "device"]
+        pick = max(on_device, key=lambda view: view.cells.height) if on_device else views[0]
+        chosen.append(pick)
+        if len(views) > 1:
+            key = keys[views.index(pick)]
+            how = f"sorted by {key}" if key else "the first; no view is sorted by a device time"
+            others = ", ".join(f"line {view.layout.header_line} ({view.cells.height} rows)"
+                               for view in views if view is not pick)
+            result.warn("pytorch.views", f"{len(views)} key_averages tables print one profile: the run's "
+                        f"totals come from the table at line {pick.layout.header_line} ({how}, "
+                        f"{pick.cells.height} rows); the others are kept as views, not summed: {others}",
+                        line=pick.layout.header_line)
+    return chosen
+
+
+def _sorted_by(table: _Table) -> str | None:
+    """The time column a table's rows are sorted by (descending), device columns first."""
+    for pattern in (DEVICE_TOTAL, SELF_DEVICE, CPU_TOTAL, SELF_CPU):
+        header = _named(table.layout.names, pattern)
+        if header is None:
+            continue
+        column = table.values.filter(pl.col("metric") == header).sort("source_line")["value"].drop_nulls()
+        if column.len() > 1 and column.n_unique() > 1 and (column.diff().drop_nulls() <= 0).all():
+            return header
+    return None
+
+
+def _kind_of_time(header: str) -> str:
+    return "device" if re.fullmatch(DEVICE_TOTAL, header) or re.fullmatch(SELF_DEVICE, header) else "cpu"
 
 
 def _section(layout: TableLayout, lines: pl.DataFrame, index: int, count: int) -> str:
@@ -195,10 +259,9 @@ def _time_ns(value: str, unit: str) -> pl.Expr:
     return (pl.col(value).cast(pl.Float64, strict=False) * factor).round(0).alias("value")
 
 
-def _read(layout: TableLayout, lines: pl.DataFrame, totals: pl.DataFrame, section: str,
-          given: frozenset[str], doc: Document, result: ParseResult) -> set[str]:
-    """One table into `result` (rows named in `given` stay out of `kernels` and `regions`);
-    returns the names of its rows."""
+def _read(layout: TableLayout, lines: pl.DataFrame, doc: Document,
+          result: ParseResult) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One table's cells (source_line, name, c0...) and their values (long form)."""
     body = lines.filter(pl.col("line_no").is_between(layout.first_row, layout.last_row)
                         & (pl.col("kind") == "other"))
     if not layout.closed:
@@ -213,10 +276,7 @@ def _read(layout: TableLayout, lines: pl.DataFrame, totals: pl.DataFrame, sectio
     cells = cells.filter(pl.col(name_col) != "").rename({name_col: "name"})
     values = _values(layout, cells, doc, result)
     _warn_cut_names(cells, layout, result)
-    _emit(layout, cells, values, section, given, result)
-    if totals.height:
-        result.add("metrics", totals.with_columns(pl.lit(f"{section} totals").alias("section")))
-    return set(cells["name"].to_list())
+    return cells, values
 
 
 def _to_first_blank(lines: pl.DataFrame, layout: TableLayout) -> pl.DataFrame:
@@ -321,28 +381,31 @@ def _warn_cut_names(cells: pl.DataFrame, layout: TableLayout, result: ParseResul
 # -- tables ----------------------------------------------------------------------------------
 
 def _emit(layout: TableLayout, cells: pl.DataFrame, values: pl.DataFrame, section: str,
-          given: frozenset[str], result: ParseResult) -> None:
+          feeds_totals: bool, result: ParseResult) -> None:
+    """A table's rows: kernels and regions of the run's totals (`feeds_totals`), or of a view
+    (kinds "view" / "operator_view", the view named in `region` / `path`)."""
     if not cells.height:
         return
     result.add("metrics", values.select(
         "source_line", pl.col("source_line").alias("launch_id"), pl.col("name").alias("kernel_name"),
         pl.lit(section).alias("section"), "metric", "unit", "value", "value_text"))
     wide = _wide(layout, cells, values)
-    if given:
-        wide = wide.filter(~pl.col("name").is_in(list(given)))
+    view = section.replace("/", " ")
     on_device = (pl.col("self_cpu").fill_null(0) == 0) & (pl.col("cpu_total").fill_null(0) == 0) \
         & ((pl.col("self_device").fill_null(0) > 0) | (pl.col("device_total").fill_null(0) > 0))
     device_rows = wide.filter(on_device)
     if device_rows.height:
         result.add("kernels", device_rows.select(
             "source_line", pl.col("source_line").alias("launch_id"), "name",
-            pl.lit("summary").alias("kind"), pl.col("calls").alias("count"),
-            pl.coalesce("self_device", "device_total").alias("duration_ns")))
+            pl.lit("summary" if feeds_totals else "view").alias("kind"), pl.col("calls").alias("count"),
+            pl.coalesce("self_device", "device_total").alias("duration_ns"),
+            pl.lit(None if feeds_totals else view, pl.String).alias("region")))
     operators = wide.filter(~on_device)
     if operators.height:
+        path = pl.col("name") if feeds_totals else pl.format("{}/{}", pl.lit(view), pl.col("name"))
         result.add("regions", operators.select(
-            "source_line", pl.lit("operator_self").alias("kind"), "name", pl.col("name").alias("path"),
-            pl.col("self_cpu").alias("duration_ns"), pl.col("calls").alias("count")))
+            "source_line", pl.lit("operator_self" if feeds_totals else "operator_view").alias("kind"), "name",
+            path.alias("path"), pl.col("self_cpu").alias("duration_ns"), pl.col("calls").alias("count")))
 
 
 def _wide(layout: TableLayout, cells: pl.DataFrame, values: pl.DataFrame) -> pl.DataFrame:

@@ -1,7 +1,9 @@
 """Read one ROCm CSV: find its header (`header.py`), read the rows under it as text
 (`families/common/csvrows.py`), and write them into the shared tables (`tables.py`, `smi.py`).
 
-A row that does not fit the header (too few or too many fields, a quote left open) is reported
+A row whose unquoted kernel name holds commas (rocprof `--stats`, traces) is read whole, the name
+anchored by the fields the header names around it (`csvrows.anchored`). A row that does not
+fit the header otherwise (too few or too many fields, a quote left open) is reported
 as `rocm.bad-row` with file, line and column and left out, the rest is read; a file cut inside
 its last row reports that row as `rocm.truncated` instead. A file whose header is found but that
 holds no row is an error, so is one whose every row is broken.
@@ -16,6 +18,7 @@ from roofreport.errors import ParseError
 from roofreport.families.common.csvrows import BadRow, read_rows
 from roofreport.families.common.textio import Document
 from roofreport.families.rocm import FAMILY, smi, tables
+from roofreport.families.rocm.columns import BY_HEADER
 from roofreport.families.rocm.header import HEADER_LINES, RocmHeader, find
 from roofreport.families.spec import ParseResult
 
@@ -31,7 +34,8 @@ def parse(doc: Document, variant: str) -> ParseResult:
         result.error = ParseError("no ROCm CSV header found (rocprof, rocprofv2/v3, rocprof-compute, "
                                   "rocm-smi or amd-smi column names)", path=doc.display)
         return result
-    rows = read_rows(doc, header.line_no, len(header.names), grammar.load("rocm").regex("csv_row_line"))
+    rows = read_rows(doc, header.line_no, len(header.names), grammar.load("rocm").regex("csv_row_line"),
+                     name_column=_name_column(header))
     _report_bad_rows(rows.bad, doc, result)
     cells = rows.frame
     if header.kind != "smi":
@@ -43,7 +47,18 @@ def parse(doc: Document, variant: str) -> ParseResult:
             result.error = ParseError(f"{header.variant} holds no rows", path=doc.display, line=header.line_no)
         return result
     _emit(cells, header, result)
+    tables.barriers_apart(result)
     return result
+
+
+def _name_column(header: RocmHeader) -> int | None:
+    """The kernel or function name's column of a profiler table: rocprof writes it unquoted in
+    some releases although C++ names hold commas (`Kokkos::...ParallelFor<F, Policy>`), so a
+    row with too many fields is read with the name anchored by the fields around it."""
+    if header.kind != "table":
+        return None
+    return next((index for index, name in enumerate(header.names)
+                 if name in BY_HEADER and BY_HEADER[name].field == "name"), None)
 
 
 def _emit(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> None:

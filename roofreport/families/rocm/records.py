@@ -71,6 +71,7 @@ def parse(doc: Document, variant: str) -> ParseResult:
     if calls:
         cells, header = _as_csv(calls, "trace")
         tables.trace(cells, header, result)
+    tables.barriers_apart(result)
     if not result.rows() and result.error is None:
         result.error = ParseError("no rocprofv2 dispatch or tracer record read", path=doc.display)
     return result

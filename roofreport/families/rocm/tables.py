@@ -14,7 +14,11 @@
   `kernels` for kernel executions) for the `*_OPS_DOMAIN` rows;
 * rocprofv3 `memory_copy_trace.csv`: `activities` of kind `memcpy`;
 * info files (`sysinfo.csv`, `agent_info.csv`, `roofline.csv`): every cell in `metrics`, and the
-  GPU, command and host as the run's hints.
+  GPU, command and host as the run's hints;
+* barrier packets (`<barrier packet>`) are no kernels: `activities` of kind "barrier"
+  (`barriers_apart`); the runtime's blit kernels (`__amd_rocclr_copyBuffer`, `fillBufferAligned`,
+  `initHeap`) stay kernels whose category is memcpy/memset (data/kernel_categories.tsv), so that
+  they are out of kernel time as copies are.
 
 A grid is written as CUDA's is, in workgroups per dimension: HSA sizes count work-items, so a
 grid of 1048576 work-items in workgroups of 256 is `(4096, 1, 1)`. Hardware counters keep their
@@ -206,6 +210,32 @@ def copies(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> None
         "source_line", pl.lit("memcpy").alias("kind"), pl.col("direction").alias("name"),
         pl.col("start").alias("start_ns"), _duration(), pl.col("dst_agent").alias("device"),
         pl.col("stream").cast(pl.Int64, strict=False), pl.col("correlation_id").cast(pl.Int64, strict=False)))
+
+
+# An AQL barrier packet (rocprof v1 lists `<barrier packet>` among the kernels, 40 % of a
+# llama.cpp run's "kernel" time in the corpus): a wait between dispatches, no kernel.
+BARRIER = r"(?i)^\s*<barrier[^>]*>\s*$"
+
+
+def barriers_apart(result: ParseResult) -> None:
+    """Barrier packets out of the kernels (so out of kernel time, FLOP/s and the categories):
+    an `activities` row of kind "barrier" each, kept, as copies are. A dispatch's timeline row
+    becomes that row; a row of a summary or a counter collection moves there."""
+    barrier = pl.col("name").fill_null("").str.contains(BARRIER)
+    acts = result.tables.get("activities")
+    if acts is not None and acts.height:
+        result.tables["activities"] = acts.with_columns(
+            kind=pl.when(barrier & (pl.col("kind") == "kernel")).then(pl.lit("barrier")).otherwise("kind"))
+    kernels = result.tables.get("kernels")
+    if kernels is None or not kernels.filter(barrier).height:
+        return
+    moved = kernels.filter(barrier)
+    result.tables["kernels"] = kernels.filter(~barrier)
+    timed = result.tables["activities"]["source_line"].drop_nulls().to_list() if acts is not None else []
+    moved = moved.filter(~pl.col("source_line").is_in(timed).fill_null(False))
+    if moved.height:
+        result.add("activities", moved.select("source_line", pl.lit("barrier").alias("kind"), "name",
+                                              "duration_ns", "device", "stream"))
 
 
 EMITTERS = {"dispatches": dispatches, "counters": counter_collection, "stats": stats, "trace": trace,

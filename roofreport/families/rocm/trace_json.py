@@ -89,6 +89,7 @@ def parse(doc: Document, variant: str) -> ParseResult:
     other = document.get("otherData")
     if isinstance(other, dict):
         _agent_hints(other, by_kind.get("kernel", []), result)
+    tables.barriers_apart(result)   # (a barrier packet in a kernel lane, as results.csv lists them)
     if not result.rows():
         result.error = ParseError("the trace holds no kernels, copies, API calls or ranges", path=doc.display)
     return result
