@@ -165,14 +165,15 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
                  model_flops: float | None = None, kernel: str | None = None, runs: str | Iterable[str] = (),
                  baseline: Dataset | Paths | None = None, jobs: int | None = None, exclude: Iterable[str] = (),
                  progress: bool | Progress = False, executor: str | None = None,
-                 json_summary: PathLike | None = None) -> list[Path]:
+                 json_summary: PathLike | None = None, limits: Limits | None = None) -> list[Path]:
     """Write the report of `source` (paths, a `Dataset` or an `Analysis`) to `output` (.pdf or
     .html) and, when given, the HTML to `html` and what page 1 says to `json_summary` (findings,
     speedups with their reasons, per-run totals: `report/summary_json.py`); returns the paths
     written. Each file is written atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`,
     `model_flops`, `kernel`, `runs`) and `baseline` (a Dataset or paths: a section compares the
     runs with its runs) apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
-    `progress`, `executor`) when it is paths (a dataset folder among them is read as it is)."""
+    `progress`, `executor`, `limits`) when it is paths (a dataset folder among them is read as it is),
+    and to a `baseline` given as paths (as `roofreport build --baseline` reads it)."""
     from roofreport.report import build_report as render  # matplotlib and WeasyPrint: only here
 
     output_path = Path(output)
@@ -198,8 +199,11 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
         analysis = source
     else:
         dataset = source if isinstance(source, Dataset) else read(
-            inputs, gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress, executor=executor)
-        analysis = _analyze(dataset, settings, _baseline(baseline))
+            inputs, gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress, executor=executor,
+            limits=limits)
+        against = baseline if baseline is None or isinstance(baseline, Dataset) else read(
+            baseline, jobs=jobs, exclude=exclude, progress=progress, executor=executor, limits=limits)
+        analysis = _analyze(dataset, settings, against)
     return render(analysis, output_path, html_path, title, json_path)
 
 

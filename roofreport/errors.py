@@ -89,6 +89,6 @@ ROWS_LOST = frozenset({
     "nvprof.unreadable-row", "nvprof.truncated",
     "smi.bad-row", "dcgm.bad-row", "dcgm.truncated",
     "tegrastats.bad-line", "tegrastats.truncated",
-    "rocm.bad-row", "rocm.truncated",
+    "rocm.bad-row", "rocm.truncated", "rocm.unknown-lane",
     "pytorch.bad-row",
 })

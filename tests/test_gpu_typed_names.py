@@ -62,7 +62,7 @@ def test_rtx_4090_and_a100_80gb_give_peaks_marked_assumed_and_the_family_follows
         assert set(at_ingest["gpu_model"]) == {key} and set(at_ingest["gpu_family"]) == {family}
         assert at_ingest["gpu_assumed"].all()
         assert set(at_ingest["gpu_label"]) == {DB.get(key).label}
-        # the same GPU given to analyze a dataset read without it (analysis/gpus.with_settings)
+        # the same GPU given to analyze a dataset read without it (model/gpus.with_settings)
         analysed = roofreport.analyze(logged, gpu=typed).runs.filter(roofreport.analyze(logged).runs["kernel_time_ns"] > 0)
         assert set(analysed["gpu_model"]) == {key} and analysed["gpu_assumed"].all()
         assert analysed["peak_flops_per_s"].is_not_null().all() and analysed["bound"].is_not_null().all()

@@ -331,10 +331,11 @@ def test_the_report_lists_steps_and_annotations_before_operators_and_no_nested_o
     # The regions section of a PyTorch trace: what the user marked first, the framework's
     # operators after, at the top level only (a trace holds hundreds of nested aten:: calls).
     from roofreport.analysis import regions as region_analysis
+    from roofreport.model import derive
     from roofreport.report.sections.activity import RANGE_KIND_ORDER, regions_section
 
     tables = {"regions": ingest([corpus_path("kineto", "hta-df_index_resolver")], jobs=1).tables["regions"]}
-    regions = region_analysis.region_times(tables)
+    regions = region_analysis.region_times(derive(tables))
     assert regions.filter((pl.col("kind") == "operator") & pl.col("region").str.contains("/")).height
     section = regions_section(regions)
     listed = [(row[1].text, row[2].text) for row in section.blocks[-1].rows]
@@ -362,11 +363,12 @@ def test_region_rows_come_in_one_order_whatever_the_order_of_the_ranges():
     # Ranges of equal time (a demo's ProfilerStep#1..3) once came out in group_by's order, so
     # two builds of the same logs could list them differently.
     from roofreport.analysis import regions as region_analysis
+    from roofreport.model import derive
     from tests.conftest import SAMPLE_LOGS
 
     regions = ingest([SAMPLE_LOGS / "a100" / "lenet5"], jobs=1).tables["regions"]
     assert regions.height > 3
-    first = region_analysis.region_times({"regions": regions})
+    first = region_analysis.region_times(derive({"regions": regions}))
     for seed in range(3):
         shuffled = regions.sample(fraction=1.0, shuffle=True, seed=seed)
-        assert region_analysis.region_times({"regions": shuffled}).equals(first)
+        assert region_analysis.region_times(derive({"regions": shuffled})).equals(first)

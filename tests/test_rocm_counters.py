@@ -61,6 +61,37 @@ def test_mfma_flops_are_512_times_mops_and_name_the_input_type():
     assert bf16["flops_tensor"] == 512 * 70 and bf16["tensor_precision"] == "bf16"
 
 
+def test_fp8_and_xf32_matrix_ops_are_512_flops_each_and_name_their_type():
+    # CDNA3/4 (gfx942, gfx950): MOPS_F8 (FP8/BF8 inputs) and MOPS_XF32 (CDNA3's TF32) count as the others
+    fp8 = one({"SQ_INSTS_VALU_MFMA_MOPS_F8": 4000, "SQ_INSTS_VALU_MFMA_MOPS_BF16": 100})
+    assert fp8["flops_tensor"] == 512 * 4100 and fp8["tensor_precision"] == "fp8"
+    xf32 = one({"SQ_INSTS_VALU_MFMA_MOPS_XF32": 30, "SQ_INSTS_VALU_MFMA_MOPS_F32": 10})
+    assert xf32["flops_tensor"] == 512 * 40 and xf32["tensor_precision"] == "tf32"
+
+
+def test_fp8_kernels_are_judged_against_the_fp8_matrix_peak():
+    mi300x = gpu.match("AMD Instinct MI300X")
+    assert roofline._tensor_kind(["gemm_fp8"], ["fp8"], mi300x) == "tensor_fp8"
+    peaks = roofline.peaks_for(mi300x, {}, "tensor", ["gemm_fp8"], ["fp8"])
+    assert peaks["peak_flops_per_s"] == 2614.9e12 and peaks["peak_source"].startswith("Tensor FP8: datasheet")
+    assert roofline._tensor_kind(["x"], ["tf32"], mi300x) == "tensor_tf32"
+    # a GPU without an FP8 peak: the name rule (FP16 by default), as for any type it lacks
+    assert roofline._tensor_kind(["x"], ["fp8"], gpu.match("AMD Instinct MI250X")) == "tensor_fp16"
+
+
+@pytest.mark.parametrize(("device", "dense"), [
+    ("AMD Instinct MI300X", 2614.9), ("AMD Instinct MI300A", 1961.2), ("AMD Instinct MI325X", 2614.9),
+    ("AMD Instinct MI350X", 4613.8), ("AMD Instinct MI355X", 5033.2),
+    ("NVIDIA H100 80GB HBM3", 1978.9), ("NVIDIA H200", 1978.9), ("NVIDIA B200", 4500)])
+def test_fp8_peaks_are_the_datasheets_dense_figures(device, dense):
+    spec = gpu.match(device)
+    assert spec.peak("tensor_fp8") == pytest.approx(dense * 1e12)
+    # FP8 runs twice the FP16/BF16 matrix rate on every GPU that has it
+    assert spec.peak("tensor_fp8") == pytest.approx(2 * spec.peak("tensor_bf16"), rel=0.01)
+    assert "FP8" in spec.source
+    assert gpu.match("AMD Instinct MI250X").peak("tensor_fp8") is None     # no FP8 before CDNA3
+
+
 def test_int8_matrix_ops_are_no_flops_but_show_the_cores_ran():
     row = one({"SQ_INSTS_VALU_MFMA_MOPS_I8": 300, "SQ_INSTS_VALU_MFMA_MOPS_F16": 0, "SQ_INSTS_VALU_FMA_F32": 1})
     assert row["flops_tensor"] == 0 and row["tensor_active"] is True and row["flops_complete"] is True
@@ -191,7 +222,8 @@ def amd_runs():
 
 def test_the_amd_sample_runs_have_their_gpu_tool_time_and_a_roofline(amd_runs):
     runs = {row["run"]: row for row in amd_runs.runs.iter_rows(named=True)}
-    assert set(runs) == {"mi250x/stencil", "mi300x/llama3-8b", "mi210/workloads/dgemm/MI210"}
+    assert set(runs) == {"mi250x/stencil", "mi300x/llama3-8b", "mi210/workloads/dgemm/MI210", "mi210/cg",
+                         "mi250x/cg-mpi/slurm-7730121.out"}
     assert runs["mi250x/stencil"]["gpu_model"] == "Instinct MI250X (per GCD)"
     assert runs["mi300x/llama3-8b"]["gpu_model"] == "Instinct MI300X"
     assert runs["mi210/workloads/dgemm/MI210"]["gpu_model"] == "Instinct MI210"
@@ -210,12 +242,17 @@ def test_a_counter_collection_takes_the_time_of_the_same_launches_in_the_trace(a
 
 
 def test_the_sample_counters_give_back_the_models_flops(amd_runs):
-    counted = amd_runs.kernels.filter(pl.col("source_file").str.ends_with("results.csv"))
+    counted = amd_runs.kernels.filter(pl.col("source_file").str.ends_with("stencil/results.csv"))
     stencil = counted.filter(pl.col("short_name") == "stencil_27pt")
     # 27-point stencil: 54 FP64 FLOPs per point of a 256^3 grid (the counters round to whole waves)
     assert stencil["flops_fp64"][0] == pytest.approx(54 * 256 ** 3, rel=1e-4)
     dgemm = counted.filter(pl.col("category") == "gemm")
     assert dgemm["flops_tensor"][0] == pytest.approx(2 * 2048 ** 3, rel=1e-6) and dgemm["tensor_precision"][0] == "fp64"
+    # the CG solver's counter pass (rocprof -i, no timestamps): 2 FLOPs per nonzero in its SpMV
+    cg = amd_runs.kernels.filter(pl.col("source_file").str.ends_with("cg/results.csv"))
+    spmv = cg.filter(pl.col("short_name") == "spmv_csr")
+    assert spmv.height == 5 and spmv["flops_fp64"][0] == 2 * (27 << 20)
+    assert cg.filter(pl.col("category") == "gemm")["flops_tensor"][0] == 2 * 512 ** 3
 
 
 def test_nothing_sits_above_a_roof(amd_runs):
@@ -224,13 +261,45 @@ def test_nothing_sits_above_a_roof(amd_runs):
     assert points.height > 0 and not points["above_roof"].fill_null(False).any()
     tensor = analysis.roofline.filter(pl.col("precision") == "tensor")
     assert {r: s.split(":")[0] for r, s in tensor.select("run", "peak_source").iter_rows()} == {
-        "mi210/workloads/dgemm/MI210": "Tensor FP64", "mi250x/stencil": "Tensor FP64", "mi300x/llama3-8b": "Tensor BF16"}
+        "mi210/workloads/dgemm/MI210": "Tensor FP64", "mi250x/stencil": "Tensor FP64", "mi300x/llama3-8b": "Tensor BF16",
+        "mi210/cg": "Tensor FP64"}   # the solver's small DGEMM preconditioner
 
 
 def test_amd_families_in_the_runs_and_files_tables_and_inspect_json(amd_runs):
     families = dict(amd_runs.runs.select("run", "gpu_family").iter_rows())
-    assert families == {"mi250x/stencil": "cdna2", "mi300x/llama3-8b": "cdna3", "mi210/workloads/dgemm/MI210": "cdna2"}
+    assert families == {"mi250x/stencil": "cdna2", "mi300x/llama3-8b": "cdna3", "mi210/workloads/dgemm/MI210": "cdna2",
+                        "mi210/cg": "cdna2", "mi250x/cg-mpi/slurm-7730121.out": "cdna2"}
     shown = {f.as_json()["path"].split("/amd/")[1]: f.as_json()["gpu_family"] for f in amd_runs.files}
     assert shown["mi300x/llama3-8b/48211_kernel_trace.csv"] == "cdna3"
     assert shown["mi250x/stencil/rocm-smi.csv"] == "cdna2"
     assert set(amd_runs.tables["files"]["gpu_family"]) == {"cdna2", "cdna3"}
+
+
+# -- measured peaks: rocprof-compute's roofline.csv -------------------------------------------------
+
+def test_a_workloads_roofline_csv_gives_its_runs_measured_peaks(amd_runs):
+    analysis = roofreport.analyze(amd_runs)
+    dgemm = analysis.roofline.filter(pl.col("run") == "mi210/workloads/dgemm/MI210")
+    tensor = dgemm.filter(pl.col("precision") == "tensor").row(0, named=True)
+    # the workload's roofline.csv: MFMAF64Flops 39954.3 GFLOP/s, HBMBw 1352.6 GB/s (datasheet: 45.3 TF, 1638.4 GB/s)
+    assert tensor["peak_flops_per_s"] == pytest.approx(39954.3e9)
+    assert tensor["peak_dram_bytes_per_s"] == pytest.approx(1352.6e9)
+    assert tensor["peak_source"] == ("Tensor FP64: measured (roofline.csv); DRAM: measured (roofline.csv) "
+                                     "(Instinct MI210)")
+    # a run without one keeps the datasheet's, on the same GPU
+    cg = analysis.roofline.filter((pl.col("run") == "mi210/cg") & (pl.col("precision") == "fp64")).row(0, named=True)
+    assert cg["peak_dram_bytes_per_s"] == pytest.approx(1638.4e9) and "datasheet" in cg["peak_source"]
+
+
+def test_measured_peaks_never_override_a_users_peaks_nor_scale_with_the_clock(tmp_path):
+    mi210 = gpu.match("AMD Instinct MI210")
+    measured = mi210.with_measured({"dram_bw": 1352.6e9, "fp64_tensor": 39954.3e9}, "roofline.csv")
+    assert (measured.dram_bw, measured.peak("tensor_fp64")) == (1352.6e9, 39954.3e9)
+    assert measured.source_of("dram_bw") == "measured (roofline.csv)" and measured.source_of("fp64") == "datasheet"
+    half = measured.at_clock(850e6)             # half the 1700 MHz boost clock
+    assert half.peak("tensor_fp64") == 39954.3e9 and half.peak("fp64") == pytest.approx(mi210.fp64 / 2)
+    peaks = tmp_path / "peaks.tsv"
+    peaks.write_text("gpu\tdram_gbps\tsource\nInstinct MI210\t1500\tour lab's stream run\n", encoding="utf-8")
+    users = gpu.load_database(peaks).match("AMD Instinct MI210")
+    assert users.with_measured({"dram_bw": 1352.6e9}, "roofline.csv") is users   # --peaks wins
+    assert users.dram_bw == 1500e9

@@ -138,6 +138,8 @@ def test_a_lane_of_no_known_kind_is_warned_not_lost(tmp_path: Path):
     result = parse_path(path, "rocm")
     assert [w.code for w in result.warnings] == ["rocm.unknown-lane"]
     assert "1 events of lane 'CPU KFD API'" in result.warnings[0].message
+    assert result.error is not None            # rows left out: the file is partial, never "ok"
+    assert result.tables["api_calls"].height == 2 and result.tables["kernels"].height == 2
 
 
 def test_a_cut_trace_is_an_error_with_its_line(tmp_path: Path):

@@ -486,4 +486,7 @@ def _sysinfo() -> str:
 
 
 def rocm_files() -> dict[str, str]:
-    return {**mi250x_files(), **mi300x_files(), **rocprof_compute_files("amd/mi210/workloads/dgemm/MI210")}
+    from samples.rocm_traces import mi210_cg_files, mi250x_cg_mpi_files
+
+    return {**mi250x_files(), **mi300x_files(), **rocprof_compute_files("amd/mi210/workloads/dgemm/MI210"),
+            **mi210_cg_files(), **mi250x_cg_mpi_files()}

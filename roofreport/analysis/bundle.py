@@ -34,7 +34,6 @@ from roofreport.analysis import (
     compare,
     conclusions,
     diff,
-    gpus,
     reasons,
     regions,
     runsets,
@@ -47,7 +46,7 @@ from roofreport.analysis import (
 )
 from roofreport.analysis.view import View
 from roofreport.errors import UsageError
-from roofreport.model import Model, derive, roofline
+from roofreport.model import Model, derive, gpus, roofline
 from roofreport.pipeline.dataset import Dataset, FileOutcome
 
 # Kernel families worth following across a batch-size sweep (label -> Rust regex on full names).

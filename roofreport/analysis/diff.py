@@ -312,11 +312,13 @@ class _Pair:
 
 def _basis(first: Mapping, second: Mapping) -> tuple[str, str | None]:
     """How a pair's times compare, as `build` compares them (`speedup.comparable_times`): per
-    iteration when both runs count iterations, else whole runs; with the note saying why not per
-    iteration when only one side counts them."""
+    iteration when both runs count iterations, else whole runs; with the note that says so
+    (why not per iteration when only one side counts them)."""
     iterations = [run.get("iterations") for run in (first, second)]
     if all(iterations):
-        return speedup.PER_ITERATION, None
+        differ = iterations[0] != iterations[1]   # (the same count: per iteration changes no ratio)
+        return speedup.PER_ITERATION, (f"times per iteration (A: {iterations[0]}, B: {iterations[1]} iterations), "
+                                       "as build compares them") if differ else None
     if any(iterations):
         side, count = ("A", iterations[0]) if iterations[0] else ("B", iterations[1])
         other = "B" if side == "A" else "A"

@@ -22,7 +22,7 @@ a.2). Per kernel, in this order:
 kernels by name (cuBLAS/cuDNN/CUTLASS naming) for logs without such counters.
 
 "Tensor" means matrix-core work on both vendors. AMD's matrix cores (MFMA, CDNA) fit the same
-steps (docs/methodology.md a.3): `SQ_INSTS_VALU_MFMA_MOPS_F16/BF16/F32/F64` count matrix
+steps (docs/methodology.md a.3): `SQ_INSTS_VALU_MFMA_MOPS_F16/BF16/F32/F64/F8/XF32` count matrix
 operations in units of 512 [A4], so 512 × MOPS is an op-path count (step 1; `I8` counts integer
 ops, no FLOPs: only evidence that the cores ran); rocprofv3's derived `MfmaFlops` (already
 FLOPs) stands in when no MOPS counter was logged; MFMA instruction counts
@@ -51,10 +51,13 @@ _HFMA = re.compile(r"^sm(?:sp)?__sass_thread_inst_executed_op_hfma_pred_on\.sum$
 _LEVEL = r"\((\d+)\)"  # nvprof utilization levels: `Idle (0)`, `Low (1)`
 # AMD matrix cores (docs/methodology.md a.3): MOPS counters per input type, in units of 512 ops [A4].
 AMD_MOPS_FLOPS = 512.0
+# F8 (CDNA3+: FP8/BF8 inputs) and XF32 (CDNA3: xf32, the TF32 of AMD) count in the same units
+# (rocprofiler-sdk's gfx942/gfx950 counter definitions); CDNA4 has no XF32.
 AMD_MOPS_PRECISION = {f"SQ_INSTS_VALU_MFMA_MOPS_{t}": p for t, p in
-                      (("F16", "fp16"), ("BF16", "bf16"), ("F32", "fp32"), ("F64", "fp64"))}
+                      (("F16", "fp16"), ("BF16", "bf16"), ("F32", "fp32"), ("F64", "fp64"), ("F8", "fp8"),
+                       ("XF32", "tf32"))}
 _AMD_DERIVED = {"MfmaFlops"}   # rocprofv3: (MOPS_F16 + BF16 + F32 + F64) x 512, in FLOPs
-_AMD_INST = re.compile(r"^SQ_INSTS_(?:VALU_MFMA_(?:I8|F16|BF16|F32|F64)|MFMA)$")
+_AMD_INST = re.compile(r"^SQ_INSTS_(?:VALU_MFMA_(?:I8|F8|F16|BF16|XF32|F32|F64)|MFMA)$")
 _AMD_ACTIVITY = re.compile(r"^SQ_(?:VALU_MFMA_BUSY_CYCLES|INSTS_VALU_MFMA_MOPS_I8)$")
 
 # Warp-level MMA shapes named in kernel names -> (M, N, K).

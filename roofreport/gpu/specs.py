@@ -35,6 +35,7 @@ _PEAK_COLUMNS = {
     "tf32_tensor_tflops": ("tf32_tensor", 1e12), "fp16_tensor_tflops": ("fp16_tensor", 1e12),
     "bf16_tensor_tflops": ("bf16_tensor", 1e12), "int8_tensor_tops": ("int8_tensor", 1e12),
     "fp64_tensor_tflops": ("fp64_tensor", 1e12), "fp32_tensor_tflops": ("fp32_tensor", 1e12),
+    "fp8_tensor_tflops": ("fp8_tensor", 1e12),
     "dram_gbps": ("dram_bw", 1e9), "dram_gib": ("dram_capacity", 2.0**30), "l2_mib": ("l2_capacity", 2.0**20),
 }
 _NUMBER_COLUMNS = {"sm_count": "sm_count", "boost_clock_mhz": "boost_clock_mhz", "base_clock_mhz": "base_clock_mhz"}
@@ -45,6 +46,7 @@ PRECISIONS = {
     "fp64": "fp64", "fp32": "fp32", "fp16": "fp16",
     "tensor_fp16": "fp16_tensor", "tensor_tf32": "tf32_tensor", "tensor_bf16": "bf16_tensor",
     "tensor_int8": "int8_tensor", "tensor_fp64": "fp64_tensor", "tensor_fp32": "fp32_tensor",
+    "tensor_fp8": "fp8_tensor",
 }
 DEFAULT_KINDS = ("product", "cc")   # what a row may be the default of (`default_for`)
 
@@ -77,16 +79,21 @@ class GpuSpec:
     int8_tensor: float | None = None
     fp64_tensor: float | None = None
     fp32_tensor: float | None = None
+    fp8_tensor: float | None = None   # dense FP8 matrix peak (E4M3/E5M2; the datasheets' sparse figure halved)
     dram_bw: float | None = None
     dram_capacity: float | None = None
     l2_capacity: float | None = None
     source: str = ""
     notes: str = ""
     confidence: str = ""
+    # Fields a run's own measurement replaced (rocprof-compute's `roofline.csv`), and what
+    # measured them: `with_measured`.
+    measured: frozenset[str] = frozenset()
+    measured_from: str = ""
 
     def peak(self, precision: str) -> float | None:
         """Peak FLOP/s for fp64, fp32, fp16, tensor_fp16, tensor_tf32, tensor_bf16, tensor_fp64,
-        tensor_fp32 (tensor_int8: OP/s)."""
+        tensor_fp32, tensor_fp8 (tensor_int8: OP/s)."""
         if precision not in PRECISIONS:
             raise UsageError(f"unknown precision {precision!r} (known: {', '.join(PRECISIONS)})")
         return getattr(self, PRECISIONS[precision])
@@ -103,9 +110,22 @@ class GpuSpec:
         factor = self.clock_scale(clock_hz)
         if factor is None:
             return self
-        scaled = {f: getattr(self, f) * factor for f in PRECISIONS.values() if getattr(self, f) is not None}
+        scaled = {f: getattr(self, f) * factor for f in PRECISIONS.values()
+                  if getattr(self, f) is not None and f not in self.measured}
         note = f"compute peaks scaled to the logged SM clock {clock_hz / 1e6:.0f} MHz (x{factor:.3f})"
         return replace(self, **scaled, notes=f"{self.notes} {note}".strip())
+
+    def with_measured(self, values: dict[str, float], what: str) -> GpuSpec:
+        """This spec with peaks a run measured (field -> base units, `what` measured them:
+        "roofline.csv"): they win over the datasheet's, never over a user's peaks file (a row
+        it overrode or added keeps its values), and are never scaled to a logged clock."""
+        if not values or "[overridden by " in self.source or "[from " in self.source:
+            return self
+        return replace(self, **values, measured=self.measured | frozenset(values), measured_from=what)
+
+    def source_of(self, field: str) -> str:
+        """Where a value of this spec comes from: `measured (roofline.csv)` or `datasheet`."""
+        return f"measured ({self.measured_from})" if field in self.measured else "datasheet"
 
     def describe(self) -> str:
         return f"{self.key} ({self.arch or 'unknown arch'}): {self.source}"

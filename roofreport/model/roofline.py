@@ -63,6 +63,10 @@ class Ceiling:
 _COMPUTE = [("FP64", "fp64"), ("FP32", "fp32"), ("FP16", "fp16"), ("Tensor FP16", "tensor_fp16"),
             ("Tensor TF32", "tensor_tf32"), ("Tensor BF16", "tensor_bf16"), ("Tensor FP64", "tensor_fp64"),
             ("Tensor FP32", "tensor_fp32")]
+# Roofs a kernel is judged against only when its counters name that input type (AMD's
+# SQ_INSTS_VALU_MFMA_MOPS_F8): not drawn on every chart of a GPU that has the peak.
+_COUNTED_ONLY = [("Tensor FP8", "tensor_fp8")]
+_LABELS = {precision: label for label, precision in _COMPUTE + _COUNTED_ONLY}
 
 
 def ceilings(spec: gpu.GpuSpec, measured: dict | None = None) -> list[Ceiling]:
@@ -77,12 +81,14 @@ def ceilings(spec: gpu.GpuSpec, measured: dict | None = None) -> list[Ceiling]:
         if precision in measured and measured[precision]:
             out.append(Ceiling(label, "compute", float(measured[precision]), None, "measured (ncu)"))
         elif scaled.peak(precision):
-            out.append(Ceiling(label, "compute", scaled.peak(precision), None, tag))
+            field = gpu.PRECISIONS[precision]
+            out.append(Ceiling(label, "compute", scaled.peak(precision), None,
+                               spec.source_of(field) if field in spec.measured else tag))
     for level, label in (("dram", "DRAM"), ("l2", "L2"), ("l1", "L1")):
         if measured.get(level):
             out.append(Ceiling(label, "memory", float(measured[level]), level, "measured (ncu)"))
         elif level == "dram" and spec.dram_bw:
-            out.append(Ceiling(label, "memory", spec.dram_bw, level, "datasheet"))
+            out.append(Ceiling(label, "memory", spec.dram_bw, level, spec.source_of("dram_bw")))
     return out
 
 
@@ -122,7 +128,33 @@ def run_gpus(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> dict[str, 
     if runs is None or not runs.height:
         return {}
     found = ((run, db.get(key)) for run, key in runs.select("run", "gpu_model").iter_rows())
-    return {run: spec for run, spec in found if spec is not None}
+    measured = measured_peaks(tables.get("metrics"))
+    return {run: spec.with_measured(measured.get(run, {}), MEASURED_FILE) for run, spec in found if spec is not None}
+
+
+# rocprof-compute's `roofline.csv` (its microbenchmarks' empirical peaks, read into `metrics`
+# section "roofline" in base units) -> the GpuSpec fields they measure. L2/L1/LDS bandwidths
+# have no GPU-table column: kept in `metrics` only.
+MEASURED_FILE = "roofline.csv"
+_ROOFLINE_FIELDS = {"HBMBw": "dram_bw", "FP64Flops": "fp64", "FP32Flops": "fp32", "MFMAF64Flops": "fp64_tensor",
+                    "MFMAF32Flops": "fp32_tensor", "MFMAF16Flops": "fp16_tensor", "MFMABF16Flops": "bf16_tensor",
+                    "MFMAI8Ops": "int8_tensor"}
+
+
+def measured_peaks(metrics: pl.DataFrame | None) -> dict[str, dict[str, float]]:
+    """run -> the peaks its `roofline.csv` measured (GpuSpec field -> value; the median over the
+    devices it lists)."""
+    if metrics is None or not metrics.height or "run" not in metrics.columns:
+        return {}
+    rows = metrics.filter((pl.col("section") == "roofline") & pl.col("metric").is_in(list(_ROOFLINE_FIELDS))
+                          & pl.col("value").is_not_null() & (pl.col("value") > 0))
+    if not rows.height:
+        return {}
+    medians = rows.group_by("run", "metric").agg(pl.col("value").median())
+    out: dict[str, dict[str, float]] = {}
+    for run, metric, value in medians.iter_rows():
+        out.setdefault(run, {})[_ROOFLINE_FIELDS[metric]] = float(value)
+    return out
 
 
 _MEASURED = {"fp32": "peak_flops_fp32", "fp64": "peak_flops_fp64", "fp16": "peak_flops_fp16",
@@ -168,7 +200,7 @@ def _tensor_kind(names: list[str | None], precisions: list[str | None] | None = 
     counted = [p for p in precisions or [] if p]
     if counted:
         kind = f"tensor_{max(sorted(set(counted)), key=counted.count)}"
-        if kind in dict((p, lbl) for lbl, p in _COMPUTE) and (spec is None or spec.peak(kind)):
+        if kind in _LABELS and (spec is None or spec.peak(kind)):
             return kind
     for kind, pattern in _TENSOR_KIND:
         if any(n and re.search(pattern, n) for n in names):
@@ -181,8 +213,10 @@ def peaks_for(spec: gpu.GpuSpec | None, measured: dict, precision: str, names: l
     """peak FLOP/s and byte/s for one group of kernels, with where they came from."""
     key = _tensor_kind(names, tensor_precisions, spec) if precision == "tensor" else precision
     found = {c.label: c for c in ceilings(spec, measured)} if spec else {}
-    label = dict((p, lbl) for lbl, p in _COMPUTE)[key]
+    label = _LABELS[key]
     compute = found.get(label)
+    if compute is None and spec is not None and key in {p for _, p in _COUNTED_ONLY} and spec.peak(key):
+        compute = Ceiling(label, "compute", spec.peak(key), None, spec.source_of(gpu.PRECISIONS[key]))
     if compute is None and key in measured:
         compute = Ceiling(label, "compute", measured[key], None, "measured (ncu)")
     dram = found.get("DRAM") or (Ceiling("DRAM", "memory", measured["dram"], "dram", "measured (ncu)")

@@ -164,7 +164,8 @@ def with_in_run_total(tables: dict[str, pl.DataFrame], time_rows: pl.DataFrame,
                     how="left")
               .sort("__row"))
     return marked.with_columns(
-        (pl.col("__chosen").fill_null(False) & pl.col("duration_ns").is_not_null() & ~moved).alias("in_run_total")
+        (pl.col("__chosen").fill_null(False) & pl.col("duration_ns").is_not_null() & ~moved
+         & pl.col("kind").ne_missing(VIEW)).alias("in_run_total")
     ).drop("__row", "family", "__rank", "__chosen")
 
 

@@ -6,7 +6,7 @@ does what ingest would have done differently: each run's GPU again (`gpu.overrid
 row holds, with the settings' database: a peaks file may name a GPU the logs named and the
 shipped table did not know), the labels again (`labels.relabel`: they show the GPU), and the
 kernel columns whose rules depend on the GPU family, for the files whose family changed
-(`enrich.with_families`). The run totals follow in `bundle.analyze`.
+(`enrich.with_families`). The model of the tables so made follows (`derive`, in `bundle.analyze`).
 """
 
 from __future__ import annotations
