@@ -201,7 +201,7 @@ def test_unticking_a_run_hides_its_marks_and_only_its_marks(hostile, probed):
 
 def test_a_kernel_table_sorts_by_its_values_with_the_rest_and_total_last(probed):
     rows = probed["sorted"]
-    assert [name for name, _ in rows[-2:]] == ["other kernels", "GPU time (all kernels)"]
+    assert [name for name, _ in rows[-2:]] == ["other kernels", "GPU time (kernels + copies)"]
     values = [float(value) for _, value in rows[:-2] if value is not None]
     assert len(values) >= 3 and values == sorted(values, reverse=True)
     keys = [value for _, value in rows[:-2]]

@@ -39,6 +39,10 @@ pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 BIG = ("pramitmallick-examples", "srinidhigoud-examples")
 MAX_PAGES = 16
 MAX_INPUT_PAGES = 2      # the PDF's summary of the inputs
+# Issue #32: kernel names at 7 pt (were 5.5), tables that never split under 8 rows nor leave
+# fewer than 3 rows on a page, top-kernel headings of at most three lines: readability before
+# the page goal, which pramitmallick's 154 runs now miss by one page.
+EXTRA_PAGES = {"pramitmallick-examples": 1}
 
 
 def course_folders() -> list[str]:
@@ -85,7 +89,7 @@ def test_the_biggest_course_folders_fit_in_16_pages(built, folder):
     from roofreport.report.render import offline_fetcher
 
     document = weasyprint.HTML(string=built[folder].html, base_url=None, url_fetcher=offline_fetcher()).render()
-    assert len(document.pages) <= MAX_PAGES, f"{folder}: {len(document.pages)} pages"
+    assert len(document.pages) <= MAX_PAGES + EXTRA_PAGES.get(folder, 0), f"{folder}: {len(document.pages)} pages"
     assert len(document.pages) >= 8          # and still the whole report, not a stub
     # The inputs appendix: a summary of at most two pages (the HTML lists every file).
     starts = {anchor: index for index, page in enumerate(document.pages) for anchor in page.anchors}
@@ -151,15 +155,37 @@ def test_each_run_s_top_kernels_keep_the_rest_as_other(built):
     b = built["pramitmallick-examples"]
     share = b.section("share")
     runs_with_kernels = set(b.analysis.top["run"].to_list())
-    for media, top_n in (("screen", b.analysis.settings.top), ("print", b.analysis.settings.top_print)):
-        kernel_tables = [t for t in tables(share, media) if t.css == "kernels"]
-        assert sum(len(t.columns) - 2 for t in kernel_tables) == len(runs_with_kernels)   # a column per run
-        for t in kernel_tables:
-            labels = [row[0].text for row in t.rows]
-            assert labels[-2:] == ["other kernels", "GPU time (all kernels)"]
-            for col in range(2, len(t.columns)):
-                shown = [row[col].text for row in t.rows[:-2] if row[col].text]
-                assert 1 <= len(shown) <= top_n
+    kernel_tables = [t for t in tables(share, "screen") if t.css == "kernels"]
+    assert sum(len(t.columns) - 2 for t in kernel_tables) == len(runs_with_kernels)   # a column per run
+    for t in kernel_tables:
+        labels = [row[0].text for row in t.rows]
+        assert labels[-2:] == ["other kernels", "GPU time (kernels + copies)"]
+        for col in range(2, len(t.columns)):
+            shown = [row[col].text for row in t.rows[:-2] if row[col].text]
+            assert 1 <= len(shown) <= b.analysis.settings.top
+    # The PDF: runs side by side where their headings fit in three lines, else each run's
+    # kernels under a row naming it, then its rest and total (issue #32); every run once.
+    totals = 0
+    for t in [t for t in tables(share, "print") if "kernels" in t.css.split()]:
+        if "alone" in t.css.split():                # runs of one kernel: a row each
+            totals += len(t.rows)
+            continue
+        if "by-run" not in t.css.split():
+            assert [row[0].text for row in t.rows][-2:] == ["other kernels", "GPU time (kernels + copies)"]
+            totals += len(t.columns) - 2
+            continue
+        assert [c.label for c in t.columns] == ["Kernel", "Category", "Share"]
+        current: list[str] = []
+        for row in t.rows:
+            if len(row) == 1:                       # a run's heading row
+                current = []
+                continue
+            current.append(row[0].text)
+            if row[0].text == "GPU time (kernels + copies)":
+                assert current[-2] == "other kernels" and 1 <= len(current) - 2 <= b.analysis.settings.top_print
+                totals += 1
+                current = []
+    assert totals == len(runs_with_kernels)         # every run, once
 
 
 # -- what the body shows ------------------------------------------------------------------------------
@@ -349,10 +375,15 @@ def test_lower_bound_flops_are_drawn_as_at_least_never_as_a_plain_point(built):
     svgs = chart_svgs(b.html)
     a100 = next(svg for svg in svgs.values() if "vgg11 · A100-SXM4-40GB" in svg_texts(svg))
     assert "≥: FLOPs miss tensor-core work, the true point is higher" in svg_texts(a100)
-    roof = next(t for t in tables(b.section("rooflines")) if t.css == "roofline")
-    for row in roof.rows:
+    # the points' numbers are the runs table's (the rooflines print no second copy: issue #32)
+    runs_table = next(t for t in tables(b.section("runs")) if t.css == "runs")
+    labels = [c.label for c in runs_table.columns]
+    checked = 0
+    for row in runs_table.rows:
         if "A100" in row[0].text:
-            assert row[2].text.startswith("≥ ") and row[7].text.startswith("≥ ") and row[9].text.startswith("≥ ")
+            assert all(row[labels.index(c)].text.startswith("≥ ") for c in ("FLOPs", "Achieved", "% of roof"))
+            checked += 1
+    assert checked == 3
 
 
 def test_setup_is_shown_apart_from_the_steady_state(built):

@@ -67,7 +67,7 @@ def test_the_view_of_a_build_narrows_the_kernel_frames_not_the_totals(data):
     assert narrow.top["short_name"].str.contains("(?i)gemm").all()
     assert narrow.kernel_roofline["short_name"].str.contains("(?i)gemm").all()
     rest = narrow.top_rest.join(whole.top_rest, on="run", suffix="_all")
-    assert (rest["total_ns"] == rest["total_ns_all"]).all()   # "GPU time (all kernels)" stays whole
+    assert (rest["total_ns"] == rest["total_ns_all"]).all()   # "GPU time (kernels + copies)" stays whole
 
 
 def test_view_errors_are_usage_errors_that_say_what_is_wrong(data):

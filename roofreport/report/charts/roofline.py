@@ -57,6 +57,7 @@ def roofline_svg(chart_id: str, ceilings: list, points: list[RoofPoint]) -> str:
     handles, labels = _draw_points(ax, points, marks)
     ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("Performance (FLOP/s)")
+    ax.xaxis.set_major_formatter(charts.plain_ticks())
     ax.yaxis.set_major_formatter(charts.si_ticks())
     widest = max((len(text) for text in labels), default=0)      # long run labels: fewer columns
     charts.legend_below(ax, handles, labels, max_cols=3 if widest <= 30 else 2 if widest <= 46 else 1)
@@ -168,22 +169,29 @@ def _spread(levels: list[float], ylim, gap_fraction: float) -> list[float]:
 
 
 _LEVEL_SIZE = {"l2": 46, "l1": 24}
+RUN_SIZE, KERNEL_SIZE = 64, 14          # marker areas (points²) of a run's total and of a kernel
+# Hollow markers are filled with clear white, not "none": matplotlib then writes one marker
+# definition per shape, as for the legend's markers (an unfilled collection is drawn path by path).
+CLEAR = (1.0, 1.0, 1.0, 0.0)
+# One colour per run, ten at most in a chart (sections/roofline.py): Okabe & Ito's seven, then
+# three of Paul Tol's muted scheme that stay apart from them.
+SERIES_COLOURS = [*charts.PALETTE, "#882255", "#44AA99", "#999933"]
 LOWER_BOUND_MARKER = r"$\geq$"
 
 
 def _draw_points(ax, points: list[RoofPoint], marks: dict):
     groups = list(dict.fromkeys(p.group for p in points))
-    colours = {g: charts.colour(i) for i, g in enumerate(groups)}
+    colours = {g: SERIES_COLOURS[i % len(SERIES_COLOURS)] for i, g in enumerate(groups)}
     _draw_levels(ax, [p for p in points if p.level != "dram"], points, colours, marks)
     for point in sorted((p for p in points if p.level == "dram"), key=lambda p: not p.kernel):  # runs on top
-        size = 14 if point.kernel else 64
+        size = KERNEL_SIZE if point.kernel else RUN_SIZE
         if point.lower_bound:   # no ring: a lower bound's place is not known, so neither is its roof
             dot = ax.scatter([point.ai], [point.perf], s=size * (4 if point.kernel else 2.5),
                              marker=LOWER_BOUND_MARKER, color=colours[point.group], linewidths=0,
                              zorder=4 if point.kernel else 5)
         else:
             if point.above_roof:
-                ring = ax.scatter([point.ai], [point.perf], s=size * 3, marker="o", facecolors="none",
+                ring = ax.scatter([point.ai], [point.perf], s=size * 3, marker="o", facecolors=CLEAR,
                                   edgecolors="#D55E00", linewidths=1.0, zorder=6)
                 _mark(marks, ring, point, colours, data=False)
             dot = ax.scatter([point.ai], [point.perf], s=size, marker=PRECISION_MARKERS.get(point.precision, "o"),
@@ -202,7 +210,7 @@ def _draw_levels(ax, levels: list[RoofPoint], points: list[RoofPoint], colours: 
     for point in levels:
         marker = PRECISION_MARKERS.get(point.precision, "o")
         hollow = ax.scatter([point.ai], [point.perf], s=_LEVEL_SIZE.get(point.level, 30), marker=marker,
-                            facecolors="none", edgecolors=colours[point.group], linewidths=1.0, zorder=5)
+                            facecolors=CLEAR, edgecolors=colours[point.group], linewidths=1.0, zorder=5)
         _mark(marks, hollow, point, colours)
         anchor = dram.get((point.group, point.precision))
         if anchor is not None:
@@ -211,32 +219,67 @@ def _draw_levels(ax, levels: list[RoofPoint], points: list[RoofPoint], colours: 
             _mark(marks, line, point, colours, data=False)
 
 
-def _legend(points, groups, colours):
+def _shape(point: RoofPoint) -> str:
+    return LOWER_BOUND_MARKER if point.lower_bound else PRECISION_MARKERS.get(point.precision, "o")
+
+
+def _area(point: RoofPoint) -> float:
+    """The marker area `_draw_points` gives `point` (points²)."""
+    if point.level != "dram":
+        return _LEVEL_SIZE.get(point.level, 30)
+    size = KERNEL_SIZE if point.kernel else RUN_SIZE
+    return size * (4 if point.kernel else 2.5) if point.lower_bound else size
+
+
+def _key(point: RoofPoint, **style):
+    """A legend entry drawn with `point`'s marker: its shape at its size."""
     from matplotlib.lines import Line2D
 
-    handles = [Line2D([], [], marker="o", linestyle="", color=colours[g], markeredgecolor=charts.INK,
-                      markersize=6) for g in groups]
+    return Line2D([], [], marker=_shape(point), linestyle="", markersize=math.sqrt(_area(point)), **style)
+
+
+def _legend(points, groups, colours):
+    """Legend entries drawn with the plot's own markers, shapes and sizes: a run's entry is the
+    marker of its total (else of its first point), a key entry that of a point it names."""
+    from matplotlib.lines import Line2D
+
+    def first(wanted) -> RoofPoint | None:
+        return next((p for p in points if wanted(p)), None)
+
+    handles = []
+    for group in groups:
+        point = first(lambda p, g=group: p.group == g and p.level == "dram" and not p.kernel) or \
+            first(lambda p, g=group: p.group == g)
+        filled = {"markeredgewidth": 0} if point.lower_bound else \
+            {"markeredgecolor": charts.INK if not point.kernel else "white", "markeredgewidth": 0.7}
+        handles.append(_key(point, color=colours[group], **filled))
     labels = [charts.label(g, 64) for g in groups]
+    hollow = {"markerfacecolor": "none", "markeredgecolor": charts.MUTED, "markeredgewidth": 1.0}
     for level, text in (("l2", "hollow: the run at its L2 intensity"), ("l1", "small hollow: at its L1 intensity")):
-        if any(p.level == level for p in points):
-            handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="none",
-                                  markeredgecolor=charts.MUTED, markersize=6 if level == "l2" else 4.5))
+        point = first(lambda p, lv=level: p.level == lv)
+        if point is not None:
+            handles.append(_key(point, **hollow))
             labels.append(text)
-    if any(p.kernel for p in points):
-        handles.append(Line2D([], [], marker="o", linestyle="", color=charts.MUTED, markersize=3.5))
+    point = first(lambda p: p.kernel and p.level == "dram" and not p.lower_bound)
+    if point is not None:
+        handles.append(_key(point, color=charts.MUTED, markeredgecolor="white", markeredgewidth=0.4))
         labels.append("small: top kernels of the run")
     shown = {p.precision for p in points if not p.lower_bound}
     for precision in sorted(shown):
-        if len(shown) > 1:
-            handles.append(Line2D([], [], marker=PRECISION_MARKERS.get(precision, "o"), linestyle="",
-                                  color=charts.MUTED, markersize=5))
+        if len(shown) > 1:       # the largest point of the precision: a run's total where there is one
+            point = first(lambda p, pr=precision: p.precision == pr and p.level == "dram" and not p.kernel
+                          and not p.lower_bound) or first(lambda p, pr=precision: p.precision == pr and not p.lower_bound)
+            handles.append(_key(point, color=charts.MUTED, markeredgecolor=charts.INK, markeredgewidth=0.7))
             labels.append(precision)
-    if any(p.lower_bound for p in points):
-        handles.append(Line2D([], [], marker=LOWER_BOUND_MARKER, linestyle="", color=charts.MUTED, markersize=8))
+    point = first(lambda p: p.lower_bound and p.level == "dram" and not p.kernel) or first(lambda p: p.lower_bound)
+    if point is not None:
+        handles.append(_key(point, color=charts.MUTED, markeredgewidth=0))
         labels.append("≥: FLOPs miss tensor-core work, the true point is higher")
-    if any(p.above_roof for p in points):
-        handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="none",
-                              markeredgecolor="#D55E00", markersize=8))
+    point = first(lambda p: p.above_roof and not p.lower_bound and p.level == "dram")
+    if point is not None:
+        size = KERNEL_SIZE if point.kernel else RUN_SIZE
+        handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="none", markeredgecolor="#D55E00",
+                              markeredgewidth=1.0, markersize=math.sqrt(size * 3)))
         labels.append("above its roof: counts suspect")
     return handles, labels
 

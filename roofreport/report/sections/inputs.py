@@ -79,7 +79,8 @@ def _counts_table(files: list, root: str):
     rows = [[cell(f"{folder}/", code=True), fmt_] + [fmt.count(c[s]) if c[s] else "–" for s in used]
             for (folder, fmt_), c in sorted(counts.items())]
     return Table(columns=[Column("Folder", width="46%"), Column("Format", width="22%")]
-                 + [Column(s, numeric=True, width=f"{32 / len(used):.0f}%") for s in used],
+                 # rounded down: 3 x "11%" made the table 101 % wide, into the right margin
+                 + [Column(s, numeric=True, width=f"{int(320 / len(used)) / 10}%") for s in used],
                  rows=[[_numeric(v, i >= 2) for i, v in enumerate(row)] for row in rows],
                  caption="Files per folder, format and status (the HTML report lists every file)",
                  css="inputs", media="print")

@@ -1,7 +1,9 @@
 """The "Rooflines" section: one log-log chart per GPU with its ceilings (per precision and
 memory level, from `roofline.ceilings`), the runs at their totals (the runs table's
 `arithmetic_intensity` and `achieved_flops_per_s`, model/totals.py) and their top kernels
-(`kernel_roofline`) as points, and a table of the run totals behind the points. A GPU whose runs
+(`kernel_roofline`) as points, at most `SERIES_PER_CHART` runs to a chart (more: a chart per
+group of runs), and a table of what the runs table does not say about the points (the time of
+the counted kernels, the roof at each run's intensity). A GPU whose runs
 counted no FLOPs has no point, but its roofs are known: one table lists their peaks and ridge
 points. A GPU the evidence did not name in full is marked assumed, with why.
 """
@@ -14,16 +16,11 @@ from roofreport.model import roofline
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart, spans_list
 from roofreport.report.naming import RunNames, in_order
-from roofreport.report.sections.comparison import (
-    achieved_text,
-    at_least,
-    bound_cell,
-    flops_cell,
-    run_cell,
-)
+from roofreport.report.sections.comparison import run_cell
 from roofreport.report.tables import cell, table
 
 KERNELS_PER_RUN = 12
+SERIES_PER_CHART = 10      # runs (a colour each) in one chart; more go to further charts by group
 RUN_TOTAL = "run total (its counted kernels)"     # what a run's point is, on hover
 EMPTY = ("No run has both FLOP and byte counts, so there is nothing to place on a roofline. "
          "Collect them with `ncu --metrics gpu__time_duration.sum,dram__bytes.sum,"
@@ -121,26 +118,62 @@ def _gpu_blocks(an, placed: pl.DataFrame, gpu: str | None, per_run: int, chart_i
             ": FLOPs were counted but no kernel time was logged with them (an nvprof --metrics run, for "
             "example, times nothing).")]))
     if runs.height > untimed.height:
-        blocks.append(_chart(an, runs, parts, spec, title, per_run, chart_id))
-    blocks.append(_points_table(runs))
+        sets = _chart_sets(runs, names)
+        for index, (what, members, legend) in enumerate(sets):
+            mine = runs.filter(pl.col("run").is_in(members))
+            part = f" — {what} ({index + 1} of {len(sets)})" if len(sets) > 1 else ""
+            blocks.append(_chart(an, mine, parts.filter(pl.col("run").is_in(members)), spec, title, per_run,
+                                 chart_id + (f"-{index + 1}" if len(sets) > 1 else ""), part, legend))
+    blocks += _points_table(runs)
     blocks += _notes(parts, names)
     return blocks
 
 
-def _labels(runs: pl.DataFrame) -> list[str]:
-    return [label or run for run, label in runs.select("run", "label").iter_rows()]
+def _labels(runs: pl.DataFrame, legend: dict[str, str] | None = None) -> list[str]:
+    """Each run's name on the chart: `legend`'s (what varies within its group) or its label."""
+    legend = legend or {}
+    return [legend.get(run) or label or run for run, label in runs.select("run", "label").iter_rows()]
 
 
-def _chart(an, runs: pl.DataFrame, parts: pl.DataFrame, spec, title: str, per_run: int, chart_id: str):
+def _chart_sets(runs: pl.DataFrame, names: RunNames) -> list[tuple[str, list[str], dict[str, str]]]:
+    """The runs of one GPU in charts of at most `SERIES_PER_CHART` (a colour each and a legend
+    line that reads at a glance): whole groups of runs that share model and experiment
+    (`RunNames.groups`) packed in order, each chart's (title, runs, run -> legend name). A chart of
+    one group names its runs by what varies in it (its title says what they share)."""
+    members = runs["run"].to_list()
+    if len(members) <= SERIES_PER_CHART:
+        return [("", members, {})]
+    packed: list[tuple[list, list[str]]] = []
+    for group in names.groups(members, SERIES_PER_CHART, by_gpu=True):
+        runs_of_group = [run for run, _ in group.columns]
+        if packed and len(packed[-1][1]) + len(runs_of_group) <= SERIES_PER_CHART:
+            packed[-1][0].append(group)
+            packed[-1][1].extend(runs_of_group)
+        else:
+            packed.append(([group], list(runs_of_group)))
+    sets, start = [], 1
+    for groups, runs_of_set in packed:
+        one = len(groups) == 1 and len(groups[0].columns) > 1
+        legend = dict(groups[0].columns) if one else {}
+        titles = list(dict.fromkeys(g.title for g in groups))
+        # a chart of many small groups says which runs it holds, not every group's name
+        what = "; ".join(titles) if len(titles) <= 2 else f"runs {start}–{start + len(runs_of_set) - 1} of {len(members)}"
+        sets.append((what, runs_of_set, legend))
+        start += len(runs_of_set)
+    return sets
+
+
+def _chart(an, runs: pl.DataFrame, parts: pl.DataFrame, spec, title: str, per_run: int, chart_id: str,
+           part: str = "", legend: dict[str, str] | None = None):
     from roofreport.report.charts.roofline import roofline_svg
 
     ceilings = roofline.ceilings(spec, _measured(parts, an.tables["kernels"])) if spec else []
-    kernels = _top_kernel_points(an.kernel_roofline, parts, runs, per_run)
-    caption = f"Roofline of {title}"
+    kernels = _top_kernel_points(an.kernel_roofline, parts, runs, per_run, legend)
+    caption = f"Roofline of {title}{part}"
     if spec is not None:
         gpu_label = title.rsplit(" (", 1)[0]
         caption += f"; ceilings: {_peak_sources(parts, spec).replace(spec.key, gpu_label)}"
-    return chart(chart_id, caption, roofline_svg, ceilings, _run_points(runs, parts) + kernels,
+    return chart(chart_id, caption, roofline_svg, ceilings, _run_points(runs, parts, legend) + kernels,
                  interactive=True)
 
 
@@ -189,12 +222,12 @@ def _measured(runs: pl.DataFrame, kernels: pl.DataFrame) -> dict:
     return out
 
 
-def _run_points(runs: pl.DataFrame, parts: pl.DataFrame) -> list:
+def _run_points(runs: pl.DataFrame, parts: pl.DataFrame, legend: dict[str, str] | None = None) -> list:
     """Each run at its DRAM intensity (its totals), and its kernels with FLOPs at their L2/L1
     intensities when the log had those bytes."""
     from roofreport.report.charts.roofline import RoofPoint
 
-    label = dict(zip(runs["run"].to_list(), _labels(runs)))
+    label = dict(zip(runs["run"].to_list(), _labels(runs, legend)))
     points = [RoofPoint(group=label[r["run"]], label=RUN_TOTAL, ai=r["arithmetic_intensity"],
                         perf=r["achieved_flops_per_s"], precision=r["roof_precision"] or "fp32",
                         above_roof=(r.get("bound_note") or "").startswith("above"),
@@ -210,12 +243,13 @@ def _run_points(runs: pl.DataFrame, parts: pl.DataFrame) -> list:
     return points
 
 
-def _top_kernel_points(kernels: pl.DataFrame, parts: pl.DataFrame, runs: pl.DataFrame, per_run: int) -> list:
+def _top_kernel_points(kernels: pl.DataFrame, parts: pl.DataFrame, runs: pl.DataFrame, per_run: int,
+                       legend: dict[str, str] | None = None) -> list:
     from roofreport.report.charts.roofline import RoofPoint
 
     if not kernels.height:
         return []
-    label = dict(zip(runs["run"].to_list(), _labels(runs)))
+    label = dict(zip(runs["run"].to_list(), _labels(runs, legend)))
     keys = parts.select("run", "precision")
     top = (kernels.join(keys, on=["run", "precision"], how="semi")
            .filter(pl.col("ai_dram").is_not_null() & pl.col("achieved_flops_per_s").is_not_null())
@@ -238,19 +272,31 @@ def _counted_time_cell(row: dict):
     return cell(fmt.duration(counted), sub=sub, title=row.get("counted_time_source"))
 
 
-def _points_table(runs: pl.DataFrame):
-    """One row per run: its totals (the numbers behind its large marker)."""
-    rows = []
+def _points_table(runs: pl.DataFrame) -> list:
+    """One row per run, only what the runs table ("Runs compared") does not say: the time of the
+    kernels the counters saw and the roof at the run's intensity, and the roof and ridge point
+    it was judged by where they differ between runs (said once above the table where they do
+    not). Its FLOPs, bytes, intensity, achieved FLOP/s, % of roof and bound are the runs table's."""
+    rows, roofs = [], []
     for row in runs.iter_rows(named=True):
         attainable = None
         if row["peak_flops_per_s"] and row["peak_dram_bytes_per_s"] and row["arithmetic_intensity"]:
             attainable = min(row["peak_flops_per_s"], row["peak_dram_bytes_per_s"] * row["arithmetic_intensity"])
-        rows.append([run_cell(row), row["roof_precision"] or "–", flops_cell(row["flops"], row.get("flops_complete"), row.get("bound_note")),
-                     fmt.nbytes(row.get("dram_bytes")), fmt.intensity(row.get("arithmetic_intensity")),
-                     fmt.intensity(row.get("ridge_ai")), _counted_time_cell(row),
-                     achieved_text(row.get("achieved_flops_per_s"), row.get("flops_complete")), fmt.rate(attainable),
-                     at_least(fmt.percent(row.get("pct_of_roof")), row.get("flops_complete")),
-                     bound_cell(row.get("bound"), row.get("bound_note"))])
-    cols = ["Run", "Roof", "FLOPs#", "DRAM bytes#", "AI (DRAM)#", "Ridge point#", "Time of counted kernels#",
-            "Achieved#", "Roof at this AI#", "% of roof#", "Bound"]
-    return table(cols, rows, css="roofline")
+        roof = (row["roof_precision"] or "–", fmt.intensity(row.get("ridge_ai")))
+        roofs.append(roof)
+        rows.append([run_cell(row), *roof, _counted_time_cell(row), fmt.rate(attainable)])
+    cols = ["Run", "Roof", "Ridge point#", "Time of counted kernels#", "Roof at this AI#"]
+    said = []
+    if len(set(roofs)) == 1:       # one roof for every run: a sentence, not two constant columns
+        rows = [row[:1] + row[3:] for row in rows]
+        cols = cols[:1] + cols[3:]
+        said = [Paragraph.of(f"Every run here is judged by its {roofs[0][0]} roof (ridge point {roofs[0][1]}).")]
+    if all(row[-2].sub is None for row in rows) and len(set(roofs)) == 1:
+        # the counters saw every kernel: the runs table's kernel time is the points' time too,
+        # and a table of the roof at each intensity alone would be the runs table again
+        return said + [Paragraph.of("Each point's FLOPs, DRAM bytes, intensity, achieved FLOP/s over its kernel time, "
+                                    "% of roof and bound are in the runs table (Runs compared).")]
+    return said + [Paragraph.of("Each run's FLOPs, DRAM bytes, intensity, achieved FLOP/s, % of roof and bound are "
+                                "in the runs table (Runs compared); here, the time those FLOP/s are over and the "
+                                "roof at the run's intensity."),
+                   table(cols, rows, css="roofline")]

@@ -5,7 +5,10 @@ the comparison section).
 The top kernels are shown side by side for runs that differ only in their GPU and parameters
 (one table per model and experiment, `naming.RunNames.groups`): one column per run, one row per kernel
 that is among the top N of one of them. A run's column holds its own top N and its "other
-kernels", so every column adds up to its run's whole kernel time.
+kernels", so every column adds up to its run's whole GPU time (kernels + copies: the one name of
+the total the shares divide by; "kernel time" is the runs table's, kernels alone). The PDF
+(`top_tables_by_run`) keeps runs side by side only where what names them fits a column heading
+of three lines; longer names are row headings, and runs of one kernel share one table.
 
 All numbers come from `analysis.share`; this module only orders, groups and draws them.
 """
@@ -19,10 +22,15 @@ import polars as pl
 from roofreport.enrich import categories as cat_rules
 from roofreport.report import fmt
 from roofreport.report.context import Column, Heading, Paragraph, Section, Span, chart, spans_list
-from roofreport.report.naming import RunNames
+from roofreport.report.naming import Group, RunNames
 from roofreport.report.tables import cell, name_cell, table
 
 COLUMNS_PER_TABLE = 6
+PRINT_COLUMNS = 10         # runs side by side in a printed top-kernel table, at most
+PAGE_WIDTH_PT = 521        # the printed content width (A4 less report.css's 13 mm side margins)
+# One name per quantity: "kernel time" is the kernels' alone (the runs table's), "GPU time" the
+# time rows of the run's source, kernels and the copies it lists, as the shares here divide by.
+GPU_TIME = "GPU time (kernels + copies)"
 KERNEL_NAME_CHARS = 160     # the table is where a kernel's name is given in full: wrap, do not cut
 EMPTY = ("No kernel times: a kernel-share breakdown needs a kernel summary or trace, e.g. "
          "`nsys profile --stats=true python train.py` (cuda_gpu_kern_sum), "
@@ -59,7 +67,7 @@ def share_section(an, top_n: int, names: RunNames | None = None) -> Section:
     tables = top_tables(an.top, an.top_rest, runs, top_n, names)
     printed = min(top_n, an.settings.top_print)
     if printed < top_n and tables:     # the PDF lists fewer kernels per run, the HTML the whole top
-        paper = top_tables(an.top_print, an.top_rest_print, runs, printed, names, by_gpu=True)
+        paper = top_tables_by_run(an.top_print, an.top_rest_print, runs, printed, names)
         tables = [replace(b, media="screen") for b in tables] + [replace(b, media="print") for b in paper]
     section.blocks += tables
     return section
@@ -138,14 +146,94 @@ def top_tables(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], top_n: in
     with_top = [run for run in runs if run in set(top["run"].to_list())]
     grouped = "model, experiment and GPU" if by_gpu else "model and experiment"
     blocks: list = [Heading(f"Top {top_n} kernels per run"), Paragraph.of(
-        f"Each column is one run: its {top_n} kernels with the most GPU time, as a share of the run's kernel "
-        "time, and the rest summed as \"other kernels\". A blank cell: that kernel is not among the run's "
+        f"Each column is one run: its {top_n} kernels with the most GPU time, as a share of the run's "
+        f"{GPU_TIME}, and the rest summed as \"other kernels\". A blank cell: that kernel is not among the run's "
         f"top {top_n} (its time is in \"other kernels\"). Runs are grouped by {grouped}; the columns name "
         "what differs." + (" The HTML report lists more kernels per run." if by_gpu else ""))]
     rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
     for group in names.groups(with_top, COLUMNS_PER_TABLE + (4 if by_gpu else 0), by_gpu=by_gpu):
         blocks.append(_group_table(group, top, rest_by_run))
     return blocks
+
+
+def top_tables_by_run(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], top_n: int,
+                      names: RunNames) -> list:
+    """The PDF's top kernels, a table per model and experiment: its runs side by side where
+    what varies between them is short enough for a column heading of at most three lines;
+    otherwise each run's kernels under a row naming it, then its rest and its total (a long name
+    is a row heading, never a column heading: a 15-line heading helps no one)."""
+    if not top.height:
+        return []
+    with_top = [run for run in runs if run in set(top["run"].to_list())]
+    blocks: list = [Heading(f"Top {top_n} kernels per run"), Paragraph.of(
+        f"Each run's {top_n} kernels with the most GPU time, as a share of its {GPU_TIME}, and the rest "
+        "summed as \"other kernels\"; a table per model and experiment, its runs named by what differs: side by "
+        "side (a blank cell: not among that run's top kernels) or, where those names are long, one under the "
+        "other. The HTML report lists more kernels per run.")]
+    rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
+    counts = dict(top.group_by("run").len().iter_rows())
+    alone = [run for run in with_top if counts.get(run) == 1 and not (rest_by_run.get(run) or {}).get("kernels")]
+    apart = set(alone) if len(alone) > 1 else set()
+    if apart:
+        blocks.append(_one_kernel_table(alone, top, rest_by_run, names))
+    for group in names.groups([run for run in with_top if run not in apart], max_columns=PRINT_COLUMNS):
+        # long headings (the GPU among what varies): a table per GPU may name its runs shortly
+        parts = [group] if _columns_that_fit(group) else \
+            names.groups([run for run, _ in group.columns], PRINT_COLUMNS, by_gpu=True)
+        for part in parts:
+            blocks += _print_tables(part, top, rest_by_run)
+    return blocks
+
+
+def _print_tables(group, top: pl.DataFrame, rest_by_run: dict) -> list:
+    """A group's printed top kernels: side by side when its headings fit (`_columns_that_fit`),
+    else a run under the other."""
+    width = _columns_that_fit(group)
+    if width:         # short headings (bs 16, A100-SXM4-40GB): the runs side by side
+        size = -(-len(group.columns) // -(-len(group.columns) // width))
+        return [_group_table(Group(group.title, group.columns[start:start + size]), top, rest_by_run)
+                for start in range(0, len(group.columns), size)]
+    rows: list[list] = []
+    for run, heading in group.columns:
+        if len(group.columns) > 1:
+            rows.append([cell(heading, css="folder", span=3)])
+        mine = top.filter(pl.col("run") == run).sort("share", descending=True, nulls_last=True)
+        rows += [[name_cell(r["short_name"], KERNEL_NAME_CHARS), r.get("category") or "–",
+                  cell(fmt.share(r["share"]), css="num")] for r in mine.iter_rows(named=True)]
+        rows += _rest_and_total(rest_by_run.get(run))
+    cols = [Column("Kernel", width="70%"), Column("Category", width="14%"), Column("Share", numeric=True, width="16%")]
+    return [table(cols, rows, caption=group.title, css="kernels by-run")]
+
+
+def _one_kernel_table(alone: list[str], top: pl.DataFrame, rest_by_run: dict, names: RunNames):
+    """Runs of one kernel each (micro-benchmarks): a row per run, its kernel beside it, not a
+    table per run of one kernel, its rest ("none") and its total."""
+    kernel = {r["run"]: r for r in top.filter(pl.col("run").is_in(alone)).iter_rows(named=True)}
+    rows = [[cell(names.label(run)), name_cell(kernel[run]["short_name"], KERNEL_NAME_CHARS),
+             kernel[run].get("category") or "–", cell(fmt.share(kernel[run]["share"]), css="num"),
+             cell(fmt.duration((rest_by_run.get(run) or {}).get("total_ns")), css="num")] for run in alone]
+    cols = [Column("Run", width="34%"), Column("Kernel (the run's only one)", width="38%"),
+            Column("Category", width="10%"), Column("Share", numeric=True, width="8%"),
+            Column(GPU_TIME, numeric=True, width="10%")]
+    return table(cols, rows, caption="Runs of one kernel", css="kernels alone")
+
+
+def _columns_that_fit(group) -> int:
+    """How many of the group's runs a printed table holds side by side with every heading in at
+    most three lines (`_group_table`'s run columns share 62 % of the width, each at most 11 %;
+    about 4.3 pt a character at 7 pt); 0 where fewer than two (one run alone: its own table)."""
+    longest = max(len(heading) for _, heading in group.columns)
+    for count in range(min(len(group.columns), PRINT_COLUMNS), 0, -1):
+        chars_per_line = min(11.0, 62.0 / count) / 100 * PAGE_WIDTH_PT / 4.3
+        if longest * 1.15 <= 3 * chars_per_line:      # words wrap whole: some room lost
+            return count if count >= 2 or len(group.columns) == 1 else 0
+    return 0
+
+
+def _rest_and_total(rest: dict | None) -> list[list]:
+    return [[cell("other kernels", css="rest"), cell("", css="rest"), cell(_rest_text(rest), css="rest num")],
+            [cell(GPU_TIME, css="total"), cell("", css="total"),
+             cell(fmt.duration((rest or {}).get("total_ns")), css="total num")]]
 
 
 def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
@@ -161,11 +249,12 @@ def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
             + [_share_cell(shares.get((run, k)), present=(run, k) in shares) for run in runs] for k in kernels]
     rows.append([cell("other kernels", css="rest"), cell("", css="rest")]
                 + [cell(_rest_text(rest_by_run.get(run)), css="rest num") for run in runs])
-    rows.append([cell("GPU time (all kernels)", css="total"), cell("", css="total")]
+    rows.append([cell(GPU_TIME, css="total"), cell("", css="total")]
                 + [cell(fmt.duration((rest_by_run.get(run) or {}).get("total_ns")), css="total num")
                    for run in runs])
-    run_width = min(11.0, 62.0 / len(runs))
-    cols = [Column("Kernel", width=f"{100 - 13 - run_width * len(runs):.0f}%"), Column("Category", width="13%")]
+    run_width = int(min(11.0, 62.0 / len(runs)) * 10) / 10      # rounded down: the widths add up to 100 % at most
+    # the kernel column takes what is left, rounded down (rounded up, the table ran into the margin)
+    cols = [Column("Kernel", width=f"{int(100 - 13 - run_width * len(runs))}%"), Column("Category", width="13%")]
     cols += [Column(heading, numeric=True, width=f"{run_width:.1f}%") for _, heading in group.columns]
     return table(cols, rows, caption=group.title, css="kernels", sortable=True)
 
