@@ -79,7 +79,8 @@ def _size(value: str | None, option: str) -> int | None:
 
 # How `summary`, `compare` and `steps` print (terminal.py).
 _wide = click.option("--wide", is_flag=True,
-                     help="Names whole in tables (else elided in the middle to fit the terminal's width).")
+                     help="Names whole, one table each (else names elided in the middle and wide tables "
+                          "split into panels to fit the terminal's width).")
 _csv_dir = click.option("-o", "--output", "csv_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                         metavar="DIR", help="With --format csv: write one CSV file per table into DIR.")
 

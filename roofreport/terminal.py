@@ -78,7 +78,7 @@ _WORD_END = "_<>,()[]: /.-"   # where a name's parts meet: an elided part begins
 
 
 def table(frame: pl.DataFrame, title: str = "", width: int | None = None, wide: bool = False,
-          below: Mapping[str, str] | None = None) -> str:
+          below: Mapping[str, str] | None = None, split: bool = True) -> str:
     """`frame` as an aligned text table (numbers right-aligned), with `title` above it.
 
     To fit `width` characters a line (the terminal's; None: names to NAME_WIDTH each), names
@@ -86,7 +86,12 @@ def table(frame: pl.DataFrame, title: str = "", width: int | None = None, wide: 
     (template arguments, tile and launch shapes: `elide_all`), and other text is wrapped over
     several lines, never cut: a cut can drop the word that says the opposite ("no run of B has
     its workload"). `wide`: names whole. `below`: {column: other column} shows the other's text
-    wrapped under the column's in the same cell (a run's label under its id)."""
+    wrapped under the column's in the same cell (a run's label under its id).
+
+    A table whose numbers alone overflow `width` (`compare`'s kernels, `steps`) is split into
+    panels one under the other, each repeating the leading key columns (`KEYS`: run, step,
+    kernel) so that every row is still told by its name (`_panels`); `split` False (a panel)
+    or `wide`: one table, however wide."""
     below = dict(below or {})
     hidden = set(below.values())
     columns = [c for c in frame.columns if c not in hidden]
@@ -102,7 +107,12 @@ def table(frame: pl.DataFrame, title: str = "", width: int | None = None, wide: 
     # the narrowest: text its longest word (up to MIN_NAME: a longer one is broken), names MIN_NAME
     shortest = [max(len(h), min(max([len(w) for t in col for w in t.split()], default=0), MIN_NAME)
                     if wrap else min(size, MIN_NAME)) for h, col, wrap, size in zip(heads, texts, wrapped, natural)]
-    widths = _fitted(natural, shortest, [name or wrap for name, wrap in zip(names, wrapped)], width, wide, names)
+    elastic = [name or wrap for name, wrap in zip(names, wrapped)]
+    widths = _fitted(natural, shortest, elastic, width, wide, names)
+    if split and width is not None and not wide and _span(widths) > width:
+        panels = _panels(columns, _panel_widths(natural, shortest, elastic), width)
+        if len(panels) > 1:
+            return _paneled(frame, panels, title, width, below)
     cells = []
     for column, col_texts, is_name, wrap, size in zip(columns, texts, names, wrapped, widths):
         if wrap:
@@ -119,7 +129,7 @@ def table(frame: pl.DataFrame, title: str = "", width: int | None = None, wide: 
         parts = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)]
         return _GAP.join(parts).rstrip()
 
-    out = [title] if title else []
+    out = (_wrapped(title, width) if width else [title]) if title else []
     out += [line(heads), line(["-" * w for w in widths])]
     for index in range(frame.height):
         row = [col[index] for col in cells]
@@ -128,6 +138,57 @@ def table(frame: pl.DataFrame, title: str = "", width: int | None = None, wide: 
     if not frame.height:
         out.append("(none)")
     return "\n".join(out)
+
+
+# Leading columns that tell a row: repeated in each panel of a table split to fit (`_panels`).
+KEYS = (*NAMES, "step", "category", "what", "side")
+PANEL_NAME = 32          # the room a name is counted at when columns are shared out among panels
+
+
+def _span(widths: list[int]) -> int:
+    """The characters of a line holding columns `widths` wide."""
+    return sum(widths) + len(_GAP) * (len(widths) - 1)
+
+
+def _panel_widths(natural: list[int], shortest: list[int], elastic: list[bool]) -> list[int]:
+    """The width each column is counted at when panels are made: its own, names and text at
+    most PANEL_NAME (a name cut narrower than that rarely says which kernel it is)."""
+    return [max(least, min(size, PANEL_NAME)) if stretch else size
+            for size, least, stretch in zip(natural, shortest, elastic)]
+
+
+def _panels(columns: list[str], widths: list[int], width: int) -> list[list[str]]:
+    """`columns` shared out among panels of at most `width` characters (counting `widths`),
+    in order, each starting with the leading key columns; one panel where there is no key
+    column, or nothing but keys (nothing to repeat, or nothing to share out)."""
+    keys = 0
+    while keys < len(columns) and columns[keys] in KEYS:
+        keys += 1
+    if keys in (0, len(columns)):
+        return [columns]
+    base = _span(widths[:keys])
+    panels: list[list[str]] = [[]]
+    used = base
+    for column, size in zip(columns[keys:], widths[keys:]):
+        if panels[-1] and used + len(_GAP) + size > width:
+            panels.append([])
+            used = base
+        panels[-1].append(column)
+        used += len(_GAP) + size
+    return [columns[:keys] + panel for panel in panels]
+
+
+def _paneled(frame: pl.DataFrame, panels: list[list[str]], title: str, width: int,
+             below: Mapping[str, str] | None) -> str:
+    """`frame` as one table per panel of columns, one under the other: the title over the
+    first, "(continued)" over the next; the text shown under a column (`below`) in the first."""
+    below = dict(below or {})
+    out = []
+    for number, panel in enumerate(panels):
+        under = {column: other for column, other in below.items() if column in panel} if number == 0 else {}
+        heading = title if number == 0 else (f"{title} (continued)" if title else "(continued)")
+        out.append(table(frame.select(panel + list(under.values())), heading, width, split=False, below=under))
+    return "\n\n".join(out)
 
 
 def _fitted(natural: list[int], shortest: list[int], elastic: list[bool], width: int | None, wide: bool,

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 import roofreport
 from roofreport import terminal
 from roofreport.cli import cli
+from roofreport.report import fmt
 from tests.conftest import SAMPLE_LOGS, corpus_path
 
 
@@ -128,3 +129,39 @@ def test_steps_prints_steps_time_breakdown_and_mfu_of_a_kineto_trace():
     assert run("steps", SAMPLE_LOGS / "v100", "-q").stderr == ""    # (quiet: nothing said)
     empty = run("steps", SAMPLE_LOGS / "v100")
     assert empty.exit_code == 0 and "no training steps" in empty.stderr
+
+
+def _longest(text: str) -> int:
+    return max(len(line) for line in text.splitlines())
+
+
+def test_steps_at_100_columns_fits_splitting_its_tables_into_panels_that_repeat_run_and_step():
+    trace = corpus_path("kineto", "hta-trace_filter")
+    result = run("steps", trace, "-q", "--gpu", "A100", columns=100)
+    assert result.exit_code == 0, result.stderr
+    assert _longest(result.stdout) <= 100
+    steps = roofreport.analyze(trace, gpu="A100").step_summary
+    for median in steps["step_ns"]:                     # the key figure: each run's step time
+        assert fmt.duration(median) in result.stdout
+    assert "MFU" in result.stdout and "(continued)" in result.stdout
+    continued = result.stdout[result.stdout.index("Every step"):].split("\n\n")[1].splitlines()
+    assert continued[1].split()[:3] == ["run", "step", "name"]    # each panel names its rows
+    assert sum("ProfilerStep#551" in line for line in result.stdout.splitlines()) == 4   # 2 ranks, 2 panels
+    wide = run("steps", trace, "-q", "--gpu", "A100", "--wide", columns=100)
+    assert "(continued)" not in wide.stdout and _longest(wide.stdout) > 100    # --wide: one table each
+
+
+def test_compare_at_100_columns_fits_and_keeps_the_speedups():
+    result = run("compare", SAMPLE_LOGS / "v100", SAMPLE_LOGS / "a100", "-q", columns=100)
+    assert result.exit_code == 0, result.stderr
+    assert _longest(result.stdout) <= 100
+    pairs = roofreport.compare(SAMPLE_LOGS / "v100", SAMPLE_LOGS / "a100").frames()
+    for speedup in pairs["totals"]["speedup"]:
+        assert fmt.ratio(speedup) in result.stdout
+    kernels = result.stdout.split("Kernels, biggest change first")[1].split("\n\n")[0].splitlines()
+    assert "A/B" in kernels[1].split()                  # the speedup stays beside each kernel's name
+    assert "FLOP/s A" in result.stdout                  # the rest in a panel below, not dropped
+    for columns in (60, 80):
+        assert _longest(run("compare", SAMPLE_LOGS / "v100", SAMPLE_LOGS / "a100", "-q", columns=columns).stdout) \
+            <= columns
+    assert _longest(run("compare", SAMPLE_LOGS / "v100", SAMPLE_LOGS / "a100", "-q", "--wide", columns=100).stdout) > 100
