@@ -41,7 +41,7 @@ def test_inspect_json_reports_family_variant_status_rows(tmp_path):
     readme.write_text("# notes\n")
     result = run("inspect", "--json", str(log), str(readme))
     assert result.exit_code == 0
-    objects = json.loads(result.output)
+    objects = json.loads(result.stdout)
     assert [o["family"] for o in objects] == ["ncu", None]
     assert objects[0]["status"] == "ok" and objects[0]["rows"]["kernels"] == 1
     assert objects[1]["status"] == "skipped"

@@ -206,7 +206,7 @@ def _entry(out) -> dict:
     import json
 
     assert out.exit_code in (0, 1), out.output
-    return json.loads(out.output)[0]
+    return json.loads(out.stdout)[0]     # (an exit 1 says why on stderr: the JSON is stdout alone)
 
 
 def test_bad_limit_options_are_usage_errors(tmp_path):

@@ -214,7 +214,7 @@ def test_inspect_shows_a_report_read():
     path = corpus_path("ncu", "rep", "julia_indexspaces_profile.ncu-rep")
     run = CliRunner().invoke(cli, ["inspect", str(path), "--json"], catch_exceptions=False)
     assert run.exit_code == 0
-    (shown,) = json.loads(run.output)
+    (shown,) = json.loads(run.stdout)
     assert (shown["family"], shown["status"], shown["rows"]["kernels"]) == ("ncu", "ok", 2)
     assert shown["tool_version"] == "2022.1.1.0"
 

@@ -297,7 +297,7 @@ def test_inspect_a_folder_of_every_layout(tmp_path):
         layout_file(tmp_path, name)
     out = CliRunner().invoke(cli, ["inspect", str(tmp_path), "--json"], catch_exceptions=False)
     assert out.exit_code in (0, 1), out.output
-    found = {Path(entry["path"]).name: entry for entry in json.loads(out.output)}
+    found = {Path(entry["path"]).name: entry for entry in json.loads(out.stdout)}
     assert set(found) == set(HAND_COUNTS)
     for name, (family, counts) in HAND_COUNTS.items():
         entry = found[name]

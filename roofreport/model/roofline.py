@@ -35,6 +35,7 @@ import polars as pl
 
 from roofreport import gpu
 from roofreport.model import counted, timing
+from roofreport.tables import lazy
 
 LATENCY_FRACTION = 0.10
 ABOVE_ROOF_TOLERANCE = 0.05
@@ -131,7 +132,7 @@ def run_gpus(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> dict[str, 
     if runs is None or not runs.height:
         return {}
     found = ((run, db.get(key)) for run, key in runs.select("run", "gpu_model").iter_rows())
-    measured = measured_peaks(tables.get("metrics"))
+    measured = measured_peaks(lazy.scan(tables, "metrics"))
     return {run: spec.with_measured(measured.get(run, {}), MEASURED_FILE) for run, spec in found if spec is not None}
 
 
@@ -144,13 +145,13 @@ _ROOFLINE_FIELDS = {"HBMBw": "dram_bw", "FP64Flops": "fp64", "FP32Flops": "fp32"
                     "MFMAI8Ops": "int8_tensor"}
 
 
-def measured_peaks(metrics: pl.DataFrame | None) -> dict[str, dict[str, float]]:
+def measured_peaks(metrics: pl.LazyFrame | None) -> dict[str, dict[str, float]]:
     """run -> the peaks its `roofline.csv` measured (GpuSpec field -> value; the median over the
-    devices it lists)."""
-    if metrics is None or not metrics.height or "run" not in metrics.columns:
+    devices it lists). `metrics` is a scan: of a dataset folder's metrics only these rows are read."""
+    if metrics is None or "run" not in metrics.collect_schema().names():
         return {}
     rows = metrics.filter((pl.col("section") == "roofline") & pl.col("metric").is_in(list(_ROOFLINE_FIELDS))
-                          & pl.col("value").is_not_null() & (pl.col("value") > 0))
+                          & pl.col("value").is_not_null() & (pl.col("value") > 0)).collect()
     if not rows.height:
         return {}
     medians = rows.group_by("run", "metric").agg(pl.col("value").median())
