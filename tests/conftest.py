@@ -28,6 +28,13 @@ def corpus_path(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _no_terminal_width(monkeypatch):
+    """The CLI's tables fit $COLUMNS: the width of the terminal the suite runs in (a developer's,
+    CI's) must not change what a test reads. A test that wants a width sets COLUMNS itself."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 @pytest.fixture
 def corpus() -> Path:
     return corpus_path()
