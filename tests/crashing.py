@@ -33,3 +33,11 @@ def square_or_crash(number: int) -> int:
     if number == 5:
         ctypes.string_at(0)
     return number * number
+
+
+def slow_square(number: int) -> int:
+    """number², a second later (a task still running when a test takes the workers away)."""
+    import time
+
+    time.sleep(1.0)
+    return number * number

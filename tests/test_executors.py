@@ -127,3 +127,37 @@ def test_an_unreachable_scheduler_is_a_usage_error(monkeypatch):
     monkeypatch.setattr(dask_executor, "_CONNECT_TIMEOUT", "2s")
     with pytest.raises(roofreport.UsageError, match="cannot reach the Dask scheduler"):
         roofreport.read(SAMPLE_LOGS / "a100", executor="dask://127.0.0.1:9")
+
+
+@pytest.mark.slow
+def test_a_local_cluster_left_without_workers_is_started_anew(monkeypatch):
+    """A nanny that cannot restart its dead worker (an error in the restart, seen on a loaded
+    machine) leaves the local cluster with no worker, and the read waited for ever: the
+    executor starts the cluster anew and the tasks still pending run there. Here the workers
+    are killed mid-run while every restart fails."""
+    import time
+
+    from distributed.nanny import Nanny
+
+    from roofreport.pipeline import dask_executor
+
+    monkeypatch.setattr(dask_executor, "_STALL_CHECK_S", 2)
+    pool = dask_executor.DaskExecutor(workers=1)
+    try:
+        results = pool.run(crashing.slow_square, list(range(6)))
+        first = next(results)
+
+        async def cannot_restart(self, *args, **kwargs):
+            raise RuntimeError("the worker did not come back (a test's stand-in)")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(Nanny, "instantiate", cannot_restart)
+            dask_executor._kill_workers(pool._cluster)
+            deadline = time.monotonic() + 30
+            while pool.client.scheduler_info()["workers"] and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert not pool.client.scheduler_info()["workers"]
+        outcomes = dict([first, *results])
+    finally:
+        pool.close()
+    assert outcomes == {n: n * n for n in range(6)}

@@ -13,7 +13,9 @@ A task whose worker dies is retried once, alone on the cluster once every other 
 it dies again the file is recorded as failed (`tasks.Crash`) and the rest goes on. On the
 local cluster the scheduler gives up on a task at its first worker death (`allowed-failures`
 0), so "once" means once; a cluster of someone else's keeps its own setting (Dask's default
-reschedules a task three times before it reports `KilledWorker`).
+reschedules a task three times before it reports `KilledWorker`). A local cluster left with no
+worker at all (a nanny whose restart of a dead worker failed: seen on a loaded machine, where the
+read then waited for ever) is started anew, and the tasks still pending are submitted to it.
 
 Ctrl-C is the caller's, as on the local pool (`workers.py`): the local cluster's workers ignore
 SIGINT from their start (`dask_setup`), and a caller that stops before every file is read
@@ -36,6 +38,7 @@ from roofreport.pipeline.workers import ignore_interrupts, interrupts_held, main
 
 ADDRESS_ENV = "DASK_SCHEDULER_ADDRESS"
 _CONNECT_TIMEOUT = "20s"
+_STALL_CHECK_S = 30   # no task done for this long: is the local cluster left without a worker?
 
 
 def _modules():
@@ -57,15 +60,14 @@ class DaskExecutor:
         dask, distributed = _modules()
         address = address or os.environ.get(ADDRESS_ENV) or dask.config.get("scheduler-address", None)
         self._cluster = None
+        self._workers = workers
         self._futures: list = []
         try:
             if address:
                 self.name = f"dask at {address}"
                 self.client = distributed.Client(address, timeout=_CONNECT_TIMEOUT)
             else:
-                with interrupts_held():   # (a Ctrl-C now: once it can be closed)
-                    self._cluster = _local_cluster(dask, distributed, workers)
-                self.client = distributed.Client(self._cluster)
+                self._start_local()
         except (OSError, TimeoutError) as exc:
             self.close()
             raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
@@ -73,11 +75,37 @@ class DaskExecutor:
             self.close()
             raise
 
+    def _start_local(self) -> None:
+        dask, distributed = _modules()
+        with interrupts_held():   # (a Ctrl-C now: once it can be closed)
+            self._cluster = _local_cluster(dask, distributed, self._workers)
+        self.client = distributed.Client(self._cluster)
+
+    def _completed(self, futures: list, resubmit: Callable[[Any], Any]):
+        """`futures` as they complete. A local cluster left with no worker (a nanny that could
+        not restart its dead worker: seen on a loaded machine, where the read then waited for
+        ever) is closed and started anew, and the tasks still pending are submitted to it
+        (`resubmit(old future) -> new future`)."""
+        distributed = _modules()[1]
+        pending = list(futures)
+        while pending:
+            try:
+                done, not_done = distributed.wait(pending, timeout=_STALL_CHECK_S, return_when="FIRST_COMPLETED")
+            except TimeoutError:   # (dask's is the builtin's)
+                done, not_done = set(), pending
+            pending = list(not_done)
+            yield from done
+            if not done and self._cluster is not None and not self.client.scheduler_info().get("workers"):
+                self._futures = pending
+                self.close()
+                self._start_local()
+                pending = [resubmit(future) for future in pending]
+                self._futures = pending
+
     def run(self, fn: Callable[[Any], Any], tasks: Sequence[Any]):
         # Dask's blocking client calls (`result`, `release`) are run with a Ctrl-C held off
         # until they return: interrupted inside, Dask logs a traceback of its own (a callback
         # that cancels a future not made yet). The waits between them take it at once.
-        distributed = _modules()[1]
         run_id = uuid.uuid4().hex[:12]
         positions = {}
         futures = self._futures = []
@@ -86,8 +114,16 @@ class DaskExecutor:
                 future = self.client.submit(fn, task, key=f"roofreport-read-{run_id}-{position}", pure=False)
                 positions[future.key] = position
                 futures.append(future)
+
+        def again(future, prefix="read"):
+            position = positions.pop(future.key)
+            renewed = self.client.submit(fn, tasks[position], key=f"roofreport-{prefix}-{run_id}-{position}",
+                                         pure=False)
+            positions[renewed.key] = position
+            return renewed
+
         suspects = []
-        for future in distributed.as_completed(futures):
+        for future in self._completed(futures, again):
             with interrupts_held():
                 outcome = future.result() if future.status == "finished" else None
                 future.release()
@@ -98,14 +134,15 @@ class DaskExecutor:
         # Each suspect once more, alone on the cluster: a death now is its own.
         for position in sorted(suspects):
             with interrupts_held():
-                again = self.client.submit(fn, tasks[position], key=f"roofreport-retry-{run_id}-{position}",
+                retry = self.client.submit(fn, tasks[position], key=f"roofreport-retry-{run_id}-{position}",
                                            pure=False)
-            futures.append(again)
-            for _ in distributed.as_completed([again]):
+            positions[retry.key] = position
+            self._futures.append(retry)
+            for retry in self._completed([retry], lambda future: again(future, "retry")):
                 pass
             with interrupts_held():
-                outcome = again.result() if again.status == "finished" else Crash(_failure(again))
-                again.release()
+                outcome = retry.result() if retry.status == "finished" else Crash(_failure(retry))
+                retry.release()
             yield position, outcome
         self._futures = []
 
