@@ -28,7 +28,7 @@ def test_the_kernel_args_give_the_message_and_the_group(ddp):
     assert set(table["collective"]) == {"all-reduce"} and set(table["dtype"]) == {"Float"}
     assert set(table["message_bytes"]) == {GRADIENT_BYTES} and set(table["group_size"]) == {4}
     assert set(table["count"]) == {3} and set(table["bus_factor"]) == {1.5}
-    assert set(table["distributed_job"]) == {"resnet50_rank-*.pt.trace.json"}
+    assert set(table["distributed_job"]) == {"ddp_4rank/resnet50_rank-*.pt.trace.json"}
 
 
 def test_bus_bandwidth_is_nccl_tests_and_a_lower_bound_where_ranks_wait(ddp):

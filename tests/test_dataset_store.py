@@ -338,3 +338,22 @@ def test_file_facts_keep_what_a_file_said_through_json(logs):
     again = FileFacts.from_json(facts.to_json())
     assert again == facts and again.to_json() == facts.to_json()
     assert facts.parsed and facts.hints.command and facts.content_hash and facts.tables_digest
+
+
+def test_an_update_keeps_the_run_ids_the_dataset_was_written_with(logs, tmp_path):
+    """A dataset records the folder each input's run ids are relative to, and `--update` keeps
+    it; a dataset written before anchors were recorded keeps its ids relative to the input."""
+    v100 = logs / "v100"
+    data = roofreport.read(v100, dataset=tmp_path / "ds", jobs=1)
+    assert "v100/resnet18" in data.runs["run"].to_list()
+    manifest_path = tmp_path / "ds" / store.MANIFEST
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    assert manifest["anchors"] == {os.path.abspath(v100): os.path.abspath(logs)}
+    # an old dataset: no anchors recorded, and its ids were relative to the folder given
+    del manifest["anchors"]
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    old = roofreport.read(v100, dataset=tmp_path / "ds", jobs=1)
+    assert "resnet18" in old.runs["run"].to_list()
+    # and now recorded so: the next update keeps them
+    again = roofreport.read(v100, dataset=tmp_path / "ds", jobs=1)
+    assert "resnet18" in again.runs["run"].to_list()

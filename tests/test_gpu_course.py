@@ -199,8 +199,8 @@ def test_a_family_the_user_changes_changes_the_kernel_counters_alike_by_either_r
     at_ingest = roofreport.analyze(roofreport.read(logs, gpu="Tesla P100-PCIE-16GB", jobs=1))
     afterwards = roofreport.analyze(plain, gpu="Tesla P100-PCIE-16GB")
     _same_tables(at_ingest.tables, afterwards.tables)
-    kernels = afterwards.tables["kernels"].filter(pl.col("run") == "resnet18")
-    assert plain.kernels.filter(pl.col("run") == "resnet18")["flops_tensor"].sum() > 0
+    kernels = afterwards.tables["kernels"].filter(pl.col("run") == "v100/resnet18")
+    assert plain.kernels.filter(pl.col("run") == "v100/resnet18")["flops_tensor"].sum() > 0
     assert kernels["flops_tensor"].sum() == 0 and not kernels["flops_complete"].drop_nulls().all()
 
 

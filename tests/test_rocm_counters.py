@@ -222,20 +222,20 @@ def amd_runs():
 
 def test_the_amd_sample_runs_have_their_gpu_tool_time_and_a_roofline(amd_runs):
     runs = {row["run"]: row for row in amd_runs.runs.iter_rows(named=True)}
-    assert set(runs) == {"mi250x/stencil", "mi300x/llama3-8b", "mi210/workloads/dgemm/MI210", "mi210/cg",
-                         "mi250x/cg-mpi/slurm-7730121.out"}
-    assert runs["mi250x/stencil"]["gpu_model"] == "Instinct MI250X (per GCD)"
-    assert runs["mi300x/llama3-8b"]["gpu_model"] == "Instinct MI300X"
-    assert runs["mi210/workloads/dgemm/MI210"]["gpu_model"] == "Instinct MI210"
-    assert runs["mi300x/llama3-8b"]["time_source"] == "rocprof trace"
-    assert runs["mi250x/stencil"]["time_source"] == "rocprof summary"
+    assert set(runs) == {"amd/mi250x/stencil", "amd/mi300x/llama3-8b", "amd/mi210/workloads/dgemm/MI210", "amd/mi210/cg",
+                         "amd/mi250x/cg-mpi/slurm-7730121.out"}
+    assert runs["amd/mi250x/stencil"]["gpu_model"] == "Instinct MI250X (per GCD)"
+    assert runs["amd/mi300x/llama3-8b"]["gpu_model"] == "Instinct MI300X"
+    assert runs["amd/mi210/workloads/dgemm/MI210"]["gpu_model"] == "Instinct MI210"
+    assert runs["amd/mi300x/llama3-8b"]["time_source"] == "rocprof trace"
+    assert runs["amd/mi250x/stencil"]["time_source"] == "rocprof summary"
     for row in runs.values():
         assert row["flops_complete"] is True and row["bound"] in ("memory", "compute")
         assert 0 < row["pct_of_roof"] < 100
 
 
 def test_a_counter_collection_takes_the_time_of_the_same_launches_in_the_trace(amd_runs):
-    llama = amd_runs.runs.filter(pl.col("run") == "mi300x/llama3-8b").row(0, named=True)
+    llama = amd_runs.runs.filter(pl.col("run") == "amd/mi300x/llama3-8b").row(0, named=True)
     assert llama["counted_time_source"] == "rocprof trace (matched 22 of 22 launches)"
     trace = amd_runs.kernels.filter(pl.col("source_file").str.ends_with("kernel_trace.csv"))
     assert llama["counted_time_ns"] == pytest.approx(trace["duration_ns"].sum())
@@ -257,18 +257,18 @@ def test_the_sample_counters_give_back_the_models_flops(amd_runs):
 
 def test_nothing_sits_above_a_roof(amd_runs):
     analysis = roofreport.analyze(amd_runs)
-    points = analysis.kernel_roofline.filter(pl.col("run").str.starts_with("mi"))
+    points = analysis.kernel_roofline.filter(pl.col("run").str.starts_with("amd/mi"))
     assert points.height > 0 and not points["above_roof"].fill_null(False).any()
     tensor = analysis.roofline.filter(pl.col("precision") == "tensor")
     assert {r: s.split(":")[0] for r, s in tensor.select("run", "peak_source").iter_rows()} == {
-        "mi210/workloads/dgemm/MI210": "Tensor FP64", "mi250x/stencil": "Tensor FP64", "mi300x/llama3-8b": "Tensor BF16",
-        "mi210/cg": "Tensor FP64"}   # the solver's small DGEMM preconditioner
+        "amd/mi210/workloads/dgemm/MI210": "Tensor FP64", "amd/mi250x/stencil": "Tensor FP64", "amd/mi300x/llama3-8b": "Tensor BF16",
+        "amd/mi210/cg": "Tensor FP64"}   # the solver's small DGEMM preconditioner
 
 
 def test_amd_families_in_the_runs_and_files_tables_and_inspect_json(amd_runs):
     families = dict(amd_runs.runs.select("run", "gpu_family").iter_rows())
-    assert families == {"mi250x/stencil": "cdna2", "mi300x/llama3-8b": "cdna3", "mi210/workloads/dgemm/MI210": "cdna2",
-                        "mi210/cg": "cdna2", "mi250x/cg-mpi/slurm-7730121.out": "cdna2"}
+    assert families == {"amd/mi250x/stencil": "cdna2", "amd/mi300x/llama3-8b": "cdna3", "amd/mi210/workloads/dgemm/MI210": "cdna2",
+                        "amd/mi210/cg": "cdna2", "amd/mi250x/cg-mpi/slurm-7730121.out": "cdna2"}
     shown = {f.as_json()["path"].split("/amd/")[1]: f.as_json()["gpu_family"] for f in amd_runs.files}
     assert shown["mi300x/llama3-8b/48211_kernel_trace.csv"] == "cdna3"
     assert shown["mi250x/stencil/rocm-smi.csv"] == "cdna2"
@@ -279,7 +279,7 @@ def test_amd_families_in_the_runs_and_files_tables_and_inspect_json(amd_runs):
 
 def test_a_workloads_roofline_csv_gives_its_runs_measured_peaks(amd_runs):
     analysis = roofreport.analyze(amd_runs)
-    dgemm = analysis.roofline.filter(pl.col("run") == "mi210/workloads/dgemm/MI210")
+    dgemm = analysis.roofline.filter(pl.col("run") == "amd/mi210/workloads/dgemm/MI210")
     tensor = dgemm.filter(pl.col("precision") == "tensor").row(0, named=True)
     # the workload's roofline.csv: MFMAF64Flops 39954.3 GFLOP/s, HBMBw 1352.6 GB/s (datasheet: 45.3 TF, 1638.4 GB/s)
     assert tensor["peak_flops_per_s"] == pytest.approx(39954.3e9)
@@ -287,7 +287,7 @@ def test_a_workloads_roofline_csv_gives_its_runs_measured_peaks(amd_runs):
     assert tensor["peak_source"] == ("Tensor FP64: measured (roofline.csv); DRAM: measured (roofline.csv) "
                                      "(Instinct MI210)")
     # a run without one keeps the datasheet's, on the same GPU
-    cg = analysis.roofline.filter((pl.col("run") == "mi210/cg") & (pl.col("precision") == "fp64")).row(0, named=True)
+    cg = analysis.roofline.filter((pl.col("run") == "amd/mi210/cg") & (pl.col("precision") == "fp64")).row(0, named=True)
     assert cg["peak_dram_bytes_per_s"] == pytest.approx(1638.4e9) and "datasheet" in cg["peak_source"]
 
 

@@ -29,15 +29,15 @@ def built(tmp_path_factory):
 def test_each_run_has_its_gpu_bound_and_percent_of_roof(built):
     summary, _ = built
     runs = {run["run"]: run for run in summary["runs"]}
-    assert set(runs) == {"cg", "workloads/dgemm/MI210"}
-    cg = runs["cg"]
+    assert set(runs) == {"amd/mi210/cg", "amd/mi210/workloads/dgemm/MI210"}
+    cg = runs["amd/mi210/cg"]
     assert (cg["gpu_model"], cg["time_source"], cg["bound"], cg["roof_precision"]) == (
         "Instinct MI210", "rocprof trace", "memory", "fp64")
     # the SpMV-dominated solver at 0.26 FLOP/B streams at most of the MI210's 1.64 TB/s
     assert cg["arithmetic_intensity"] == pytest.approx(0.261, rel=0.01)
     assert 70 < cg["pct_of_roof"] < 85
     assert cg["transfer_time_ns"] > 0        # the trace's COPY lane
-    dgemm = runs["workloads/dgemm/MI210"]
+    dgemm = runs["amd/mi210/workloads/dgemm/MI210"]
     assert (dgemm["bound"], dgemm["roof_precision"]) == ("compute", "tensor")
 
 

@@ -538,3 +538,30 @@ def test_the_same_rank_twice_is_no_one_job():
                      _kineto(1, "x/host2.json", rank=0, world_size=2)])
     assert plan.runs["distributed_job"].to_list() == [None, None]
     assert plan.runs["rank"].to_list() == [0, 0]
+
+
+def test_a_run_id_does_not_depend_on_which_folder_was_given():
+    """Issue 33: the ids are relative to the folder whose roofreport.toml governs the input
+    (`sample_logs/`), so reading `sample_logs/v100` or `sample_logs` names V100's ResNet-18 run
+    alike."""
+    from roofreport import api
+
+    def ids(path: Path) -> set[str]:
+        return set(api.read(path, jobs=1).runs["run"].to_list())
+
+    alone, whole = ids(SAMPLE_LOGS / "v100"), ids(SAMPLE_LOGS)
+    assert "v100/resnet18" in alone and alone <= whole
+
+
+def test_each_input_is_anchored_at_its_own_governing_folder(tmp_path):
+    """Two inputs under different roofreport.toml files: each file's id is relative to its own
+    governing folder, and the ids stay apart (`root_names`)."""
+    from roofreport.pipeline.assemble import anchors
+
+    for side in ("left", "right"):
+        (tmp_path / side / "logs").mkdir(parents=True)
+        (tmp_path / side / "roofreport.toml").write_text("", encoding="utf-8")
+    (tmp_path / ".git").mkdir()      # the search for a roofreport.toml ends here
+    inputs = [tmp_path / "left" / "logs", tmp_path / "right" / "logs", tmp_path / "other"]
+    assert anchors(inputs) == {inputs[0]: tmp_path / "left", inputs[1]: tmp_path / "right",
+                               inputs[2]: inputs[2]}

@@ -20,11 +20,11 @@ def ddp() -> roofreport.Dataset:
 def test_rank_3_is_the_straggler_of_every_step_by_its_compute(ddp):
     frame = stragglers.stragglers(ddp.steps, ddp.runs)
     assert frame["step"].to_list() == [3, 4, 5, None]
-    assert set(frame["distributed_job"]) == {"resnet50_rank-*.pt.trace.json"}
+    assert set(frame["distributed_job"]) == {"ddp_4rank/resnet50_rank-*.pt.trace.json"}
     assert set(frame["slowest_rank"]) == {3} and set(frame["ranks"]) == {4}
     assert set(frame["cause"]) == {"more compute"}
     overall = frame.filter(pl.col("step").is_null()).row(0, named=True)
-    assert (overall["steps"], overall["slowest_run"]) == (3, "resnet50_rank-3.pt.trace.json")
+    assert (overall["steps"], overall["slowest_run"]) == (3, "ddp_4rank/resnet50_rank-3.pt.trace.json")
     # its kernels take 30 % longer; copies and idle time, the same on every rank, dilute it
     assert overall["slower_pct"] == pytest.approx(27.9, abs=0.1)
     assert overall["compute_excess_ns"] == pytest.approx(10.9e6, rel=0.01)

@@ -35,22 +35,26 @@ Tables = dict[str, pl.DataFrame]
 
 
 def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
-              tables: dict[int, Tables] | None = None, settings: gpu.GpuSettings = gpu.NO_SETTINGS) -> runs_mod.Plan:
+              tables: dict[int, Tables] | None = None, settings: gpu.GpuSettings = gpu.NO_SETTINGS,
+              anchored: dict[Path, Path] | None = None) -> runs_mod.Plan:
     """The run of every parsed file (by position in `found`). `tables`: the files' rows when
     at hand, else the duplicate check uses the digests kept in the facts. `settings`: what the
-    user says of the GPU."""
+    user says of the GPU. `anchored`: the folder each input root's run ids are relative to
+    (`anchors`), where a dataset recorded them."""
     files, candidates, scripts = [], [], []
-    names = root_names([root for _, root in found])
+    anchor_of = {**anchors([root for _, root in found]), **(anchored or {})}
+    names = root_names(list(anchor_of.values()))
     for index, fact in enumerate(facts):
         if fact.job is not None and not fact.excluded:
             path, root = found[index]
-            scripts.append(jobscripts.Script(_relative(path, root), names[root], fact.job))   # as LogFile.root
+            scripts.append(jobscripts.Script(_relative(path, anchor_of[root]), names[anchor_of[root]],
+                                             fact.job))   # as LogFile.root
         if not fact.parsed:
             continue
         path, root = found[index]
-        rel = _relative(path, root)
+        rel = _relative(path, anchor_of[root])
         files.append(runs_mod.LogFile(
-            index=index, rel=rel, root=names[root], family=fact.family,
+            index=index, rel=rel, root=names[anchor_of[root]], family=fact.family,
             variant=fact.variant, tool_version=fact.tool_version, hints=fact.hints,
             sessions=fact.sessions, tables=config.run_tables(path, root), gpu=fact.gpu))
         name = identity.read_name(rel.name)
@@ -63,6 +67,12 @@ def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
     for file in files:
         file.duplicate_of = originals.get(file.index)
     return runs_mod.plan(files, settings, scripts)
+
+
+def anchors(roots: list[Path]) -> dict[Path, Path]:
+    """The folder each input root's run ids are relative to: the folder whose roofreport.toml
+    governs it (`config.governing`), so that giving `logs/v100` or `logs` names a run alike."""
+    return {root: config.governing(root) for root in dict.fromkeys(roots)}
 
 
 def root_names(roots: list[Path]) -> dict[Path, str]:
@@ -85,8 +95,9 @@ def root_names(roots: list[Path]) -> dict[Path, str]:
 
 
 def _relative(path: Path, root: Path) -> PurePosixPath:
+    # absolute both: an anchor above the folder given is absolute, the paths found may not be
     try:
-        return PurePosixPath(path.relative_to(root).as_posix())
+        return PurePosixPath(Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix())
     except ValueError:
         return PurePosixPath(path.name)
 

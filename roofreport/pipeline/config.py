@@ -104,15 +104,24 @@ def folders_for(path: Path, root: Path) -> list[Path]:
 def governing(root: Path) -> Path:
     """The folder whose roofreport.toml applies to the input folder `root`: `root` itself when it
     holds one, else the nearest folder above it that does, up to the filesystem's root or a git
-    repository's root (the folder holding `.git`: the project's own folders end there); `root`
-    when none does."""
+    repository's root (the folder holding `.git`: the project's own folders end there) or the
+    user's home folder (a stray roofreport.toml above it must not govern, nor move the run
+    ids of, every folder on the machine); `root` when none does."""
     folder = Path(os.path.abspath(root))
+    home = _home()
     for candidate in (folder, *folder.parents):
         if (candidate / CONFIG_NAME).is_file():
             return root if candidate == folder else candidate
-        if (candidate / ".git").exists():
+        if (candidate / ".git").exists() or candidate == home:
             break
     return root
+
+
+def _home() -> Path | None:
+    try:
+        return Path(os.path.abspath(Path.home()))
+    except (RuntimeError, KeyError):   # no HOME and no passwd entry
+        return None
 
 
 def matches(glob: str, rel: PurePosixPath) -> bool:

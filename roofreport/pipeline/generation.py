@@ -92,12 +92,13 @@ class Written:
 
 def write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[int | None],
                      rows: dict[int, dict], previous: Previous | None,
-                     finish_runs: FinishRuns | None, settings: GpuSettings = NO_SETTINGS) -> Written:
+                     finish_runs: FinishRuns | None, settings: GpuSettings = NO_SETTINGS,
+                     anchored: dict[Path, Path] | None = None) -> Written:
     """Write the new generation's files into `target` (see the module docstring). `rows`: the
     tables of the files read now, by position in `found`; `finish_runs(tables)`: the runs
     table to store (the run totals of the analysis layer: api.read); `settings`: what the user
-    says of the GPU."""
-    plan = assemble.plan_runs(found, facts, settings=settings)
+    says of the GPU; `anchored`: the folders the run ids are relative to (`assemble.plan_runs`)."""
+    plan = assemble.plan_runs(found, facts, settings=settings, anchored=anchored)
     batches = batches_of([f.display for f in facts])
     families = assemble.families(plan, facts)
     for batch in batches:

@@ -161,13 +161,16 @@ def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jo
         report = UpdateReport()
         previous = _previous(folder, report, settings)
         found = _outside(discover(paths), folder, paths)
+        anchored = _anchors(_load_manifest(folder), [root for _, root in found])
         scanned_at = time.time_ns()
         facts, mtimes, rows = _read_changes(found, previous, report, exclude, jobs, executor, progress,
                                             limits)
         generation = _next_generation(folder)
-        written = write_generation(folder / generation, found, facts, mtimes, rows, previous, finish_runs, settings)
+        written = write_generation(folder / generation, found, facts, mtimes, rows, previous, finish_runs, settings,
+                                   anchored)
         report.batches_written, report.batches_kept = written.batches_written, written.batches_kept
         manifest = _manifest(generation, previous, paths, exclude, written.manifest, scanned_at, settings)
+        manifest["anchors"] = {os.path.abspath(root): os.path.abspath(anchor) for root, anchor in anchored.items()}
         _switch(folder, manifest)
         _clean(folder, keep={generation, previous.generation if previous else None})
     # (as `open_dataset` would give it, from what is at hand)
@@ -176,6 +179,20 @@ def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jo
     report.seconds = time.perf_counter() - started
     dataset.update_report = report
     return dataset
+
+
+def _anchors(manifest: dict | None, roots: list[Path]) -> dict[Path, Path]:
+    """The folder each input root's run ids are relative to: the one the dataset recorded for it
+    (read even from a stale manifest: the ids must outlive a re-read), else, in a dataset written
+    before anchors were recorded, the root itself (its ids as they were), else the folder that
+    governs it (`assemble.anchors`)."""
+    computed = assemble.anchors(roots)
+    if manifest is None:
+        return computed
+    recorded = manifest.get("anchors")
+    if not isinstance(recorded, dict):
+        return {root: root for root in computed}
+    return {root: Path(recorded.get(os.path.abspath(root), anchor)) for root, anchor in computed.items()}
 
 
 def _check_folder(folder: Path) -> None:
