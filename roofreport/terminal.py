@@ -363,14 +363,14 @@ def summary(frames: Mapping[str, pl.DataFrame], format: str = "table",  # noqa: 
 def _kernel_tables(kernels: pl.DataFrame, runs: pl.DataFrame, top: int, layout: Layout) -> str:
     """The top kernels as one table per run under its id and label, so that the kernel's name
     has the line's room: without the run and rank columns (the order is the rank), nor the
-    columns no row of the run fills (min, median and max of a summary's kernels); the average
-    only where no median is shown."""
+    columns no row of the run fills (the median of an nvprof summary's kernels); the average
+    only where some kernel has no median (several summary rows of one kernel, nvprof's)."""
     labels = dict(runs.select("run", "label").iter_rows()) if runs.height else {}
     out = [f"Top {top} kernels per run"]
     for (run,), mine in kernels.group_by(["run"], maintain_order=True):
         shown = mine.drop("run", "rank")
         shown = shown.select([c for c in shown.columns if shown[c].null_count() < shown.height])
-        if "median_ns" in shown.columns:
+        if "median_ns" in shown.columns and not shown["median_ns"].null_count():
             shown = shown.drop("avg_ns")
         heading = f"{run}" + (f" ({labels[run]})" if labels.get(run) else "")
         lines = _wrapped(heading, layout.width) if layout.width else [heading]

@@ -89,6 +89,19 @@ def test_kernel_summary_with_grid_and_block_columns():
     assert k.filter(pl.col("name") == "ampere_sgemm_128x64_tn")["count"].to_list() == [640, 256, 4]
 
 
+def test_kernel_summary_keeps_each_rows_printed_min_median_and_max():
+    """`Min (ns),Max (ns)` and `Med (ns)` (a .5 where the launches are even) as printed."""
+    kernels = parse("derived", "nsys", "cs336_pytorch_lm2.7B_nsys2024.6_gpukernsum.csv").tables["kernels"]
+    stats = kernels.filter(pl.col("name") == "ampere_sgemm_128x64_tn").select("min_ns", "median_ns", "max_ns")
+    assert stats.rows() == [(1446691.0, 1447716.0, 7121681.0), (5697935.0, 5699438.5, 7050449.0),
+                            (5697841.0, 5699519.5, 5699727.0)]
+    assert kernels.select("min_ns", "median_ns", "max_ns").null_count().row(0) == (0, 0, 0)
+
+
+def test_gputrace_launch_rows_have_no_printed_statistics():
+    kernels = parse("nsys", "csv", "flame_torch_rtxa4500_cuda_gpu_trace_base_greenctx.csv").tables["kernels"]
+    assert kernels.height and kernels.select("min_ns", "median_ns", "max_ns").null_count().row(0) == (kernels.height,) * 3
+
 def test_api_summary():
     result = parse("derived", "nsys", "alpa_jax_rtx3090_nsys2022.1_report1_cudaapisum.csv")
     row = result.tables["api_calls"].row(0, named=True)

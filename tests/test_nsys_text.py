@@ -43,6 +43,18 @@ def test_classic_nanoseconds_table_and_2020_table_in_one_file():
     assert [w.code for w in result.warnings] == ["nsys.truncated-name"]
 
 
+def test_console_kernel_summary_keeps_min_median_and_max_as_printed():
+    """A 2023 console table (`Med (ns)  Min (ns)  Max (ns)`), and a 2020-21 one that prints
+    `Minimum  Maximum` in the report's default unit (ns) and no median."""
+    kernels = parse("nsys", "text", "hpml_llama3_l4_nsys2023.4_stats.txt").tables["kernels"]
+    gemv = kernels.filter(pl.col("source_line") == 42).row(0, named=True)
+    assert gemv["name"].startswith("std::enable_if<!T7, void>::type internal::gemvx::kernel<")
+    assert (gemv["count"], gemv["min_ns"], gemv["median_ns"], gemv["max_ns"]) == (92330, 10143.0, 36384.0, 4134162.0)
+    classic = parse("nsys", "text", "cub_sort_nsys_cuda11.2_vs_cuda10.2_tables.txt").tables["kernels"]
+    first = classic.row(0, named=True)
+    assert first["name"].startswith("void cub::DeviceRadixSortDownsweepKernel<")
+    assert (first["count"], first["min_ns"], first["median_ns"], first["max_ns"]) == (3, 43712.0, None, 45152.0)
+
 def test_mpi_ranks_interleaved_tables_are_read_by_their_headers_not_their_titles():
     result = text("cori_v100_openmp_8ranks_nsys2021.2_stats_interleaved.out")
     assert result.error is None

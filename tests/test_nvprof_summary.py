@@ -128,6 +128,18 @@ def test_csv_units_row_applies_per_column():
     assert winograd["count"].to_list() == [273]
 
 
+def test_summary_rows_keep_min_and_max_in_ns_and_no_median():
+    """nvprof prints Avg, Min and Max per launch, each cell in its own unit, never a median."""
+    text = parse("nvprof", "summary", "llmc_gpt2_t4_bf16_training_summary.txt").tables["kernels"]
+    softmax = row(text, "softmax_forward_kernel5(__nv_bfloat16*, float, __nv_bfloat16 const *, int, int)")
+    assert softmax["count"] == 288 and softmax["median_ns"] is None   # 505.26us  501.72us  513.72us
+    assert (softmax["min_ns"], softmax["max_ns"]) == (pytest.approx(501720.0), pytest.approx(513720.0))
+    gemm = text.row(0, named=True)                                      # 5.9001ms  1.4169ms  115.18ms
+    assert (gemm["min_ns"], gemm["max_ns"]) == (pytest.approx(1.4169e6), pytest.approx(115.18e6))
+    # CSV: the units row says Min is in us, Max in ms
+    first = parse("nvprof", "csv", "hpml_alexnet_p40_backprop_mixed_col_units.csv.log").tables["kernels"].row(0, named=True)
+    assert (first["min_ns"], first["median_ns"], first["max_ns"]) == (pytest.approx(1184.0), None, pytest.approx(1.781982e6))
+
 def test_course_csv_with_nccl_kernels_and_nvprof_warnings():
     result = parse("nvprof", "csv", "hpml_alexnet_k80x4_nccl_winograd_summary.csv.log")
     nccl = row(result.tables["kernels"], "ncclBroadcastKernel_copy_i8(ncclColl)")

@@ -16,7 +16,7 @@ import pytest
 from roofreport.families import rocm
 from roofreport.families.common.textio import read_head
 from roofreport.families.rocm import columns, header
-from tests.conftest import SAMPLE_LOGS, parse_path
+from tests.conftest import SAMPLE_LOGS, corpus_path, parse_path
 
 AMD = SAMPLE_LOGS / "amd"
 
@@ -245,6 +245,15 @@ def test_stats_are_kernel_summaries_or_api_summaries(tmp_path):
     assert v3.height == 3 and v3["min_ns"][0] == 3991286.0 and v3["max_ns"][0] == 249121840.0
     # a stats file named otherwise is told by its names (HIP functions: API calls)
     assert "api_calls" in parse(tmp_path, "stats.csv", V1_HIP_STATS).tables
+
+
+def test_kernel_stats_keep_the_printed_min_and_max_and_no_median():
+    """rocprofv3's kernel_stats.csv prints MinNs and MaxNs per kernel (first row: 60 calls,
+    1306575 and 1341776 ns), no median; rocprof v1's prints neither."""
+    kernels = parse_path(corpus_path("rocm", "rocprofv3",
+                                     "huizhg__gpu-perf-mi250x__results_prof_rocblas_4096_kernel_stats.csv")).tables["kernels"]
+    assert kernels.select("count", "min_ns", "median_ns", "max_ns").row(0) == (60, 1306575.0, None, 1341776.0)
+    assert kernels["min_ns"].null_count() == 0 and kernels["median_ns"].null_count() == kernels.height
 
 
 def test_rocprofv2_results_with_the_blank_line_under_the_header(tmp_path):

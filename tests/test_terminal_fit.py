@@ -78,18 +78,39 @@ def test_elision_keeps_what_tells_template_and_tile_variants_apart():
     assert all(text.startswith("void cutlass::") for text in shown[:4])
 
 
-def test_min_median_max_per_kernel_from_launches_empty_for_a_summary():
+def test_min_median_max_per_kernel_from_launches_or_as_a_summary_printed_them():
     traced = roofreport.summary(roofreport.read(SAMPLE_LOGS / "a100" / "resnet18"), top=3).kernels
     assert traced["median_ns"].null_count() == 0
     assert ((traced["min_ns"] <= traced["median_ns"]) & (traced["median_ns"] <= traced["max_ns"])).all()
     assert ((traced["min_ns"] <= traced["avg_ns"]) & (traced["avg_ns"] <= traced["max_ns"])).all()
-    # nvprof's summary mode keeps a count and a total per kernel: no launch to take a median of
+    # nvprof's summary mode prints Min and Max per kernel, never a median
     summarised = roofreport.summary(roofreport.read(SAMPLE_LOGS / "k80_sweep"), top=3).kernels.filter(
         pl.col("run").str.contains("alexnet_128"))
     assert summarised.height and summarised["avg_ns"].null_count() == 0
-    assert summarised.select("min_ns", "median_ns", "max_ns").null_count().row(0) == (summarised.height,) * 3
+    assert summarised.select("min_ns", "median_ns", "max_ns").null_count().row(0) == (0, summarised.height, 0)
+    assert ((summarised["min_ns"] <= summarised["avg_ns"]) & (summarised["avg_ns"] <= summarised["max_ns"])).all()
     printed = run("summary", SAMPLE_LOGS / "a100" / "resnet18", "--top", "3", "-q", columns=120).stdout
     assert "median" in printed.splitlines()[printed.splitlines().index("Top 3 kernels per run") + 3]
+
+
+def test_summary_prints_a_kernel_summarys_min_median_and_max():
+    """cs336's gpukernsum: ampere_sgemm_128x128_nn is one row (`485057 ... 485377.0 ... 599458`:
+    its printed min, median and max); ampere_sgemm_128x64_tn three rows of three launch shapes
+    (the min of their mins, the max of their maxes, no median of medians)."""
+    kern_sum = corpus_path("derived", "nsys", "cs336_pytorch_lm2.7B_nsys2024.6_gpukernsum.csv")
+    rows = {row["kernel"]: row for row in csv.DictReader(io.StringIO(
+        run("summary", kern_sum, "--top", "4", "--format", "csv", "--table", "kernels", "-q").stdout))}
+    one = rows["ampere_sgemm_128x128_nn"]
+    assert (one["min_ns"], one["median_ns"], one["max_ns"]) == ("485057.0", "485377.0", "599458.0")
+    three = rows["ampere_sgemm_128x64_tn"]
+    assert (three["count"], three["min_ns"], three["median_ns"], three["max_ns"]) == ("900", "1446691.0", "", "7121681.0")
+    lines = run("summary", kern_sum, "--top", "4", "--table", "kernels", "-q", columns=150).stdout.splitlines()
+    heads = lines[lines.index("Top 4 kernels per run") + 3].split()
+    assert heads[-5:] == ["average", "min", "median", "max", "share"]
+    printed = {line.split()[0]: line.split() for line in lines if line.startswith("ampere_sgemm_")}
+    # average, min, median, max
+    assert printed["ampere_sgemm_128x128_nn"][5:13] == ["491", "µs", "485", "µs", "485", "µs", "599", "µs"]
+    assert printed["ampere_sgemm_128x64_tn"][5:12] == ["3.32", "ms", "1.45", "ms", "–", "7.12", "ms"]
 
 
 def test_csv_without_a_table_is_refused_naming_the_tables_or_written_one_file_each(tmp_path):

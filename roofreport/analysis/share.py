@@ -71,21 +71,34 @@ def top_kernels(model: Model, top_n: int = 10, view: View = EVERYTHING) -> pl.Da
 
 def per_kernel(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
     """run, short_name, category, count, time_ns, share, run_total_ns, min_ns, median_ns,
-    max_ns: every kernel (by short name) of every run, largest first. The launch statistics
-    come from the launches themselves (a trace's or ncu's rows, one launch each), as `nsys stats`
-    prints them; null where a row stands for several launches (a summary keeps only their count
-    and total)."""
+    max_ns: every kernel (by short name) of every run, largest first. The launch statistics,
+    as `nsys stats` prints them, come from the launches themselves (a trace's or ncu's rows, one
+    launch each) or from what a summary printed per row (`kernels.min_ns`...: nsys kern sum,
+    nvprof's Min/Max without a median); `_launch_statistics` says how they combine."""
     rows = _rows(model, view).with_columns(pl.coalesce("short_name", "name").alias("short_name"))
-    launches = pl.col("count").fill_null(0).eq(1).all()
-
-    def of_launches(statistic: pl.Expr, name: str) -> pl.Expr:
-        return pl.when(launches).then(statistic).alias(name)
-
     out = _with_share(rows.group_by("run", "short_name").agg(
         pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum(),
-        pl.col("run_total_ns").first(), of_launches(pl.col("time_ns").min(), "min_ns"),
-        of_launches(pl.col("time_ns").median(), "median_ns"), of_launches(pl.col("time_ns").max(), "max_ns")))
+        pl.col("run_total_ns").first(), *_launch_statistics()))
     return out.sort(["run", "time_ns", "short_name"], descending=[False, True, False], nulls_last=True)
+
+
+def _launch_statistics() -> list[pl.Expr]:
+    """min_ns, median_ns, max_ns of one kernel's rows. A row of one launch stands for itself
+    (its time), a summary row for what it printed. The minimum and maximum need every row's
+    (a row without them could hold the extreme launch): the min of mins, the max of maxes. The
+    median of several summary rows is not theirs to combine: only launches, or one row, give it."""
+    one_launch = pl.col("count").fill_null(0).eq(1)
+
+    def of_row(printed: str) -> pl.Expr:
+        return pl.coalesce(pl.col(printed), pl.when(one_launch).then(pl.col("time_ns")))
+
+    def when_every_row(statistic: pl.Expr, printed: str) -> pl.Expr:
+        return pl.when(of_row(printed).is_not_null().all()).then(statistic).alias(printed)
+
+    median = pl.when(one_launch.all()).then(pl.col("time_ns").median()) \
+        .when(pl.len() == 1).then(of_row("median_ns").first())
+    return [when_every_row(of_row("min_ns").min(), "min_ns"), median.alias("median_ns"),
+            when_every_row(of_row("max_ns").max(), "max_ns")]
 
 
 def top_kernels_rest(model: Model, top_n: int = 10, view: View = EVERYTHING) -> pl.DataFrame:

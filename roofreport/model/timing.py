@@ -54,8 +54,14 @@ MIN_MATCHED = 0.9  # share of ncu launches a trace must match to give their time
 TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "name": pl.String,
                 "short_name": pl.String,
                 "category": pl.String, "region": pl.String, "count": pl.Int64, "time_ns": pl.Float64,
+                # a summary row's per-launch statistics as its log printed them (`kernels`)
+                "min_ns": pl.Float64, "median_ns": pl.Float64, "max_ns": pl.Float64,
                 "tensor_active": pl.Boolean, "grid": pl.String, "block": pl.String, "device": pl.String,
                 "source_rank": pl.Int64, "time_source": pl.String}
+
+
+# A launch printed no statistics of launches: its own time is all there is.
+_NO_STATISTICS = [pl.lit(None, pl.Float64).alias(name) for name in ("min_ns", "median_ns", "max_ns")]
 
 
 def file_families(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -83,8 +89,8 @@ def _candidates(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         # rows, kind "view", are kept but never timed: `families/pytorch/table.py`)
         timed = kernels.filter(pl.col("duration_ns").is_not_null() & pl.col("kind").ne_missing(VIEW)).select(
             "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name", "category",
-            "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"), "tensor_active",
-            "grid", "block", "device", "kind").join(fam, on="source_file", how="left")
+            "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"),
+            "min_ns", "median_ns", "max_ns", "tensor_active", "grid", "block", "device", "kind").join(fam, on="source_file", how="left")
         parts.append(timed.select(pl.exclude("kind", "family"), _rank(pl.col("family"), pl.col("kind")).alias("source_rank")))
     parts.append(_activity_kernels(tables, kernels))
     parts = [p for p in parts if p.height]
@@ -119,7 +125,8 @@ def _activity_kernels(tables: dict[str, pl.DataFrame], kernels: pl.DataFrame | N
         "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name",
         categorize(acts["name"]).alias("category"),
         phase_of(acts["name"]).alias("region"), pl.lit(1, pl.Int64).alias("count"),
-        pl.col("duration_ns").alias("time_ns"), names_look_tensor(pl.col("name")).alias("tensor_active"),
+        pl.col("duration_ns").alias("time_ns"), *_NO_STATISTICS,
+        names_look_tensor(pl.col("name")).alias("tensor_active"),
         "grid", "block", "device", pl.lit(_RANKS[("activities", "launch")], pl.Int64).alias("source_rank"))
 
 
@@ -194,7 +201,7 @@ def _transfers(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.Data
         "run", "source_file", pl.col("source_line").alias("order"), "name", pl.col("name").alias("short_name"),
         pl.col("kind").alias("category"),
         pl.lit(None, pl.String).alias("region"), pl.lit(1, pl.Int64).alias("count"),
-        pl.col("duration_ns").alias("time_ns"), pl.lit(False).alias("tensor_active"),
+        pl.col("duration_ns").alias("time_ns"), *_NO_STATISTICS, pl.lit(False).alias("tensor_active"),
         pl.lit(None, pl.String).alias("grid"), pl.lit(None, pl.String).alias("block"), "device", "source_rank")
 
 

@@ -34,6 +34,9 @@ KERNELS = {
     "kind": Str,               # "launch" or "summary"; "view": a PyTorch table view that gives no totals
     "count": I64,              # launches the row stands for
     "duration_ns": F64,        # total for the row
+    "min_ns": F64,             # a summary row's per-launch minimum, median and maximum, as the log
+    "median_ns": F64,          # printed them (nsys kern sum; nvprof prints no median); null for a
+    "max_ns": F64,             # launch row and where the log printed none
     "device": Str,             # the device as the log names it
     "context": I64,            # CUDA context id
     "stream": I64,             # CUDA stream id
@@ -327,7 +330,7 @@ PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "re
 # The version of these tables' layout. Raise it when a column is added, removed, retyped or
 # changes meaning: an incremental dataset written under another version is read again in full
 # (`pipeline/store.py`), and so is one whose `fingerprint()` differs, should a change forget it.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 def fingerprint() -> str:

@@ -128,7 +128,7 @@ def emit(report: Report, values: pl.DataFrame, result: ParseResult, context: dic
 
 _EXPECTED = ("start", "duration", "name", "device", "context", "stream", "correlation_id", "bytes",
              "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "total", "instances",
-             "calls", "operations", "avg", "min", "max", "range", "grid_xyz", "block_xyz", "api_name")
+             "calls", "operations", "avg", "min", "med", "max", "range", "grid_xyz", "block_xyz", "api_name")
 
 
 def _ensure(values: pl.DataFrame) -> pl.DataFrame:
@@ -179,6 +179,8 @@ def _kernel_summary(frame: pl.DataFrame, result: ParseResult, context: dict) -> 
     result.add("kernels", frame.select(
         "source_line", name.alias("name"), region.alias("region"), pl.lit("summary").alias("kind"),
         pl.col("instances").alias("count"), pl.col("total").alias("duration_ns"),
+        # The per-launch statistics nsys printed (2020-21 headers print no median: null).
+        pl.col("min").alias("min_ns"), pl.col("med").alias("median_ns"), pl.col("max").alias("max_ns"),
         printed_dims(pl.col("grid_xyz")).alias("grid"), printed_dims(pl.col("block_xyz")).alias("block")))
 
 

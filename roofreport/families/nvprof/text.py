@@ -159,7 +159,8 @@ def add_summary(rows: pl.DataFrame, result: ParseResult) -> None:
         result.add("kernels", gpu.select(
             "source_line", pl.col("source_line").alias("launch_id"), "name",
             pl.lit("summary").alias("kind"), pl.col("calls").alias("count"),
-            pl.col("total_ns").alias("duration_ns")))
+            # nvprof prints Avg, Min and Max per launch, never a median: median_ns stays null.
+            pl.col("total_ns").alias("duration_ns"), "min_ns", "max_ns"))
         result.add("metrics", _summary_metrics(
             gpu.with_columns(pl.lit("GPU activities").alias("section"),
                              pl.col("source_line").alias("launch_id"))))

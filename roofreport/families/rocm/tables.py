@@ -40,7 +40,7 @@ KIBIBYTE_COUNTERS = frozenset({"FETCH_SIZE", "WRITE_SIZE", "FetchSize", "WriteSi
 _OPS_DOMAINS = ("HIP_OPS_DOMAIN", "HSA_OPS_DOMAIN")
 _EXPECTED = ("dispatch", "name", "agent", "stream", "correlation_id", "grid_size", "grid_x", "grid_y",
              "grid_z", "block_size", "block_x", "block_y", "block_z", "start", "end", "duration", "calls",
-             "total", "avg", "min", "max", "domain", "function", "direction", "dst_agent", "kind",
+             "total", "avg", "min", "med", "max", "domain", "function", "direction", "dst_agent", "kind",
              "counter_name", "counter_value")
 
 
@@ -175,7 +175,9 @@ def stats(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> None:
         return
     result.add("kernels", values.select(
         "source_line", "name", pl.lit("summary").alias("kind"), pl.col("calls").cast(pl.Int64, strict=False).alias("count"),
-        pl.col("total").alias("duration_ns")))
+        # The per-launch statistics the file printed (MinNs/MaxNs; a median only in pmc_kernel_top).
+        pl.col("total").alias("duration_ns"), pl.col("min").alias("min_ns"), pl.col("med").alias("median_ns"),
+        pl.col("max").alias("max_ns")))
 
 
 def trace(cells: pl.DataFrame, header: RocmHeader, result: ParseResult) -> None:
