@@ -28,6 +28,7 @@ import contextlib
 import logging
 import os
 import signal
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -39,6 +40,7 @@ from roofreport.pipeline.workers import ignore_interrupts, interrupts_held, main
 ADDRESS_ENV = "DASK_SCHEDULER_ADDRESS"
 _CONNECT_TIMEOUT = "20s"
 _STALL_CHECK_S = 30   # no task done for this long: is the local cluster left without a worker?
+_WAIT_S = 0.5         # one wait for a task to finish (a Ctrl-C is taken between two)
 
 
 def _modules():
@@ -87,20 +89,28 @@ class DaskExecutor:
         ever) is closed and started anew, and the tasks still pending are submitted to it
         (`resubmit(old future) -> new future`)."""
         distributed = _modules()[1]
-        pending = list(futures)
+        pending, last_done = list(futures), time.monotonic()
         while pending:
-            try:
-                done, not_done = distributed.wait(pending, timeout=_STALL_CHECK_S, return_when="FIRST_COMPLETED")
-            except TimeoutError:   # (dask's is the builtin's)
-                done, not_done = set(), pending
+            # (short waits with a Ctrl-C held, as Dask's other blocking calls: interrupted
+            # inside, Dask's own machinery was left half done and a restarted worker outlived
+            # the command; between two waits it is taken at once)
+            with interrupts_held():
+                try:
+                    done, not_done = distributed.wait(pending, timeout=_WAIT_S, return_when="FIRST_COMPLETED")
+                except TimeoutError:   # (dask's is the builtin's)
+                    done, not_done = set(), pending
             pending = list(not_done)
             yield from done
-            if not done and self._cluster is not None and not self.client.scheduler_info().get("workers"):
+            if done:
+                last_done = time.monotonic()
+            elif (time.monotonic() - last_done > _STALL_CHECK_S and self._cluster is not None
+                  and not self.client.scheduler_info().get("workers")):
                 self._futures = pending
                 self.close()
                 self._start_local()
                 pending = [resubmit(future) for future in pending]
                 self._futures = pending
+                last_done = time.monotonic()
 
     def run(self, fn: Callable[[Any], Any], tasks: Sequence[Any]):
         # Dask's blocking client calls (`result`, `release`) are run with a Ctrl-C held off
