@@ -27,6 +27,12 @@ from tests.conftest import ROOT, corpus_path
 # 48 small files: enough that the local pool reads them (not this process), small enough to be quick.
 COURSE = ("course", "adityamwagh-hpml-hw")
 STOPS_WITHIN_S = 2.0
+# Every process of the command's group gone this long after the command exited. Not 2 s: in
+# two of six full suite runs on a loaded 2-core machine one process outlived the command by
+# more (a worker the pool was still starting, or multiprocessing's resource tracker: both stop
+# once they see their parent gone, which under load takes longer), while 2 s always held when
+# run alone. The command itself stops within STOPS_WITHIN_S, asserted above it.
+GROUP_GONE_WITHIN_S = 10.0
 
 # The command, with markers on stderr: "executor: NAME" once chosen, "worker started" as each
 # worker process starts, "a file came back" as each file's tables arrive, and with `--stall-writing`
@@ -122,7 +128,7 @@ def _stopped_cleanly(process: subprocess.Popen, seen: list[str], sent: float, ou
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     assert stderr.rstrip().splitlines()[-1] == "roofreport: interrupted", stderr
     assert took < STOPS_WITHIN_S, f"stopped {took:.1f} s after the signal"
-    assert _group_gone(process.pid, STOPS_WITHIN_S), "a worker process outlived the command"
+    assert _group_gone(process.pid, GROUP_GONE_WITHIN_S), "a worker process outlived the command"
     assert not out.exists() or list(out.iterdir()) == [], sorted(path.name for path in out.iterdir())
 
 
