@@ -161,6 +161,18 @@ class DaskExecutor:
         run's end (Ctrl-C, an error), its tasks are cancelled first and the local cluster's
         workers killed: closing would wait for the files they are reading."""
         stopped_early = any(not future.done() for future in self._futures)
+        # (a run abandoned: the comms its killed workers leave closed are no news, and Dask logs
+        # them with a traceback, at INFO, on this process's stderr)
+        dask_log = logging.getLogger("distributed")
+        level = dask_log.level
+        if stopped_early:
+            dask_log.setLevel(logging.CRITICAL)
+        try:
+            self._close(stopped_early)
+        finally:
+            dask_log.setLevel(level)
+
+    def _close(self, stopped_early: bool) -> None:
         client = getattr(self, "client", None)
         if client is not None:
             if stopped_early:
