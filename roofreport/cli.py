@@ -85,6 +85,15 @@ _csv_dir = click.option("-o", "--output", "csv_dir", type=click.Path(file_okay=F
                         metavar="DIR", help="With --format csv: write one CSV file per table into DIR.")
 
 
+def _terminal_command_options(command):
+    """The options summary, compare and steps share (in this order in their --help): the GPU,
+    how their tables print, and how the logs are read."""
+    quiet = click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
+    for option in reversed((_gpu, _peaks, _wide, _csv_dir, quiet, _jobs, _executor, _exclude, _limits)):
+        command = option(command)
+    return command
+
+
 # The view options (`analysis/view.py`): what `summary` and `build` show, never what they count.
 _kernel = click.option("--kernel", "kernel", default=None, metavar="REGEX",
                        help="Show only kernels whose name matches REGEX (searched in full and short names, "
@@ -254,15 +263,7 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
               help="Kernels listed per run.")
 @_kernel
 @_run
-@_gpu
-@_peaks
-@_wide
-@_csv_dir
-@click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
-@_jobs
-@_executor
-@_exclude
-@_limits
+@_terminal_command_options
 def summary(paths: tuple[Path, ...], fmt: str, only: str | None, top_n: int, kernel: str | None,
             runs: tuple[str, ...], gpu_name: str | None, peaks_file: Path | None, wide: bool, csv_dir: Path | None,
             quiet: bool, jobs: int | None, executor: str, exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
@@ -300,15 +301,7 @@ def summary(paths: tuple[Path, ...], fmt: str, only: str | None, top_n: int, ker
               default=None, help="Print this table only (one plain CSV with --format csv).")
 @click.option("--top", "top_n", type=click.IntRange(min=1), default=15, show_default=True,
               help="Kernels listed per pair of runs, biggest change first.")
-@_gpu
-@_peaks
-@_wide
-@_csv_dir
-@click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
-@_jobs
-@_executor
-@_exclude
-@_limits
+@_terminal_command_options
 def compare(first: Path, second: Path | None, runs_a: tuple[str, ...], runs_b: tuple[str, ...], fmt: str,
             only: str | None, top_n: int, gpu_name: str | None, peaks_file: Path | None, wide: bool,
             csv_dir: Path | None, quiet: bool, jobs: int | None, executor: str, exclude: tuple[str, ...],
@@ -353,15 +346,7 @@ def compare(first: Path, second: Path | None, runs_a: tuple[str, ...], runs_b: t
               help="Model FLOPs of one training step, for MFU (instead of the FLOPs counted from the "
                    "trace's shapes).")
 @_run
-@_gpu
-@_peaks
-@_wide
-@_csv_dir
-@click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
-@_jobs
-@_executor
-@_exclude
-@_limits
+@_terminal_command_options
 def steps(paths: tuple[Path, ...], fmt: str, only: str | None, model_flops: float | None, runs: tuple[str, ...],
           gpu_name: str | None, peaks_file: Path | None, wide: bool, csv_dir: Path | None, quiet: bool,
           jobs: int | None, executor: str, exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
