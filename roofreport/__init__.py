@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from roofreport.analysis.bundle import Analysis, AnalysisSettings
     from roofreport.api import Dataset, analyze, build_report, compare, read, read_file, summary
     from roofreport.families.common.limits import Limits
+    from roofreport.api import read_options
     from roofreport.pipeline.dataset import FileOutcome
+    from roofreport.pipeline.options import ReadOptions
 
 # Each name, and the module it comes from (imported on first use, `__getattr__`).
 _LAZY = {
@@ -33,7 +35,8 @@ _LAZY = {
     "Dataset": "roofreport.api", "analyze": "roofreport.api", "build_report": "roofreport.api",
     "compare": "roofreport.api", "read": "roofreport.api", "read_file": "roofreport.api",
     "summary": "roofreport.api", "Limits": "roofreport.families.common.limits",
-    "FileOutcome": "roofreport.pipeline.dataset",
+    "FileOutcome": "roofreport.pipeline.dataset", "ReadOptions": "roofreport.pipeline.options",
+    "read_options": "roofreport.api",
 }
 
 
@@ -51,6 +54,6 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
-__all__ = ["Analysis", "AnalysisSettings", "Dataset", "FileOutcome", "Limits", "ParseError", "RenderError",
+__all__ = ["Analysis", "AnalysisSettings", "Dataset", "FileOutcome", "Limits", "ParseError", "ReadOptions", "RenderError",
            "RoofreportError", "UsageError", "__version__", "analyze", "build_report", "compare", "read",
-           "read_file", "summary"]
+           "read_file", "read_options", "summary"]

@@ -17,6 +17,8 @@ same numbers. Bad input files never raise: their outcome is in `data.files`. Bad
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -30,7 +32,8 @@ from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import executors, store
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import check_not_input, check_writable, inside_input
-from roofreport.pipeline.ingest import Progress, ingest
+from roofreport.pipeline.ingest import ingest
+from roofreport.pipeline.options import Progress, ReadOptions
 from roofreport.tables.output import TABLE_FORMATS, table_paths
 
 if TYPE_CHECKING:
@@ -43,10 +46,11 @@ PathLike = str | Path
 Paths = PathLike | Iterable[PathLike]
 
 
-def read(paths: Paths, *, gpu: str | None = None, peaks: PathLike | None = None, jobs: int | None = None,
-         exclude: Iterable[str] = (), progress: bool | Progress = False, executor: str | None = None,
-         dataset: PathLike | None = None, limits: Limits | None = None) -> Dataset:
-    """Read every log under `paths` (files, or folders walked recursively) into a `Dataset`.
+def read(paths: Paths | ReadOptions, *, gpu: str | None = None, peaks: PathLike | None = None,
+         jobs: int | None = None, exclude: Iterable[str] = (), progress: bool | Progress = False,
+         executor: str | None = None, dataset: PathLike | None = None, limits: Limits | None = None) -> Dataset:
+    """Read every log under `paths` (files, or folders walked recursively) into a `Dataset`;
+    `paths` may instead be a `ReadOptions` saying all of the below (`read_options` builds one).
 
     `gpu`: the GPU every run ran on (a device name or GPU table key, `"A100-SXM4-40GB"`): it
     wins over what the logs and paths say (a logged name that disagrees is noted in the runs'
@@ -67,24 +71,54 @@ def read(paths: Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
 
     `limits`: what one input may cost (`Limits`: the unpacked size of a compressed file, the
     longest line kept, a worker's memory); a roofreport.toml beside the logs may lower them."""
-    given = _paths(paths)
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"jobs must be at least 1, not {jobs}")
+    if isinstance(paths, ReadOptions):
+        if (gpu, peaks, jobs, tuple(exclude), progress, executor, dataset, limits) != \
+                (None, None, None, (), False, None, None, None):
+            raise UsageError("ReadOptions given: put every reading option in it, not beside it")
+        return _read(paths)
+    return _read(read_options(paths, gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress,
+                              executor=executor, dataset=dataset, limits=limits))
+
+
+def read_options(paths: Paths = (), *, gpu: str | None = None, peaks: PathLike | None = None,
+                 jobs: int | None = None, exclude: Iterable[str] = (), progress: bool | Progress = False,
+                 executor: str | None = None, dataset: PathLike | None = None,
+                 limits: Limits | None = None) -> ReadOptions:
+    """The `ReadOptions` `read` takes, checked (a UsageError names what is wrong): paths that
+    exist (none: for paths given later, `ReadOptions.reading`), a known executor, jobs >= 1,
+    the GPU settings (`gpu_settings`). The arguments as `read` takes them."""
+    listed = _as_paths(paths)
+    given = tuple(_paths(listed)) if listed else ()
     executors.check(executor)
-    settings = gpu_settings(gpu=gpu, peaks=peaks)
-    report = _stderr_progress if progress is True else (progress or None)
+    return ReadOptions(paths=given, exclude=tuple(exclude), limits=limits or Limits(), executor=executor,
+                       jobs=jobs, gpu=gpu_settings(gpu=gpu, peaks=peaks),
+                       progress=_stderr_progress if progress is True else (progress or None),
+                       dataset=Path(dataset) if dataset is not None else None)
+
+
+def _read(options: ReadOptions) -> Dataset:
+    """Read what `options` say (see `read`)."""
+    given = list(_paths(options.paths))
     folders = [p for p in given if p.is_dir() and store.is_dataset(p)]
     if folders:
-        if len(given) > 1 or dataset is not None:
+        if len(given) > 1 or options.dataset is not None:
             raise UsageError(f"{folders[0]} is a roofreport dataset: read it alone")
         return _with_model(store.open_dataset(folders[0]))
-    if dataset is not None:
-        check_outputs([dataset], given)
+    if options.dataset is not None:
+        check_outputs([options.dataset], given)
         return _with_model(store.update(
-            given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor, progress=report,
-            finish_runs=partial(_runs_with_totals, settings=settings), limits=limits or Limits(), settings=settings))
-    return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor,
-                               limits=limits or Limits(), settings=settings))
+            given, options.dataset, exclude=options.exclude, jobs=options.jobs, executor=options.executor,
+            progress=options.progress, finish_runs=partial(_runs_with_totals, settings=options.gpu),
+            limits=options.limits, settings=options.gpu))
+    return _with_totals(ingest(given, progress=options.progress, jobs=options.jobs, exclude=options.exclude,
+                               executor=options.executor, limits=options.limits, settings=options.gpu))
+
+
+def _dataset(data: Dataset | Paths, reading: ReadOptions | None) -> Dataset:
+    """`data` itself, or the logs at paths `data` read with `reading` (else `read`'s defaults)."""
+    if isinstance(data, Dataset):
+        return data
+    return _read((reading or ReadOptions()).reading(_paths(data)))
 
 
 def read_file(path: PathLike, *, gpu: str | None = None, peaks: PathLike | None = None,
@@ -100,9 +134,10 @@ def read_file(path: PathLike, *, gpu: str | None = None, peaks: PathLike | None 
 def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
             top: int = 10, window: tuple[float, float] | str | None = None,
             model_flops: float | None = None, kernel: str | None = None,
-            runs: str | Iterable[str] = (), baseline: Dataset | Paths | None = None) -> Analysis:
+            runs: str | Iterable[str] = (), baseline: Dataset | Paths | None = None,
+            reading: ReadOptions | None = None) -> Analysis:
     """Every analysis the report uses, as frames (`Analysis`), from a `Dataset` or from paths
-    (read first with `read`'s defaults).
+    (read first with `reading`, a `ReadOptions`; else `read`'s defaults).
 
     `gpu`, `peaks`: as `read` takes them; when they differ from those the dataset was read with,
     the runs' GPUs, labels and totals are worked out again, to the tables `read` would give with
@@ -110,32 +145,35 @@ def analyze(data: Dataset | Paths, *, gpu: str | None = None, peaks: PathLike | 
     first sample, `(60, 240)` or `"60:240"`. `model_flops`: the model FLOPs of one training step
     (MFU's numerator), instead of the FLOPs counted from a PyTorch trace's shapes. `kernel` (a regex) and `runs` (globs over run ids and labels)
     narrow what the frames show, never the run totals (`analysis/view.py`). `baseline` (a Dataset
-    or paths): the runs shown are compared with its runs (`Analysis.baseline`, as `compare(baseline,
-    data)` gives it; the report's section "Against the baseline")."""
-    dataset = data if isinstance(data, Dataset) else read(data)
-    return _analyze(dataset, analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window,
-                                               model_flops=model_flops, kernel=kernel, runs=runs),
-                    _baseline(baseline))
+    or paths, read with `reading` as `ReadOptions.for_baseline` says): the runs shown are compared
+    with its runs (`Analysis.baseline`, as `compare(baseline, data)` gives it; the report's section
+    "Against the baseline")."""
+    settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window, model_flops=model_flops,
+                                 kernel=kernel, runs=runs)
+    dataset = _dataset(data, reading or ReadOptions(gpu=settings.gpu))
+    return _analyze(dataset, settings, _baseline(baseline, reading))
 
 
 def summary(data: Dataset | Paths, *, kernel: str | None = None, runs: str | Iterable[str] = (),
-            top: int = 10) -> Summary:
+            top: int = 10, reading: ReadOptions | None = None) -> Summary:
     """What `roofreport summary` prints, as frames (`Summary`: `.runs`, `.categories`,
     `.kernels`): the runs, their kernel categories and their `top` kernels, narrowed to the
     kernels matching `kernel` (a regex) and the runs matching `runs` (globs); run totals count
-    every kernel."""
+    every kernel. `data` given as paths is read with `reading` (a `ReadOptions`; else `read`'s
+    defaults)."""
     from roofreport.analysis.bundle import dataset_model
     from roofreport.analysis.summary import summarize
 
-    dataset = data if isinstance(data, Dataset) else read(data)
-    return summarize(dataset_model(dataset), view(kernel=kernel, runs=runs), top=top)
+    shown = view(kernel=kernel, runs=runs)
+    return summarize(dataset_model(_dataset(data, reading)), shown, top=top)
 
 
 def compare(baseline: Dataset | Paths, other: Dataset | Paths | None = None, *, runs_a: str | Iterable[str] = (),
-            runs_b: str | Iterable[str] = ()) -> Comparison:
+            runs_b: str | Iterable[str] = (), reading: ReadOptions | None = None) -> Comparison:
     """What changed from `baseline` (A) to `other` (B), per category and per kernel, as frames
     (`Comparison`: `.pairs`, `.unpaired`, `.totals`, `.categories`, `.kernels`;
-    analysis/diff.py). Both are Datasets or paths (read with `read`'s defaults); `other`
+    analysis/diff.py). Both are Datasets or paths (read with `reading`, a `ReadOptions`: both
+    sides with its GPU settings, as `roofreport compare --gpu` reads them; else `read`'s defaults); `other`
     None compares runs of `baseline` with each other, chosen by `runs_a` and `runs_b` (globs over run
     ids and labels). One run on each side is compared as it is; several pair by workload."""
     from roofreport import gpu
@@ -145,8 +183,8 @@ def compare(baseline: Dataset | Paths, other: Dataset | Paths | None = None, *, 
     if other is None and not (runs_a and runs_b):
         raise UsageError("to compare runs of one folder, choose each side's runs (runs_a and runs_b; "
                          "--run-a and --run-b)")
-    first = baseline if isinstance(baseline, Dataset) else read(baseline)
-    second = first if other is None else other if isinstance(other, Dataset) else read(other)
+    first = _dataset(baseline, reading)
+    second = first if other is None else _dataset(other, reading)
     return compare_runs(dataset_model(first), dataset_model(second), runs_a=view(runs=runs_a),
                         runs_b=view(runs=runs_b), db=gpu.load_database())
 
@@ -159,35 +197,61 @@ def view(*, kernel: str | None = None, runs: str | Iterable[str] = ()) -> View:
     return View(kernel=kernel, runs=(runs,) if isinstance(runs, str) else tuple(runs))
 
 
-def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: PathLike | None = None,
-                 title: str | None = None, gpu: str | None = None, peaks: PathLike | None = None,
-                 top: int = 10, window: tuple[float, float] | str | None = None,
+@dataclass(frozen=True)
+class BuildSteps:
+    """What `build_report` tells its caller as it goes (the CLI prints from it); each optional.
+    `read(dataset, baseline)`: a dataset was read from paths, the logs' (`baseline` False) or
+    the baseline's (True); `analysing(dataset)`: the analyses start; `rendering()`: the report
+    renders."""
+
+    read: Callable[[Dataset, bool], None] | None = None
+    analysing: Callable[[Dataset], None] | None = None
+    rendering: Callable[[], None] | None = None
+
+
+def build_report(source: Dataset | Analysis | Paths | ReadOptions, output: PathLike, *,
+                 html: PathLike | None = None, title: str | None = None, gpu: str | None = None,
+                 peaks: PathLike | None = None, top: int = 10, window: tuple[float, float] | str | None = None,
                  model_flops: float | None = None, kernel: str | None = None, runs: str | Iterable[str] = (),
                  baseline: Dataset | Paths | None = None, jobs: int | None = None, exclude: Iterable[str] = (),
                  progress: bool | Progress = False, executor: str | None = None,
-                 json_summary: PathLike | None = None, limits: Limits | None = None) -> list[Path]:
-    """Write the report of `source` (paths, a `Dataset` or an `Analysis`) to `output` (.pdf or
-    .html) and, when given, the HTML to `html` and what page 1 says to `json_summary` (findings,
-    speedups with their reasons, per-run totals: `report/summary_json.py`); returns the paths
-    written. Each file is written atomically and never over an input. The analysis settings (`gpu`, `peaks`, `top`, `window`,
+                 json_summary: PathLike | None = None, limits: Limits | None = None,
+                 steps: BuildSteps | None = None) -> list[Path]:
+    """Write the report of `source` (paths, a `ReadOptions` saying which paths and how to read
+    them, a `Dataset` or an `Analysis`) to `output` (.pdf or .html) and, when given, the HTML to
+    `html` and what page 1 says to `json_summary` (findings, speedups with their reasons,
+    per-run totals: `report/summary_json.py`); returns the paths written. Each file is written
+    atomically and never over an input; bad options, outputs and a PDF writer that cannot load
+    fail before anything is read. The analysis settings (`gpu`, `peaks`, `top`, `window`,
     `model_flops`, `kernel`, `runs`) and `baseline` (a Dataset or paths: a section compares the
-    runs with its runs) apply when `source` is not already an `Analysis`; the reading ones (`jobs`, `exclude`,
-    `progress`, `executor`, `limits`) when it is paths (a dataset folder among them is read as it is),
-    and to a `baseline` given as paths (as `roofreport build --baseline` reads it)."""
+    runs with its runs) apply when `source` is not already an `Analysis`; the reading ones
+    (`jobs`, `exclude`, `progress`, `executor`, `limits`, or a `ReadOptions` holding them and
+    the GPU settings) when it is paths (a dataset folder among them is read as it is), and to a
+    `baseline` given as paths (`ReadOptions.for_baseline`). `roofreport build` is this
+    function; `steps` (`BuildSteps`) tell it what is done as it goes."""
+    from roofreport.analysis.bundle import Analysis, AnalysisSettings
     from roofreport.report import build_report as render  # matplotlib and WeasyPrint: only here
 
+    steps = steps or BuildSteps()
     output_path = Path(output)
     html_path = Path(html) if html is not None else None
     json_path = Path(json_summary) if json_summary is not None else None
-    from roofreport.analysis.bundle import Analysis, AnalysisSettings
-
-    settings = analysis_settings(gpu=gpu, peaks=peaks, top=top, window=window, model_flops=model_flops,
-                                 kernel=kernel, runs=runs)
+    if isinstance(source, ReadOptions):
+        if (gpu, peaks, jobs, tuple(exclude), progress, executor, limits) != (None, None, None, (), False, None, None):
+            raise UsageError("ReadOptions given: put gpu, peaks, jobs, exclude, progress, executor and limits in it")
+        reading = source
+    else:
+        reading = read_options(gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress,
+                               executor=executor, limits=limits)
+    settings = analysis_settings(top=top, window=window, model_flops=model_flops, kernel=kernel, runs=runs,
+                                 gpus=reading.gpu)
     if isinstance(source, Analysis):
         if settings != AnalysisSettings() or baseline is not None:
             raise UsageError("an Analysis was given: pass gpu, peaks, top, window, model_flops, kernel, runs "
                              "and baseline to analyze()")
         inputs = source.dataset.inputs
+    elif isinstance(source, ReadOptions):
+        inputs = _paths(source.paths)
     else:
         inputs = source.inputs if isinstance(source, Dataset) else _paths(source)
     baseline_inputs = [] if baseline is None else baseline.inputs if isinstance(baseline, Dataset) \
@@ -195,29 +259,43 @@ def build_report(source: Dataset | Analysis | Paths, output: PathLike, *, html: 
     read_from = [*_as_paths(inputs), *baseline_inputs]
     check_outputs([output_path, html_path], read_from, report=True)
     check_outputs([json_path], read_from)
+    if output_path.suffix.lower() == ".pdf":    # a PDF writer without its system libraries: said now
+        from roofreport.report.render import check_pdf_writer
+
+        check_pdf_writer(output_path)
     if isinstance(source, Analysis):
         analysis = source
     else:
-        dataset = source if isinstance(source, Dataset) else read(
-            inputs, gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress, executor=executor,
-            limits=limits)
-        against = baseline if baseline is None or isinstance(baseline, Dataset) else read(
-            baseline, jobs=jobs, exclude=exclude, progress=progress, executor=executor, limits=limits)
+        dataset = source if isinstance(source, Dataset) else _read(reading.reading(inputs))
+        if steps.read and not isinstance(source, Dataset):
+            steps.read(dataset, False)
+        against = baseline if baseline is None or isinstance(baseline, Dataset) else _baseline(baseline, reading)
+        if steps.read and against is not None and not isinstance(baseline, Dataset):
+            steps.read(against, True)
+        if steps.analysing:
+            steps.analysing(dataset)
         analysis = _analyze(dataset, settings, against)
+    if steps.rendering:
+        steps.rendering()
     return render(analysis, output_path, html_path, title, json_path)
 
 
 def analysis_settings(*, gpu: str | None = None, peaks: PathLike | None = None, top: int = 10,
                       window: tuple[float, float] | str | None = None,
                       model_flops: float | None = None, kernel: str | None = None,
-                      runs: str | Iterable[str] = ()) -> AnalysisSettings:
+                      runs: str | Iterable[str] = (), gpus: GpuSettings | None = None) -> AnalysisSettings:
     """The analysis settings `analyze` and `build_report` take, checked (a UsageError names
     what is wrong): a window as `(60, 240)` or `"60:240"`, a peaks file that exists, a kernel
-    regex that compiles."""
+    regex that compiles. `gpus`: GPU settings already checked (a `ReadOptions`'), instead of
+    `gpu` and `peaks`."""
     from roofreport.analysis.bundle import AnalysisSettings, parse_window
 
     span = parse_window(window) if isinstance(window, str) else (tuple(window) if window else None)
-    return AnalysisSettings(gpu=gpu_settings(gpu=gpu, peaks=peaks), top=top, window=span, model_flops=model_flops,
+    if gpus is None:
+        gpus = gpu_settings(gpu=gpu, peaks=peaks)
+    elif gpu is not None or peaks is not None:
+        raise UsageError("give the GPU settings once: gpu and peaks, or gpus (GpuSettings)")
+    return AnalysisSettings(gpu=gpus, top=top, window=span, model_flops=model_flops,
                             view=view(kernel=kernel, runs=runs))
 
 
@@ -336,10 +414,13 @@ def _analyze(dataset: Dataset, settings: AnalysisSettings, baseline: Dataset | N
     return analyze(dataset, settings, baseline)
 
 
-def _baseline(baseline: Dataset | Paths | None) -> Dataset | None:
-    """A baseline to compare with, read with `read`'s defaults when given as paths (its own
-    GPUs: a --gpu of the runs compared does not apply to it)."""
-    return baseline if baseline is None or isinstance(baseline, Dataset) else read(baseline)
+def _baseline(baseline: Dataset | Paths | None, reading: ReadOptions | None) -> Dataset | None:
+    """A baseline to compare with, read when given as paths with `reading` as
+    `ReadOptions.for_baseline` says (its own GPUs: a --gpu of the runs compared does not apply
+    to it), else `read`'s defaults."""
+    if baseline is None or isinstance(baseline, Dataset):
+        return baseline
+    return _read((reading or ReadOptions()).for_baseline(_paths(baseline)))
 
 
 def _stderr_progress(done: int, total: int, name: str) -> None:
@@ -353,5 +434,5 @@ def _stderr_progress(done: int, total: int, name: str) -> None:
     sys.stderr.flush()
 
 
-__all__ = ["TABLE_FORMATS", "Dataset", "analysis_settings", "analyze", "build_report", "check_outputs", "compare",
-           "gpu_settings", "outputs_inside_inputs", "read", "read_file", "summary", "table_files", "view"]
+__all__ = ["TABLE_FORMATS", "BuildSteps", "Dataset", "ReadOptions", "analysis_settings", "analyze", "build_report", "check_outputs", "compare",
+           "gpu_settings", "outputs_inside_inputs", "read", "read_file", "read_options", "summary", "table_files", "view"]

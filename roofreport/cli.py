@@ -225,32 +225,37 @@ def build(paths: tuple[Path, ...], output: Path, html_out: Path | None, title: s
     --kernel and --run narrow what the report shows; run totals count every kernel. The HTML
     is interactive (hover a roofline point, toggle runs, sort kernel tables); the PDF is static.
     """
-    settings = dict(gpu=gpu_name, peaks=peaks_file, top=top_n, window=window, model_flops=model_flops,
-                    kernel=kernel, runs=runs)
+    reading = _reading(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name,
+                       peaks=peaks_file)
+    read: dict[bool, roofreport.Dataset] = {}
+
+    def have_read(dataset: roofreport.Dataset, is_baseline: bool) -> None:
+        _require_logs(dataset, (baseline,) if is_baseline else paths)
+        read[is_baseline] = dataset
+
+    def analysing(dataset: roofreport.Dataset) -> None:
+        if not quiet:
+            _summary(dataset, verbose)
+            click.echo(f"roofreport: analysing {_plural(dataset.runs.height, 'run')}…", err=True)
+
+    def rendering() -> None:
+        if not quiet:
+            click.echo(f"roofreport: rendering {_rendering(output, html_out)}…", err=True)
+
     read_from = [*paths, *([baseline] if baseline else [])]
     _guard(lambda: api.check_outputs([output, html_out], read_from, report=True))
     _guard(lambda: api.check_outputs([json_out], read_from))
-    _guard(lambda: api.analysis_settings(**settings))  # bad options fail before any reading
-    if output.suffix.lower() == ".pdf":   # a PDF writer without its system libraries: said now
-        from roofreport.report.render import check_pdf_writer
-
-        _guard(lambda: check_pdf_writer(output))
     _warn_inside_inputs([output, html_out, json_out], paths, quiet)
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
-    base = None if baseline is None else _read((baseline,), jobs, exclude, quiet, executor=executor, limits=limits)
-    if not quiet:
-        _summary(dataset, verbose)
-        click.echo(f"roofreport: analysing {_plural(dataset.runs.height, 'run')}…", err=True)
-    analysis = _guard(lambda: roofreport.analyze(dataset, **settings, baseline=base))
-    if not quiet:
-        click.echo(f"roofreport: rendering {_rendering(output, html_out)}…", err=True)
-    written = _guard(lambda: roofreport.build_report(analysis, output, html=html_out, title=title,
-                                                     json_summary=json_out))
+    # One orchestration: the command is the API's build, given the same options.
+    written = _guard(lambda: api.build_report(
+        reading, output, html=html_out, title=title, json_summary=json_out, top=top_n, window=window,
+        model_flops=model_flops, kernel=kernel, runs=runs, baseline=baseline,
+        steps=api.BuildSteps(read=have_read, analysing=analysing, rendering=rendering)))
     if not quiet:
         for path in written:
             click.echo(f"wrote {path}", err=True)
-    sys.exit(max(_exit_code(dataset, strict, listed=not quiet),
-                 EXIT_OK if base is None else _exit_code(base, strict)))
+    sys.exit(max(_exit_code(read[False], strict, listed=not quiet),
+                 EXIT_OK if True not in read else _exit_code(read[True], strict)))
 
 
 @cli.command()
@@ -417,15 +422,24 @@ def _write_csv_files(files: dict[str, str], folder: Path, quiet: bool) -> None:
         click.echo(f"wrote {len(files)} CSV files to {folder}/ ({', '.join(files)})", err=True)
 
 
+def _reading(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], quiet: bool,
+             executor: str | None = None, into: Path | None = None, limits: roofreport.Limits | None = None,
+             gpu: str | None = None, peaks: Path | None = None) -> roofreport.ReadOptions:
+    """How the command reads `paths` (`ReadOptions`), checked: a GPU the table lacks is exit 2,
+    nothing read."""
+    progress = not quiet and sys.stderr.isatty()
+    return _guard(lambda: api.read_options(list(paths), gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude,
+                                           progress=progress, executor=executor, dataset=into, limits=limits))
+
+
 def _read(paths: tuple[Path, ...], jobs: int | None, exclude: tuple[str, ...], quiet: bool,
           executor: str | None = None, into: Path | None = None,
           require_logs: bool = True, limits: roofreport.Limits | None = None, gpu: str | None = None,
           peaks: Path | None = None) -> roofreport.Dataset:
     """Read `paths`; with `require_logs`, stop (exit 1) when not one file is a profiler log."""
-    _guard(lambda: api.gpu_settings(gpu=gpu, peaks=peaks))   # a GPU the table lacks: exit 2, nothing read
-    progress = not quiet and sys.stderr.isatty()
-    dataset = _guard(lambda: roofreport.read(list(paths), gpu=gpu, peaks=peaks, jobs=jobs, exclude=exclude, progress=progress,
-                                             executor=executor, dataset=into, limits=limits))
+    reading = _reading(paths, jobs, exclude, quiet, executor=executor, into=into, limits=limits, gpu=gpu,
+                       peaks=peaks)
+    dataset = _guard(lambda: roofreport.read(reading))
     if require_logs:
         _require_logs(dataset, paths)
     return dataset

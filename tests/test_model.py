@@ -143,9 +143,12 @@ def test_a_model_narrowed_to_some_runs_keeps_what_it_derived():
 # -- one orchestration -----------------------------------------------------------------------------
 
 def test_the_cli_build_and_the_apis_build_report_write_the_same_json_summary(tmp_path):
-    """`roofreport build` and `roofreport.build_report` with the same options (an exclude and a
-    baseline among them): byte-identical JSON summaries. The exclude leaves vgg11's ncu logs
-    unread, so neither summary has FLOPs for vgg11."""
+    """`roofreport build` and `roofreport.build_report` with the same options (an exclude, limits
+    and a baseline among them): byte-identical JSON summaries. The exclude leaves vgg11's ncu
+    logs unread, so neither summary has FLOPs for vgg11; the line limit (300 bytes) cuts the
+    nsys CSVs' long kernel-name lines, so both count the kernel time the limited read gives, not
+    the whole trace's 21.06 ms (a100/resnet18). The API's build is given as the CLI gives it
+    (one `ReadOptions`) and with the reading keywords: the same bytes."""
     import json
     import subprocess
     import sys
@@ -153,16 +156,48 @@ def test_the_cli_build_and_the_apis_build_report_write_the_same_json_summary(tmp
     inputs = [str(SAMPLE_LOGS / "a100"), str(SAMPLE_LOGS / "v100")]
     cli = subprocess.run([sys.executable, "-m", "roofreport", "build", *inputs, "-o", str(tmp_path / "cli.html"),
                           "--json-summary", str(tmp_path / "cli.json"), "--baseline", str(SAMPLE_LOGS / "v100"),
-                          "-q", "--jobs", "1", "--exclude", "ncu-log-vgg11.txt", "--top", "3"],
+                          "-q", "--jobs", "1", "--exclude", "ncu-log-vgg11.txt", "--top", "3", "--max-line", "300"],
                          capture_output=True, text=True)
     assert cli.returncode in (0, 1), cli.stderr[-2000:]
+    limits = roofreport.Limits(line_bytes=300)
     roofreport.build_report(inputs, tmp_path / "api.html", json_summary=tmp_path / "api.json",
-                            baseline=SAMPLE_LOGS / "v100", exclude=["ncu-log-vgg11.txt"], top=3, jobs=1)
+                            baseline=SAMPLE_LOGS / "v100", exclude=["ncu-log-vgg11.txt"], top=3, jobs=1,
+                            limits=limits)
+    options = roofreport.read_options(inputs, exclude=["ncu-log-vgg11.txt"], jobs=1, limits=limits)
+    roofreport.build_report(options, tmp_path / "options.html", json_summary=tmp_path / "options.json",
+                            baseline=SAMPLE_LOGS / "v100", top=3)
     written = (tmp_path / "cli.json").read_bytes()
-    assert written == (tmp_path / "api.json").read_bytes()
+    assert written == (tmp_path / "api.json").read_bytes() == (tmp_path / "options.json").read_bytes()
     runs = {run["run"]: run for run in json.loads(written)["runs"]}
     assert runs["a100/vgg11"]["flops"] is None and runs["a100/resnet18"]["flops"]
     assert json.loads(written)["speedups"]
+    limited = dict(roofreport.read(options).runs.select("run", "kernel_time_ns").iter_rows())
+    assert runs["a100/resnet18"]["kernel_time_ns"] == limited["a100/resnet18"] < 21_000_000
+
+
+def test_read_options_travel_to_every_reader(tmp_path):
+    """`ReadOptions` is how `read`, `analyze`, `summary` and `compare` read paths: an exclude in
+    it leaves the same file unread for each, and `build_report`'s baseline is read with it (its
+    GPU name aside: `for_baseline`)."""
+    from roofreport.api import BuildSteps
+
+    options = roofreport.read_options(exclude=["ncu-log-resnet18.txt"], jobs=1, gpu="V100-SXM2-16GB")
+    side = str(SAMPLE_LOGS / "v100" / "resnet18")
+    read = roofreport.read(options.reading([side]))
+    assert read.runs["flops"].to_list() == [None]
+    assert roofreport.analyze(side, reading=options).runs["flops"].to_list() == [None]
+    assert roofreport.summary(side, reading=options).runs["flops"].to_list() == [None]
+    compared = roofreport.compare(side, side, reading=options)
+    assert compared.pairs.height == 1
+    baseline = options.for_baseline([side])
+    assert baseline.exclude == options.exclude and baseline.gpu.gpu is None and baseline.jobs == 1
+    seen = []
+    roofreport.build_report(options.reading([side]), tmp_path / "r.html", baseline=side,
+                            steps=BuildSteps(read=lambda data, is_baseline: seen.append(
+                                (is_baseline, data.runs["flops"].to_list(), data.gpu.gpu))))
+    assert seen == [(False, [None], "V100-SXM2-16GB"), (True, [None], None)]
+    with pytest.raises(roofreport.UsageError):
+        roofreport.read(options.reading([side]), jobs=2)
 
 
 def test_a_traces_copies_before_its_first_kernel_are_setup_whatever_rank_the_activities_carry():

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -30,12 +29,10 @@ from roofreport.pipeline import assemble, config, cutshort, duplicates, executor
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import discover
 from roofreport.pipeline.facts import FileFacts
+from roofreport.pipeline.options import Progress
 from roofreport.pipeline.sniff import sniff
 from roofreport.pipeline.tasks import Crash, FileRead, FileTask
 from roofreport.tables import schema
-
-Progress = Callable[[int, int, str], None]
-
 
 def ingest(paths: list[Path | str], progress: Progress | None = None, jobs: int | None = None,
            exclude: tuple[str, ...] = (), executor: str | None = None,
