@@ -25,6 +25,7 @@ view's kernel regex does not narrow it: a comparison's totals and pools need eve
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -47,7 +48,7 @@ from roofreport.analysis import (
 from roofreport.analysis.view import View
 from roofreport.errors import UsageError
 from roofreport.model import Model, derive, gpus, roofline
-from roofreport.pipeline.dataset import Dataset, FileOutcome
+from roofreport.model.source import Source
 
 # Kernel families worth following across a batch-size sweep (label -> Rust regex on full names).
 SWEEP_PATTERNS = {
@@ -98,7 +99,7 @@ def parse_window(text: str) -> tuple[float, float]:
 class Analysis:
     """The answers of every analysis, as frames, with the dataset and settings they came from."""
 
-    dataset: Dataset
+    dataset: Source                  # what was read (`roofreport.read`'s Dataset)
     settings: AnalysisSettings
     tables: dict[str, pl.DataFrame]  # the dataset's tables without copies, `settings.gpu` applied
     db: gpu.GpuDatabase
@@ -129,16 +130,19 @@ class Analysis:
     regions: pl.DataFrame            # regions.region_times
     utilization: pl.DataFrame        # utilization.utilization_stats, whole series
     utilization_window: pl.DataFrame | None
+    utilization_series: pl.DataFrame  # utilization.chart_series: the series drawn, binned per run
     processes: pl.DataFrame          # utilization.process_memory
+    process_series: pl.DataFrame     # utilization.chart_process_series: each process's memory, binned
     api: pl.DataFrame                # api_calls.api_summary
     duplicates: pl.DataFrame         # runsets.duplicate_runs: the copies left out of the above
+    gaps: pl.DataFrame               # runsets.run_gaps: runs shown without kernels, kernel time or GPU name
     steps: pl.DataFrame              # steps.with_step_metrics: training steps with MFU, HFU, outliers
     step_summary: pl.DataFrame       # steps.step_summary: per run, medians and the time breakdown
     step_comparisons: pl.DataFrame   # steps.step_comparisons: runs differing in compile, batch or GPU
     baseline: diff.Comparison | None = None   # diff.compare: from a baseline's runs (A) to these (B)
 
     @property
-    def files(self) -> list[FileOutcome]:
+    def files(self) -> list[Any]:
         return self.dataset.files
 
     def __repr__(self) -> str:
@@ -158,8 +162,8 @@ class Analysis:
     __str__ = __repr__
 
 
-def analyze(dataset: Dataset, settings: AnalysisSettings | None = None,
-            baseline: Dataset | None = None) -> Analysis:
+def analyze(dataset: Source, settings: AnalysisSettings | None = None,
+            baseline: Source | None = None) -> Analysis:
     """Run every analysis on `dataset` (see the module docstring); with `baseline`, compare
     the runs shown with it."""
     settings = settings or AnalysisSettings()
@@ -189,6 +193,8 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None,
     kernel_share = share.kernel_share(model, view)
     run_roofline = model.run_roofline
     pattern_sweeps = share.sweep_pattern_share(model, SWEEP_PATTERNS, view=view)
+    utilization_stats = utilization.utilization_stats(samples)
+    processes = utilization.process_memory(samples)
     return Analysis(
         dataset=dataset, settings=settings, tables=tables, db=db, model=model,
         runs=runs, pivot=pivot, speedups=pairs, gpu_summary=summary, reasons=why,
@@ -208,11 +214,12 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None,
         incomplete=compare.with_tensor_kind(compare.incomplete_flops(model), run_roofline),
         estimates=compare.estimates(model, list(dataset.inputs)),
         regions=regions.region_times(model),
-        utilization=utilization.utilization_stats(samples),
+        utilization=utilization_stats,
         utilization_window=utilization.utilization_stats(samples, settings.window) if settings.window else None,
-        processes=utilization.process_memory(samples),
+        utilization_series=utilization.chart_series(samples, utilization_stats),
+        processes=processes, process_series=utilization.chart_process_series(samples, processes),
         api=api.api_summary(tables["api_calls"], top_n=15),
-        duplicates=runsets.duplicate_runs(source),
+        duplicates=runsets.duplicate_runs(source), gaps=runsets.run_gaps(tables, runs, dataset.files),
         steps=tables["steps"], step_summary=step_summary,
         step_comparisons=steps.step_comparisons(step_summary, tables["runs"]),
         baseline=None if baseline is None else diff.compare(
@@ -220,7 +227,7 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None,
     )
 
 
-def dataset_model(dataset: Dataset) -> Model:
+def dataset_model(dataset: Source) -> Model:
     """The dataset's model (`roofreport.read` keeps it), derived now when it has none (a
     Dataset made by `ingest` alone)."""
     if dataset.model is None:
@@ -228,7 +235,7 @@ def dataset_model(dataset: Dataset) -> Model:
     return dataset.model
 
 
-def _body_model(dataset: Dataset, body: dict[str, pl.DataFrame], db: gpu.GpuDatabase, other_gpus: bool) -> Model:
+def _body_model(dataset: Source, body: dict[str, pl.DataFrame], db: gpu.GpuDatabase, other_gpus: bool) -> Model:
     """The model of `body` (the dataset's tables without copies): the dataset's own narrowed to
     them, or derived again under other GPU settings (other GPUs, other peaks: other bounds)."""
     if other_gpus:

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.enrich import categories
+from roofreport.model.names import communication_pattern
 
 RANK_COLUMNS = {
     "run": pl.String, "rank": pl.Int64, "distributed_job": pl.String, "world_size": pl.Int64,
@@ -58,7 +58,7 @@ GPU_KINDS = ("kernel", "memcpy", "memset")
 MEMORY_KINDS = ("memcpy", "memset")
 # HTA's `^nccl.*Kernel` misses RCCL's `rcclGenericKernel`: the categories' rule, and rccl.
 # (The rule opens with `(?i)`: case is ignored in every alternative.)
-COMMUNICATION = dict(categories.default_rules())["communication"] + "|rccl"
+COMMUNICATION = communication_pattern() + "|rccl"
 
 
 def communication_kernels(names: pl.Expr) -> pl.Expr:

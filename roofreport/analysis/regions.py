@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.enrich.names import PHASES, phase_of
 from roofreport.model import Model
-
-PHASE_NAMES = tuple(p for p, _ in PHASES)
+from roofreport.model.names import PHASE_NAMES, phase_of
 
 COLUMNS = {"run": pl.String, "kind": pl.String, "region": pl.String, "time_ns": pl.Float64,
            "share": pl.Float64, "count": pl.Int64, "basis": pl.String}

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from roofreport.tables.lazy import LazyTables
+from roofreport.tables.lazy import LazyTables, scan
 
 
 def duplicate_ids(runs: pl.DataFrame) -> list[str]:
@@ -65,3 +65,56 @@ def _files_of_runs(files: pl.DataFrame) -> pl.DataFrame:
     return files.filter(pl.col("run").is_not_null()) \
         .with_columns(pl.col("run").str.split(", ")).explode("run") \
         .group_by("run").agg(pl.col("path").alias("paths"))
+
+
+GAP_COLUMNS = {"run": pl.String, "missing": pl.String, "failure": pl.String, "held": pl.List(pl.String),
+               "logs_failed": pl.Boolean}
+_HELD_TABLES = ("api_calls", "samples", "metrics", "activities", "regions")
+
+
+def run_gaps(tables: Mapping[str, pl.DataFrame], timed: pl.DataFrame, files: list) -> pl.DataFrame:
+    """One row per run of `tables` (the body's) without kernels, kernel time or a GPU name, for
+    the appendix: what it misses ("kernels", "kernel time", "GPU name", joined by ", "), its
+    logs' own `failure` code, the tables other than kernels that hold rows of it (`held`: what
+    its logs did give, in words) and whether every file of it failed to read (`logs_failed`).
+    `timed`: the run table (`compare.run_table`: `kernel_time_ns`); `files`: the FileOutcomes.
+    Which runs a table holds is read from its `run` column alone (a dataset folder's tables
+    stay unread otherwise)."""
+    runs = tables["runs"]
+    if not runs.height:
+        return pl.DataFrame(schema=GAP_COLUMNS)
+    with_time = set(timed.filter(pl.col("kernel_time_ns").is_not_null())["run"].to_list()) if timed.height else set()
+    with_kernels = _runs_in(tables, "kernels")
+    held: dict[str, list[str]] = {}
+    for name in _HELD_TABLES:
+        for run in sorted(_runs_in(tables, name)):
+            held.setdefault(run, []).append(name.replace("_", " "))
+    statuses: dict[str, list[str]] = {}
+    for file in files:
+        for run in (file.run or "").split(", "):
+            if run:
+                statuses.setdefault(run, []).append(file.status)
+    rows = []
+    failure = [pl.col("failure")] if "failure" in runs.columns else []
+    for row in runs.select("run", "gpu_evidence", "device_kind", *failure).iter_rows(named=True):
+        missing = []
+        if row["run"] not in with_kernels:
+            missing.append("kernels")
+        elif row["run"] not in with_time:
+            missing.append("kernel time")
+        if not row.get("gpu_evidence") and row.get("device_kind") != "cpu":
+            missing.append("GPU name")
+        if missing:
+            mine = statuses.get(row["run"], [])
+            rows.append({"run": row["run"], "missing": ", ".join(missing), "failure": row.get("failure"),
+                         "held": held.get(row["run"], []),
+                         "logs_failed": bool(mine) and all(s == "error" for s in mine)})
+    return pl.DataFrame(rows, schema=GAP_COLUMNS)
+
+
+def _runs_in(tables: Mapping[str, pl.DataFrame], name: str) -> set[str]:
+    """The runs with rows in table `name` (its `run` column only, scanned)."""
+    found = scan(tables, name)
+    if found is None or "run" not in found.collect_schema():
+        return set()
+    return set(found.select(pl.col("run").drop_nulls().unique()).collect()["run"].to_list())

@@ -18,8 +18,8 @@ import polars as pl
 
 from roofreport.analysis import sweeps
 from roofreport.analysis.view import EVERYTHING, View
-from roofreport.enrich.categories import OTHER
 from roofreport.model import Model
+from roofreport.model.names import OTHER_CATEGORY as OTHER
 
 
 def _rows(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
@@ -45,12 +45,17 @@ def kernel_share(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
 
 
 TRANSFERS = ("memcpy", "memset")
-LEADER_COLUMNS = {"run": pl.String, "category": pl.String, "share": pl.Float64, "transfer_share": pl.Float64}
+LEADER_COLUMNS = {"run": pl.String, "category": pl.String, "share": pl.Float64, "transfer_share": pl.Float64,
+                  "transfers_large": pl.Boolean, "transfers_notable": pl.Boolean}
+TRANSFERS_LARGE = 0.2     # transfers this share of a run's steady-state GPU time are said before its kernels
+TRANSFERS_NOTABLE = 0.05  # transfers this share of it are worth a mention among many runs
 
 
 def leading_categories(share: pl.DataFrame) -> pl.DataFrame:
     """run, category, share (the kernel category with the most time, of `kernel_share`'s
-    frame), transfer_share (memcpy and memset together), for each run with kernels."""
+    frame), transfer_share (memcpy and memset together), for each run with kernels;
+    transfers_large and transfers_notable: that share is at least TRANSFERS_LARGE,
+    TRANSFERS_NOTABLE."""
     share = share.filter(pl.col("share").is_not_null()) if share.height else share
     kernels = share.filter(~pl.col("category").is_in(TRANSFERS)) if share.height else share
     if not kernels.height:
@@ -60,6 +65,8 @@ def leading_categories(share: pl.DataFrame) -> pl.DataFrame:
     moved = share.filter(pl.col("category").is_in(TRANSFERS)).group_by("run").agg(
         pl.col("share").sum().alias("transfer_share"))
     out = leaders.join(moved, on="run", how="left").with_columns(pl.col("transfer_share").fill_null(0.0))
+    out = out.with_columns((pl.col("transfer_share") >= TRANSFERS_LARGE).alias("transfers_large"),
+                           (pl.col("transfer_share") >= TRANSFERS_NOTABLE).alias("transfers_notable"))
     return out.select([pl.col(c).cast(t) for c, t in LEADER_COLUMNS.items()]).sort("run")
 
 

@@ -17,12 +17,14 @@ from __future__ import annotations
 import polars as pl
 
 IDLE_PCT = 5.0
+LOW_UTIL_PCT = 70.0   # a GPU busy less than this on average (`low_util`) waited more than it computed
+SERIES_POINTS = 400   # the time bins a run's series is drawn with (`chart_series`, `chart_process_series`)
 
 COLUMNS = {"run": pl.String, "gpu_index": pl.Int64, "gpu_name": pl.String, "samples": pl.Int64,
            "duration_s": pl.Float64, "util_mean": pl.Float64, "util_median": pl.Float64,
            "util_p95": pl.Float64, "idle_fraction": pl.Float64, "mem_util_mean": pl.Float64,
            "power_mean_w": pl.Float64, "power_max_w": pl.Float64, "window_start_s": pl.Float64,
-           "window_end_s": pl.Float64, "sm_active_mean": pl.Float64}
+           "window_end_s": pl.Float64, "sm_active_mean": pl.Float64, "low_util": pl.Boolean}
 SERIES = {"run": pl.String, "gpu_index": pl.Int64, "t_s": pl.Float64, "util_gpu_pct": pl.Float64,
           "power_w": pl.Float64, "util_mem_pct": pl.Float64, "sm_active_pct": pl.Float64}
 PROCESSES = {"run": pl.String, "gpu_index": pl.Int64, "pid": pl.Int64, "process_name": pl.String,
@@ -52,7 +54,8 @@ def with_seconds(samples: pl.DataFrame) -> pl.DataFrame:
 
 def utilization_stats(samples: pl.DataFrame, window: tuple[float, float] | None = None) -> pl.DataFrame:
     """run, gpu_index, gpu_name, samples, duration_s, util_mean/median/p95, idle_fraction,
-    mem_util_mean, power_mean_w, power_max_w (+ the window), one row per run and GPU."""
+    mem_util_mean, power_mean_w, power_max_w (+ the window), one row per run and GPU; low_util:
+    busy less than LOW_UTIL_PCT on average (null where no utilization was read)."""
     samples = gpu_rows(samples) if samples is not None else None
     if samples is None or not samples.height:
         return pl.DataFrame(schema=COLUMNS)
@@ -73,7 +76,8 @@ def utilization_stats(samples: pl.DataFrame, window: tuple[float, float] | None 
         (pl.col("sm_active_pct").mean() if "sm_active_pct" in timed.columns
          else pl.lit(None, pl.Float64)).alias("sm_active_mean"),
     ).with_columns(pl.lit(window[0] if window else None, pl.Float64).alias("window_start_s"),
-                   pl.lit(window[1] if window else None, pl.Float64).alias("window_end_s"))
+                   pl.lit(window[1] if window else None, pl.Float64).alias("window_end_s"),
+                   (pl.col("util_mean") < LOW_UTIL_PCT).alias("low_util"))
     return out.select([pl.col(c).cast(t) for c, t in COLUMNS.items()]).sort("run", "gpu_index", nulls_last=True)
 
 
@@ -122,6 +126,36 @@ def process_series(samples: pl.DataFrame, bin_s: float = 1.0) -> pl.DataFrame:
     out = timed.group_by("run", "gpu_index", "pid", "t_s").agg(pl.col("process_mem_mib").max())
     return out.select([pl.col(c).cast(t) for c, t in PROCESS_SERIES.items()]).sort(
         "run", "gpu_index", "pid", "t_s", nulls_last=True)
+
+
+def chart_series(samples: pl.DataFrame, stats: pl.DataFrame, points: int = SERIES_POINTS) -> pl.DataFrame:
+    """`utilization_series` of every run with a series of samples (`stats`' rows that are not
+    snapshots), each run binned by its longest GPU series' duration into `points` bins (one
+    more for a reading at the very end; bins never under 1 ms): what the report draws, a few
+    hundred points per GPU however long the capture."""
+    series = stats.filter(~snapshot()) if stats.height else stats
+    frames = []
+    for run in series["run"].unique(maintain_order=True).to_list() if series.height else []:
+        duration = series.filter(pl.col("run") == run)["duration_s"].max()
+        if duration:
+            frames.append(utilization_series(samples.filter(pl.col("run") == run),
+                                             bin_s=max(duration / points, 1e-3)))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=SERIES)
+
+
+def chart_process_series(samples: pl.DataFrame, processes: pl.DataFrame,
+                         points: int = SERIES_POINTS) -> pl.DataFrame:
+    """`process_series` per run and GPU of `processes` (`process_memory`), each binned by the
+    span its processes were seen over into `points` bins (one more for a reading at the very
+    end; bins never under 1 ms); the rows of that GPU only. What the report draws."""
+    frames = []
+    for (run, gpu), mine in processes.group_by("run", "gpu_index", maintain_order=True):
+        duration = (mine["last_s"].max() or 0.0) - (mine["first_s"].min() or 0.0)
+        if not duration:
+            continue
+        binned = process_series(samples.filter(pl.col("run") == run), bin_s=max(duration / points, 1e-3))
+        frames.append(binned.filter(pl.col("gpu_index").eq_missing(gpu)))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=PROCESS_SERIES)
 
 
 def _binned(timed: pl.DataFrame, bin_s: float) -> pl.DataFrame:

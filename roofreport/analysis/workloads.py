@@ -17,7 +17,7 @@ import json
 
 import polars as pl
 
-from roofreport.pipeline import labels
+from roofreport.model import labels
 
 IN_LEAD = ("model_size",)          # shown in the model's name already
 COLUMNS = {"run": pl.String, "model": pl.String, "experiment": pl.String, "config": pl.String,

@@ -49,7 +49,7 @@ def assemble(analysis: Analysis, title: str | None = None) -> Report:
         roofline_section(an, settings.top, names),
         share_section(an, settings.top, names),
         utilization_section(an.utilization, an.utilization_window, an.tables["samples"], settings.window,
-                            an.processes, names),
+                            an.processes, names, an.utilization_series, an.process_series),
         regions_section(an.regions, names),
     ]
     api = api_section(an.api, names)

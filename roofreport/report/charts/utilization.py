@@ -2,7 +2,8 @@
 (%) on the left axis, power (W) on the right, the chosen window shaded and its mean drawn as a
 dashed line; and GPU memory per process over time, one panel per GPU, a line per process.
 
-Series arrive already aggregated to a few hundred points (the builder bins long captures), so
+Series arrive already aggregated to a few hundred points (the analysis bins long captures:
+`analysis.utilization.SERIES_POINTS`), so
 a chart never carries millions of points.
 """
 
@@ -14,7 +15,6 @@ from roofreport.report.charts import svg as charts
 
 MAX_PANELS = 8          # GPUs drawn per run
 PANELS_PER_CHART = 4
-MAX_POINTS = 400
 MAX_PROCESSES = 6       # lines per process panel: the largest users of memory
 
 

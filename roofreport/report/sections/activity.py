@@ -3,8 +3,8 @@ utilization and power over time (nvidia-smi, DCGM, tegrastats) with GPU memory p
 and CUDA API calls.
 
 Statistics come from `analysis.regions`, `analysis.utilization` and `analysis.api_calls`; long
-sample series are drawn from `utilization.utilization_series` / `process_series` with bins sized
-so a chart never gets more than `report.charts.utilization.MAX_POINTS` points per GPU.
+sample series are drawn as the analysis binned them (`utilization.chart_series` /
+`chart_process_series`: at most `utilization.SERIES_POINTS` points per GPU).
 """
 
 from __future__ import annotations
@@ -140,10 +140,13 @@ def grouped_rows(names: RunNames, runs: list[str], keys: list[str], shares: dict
 
 def utilization_section(stats: pl.DataFrame, window_stats: pl.DataFrame | None, samples: pl.DataFrame,
                         window: tuple[float, float] | None,
-                        processes: pl.DataFrame | None = None, names: RunNames | None = None) -> Section:
+                        processes: pl.DataFrame, names: RunNames, binned: pl.DataFrame,
+                        process_binned: pl.DataFrame) -> Section:
+    """GPU utilization and power per run and GPU (`stats`, and `window_stats` over `window`),
+    drawn from `binned` (`utilization.chart_series`), and the processes' memory (`processes`,
+    drawn from `process_binned`: `utilization.chart_process_series`); `samples`: whether any
+    was logged."""
     section = Section("utilization", "GPU utilization and power")
-    names = names or RunNames()
-    processes = processes if processes is not None else utilization.process_memory(None)
     if not samples.height or not (stats.height or processes.height):
         section.empty = EMPTY_UTIL
         return section
@@ -165,7 +168,7 @@ def utilization_section(stats: pl.DataFrame, window_stats: pl.DataFrame | None, 
             section.blocks.append(_stats_table(window_series, label, names))
         means = {(r["run"], r["gpu_index"]): r["util_mean"]
                  for r in (window_stats if window_stats is not None else series).iter_rows(named=True)}
-        section.blocks += _charts(samples, series, means, window, names)
+        section.blocks += _charts(binned, series, means, window, names)
     if snapshots.height:
         section.blocks.append(_snapshots_table(snapshots, names))
         if not series.height:
@@ -173,7 +176,7 @@ def utilization_section(stats: pl.DataFrame, window_stats: pl.DataFrame | None, 
             runs = _runs_text(count) + (" have" if count != 1 else " has")
             section.gaps.append(SNAPSHOT_ONLY.format(runs=runs))
     if processes.height:
-        section.blocks += _process_blocks(samples, processes, names)
+        section.blocks += _process_blocks(process_binned, processes, names)
     return section
 
 
@@ -211,7 +214,7 @@ def _ordered(stats: pl.DataFrame, names: RunNames) -> list[dict]:
                                        r.get("gpu_index") or 0))
 
 
-def _process_blocks(samples: pl.DataFrame, processes: pl.DataFrame, names: RunNames) -> list:
+def _process_blocks(binned: pl.DataFrame, processes: pl.DataFrame, names: RunNames) -> list:
     """The processes' GPU memory: a table (largest users first) and its series per GPU."""
     from roofreport.report.charts.utilization import MAX_PROCESSES
 
@@ -226,16 +229,17 @@ def _process_blocks(samples: pl.DataFrame, processes: pl.DataFrame, names: RunNa
         f"{MAX_PROCESSES} processes are drawn per GPU, the largest first."),
         table(["Run", "GPU", "PID#", "Process", "Samples#", "Seen", "Mean#", "Max#"], rows,
               caption="GPU memory per process", css="util", limit=30, what="processes")]
-    return blocks + _process_charts(samples, processes, names)
+    return blocks + _process_charts(binned, processes, names)
 
 
 def _mib(value) -> str:
     return "–" if value is None else f"{value:,.0f} MiB"
 
 
-def _process_charts(samples: pl.DataFrame, processes: pl.DataFrame, names: RunNames) -> list:
+def _process_charts(binned: pl.DataFrame, processes: pl.DataFrame, names: RunNames) -> list:
+    """One panel per run and GPU whose processes were seen over some time, a line per process
+    (at most MAX_PROCESSES, the largest users first), as the analysis binned them."""
     from roofreport.report.charts.utilization import (
-        MAX_POINTS,
         MAX_PROCESSES,
         PANELS_PER_CHART,
         ProcessLine,
@@ -245,11 +249,9 @@ def _process_charts(samples: pl.DataFrame, processes: pl.DataFrame, names: RunNa
 
     panels, panel_runs = [], []
     for (run, gpu), mine in processes.group_by("run", "gpu_index", maintain_order=True):
-        duration = (mine["last_s"].max() or 0.0) - (mine["first_s"].min() or 0.0)
-        if not duration:
+        series = binned.filter((pl.col("run") == run) & pl.col("gpu_index").eq_missing(gpu))
+        if not series.height:      # its processes seen at one instant: no line to draw
             continue
-        series = utilization.process_series(samples.filter(pl.col("run") == run),
-                                            bin_s=max(duration / MAX_POINTS, 1e-3))
         lines = []
         for row in mine.head(MAX_PROCESSES).iter_rows(named=True):
             points = series.filter(pl.col("gpu_index").eq_missing(gpu) & (pl.col("pid") == row["pid"]))
@@ -274,14 +276,10 @@ def _watts(watts) -> str:
     return "–" if watts is None else f"{watts:.0f} W"
 
 
-def _run_series(samples: pl.DataFrame, run: str, stats: pl.DataFrame, means: dict, names: RunNames) -> list:
-    """One GpuSeries per GPU of a run (at most MAX_PANELS), binned to at most MAX_POINTS points."""
-    from roofreport.report.charts.utilization import MAX_PANELS, MAX_POINTS, GpuSeries
+def _run_series(frame: pl.DataFrame, run: str, means: dict, names: RunNames) -> list:
+    """One GpuSeries per GPU of a run (at most MAX_PANELS), from its binned series."""
+    from roofreport.report.charts.utilization import MAX_PANELS, GpuSeries
 
-    duration = stats.filter(pl.col("run") == run)["duration_s"].max()
-    if not duration:
-        return []
-    frame = utilization.utilization_series(samples, bin_s=max(duration / MAX_POINTS, 1e-3))
     series = []
     for gpu in frame["gpu_index"].unique(maintain_order=True).to_list()[:MAX_PANELS]:
         mine = frame.filter(pl.col("gpu_index").eq_missing(gpu))
@@ -294,13 +292,13 @@ def _run_series(samples: pl.DataFrame, run: str, stats: pl.DataFrame, means: dic
     return series
 
 
-def _charts(samples: pl.DataFrame, stats: pl.DataFrame, means: dict, window, names: RunNames) -> list:
+def _charts(binned: pl.DataFrame, stats: pl.DataFrame, means: dict, window, names: RunNames) -> list:
     """The time series of every run and GPU, PANELS_PER_CHART panels per figure."""
     from roofreport.report.charts.utilization import PANELS_PER_CHART, utilization_svg
 
     series, series_runs = [], []
     for run in names.order(stats["run"].to_list()):   # runs with a series of GPU samples
-        mine = _run_series(samples.filter(pl.col("run") == run), run, stats, means, names)
+        mine = _run_series(binned.filter(pl.col("run") == run), run, means, names)
         series += mine
         series_runs += [run] * len(mine)
     blocks: list = []

@@ -22,8 +22,7 @@ from roofreport.report.naming import RunNames
 from roofreport.report.sections.conclusions import conclusion_paragraphs
 from roofreport.report.sections.inputs import display_root, relative
 
-MANY_RUNS = 6
-LOW_UTIL_PCT = 70.0     # a GPU busy less than this on average is called out
+MANY_RUNS = 6           # more runs than this are summed up, not named one by one
 
 
 def findings(an, files: list) -> list[Paragraph]:
@@ -148,7 +147,7 @@ def time_findings(leaders: pl.DataFrame, top: pl.DataFrame) -> list[Paragraph]:
     out = []
     for row in leaders.iter_rows(named=True):
         spans = [Span("In "), Span(row["run"], code=True), Span(", ")]
-        if row["transfer_share"] >= 0.2:
+        if row["transfers_large"]:
             spans.append(Span(f"host-device transfers take {fmt.share(row['transfer_share'])} of the steady-state "
                               "GPU time; among kernels, "))
         spans.append(Span(f"{row['category']} takes {fmt.share(row['share'])}"))
@@ -172,7 +171,7 @@ def _time_summary(leaders: pl.DataFrame) -> Paragraph:
     parts = ", ".join(f"{c} in {n}" for c, n in counts.most_common())
     text = (f"Across {leaders.height} runs the kernel category with the most time is {parts} "
             f"(its share: {fmt.value_range(leaders['share'].to_list(), fmt.share)})")
-    if leaders["transfer_share"].max() >= 0.05:
+    if leaders["transfers_notable"].any():
         text += (f"; host-device transfers take {fmt.value_range(leaders['transfer_share'].to_list(), fmt.share)} of "
                  "the steady-state GPU time")
     return Paragraph.of(text + ".")
@@ -249,7 +248,8 @@ def sweep_findings(swings: pl.DataFrame) -> list[Paragraph]:
 
 
 def utilization_findings(stats: pl.DataFrame) -> list[Paragraph]:
-    """GPUs busy less than LOW_UTIL_PCT on average one by one; the others in one sentence. A GPU
+    """GPUs busy less than `utilization.LOW_UTIL_PCT` on average (`low_util`) one by one; the
+    others in one sentence. A GPU
     read once (a snapshot) says nothing of how busy it was over the run: it is only counted."""
     stats = stats.filter(pl.col("util_mean").is_not_null()) if stats.height else stats
     if not stats.height:
@@ -260,8 +260,8 @@ def utilization_findings(stats: pl.DataFrame) -> list[Paragraph]:
         count = snapshots["run"].n_unique()
         return [Paragraph.of(f"{count} run{'s have' if count > 1 else ' has'} one nvidia-smi reading per GPU (a snapshot), "
                              "not a series: how busy the GPU was over the run is not known.")]
-    low = stats.filter(pl.col("util_mean") < LOW_UTIL_PCT)
-    busy = stats.filter(pl.col("util_mean") >= LOW_UTIL_PCT)
+    low = stats.filter(pl.col("low_util"))
+    busy = stats.filter(~pl.col("low_util"))
     out = []
     for row in low.head(MANY_RUNS).iter_rows(named=True):
         power = f", drawing {row['power_mean_w']:.0f} W on average" if row.get("power_mean_w") is not None else ""
@@ -270,7 +270,7 @@ def utilization_findings(stats: pl.DataFrame) -> list[Paragraph]:
             f"of {fmt.count(row.get('samples'))} samples){power}: it waited for the host (data loading, "
             "synchronisation) rather than computing.")], level="warning"))
     if low.height > MANY_RUNS:
-        out.append(Paragraph.of(f"{low.height - MANY_RUNS} more GPUs were busy less than {LOW_UTIL_PCT:.0f} % "
+        out.append(Paragraph.of(f"{low.height - MANY_RUNS} more GPUs were busy less than {utilization.LOW_UTIL_PCT:.0f} % "
                                 "of the time (see GPU utilization).", level="warning"))
     if busy.height:
         who = "The other" if low.height else "All"

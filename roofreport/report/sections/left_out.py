@@ -2,8 +2,8 @@
 
 Two lists: the runs that copy another (`Analysis.duplicates`: a history folder, a `prev_*` copy,
 a backup), each with the run it copies and its files; and the runs the body cannot use fully —
-no kernels, no kernel time, no GPU named — each with what is missing and why (its logs failed,
-or hold only API calls, samples or metrics).
+no kernels, no kernel time, no GPU named (`Analysis.gaps`) — each with what is missing and why
+(its logs failed, or hold only API calls, samples or metrics), in words.
 """
 
 from __future__ import annotations
@@ -66,62 +66,22 @@ def _count(count: int, one: str, many: str) -> str:
 
 
 def run_gaps(an, names: RunNames) -> list[tuple[str, str, str]]:
-    """(run, what is missing, why) for every body run without kernels, kernel time or GPU."""
-    runs = an.tables["runs"]
-    if not runs.height:
-        return []
-    timed = set(an.runs.filter(pl.col("kernel_time_ns").is_not_null())["run"].to_list()) \
-        if an.runs.height else set()
-    kernels = an.tables.get("kernels")
-    with_kernels = set(kernels["run"].drop_nulls().to_list()) \
-        if kernels is not None and kernels.height else set()
-    held = _tables_held(an)
-    status = _file_status(an.files)
-    out = []
-    failure = [pl.col("failure")] if "failure" in runs.columns else []
-    for row in runs.select("run", "gpu_evidence", "device_kind", *failure).iter_rows(named=True):
-        missing = []
-        if row["run"] not in with_kernels:
-            missing.append("kernels")
-        elif row["run"] not in timed:
-            missing.append("kernel time")
-        if not row.get("gpu_evidence") and row.get("device_kind") != "cpu":
-            missing.append("GPU name")
-        if missing:
-            out.append((row["run"], ", ".join(missing), _why(missing, held.get(row["run"], []),
-                                                          status.get(row["run"], []), row.get("failure"))))
+    """(run, what is missing, why) for every body run without kernels, kernel time or GPU
+    (`Analysis.gaps`), in the report's order of runs."""
+    out = [(row["run"], row["missing"], _why(row["missing"].split(", "), row["held"], row["logs_failed"],
+                                             row["failure"]))
+           for row in an.gaps.iter_rows(named=True)]
     return sorted(out, key=lambda gap: names.sort_key(gap[0]))
 
 
-def _tables_held(an) -> dict[str, list[str]]:
-    """run -> the tables (other than kernels) that hold rows of it: what its logs did give."""
-    held: dict[str, list[str]] = {}
-    for name in ("api_calls", "samples", "metrics", "activities", "regions"):
-        frame = an.tables.get(name)
-        if frame is None or not frame.height or "run" not in frame.columns:
-            continue
-        for run in frame["run"].drop_nulls().unique().to_list():
-            held.setdefault(run, []).append(name.replace("_", " "))
-    return held
-
-
-def _file_status(files: list) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for file in files:
-        for run in (file.run or "").split(", "):
-            if run:
-                out.setdefault(run, []).append(file.status)
-    return out
-
-
-def _why(missing: list[str], held: list[str], statuses: list[str], failure: str | None = None) -> str:
+def _why(missing: list[str], held: list[str], logs_failed: bool, failure: str | None = None) -> str:
     """Why a run misses what it misses: its logs' own failure first (`runs.failure`, in the
     few words that group runs: a crash, a refused GPU, out of memory, a time limit), else what
     the files gave."""
     reasons = []
     if failure in failures.SUMMARY and ("kernels" in missing or "kernel time" in missing):
         reasons.append(failures.SUMMARY[failure])
-    elif statuses and all(s == "error" for s in statuses):
+    elif logs_failed:
         reasons.append("its logs could not be read (Inputs: Files that failed)")
     elif "kernels" in missing:
         reasons.append(f"its logs hold {', '.join(held)} only" if held else "its logs list no kernels")
