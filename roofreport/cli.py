@@ -158,7 +158,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
           exclude: tuple[str, ...], limits: roofreport.Limits) -> None:
     """Read logs into the shared tables and write one file per table.
 
-    Tables: kernels, metrics, activities, api_calls, samples, regions, steps, runs, files. With
+    Tables: kernels, metrics, activities, api_calls, samples, regions, steps, estimates, runs, files. With
     --update, DIR is a dataset folder that `roofreport build DIR`, `roofreport.read(DIR)`,
     polars, DuckDB and pandas read (README: Incremental datasets).
     """

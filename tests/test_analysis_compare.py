@@ -10,16 +10,19 @@ same model: roofreport must say so and offer the V100 count as the estimate of t
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import polars as pl
 import pytest
 
 import roofreport
 from roofreport import gpu
 from roofreport.analysis import compare
-from roofreport.analysis.estimates import parse_torchinfo
 from roofreport.model import derive
+from roofreport.pipeline.estimates import parse_torchinfo, read_estimates
 from roofreport.tables import schema
-from tests.conftest import corpus_path
+from tests.conftest import SAMPLE_LOGS, corpus_path
 
 A100 = ["a100/vgg11", "a100/vgg13", "a100/vgg19"]
 V100 = ["v100/vgg11", "v100/vgg13", "v100/vgg19"]
@@ -111,11 +114,17 @@ def _tables(batch: int = 16) -> dict[str, pl.DataFrame]:
     return tables
 
 
+def _estimated(tables: dict[str, pl.DataFrame], *files: Path) -> dict[str, pl.DataFrame]:
+    """`tables` with the `estimates` table the pipeline reads from `files` (pipeline/estimates.py)."""
+    frames = [read_estimates(path, str(path), path.stat().st_size)[0] for path in files]
+    return {**tables, "estimates": pl.concat(frames) if frames else schema.empty("estimates")}
+
+
 def test_toml_estimates_scale_by_batch_and_factor_and_compare_with_measured(tmp_path):
     (tmp_path / "estimates.toml").write_text(
         '[[estimate]]\nmodel = "vgg11"\nmult_adds = 7.61e9\nbytes = 1.0e9\nbatch_size = 1\nfactor = 3\n'
         'span = "run"\nnote = "training = 3 x forward"\n', encoding="utf-8")
-    out = compare.estimates(derive(_tables()), [tmp_path])
+    out = compare.estimates(derive(_estimated(_tables(), tmp_path / "estimates.toml")))
     assert out["run"].to_list() == ["a100/vgg11", "v100/vgg11"]
     a100 = out.row(0, named=True)
     assert a100["est_flops"] == pytest.approx(2 * 7.61e9 * 16 * 3)
@@ -131,7 +140,7 @@ def test_toml_estimates_scale_by_batch_and_factor_and_compare_with_measured(tmp_
 
 def test_csv_estimates_match_run_globs(tmp_path):
     (tmp_path / "estimates.csv").write_text("match,flops,precision\nv100/*,3e12,fp32\n", encoding="utf-8")
-    out = compare.estimates(derive(_tables()), [tmp_path])
+    out = compare.estimates(derive(_estimated(_tables(), tmp_path / "estimates.csv")))
     assert out["run"].to_list() == ["v100/resnet18", "v100/vgg11"]
     assert out["est_time_ns"].to_list() == pytest.approx([3e12 / 15.7e12 * 1e9] * 2)
     assert out.filter(pl.col("run") == "v100/resnet18")["measured_time_ns"].item() is None
@@ -159,7 +168,8 @@ Estimated Total Size (MB): 1494.37
 
 def test_torchinfo_printout_gives_flops_as_twice_the_mult_adds():
     parsed = parse_torchinfo(TORCHINFO)
-    assert parsed == {"mult_adds": pytest.approx(121.75e9), "bytes": pytest.approx(1494.37e6), "batch_size": 16}
+    assert parsed == {"mult_adds": pytest.approx(121.75e9), "bytes": pytest.approx(1494.37e6), "batch_size": 16,
+                      "line": 10}
     newer = parse_torchinfo("Total mult-adds (Units.MEGABYTES): 714.68\n")
     assert newer["mult_adds"] == pytest.approx(714.68e6) and newer["bytes"] is None
 
@@ -171,7 +181,7 @@ def test_torchinfo_summary_beside_the_logs_applies_to_their_runs(tmp_path):
     tables = _tables(batch=32)
     tables["files"] = pl.DataFrame({"path": [str(folder / "k.csv"), str(tmp_path / "a" / "k.csv")],
                                     "family": ["nsys", "nsys"], "run": ["v100/vgg11", "a100/vgg11"]})
-    out = compare.estimates(derive(tables), [tmp_path])
+    out = compare.estimates(derive(_estimated(tables, folder / "summary.txt")))
     assert out["run"].to_list() == ["v100/vgg11"]
     row = out.row(0, named=True)
     assert row["est_flops"] == pytest.approx(2 * 121.75e9 * 2)       # batch 16 -> 32
@@ -179,5 +189,68 @@ def test_torchinfo_summary_beside_the_logs_applies_to_their_runs(tmp_path):
 
 
 def test_estimates_without_files_are_empty(tmp_path):
-    out = compare.estimates(derive(_tables()), [tmp_path])
+    out = compare.estimates(derive(_estimated(_tables())))
     assert out.height == 0 and "est_time_ns" in out.columns
+
+
+# -- estimates are read as the logs are: --exclude, limits, datasets ----------------------------
+
+ESTIMATES_TOML = ('[[estimate]]\nmodel = "vgg11"\nmult_adds = 7.61e9\nbatch_size = 1\n'
+                  '[[estimate]]\nmodel = "vgg11"\nflops = "many"\n'
+                  '[[estimate]]\nmatch = "*vgg11*"\nflops = 1e12\nspan = "run"\n')
+
+
+def _logs_with_estimates(tmp_path: Path) -> Path:
+    """sample_logs' a100 vgg11 run (its nsys trace) with an estimates file beside it."""
+    logs = tmp_path / "logs" / "a100" / "vgg11"
+    logs.mkdir(parents=True)
+    shutil.copy(SAMPLE_LOGS / "a100" / "vgg11" / "report_cuda_gpu_trace.csv", logs)
+    (logs / "estimates.toml").write_text(ESTIMATES_TOML, encoding="utf-8")
+    return tmp_path / "logs"
+
+
+def test_an_estimates_file_is_read_with_the_logs_and_a_bad_entry_is_its_error(tmp_path):
+    """The estimates file is a file of the read: its entries fill the `estimates` table (the
+    second, whose FLOPs are no number, is the file's error, naming it; the others are kept),
+    it is no run, and the analysis matches its entries to the vgg11 run."""
+    data = roofreport.read(_logs_with_estimates(tmp_path), jobs=1)
+    table = data.estimates
+    assert table["entry"].to_list() == [1, 3] and table["run"].null_count() == 2
+    [file] = [f for f in data.files if f.path.endswith("estimates.toml")]
+    assert file.status == "error" and "entry 2: flops = 'many' is not a number" in file.error
+    assert file.run is None and data.runs["run"].to_list() == ["a100/vgg11"]
+    found = roofreport.analyze(data).estimates
+    assert found["run"].to_list() == ["a100/vgg11", "a100/vgg11"]
+    assert data.runs["batch_size"].to_list() == [None]     # (no roofreport.toml here: nothing to scale to)
+    assert sorted(found["est_flops"].to_list()) == pytest.approx([2 * 7.61e9, 1e12])
+
+
+def test_an_excluded_estimates_file_is_not_read(tmp_path):
+    """--exclude leaves an estimates file unread, as any log: no estimates, no error."""
+    data = roofreport.read(_logs_with_estimates(tmp_path), jobs=1, exclude=["estimates.toml"])
+    assert data.tables["estimates"].height == 0
+    [file] = [f for f in data.files if f.path.endswith("estimates.toml")]
+    assert file.excluded and file.status == "skipped"
+    assert roofreport.analyze(data).estimates.height == 0
+
+
+def test_estimates_survive_a_dataset_round_trip_and_follow_an_update(tmp_path):
+    """An incremental dataset keeps the estimates table: reopened, it gives the analysis the
+    estimates a direct read gives; an update after the log alone changed keeps them, and one
+    after the estimates file changed reads its new entries."""
+    logs = _logs_with_estimates(tmp_path)
+    (logs / "a100" / "vgg11" / "estimates.toml").write_text(     # (one whose entries all read)
+        ESTIMATES_TOML.replace('flops = "many"', "flops = 3e11"), encoding="utf-8")
+    direct = roofreport.analyze(roofreport.read(logs, jobs=1)).estimates
+    roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
+    reopened = roofreport.analyze(roofreport.read(tmp_path / "ds")).estimates
+    assert reopened.equals(direct) and direct.height == 3
+    trace = logs / "a100" / "vgg11" / "report_cuda_gpu_trace.csv"
+    trace.write_text(trace.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    updated = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
+    assert (updated.update_report.changed, updated.update_report.unchanged) == (1, 1)
+    assert roofreport.analyze(roofreport.read(tmp_path / "ds")).estimates.equals(direct)
+    (logs / "a100" / "vgg11" / "estimates.toml").write_text(
+        '[[estimate]]\nmodel = "vgg11"\nflops = 5e11\n', encoding="utf-8")
+    roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
+    assert roofreport.analyze(roofreport.read(tmp_path / "ds")).estimates["est_flops"].to_list() == [5e11]

@@ -55,8 +55,8 @@ def test_read_takes_a_str_a_path_or_a_list_and_walks_folders():
     by_list = roofreport.read([SAMPLE_LOGS / "a100", str(SAMPLE_LOGS / "v100")], jobs=1)
     assert by_str.kernels.height > by_list.kernels.height > 0
     assert set(by_str.tables) == {"kernels", "metrics", "activities", "api_calls", "samples", "regions",
-                                  "steps", "runs", "files"}
-    for name in ("kernels", "metrics", "activities", "api_calls", "samples", "regions", "steps", "runs"):
+                                  "steps", "estimates", "runs", "files"}
+    for name in ("kernels", "metrics", "activities", "api_calls", "samples", "regions", "steps", "estimates", "runs"):
         assert getattr(by_str, name).equals(by_str.tables[name])
     assert {f.status for f in by_str.files} == {"ok", "skipped"}
     assert by_str.inputs == [SAMPLE_LOGS]

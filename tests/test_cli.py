@@ -56,7 +56,7 @@ def test_parse_writes_every_table(tmp_path):
     assert result.exit_code == 0
     names = sorted(p.stem for p in out.iterdir())
     assert names == sorted(["kernels", "metrics", "activities", "api_calls", "samples", "regions",
-                            "steps", "runs", "files"])
+                            "steps", "estimates", "runs", "files"])
     kernels = pl.read_csv(out / "kernels.csv")
     assert kernels.height == 3 and kernels["region"].to_list() == ["Gate_nvtx"] * 3
 

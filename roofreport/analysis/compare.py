@@ -7,14 +7,13 @@ estimates against measured time.
   batch size) offers `flops_estimate`, with `flops_estimate_source` naming that run.
 * `incomplete_flops`: the runs whose counts miss tensor-core work, why, and how much time
   those kernels took.
-* `estimates`: analytic FLOPs/bytes per run from an estimates file or a torchinfo `summary()`
-  printout beside the logs (`estimates.py`), turned into time = max(bytes / bandwidth,
+* `estimates`: analytic FLOPs/bytes per run from the `estimates` table (an estimates file or a
+  torchinfo `summary()` printout beside the logs, read with them: `estimates.py`), turned into time = max(bytes / bandwidth,
   FLOPs / peak), next to the measured time.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from statistics import median
 
 import polars as pl
@@ -145,12 +144,12 @@ ESTIMATE_COLUMNS = {"run": pl.String, "est_flops": pl.Float64, "est_bytes": pl.F
 _INFERENCE = ("inference", "eval", "evaluation", "forward", "test", "val", "validation", "predict")
 
 
-def estimates(model: Model, inputs: list[Path]) -> pl.DataFrame:
+def estimates(model: Model) -> pl.DataFrame:
     """run, est_flops, est_bytes, est_time_ns (= max(bytes / bandwidth, FLOPs / peak)), span,
     the measured time over the same span, ratio (measured / estimated) when the two are
     comparable, else `not_comparable` saying why; source."""
     tables = model.tables
-    found = est_files.find_estimates([Path(p) for p in inputs], tables)
+    found = est_files.find_estimates(tables)
     if not found:
         return pl.DataFrame(schema=ESTIMATE_COLUMNS)
     table = {r["run"]: r for r in run_table(tables).to_dicts()}

@@ -27,7 +27,7 @@ from roofreport.errors import UsageError
 from roofreport.tables.lazy import LazyTables
 
 # Tables whose rows belong to runs but that list every input, whatever is shown (the appendix).
-_ALL_ROWS = ("files",)
+_ALL_ROWS = ("files", "estimates")   # no run's rows: the files, the estimates (matched to the runs kept)
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,7 @@ def with_run(frame: pl.DataFrame, plan: runs_mod.Plan, index: int) -> pl.DataFra
     sessions the session whose first line is the last one at or before the row's line."""
     sessions = plan.session_runs.get(index)
     if not sessions:
-        run = pl.lit(plan.file_run[index], pl.String)
+        run = pl.lit(plan.file_run.get(index), pl.String)   # (none: a file that is no log, estimates)
     else:
         starts = pl.Series([first for first, _ in sessions], dtype=pl.Int64)
         lines = frame["source_line"].fill_null(0).cast(pl.Int64)

@@ -117,6 +117,11 @@ class Dataset:
         return self._table("steps")
 
     @property
+    def estimates(self) -> pl.DataFrame:
+        """The FLOP and byte estimates kept beside the logs (estimates files, torchinfo printouts), as written."""
+        return self._table("estimates")
+
+    @property
     def runs(self) -> pl.DataFrame:
         """One row per run: its identity (model, GPU, parameters) and where each file went."""
         return self._table("runs")

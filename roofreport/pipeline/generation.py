@@ -120,7 +120,7 @@ def write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[i
             _write_batch(target, batch, families)
             written.batches_written += 1
         entries.append({"id": batch.id, "files": len(batch.members),
-                        "logs": sum(1 for i in batch.members if facts[i].parsed), "rows_key": batch.rows_key,
+                        "logs": sum(1 for i in batch.members if _holds_rows(facts[i])), "rows_key": batch.rows_key,
                         "key": batch.key, "tables": batch.tables, "runs": batch.runs})
         batch.parts = None
     tables = {name: [f"{name}/batch={b.id}/{PART}" for b in batches if name in b.tables]
@@ -210,7 +210,7 @@ def _load_parts(batch: _Batch, facts: list[FileFacts], rows: dict[int, dict], pl
     """The batch's rows with their runs, in file order, one frame per table: each file's rows
     read now, or kept in the previous generation. Files are put in order and given their runs
     a table at a time, not file by file: a batch holds tens of files."""
-    members = [i for i in batch.members if facts[i].parsed]
+    members = [i for i in batch.members if _holds_rows(facts[i])]
     pieces: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.PARSED_TABLES}
     for name, frames in _kept_rows([facts[i].display for i in members if i not in rows], previous).items():
         pieces[name] += frames
@@ -220,6 +220,12 @@ def _load_parts(batch: _Batch, facts: list[FileFacts], rows: dict[int, dict], pl
     order = {facts[index].display: n for n, index in enumerate(members)}
     return {name: [_with_runs(_in_order(frames, order), members, facts, plan)] if frames else []
             for name, frames in pieces.items()}
+
+
+def _holds_rows(fact: FileFacts) -> bool:
+    """The file's rows are in the tables: a log read (`parsed`), or a file that is none but
+    gave rows (an estimates file: `pipeline/estimates.py`)."""
+    return fact.parsed or bool(fact.rows)
 
 
 def _in_order(frames: list[pl.DataFrame], order: dict[str, int]) -> pl.DataFrame:
@@ -235,7 +241,7 @@ def _with_runs(frame: pl.DataFrame, members: list[int], facts: list[FileFacts], 
     """`assemble.with_run` for every file of the frame (a file's run, looked up per row; a log
     of several profiler sessions, file by file)."""
     if not any(i in plan.session_runs for i in members):
-        runs = {facts[i].display: plan.file_run[i] for i in members}
+        runs = {facts[i].display: plan.file_run.get(i) for i in members}
         return frame.with_columns(pl.col("source_file").replace_strict(runs, return_dtype=pl.String).alias("run"))
     index = {facts[i].display: i for i in members}
     files = frame.partition_by("source_file", maintain_order=True, as_dict=True)

@@ -25,7 +25,7 @@ from roofreport.families.common import limits as limits_mod
 from roofreport.families.common.limits import Limits
 from roofreport.families.common.textio import Document
 from roofreport.gpu import NO_SETTINGS, GpuSettings
-from roofreport.pipeline import assemble, config, cutshort, duplicates, executors, failures
+from roofreport.pipeline import assemble, config, cutshort, duplicates, estimates, executors, failures
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import discover
 from roofreport.pipeline.facts import FileFacts
@@ -111,7 +111,7 @@ def _read_one(task: FileTask, path: Path) -> FileRead:
     facts = FileFacts(task.display, size=sniffed.size, encoding=sniffed.encoding, family=sniffed.family,
                       variant=sniffed.variant, skip_reason=sniffed.skip_reason, job=sniffed.job)
     if not sniffed.readable:
-        return FileRead(_fingerprinted(task, facts), {})
+        return FileRead(_fingerprinted(task, facts), _estimates_of(path, facts, sniffed.size))
     result = parse_file(path, sniffed.spec.name, sniffed.variant, task.display,
                         Skipped(sniffed.start, sniffed.skipped_lines))
     tables = {name: schema.conform(name, frame.with_columns(pl.lit(task.display, pl.String).alias("source_file")))
@@ -128,11 +128,30 @@ def _read_one(task: FileTask, path: Path) -> FileRead:
     # The duplicate check compares files' rows by this digest: worked out here, in the worker,
     # rather than one file after the other in the process that groups runs.
     facts.tables_digest = duplicates.tables_digest(tables)
+    if not sniffed.spec.binary:    # a torchinfo printout in the log (a job's output): its estimate
+        tables.update(_estimates_of(path, facts, sniffed.size))
     if not _holds_kernels(tables) and not sniffed.spec.binary and not cutshort.is_monitor(facts.family):
         _record_failure(facts, path, sniffed.encoding)
     if facts.family == "ncu" and not sniffed.spec.binary:
         facts.command_line = failures.read_command(path, sniffed.encoding, sniffed.start)
     return FileRead(_fingerprinted(task, facts), tables)
+
+
+def _estimates_of(path: Path, facts: FileFacts, size: int) -> dict[str, pl.DataFrame]:
+    """The file's FLOP estimates (`pipeline/estimates.py`: an estimates file, or a torchinfo
+    printout) as its `estimates` table, counted in its rows; a file that is no log but holds
+    them says so, and an entry that did not read is its error."""
+    found, error = estimates.read_estimates(path, facts.display, size)
+    if not found.height and error is None:
+        return {}
+    if found.height:
+        facts.rows["estimates"] = found.height
+    if not facts.parsed:
+        what = "an estimates file" if estimates.is_estimates_file(path) else "a torchinfo summary() printout"
+        facts.skip_reason = (f"{what}, not a profiler log: {found.height} FLOP estimate"
+                             f"{'' if found.height == 1 else 's'} read for the report")
+        facts.error = error
+    return {"estimates": found} if found.height else {}
 
 
 def _holds_kernels(tables: dict[str, pl.DataFrame]) -> bool:

@@ -312,6 +312,28 @@ FILES = {
     "failure_reason": Str,     # ... in words, with the log's own line
 }
 
+# estimates: the analytic FLOP and byte estimates users keep beside the logs (README "Estimates"),
+# as written: one row per `[[estimate]]` of an estimates file (`estimates.toml`, `.csv`) or per
+# torchinfo summary() printout (pipeline/estimates.py). `analysis/estimates.py` matches them to
+# runs: an entry by `match`, `model`, `gpu`, `experiment`; a printout to the runs of its folder.
+ESTIMATES = {
+    **_SOURCE,                 # run: the file's run when the printout is inside a log, else null
+    "kind": Str,               # "entry" (an estimates file's) or "torchinfo" (a summary() printout)
+    "entry": I64,              # its number in the file (1-based)
+    "flops": F64,              # FLOPs, as given
+    "mult_adds": F64,          # multiply-adds (FLOPs = 2 x mult-adds where no FLOPs are given)
+    "bytes": F64,              # DRAM bytes moved (a printout: its "Estimated Total Size")
+    "batch_size": F64,         # the samples the numbers are for (scaled to each run's batch size)
+    "factor": F64,             # a multiplier (3: forward + backward of training)
+    "span": Str,               # what the numbers cover: iteration, forward, run
+    "precision": Str,          # which peak: fp64 fp32 fp16 tensor_fp16 tensor_tf32 tensor_bf16
+    "match": Str,              # a glob over run ids (`match` or `run`)
+    "model": Str,              # the runs of this model (and `gpu`, `experiment`)
+    "gpu": Str,
+    "experiment": Str,
+    "note": Str,
+}
+
 TABLES: dict[str, dict[str, pl.DataType]] = {
     "kernels": KERNELS,
     "metrics": METRICS,
@@ -320,17 +342,18 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "samples": SAMPLES,
     "regions": REGIONS,
     "steps": STEPS,
+    "estimates": ESTIMATES,
     "runs": RUNS,
     "files": FILES,
 }
 
 # Tables a parser may fill (runs and files are made by the pipeline).
-PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "regions", "steps")
+PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "regions", "steps", "estimates")
 
 # The version of these tables' layout. Raise it when a column is added, removed, retyped or
 # changes meaning: an incremental dataset written under another version is read again in full
 # (`pipeline/store.py`), and so is one whose `fingerprint()` differs, should a change forget it.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 def fingerprint() -> str:
