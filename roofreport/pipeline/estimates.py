@@ -50,7 +50,7 @@ def is_estimates_file(path: Path) -> bool:
 def read_estimates(path: Path, display: str, size: int) -> tuple[pl.DataFrame, str | None]:
     """The `estimates` rows of one file (an estimates file, or any text file holding a torchinfo
     printout; else none) and the file's error, if an entry did not read."""
-    if size > MAX_FILE_BYTES:
+    if size > MAX_FILE_BYTES or not path.is_file():    # (a named pipe, a device: never opened)
         return schema.empty("estimates"), None
     if is_estimates_file(path):
         return _from_file(path, display)
