@@ -265,7 +265,8 @@ def build_report(source: Dataset | Analysis | Paths | ReadOptions, output: PathL
     if isinstance(source, Analysis):
         analysis = source
     else:
-        dataset = source if isinstance(source, Dataset) else _read(reading.reading(inputs))
+        dataset = source if isinstance(source, Dataset) else _read(
+            source if isinstance(source, ReadOptions) else reading.reading(inputs))   # (a dataset folder kept too)
         if steps.read and not isinstance(source, Dataset):
             steps.read(dataset, False)
         against = baseline if baseline is None or isinstance(baseline, Dataset) else _baseline(baseline, reading)
