@@ -180,3 +180,49 @@ def test_summary_compare_and_the_json_summary_carry_the_ranks(ddp):
     assert out["jobs"][0]["link_pct"] == pytest.approx(job["link_pct"])
     assert sorted(r["rank"] for r in out["ranks"]) == [0, 1, 2, 3]
     assert {r["rank"] for r in out["runs"]} == {0, 1, 2, 3} and {r["ranks"] for r in out["runs"]} == {4}
+
+
+def test_the_model_of_a_read_holds_the_ranks_and_a_dataset_folder_keeps_them(tmp_path):
+    data = roofreport.read(SAMPLE_LOGS / "ddp_4rank", jobs=1)
+    kept = data.model.ranks
+    assert kept.sort("rank")["rank"].to_list() == [0, 1, 2, 3]
+    assert roofreport.analyze(data).distributed.ranks.equals(kept)   # the analysis reads the model's
+    folder = tmp_path / "ds"
+    stored = roofreport.read(SAMPLE_LOGS / "ddp_4rank", dataset=folder, jobs=1)
+    again = roofreport.read(folder)
+    for frame in (stored.model.ranks, roofreport.analyze(again).distributed.ranks):
+        assert frame.sort("rank").select("rank", "span_ns", "comm_overlap_pct").equals(
+            kept.sort("rank").select("rank", "span_ns", "comm_overlap_pct"))
+    assert set(again.tables["runs"]["ranks"].to_list()) == {4}
+    assert set(again.tables["runs"]["parallelism"].to_list()) == {parallel.DATA_PARALLEL}
+
+
+def test_an_update_reads_again_only_the_rank_whose_trace_changed(tmp_path):
+    import shutil
+
+    logs = tmp_path / "job"
+    shutil.copytree(SAMPLE_LOGS / "ddp_4rank", logs)
+    folder = tmp_path / "ds"
+    roofreport.read(logs, dataset=folder, jobs=1)
+    changed = logs / "resnet50_rank-2.pt.trace.json"
+    text = changed.read_text()
+    assert '"dur": 10428.5' in text          # rank 2's first all-reduce, made longer
+    changed.write_text(text.replace('"dur": 10428.5', '"dur": 11428.5'))
+    report = roofreport.read(logs, dataset=folder, jobs=1).update_report
+    assert (report.changed, report.read, report.unchanged) == (1, 1, 3)
+    ranks = roofreport.read(folder).model.ranks.sort("rank")
+    fresh = roofreport.read(logs, jobs=1).model.ranks.sort("rank")
+    assert ranks.select("rank", "comm_ns", "span_ns").equals(fresh.select("rank", "comm_ns", "span_ns"))
+
+
+def test_an_all_reduce_in_groups_smaller_than_the_job_reads_as_tensor_parallel(tmp_path):
+    import shutil
+
+    logs = tmp_path / "tp"
+    shutil.copytree(SAMPLE_LOGS / "ddp_4rank", logs)
+    for trace in logs.iterdir():   # the same job, its all-reduce among 2 of its 4 ranks
+        text = trace.read_text()
+        assert '"Group size": 4' in text
+        trace.write_text(text.replace('"Group size": 4', '"Group size": 2'))
+    runs = roofreport.read(logs, jobs=1).tables["runs"]
+    assert set(runs["parallelism"].to_list()) == {parallel.TENSOR}

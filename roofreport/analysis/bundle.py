@@ -217,7 +217,7 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None,
         duplicates=runsets.duplicate_runs(source),
         steps=tables["steps"], step_summary=step_summary,
         step_comparisons=steps.step_comparisons(step_summary, tables["runs"]),
-        distributed=multi_gpu.distributed(tables, model.time_rows, model.gpus, why, step_summary),
+        distributed=multi_gpu.distributed(tables, model, why, step_summary),
         baseline=None if baseline is None else diff.compare(
             dataset_model(baseline), whole_model, runs_b=View(runs=view.runs), db=db),
     )

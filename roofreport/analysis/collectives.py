@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import ranks
-from roofreport.model import parallel
+from roofreport.model import parallel, ranks
 
 COLLECTIVE_COLUMNS = {
     "run": pl.String, "rank": pl.Int64, "distributed_job": pl.String, "collective": pl.String,

@@ -4,7 +4,7 @@ what one process driving several GPUs (DataParallel) can and cannot tell.
 
 A job of several ranks is the runs that share `runs.distributed_job` (one per rank's log,
 `pipeline/runs.py`; `runs.ranks` counts them): each rank keeps its own totals, so a rank's time
-is set beside its peers', never added to them. From the per-rank frames (`ranks.rank_breakdown`,
+is set beside its peers', never added to them. From the per-rank frames (the model's `ranks`, `model/ranks.py`;
 `collectives.collective_table`, `stragglers.stragglers`) this module makes `jobs`, one row per
 job (JOB_COLUMNS):
 
@@ -42,8 +42,9 @@ from dataclasses import dataclass
 import polars as pl
 
 from roofreport import gpu
-from roofreport.analysis import collectives as collective_frames, ranks as rank_frames, stragglers as straggler_frames
-from roofreport.model import parallel
+from roofreport.analysis import collectives as collective_frames, stragglers as straggler_frames
+from roofreport.model import Model, parallel, ranks as rank_split
+from roofreport.tables import lazy, schema
 
 ONE_MACHINE = 8      # ranks one machine holds at most (8 GPUs a node): a larger job's links are unknown
 JOB_COLUMNS = {
@@ -81,20 +82,35 @@ class Distributed:
     scaling: pl.DataFrame          # SCALING_COLUMNS
 
 
-def distributed(tables: dict[str, pl.DataFrame], time_rows: pl.DataFrame, gpus: dict[str, gpu.GpuSpec],
-                reasons: pl.DataFrame, step_summary: pl.DataFrame) -> Distributed:
-    """Every frame of `Distributed` from the tables (the runs table with its totals), the model's
-    time rows and GPUs, the runs' reasons (`reasons.run_reasons`: GPUs per run) and the step
-    summary (`steps.step_summary`: median step time per run)."""
+def distributed(tables: dict[str, pl.DataFrame], model: Model, reasons: pl.DataFrame,
+                step_summary: pl.DataFrame) -> Distributed:
+    """Every frame of `Distributed` from the tables (the runs table with its totals), the model
+    (its ranks, time rows and GPUs), the runs' reasons (`reasons.run_reasons`: GPUs per run) and
+    the step summary (`steps.step_summary`: median step time per run)."""
     runs = tables["runs"]
-    per_rank = rank_frames.rank_breakdown(tables["activities"], runs, tables["steps"])
-    calls = collective_frames.collective_table(tables["activities"], tables["metrics"], runs)
+    per_rank = model.ranks
+    time_rows, gpus = model.time_rows, model.gpus
+    calls = collective_frames.collective_table(tables["activities"], _collective_args(tables), runs)
     slow = straggler_frames.stragglers(tables["steps"], runs)
     return Distributed(
         ranks=per_rank, collectives=calls, stragglers=slow,
         jobs=job_summary(runs, per_rank, calls, slow, gpus),
         single_process=single_process(runs, reasons, time_rows),
         scaling=scaling(runs, reasons, step_summary))
+
+
+def _collective_args(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The metrics rows of Kineto's collective args, of the files with communication kernels
+    only: a dataset folder's metrics (ncu's counters, millions of rows) are scanned, not loaded."""
+    activities = tables["activities"]
+    comm = activities.filter((pl.col("kind") == "kernel") & rank_split.communication_kernels(pl.col("name"))) \
+        if activities.height else activities
+    metrics = lazy.scan(tables, "metrics")
+    if not comm.height or metrics is None:
+        return schema.empty("metrics")
+    files = comm["source_file"].unique().to_list()
+    return metrics.filter(pl.col("source_file").is_in(files)
+                          & (pl.col("section") == collective_frames.SECTION)).collect()
 
 
 def job_summary(runs: pl.DataFrame, per_rank: pl.DataFrame, calls: pl.DataFrame, slow: pl.DataFrame,

@@ -20,7 +20,11 @@ One module names the collectives (`kind`: NCCL's and RCCL's kernel names, Kineto
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import polars as pl
+
+from roofreport.tables import lazy
 
 DATA_PARALLEL = "data-parallel"
 SHARDED = "data-parallel, sharded"
@@ -60,13 +64,30 @@ def from_kinds(kinds: set[str], grouped: bool = False) -> str | None:
     return None
 
 
-def run_parallelism(time_rows: pl.DataFrame) -> pl.DataFrame:
+def run_parallelism(time_rows: pl.DataFrame, tables: Mapping[str, pl.DataFrame] | None = None) -> pl.DataFrame:
     """run, parallelism of each run whose time rows (`Model.time_rows`) hold a collective
-    (the communication category's kernels)."""
+    (the communication category's kernels). `tables` (the metrics and runs tables): an
+    all-reduce whose Kineto `Group size` is below its run's world size ran in groups."""
     comm = time_rows.filter(pl.col("category") == "communication") if time_rows.height else time_rows
     if not comm.height:
         return pl.DataFrame(schema=COLUMN)
-    kinds = comm.select("run", kind(pl.col("name")).alias("kind")).drop_nulls().unique()
-    per_run = kinds.group_by("run").agg(pl.col("kind"))
-    rows = [{"run": run, "parallelism": from_kinds(set(found))} for run, found in per_run.iter_rows()]
+    comm = comm.with_columns(kind(pl.col("name")).alias("kind"))
+    grouped = _grouped(comm.filter(pl.col("kind") == "all-reduce"), tables or {})
+    per_run = comm.select("run", "kind").drop_nulls().unique().group_by("run").agg(pl.col("kind"))
+    rows = [{"run": run, "parallelism": from_kinds(set(found), run in grouped)} for run, found in per_run.iter_rows()]
     return pl.DataFrame(rows, schema=COLUMN)
+
+
+def _grouped(all_reduce: pl.DataFrame, tables: Mapping[str, pl.DataFrame]) -> set[str]:
+    """The runs whose all-reduce ran in groups smaller than their world size (Kineto's
+    collective args, metrics section "kineto collective", metric `Group size`)."""
+    runs = tables.get("runs")
+    metrics = lazy.scan(tables, "metrics") if all_reduce.height else None
+    if metrics is None or runs is None or "world_size" not in runs.columns:
+        return set()
+    files = all_reduce["source_file"].unique().to_list()
+    sizes = metrics.filter(pl.col("source_file").is_in(files) & (pl.col("section") == "kineto collective")
+                           & (pl.col("metric") == "Group size")).select(
+        "source_file", pl.col("launch_id").alias("order"), pl.col("value").alias("group")).collect()
+    joined = all_reduce.join(sizes, on=["source_file", "order"]).join(runs.select("run", "world_size"), on="run")
+    return set(joined.filter(pl.col("group") < pl.col("world_size"))["run"].to_list())

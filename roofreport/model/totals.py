@@ -47,7 +47,7 @@ def run_totals(model) -> pl.DataFrame:
     work = pl.concat([work, _roofs_only(model.gpus, set(work["run"].to_list()) if work.height else set())],
                      how="diagonal_relaxed")
     steps = model.iterations
-    split = parallel.run_parallelism(model.time_rows)
+    split = parallel.run_parallelism(model.time_rows, model.tables)
     ids = pl.concat([f.select("run") for f in (time, work, steps)]).unique()
     out = ids.join(time, on="run", how="left").join(work, on="run", how="left").join(steps, on="run", how="left")
     out = out.join(split, on="run", how="left")
