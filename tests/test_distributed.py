@@ -226,3 +226,12 @@ def test_an_all_reduce_in_groups_smaller_than_the_job_reads_as_tensor_parallel(t
         trace.write_text(text.replace('"Group size": 4', '"Group size": 2'))
     runs = roofreport.read(logs, jobs=1).tables["runs"]
     assert set(runs["parallelism"].to_list()) == {parallel.TENSOR}
+
+
+def test_two_sampled_ranks_of_a_large_job_say_how_few_ranks_the_median_is_of():
+    an = roofreport.analyze(roofreport.read(corpus_path("kineto", "hta-trace_filter"), jobs=1))
+    job = an.distributed.jobs.row(0, named=True)
+    assert (job["ranks"], job["world_size"], job["parallelism"]) == (2, 128, parallel.PIPELINE)
+    said = next(_text(p) for p in assemble(an).findings if _text(p).startswith(job["distributed_job"]))
+    assert "than the median of the 2 ranks the logs hold (of 128)" in said
+    assert job["link_pct"] is None and "no message sizes" in job["link_note"]

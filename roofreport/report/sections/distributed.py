@@ -58,8 +58,10 @@ def job_sentences(job: dict) -> list[str]:
     out = []
     if job["slowest_rank"] is not None and job["slower_pct"] is not None:
         why = f" ({job['cause']})" if job["cause"] else ""
-        out.append(f"rank {job['slowest_rank']} is {fmt.percent(job['slower_pct'], 0)} slower than the median "
-                   f"rank{why}")
+        partial = job["world_size"] and job["ranks"] < job["world_size"]
+        median = (f"the median of the {job['ranks']} ranks the logs hold (of {job['world_size']})" if partial
+                  else "the median rank")
+        out.append(f"rank {job['slowest_rank']} is {fmt.percent(job['slower_pct'], 0)} slower than {median}{why}")
     what = job["collective"] or "communication"
     if job["exposed_comm_pct"] is not None:
         out.append(f"{fmt.percent(job['exposed_comm_pct'], 0)} of step time is {what} not hidden by compute")
