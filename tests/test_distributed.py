@@ -235,3 +235,14 @@ def test_two_sampled_ranks_of_a_large_job_say_how_few_ranks_the_median_is_of():
     said = next(_text(p) for p in assemble(an).findings if _text(p).startswith(job["distributed_job"]))
     assert "than the median of the 2 ranks the logs hold (of 128)" in said
     assert job["link_pct"] is None and "no message sizes" in job["link_note"]
+
+
+def test_a_dataparallel_trace_with_a_device_per_kernel_sets_gpu_0_against_the_others():
+    rows = pl.DataFrame({"run": ["dp"] * 5, "device": ["0", "1", "2", "3", "0"],
+                         "category": ["conv", "conv", "conv", "conv", "communication"],
+                         "time_ns": [100.0, 80.0, 80.0, 90.0, 20.0]})
+    reasons = pl.DataFrame({"run": ["dp"], "gpus": [4], "parallelism": [parallel.SINGLE_PROCESS]})
+    row = distributed.single_process(pl.DataFrame({"run": ["dp"]}), reasons, rows).row(0, named=True)
+    # GPU 0: 120 ns (its share and the reduction), the median other GPU 80 ns: 50 % more
+    assert (row["per_device"], row["gpus"], row["gpu0_time_ns"], row["others_median_ns"]) == (True, 4, 120.0, 80.0)
+    assert row["gpu0_excess_pct"] == pytest.approx(50.0) and row["would_tell"] is None
