@@ -160,18 +160,27 @@ def _single_process_blocks(frame: pl.DataFrame, names: RunNames) -> list:
 
 
 def _scaling_blocks(frame: pl.DataFrame, names: RunNames) -> list:
-    rows = [[cell(names.label(r["run_a"])), cell(names.label(r["run_b"])), f"{r['gpus_a']} → {r['gpus_b']}",
-             cell(r["scaling"] or "–"), fmt.ratio(r["speedup"]), fmt.percent(r["efficiency_pct"], 0),
-             cell(r["note"] or "")]
-            for r in frame.iter_rows(named=True)]
-    cols = [Column("Fewer GPUs", width="22%"), Column("More GPUs", width="22%"), Column("GPUs"),
-            Column("Scaling"), Column("Speedup", numeric=True), Column("Efficiency", numeric=True),
-            Column("Note", width="22%")]
-    return [Heading("Scaling with the GPU count"),
-            Paragraph.of("Strong scaling keeps the global batch (ideal: the step time falls with the GPU count); weak "
-                         "scaling keeps the batch per GPU (ideal: the step time stays). DataParallel's batch size is "
-                         "the global batch; a distributed job's is each rank's."),
-            table(cols, rows, caption="The same work on different GPU counts")]
+    """A table of the pairs with an efficiency; the pairs without one in a sentence (their first
+    note says why: a summary of several GPUs, unknown batches)."""
+    told = frame.filter(pl.col("efficiency_pct").is_not_null())
+    untold = frame.filter(pl.col("efficiency_pct").is_null())
+    blocks: list = [Heading("Scaling with the GPU count")]
+    if told.height:
+        rows = [[cell(names.label(r["run_a"])), cell(names.label(r["run_b"])), f"{r['gpus_a']} → {r['gpus_b']}",
+                 cell(r["scaling"]), fmt.ratio(r["speedup"]), fmt.percent(r["efficiency_pct"], 0)]
+                for r in told.iter_rows(named=True)]
+        cols = [Column("Fewer GPUs", width="30%"), Column("More GPUs", width="30%"), Column("GPUs"),
+                Column("Scaling"), Column("Speedup", numeric=True), Column("Efficiency", numeric=True)]
+        blocks += [Paragraph.of("Strong scaling keeps the global batch (ideal: the step time falls with the GPU "
+                                "count); weak scaling keeps the batch per GPU (ideal: the step time stays). "
+                                "DataParallel's batch size is the global batch; a distributed job's is each rank's."),
+                   table(cols, rows, caption="The same work on different GPU counts")]
+    if untold.height:
+        counts = sorted({f"{a} and {b}" for a, b in untold.select("gpus_a", "gpus_b").iter_rows()})
+        blocks.append(Paragraph.of(
+            f"{untold.height} pair{'s' if untold.height != 1 else ''} of runs of the same work on "
+            f"{fmt.listing(counts)} GPUs give no scaling efficiency: {untold['note'][0]}."))
+    return blocks
 
 
 def _slug(text: str) -> str:

@@ -87,11 +87,13 @@ def distributed_findings(found) -> list[Paragraph]:
             out.append(Paragraph.of(f"{job['distributed_job']} ({job['ranks']} ranks): " + "; ".join(said) + "."))
     if found.single_process.height:
         untold = found.single_process.filter(~pl.col("per_device")).height
+        count = found.single_process.height
+        would = found.single_process.filter(~pl.col("per_device"))["would_tell"][0] if untold else ""
         out.append(Paragraph.of(
-            f"{found.single_process.height} run{'s' if found.single_process.height != 1 else ''} drive several GPUs "
-            "from one process (DataParallel): GPU 0 does the loss and the reduction besides its share"
-            + (f"; for {untold}, cannot tell per device: the summaries add the GPUs together "
-               f"({found.single_process.filter(~pl.col('per_device'))['would_tell'][0]} would tell)." if untold else ".")))
+            f"{count} run{'s' if count != 1 else ''} drive several GPUs from one process (DataParallel), so GPU 0 "
+            "does more than the others (the loss, the reduction)"
+            + (f"; {'their' if untold > 1 else 'its'} summar{'ies add' if untold > 1 else 'y adds'} the GPUs "
+               f"together: cannot tell per device ({would} would)." if untold else ".")))
     return out
 
 
