@@ -246,3 +246,27 @@ def test_a_dataparallel_trace_with_a_device_per_kernel_sets_gpu_0_against_the_ot
     # GPU 0: 120 ns (its share and the reduction), the median other GPU 80 ns: 50 % more
     assert (row["per_device"], row["gpus"], row["gpu0_time_ns"], row["others_median_ns"]) == (True, 4, 120.0, 80.0)
     assert row["gpu0_excess_pct"] == pytest.approx(50.0) and row["would_tell"] is None
+
+
+def test_two_jobs_of_2_and_4_ranks_with_the_same_batch_per_rank_scale_weakly(tmp_path):
+    folder = tmp_path / "jobs"
+    folder.mkdir()
+    for rank in range(4):
+        source = (SAMPLE_LOGS / "ddp_4rank" / f"resnet50_rank-{rank}.pt.trace.json").read_text()
+        (folder / f"resnet50_bs32_4gpu_rank-{rank}.pt.trace.json").write_text(source)
+        if rank < 2:   # the same job on 2 ranks: its world, its process group, its all-reduce's group
+            two = source.replace('"world_size": 4', '"world_size": 2').replace(
+                '"pg_size": 4, "ranks": [0, 1, 2, 3]', '"pg_size": 2, "ranks": [0, 1]').replace(
+                '"Group size": 4', '"Group size": 2')
+            assert two.count('"world_size": 2') == 1 and '"Group size": 2' in two
+            (folder / f"resnet50_bs32_2gpu_rank-{rank}.pt.trace.json").write_text(two)
+    an = roofreport.analyze(roofreport.read(folder, jobs=1))
+    assert sorted(an.distributed.jobs["ranks"].to_list()) == [2, 4]
+    row = an.distributed.scaling.row(0, named=True)
+    # a distributed job's batch is per rank: 2 x 32 -> 4 x 32, the same work per GPU
+    assert (row["gpus_a"], row["gpus_b"], row["global_batch_a"], row["global_batch_b"]) == (2, 4, 64, 128)
+    assert row["scaling"] == "weak"
+    assert row["efficiency_pct"] == pytest.approx(100 * row["step_ns_a"] / row["step_ns_b"])
+    section = next(s for s in assemble(an).sections if s.id == "distributed")
+    headings = [b.text for b in section.blocks if type(b).__name__ == "Heading"]
+    assert "Scaling with the GPU count" in headings

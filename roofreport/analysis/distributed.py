@@ -235,7 +235,8 @@ def _scaling_units(runs: pl.DataFrame, reasons: pl.DataFrame, step_summary: pl.D
     params = pl.col("params") if "params" in base.columns else pl.lit(None, pl.String)
     base = base.with_columns(pl.concat_str(
         params.map_elements(_workload, return_dtype=pl.String, skip_nulls=False),
-        *(pl.col(c).fill_null("") for c in ("experiment", "phase") if c in base.columns),
+        *(pl.col(c).fill_null("").str.replace_all(_SCALE_WORD, "") for c in ("experiment", "phase")
+          if c in base.columns),
         separator="|").alias("workload"))
     if reasons.height:
         base = base.join(reasons.select("run", pl.col("gpus").alias("reason_gpus")), on="run", how="left")
@@ -263,6 +264,9 @@ def _scaling_units(runs: pl.DataFrame, reasons: pl.DataFrame, step_summary: pl.D
     return both.filter((pl.col("step_ns").is_not_null() | pl.col("summed")) & pl.col("gpus").is_not_null())
 
 
+# A scale in a name that became the run's experiment (`4gpu`, `8_ranks`, `2nodes`): left out of the
+# workload, as the parameters below.
+_SCALE_WORD = r"(?i)\d+[-_]?(?:gpus?|ranks?|nodes?|procs?|devices?)"
 # Parameters that may differ between two runs of one workload at different scales.
 _SCALE_PARAMS = {"batch_size", "gpus", "nodes", "ranks", "world_size", "rank", "local_rank", "ngpus", "num_gpus"}
 
