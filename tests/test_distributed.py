@@ -270,3 +270,20 @@ def test_two_jobs_of_2_and_4_ranks_with_the_same_batch_per_rank_scale_weakly(tmp
     section = next(s for s in assemble(an).sections if s.id == "distributed")
     headings = [b.text for b in section.blocks if type(b).__name__ == "Heading"]
     assert "Scaling with the GPU count" in headings
+
+
+def test_compare_pairs_the_ranks_two_jobs_share_and_says_which_the_smaller_lacks(tmp_path):
+    folder = tmp_path / "ddp_2rank"
+    folder.mkdir()
+    for rank in range(2):
+        source = (SAMPLE_LOGS / "ddp_4rank" / f"resnet50_rank-{rank}.pt.trace.json").read_text()
+        (folder / f"resnet50_rank-{rank}.pt.trace.json").write_text(source.replace('"world_size": 4', '"world_size": 2'))
+    four = roofreport.read(SAMPLE_LOGS / "ddp_4rank", jobs=1)
+    two = roofreport.read(folder, jobs=1)
+    result = roofreport.api.compare(four, two)
+    assert sorted(result.pairs.select("run_a", "run_b").rows()) == [
+        ("ddp_4rank/resnet50_rank-0.pt.trace.json", "resnet50_rank-0.pt.trace.json"),
+        ("ddp_4rank/resnet50_rank-1.pt.trace.json", "resnet50_rank-1.pt.trace.json")]
+    reasons = sorted(result.unpaired["reason"].to_list())
+    assert len(reasons) == 2 and reasons[0].endswith("the job of B has no rank 2") and \
+        reasons[1].endswith("the job of B has no rank 3")
