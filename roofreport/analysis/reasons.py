@@ -40,8 +40,8 @@ REASON_COLUMNS = {
 }
 CATEGORY_COLUMNS = {"run": pl.String, "category": pl.String, "time_ns": pl.Float64, "launches": pl.Int64}
 # What the collectives say of how the work was split: `model/parallel.py` names both.
-SINGLE_PROCESS, ALL_REDUCE, SHARDED, PIPELINE = (parallel.SINGLE_PROCESS, parallel.DATA_PARALLEL, parallel.SHARDED,
-                                                  parallel.PIPELINE)
+SINGLE_PROCESS, ALL_REDUCE, SHARDED, PIPELINE, TENSOR = (
+    parallel.SINGLE_PROCESS, parallel.DATA_PARALLEL, parallel.SHARDED, parallel.PIPELINE, parallel.TENSOR)
 
 
 def run_reasons(rows: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
@@ -58,7 +58,9 @@ def run_reasons(rows: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
         pl.col("source_rank").max().alias("source_rank"))
     gpu_time = rows.group_by("run").agg(pl.col("time_ns").sum().alias("gpu_ns"))
     out = per_run.join(gpu_time, on="run", how="left").join(_collectives(kernels), on="run", how="left")
-    info = runs.select("run", "devices", "job_gpus", "setup_time_ns")
+    # the parallelism is the run totals' (`model/parallel.py`), as the runs table gives it
+    wanted = ["run", "devices", "job_gpus", "setup_time_ns", "parallelism"]
+    info = runs.select([pl.col(c) if c in runs.columns else pl.lit(None, pl.String).alias(c) for c in wanted])
     out = out.join(info, on="run", how="left").with_columns(
         (pl.col("tensor_ns") / pl.col("kernel_ns")).alias("tensor_share"),
         (pl.col("communication_ns") / pl.col("kernel_ns")).alias("communication_share"),
@@ -69,18 +71,17 @@ def run_reasons(rows: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
 
 
 def _collectives(kernels: pl.DataFrame) -> pl.DataFrame:
-    """run, collectives (`broadcast, reduce`), parallelism, from the communication kernels' names."""
+    """run, collectives (`broadcast, reduce`), from the communication kernels' names."""
     comm = kernels.filter(pl.col("category") == COMMUNICATION).select("run", "name").unique()
     if not comm.height:
-        return pl.DataFrame(schema={"run": pl.String, "collectives": pl.String, "parallelism": pl.String})
+        return pl.DataFrame(schema={"run": pl.String, "collectives": pl.String})
     kinds = comm.with_columns(parallel.kind(pl.col("name")).alias("kind")).group_by("run").agg(
         pl.col("kind").drop_nulls().unique().sort())
     rows = []
     for run, found in kinds.iter_rows():
         named = [label for label in parallel.KIND_ORDER if label in found]
-        rows.append({"run": run, "collectives": ", ".join(named) or None,
-                     "parallelism": parallel.from_kinds(set(named))})
-    return pl.DataFrame(rows, schema={"run": pl.String, "collectives": pl.String, "parallelism": pl.String})
+        rows.append({"run": run, "collectives": ", ".join(named) or None})
+    return pl.DataFrame(rows, schema={"run": pl.String, "collectives": pl.String})
 
 
 def _gpu_count() -> list[pl.Expr]:
