@@ -10,6 +10,7 @@ import pytest
 
 import roofreport
 from roofreport.analysis import collectives
+from roofreport.model import parallel
 from tests.conftest import SAMPLE_LOGS, corpus_path
 
 GRADIENT_BYTES = 25_557_032 * 4      # ResNet-50's fp32 gradients
@@ -64,7 +65,7 @@ def test_bus_factors_as_nccl_tests(collective, group, factor):
     ("ncclKernel_ReduceScatter_RING_LL_Sum_bf16", "reduce-scatter"), ("ncclBroadcastKernel_copy_i8", "broadcast"),
     ("ncclKernel_Reduce_RING_LL_Sum_float", "reduce"), ("rcclGenericKernel<1, false>", None)])
 def test_collective_kinds_by_name(name, kind):
-    assert pl.select(collectives.kind(pl.lit(name)))[0, 0] == kind
+    assert pl.select(parallel.kind(pl.lit(name)))[0, 0] == kind
 
 
 def test_all_gather_counts_the_whole_array_and_bf16_two_bytes():

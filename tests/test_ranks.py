@@ -1,4 +1,4 @@
-"""The ranks frame (analysis/ranks.py): each rank's time split as Holistic Trace Analysis
+"""The ranks frame (model/ranks.py, the model's `ranks`): each rank's time split as Holistic Trace Analysis
 splits it, checked against HTA 0.5.0's own numbers (computed once in a scratch environment,
 `TraceAnalysis(trace_dir).get_temporal_breakdown()` and `.get_comm_comp_overlap()`, and written
 here: HTA is no dependency), and on small timelines whose answer is plain."""
@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import roofreport
-from roofreport.analysis import ranks
+from roofreport.model import ranks
 from tests.conftest import corpus_path
 
 # HTA 0.5.0 on the corpus's Kineto traces: idle, compute and non-compute % of the span, and the

@@ -35,6 +35,7 @@ from roofreport.analysis import (
     compare,
     conclusions,
     diff,
+    distributed as multi_gpu,
     reasons,
     regions,
     runsets,
@@ -139,6 +140,7 @@ class Analysis:
     steps: pl.DataFrame              # steps.with_step_metrics: training steps with MFU, HFU, outliers
     step_summary: pl.DataFrame       # steps.step_summary: per run, medians and the time breakdown
     step_comparisons: pl.DataFrame   # steps.step_comparisons: runs differing in compile, batch or GPU
+    distributed: multi_gpu.Distributed  # jobs on several GPUs: per-rank time, collectives, stragglers, scaling
     baseline: diff.Comparison | None = None   # diff.compare: from a baseline's runs (A) to these (B)
 
     @property
@@ -222,6 +224,7 @@ def analyze(dataset: Source, settings: AnalysisSettings | None = None,
         duplicates=runsets.duplicate_runs(source), gaps=runsets.run_gaps(tables, runs, dataset.files),
         steps=tables["steps"], step_summary=step_summary,
         step_comparisons=steps.step_comparisons(step_summary, tables["runs"]),
+        distributed=multi_gpu.distributed(tables, model, why, step_summary),
         baseline=None if baseline is None else diff.compare(
             dataset_model(baseline), whole_model, runs_b=View(runs=view.runs), db=db),
     )

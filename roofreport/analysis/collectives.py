@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import ranks
+from roofreport.model import parallel, ranks
 
 COLLECTIVE_COLUMNS = {
     "run": pl.String, "rank": pl.Int64, "distributed_job": pl.String, "collective": pl.String,
@@ -42,11 +42,6 @@ COLLECTIVE_COLUMNS = {
     "transfer_ns": pl.Float64, "wait_ns": pl.Float64, "transfer_busbw_bytes_per_s": pl.Float64,
 }
 SECTION = "kineto collective"
-# Collective kinds, by the letters of a collective's or a kernel's name (case and `_` dropped),
-# first match wins: `allgather` before `reduce` so `reducescatter` and `allreduce` go right.
-_KINDS = (("all-reduce", "allreduce"), ("reduce-scatter", "reducescatter"), ("all-gather", "allgather"),
-          ("all-to-all", "alltoall"), ("broadcast", "broadcast|bcast"), ("send/recv", "sendrecv|send|recv"),
-          ("reduce", "reduce"))
 # c10's scalar type names (Kineto's `dtype`) -> bytes per element.
 _DTYPE_BYTES = {"float": 4, "float32": 4, "half": 2, "float16": 2, "bfloat16": 2, "double": 8, "float64": 8,
                 "long": 8, "int64": 8, "int": 4, "int32": 4, "short": 2, "int16": 2, "byte": 1, "char": 1,
@@ -87,15 +82,6 @@ def bus_factor(collective: pl.Expr, group: pl.Expr) -> pl.Expr:
             .otherwise(pl.lit(1.0))).cast(pl.Float64)
 
 
-def kind(names: pl.Expr) -> pl.Expr:
-    """The collective a collective's or a kernel's name says (`_KINDS`), else null."""
-    letters = names.str.to_lowercase().str.replace_all(r"[^a-z]", "")
-    out = pl.lit(None, pl.String)
-    for label, pattern in reversed(_KINDS):
-        out = pl.when(letters.str.contains(pattern)).then(pl.lit(label)).otherwise(out)
-    return out
-
-
 def _calls(activities: pl.DataFrame, metrics: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     """One row per communication kernel: run, rank, distributed_job, world_size, start_ns,
     duration_ns, collective, dtype, message_bytes, group_size."""
@@ -106,7 +92,7 @@ def _calls(activities: pl.DataFrame, metrics: pl.DataFrame, runs: pl.DataFrame) 
     comm = ranks.with_rank(comm, runs).join(_job(runs), on="run", how="left")
     comm = comm.join(_args(metrics), left_on=["run", "source_file", "source_line"],
                      right_on=["run", "source_file", "launch_id"], how="left")
-    collective = pl.coalesce(kind(pl.col("Collective name")), kind(pl.col("name")), pl.lit("other"))
+    collective = pl.coalesce(parallel.kind(pl.col("Collective name")), parallel.kind(pl.col("name")), pl.lit("other"))
     size = _element_bytes(pl.col("dtype"))
     nelems = pl.when(collective == "all-gather").then(pl.col("Out msg nelems")).otherwise(pl.col("In msg nelems"))
     return comm.select(

@@ -27,7 +27,8 @@ IDENTITY = {"run": pl.String, "label": pl.String, "gpu": pl.String, "gpu_model":
             "gpu_label": pl.String, "gpu_evidence": pl.String, "gpu_assumed": pl.Boolean, "gpu_note": pl.String,
             "model": pl.String, "batch_size": pl.Int64, "experiment": pl.String,
             "params": pl.String, "cut_short": pl.Boolean, "cut_short_reason": pl.String,
-            "failure": pl.String, "failure_reason": pl.String, "clock_domain": pl.String, "clock_source": pl.String}
+            "failure": pl.String, "failure_reason": pl.String, "clock_domain": pl.String, "clock_source": pl.String,
+            "rank": pl.Int64, "ranks": pl.Int64, "distributed_job": pl.String}
 RUN_COLUMNS = {**IDENTITY, **schema.RUN_TOTALS, "flops_estimate": pl.Float64, "flops_estimate_source": pl.String}
 
 

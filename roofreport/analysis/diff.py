@@ -196,11 +196,17 @@ def _pairs(side_a: _Side, side_b: _Side) -> tuple[list[tuple[str, str]], list[di
     if side_a.runs.height == 1 and side_b.runs.height == 1:
         return [(side_a.runs["run"][0], side_b.runs["run"][0])], []
     pairs, unpaired = [], []
+    if _ranked(side_a.runs) and _ranked(side_b.runs):   # one job on each side: as one run on each
+        _pair_ranks({"A": side_a.runs, "B": side_b.runs}, pairs, unpaired)
+        return pairs, unpaired
     keys = list(dict.fromkeys(side_a.runs["config_key"].to_list() + side_b.runs["config_key"].to_list()))
     for key in keys:
         mine = {side.name: side.runs.filter(pl.col("config_key") == key) for side in (side_a, side_b)}
         if mine["A"].height == 1 and mine["B"].height == 1:
             pairs.append((mine["A"]["run"][0], mine["B"]["run"][0]))
+            continue
+        if _ranked(mine["A"]) and _ranked(mine["B"]):   # two jobs' ranks: rank N of A with rank N of B
+            _pair_ranks(mine, pairs, unpaired)
             continue
         for side, other in (("A", "B"), ("B", "A")):
             for row in mine[side].iter_rows(named=True):
@@ -210,6 +216,24 @@ def _pairs(side_a: _Side, side_b: _Side) -> tuple[list[tuple[str, str]], list[di
                           f"{mine[other].height} of {other} have this workload")
                 unpaired.append({"side": side, "run": row["run"], "label": row["label"], "reason": reason})
     return pairs, unpaired
+
+
+def _pair_ranks(mine: dict[str, pl.DataFrame], pairs: list, unpaired: list) -> None:
+    """Rank N of A's job with rank N of B's; a rank one job lacks is unpaired, saying so."""
+    ranks = {side: dict(zip(mine[side]["rank"].to_list(), mine[side].iter_rows(named=True))) for side in mine}
+    pairs += [(ranks["A"][n]["run"], ranks["B"][n]["run"]) for n in sorted(ranks["A"]) if n in ranks["B"]]
+    unpaired += [{"side": side, "run": row["run"], "label": row["label"],
+                  "reason": f"{row['label']} ({row['run']}): the job of {other} has no rank {n}"}
+                 for side, other in (("A", "B"), ("B", "A"))
+                 for n, row in sorted(ranks[side].items()) if n not in ranks[other]]
+
+
+def _ranked(runs: pl.DataFrame) -> bool:
+    """The runs are ranks of one distributed job, each rank once (`runs.distributed_job`)."""
+    if "rank" not in runs.columns or "distributed_job" not in runs.columns or runs.height < 2:
+        return False
+    return runs["rank"].null_count() == 0 and runs["rank"].n_unique() == runs.height \
+        and runs["distributed_job"].null_count() == 0 and runs["distributed_job"].n_unique() == 1
 
 
 # -- one pair --------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ One row per run with a kernel time (`REASON_COLUMNS`), from the run's time rows
   time, and which collectives ran: `broadcast`, `reduce` without `all-reduce` is one process
   driving several GPUs (PyTorch's DataParallel: the weights broadcast and the gradients reduced
   to one GPU every step), `all-reduce` is DistributedDataParallel or Horovod, `all-gather` with
-  `reduce-scatter` a sharded job (FSDP, ZeRO).
+  `reduce-scatter` a sharded job (FSDP, ZeRO), send/recv alone a pipeline (`model/parallel.py`
+  names the collectives and the parallelism they show).
 * `gpus`, `gpus_source`, `multi_gpu`: how many GPUs the run's kernel time is summed over. A trace
   naming several devices says how many; collectives say "several", and the job script beside the
   logs (`job_gpus`, `pipeline/jobscripts.py`) how many it asked for; a kernel log without
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.model import timing, totals
+from roofreport.model import parallel, timing, totals
 
 
 COMMUNICATION = "communication"
@@ -38,14 +39,9 @@ REASON_COLUMNS = {
     "setup_time_ns": pl.Float64, "setup_share": pl.Float64, "clock_locked": pl.Boolean,
 }
 CATEGORY_COLUMNS = {"run": pl.String, "category": pl.String, "time_ns": pl.Float64, "launches": pl.Int64}
-# Collective kinds by kernel name (NCCL's ncclBroadcastKernel_*, ncclDevKernel_AllReduce_*,
-# ncclKernel_AllGather_RING_*...; other libraries' all-reduce kernels), in the order they are named.
-_COLLECTIVES = {"all-reduce": r"(?i)all_?reduce", "all-gather": r"(?i)all_?gather",
-                "reduce-scatter": r"(?i)reduce_?scatter", "broadcast": r"(?i)broadcast|bcast",
-                "all-to-all": r"(?i)all_?to_?all|sendrecv|send|recv",
-                "reduce": r"(?i)reduce"}
-# What the collectives say of how the work was split (parallelism), first match wins.
-SINGLE_PROCESS, ALL_REDUCE, SHARDED = "one process, several GPUs", "all-reduce", "sharded"
+# What the collectives say of how the work was split: `model/parallel.py` names both.
+SINGLE_PROCESS, ALL_REDUCE, SHARDED, PIPELINE, TENSOR = (
+    parallel.SINGLE_PROCESS, parallel.DATA_PARALLEL, parallel.SHARDED, parallel.PIPELINE, parallel.TENSOR)
 
 
 def run_reasons(rows: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
@@ -62,7 +58,9 @@ def run_reasons(rows: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
         pl.col("source_rank").max().alias("source_rank"))
     gpu_time = rows.group_by("run").agg(pl.col("time_ns").sum().alias("gpu_ns"))
     out = per_run.join(gpu_time, on="run", how="left").join(_collectives(kernels), on="run", how="left")
-    info = runs.select("run", "devices", "job_gpus", "setup_time_ns")
+    # the parallelism is the run totals' (`model/parallel.py`), as the runs table gives it
+    wanted = ["run", "devices", "job_gpus", "setup_time_ns", "parallelism"]
+    info = runs.select([pl.col(c) if c in runs.columns else pl.lit(None, pl.String).alias(c) for c in wanted])
     out = out.join(info, on="run", how="left").with_columns(
         (pl.col("tensor_ns") / pl.col("kernel_ns")).alias("tensor_share"),
         (pl.col("communication_ns") / pl.col("kernel_ns")).alias("communication_share"),
@@ -73,29 +71,17 @@ def run_reasons(rows: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
 
 
 def _collectives(kernels: pl.DataFrame) -> pl.DataFrame:
-    """run, collectives (`broadcast, reduce`), parallelism, from the communication kernels' names."""
+    """run, collectives (`broadcast, reduce`), from the communication kernels' names."""
     comm = kernels.filter(pl.col("category") == COMMUNICATION).select("run", "name").unique()
     if not comm.height:
-        return pl.DataFrame(schema={"run": pl.String, "collectives": pl.String, "parallelism": pl.String})
-    kind = pl.lit(None, pl.String)
-    for label, pattern in reversed(list(_COLLECTIVES.items())):
-        kind = pl.when(pl.col("name").str.contains(pattern)).then(pl.lit(label)).otherwise(kind)
-    kinds = comm.with_columns(kind.alias("kind")).group_by("run").agg(pl.col("kind").drop_nulls().unique().sort())
+        return pl.DataFrame(schema={"run": pl.String, "collectives": pl.String})
+    kinds = comm.with_columns(parallel.kind(pl.col("name")).alias("kind")).group_by("run").agg(
+        pl.col("kind").drop_nulls().unique().sort())
     rows = []
     for run, found in kinds.iter_rows():
-        named = [label for label in _COLLECTIVES if label in found]
-        rows.append({"run": run, "collectives": ", ".join(named) or None, "parallelism": _parallelism(set(named))})
-    return pl.DataFrame(rows, schema={"run": pl.String, "collectives": pl.String, "parallelism": pl.String})
-
-
-def _parallelism(kinds: set[str]) -> str | None:
-    if "all-gather" in kinds and "reduce-scatter" in kinds:
-        return SHARDED
-    if "all-reduce" in kinds:
-        return ALL_REDUCE
-    if kinds & {"broadcast", "reduce"}:
-        return SINGLE_PROCESS
-    return None
+        named = [label for label in parallel.KIND_ORDER if label in found]
+        rows.append({"run": run, "collectives": ", ".join(named) or None})
+    return pl.DataFrame(rows, schema={"run": pl.String, "collectives": pl.String})
 
 
 def _gpu_count() -> list[pl.Expr]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import ranks
+from roofreport.model import ranks
 
 STRAGGLER_COLUMNS = {
     "distributed_job": pl.String, "step": pl.Int64, "steps": pl.Int64, "ranks": pl.Int64,

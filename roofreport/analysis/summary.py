@@ -29,7 +29,8 @@ from roofreport.tables import schema
 RUN_COLUMNS = {"run": pl.String, "label": pl.String, "gpu": pl.String, "model": pl.String,
                "kernel_launches": pl.Int64, "kernel_time_ns": pl.Float64, "transfer_time_ns": pl.Float64,
                "time_source": pl.String, "flops": pl.Float64, "achieved_flops_per_s": pl.Float64,
-               "arithmetic_intensity": pl.Float64, "bound": pl.String}
+               "arithmetic_intensity": pl.Float64, "bound": pl.String, "rank": pl.Int64,
+               "parallelism": pl.String}
 CATEGORY_COLUMNS = {"run": pl.String, "category": pl.String, "count": pl.Int64, "time_ns": pl.Float64,
                     "share": pl.Float64}
 KERNEL_COLUMNS = {"run": pl.String, "rank": pl.Int64, "kernel": pl.String, "category": pl.String,

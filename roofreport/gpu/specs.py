@@ -36,15 +36,19 @@ _PEAK_COLUMNS = {
     "bf16_tensor_tflops": ("bf16_tensor", 1e12), "int8_tensor_tops": ("int8_tensor", 1e12),
     "fp64_tensor_tflops": ("fp64_tensor", 1e12), "fp32_tensor_tflops": ("fp32_tensor", 1e12),
     "fp8_tensor_tflops": ("fp8_tensor", 1e12),
-    "dram_gbps": ("dram_bw", 1e9), "dram_gib": ("dram_capacity", 2.0**30), "l2_mib": ("l2_capacity", 2.0**20),
+    "dram_gbps": ("dram_bw", 1e9), "nvlink_gbps": ("nvlink_bw", 1e9), "dram_gib": ("dram_capacity", 2.0**30), "l2_mib": ("l2_capacity", 2.0**20),
 }
 _NUMBER_COLUMNS = {"sm_count": "sm_count", "boost_clock_mhz": "boost_clock_mhz", "base_clock_mhz": "base_clock_mhz",
-                   "mem_clock_mhz": "mem_clock_mhz"}
+                   "mem_clock_mhz": "mem_clock_mhz", "pcie_gen": "pcie_gen", "pcie_lanes": "pcie_lanes"}
+_WHOLE = ("sm_count", "pcie_gen", "pcie_lanes")
+# PCIe bandwidth per lane and direction, by generation, in byte/s (PCI-SIG: 2.5/5 GT/s with
+# 8b/10b coding, 8/16/32/64 GT/s with 128b/130b).
+PCIE_LANE_BW = {1: 0.25e9, 2: 0.5e9, 3: 0.985e9, 4: 1.969e9, 5: 3.938e9, 6: 7.877e9}
 # A logged memory clock this far above the table's is another convention (a data rate, not
 # nvidia-smi's memory clock): the datasheet bandwidth is then left as it is.
 _MEM_CLOCK_TOLERANCE = 1.05
 _TEXT_COLUMNS = {"arch": "arch", "compute_capability": "compute_capability", "source": "source",
-                 "notes": "notes", "confidence": "confidence", "label": "label", "product": "product"}
+                 "notes": "notes", "confidence": "confidence", "link_source": "link_source", "label": "label", "product": "product"}
 
 PRECISIONS = {
     "fp64": "fp64", "fp32": "fp32", "fp16": "fp16",
@@ -88,6 +92,12 @@ class GpuSpec:
     dram_bw: float | None = None
     dram_capacity: float | None = None
     l2_capacity: float | None = None
+    # The links between GPUs: NVLink's bandwidth per direction (byte/s; the datasheets quote both
+    # directions together), and the PCIe generation and lanes of the board.
+    nvlink_bw: float | None = None
+    pcie_gen: int | None = None
+    pcie_lanes: int | None = None
+    link_source: str = ""
     source: str = ""
     notes: str = ""
     confidence: str = ""
@@ -148,6 +158,18 @@ class GpuSpec:
         """Where a value of this spec comes from: `measured (roofline.csv)` or `datasheet`."""
         return f"measured ({self.measured_from})" if field in self.measured else "datasheet"
 
+    def interconnect(self) -> tuple[str, float] | None:
+        """The link collectives between this GPU and its peers in one machine use, and its
+        bandwidth per direction (byte/s): NVLink where the board has it (an SXM board's GPUs are
+        always linked), else PCIe of its generation and lanes; None when the table knows
+        neither."""
+        if self.nvlink_bw:
+            return "NVLink", self.nvlink_bw
+        if self.pcie_gen in PCIE_LANE_BW:
+            lanes = self.pcie_lanes or 16
+            return f"PCIe {self.pcie_gen}.0 x{lanes}", PCIE_LANE_BW[self.pcie_gen] * lanes
+        return None
+
     def describe(self) -> str:
         return f"{self.key} ({self.arch or 'unknown arch'}): {self.source}"
 
@@ -197,7 +219,7 @@ def spec_from_row(row: dict, base: GpuSpec | None = None, origin: str = "") -> G
             values[attr] = float(round(_number(row[col]) * factor, 3))
     for col, attr in _NUMBER_COLUMNS.items():
         if col in row and _number(row[col]) is not None:
-            values[attr] = int(_number(row[col])) if attr == "sm_count" else _number(row[col])
+            values[attr] = int(_number(row[col])) if attr in _WHOLE else _number(row[col])
     for col, attr in _TEXT_COLUMNS.items():
         if row.get(col) not in (None, ""):
             values[attr] = str(row[col]).strip()

@@ -13,6 +13,8 @@ baseline section, the Python API), so one question never gets two figures:
   launch in a trace of the run, aligned by name);
 * `points`: the counted kernels with FLOPs, their precision and time (`roofline.kernel_points`);
   `gpus`: each run's GPU spec with the database's peaks;
+* `ranks`: per (run, rank) of the traces with GPU activities, the time split as Holistic
+  Trace Analysis splits it (`ranks.py`: span, compute, communication, memory, idle, overlap);
 * `totals`: the runs table's `RUN_TOTALS` columns (`totals.py`: kernel, copy, setup-copy time,
   per iteration; FLOPs, bytes, the roofline point and bound), and `runs()` the runs table with
   them.
@@ -31,11 +33,11 @@ from functools import cached_property
 import polars as pl
 
 from roofreport import gpu
-from roofreport.model import iterations as steps_counted, roofline, timing, totals as run_totals
+from roofreport.model import iterations as steps_counted, ranks as rank_split, roofline, timing, totals as run_totals
 from roofreport.tables import schema
 
 Tables = Mapping[str, pl.DataFrame]
-_DERIVED = ("time_rows", "counted_times", "points", "iterations", "totals", "run_roofline")
+_DERIVED = ("time_rows", "counted_times", "points", "iterations", "totals", "run_roofline", "ranks")
 
 
 class Model:
@@ -85,6 +87,15 @@ class Model:
     def run_roofline(self) -> pl.DataFrame:
         """One row per run and precision with FLOPs (`roofline.COLUMNS`)."""
         return roofline.run_roofline(self)
+
+    @cached_property
+    def ranks(self) -> pl.DataFrame:
+        """One row per (run, rank) with GPU activities: span, compute, communication, memory,
+        idle and overlap as Holistic Trace Analysis splits them (`ranks.RANK_COLUMNS`)."""
+        empty = schema.empty
+        return rank_split.rank_breakdown(self.tables.get("activities", empty("activities")),
+                                         self.tables.get("runs", empty("runs")),
+                                         self.tables.get("steps", empty("steps")))
 
     def runs(self) -> pl.DataFrame:
         """The runs table with its `RUN_TOTALS` columns from this model."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport import gpu
-from roofreport.model import counted, roofline, timing
+from roofreport.model import counted, parallel, roofline, timing
 from roofreport.tables import schema
 
 TRANSFERS = ("memcpy", "memset")
@@ -47,8 +47,10 @@ def run_totals(model) -> pl.DataFrame:
     work = pl.concat([work, _roofs_only(model.gpus, set(work["run"].to_list()) if work.height else set())],
                      how="diagonal_relaxed")
     steps = model.iterations
+    split = parallel.run_parallelism(model.time_rows, model.tables)
     ids = pl.concat([f.select("run") for f in (time, work, steps)]).unique()
     out = ids.join(time, on="run", how="left").join(work, on="run", how="left").join(steps, on="run", how="left")
+    out = out.join(split, on="run", how="left")
     out = out.with_columns(
         (pl.col("kernel_time_ns") / pl.col("iterations")).alias("time_per_iteration_ns"))
     return out.select("run", *[pl.col(c).cast(t) if c in out.columns else pl.lit(None, t).alias(c)

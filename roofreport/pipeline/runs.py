@@ -327,8 +327,9 @@ _RANK_IN_NAME = re.compile(r"(?i)(?<![a-z])((?:local_?|global_?)?rank[_-]?)\d{1,
 
 
 def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
-    """Each row's `rank`, `world_size` and `distributed_job`: the job its rank belongs to,
-    named after its runs (`traces/sampled_rank-*.json.gz`), or null for a run that is no rank.
+    """Each row's `rank`, `world_size`, `distributed_job` (the job its rank belongs to, named
+    after its runs: `traces/sampled_rank-*.json.gz`) and `ranks` (how many of the job's ranks
+    the inputs hold), or null for a run that is no rank.
     A group whose ranks repeat is no one job (two jobs' traces in one folder, told apart by
     nothing but their names): its runs keep their rank and get no job."""
     jobs: dict[tuple, list[dict]] = {}
@@ -337,6 +338,7 @@ def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
         row["rank"] = _whole(row["all_params"].get("rank"))
         row["world_size"] = sizes.pop() if len(sizes) == 1 else None
         row["distributed_job"] = None
+        row["ranks"] = None
         if row["rank"] is None or row["duplicate_of"] or row["session"] is not None:
             continue
         file = members[0].file
@@ -349,6 +351,7 @@ def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
             continue
         for row in ranks:
             row["distributed_job"] = _job_name(row["run"], key[-1], row["world_size"])
+            row["ranks"] = len(ranks)
 
 
 def _whole(value) -> int | None:

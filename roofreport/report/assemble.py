@@ -24,6 +24,7 @@ from roofreport.report.naming import RunNames, in_order
 from roofreport.report.sections.activity import api_section, regions_section, utilization_section
 from roofreport.report.sections.baseline import baseline_section
 from roofreport.report.sections.comparison import comparison_section, runs_section
+from roofreport.report.sections.distributed import distributed_section
 from roofreport.report.sections.findings import findings
 from roofreport.report.sections.inputs import inputs_section
 from roofreport.report.sections.left_out import left_out_section
@@ -42,9 +43,12 @@ def assemble(analysis: Analysis, title: str | None = None) -> Report:
     # Training steps come first, before the overview (page 1 gives their MFU), and only when a
     # PyTorch trace has them: a folder of other logs need not hear of them.
     steps = steps_section(an, names)
+    # Jobs on several GPUs: only where there are some (a one-GPU folder need not hear of them)
+    several = distributed_section(an, names)
     body = [
         comparison_section(an),
         _runs_with_totals(an, names),
+        *([several] if not several.empty else []),
         *([baseline_section(an.baseline, settings.top)] if an.baseline is not None else []),
         roofline_section(an, settings.top, names),
         share_section(an, settings.top, names),

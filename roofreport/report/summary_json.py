@@ -11,7 +11,10 @@ never disagree (one computation: `analysis/conclusions.py`, worded by `sections/
 * `speedups`: every workload compared on two GPUs with its reasons (`Analysis.speedup_reasons`),
   and `not_compared`: the workloads run on two GPUs that could not be compared, and why;
 * `runs`: per run its identity, totals and the facts its speedups cite (`Analysis.runs` with
-  `Analysis.reasons`).
+  `Analysis.reasons`), a distributed job's rank, ranks and parallelism among them;
+* `jobs`, `ranks`, `scaling`: the jobs on several GPUs (`Analysis.distributed`: per job its
+  straggler, hidden communication and bandwidth against the link; per (run, rank) its time
+  split; the speedups between GPU counts, strong or weak).
 
 Times are in ns, FLOP/s and bytes in base units, shares as fractions, % of roof in percent, as
 in the tables; values no log gave are null. Where `flops_complete` is false the FLOPs, FLOP/s,
@@ -38,7 +41,8 @@ FORMAT = 1    # raised when a key changes meaning or goes away
 _RUN_COLUMNS = ("run", "label", "gpu_label", "gpu_model", "model", "experiment", "batch_size", "cut_short",
                 "kernel_time_ns", "transfer_time_ns", "setup_time_ns", "time_source", "iterations",
                 "time_per_iteration_ns", "flops", "flops_complete", "dram_bytes", "arithmetic_intensity",
-                "achieved_flops_per_s", "roof_precision", "pct_of_roof", "bound", "job_gpus")
+                "achieved_flops_per_s", "roof_precision", "pct_of_roof", "bound", "job_gpus",
+                "rank", "ranks", "distributed_job", "parallelism")
 
 
 def summary(analysis: Analysis, report: Report) -> dict:
@@ -58,6 +62,10 @@ def summary(analysis: Analysis, report: Report) -> dict:
         "not_compared": _records(apart.select("model", "experiment", "config", "faster", "slower", "reason_kind",
                                               "reason")) if apart.height else [],
         "runs": _records(runs),
+        # jobs on several GPUs (`analysis/distributed.py`): per job, per (run, rank), and scaling
+        "jobs": _records(analysis.distributed.jobs),
+        "ranks": _records(analysis.distributed.ranks),
+        "scaling": _records(analysis.distributed.scaling),
     }
 
 

@@ -239,6 +239,9 @@ RUN_TOTALS = {
     "pct_of_roof": F64,           # achieved / attainable at this intensity, in percent
     "bound": Str,                 # "memory" | "compute" | null when unknown
     "bound_note": Str,            # why no bound class, or what else the point says
+    "parallelism": Str,           # how the work was split over GPUs, from the collectives (model/parallel.py):
+                                  # data-parallel, "data-parallel, sharded", DataParallel single-process,
+                                  # pipeline, tensor; null: no collective ran
 }
 
 # runs: one row per run, the unit of comparison: its identity (model, GPU, parameters, from the
@@ -281,6 +284,7 @@ RUNS = {
     "world_size": I64,         # the job's processes, as the log gives them
     "distributed_job": Str,    # the job whose rank this run is (`traces/sampled_rank-*.json.gz`):
                                # its runs share it; null: no rank of a job
+    "ranks": I64,              # the ranks of that job the inputs hold (its runs); null: no rank of a job
     "params": Str,             # JSON object: the run's parameters that vary across the dataset
     "all_params": Str,         # JSON object: every parameter the logs, names or toml give the run
     "duplicate_of": Str,       # the run this one copies (history folder, prev_*, identical file)

@@ -23,6 +23,8 @@ _PARALLELISM = {
                             "and gradients reduced to one GPU every step)",
     reasons.ALL_REDUCE: ", data-parallel with all-reduce (DistributedDataParallel, Horovod)",
     reasons.SHARDED: ", data-parallel and sharded (FSDP, ZeRO)",
+    reasons.PIPELINE: ", pipeline-parallel (send/recv between stages)",
+    reasons.TENSOR: ", tensor-parallel or hybrid (all-reduce within groups smaller than the job)",
 }
 _WOULD_TELL = {
     why.TRACE: "a kernel trace of both runs (nsys profile, nvprof --print-gpu-trace) would show which "

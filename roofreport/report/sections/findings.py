@@ -20,6 +20,7 @@ from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span, spans_list
 from roofreport.report.naming import RunNames
 from roofreport.report.sections.conclusions import conclusion_paragraphs
+from roofreport.report.sections.distributed import job_sentences
 from roofreport.report.sections.inputs import display_root, relative
 
 MANY_RUNS = 6           # more runs than this are summed up, not named one by one
@@ -30,6 +31,7 @@ def findings(an, files: list) -> list[Paragraph]:
     stats = an.utilization_window if an.utilization_window is not None else an.utilization
     out: list[Paragraph] = []
     out += conclusion(an)
+    out += distributed_findings(an.distributed)
     out += bound_findings(an.runs)
     out += cut_short_findings(an.runs)
     out += time_findings(labelled(an.leaders, names), labelled(an.top, names))
@@ -70,6 +72,27 @@ def conclusion(an) -> list[Paragraph]:
         spans = [Span(f"Not compared on {fmt.listing(gpus)}: {what} (")] + spans_list(names, 4) + [Span(
             f"), because {kinds['reason_kind'][0] if kinds.height else 'no like basis'}: e.g. {example}.")]
         out.append(Paragraph(spans, level="warning"))
+    return out
+
+
+def distributed_findings(found) -> list[Paragraph]:
+    """Per job of several ranks: its straggler, its communication no compute hides and its
+    collectives' bandwidth against the link (`distributed.job_sentences`); the runs where one
+    process drove several GPUs, once."""
+    out = []
+    for job in found.jobs.iter_rows(named=True):
+        said = job_sentences(job)
+        if said:
+            out.append(Paragraph.of(f"{job['distributed_job']} ({job['ranks']} ranks): " + "; ".join(said) + "."))
+    if found.single_process.height:
+        untold = found.single_process.filter(~pl.col("per_device")).height
+        count = found.single_process.height
+        would = found.single_process.filter(~pl.col("per_device"))["would_tell"][0] if untold else ""
+        out.append(Paragraph.of(
+            f"{count} run{'s' if count != 1 else ''} drive several GPUs from one process (DataParallel), so GPU 0 "
+            "does more than the others (the loss, the reduction)"
+            + (f"; {'their' if untold > 1 else 'its'} summar{'ies add' if untold > 1 else 'y adds'} the GPUs "
+               f"together: cannot tell per device ({would} would)." if untold else ".")))
     return out
 
 

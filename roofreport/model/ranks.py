@@ -19,6 +19,10 @@ overlap (`hta/analyzers/breakdown_analysis.py` `get_temporal_breakdown`,
 * `comm_overlap_ns`: the communication time during which a compute kernel ran on the same rank,
   both unions taken first (HTA's sweep over merged intervals), and `comm_overlap_pct` its share
   of `comm_ns`; `exposed_comm_ns` = comm - overlap, the communication no compute hides;
+* `memory_only_ns` = non-compute - exposed communication: the time only memcpy/memset ran (the
+  non-compute time is the communication no compute hides plus the copies neither hides), so
+  compute, exposed communication, memory only and idle partition the span (`*_pct` of it: the
+  per-rank bars of the report);
 * `steps`, `step_time_ns` (the median `ProfilerStep#N` duration of the rank's trace) and
   `step_time_spread_pct` ((slowest - fastest) / median, %), where the trace marks steps.
 
@@ -51,6 +55,7 @@ RANK_COLUMNS = {
     "non_compute_ns": pl.Float64, "comm_ns": pl.Float64, "memory_ns": pl.Float64,
     "comm_overlap_ns": pl.Float64, "comm_overlap_pct": pl.Float64, "exposed_comm_ns": pl.Float64,
     "idle_pct": pl.Float64, "compute_pct": pl.Float64, "non_compute_pct": pl.Float64,
+    "memory_only_ns": pl.Float64, "exposed_comm_pct": pl.Float64, "memory_only_pct": pl.Float64,
     "steps": pl.Int64, "step_time_ns": pl.Float64, "step_time_spread_pct": pl.Float64,
 }
 KEYS = ["run", "rank"]
@@ -97,7 +102,10 @@ def rank_breakdown(activities: pl.DataFrame, runs: pl.DataFrame, steps: pl.DataF
         (pl.col("comm_ns") - pl.col("comm_overlap_ns")).alias("exposed_comm_ns"),
         _percent("comm_overlap_ns", "comm_ns").alias("comm_overlap_pct"),
         *(_percent(f"{part}_ns", "span_ns").alias(f"{part}_pct") for part in ("idle", "compute")))
-    out = out.with_columns(_percent("non_compute_ns", "span_ns").alias("non_compute_pct"))
+    out = out.with_columns(_percent("non_compute_ns", "span_ns").alias("non_compute_pct"),
+                           (pl.col("non_compute_ns") - pl.col("exposed_comm_ns")).alias("memory_only_ns"))
+    out = out.with_columns(_percent("exposed_comm_ns", "span_ns").alias("exposed_comm_pct"),
+                           _percent("memory_only_ns", "span_ns").alias("memory_only_pct"))
     out = out.join(_job_of(runs), on="run", how="left").join(
         step_times(ranked_steps), on=KEYS, how="left", nulls_equal=True)
     return out.select([pl.col(c).cast(t) for c, t in RANK_COLUMNS.items()]).sort(KEYS, nulls_last=True)
