@@ -106,3 +106,52 @@ def test_runs_without_an_ncu_log_have_no_ncu_clock():
     import roofreport
     data = roofreport.read(corpus_path("smi", "dmon", "adityamwagh__hpml-hw__hw5__part_a__gpu_utilization_v100.txt"))
     assert data.runs["clock_domain"].to_list() == [None] * data.runs.height
+
+
+# -- the model: roofs at the clock the time was measured at (issue 31, item 1) -------------------
+
+_COUNTERS = """    smsp__sass_thread_inst_executed_op_fadd_pred_on.sum        inst       50,000
+    smsp__sass_thread_inst_executed_op_ffma_pred_on.sum        inst      100,000
+    smsp__sass_thread_inst_executed_op_fmul_pred_on.sum        inst       50,000
+"""
+SMI_CSV = """timestamp, utilization.gpu [%], utilization.memory [%], power.draw [W], temperature.gpu, clocks.current.sm [MHz], clocks.current.memory [MHz]
+2025/03/20 03:15:05.538, 0 %, 0 %, 15.60 W, 47, 300 MHz, 405 MHz
+2025/03/20 03:15:10.553, 97 %, 40 %, 69.10 W, 66, 1200 MHz, 5000 MHz
+2025/03/20 03:15:15.562, 98 %, 41 %, 69.80 W, 68, 1185 MHz, 5000 MHz
+2025/03/20 03:15:20.571, 96 %, 40 %, 69.95 W, 69, 1215 MHz, 5000 MHz
+"""
+T4_FP32, T4_BOOST, T4_BASE = 8.1e12, 1590, 585
+
+
+def _t4_run(tmp_path, command: str, smi: bool = False) -> dict:
+    import roofreport
+    folder = tmp_path / "t4"
+    folder.mkdir()
+    text = NCU_LOG.format(command=command).replace("    gpu__time_duration.sum      usecond         4.13\n",
+                                                   "    gpu__time_duration.sum      usecond         4.13\n" + _COUNTERS)
+    (folder / "ncu_vectoradd.txt").write_text(text, encoding="utf-8")
+    if smi:
+        (folder / "gpu_log.csv").write_text(SMI_CSV, encoding="utf-8")
+    runs = roofreport.read(folder).runs.filter(pl.col("flops").is_not_null())
+    assert runs.height == 1
+    return runs.row(0, named=True)
+
+
+def test_an_ncu_run_without_a_logged_frequency_is_judged_at_the_base_clock_ncu_locked(tmp_path):
+    """A T4 replayed at its 585 MHz base clock is judged against 585/1590 of its boost peak."""
+    row = _t4_run(tmp_path, "$ ncu --metrics gpu__time_duration.sum,dram__bytes.sum ./vectorAdd")
+    assert row["gpu_model"] == "Tesla T4" and row["flops"] == 300_000
+    assert row["peak_flops_per_s"] == pytest.approx(T4_FP32 * T4_BASE / T4_BOOST)
+    assert row["roof_clock"].startswith("base clock 585 MHz (ncu") and "locks clocks to base" in row["roof_clock"]
+
+
+def test_an_unlocked_ncu_run_takes_the_clock_nvidia_smi_sampled_beside_it(tmp_path):
+    row = _t4_run(tmp_path, "$ ncu --clock-control none --metrics gpu__time_duration.sum ./vectorAdd", smi=True)
+    assert row["peak_flops_per_s"] == pytest.approx(T4_FP32 * 1200 / T4_BOOST)    # the busy samples' median
+    assert row["roof_clock"].startswith("SM clock 1200 MHz, as the GPU's monitoring log") and "3 samples" in row["roof_clock"]
+
+
+def test_an_unlocked_ncu_run_without_samples_is_at_boost_and_says_so(tmp_path):
+    row = _t4_run(tmp_path, "$ ncu --clock-control none --metrics gpu__time_duration.sum ./vectorAdd")
+    assert row["peak_flops_per_s"] == pytest.approx(T4_FP32)
+    assert row["roof_clock"] == "boost clock 1590 MHz (ncu ran with --clock-control none; no clock sampled beside the run)"
