@@ -143,7 +143,7 @@ def test_the_report_reads_the_runs_table_not_a_second_computation():
     html = _html(*ANOUSHKA)
     text = text_of(html)
     # issue 31 item 2: at the ridge, with the share of time on each side and the counters' coverage
-    assert re.search(r"3 runs are at the ridge \(mixed\) \(vgg11 · V100-SXM2-16GB, vgg13 · V100-SXM2-16GB and "
+    assert re.search(r"3 runs are neither memory- nor compute-bound \(vgg11 · V100-SXM2-16GB, vgg13 · V100-SXM2-16GB and "
                      r"vgg19 · V100-SXM2-16GB\): arithmetic intensity 13\.4 FLOP/B to 17\.6 FLOP/B against a ridge "
                      r"point of 17\.1 FLOP/B to 17\.2 FLOP/B; .*; 48% to 61% of their counted time in compute-side "
                      r"kernels \(the counters cover 90% to 95% of their kernel time\)", text)

@@ -37,12 +37,13 @@ SHORT_PCT = 50.0           # under this % with short kernels or few waves: laten
 SHORT_LAUNCH_NS = 20_000.0  # a launch shorter than this is short (launch cost, grid ramp)
 ONE_WAVE = 1.0             # waves per SM under one: the grid does not fill the GPU once
 
-WORDS = {MEMORY: "memory-bound", COMPUTE: "compute-bound", MIXED: "at the ridge (mixed)",
+WORDS = {MEMORY: "memory-bound", COMPUTE: "compute-bound", MIXED: "neither memory- nor compute-bound",
          LATENCY: "latency-bound"}
 
 
 def words(bound: str | None) -> str | None:
-    """The bound class as a report prints it ("memory-bound", "at the ridge (mixed)")."""
+    """The bound class as a report prints it ("memory-bound"; "neither memory- nor compute-bound" for
+    a run at the ridge or with its time split between both sides)."""
     return WORDS.get(bound, f"{bound}-bound") if bound else None
 
 

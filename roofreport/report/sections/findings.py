@@ -16,7 +16,7 @@ import polars as pl
 
 from roofreport.analysis import share, utilization
 from roofreport.gpu import NOT_NAMED
-from roofreport.model.bound import words as bound_words
+from roofreport.model.bound import SHORT_LAUNCH_NS, words as bound_words
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span, spans_list
 from roofreport.report.naming import RunNames
@@ -116,9 +116,13 @@ def _population_spans(group: pl.DataFrame) -> list[Span]:
     much of their kernel time the counters cover, where not all."""
     if "compute_time_share" not in group.columns or not group["compute_time_share"].drop_nulls().len():
         return []
-    shares = [100 * v for v in group["compute_time_share"].drop_nulls().to_list()]
+    bound = group["bound"][0]
+    side = "memory" if bound == "memory" else "compute"
+    shares = [100 * (1 - v if side == "memory" else v) for v in group["compute_time_share"].drop_nulls().to_list()]
     mine = "their" if group.height > 1 else "its"
-    out = [Span(f"; {fmt.value_range(shares, lambda v: f'{v:.0f}%')} of {mine} counted time in compute-side kernels")]
+    out = [Span(f"; {fmt.value_range(shares, lambda v: f'{v:.0f}%')} of {mine} counted time in {side}-side kernels")]
+    if bound == "latency":
+        out.append(Span(f", mostly in launches under {SHORT_LAUNCH_NS / 1000:.0f} µs or under one wave"))
     covered = [100 * v for v in group["bound_coverage"].drop_nulls().to_list() if v < 0.995]
     if covered:
         out.append(Span(f" (the counters cover {fmt.value_range(covered, lambda v: f'{v:.0f}%')} of {mine} kernel time)"))

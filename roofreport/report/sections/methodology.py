@@ -33,7 +33,7 @@ FORMULAS = [
           "SM clock nvidia-smi sampled beside a trace, else boost.")],
     [Span("Bound class, by where the time sits: each counted kernel is on the compute side of its ridge point or "
           f"the memory side; memory- or compute-bound when at least {bound.MOST:.0%} of the counted time is on that "
-          f"side, at the ridge (mixed) otherwise or when the run's AI is within ×/÷{bound.RIDGE_BAND} of the ridge "
+          f"side, mixed (neither memory- nor compute-bound) otherwise or when the run's AI is within ×/÷{bound.RIDGE_BAND} of the ridge "
           f"point; latency-bound below {bound.LATENCY_PCT:.0f}% of the roof, or below {bound.SHORT_PCT:.0f}% with most "
           f"time in launches under {bound.SHORT_LAUNCH_NS / 1000:.0f} µs; none when the FLOPs are incomplete or the "
           "point lies above a roof.")],
