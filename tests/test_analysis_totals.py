@@ -143,6 +143,21 @@ def test_short_launches_far_below_the_roof_are_latency_bound_not_compute_bound(d
     assert run_of(1e6)["bound"] == "compute"
 
 
+@pytest.mark.parametrize("waves, bound", [(0.4, "latency"), (12.0, "compute")])
+def test_a_grid_of_less_than_one_wave_far_below_the_roof_is_latency_bound(db, waves, bound):
+    """One 200 µs launch at 30% of its roof: ncu's Waves Per SM under one (part of the GPU idle
+    the whole launch) makes it latency-bound; the same launch over 12 waves is compute-bound."""
+    flops = 15.7e12 * 0.3 * 200e-6
+    kernels = [_kernel("r", "sgemm", file="n.csv", duration_ns=200e3, flops_fp32=flops, dram_bytes=flops / 40,
+                       flops_complete=True)]
+    tables = _tables(kernels, [{"run": "r", "gpu_model": V100}], {"n.csv": "ncu"})
+    tables["metrics"] = schema.conform("metrics", pl.DataFrame({
+        "run": ["r"], "source_file": ["n.csv"], "launch_id": [1], "section": ["Launch Statistics"],
+        "metric": ["Waves Per SM"], "value": [waves]}))
+    run = _totals(tables, db)["r"]
+    assert run["pct_of_roof"] == pytest.approx(30.0) and run["bound"] == bound
+
+
 def test_the_bound_says_how_much_of_the_runs_time_the_counters_cover(db):
     """ncu profiled one kernel of a trace's two: the classification covers its time only."""
     kernels = [_kernel("r", "sgemm", file="n.csv", launch=1, duration_ns=1e6, flops_fp32=15.7e12 / 2 * 1e-3,

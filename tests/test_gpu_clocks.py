@@ -141,6 +141,7 @@ def test_an_ncu_run_without_a_logged_frequency_is_judged_at_the_base_clock_ncu_l
     """A T4 replayed at its 585 MHz base clock is judged against 585/1590 of its boost peak."""
     row = _t4_run(tmp_path, "$ ncu --metrics gpu__time_duration.sum,dram__bytes.sum ./vectorAdd")
     assert row["gpu_model"] == "Tesla T4" and row["flops"] == 300_000
+    assert row["fma_share"] == 0.5 and row["ceiling"] == "FP32 at 50% FMA"     # ncu's per-op counters
     assert row["peak_flops_per_s"] == pytest.approx(T4_FP32 * T4_BASE / T4_BOOST)
     assert row["roof_clock"].startswith("base clock 585 MHz (ncu") and "locks clocks to base" in row["roof_clock"]
 

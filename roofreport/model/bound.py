@@ -71,6 +71,21 @@ class Population:
         return min(1.0, self.classified_ns / self.run_ns)
 
 
+WAVES = ("launch__waves_per_multiprocessor", "Waves Per SM")   # ncu's Launch Statistics
+
+
+def launch_waves(metrics: pl.LazyFrame | None) -> pl.DataFrame:
+    """source_file, launch_id, waves: ncu's waves per SM of each launch that logged it (the grid
+    over what the SMs hold at once; under one, part of the GPU idles the whole launch)."""
+    schema = {"source_file": pl.String, "launch_id": pl.Int64, "waves": pl.Float64}
+    if metrics is None or "metric" not in metrics.collect_schema().names():
+        return pl.DataFrame(schema=schema)
+    rows = metrics.filter(pl.col("metric").is_in(list(WAVES)) & pl.col("value").is_not_null()).select(
+        pl.col("source_file").cast(pl.String), pl.col("launch_id").cast(pl.Int64), pl.col("value").alias("waves")
+    ).collect()
+    return rows.unique(["source_file", "launch_id"], keep="first", maintain_order=True)
+
+
 def kernel_sides(points: pl.DataFrame, bytes_only: pl.DataFrame | None = None,
                  waves: pl.DataFrame | None = None) -> pl.DataFrame:
     """run, time_ns, side ("compute"/"memory"), short of every classifiable kernel row.

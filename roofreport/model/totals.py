@@ -38,7 +38,7 @@ import polars as pl
 
 from roofreport import gpu
 from roofreport.model import bound as bounds, counted, mix, roofline, timing
-from roofreport.tables import schema
+from roofreport.tables import lazy, schema
 
 TRANSFERS = ("memcpy", "memset")
 _NO_PRECISION = "fp32"   # the roof of a run whose logs measured no precision
@@ -106,7 +106,8 @@ def _work(model, run_times: dict[str, float | None]) -> pl.DataFrame:
     precisions = _dominant_precision(model.points)
     shares = _fma_shares(model.points)
     bytes_only = rows.filter((pl.col("flops").fill_null(0.0) == 0) & (pl.col("dram_bytes").fill_null(0.0) > 0))
-    populations = bounds.populations(bounds.kernel_sides(model.kernel_roofline, bytes_only), run_times)
+    waves = bounds.launch_waves(lazy.scan(model.tables, "metrics"))
+    populations = bounds.populations(bounds.kernel_sides(model.kernel_roofline, bytes_only, waves), run_times)
     gpus = model.gpus
     out = []
     for (run,), group in rows.group_by(["run"], maintain_order=True):
