@@ -120,3 +120,13 @@ def test_fma_shares_from_ncu_counters_need_all_three_ops():
 def test_yang_et_al_example_58_percent_fma_gives_5_3_of_6_7_tflops():
     assert 6.7 * mix.ceiling_factor(0.58) == pytest.approx(5.3, abs=0.01)
     assert mix.combined_share([2e9, 1e9], [1.0, 0.0]) == pytest.approx(0.5)   # 1e9 FMA + 1e9 add instructions
+
+
+def test_the_chart_draws_the_no_fma_ceiling_the_run_was_judged_by(runs, tmp_path_factory):
+    """The roofline of the two builds draws the FP32 peak and, under it, the half-peak line of the
+    no-FMA build (the 60%-FMA build's 80% line too); the report's table names each run's ceiling."""
+    root = next(iter(tmp_path_factory.getbasetemp().glob("gpp_mix*")))
+    an = roofreport.analyze(roofreport.read(root, gpu="GeForce GTX 1080"))
+    lines = {c.label: c.value for c in an.chart_ceilings["GeForce GTX 1080"] if c.kind == "compute"}
+    assert lines["FP32 no FMA"] == pytest.approx(lines["FP32"] / 2)
+    assert lines["FP32 60% FMA"] == pytest.approx(lines["FP32"] * 0.8)

@@ -94,3 +94,8 @@ def ceiling_name(label: str, share: float | None) -> str:
     if share < 0.005:
         return f"{label} without FMA (half the peak)"
     return f"{label} at {share:.0%} FMA"
+
+
+def short_name(name: str) -> str:
+    """A ceiling's name as a chart labels its line: "FP32 no FMA", "FP32 58% FMA"."""
+    return name.replace(" without FMA (half the peak)", " no FMA").replace(" at ", " ")

@@ -445,22 +445,27 @@ def judged_ceilings(rows: pl.DataFrame, kernels: pl.DataFrame) -> dict:
     return out
 
 
-def chart_ceilings(spec: gpu.GpuSpec | None, rows: pl.DataFrame, kernels: pl.DataFrame) -> list[Ceiling]:
+def chart_ceilings(spec: gpu.GpuSpec | None, rows: pl.DataFrame, kernels: pl.DataFrame,
+                   roof_precisions: dict[str, str] | None = None) -> list[Ceiling]:
     """The roofs of one chart: the GPU's ceilings as its runs were judged (`judged_ceilings`),
     and the instruction-mix ceilings (`mix.py`) the runs were judged by where they sit well below
     their precision's peak (under `MIX_DRAWN_BELOW` of it: a line a hair under the peak would only
-    crowd the chart; % of roof uses it all the same), each once."""
+    crowd the chart; % of roof uses it all the same), of the precision each run is judged by
+    (`roof_precisions`: run -> the runs table's roof_precision; all rows when None), each once."""
     if spec is None:
         return []
     out = ceilings(spec, judged_ceilings(rows, kernels))
     if "ceiling" in rows.columns:
         mixed = rows.filter(pl.col("ceiling").is_not_null() & pl.col("fma_share").is_not_null()
                             & (pl.col("ceiling_flops_per_s") < MIX_DRAWN_BELOW * pl.col("peak_flops_per_s")))
+        if roof_precisions is not None:
+            mixed = mixed.filter(pl.struct("run", "precision").map_elements(
+                lambda r: roof_precisions.get(r["run"]) == r["precision"], return_dtype=pl.Boolean))
         seen = set()
         for name, value in mixed.select("ceiling", "ceiling_flops_per_s").unique(maintain_order=True).iter_rows():
             if name not in seen:
                 seen.add(name)
-                out.append(Ceiling(name, "compute", value, None, "instruction mix"))
+                out.append(Ceiling(mix.short_name(name), "compute", value, None, "instruction mix"))
     return out
 
 
@@ -491,9 +496,13 @@ def off_chart(kernel_points: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
         [pl.col(c).cast(t) for c, t in OFF_CHART_COLUMNS.items()])
 
 
-def gpu_chart_ceilings(rows: pl.DataFrame, kernels: pl.DataFrame, db: gpu.GpuDatabase) -> dict[str | None, list[Ceiling]]:
-    """gpu_model -> the roofs its chart draws (`chart_ceilings` of its runs' `run_roofline` rows)."""
+def gpu_chart_ceilings(rows: pl.DataFrame, kernels: pl.DataFrame, db: gpu.GpuDatabase,
+                       runs: pl.DataFrame | None = None) -> dict[str | None, list[Ceiling]]:
+    """gpu_model -> the roofs its chart draws (`chart_ceilings` of its runs' `run_roofline` rows;
+    `runs`, the runs table, says which precision each run is judged by)."""
     if not rows.height:
         return {}
-    return {key: chart_ceilings(db.get(key) if key else None, group, kernels)
+    judged = dict(runs.select("run", "roof_precision").iter_rows()) \
+        if runs is not None and "roof_precision" in runs.columns else None
+    return {key: chart_ceilings(db.get(key) if key else None, group, kernels, judged)
             for (key,), group in rows.group_by(["gpu_model"], maintain_order=True)}

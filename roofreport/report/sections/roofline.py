@@ -16,12 +16,13 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport.report import fmt
-from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart, spans_list
+from roofreport.report.context import Bullets, Column, Heading, Paragraph, Section, Span, chart, spans_list
 from roofreport.report.naming import RunNames, in_order
 from roofreport.report.sections.comparison import at_least, run_cell
-from roofreport.report.tables import cell, table
+from roofreport.report.tables import cell, name_cell, table
 
 KERNELS_PER_RUN = 12
+OFF_CHART_NAME_CHARS = 64   # a kernel's name beside the chart, shortened in the middle (its full name on hover)
 SERIES_PER_CHART = 10      # runs (a colour each) in one chart; more go to further charts by group
 RUN_TOTAL = "run total (its counted kernels)"     # what a run's point is, on hover
 EMPTY = ("No run has both FLOP and byte counts, so there is nothing to place on a roofline. "
@@ -185,15 +186,17 @@ def _off_chart(kernels: pl.DataFrame, names: RunNames) -> list:
     their run's kernel time instead of placed (their FLOPs, intensity and FLOP/s are lower bounds)."""
     if not kernels.height:
         return []
-    rows = [[cell(names.label(r["run"]), title=r["run"]), cell(r["short_name"] or "–", css="kernel"),
+    rows = [[cell(names.label(r["run"]), title=r["run"]), name_cell(r["short_name"], OFF_CHART_NAME_CHARS),
              fmt.count(r["launches"]), fmt.duration(r["time_ns"]), fmt.share(r["time_share"]),
              at_least(fmt.intensity(r["ai_dram"]), False), at_least(fmt.rate(r["achieved_flops_per_s"]), False)]
             for r in kernels.iter_rows(named=True)]
     return [Paragraph.of("Tensor-core kernels whose tensor work no counter counted are not placed on the chart: "
                          "their FLOPs, intensity and FLOP/s are lower bounds (≥), orders of magnitude below where "
                          "they ran. They take this share of their run's kernel time:"),
-            table(["Run", "Kernel", "Launches#", "Time#", "Share of kernel time#", "AI (DRAM)#", "Achieved#"], rows,
-                  caption="Off the chart: tensor-core kernels with uncounted FLOPs", css="off-chart")]
+            table([Column("Run", width="22%"), Column("Kernel", width="33%"),
+                   *[Column(heading, numeric=True, width="9%") for heading in
+                     ("Launches", "Time", "Share of kernel time", "AI (DRAM)", "Achieved")]], rows,
+                  caption="Off the chart: tensor-core kernels with uncounted FLOPs", css="kernels off-chart")]
 
 
 def _clock_words(runs: pl.DataFrame) -> str:
