@@ -3,6 +3,8 @@ ncu's locked clock by version and command line, and the SM clock nvidia-smi samp
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pytest
 
@@ -156,3 +158,33 @@ def test_an_unlocked_ncu_run_without_samples_is_at_boost_and_says_so(tmp_path):
     row = _t4_run(tmp_path, "$ ncu --clock-control none --metrics gpu__time_duration.sum ./vectorAdd")
     assert row["peak_flops_per_s"] == pytest.approx(T4_FP32)
     assert row["roof_clock"] == "boost clock 1590 MHz (ncu ran with --clock-control none; no clock sampled beside the run)"
+
+
+def test_a_traced_run_takes_the_sm_clock_nvidia_smi_sampled_in_its_folder(tmp_path):
+    """An nvprof trace (kernels unlocked) with nvidia-smi's query CSV beside it: the roofs are at the
+    busy samples' median clock (1200 MHz), not the GTX 1080's 1733 MHz boost; without the CSV, boost."""
+    import importlib.util
+
+    import roofreport
+    here = Path(__file__).resolve().parent / "data" / "make_gtx1080_micro.py"
+    spec = importlib.util.spec_from_file_location("make_gtx1080_micro", here)
+    layout = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(layout)
+    kernel = "gpp_kernel(float2 const *, float2 const *, float*, int)"
+    for name, smi in (("sampled", True), ("boost", False)):
+        run = tmp_path / name / "gtx1080" / "gpp"
+        run.mkdir(parents=True)
+        (run / "nvprof_metrics.log").write_text(layout._metrics_log(100, "./gpp.x 4096", kernel, 1e10, 2e9, 10))
+        (run / "nvprof_gpu_trace.log").write_text(layout._trace_log(101, "./gpp.x 4096", kernel, 5000.0, 10, 1.0))
+        if smi:
+            (run / "gpu_log.csv").write_text(SMI_CSV, encoding="utf-8")
+        rows = roofreport.read(tmp_path / name).runs.filter(pl.col("flops").is_not_null())
+        row = rows.row(0, named=True)
+        assert row["gpu_model"] == "GeForce GTX 1080" and row["counted_time_source"].startswith("nvprof trace")
+        if smi:
+            assert row["peak_flops_per_s"] == pytest.approx(8.87e12 * 1200 / 1733, rel=0.01)
+            assert row["roof_clock"].startswith("SM clock 1200 MHz, as the GPU's monitoring log")
+        else:
+            assert row["peak_flops_per_s"] == pytest.approx(8.87e12, rel=0.01)
+            assert row["roof_clock"] == ("boost clock 1733 MHz (traced kernels run unlocked; no clock sampled "
+                                         "beside the run)")
