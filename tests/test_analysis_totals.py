@@ -74,24 +74,107 @@ def test_two_exports_of_one_profile_are_counted_once(db):
 
 # -- bound -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("flops, bound", [(15.0, "memory"), (17.0, "memory"), (17.5, "compute"), (40.0, "compute")])
-def test_bound_is_the_intensity_against_the_ridge_point(db, flops, bound):
-    """V100: 15.7e12 / 900e9 = 17.44 FLOP/B. Time chosen so the point sits at half its roof."""
+@pytest.mark.parametrize("flops, bound", [(5.0, "memory"), (15.0, "mixed"), (17.0, "mixed"), (17.5, "mixed"),
+                                          (21.0, "mixed"), (40.0, "compute")])
+def test_a_one_kernel_run_is_bound_by_its_side_of_the_ridge_and_at_the_ridge_near_it(db, flops, bound):
+    """V100: 15.7e12 / 900e9 = 17.44 FLOP/B; within ×/÷ 1.25 of it (13.95 to 21.8) both roofs are
+    near: "mixed" (at the ridge). Time chosen so the point sits at half its roof, in one long launch."""
     ai = flops
     attainable = min(15.7e12, 900e9 * ai)
     time_ns = ai * 1e9 / (attainable / 2) * 1e9
     kernels = [_kernel("r", "sgemm", duration_ns=time_ns, flops_fp32=ai * 1e9, dram_bytes=1e9, flops_complete=True)]
     run = _totals(_tables(kernels, [{"run": "r", "gpu_model": V100}]), db)["r"]
     assert run["ridge_ai"] == pytest.approx(15.7e12 / 900e9)
-    assert run["bound"] == bound and run["bound_note"] is None
+    side = "compute" if ai >= 15.7e12 / 900e9 else "memory"
+    assert run["bound"] == bound
+    assert run["bound_note"].startswith(f"100% of the counted time in {side}-side kernels")
+    assert run["compute_time_share"] == (1.0 if side == "compute" else 0.0) and run["bound_coverage"] == 1.0
     assert run["pct_of_roof"] == pytest.approx(50.0)
     assert run["roof_precision"] == "fp32"
 
 
-def test_a_point_far_below_its_roof_keeps_its_class_and_says_so(db):
+def _two_sides(compute_ns: float, memory_ns: float, launches: int = 1) -> list[dict]:
+    """A GEMM right of the V100's ridge (AI 40) and a copy-like kernel left of it (AI 2), each at
+    half its roof, in `launches` launches; the run's aggregate intensity is about 17 (the ridge)."""
+    gemm_flops = 15.7e12 / 2 * compute_ns * 1e-9
+    copy_flops = 900e9 * 2 / 2 * memory_ns * 1e-9
+    return [_kernel("r", "sgemm", launch=1, duration_ns=compute_ns, count=launches, flops_fp32=gemm_flops,
+                    dram_bytes=gemm_flops / 40, flops_complete=True),
+            _kernel("r", "elementwise", launch=2, duration_ns=memory_ns, count=launches, flops_fp32=copy_flops,
+                    dram_bytes=copy_flops / 2, flops_complete=True)]
+
+
+@pytest.mark.parametrize("compute_ms, memory_ms, bound, share", [
+    (8.0, 2.0, "compute", 0.8), (2.0, 8.0, "memory", 0.2), (5.5, 4.5, "mixed", 0.55)])
+def test_the_bound_is_the_side_where_most_of_the_time_sits(db, compute_ms, memory_ms, bound, share):
+    """Issue 31 item 2: not the aggregate intensity, the time-weighted kernel population."""
+    kernels = _two_sides(compute_ms * 1e6, memory_ms * 1e6)
+    run = _totals(_tables(kernels, [{"run": "r", "gpu_model": V100}]), db)["r"]
+    assert run["bound"] == bound
+    assert run["compute_time_share"] == pytest.approx(share)
+    side, value = ("compute", share) if share >= 0.5 else ("memory", 1 - share)
+    assert run["bound_note"].startswith(f"{value:.0%} of the counted time in {side}-side kernels")
+
+
+def test_a_run_whose_aggregate_sits_at_the_ridge_is_mixed_even_with_most_time_on_one_side(db):
+    """65% of the time in compute-side kernels, but the run's intensity within the ridge band."""
+    kernels = _two_sides(6.5e6, 3.5e6)
+    kernels[0]["dram_bytes"] = kernels[0]["flops_fp32"] / 30    # aggregate intensity near 17
+    run = _totals(_tables(kernels, [{"run": "r", "gpu_model": V100}]), db)["r"]
+    ratio = run["arithmetic_intensity"] / run["ridge_ai"]
+    assert 0.8 <= ratio <= 1.25 and run["compute_time_share"] == pytest.approx(0.65)
+    assert run["bound"] == "mixed" and "of the ridge point" in run["bound_note"]
+
+
+def test_short_launches_far_below_the_roof_are_latency_bound_not_compute_bound(db):
+    """A 100 µs micro-run of ten 10 µs GEMM launches at 30% of its roof (issue 31: micro-runs of
+    60-150 µs at 13-35% of roof were called compute-bound); the same GEMM in 1 ms launches is
+    compute-bound."""
+    def run_of(launch_ns: float) -> dict:
+        time_ns = 10 * launch_ns
+        flops = 15.7e12 * 0.3 * time_ns * 1e-9
+        kernels = [_kernel("r", "sgemm", duration_ns=time_ns, count=10, flops_fp32=flops, dram_bytes=flops / 40,
+                           flops_complete=True)]
+        return _totals(_tables(kernels, [{"run": "r", "gpu_model": V100}]), db)["r"]
+
+    micro = run_of(10e3)
+    assert micro["pct_of_roof"] == pytest.approx(30.0) and micro["bound"] == "latency"
+    assert "in launches under 20 µs" in micro["bound_note"]
+    assert run_of(1e6)["bound"] == "compute"
+
+
+@pytest.mark.parametrize("waves, bound", [(0.4, "latency"), (12.0, "compute")])
+def test_a_grid_of_less_than_one_wave_far_below_the_roof_is_latency_bound(db, waves, bound):
+    """One 200 µs launch at 30% of its roof: ncu's Waves Per SM under one (part of the GPU idle
+    the whole launch) makes it latency-bound; the same launch over 12 waves is compute-bound."""
+    flops = 15.7e12 * 0.3 * 200e-6
+    kernels = [_kernel("r", "sgemm", file="n.csv", duration_ns=200e3, flops_fp32=flops, dram_bytes=flops / 40,
+                       flops_complete=True)]
+    tables = _tables(kernels, [{"run": "r", "gpu_model": V100}], {"n.csv": "ncu"})
+    tables["metrics"] = schema.conform("metrics", pl.DataFrame({
+        "run": ["r"], "source_file": ["n.csv"], "launch_id": [1], "section": ["Launch Statistics"],
+        "metric": ["Waves Per SM"], "value": [waves]}))
+    run = _totals(tables, db)["r"]
+    assert run["pct_of_roof"] == pytest.approx(30.0) and run["bound"] == bound
+
+
+def test_the_bound_says_how_much_of_the_runs_time_the_counters_cover(db):
+    """ncu profiled one kernel of a trace's two: the classification covers its time only."""
+    kernels = [_kernel("r", "sgemm", file="n.csv", launch=1, duration_ns=1e6, flops_fp32=15.7e12 / 2 * 1e-3,
+                       dram_bytes=15.7e12 / 2 * 1e-3 / 40, flops_complete=True),
+               _kernel("r", "sgemm", file="t.json", launch=1, duration_ns=1e6),
+               _kernel("r", "other", file="t.json", launch=2, duration_ns=3e6)]
+    tables = _tables(kernels, [{"run": "r", "gpu_model": V100}], {"n.csv": "ncu", "t.json": "nsys"})
+    run = _totals(tables, db)["r"]
+    assert run["kernel_time_ns"] == 4e6 and run["bound"] == "compute"
+    assert run["bound_coverage"] == pytest.approx(0.25)
+    assert run["bound_note"].endswith("the counters cover 25% of the run's kernel time")
+
+
+def test_a_point_far_below_its_roof_is_latency_bound_and_says_so(db):
     kernels = [_kernel("r", "sgemm", duration_ns=1e9, flops_fp32=1e9, dram_bytes=1e9, flops_complete=True)]
     run = _totals(_tables(kernels, [{"run": "r", "gpu_model": V100}]), db)["r"]
-    assert run["bound"] == "memory" and run["bound_note"].startswith("below 10%")
+    assert run["bound"] == "latency" and run["bound_note"].startswith("below 10%")
 
 
 @pytest.mark.parametrize("case, kernel, gpu, note", [

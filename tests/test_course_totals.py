@@ -85,16 +85,26 @@ def test_v100_flops_are_the_authors_totalflops():
 
 
 def test_v100_intensities_and_bounds_by_the_authors_sums():
+    """Issue 31 item 2: the V100 runs sit at 77-103% of the ridge point with 48-61% of their counted
+    time in compute-side kernels: at the ridge (mixed), not memory- or compute-bound. Their ridge is
+    that of the FP32 ceiling their instruction mix allows (97% FMA: 98.5% of the 15.7 TFLOP/s peak)."""
     runs = _runs(*ANOUSHKA)
-    expected = {"vgg11": (13.4, "memory"), "vgg13": (15.6, "memory"), "vgg19": (17.6, "compute")}
-    for model, (ai, bound) in expected.items():
+    expected = {"vgg11": (13.4, 0.48), "vgg13": (15.6, 0.58), "vgg19": (17.6, 0.61)}
+    for model, (ai, share) in expected.items():
         row = runs[f"proj1/v100/{model}"]
         assert row["arithmetic_intensity"] == pytest.approx(ai, abs=0.05), model
-        assert row["ridge_ai"] == pytest.approx(15.7e12 / 900e9)        # V100 SXM2: 17.4 FLOP/B
-        assert row["bound"] == bound and row["roof_precision"] == "fp32", model
+        assert row["peak_flops_per_s"] == 15.7e12 and row["fma_share"] == pytest.approx(0.97, abs=0.01), model
+        assert row["ceiling"] == "FP32 at 97% FMA", model
+        assert row["ridge_ai"] == pytest.approx(row["ceiling_flops_per_s"] / 900e9)
+        assert row["ceiling_flops_per_s"] == pytest.approx(15.7e12 * (1 + row["fma_share"]) / 2)
+        assert row["bound"] == "mixed" and row["roof_precision"] == "fp32", model
+        assert row["compute_time_share"] == pytest.approx(share, abs=0.005), model
+        assert 0.9 < row["bound_coverage"] < 0.96, model     # ncu's counted launches of the nsys trace
         # Achieved = FLOPs / the nsys time of the same ncu-counted launches.
         assert row["counted_time_source"].startswith("nsys trace (matched")
         assert row["achieved_flops_per_s"] == pytest.approx(row["flops"] / (row["counted_time_ns"] * 1e-9))
+    assert "intensity at 91% of the ridge point" in runs["proj1/v100/vgg13"]["bound_note"]
+    assert runs["proj1/v100/vgg13"]["bound_note"].startswith("58% of the counted time in compute-side kernels")
 
 
 def test_a100_runs_have_no_bound_class_their_tensor_work_went_uncounted():
@@ -132,8 +142,11 @@ def test_the_report_reads_the_runs_table_not_a_second_computation():
         assert shown[column].to_list() == runs[column].to_list(), column
     html = _html(*ANOUSHKA)
     text = text_of(html)
-    assert re.search(r"2 runs are memory-bound \(vgg11 · V100-SXM2-16GB and vgg13 · V100-SXM2-16GB\): "
-                     r"arithmetic intensity 13\.4 FLOP/B to 15\.6 FLOP/B against a ridge point of 17\.4 FLOP/B", text)
+    # issue 31 item 2: at the ridge, with the share of time on each side and the counters' coverage
+    assert re.search(r"3 runs are neither memory- nor compute-bound \(vgg11 · V100-SXM2-16GB, vgg13 · V100-SXM2-16GB and "
+                     r"vgg19 · V100-SXM2-16GB\): arithmetic intensity 13\.4 FLOP/B to 17\.6 FLOP/B against a ridge "
+                     r"point of 17\.1 FLOP/B to 17\.2 FLOP/B; .*; 48% to 61% of their counted time in compute-side "
+                     r"kernels \(the counters cover 90% to 95% of their kernel time\)", text)
     # (the runs table holds each run's intensity once; the rooflines section adds only its own
     # columns: issue 32, one table per fact) -- and 19.5, a second computation's, appears nowhere
     assert "15.6 FLOP/B" in text_of(_section(html, "runs")) and "19.5 FLOP/B" not in text
@@ -313,3 +326,24 @@ def test_findings_and_comparison_say_no_none_no_nan_and_no_unlike_ratio(parts):
     table = text_of(html[start:html.index("</table>", start)])
     for model, config in apart.join(compared, on="config_key", how="anti").select("model", "config").iter_rows():
         assert f" {model} {config} " not in table, (model, config)
+
+
+def test_uncounted_tensor_kernels_are_listed_beside_the_chart_with_their_time_share_not_placed():
+    """Issue 31 item 10: the A100's TF32 GEMMs, whose tensor work no counter counted, sit at AI
+    0.0067-0.27 FLOP/B, orders of magnitude from where they ran; they are listed with their share of
+    the run's kernel time, and every lower bound keeps its "≥" (hover, tables, AI column)."""
+    an = _analysis(*ANOUSHKA)
+    off = {r["short_name"]: r for r in an.off_chart.filter(pl.col("run") == "proj1/a100/vgg11").iter_rows(named=True)}
+    gemm = off["xmma_new::gemm::kernel"]
+    kernel_time = _runs(*ANOUSHKA)["proj1/a100/vgg11"]["kernel_time_ns"]
+    assert gemm["launches"] == 21 and gemm["time_share"] == pytest.approx(gemm["time_ns"] / kernel_time)
+    assert 0.39 < gemm["time_share"] < 0.41 and gemm["ai_dram"] < 0.3
+    assert an.off_chart["run"].str.contains("v100").sum() == 0          # the V100's FP32 work was counted
+    html = _html(*ANOUSHKA)
+    rooflines = _section(html, "rooflines")
+    text = text_of(rooflines)
+    assert "Off the chart: tensor-core kernels with uncounted FLOPs" in text
+    assert "xmma_new::gemm::kernel 21 8.39 ms 40.0 % ≥ 0.184 FLOP/B ≥ 30.4 GFLOP/s" in text
+    assert 'data-name="xmma_new::gemm::kernel"' not in rooflines and 'data-name="cutlass::Kernel"' not in rooflines
+    assert 'data-ai="≥ 1.20 FLOP/B"' in rooflines                     # the A100 run's own point, a lower bound
+    assert "≥ 1.20 FLOP/B" in text_of(_section(html, "runs"))          # the AI column

@@ -3,6 +3,8 @@ ncu's locked clock by version and command line, and the SM clock nvidia-smi samp
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pytest
 
@@ -106,3 +108,83 @@ def test_runs_without_an_ncu_log_have_no_ncu_clock():
     import roofreport
     data = roofreport.read(corpus_path("smi", "dmon", "adityamwagh__hpml-hw__hw5__part_a__gpu_utilization_v100.txt"))
     assert data.runs["clock_domain"].to_list() == [None] * data.runs.height
+
+
+# -- the model: roofs at the clock the time was measured at (issue 31, item 1) -------------------
+
+_COUNTERS = """    smsp__sass_thread_inst_executed_op_fadd_pred_on.sum        inst       50,000
+    smsp__sass_thread_inst_executed_op_ffma_pred_on.sum        inst      100,000
+    smsp__sass_thread_inst_executed_op_fmul_pred_on.sum        inst       50,000
+"""
+SMI_CSV = """timestamp, utilization.gpu [%], utilization.memory [%], power.draw [W], temperature.gpu, clocks.current.sm [MHz], clocks.current.memory [MHz]
+2025/03/20 03:15:05.538, 0 %, 0 %, 15.60 W, 47, 300 MHz, 405 MHz
+2025/03/20 03:15:10.553, 97 %, 40 %, 69.10 W, 66, 1200 MHz, 5000 MHz
+2025/03/20 03:15:15.562, 98 %, 41 %, 69.80 W, 68, 1185 MHz, 5000 MHz
+2025/03/20 03:15:20.571, 96 %, 40 %, 69.95 W, 69, 1215 MHz, 5000 MHz
+"""
+T4_FP32, T4_BOOST, T4_BASE = 8.1e12, 1590, 585
+
+
+def _t4_run(tmp_path, command: str, smi: bool = False) -> dict:
+    import roofreport
+    folder = tmp_path / "t4"
+    folder.mkdir()
+    text = NCU_LOG.format(command=command).replace("    gpu__time_duration.sum      usecond         4.13\n",
+                                                   "    gpu__time_duration.sum      usecond         4.13\n" + _COUNTERS)
+    (folder / "ncu_vectoradd.txt").write_text(text, encoding="utf-8")
+    if smi:
+        (folder / "gpu_log.csv").write_text(SMI_CSV, encoding="utf-8")
+    runs = roofreport.read(folder).runs.filter(pl.col("flops").is_not_null())
+    assert runs.height == 1
+    return runs.row(0, named=True)
+
+
+def test_an_ncu_run_without_a_logged_frequency_is_judged_at_the_base_clock_ncu_locked(tmp_path):
+    """A T4 replayed at its 585 MHz base clock is judged against 585/1590 of its boost peak."""
+    row = _t4_run(tmp_path, "$ ncu --metrics gpu__time_duration.sum,dram__bytes.sum ./vectorAdd")
+    assert row["gpu_model"] == "Tesla T4" and row["flops"] == 300_000
+    assert row["fma_share"] == 0.5 and row["ceiling"] == "FP32 at 50% FMA"     # ncu's per-op counters
+    assert row["peak_flops_per_s"] == pytest.approx(T4_FP32 * T4_BASE / T4_BOOST)
+    assert row["roof_clock"].startswith("base clock 585 MHz (ncu") and "locks clocks to base" in row["roof_clock"]
+
+
+def test_an_unlocked_ncu_run_takes_the_clock_nvidia_smi_sampled_beside_it(tmp_path):
+    row = _t4_run(tmp_path, "$ ncu --clock-control none --metrics gpu__time_duration.sum ./vectorAdd", smi=True)
+    assert row["peak_flops_per_s"] == pytest.approx(T4_FP32 * 1200 / T4_BOOST)    # the busy samples' median
+    assert row["roof_clock"].startswith("SM clock 1200 MHz, as the GPU's monitoring log") and "3 samples" in row["roof_clock"]
+
+
+def test_an_unlocked_ncu_run_without_samples_is_at_boost_and_says_so(tmp_path):
+    row = _t4_run(tmp_path, "$ ncu --clock-control none --metrics gpu__time_duration.sum ./vectorAdd")
+    assert row["peak_flops_per_s"] == pytest.approx(T4_FP32)
+    assert row["roof_clock"] == "boost clock 1590 MHz (ncu ran with --clock-control none; no clock sampled beside the run)"
+
+
+def test_a_traced_run_takes_the_sm_clock_nvidia_smi_sampled_in_its_folder(tmp_path):
+    """An nvprof trace (kernels unlocked) with nvidia-smi's query CSV beside it: the roofs are at the
+    busy samples' median clock (1200 MHz), not the GTX 1080's 1733 MHz boost; without the CSV, boost."""
+    import importlib.util
+
+    import roofreport
+    here = Path(__file__).resolve().parent / "data" / "make_gtx1080_micro.py"
+    spec = importlib.util.spec_from_file_location("make_gtx1080_micro", here)
+    layout = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(layout)
+    kernel = "gpp_kernel(float2 const *, float2 const *, float*, int)"
+    for name, smi in (("sampled", True), ("boost", False)):
+        run = tmp_path / name / "gtx1080" / "gpp"
+        run.mkdir(parents=True)
+        (run / "nvprof_metrics.log").write_text(layout._metrics_log(100, "./gpp.x 4096", kernel, 1e10, 2e9, 10))
+        (run / "nvprof_gpu_trace.log").write_text(layout._trace_log(101, "./gpp.x 4096", kernel, 5000.0, 10, 1.0))
+        if smi:
+            (run / "gpu_log.csv").write_text(SMI_CSV, encoding="utf-8")
+        rows = roofreport.read(tmp_path / name).runs.filter(pl.col("flops").is_not_null())
+        row = rows.row(0, named=True)
+        assert row["gpu_model"] == "GeForce GTX 1080" and row["counted_time_source"].startswith("nvprof trace")
+        if smi:
+            assert row["peak_flops_per_s"] == pytest.approx(8.87e12 * 1200 / 1733, rel=0.01)
+            assert row["roof_clock"].startswith("SM clock 1200 MHz, as the GPU's monitoring log")
+        else:
+            assert row["peak_flops_per_s"] == pytest.approx(8.87e12, rel=0.01)
+            assert row["roof_clock"] == ("boost clock 1733 MHz (traced kernels run unlocked; no clock sampled "
+                                         "beside the run)")

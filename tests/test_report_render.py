@@ -144,9 +144,10 @@ def test_pdf_pages_are_filled_and_charts_are_drawn(proj1, tmp_path):
     roofline_pages = pages_mentioning(pdf, "Roofline of A100-SXM4-40GB")     # the figure's caption
     assert len(roofline_pages) == 1
     first = pages[roofline_pages[0] - 1]
-    # Text pages have no saturated pixels (< 0.01 %); the roofline's coloured points give more.
+    # Text pages have no saturated pixels (< 0.01 %); the roofline's coloured points give more (fewer
+    # since the A100's uncounted tensor GEMMs are listed beside the chart, not placed: issue 31 item 10).
     _, colour = ink(first)
-    assert colour > 0.0008, "the roofline page has no coloured points"
+    assert colour > 0.0004, "the roofline page has no coloured points"
     share_page = pages[pages_mentioning(pdf, "GPU time by kernel category")[0] - 1]
     assert ink(share_page)[1] > 0.02, "the stacked share bars are missing"
     assert pages_mentioning(pdf, f"Page 3 of {len(pages)}") == [3]

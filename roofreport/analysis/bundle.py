@@ -108,6 +108,8 @@ class Analysis:
     runs: pl.DataFrame               # compare.run_table: the runs table's identity and totals
     roofline: pl.DataFrame           # roofline.run_roofline
     kernel_roofline: pl.DataFrame    # roofline.kernel_roofline
+    chart_ceilings: dict             # roofline.gpu_chart_ceilings: gpu_model -> the roofs its chart draws
+    off_chart: pl.DataFrame          # roofline.off_chart: uncounted tensor kernels, listed beside the chart
     share: pl.DataFrame              # share.kernel_share (the steady state: setup copies apart)
     leaders: pl.DataFrame            # share.leading_categories: each run's largest kernel category
     top: pl.DataFrame                # share.top_kernels
@@ -194,6 +196,8 @@ def analyze(dataset: Source, settings: AnalysisSettings | None = None,
     per_model = conclusions.conclusions(summary, pair_reasons)
     kernel_share = share.kernel_share(model, view)
     run_roofline = model.run_roofline
+    kernel_points = model.kernel_roofline if view.kernel is None else \
+        roofline.kernel_roofline(model, view.keep_kernels(model.points))
     pattern_sweeps = share.sweep_pattern_share(model, SWEEP_PATTERNS, view=view)
     utilization_stats = utilization.utilization_stats(samples)
     processes = utilization.process_memory(samples)
@@ -204,7 +208,9 @@ def analyze(dataset: Source, settings: AnalysisSettings | None = None,
         experiment_conclusions=conclusions.experiment_conclusions(per_model, pair_reasons),
         time_sweeps=sweeps.time_sweeps(tables["runs"]),
         roofline=run_roofline,
-        kernel_roofline=roofline.kernel_roofline(model, view.keep_kernels(model.points)),
+        kernel_roofline=kernel_points,
+        chart_ceilings=roofline.gpu_chart_ceilings(run_roofline, tables["kernels"], db, runs),
+        off_chart=roofline.off_chart(kernel_points, runs),
         share=kernel_share, leaders=share.leading_categories(kernel_share),
         top=share.top_kernels(model, top_n=settings.top, view=view),
         top_rest=share.top_kernels_rest(model, top_n=settings.top, view=view),

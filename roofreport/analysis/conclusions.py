@@ -43,7 +43,8 @@ _SIDE_FACTS = {"tensor_share": pl.Float64, "communication_share": pl.Float64, "c
                "parallelism": pl.String, "gpus": pl.Int64, "gpus_source": pl.String, "multi_gpu": pl.Boolean,
                "setup_share": pl.Float64, "clock_locked": pl.Boolean, "time_source": pl.String,
                "bound": pl.String, "pct_of_roof": pl.Float64, "flops_complete": pl.Boolean,
-               "roof_precision": pl.String, "peak_flops_per_s": pl.Float64, "peak_dram_bytes_per_s": pl.Float64}
+               "roof_precision": pl.String, "peak_flops_per_s": pl.Float64, "peak_dram_bytes_per_s": pl.Float64,
+               "roof_clock": pl.String}
 REASON_COLUMNS = {
     **{c: t for c, t in speedup.SPEEDUP_COLUMNS.items() if c not in ("comparable", "reason", "reason_kind")},
     **{f"{side}_{c}": t for side in ("faster", "slower") for c, t in _SIDE_FACTS.items()},
@@ -53,7 +54,7 @@ REASON_COLUMNS = {
     "cause_faster_launches": pl.Float64, "cause_slower_launches": pl.Float64, "would_tell": pl.String,
 }
 _RANGES = ("tensor_share", "communication_share", "setup_share", "pct_of_roof")
-_ONE_VALUE = ("collectives", "parallelism", "gpus", "gpus_source", "roof_precision")
+_ONE_VALUE = ("collectives", "parallelism", "gpus", "gpus_source", "roof_precision", "roof_clock")
 CONCLUSION_COLUMNS = {
     **speedup.SUMMARY_COLUMNS,
     **{f"{side}_{c}_{end}": pl.Float64 for side in ("faster", "slower") for c in _RANGES for end in ("min", "max")},
@@ -96,7 +97,7 @@ def speedup_reasons(pairs: pl.DataFrame, runs: pl.DataFrame, reasons: pl.DataFra
 def _facts(runs: pl.DataFrame, reasons: pl.DataFrame) -> dict[str, dict]:
     """run -> its facts (`_SIDE_FACTS`) and iterations."""
     wanted = [c for c in ("run", "gpu_model", "time_source", "bound", "pct_of_roof", "flops_complete",
-                          "roof_precision", "peak_flops_per_s", "peak_dram_bytes_per_s", "iterations")
+                          "roof_precision", "peak_flops_per_s", "peak_dram_bytes_per_s", "iterations", "roof_clock")
               if c in runs.columns]
     table = runs.select(wanted)
     if reasons.height:

@@ -12,7 +12,10 @@ baseline section, the Python API), so one question never gets two figures:
 * `counted_times`: each counted launch's real time (`timing.counted_kernel_times`: the same
   launch in a trace of the run, aligned by name);
 * `points`: the counted kernels with FLOPs, their precision and time (`roofline.kernel_points`);
-  `gpus`: each run's GPU spec with the database's peaks;
+  `gpus`: each run's GPU spec with the database's peaks; `clocks`: the evidence of the clock its
+  time was measured at (`clocks.py`: logged, ncu's locked clock, nvidia-smi's sampled clock);
+* `kernel_roofline`: each counted kernel's roofline point and ceiling (`roofline.kernel_roofline`),
+  whose time-weighted sides of the ridge give a run's bound (`bound.py`);
 * `ranks`: per (run, rank) of the traces with GPU activities, the time split as Holistic
   Trace Analysis splits it (`ranks.py`: span, compute, communication, memory, idle, overlap);
 * `totals`: the runs table's `RUN_TOTALS` columns (`totals.py`: kernel, copy, setup-copy time,
@@ -33,11 +36,13 @@ from functools import cached_property
 import polars as pl
 
 from roofreport import gpu
-from roofreport.model import iterations as steps_counted, ranks as rank_split, roofline, timing, totals as run_totals
+from roofreport.model import clocks as run_clocks, iterations as steps_counted, ranks as rank_split, roofline, timing, \
+    totals as run_totals
 from roofreport.tables import schema
 
 Tables = Mapping[str, pl.DataFrame]
-_DERIVED = ("time_rows", "counted_times", "points", "iterations", "totals", "run_roofline", "ranks")
+_DERIVED = ("time_rows", "counted_times", "points", "iterations", "totals", "run_roofline", "kernel_roofline",
+            "ranks")
 
 
 class Model:
@@ -74,6 +79,11 @@ class Model:
         return roofline.run_gpus(self.tables, self.db)
 
     @cached_property
+    def clocks(self) -> dict[str, run_clocks.RunClock]:
+        """run -> what the evidence says of the clock its time was measured at (`clocks.py`)."""
+        return run_clocks.run_clocks(self.tables, self.gpus)
+
+    @cached_property
     def iterations(self) -> pl.DataFrame:
         """run, iterations, iterations_source of the runs whose logs count steps."""
         return steps_counted.run_iterations(self.tables, self.time_rows)
@@ -87,6 +97,12 @@ class Model:
     def run_roofline(self) -> pl.DataFrame:
         """One row per run and precision with FLOPs (`roofline.COLUMNS`)."""
         return roofline.run_roofline(self)
+
+    @cached_property
+    def kernel_roofline(self) -> pl.DataFrame:
+        """One row per counted kernel with FLOPs (`roofline.KERNEL_COLUMNS`): its point, the
+        ceiling it is judged by and its side of the ridge (the run's bound reads them)."""
+        return roofline.kernel_roofline(self)
 
     @cached_property
     def ranks(self) -> pl.DataFrame:
@@ -131,8 +147,9 @@ class Model:
             files = narrow.tables["kernels"].select("source_file").unique() if "kernels" in narrow.tables \
                 else pl.DataFrame(schema={"source_file": pl.String})
             narrow.__dict__["counted_times"] = self.counted_times.join(files, on="source_file", how="semi")
-        if "gpus" in self.__dict__:
-            narrow.__dict__["gpus"] = {run: spec for run, spec in self.gpus.items() if run in set(kept)}
+        for name in ("gpus", "clocks"):
+            if name in self.__dict__:
+                narrow.__dict__[name] = {run: value for run, value in self.__dict__[name].items() if run in set(kept)}
         return narrow
 
 

@@ -34,7 +34,7 @@ from statistics import median
 import polars as pl
 
 from roofreport import gpu
-from roofreport.model import counted, timing
+from roofreport.model import counted, mix, timing
 from roofreport.tables import lazy
 
 LATENCY_FRACTION = 0.10
@@ -47,7 +47,8 @@ _TENSOR_KIND = [("tensor_tf32", TF32_NAMES), ("tensor_bf16", r"(?i)bf16")]
 COLUMNS = ["run", "gpu_model", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes", "l1_bytes",
            "time_ns", "time_source", "ai_dram", "ai_l2", "ai_l1", "achieved_flops_per_s", "peak_flops_per_s",
            "peak_dram_bytes_per_s", "ridge_ai", "attainable_flops_per_s", "pct_of_roof", "bound", "above_roof",
-           "peak_source", "peak_l2_bytes_per_s", "peak_l1_bytes_per_s", "note"]
+           "peak_source", "peak_l2_bytes_per_s", "peak_l1_bytes_per_s", "note", "fma_share", "ceiling",
+           "ceiling_flops_per_s"]
 
 
 @dataclass
@@ -122,6 +123,9 @@ def kernel_points(tables: dict[str, pl.DataFrame], times: pl.DataFrame | None = 
     uncounted = pl.col("flops_complete").not_().fill_null(False) & pl.col("tensor_active").fill_null(False)
     with_flops = with_flops.with_columns(pl.when(uncounted).then(pl.lit("tensor")).otherwise(pl.col("precision")).alias("precision"))
     times = timing.counted_kernel_times(tables) if times is None else times
+    shares = mix.fma_shares(lazy.scan(tables, "metrics"))
+    with_flops = with_flops.join(shares, on=["source_file", "launch_id", "precision"], how="left") \
+        if shares.height else with_flops.with_columns(pl.lit(None, pl.Float64).alias("fma_share"))
     return with_flops.join(times, on=["source_file", "launch_id"], how="left")
 
 
@@ -197,6 +201,34 @@ def at_time_clock(measured: dict, trace_timed: bool) -> dict:
     return {k: v for k, v in measured.items() if k not in ("sm_clock_hz", "mem_clock_hz", "fp64", "fp32", "fp16")}
 
 
+def at_run_clock(measured: dict, trace: bool, clock) -> tuple[dict, str | None]:
+    """The log's ceilings at the clock the run's time was measured at, and which clock in words
+    (`model/clocks.py`: logged frequency, ncu's locked clock, nvidia-smi's sampled clock, boost).
+    `trace`: the time is a trace's (or another unlocked tool's); `clock`: the run's RunClock."""
+    out = at_time_clock(measured, trace)
+    unlocked = trace or (clock is not None and clock.domain == "unlocked")
+    if not trace and out.get("sm_clock_hz"):
+        return out, f"SM clock {out['sm_clock_hz'] / 1e6:.0f} MHz, as ncu logged it"
+    if clock is None:
+        return out, None
+    if unlocked and clock.sampled is not None:
+        out["sm_clock_hz"] = clock.sampled.sm_clock_mhz * 1e6
+        if clock.sampled.mem_clock_mhz:
+            out.setdefault("mem_clock_hz", clock.sampled.mem_clock_mhz * 1e6)
+        return out, (f"SM clock {clock.sampled.sm_clock_mhz:.0f} MHz, as the GPU's monitoring log (nvidia-smi) "
+                     f"beside the run sampled it while busy ({clock.sampled.samples} samples)")
+    boost = f"boost clock {clock.boost_hz / 1e6:.0f} MHz" if clock.boost_hz else "boost clock"
+    if unlocked:
+        why = "traced kernels run unlocked" if trace else "ncu ran with --clock-control none"
+        return out, f"{boost} ({why}; no clock sampled beside the run)"
+    if clock.locked_hz:
+        out["sm_clock_hz"] = clock.locked_hz
+        return out, f"{clock.domain} clock {clock.locked_hz / 1e6:.0f} MHz ({clock.domain_source})"
+    if clock.domain:
+        return out, f"{boost}: {clock.domain_source}, but the GPU table has no {clock.domain} clock for this GPU"
+    return out, boost
+
+
 def _tensor_kind(names: list[str | None], precisions: list[str | None] | None = None,
                  spec: gpu.GpuSpec | None = None) -> str:
     """Which tensor (matrix-core) peak a group of tensor kernels is judged by: the input type the
@@ -228,7 +260,7 @@ def peaks_for(spec: gpu.GpuSpec | None, measured: dict, precision: str, names: l
                                  if measured.get("dram") else None)
     parts = [f"{c.label}: {c.source}" for c in (compute, dram) if c]
     where = f" ({spec.key})" if spec else ""
-    return {"peak_flops_per_s": compute.value if compute else None,
+    return {"peak_flops_per_s": compute.value if compute else None, "peak_label": label,
             "peak_dram_bytes_per_s": dram.value if dram else None,
             "peak_l2_bytes_per_s": measured.get("l2"), "peak_l1_bytes_per_s": measured.get("l1"),
             "peak_source": "; ".join(parts) + where if parts else None}
@@ -248,6 +280,8 @@ def summarize(rows: pl.DataFrame) -> dict:
         "time_ns": timed["time_ns"].sum() if timed.height else None,
         "timed_flops": timed["flops"].sum() if timed.height else None,
         "time_source": source,
+        "fma_share": mix.combined_share(rows["flops"].to_list(), rows["fma_share"].to_list())
+        if "fma_share" in rows.columns else None,
     }
 
 
@@ -265,8 +299,13 @@ def point(base: dict, peaks: dict) -> dict:
         out[f"ai_{level}"] = flops / moved if moved else None
     time_ns = base.get("time_ns")
     out["achieved_flops_per_s"] = base["timed_flops"] / (time_ns * 1e-9) if time_ns else None
-    pf, bw, ai = peaks["peak_flops_per_s"], peaks["peak_dram_bytes_per_s"], out["ai_dram"]
-    out["ridge_ai"] = ridge(peaks)
+    share = base.get("fma_share") if peaks.get("peak_label", "").startswith("FP") else None
+    out["fma_share"] = share
+    out["ceiling_flops_per_s"] = peaks["peak_flops_per_s"] * mix.ceiling_factor(share) \
+        if peaks["peak_flops_per_s"] else None
+    out["ceiling"] = mix.ceiling_name(peaks["peak_label"], share) if peaks.get("peak_label") else None
+    pf, bw, ai = out["ceiling_flops_per_s"], peaks["peak_dram_bytes_per_s"], out["ai_dram"]
+    out["ridge_ai"] = ridge({**peaks, "peak_flops_per_s": pf})
     roofs = [r for r in (pf, bw * ai if bw and ai else None) if r]
     out["attainable_flops_per_s"] = min(roofs) if pf and bw and ai else None
     achieved, attainable = out["achieved_flops_per_s"], out["attainable_flops_per_s"]
@@ -286,7 +325,7 @@ def _above(kernel_point: dict) -> bool | None:
     achieved = kernel_point["achieved_flops_per_s"]
     if not achieved:
         return None
-    roofs = [kernel_point["peak_flops_per_s"]]
+    roofs = [kernel_point.get("ceiling_flops_per_s") or kernel_point["peak_flops_per_s"]]
     for level in ("dram", "l2", "l1"):
         peak = f"peak_{level}_bytes_per_s"
         if kernel_point.get(peak) and kernel_point.get(f"ai_{level}"):
@@ -324,7 +363,7 @@ def run_roofline(model) -> pl.DataFrame:
     for (run, precision), group in points.group_by(["run", "precision"], maintain_order=True):
         spec = gpus.get(run)
         timed = group.filter(pl.col("time_ns").is_not_null())["time_source"].to_list()
-        measured = at_time_clock(measured_ceilings(group), trace_timed(timed))
+        measured, _ = at_run_clock(measured_ceilings(group), trace_timed(timed), model.clocks.get(run))
         peaks = peaks_for(spec, measured, precision, group["name"].to_list(), group["tensor_precision"].to_list())
         base = {"run": run, "gpu_model": spec.key if spec else None, "precision": precision, **summarize(group)}
         rows.append(point(base, peaks))
@@ -347,8 +386,8 @@ def kernel_roofline(model, points: pl.DataFrame | None = None) -> pl.DataFrame:
     for kernel in points.iter_rows(named=True):
         spec = gpus.get(kernel["run"])
         ceiling = _measured_one(kernel) or measured[kernel["run"]]
-        ceiling = at_time_clock(ceiling, kernel["time_ns"] is not None
-                                and trace_timed([kernel["time_source"]]))
+        ceiling, _ = at_run_clock(ceiling, kernel["time_ns"] is not None and trace_timed([kernel["time_source"]]),
+                                  model.clocks.get(kernel["run"]))
         counted = [kernel["tensor_precision"]]
         kind = _tensor_kind([kernel["name"]], counted, spec) if kernel["precision"] == "tensor" else kernel["precision"]
         key = (kernel["run"], kind, tuple(sorted(ceiling.items())))
@@ -357,7 +396,7 @@ def kernel_roofline(model, points: pl.DataFrame | None = None) -> pl.DataFrame:
         timed = kernel["time_ns"] is not None
         base = {key: kernel.get(key) for key in ("run", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes",
                                             "l1_bytes", "time_ns", "time_source", "source_file", "launch_id",
-                                            "short_name", "category", "count")}
+                                            "short_name", "category", "count", "fma_share")}
         base.update(gpu_model=spec.key if spec else None, timed_flops=kernel["flops"] if timed else None)
         rows.append(point(base, cache[key]))
     return _frame(rows, KERNEL_COLUMNS)
@@ -365,7 +404,7 @@ def kernel_roofline(model, points: pl.DataFrame | None = None) -> pl.DataFrame:
 
 _TYPES = {"run": pl.String, "gpu_model": pl.String, "precision": pl.String, "flops_complete": pl.Boolean,
           "time_source": pl.String, "bound": pl.String, "above_roof": pl.Boolean, "peak_source": pl.String,
-          "note": pl.String, "source_file": pl.String, "launch_id": pl.Int64, "short_name": pl.String,
+          "note": pl.String, "ceiling": pl.String, "source_file": pl.String, "launch_id": pl.Int64, "short_name": pl.String,
           "category": pl.String, "count": pl.Int64}
 
 
@@ -376,3 +415,94 @@ def _frame(rows: list[dict], columns: list[str]) -> pl.DataFrame:
 
 def _empty(columns: list[str]) -> pl.DataFrame:
     return pl.DataFrame(schema={c: _TYPES.get(c, pl.Float64) for c in columns})
+
+
+# -- what a chart draws -----------------------------------------------------------------------
+
+MIX_DRAWN_BELOW = 0.9
+_LEVELS = {"dram": "peak_dram_bytes_per_s", "l2": "peak_l2_bytes_per_s", "l1": "peak_l1_bytes_per_s"}
+
+
+def judged_ceilings(rows: pl.DataFrame, kernels: pl.DataFrame) -> dict:
+    """The ceilings a set of runs was judged against (medians of their `run_roofline` rows), in
+    `ceilings()` terms, so a chart draws the roofs their % of roof used (measured or
+    clock-scaled peaks), with the SM and memory clocks their counted kernels ran at when the
+    time is ncu's (a trace's time ran at the trace's clock: its roofs stay unscaled)."""
+    out = {}
+    theirs = kernels.filter(pl.col("run").is_in(rows["run"].to_list())) if "run" in kernels.columns else kernels
+    if not trace_timed(rows["time_source"].to_list()):
+        for clock in ("sm_clock_hz", "mem_clock_hz"):
+            clocks = theirs[clock].drop_nulls() if clock in theirs.columns else pl.Series([], dtype=pl.Float64)
+            if clocks.len():
+                out[clock] = clocks.median()
+    for precision in ("fp64", "fp32", "fp16"):
+        values = rows.filter(pl.col("precision") == precision)["peak_flops_per_s"].drop_nulls()
+        if values.len():
+            out[precision] = values.median()
+    for level, col in _LEVELS.items():
+        if col in rows.columns and rows[col].drop_nulls().len():
+            out[level] = rows[col].drop_nulls().median()
+    return out
+
+
+def chart_ceilings(spec: gpu.GpuSpec | None, rows: pl.DataFrame, kernels: pl.DataFrame,
+                   roof_precisions: dict[str, str] | None = None) -> list[Ceiling]:
+    """The roofs of one chart: the GPU's ceilings as its runs were judged (`judged_ceilings`),
+    and the instruction-mix ceilings (`mix.py`) the runs were judged by where they sit well below
+    their precision's peak (under `MIX_DRAWN_BELOW` of it: a line a hair under the peak would only
+    crowd the chart; % of roof uses it all the same), of the precision each run is judged by
+    (`roof_precisions`: run -> the runs table's roof_precision; all rows when None), each once."""
+    if spec is None:
+        return []
+    out = ceilings(spec, judged_ceilings(rows, kernels))
+    if "ceiling" in rows.columns:
+        mixed = rows.filter(pl.col("ceiling").is_not_null() & pl.col("fma_share").is_not_null()
+                            & (pl.col("ceiling_flops_per_s") < MIX_DRAWN_BELOW * pl.col("peak_flops_per_s")))
+        if roof_precisions is not None:
+            mixed = mixed.filter(pl.struct("run", "precision").map_elements(
+                lambda r: roof_precisions.get(r["run"]) == r["precision"], return_dtype=pl.Boolean))
+        seen = set()
+        for name, value in mixed.select("ceiling", "ceiling_flops_per_s").unique(maintain_order=True).iter_rows():
+            if name not in seen:
+                seen.add(name)
+                out.append(Ceiling(mix.short_name(name), "compute", value, None, "instruction mix"))
+    return out
+
+
+OFF_CHART_COLUMNS = {"run": pl.String, "short_name": pl.String, "launches": pl.Int64, "time_ns": pl.Float64,
+                     "time_share": pl.Float64, "ai_dram": pl.Float64, "achieved_flops_per_s": pl.Float64}
+
+
+def off_chart(kernel_points: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """Tensor-core kernels whose tensor work no counter counted (`flops_complete` false): their
+    FLOPs, intensity and FLOP/s are lower bounds orders of magnitude under where they ran, so a
+    chart lists them beside it instead of placing them (issue 31, item 10). Per run and kernel
+    name: launches, time, share of the run's kernel time, and the lower bounds (≥)."""
+    if not kernel_points.height:
+        return pl.DataFrame(schema=OFF_CHART_COLUMNS)
+    uncounted = kernel_points.filter((pl.col("flops_complete") == False) & (pl.col("precision") == "tensor"))  # noqa: E712
+    if not uncounted.height:
+        return pl.DataFrame(schema=OFF_CHART_COLUMNS)
+    grouped = uncounted.group_by("run", "short_name", maintain_order=True).agg(
+        pl.col("count").fill_null(1).sum().alias("launches"), pl.col("time_ns").sum().alias("time_ns"),
+        pl.col("flops").sum().alias("__flops"), pl.col("dram_bytes").sum().alias("__bytes"))
+    times = runs.select("run", "kernel_time_ns") if "kernel_time_ns" in runs.columns else \
+        pl.DataFrame(schema={"run": pl.String, "kernel_time_ns": pl.Float64})
+    out = grouped.join(times, on="run", how="left").with_columns(
+        (pl.col("time_ns") / pl.col("kernel_time_ns")).alias("time_share"),
+        pl.when(pl.col("__bytes") > 0).then(pl.col("__flops") / pl.col("__bytes")).alias("ai_dram"),
+        pl.when(pl.col("time_ns") > 0).then(pl.col("__flops") / (pl.col("time_ns") * 1e-9)).alias("achieved_flops_per_s"))
+    return out.sort("run", "time_ns", descending=[False, True], nulls_last=True).select(
+        [pl.col(c).cast(t) for c, t in OFF_CHART_COLUMNS.items()])
+
+
+def gpu_chart_ceilings(rows: pl.DataFrame, kernels: pl.DataFrame, db: gpu.GpuDatabase,
+                       runs: pl.DataFrame | None = None) -> dict[str | None, list[Ceiling]]:
+    """gpu_model -> the roofs its chart draws (`chart_ceilings` of its runs' `run_roofline` rows;
+    `runs`, the runs table, says which precision each run is judged by)."""
+    if not rows.height:
+        return {}
+    judged = dict(runs.select("run", "roof_precision").iter_rows()) \
+        if runs is not None and "roof_precision" in runs.columns else None
+    return {key: chart_ceilings(db.get(key) if key else None, group, kernels, judged)
+            for (key,), group in rows.group_by(["gpu_model"], maintain_order=True)}

@@ -12,10 +12,16 @@
   kernels / their time (a trace's time for the same launches when the run has one:
   `timing.counted_kernel_times`). The run is judged against the ceiling of the precision doing
   most of its FLOPs, with `roofline.py`'s ceilings, ridge and bound rules (`roofline.point`).
-* `bound`: "memory" or "compute" by the run's intensity against the ridge point; null, with
+* `bound`: by the run's time-weighted kernel population (`bound.py`): "memory" or "compute"
+  when most of the classified time sits on that side of the ridge, "mixed" (at the ridge)
+  otherwise and when the aggregate intensity is near the ridge, "latency" far below both roofs
+  (or below half of it with short launches); `bound_note` gives the shares and how much of the
+  run's kernel time they cover (`compute_time_share`, `bound_coverage`). Null, with
   `bound_note` saying why, when FLOPs are incomplete, no GPU peak is known, a count is missing,
-  or the point lies above a roof (a counting error). A point far below its roof keeps its class
-  and says so in `bound_note`.
+  or the point lies above a roof (a counting error).
+* Ceiling: the compute peak of `roof_precision` × (1 + f) / 2 where the counters give the FMA
+  share f of its FP instructions (`mix.py`; `ceiling` names it): % of roof, the ridge point
+  and the bound are against the ceiling the run's instructions could reach.
 * Roofs without a point: a run on a known GPU whose logs counted no FLOPs (a trace, a summary)
   still gets its GPU's peaks and ridge point, at FP32 (`roof_precision`), so its roofline has
   roofs; no intensity and no bound class.
@@ -31,8 +37,7 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport import gpu
-from roofreport.model import counted, parallel, roofline, timing
-from roofreport.tables import schema
+from roofreport.model import bound as bounds, counted, mix, parallel, roofline, timing
 
 TRANSFERS = ("memcpy", "memset")
 _NO_PRECISION = "fp32"   # the roof of a run whose logs measured no precision
@@ -43,7 +48,7 @@ def run_totals(model) -> pl.DataFrame:
     """run + the `RUN_TOTALS` columns of a `Model`, one row per run that has any (module
     docstring)."""
     time = kernel_time(model.time_rows)
-    work = _work(model)
+    work = _work(model, dict(zip(time["run"].to_list(), time["kernel_time_ns"].to_list())))
     work = pl.concat([work, _roofs_only(model.gpus, set(work["run"].to_list()) if work.height else set())],
                      how="diagonal_relaxed")
     steps = model.iterations
@@ -93,18 +98,36 @@ def setup_rows(rows: pl.DataFrame) -> pl.DataFrame:
 
 # -- work and the roofline point -------------------------------------------------------------
 
-def _work(model) -> pl.DataFrame:
+def _work(model, run_times: dict[str, float | None]) -> pl.DataFrame:
     rows = counted.counter_rows(model.tables)
     if not rows.height:
         return pl.DataFrame(schema={"run": pl.String})
     rows = rows.join(model.counted_times, on=["source_file", "launch_id"], how="left").with_columns(
         counted.row_flops().alias("flops"))
     precisions = _dominant_precision(model.points)
+    shares = _fma_shares(model.points)
+    bytes_only = rows.filter((pl.col("flops").fill_null(0.0) == 0) & (pl.col("dram_bytes").fill_null(0.0) > 0))
+    waves = bounds.launch_waves(lazy.scan(model.tables, "metrics"))
+    populations = bounds.populations(bounds.kernel_sides(model.kernel_roofline, bytes_only, waves), run_times)
     gpus = model.gpus
     out = []
     for (run,), group in rows.group_by(["run"], maintain_order=True):
-        out.append(run_point(run, group, gpus.get(run), precisions.get(run)))
+        precision = precisions.get(run)
+        out.append(run_point(run, group, gpus.get(run), precision, populations.get(run),
+                             shares.get((run, precision)), model.clocks.get(run)))
     return pl.DataFrame(out, infer_schema_length=None)
+
+
+def _fma_shares(points: pl.DataFrame) -> dict[tuple[str, str], float]:
+    """(run, precision) -> the FMA share of its kernels' FP instructions (`mix.combined_share`)."""
+    if not points.height or "fma_share" not in points.columns or points["fma_share"].is_null().all():
+        return {}
+    out = {}
+    for (run, precision), group in points.group_by(["run", "precision"]):
+        share = mix.combined_share(group["flops"].to_list(), group["fma_share"].to_list())
+        if share is not None:
+            out[(run, precision)] = share
+    return out
 
 
 def _roofs_only(gpus: dict[str, gpu.GpuSpec], counted_runs: set[str]) -> pl.DataFrame:
@@ -123,9 +146,12 @@ def _roofs_only(gpus: dict[str, gpu.GpuSpec], counted_runs: set[str]) -> pl.Data
                                      "bound_note": pl.String})
 
 
-def run_point(run: str, rows: pl.DataFrame, spec: gpu.GpuSpec | None, precision: str | None) -> dict:
+def run_point(run: str, rows: pl.DataFrame, spec: gpu.GpuSpec | None, precision: str | None,
+              population: bounds.Population | None = None, fma_share: float | None = None,
+              clock=None) -> dict:
     """The totals and roofline point of one run from its counted rows (with `flops`, `time_ns`,
-    `time_source` columns)."""
+    `time_source` columns), its kernels' time on each side of the ridge (`bound.py`) and the
+    FMA share of its FP instructions at `precision` (`mix.py`)."""
     timed = rows.filter(pl.col("time_ns").is_not_null())
     flops = rows["flops"].drop_nulls()
     unmeasured = _unmeasured_fp32(rows)
@@ -140,18 +166,21 @@ def run_point(run: str, rows: pl.DataFrame, spec: gpu.GpuSpec | None, precision:
         "time_ns": float(timed["time_ns"].sum()) if timed.height else None,
         "timed_flops": _sum(timed["flops"]) if timed.height else None,
         "counted_time_source": _time_source(rows, timed),
+        "fma_share": fma_share,
     }
+    roof_clock = None
     peaks = {"peak_flops_per_s": None, "peak_dram_bytes_per_s": None, "peak_l2_bytes_per_s": None,
              "peak_l1_bytes_per_s": None, "peak_source": None}
     if precision is None and spec is not None:
         precision = _NO_PRECISION      # no FLOPs counted: the GPU's FP32 roof all the same
     if precision is not None:
         sources = timed["time_source"].to_list()
-        measured = roofline.at_time_clock(roofline.measured_ceilings(rows), roofline.trace_timed(sources))
+        measured, roof_clock = roofline.at_run_clock(roofline.measured_ceilings(rows), roofline.trace_timed(sources),
+                                                     clock)
         peaks = roofline.peaks_for(spec, measured, precision, rows["name"].to_list(),
                                    rows["tensor_precision"].to_list() if "tensor_precision" in rows.columns else None)
     point = roofline.point({**base, "flops": base["flops"] or 0.0, "timed_flops": base["timed_flops"] or 0.0}, peaks)
-    bound, note = _bound(base, point, spec, precision)
+    bound, note = _bound(base, point, spec, precision, population)
     return {
         **{k: base[k] for k in ("run", "flops", "flops_complete", "dram_bytes", "counted_kernels",
                                 "counted_time_source")},
@@ -161,13 +190,20 @@ def run_point(run: str, rows: pl.DataFrame, spec: gpu.GpuSpec | None, precision:
         "roof_precision": precision,
         "peak_flops_per_s": peaks["peak_flops_per_s"], "peak_dram_bytes_per_s": peaks["peak_dram_bytes_per_s"],
         "ridge_ai": point["ridge_ai"], "pct_of_roof": point["pct_of_roof"] if base["flops"] else None,
+        "attainable_flops_per_s": point["attainable_flops_per_s"] if base["flops"] is not None else None,
         "bound": bound, "bound_note": note,
+        "compute_time_share": population.compute_share if population and bound else None,
+        "bound_coverage": population.coverage if population and bound else None,
+        "fma_share": point["fma_share"], "ceiling": point["ceiling"],
+        "ceiling_flops_per_s": point["ceiling_flops_per_s"], "roof_clock": roof_clock,
         "dram_bytes_derived": bool(rows["dram_bytes_derived"].fill_null(False).any()),
     }
 
 
-def _bound(base: dict, point: dict, spec, precision: str | None) -> tuple[str | None, str | None]:
-    """memory/compute by roofline's rule, or null with the reason."""
+def _bound(base: dict, point: dict, spec, precision: str | None,
+           population: bounds.Population | None = None) -> tuple[str | None, str | None]:
+    """The bound class by the kernel population (`bound.classify`) with the shares that gave
+    it, or null with the reason."""
     if base["flops"] is None:
         return None, "no FLOP counts in the logs"
     if base["flops_complete"] is False:
@@ -181,8 +217,11 @@ def _bound(base: dict, point: dict, spec, precision: str | None) -> tuple[str | 
         return None, f"{missing}, so no ridge point"
     if point["above_roof"]:
         return None, point["note"]
-    note = point["note"] if point["note"] and point["note"].startswith(_KEEP_NOTES) else None
-    return roofline.bound_class(point["ai_dram"], point["ridge_ai"]), note
+    ai, ridge, pct = point["ai_dram"], point["ridge_ai"], point["pct_of_roof"]
+    bound = bounds.classify(ai, ridge, pct, population)
+    kept = point["note"] if point["note"] and point["note"].startswith(_KEEP_NOTES) else None
+    said = [text for text in (kept, bounds.share_words(bound, ai, ridge, population, pct)) if text]
+    return bound, "; ".join(said) or None
 
 
 def _dominant_precision(points: pl.DataFrame) -> dict[str, str]:

@@ -72,8 +72,14 @@ def _mark(marks: dict, artist, point: RoofPoint, colours: dict, data: bool = Tru
     if data:
         marks[gid].update({"class": "point", "data-colour": colours[point.group],
                            "data-series": str(list(colours).index(point.group)), "data-name": point.label,
-                           "data-ai": fmt.intensity(point.ai), "data-perf": fmt.rate(point.perf),
+                           "data-ai": _at_least(fmt.intensity(point.ai), point),
+                           "data-perf": _at_least(fmt.rate(point.perf), point),
                            "data-time": fmt.duration(point.time_ns), "tabindex": "0"})
+
+
+def _at_least(text: str, point: RoofPoint) -> str:
+    """A lower bound's intensity and FLOP/s on hover: "≥ 1.2 FLOP/B"."""
+    return f"≥ {text}" if point.lower_bound and text != fmt.MISSING else text
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,8 @@ def _run_row(row: dict, name: str) -> list:
     achieved = achieved_text(row.get("achieved_flops_per_s"), row.get("flops_complete"))
     return [cell(name, title=row.get("label") or row["run"]),
             flops_cell(row.get("flops"), row.get("flops_complete"), row.get("bound_note")),
-            fmt.nbytes(row.get("dram_bytes")), fmt.intensity(row.get("arithmetic_intensity")), time,
+            fmt.nbytes(row.get("dram_bytes")), at_least(fmt.intensity(row.get("arithmetic_intensity")),
+                                                         row.get("flops_complete")), time,
             cell(source, title=row.get("cut_short_reason")), iterations, per_iteration, achieved, at_least(fmt.percent(row.get("pct_of_roof")), row.get("flops_complete")),
             bound_cell(row.get("bound"), row.get("bound_note")), estimate]
 
@@ -233,7 +234,7 @@ def _work_table(pivot: pl.DataFrame) -> list:
         return []
     rows = [[cell(r["model"]), cell(r["config"] or "–"), cell(r["gpu"]),
              flops_cell(r["flops"], r["flops_complete"], r["bound_note"]),
-             fmt.intensity(r["arithmetic_intensity"]), fmt.intensity(r["ridge_ai"]),
+             at_least(fmt.intensity(r["arithmetic_intensity"]), r["flops_complete"]), fmt.intensity(r["ridge_ai"]),
              achieved_text(r["achieved_flops_per_s"], r["flops_complete"]),
              bound_cell(r["bound"], r["bound_note"])] for r in counted.iter_rows(named=True)]
     return [table(["Model", "Configuration", "GPU", "FLOPs#", "AI (DRAM)#", "Ridge point#", "Achieved#", "Bound"],

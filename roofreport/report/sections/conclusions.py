@@ -14,6 +14,7 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport.analysis import conclusions as why, reasons
+from roofreport.model.bound import words as bound_words
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span
 
@@ -121,7 +122,7 @@ def _peaks(row: dict) -> str | None:
         return None
     precision = (row["slower_roof_precision"] or "fp32").upper()
     ratios = f"{fmt.ratio(row['peak_ratio_compute'])} {precision} compute, {fmt.ratio(row['peak_ratio_dram'])} DRAM " \
-             "bandwidth"
+             "bandwidth" + _clocks(row)
     if not row["exceeding"]:
         return f"That is within the {row['faster']}'s peak ratios over the {row['slower']} ({ratios})."
     many = row["configs"] > 1
@@ -129,6 +130,16 @@ def _peaks(row: dict) -> str | None:
     text = f"{head} the {row['faster']}'s peak ratios over the {row['slower']} ({ratios}" + \
         (f"; up to {fmt.ratio(row['exceeding_max'])})" if many else ")")
     return f"{text}: {_cause(row)}"
+
+
+def _clocks(row: dict) -> str:
+    """", at the base clock 585 MHz on the T4 and the boost clock 1530 MHz on the V100": the clocks
+    the peak ratios are at (model/clocks.py), said where either is not the boost clock."""
+    clocks = [(row.get(f"{side}_roof_clock") or "").split(" (")[0].split(",")[0].split(":")[0]
+              for side in ("faster", "slower")]
+    if not all(clocks) or all(c.startswith("boost clock") for c in clocks):
+        return ""
+    return f", at the {clocks[0]} on the {row['faster']} and the {clocks[1]} on the {row['slower']}"
 
 
 def _cause(row: dict) -> str:
@@ -158,8 +169,8 @@ def _bound(row: dict) -> str | None:
         if row[f"{side}_flops_complete"] is False:
             said.append(f"the {row[side]}'s FLOP counts miss tensor-core work, so its FLOP/s are lower bounds")
         elif row[f"{side}_bounds"]:
-            bounds = row[f"{side}_bounds"].replace(", ", "- or ")
-            said.append(f"the {row[side]}'s runs are {bounds}-bound at "
+            bounds = " or ".join(bound_words(b) for b in row[f"{side}_bounds"].split(", "))
+            said.append(f"the {row[side]}'s runs are {bounds} at "
                         f"{_range(row[f'{side}_pct_of_roof_min'], row[f'{side}_pct_of_roof_max'], percent=True)} "
                         "of their roof")
     if not said:

@@ -16,6 +16,7 @@ import polars as pl
 
 from roofreport.analysis import share, utilization
 from roofreport.gpu import NOT_NAMED
+from roofreport.model.bound import SHORT_LAUNCH_NS, words as bound_words
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span, spans_list
 from roofreport.report.naming import RunNames
@@ -106,7 +107,7 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
     for (gpu, bound), group in placed.group_by("gpu_label", "bound", maintain_order=True):
         names = _names(group)
         spans = [Span(f"On the {gpu or 'unidentified GPU'}, {len(names)} run{'s are' if len(names) > 1 else ' is'} "
-                      f"{bound}-bound (")] + spans_list(names) + [Span(")")]
+                      f"{bound_words(bound)} (")] + spans_list(names) + [Span(")")]
         intensity = fmt.value_range(group["arithmetic_intensity"].to_list(), fmt.intensity)
         spans.append(Span(f": arithmetic intensity {intensity}"))
         if group["ridge_ai"].drop_nulls().len():
@@ -115,6 +116,7 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
             spans.append(Span(f"; {'they reach' if len(names) > 1 else 'it reaches'} "
                               f"{fmt.value_range(group['pct_of_roof'].to_list(), fmt.percent)} of the roof at that "
                               "intensity"))
+        spans += _population_spans(group)
         out.append(Paragraph(spans + [Span(".")]))
     unplaced = runs.filter(pl.col("bound").is_null())
     incomplete = _names(unplaced.filter(pl.col("flops_complete") == False))  # noqa: E712
@@ -128,6 +130,24 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
         out.append(Paragraph([Span(f"{len(no_counts)} run{'s' if len(no_counts) > 1 else ''} cannot be placed on a "
                                    "roofline (no FLOP counts in their logs, only times): ")]
                              + spans_list(no_counts, 4) + [Span(".")]))
+    return out
+
+
+def _population_spans(group: pl.DataFrame) -> list[Span]:
+    """Where the runs' counted time sits (model/bound.py: the share that gave the class) and how
+    much of their kernel time the counters cover, where not all."""
+    if "compute_time_share" not in group.columns or not group["compute_time_share"].drop_nulls().len():
+        return []
+    bound = group["bound"][0]
+    side = "memory" if bound == "memory" else "compute"
+    shares = [100 * (1 - v if side == "memory" else v) for v in group["compute_time_share"].drop_nulls().to_list()]
+    mine = "their" if group.height > 1 else "its"
+    out = [Span(f"; {fmt.value_range(shares, lambda v: f'{v:.0f}%')} of {mine} counted time in {side}-side kernels")]
+    if bound == "latency":
+        out.append(Span(f", mostly in launches under {SHORT_LAUNCH_NS / 1000:.0f} µs or under one wave"))
+    covered = [100 * v for v in group["bound_coverage"].drop_nulls().to_list() if v < 0.995]
+    if covered:
+        out.append(Span(f" (the counters cover {fmt.value_range(covered, lambda v: f'{v:.0f}%')} of {mine} kernel time)"))
     return out
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from roofreport.model import roofline
+from roofreport.model import bound
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span
 from roofreport.report.tables import cell, table
@@ -27,9 +27,16 @@ FORMULAS = [
      code("gpu__time_duration.sum"), Span(" (serialized, clock-locked replays).")],
     [Span("Arithmetic intensity AI = FLOPs / bytes (per memory level); achieved = FLOPs / time; "
           "roof = min(peak, bandwidth × AI); ridge point = peak / bandwidth; % of roof = achieved / roof.")],
-    [Span("Bound class: memory when AI is left of the ridge point, compute when right of it, latency when "
-          f"achieved FLOP/s are below {roofline.LATENCY_FRACTION:.0%} of the roof at that intensity (the hardware "
-          "was mostly waiting); none when the FLOPs are incomplete or the point lies above a roof.")],
+    [Span("Ceiling: the peak of the precision doing most FLOPs, × (1 + f) / 2 where the counters give the FMA "
+          "share f of its FP instructions (fadd/fmul/ffma; half the peak without FMA), at the clock the time was "
+          "measured at: the log's SM frequency, else ncu's locked clock (base by default before 2026.1), else the "
+          "SM clock nvidia-smi sampled beside a trace, else boost.")],
+    [Span("Bound class, by where the time sits: each counted kernel is on the compute side of its ridge point or "
+          f"the memory side; memory- or compute-bound when at least {bound.MOST:.0%} of the counted time is on that "
+          f"side, mixed (neither memory- nor compute-bound) otherwise or when the run's AI is within ×/÷{bound.RIDGE_BAND} of the ridge "
+          f"point; latency-bound below {bound.LATENCY_PCT:.0f}% of the roof, or below {bound.SHORT_PCT:.0f}% with most "
+          f"time in launches under {bound.SHORT_LAUNCH_NS / 1000:.0f} µs; none when the FLOPs are incomplete or the "
+          "point lies above a roof.")],
     [Span("Kernel share: time per kernel summed per category from an ordered list of name rules; the first "
           "matching rule wins; \"other\" (uncategorized) is always shown.")],
 ]
@@ -37,7 +44,8 @@ FORMULAS = [
 CAVEATS = [
     "ncu locks the GPU clocks to base by default (--clock-control base) and flushes caches before each "
     "replay (--cache-control all): its kernel times are longer and its DRAM bytes higher than in production. "
-    "Datasheet peaks assume the boost clock; where a log records the SM clock the peaks are scaled to it.",
+    "Datasheet peaks assume the boost clock; they are scaled to the clock the times were measured at (the "
+    "logged SM clock, ncu's locked base clock, or nvidia-smi's sampled clock), which each run's roof names.",
     "ncu serializes kernels and replays each one several times; nsys/nvprof traces give the real timeline.",
     "MAC vs FLOP: measured FLOPs count an FMA as 2. fvcore, THOP and many papers count multiply-adds "
     "(MACs), so their numbers are about half of these.",

@@ -1,9 +1,12 @@
 """The "Rooflines" section: one log-log chart per GPU with its ceilings (per precision and
-memory level, from `roofline.ceilings`), the runs at their totals (the runs table's
+memory level, and the instruction-mix ceilings its runs were judged by: `Analysis.chart_ceilings`,
+at the clock the caption names), the runs at their totals (the runs table's
 `arithmetic_intensity` and `achieved_flops_per_s`, model/totals.py) and their top kernels
 (`kernel_roofline`) as points, at most `SERIES_PER_CHART` runs to a chart (more: a chart per
 group of runs), and a table of what the runs table does not say about the points (the time of
-the counted kernels, the roof at each run's intensity). A GPU whose runs
+the counted kernels, the roof at each run's intensity); tensor-core kernels whose tensor work went
+uncounted are listed beside the chart with their time share (`Analysis.off_chart`), not placed. A GPU
+whose runs
 counted no FLOPs has no point, but its roofs are known: one table lists their peaks and ridge
 points. A GPU the evidence did not name in full is marked assumed, with why.
 """
@@ -12,14 +15,14 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.model import roofline
 from roofreport.report import fmt
-from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart, spans_list
+from roofreport.report.context import Bullets, Column, Heading, Paragraph, Section, Span, chart, spans_list
 from roofreport.report.naming import RunNames, in_order
-from roofreport.report.sections.comparison import run_cell
-from roofreport.report.tables import cell, table
+from roofreport.report.sections.comparison import at_least, run_cell
+from roofreport.report.tables import cell, name_cell, table
 
 KERNELS_PER_RUN = 12
+OFF_CHART_NAME_CHARS = 64   # a kernel's name beside the chart, shortened in the middle (its full name on hover)
 SERIES_PER_CHART = 10      # runs (a colour each) in one chart; more go to further charts by group
 RUN_TOTAL = "run total (its counted kernels)"     # what a run's point is, on hover
 EMPTY = ("No run has both FLOP and byte counts, so there is nothing to place on a roofline. "
@@ -124,6 +127,7 @@ def _gpu_blocks(an, placed: pl.DataFrame, gpu: str | None, per_run: int, chart_i
             part = f" — {what} ({index + 1} of {len(sets)})" if len(sets) > 1 else ""
             blocks.append(_chart(an, mine, parts.filter(pl.col("run").is_in(members)), spec, title, per_run,
                                  chart_id + (f"-{index + 1}" if len(sets) > 1 else ""), part, legend))
+    blocks += _off_chart(an.off_chart.filter(pl.col("run").is_in(runs["run"].to_list())), names)
     blocks += _points_table(runs)
     blocks += _notes(parts, names)
     return blocks
@@ -167,14 +171,43 @@ def _chart(an, runs: pl.DataFrame, parts: pl.DataFrame, spec, title: str, per_ru
            part: str = "", legend: dict[str, str] | None = None):
     from roofreport.report.charts.roofline import roofline_svg
 
-    ceilings = roofline.ceilings(spec, _measured(parts, an.tables["kernels"])) if spec else []
+    ceilings = an.chart_ceilings.get(spec.key if spec else None, []) if spec else []
     kernels = _top_kernel_points(an.kernel_roofline, parts, runs, per_run, legend)
     caption = f"Roofline of {title}{part}"
     if spec is not None:
         gpu_label = title.rsplit(" (", 1)[0]
-        caption += f"; ceilings: {_peak_sources(parts, spec).replace(spec.key, gpu_label)}"
+        caption += f"; ceilings: {_peak_sources(parts, spec).replace(spec.key, gpu_label)}" + _clock_words(runs)
     return chart(chart_id, caption, roofline_svg, ceilings, _run_points(runs, parts, legend) + kernels,
                  interactive=True)
+
+
+def _off_chart(kernels: pl.DataFrame, names: RunNames) -> list:
+    """The tensor-core kernels whose tensor work no counter counted: listed with their share of
+    their run's kernel time instead of placed (their FLOPs, intensity and FLOP/s are lower bounds)."""
+    if not kernels.height:
+        return []
+    rows = [[cell(names.label(r["run"]), title=r["run"]), name_cell(r["short_name"], OFF_CHART_NAME_CHARS),
+             fmt.count(r["launches"]), fmt.duration(r["time_ns"]), fmt.share(r["time_share"]),
+             at_least(fmt.intensity(r["ai_dram"]), False), at_least(fmt.rate(r["achieved_flops_per_s"]), False)]
+            for r in kernels.iter_rows(named=True)]
+    return [Paragraph.of("Tensor-core kernels whose tensor work no counter counted are not placed on the chart: "
+                         "their FLOPs, intensity and FLOP/s are lower bounds (≥), orders of magnitude below where "
+                         "they ran. They take this share of their run's kernel time:"),
+            table([Column("Run", width="22%"), Column("Kernel", width="33%"),
+                   *[Column(heading, numeric=True, width="9%") for heading in
+                     ("Launches", "Time", "Share of kernel time", "AI (DRAM)", "Achieved")]], rows,
+                  caption="Off the chart: tensor-core kernels with uncounted FLOPs", css="kernels off-chart")]
+
+
+def _clock_words(runs: pl.DataFrame) -> str:
+    """The clock the chart's roofs are at (`runs.roof_clock`, model/clocks.py), once when the runs
+    share it."""
+    if "roof_clock" not in runs.columns:
+        return ""
+    clocks = runs["roof_clock"].drop_nulls().unique(maintain_order=True).to_list()
+    if len(clocks) == 1:
+        return f"; at the {clocks[0]}"
+    return "; at each run's clock (" + "; ".join(clocks) + ")" if clocks else ""
 
 
 def _notes(runs: pl.DataFrame, names: RunNames) -> list:
@@ -194,32 +227,6 @@ def _peak_sources(runs: pl.DataFrame, spec) -> str:
     parts = [p.strip() for s in runs["peak_source"].drop_nulls().to_list() for p in s.split(";")]
     parts = list(dict.fromkeys(p for p in parts if p))
     return "; ".join(parts) if parts else spec.source
-
-
-_LEVELS = {"dram": "peak_dram_bytes_per_s", "l2": "peak_l2_bytes_per_s", "l1": "peak_l1_bytes_per_s"}
-
-
-def _measured(runs: pl.DataFrame, kernels: pl.DataFrame) -> dict:
-    """The ceilings the analysis judged these runs against (medians), in `ceilings()` terms, so
-    the chart draws the same roofs the table's % of roof used (measured or clock-scaled peaks),
-    and the SM and memory clocks the logs ran at (scale the datasheet peaks no row used, e.g.
-    tensor, and its DRAM bandwidth)."""
-    out = {}
-    theirs = kernels.filter(pl.col("run").is_in(runs["run"].to_list()))
-    # Runs timed by a trace ran at boost clock: their roofs are unscaled, as in the analysis.
-    if not roofline.trace_timed(runs["time_source"].to_list()):
-        for clock in ("sm_clock_hz", "mem_clock_hz"):
-            clocks = theirs[clock].drop_nulls() if clock in theirs.columns else pl.Series([], dtype=pl.Float64)
-            if clocks.len():
-                out[clock] = clocks.median()
-    for precision in ("fp64", "fp32", "fp16"):
-        values = runs.filter(pl.col("precision") == precision)["peak_flops_per_s"].drop_nulls()
-        if values.len():
-            out[precision] = values.median()
-    for level, col in _LEVELS.items():
-        if col in runs.columns and runs[col].drop_nulls().len():
-            out[level] = runs[col].drop_nulls().median()
-    return out
 
 
 def _run_points(runs: pl.DataFrame, parts: pl.DataFrame, legend: dict[str, str] | None = None) -> list:
@@ -251,8 +258,11 @@ def _top_kernel_points(kernels: pl.DataFrame, parts: pl.DataFrame, runs: pl.Data
         return []
     label = dict(zip(runs["run"].to_list(), _labels(runs, legend)))
     keys = parts.select("run", "precision")
+    # tensor kernels whose tensor work went uncounted are listed beside the chart (`_off_chart`), not
+    # placed orders of magnitude below where they ran
     top = (kernels.join(keys, on=["run", "precision"], how="semi")
-           .filter(pl.col("ai_dram").is_not_null() & pl.col("achieved_flops_per_s").is_not_null())
+           .filter(pl.col("ai_dram").is_not_null() & pl.col("achieved_flops_per_s").is_not_null()
+                   & ~((pl.col("flops_complete") == False) & (pl.col("precision") == "tensor")))  # noqa: E712
            .sort("time_ns", descending=True, nulls_last=True)
            .group_by("run", "precision", maintain_order=True).head(per_run))
     return [RoofPoint(group=label.get(r["run"], r["run"]), label=r.get("short_name") or "", ai=r["ai_dram"],
@@ -279,18 +289,17 @@ def _points_table(runs: pl.DataFrame) -> list:
     not). Its FLOPs, bytes, intensity, achieved FLOP/s, % of roof and bound are the runs table's."""
     rows, roofs = [], []
     for row in runs.iter_rows(named=True):
-        attainable = None
-        if row["peak_flops_per_s"] and row["peak_dram_bytes_per_s"] and row["arithmetic_intensity"]:
-            attainable = min(row["peak_flops_per_s"], row["peak_dram_bytes_per_s"] * row["arithmetic_intensity"])
-        roof = (row["roof_precision"] or "–", fmt.intensity(row.get("ridge_ai")))
+        attainable = row.get("attainable_flops_per_s") if row.get("arithmetic_intensity") else None
+        roof = (row.get("ceiling") or row["roof_precision"] or "–", fmt.intensity(row.get("ridge_ai")))
         roofs.append(roof)
-        rows.append([run_cell(row), *roof, _counted_time_cell(row), fmt.rate(attainable)])
+        rows.append([run_cell(row), *roof, _counted_time_cell(row),
+                     at_least(fmt.rate(attainable), row.get("flops_complete"))])
     cols = ["Run", "Roof", "Ridge point#", "Time of counted kernels#", "Roof at this AI#"]
     said = []
     if len(set(roofs)) == 1:       # one roof for every run: a sentence, not two constant columns
         rows = [row[:1] + row[3:] for row in rows]
         cols = cols[:1] + cols[3:]
-        said = [Paragraph.of(f"Every run here is judged by its {roofs[0][0]} roof (ridge point {roofs[0][1]}).")]
+        said = [Paragraph.of(f"Every run here is judged by the {roofs[0][0]} ceiling (ridge point {roofs[0][1]}).")]
     if all(row[-2].sub is None for row in rows) and len(set(roofs)) == 1:
         # the counters saw every kernel: the runs table's kernel time is the points' time too,
         # and a table of the roof at each intensity alone would be the runs table again

@@ -1,0 +1,173 @@
+"""What bounds a run, by its time-weighted kernel population (issue 31, item 2).
+
+A run is not memory-bound because its aggregate intensity sits left of the ridge: its FLOPs and
+bytes are sums over kernels that each sit on one side of their own ridge point, and the time
+each spends there is what the run's time is made of. So:
+
+* Each counted kernel is on the compute side when its DRAM intensity is at or right of its own
+  ridge point (the ceiling it is judged by: `roofline.kernel_roofline`), else on the memory
+  side; a kernel that moved DRAM bytes and did no floating-point work is on the memory side.
+  Kernels whose FLOPs are incomplete (uncounted tensor work), or without a time, intensity or
+  ridge, are not classified.
+* `LATENCY`: the run reaches under `LATENCY_PCT` of its roof, or under `SHORT_PCT` with most of
+  its classified time in short launches (under `SHORT_LAUNCH_NS` each, where launch overhead and
+  the ramp up and down of a grid weigh) or in launches of less than one wave on the SMs: far
+  below both roofs, neither roof is what holds it back.
+* `MEMORY` / `COMPUTE`: at least `MOST` of the classified time sits on that side, and the
+  run's aggregate intensity is outside the ridge band.
+* `MIXED` ("at the ridge / mixed"): otherwise; always when the aggregate intensity is within
+  a factor `RIDGE_BAND` of the ridge point (both roofs are near).
+
+`compute_time_share` is the classified time's share on the compute side; `bound_coverage` the
+share of the run's kernel time the classification covers (ncu may profile only some kernels).
+`share_words` says both, for every answer to print the same sentence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+MEMORY, COMPUTE, MIXED, LATENCY = "memory", "compute", "mixed", "latency"
+MOST = 0.6                 # the share of time on one side that makes the run that side's
+RIDGE_BAND = 1.25          # an aggregate intensity within ×/÷ this of the ridge: at the ridge
+LATENCY_PCT = 10.0         # under this % of the roof: latency-bound whatever the kernels
+SHORT_PCT = 50.0           # under this % with short kernels or few waves: latency-bound
+SHORT_LAUNCH_NS = 20_000.0  # a launch shorter than this is short (launch cost, grid ramp)
+ONE_WAVE = 1.0             # waves per SM under one: the grid does not fill the GPU once
+
+WORDS = {MEMORY: "memory-bound", COMPUTE: "compute-bound", MIXED: "neither memory- nor compute-bound",
+         LATENCY: "latency-bound"}
+
+
+def words(bound: str | None) -> str | None:
+    """The bound class as a report prints it ("memory-bound"; "neither memory- nor compute-bound" for
+    a run at the ridge or with its time split between both sides)."""
+    return WORDS.get(bound, f"{bound}-bound") if bound else None
+
+
+@dataclass(frozen=True)
+class Population:
+    """Where a run's classified kernel time sits (ns)."""
+
+    compute_ns: float
+    memory_ns: float
+    short_ns: float          # of the classified time, in short launches or under one wave
+    run_ns: float | None     # the run's kernel time (what the coverage is a share of)
+
+    @property
+    def classified_ns(self) -> float:
+        return self.compute_ns + self.memory_ns
+
+    @property
+    def compute_share(self) -> float | None:
+        return self.compute_ns / self.classified_ns if self.classified_ns else None
+
+    @property
+    def coverage(self) -> float | None:
+        if not self.classified_ns or not self.run_ns:
+            return None
+        return min(1.0, self.classified_ns / self.run_ns)
+
+
+WAVES = ("launch__waves_per_multiprocessor", "Waves Per SM")   # ncu's Launch Statistics
+
+
+def launch_waves(metrics: pl.LazyFrame | None) -> pl.DataFrame:
+    """source_file, launch_id, waves: ncu's waves per SM of each launch that logged it (the grid
+    over what the SMs hold at once; under one, part of the GPU idles the whole launch)."""
+    schema = {"source_file": pl.String, "launch_id": pl.Int64, "waves": pl.Float64}
+    if metrics is None or "metric" not in metrics.collect_schema().names():
+        return pl.DataFrame(schema=schema)
+    rows = metrics.filter(pl.col("metric").is_in(list(WAVES)) & pl.col("value").is_not_null()).select(
+        pl.col("source_file").cast(pl.String), pl.col("launch_id").cast(pl.Int64), pl.col("value").alias("waves")
+    ).collect()
+    return rows.unique(["source_file", "launch_id"], keep="first", maintain_order=True)
+
+
+def kernel_sides(points: pl.DataFrame, bytes_only: pl.DataFrame | None = None,
+                 waves: pl.DataFrame | None = None) -> pl.DataFrame:
+    """run, time_ns, side ("compute"/"memory"), short of every classifiable kernel row.
+
+    `points`: `roofline.kernel_roofline` rows (ai_dram, ridge_ai, time_ns, count,
+    flops_complete); `bytes_only`: counted rows with DRAM bytes and no FLOPs (run, time_ns,
+    count): memory side; `waves`: source_file, launch_id, waves (ncu's Waves Per SM)."""
+    schema = {"run": pl.String, "time_ns": pl.Float64, "side": pl.String, "short": pl.Boolean}
+    frames = []
+    if points is not None and points.height:
+        usable = points.filter(pl.col("time_ns").is_not_null() & pl.col("ai_dram").is_not_null()
+                               & pl.col("ridge_ai").is_not_null() & (pl.col("flops_complete") != False))  # noqa: E712
+        if waves is not None and waves.height and "launch_id" in usable.columns:
+            usable = usable.join(waves, on=["source_file", "launch_id"], how="left")
+        else:
+            usable = usable.with_columns(pl.lit(None, pl.Float64).alias("waves"))
+        frames.append(usable.select(
+            "run", pl.col("time_ns").cast(pl.Float64),
+            pl.when(pl.col("ai_dram") >= pl.col("ridge_ai")).then(pl.lit(COMPUTE)).otherwise(pl.lit(MEMORY)).alias("side"),
+            _short(pl.col("waves"))))
+    if bytes_only is not None and bytes_only.height:
+        frames.append(bytes_only.filter(pl.col("time_ns").is_not_null()).select(
+            "run", pl.col("time_ns").cast(pl.Float64), pl.lit(MEMORY).alias("side"),
+            _short(pl.lit(None, pl.Float64))))
+    if not frames:
+        return pl.DataFrame(schema=schema)
+    return pl.concat(frames, how="vertical_relaxed")
+
+
+def _short(waves: pl.Expr) -> pl.Expr:
+    per_launch = pl.col("time_ns") / pl.col("count").fill_null(1).clip(lower_bound=1)
+    return ((per_launch < SHORT_LAUNCH_NS) | (waves.fill_null(ONE_WAVE) < ONE_WAVE)).alias("short")
+
+
+def populations(sides: pl.DataFrame, run_times: dict[str, float | None]) -> dict[str, Population]:
+    """run -> its Population, of `kernel_sides` rows and each run's kernel time."""
+    if not sides.height:
+        return {}
+    sums = sides.group_by("run").agg(
+        pl.col("time_ns").filter(pl.col("side") == COMPUTE).sum().alias("compute"),
+        pl.col("time_ns").filter(pl.col("side") == MEMORY).sum().alias("memory"),
+        pl.col("time_ns").filter(pl.col("short")).sum().alias("short"))
+    return {run: Population(float(c or 0.0), float(m or 0.0), float(s or 0.0), run_times.get(run))
+            for run, c, m, s in sums.iter_rows()}
+
+
+def classify(ai: float, ridge: float, pct_of_roof: float | None, population: Population | None) -> str:
+    """The run's bound class (module docstring), of its aggregate intensity, ridge point and %
+    of roof and its kernel population (None: classified by the aggregate alone)."""
+    if pct_of_roof is not None and pct_of_roof < LATENCY_PCT:
+        return LATENCY
+    share = population.compute_share if population is not None else None
+    if pct_of_roof is not None and pct_of_roof < SHORT_PCT and share is not None \
+            and population.short_ns >= MOST * population.classified_ns:
+        return LATENCY
+    if ridge / RIDGE_BAND <= ai <= ridge * RIDGE_BAND:
+        return MIXED
+    if share is None:        # no kernel of the run could be placed: its aggregate decides
+        return MEMORY if ai < ridge else COMPUTE
+    if share >= MOST:
+        return COMPUTE
+    if 1.0 - share >= MOST:
+        return MEMORY
+    return MIXED
+
+
+def share_words(bound: str | None, ai: float | None, ridge: float | None, population: Population | None,
+                pct_of_roof: float | None = None) -> str | None:
+    """Why, in words: the share of time on each side, the coverage, the ridge band, the
+    short kernels ("58% of the counted time in compute-side kernels; the counters cover 14%
+    of the run's kernel time")."""
+    if population is None or population.compute_share is None:
+        return None
+    share = population.compute_share
+    side, value = (COMPUTE, share) if share >= 0.5 else (MEMORY, 1.0 - share)
+    parts = [f"{value:.0%} of the counted time in {side}-side kernels"]
+    if ai and ridge and ridge / RIDGE_BAND <= ai <= ridge * RIDGE_BAND:
+        parts.append(f"intensity at {ai / ridge:.0%} of the ridge point")
+    if bound == LATENCY and pct_of_roof is not None and pct_of_roof >= LATENCY_PCT:
+        parts.append(f"{population.short_ns / population.classified_ns:.0%} of it in launches under "
+                     f"{SHORT_LAUNCH_NS / 1000:.0f} µs or under one wave, at {pct_of_roof:.0f}% of the roof")
+    coverage = population.coverage
+    if coverage is not None and coverage < 0.995:
+        parts.append(f"the counters cover {coverage:.0%} of the run's kernel time")
+    return "; ".join(parts)
