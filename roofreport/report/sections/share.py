@@ -30,6 +30,8 @@ COLUMNS_PER_TABLE = 6
 KERNELS_AS_COLUMNS = 4     # runs whose top kernels are the same few share one table, a column per kernel
 KERNEL_HEADING_CHARS = 40  # ...whose names fit a column heading of three lines
 MIN_RUNS_ALIKE = 3
+ALIKE = ("Runs that ran the same few kernels and no other share one table: a row per run, what differs between "
+         "them as columns, a column per kernel.")
 PRINT_COLUMNS = 10         # runs side by side in a printed top-kernel table, at most
 PAGE_WIDTH_PT = 521        # the printed content width (A4 less report.css's 13 mm side margins)
 # One name per quantity: "kernel time" is the kernels' alone (the runs table's), "GPU time" the
@@ -70,8 +72,8 @@ def share_section(an, top_n: int, names: RunNames | None = None) -> Section:
     section.blocks += _bar_charts(share, runs, cats, names)
     tables = top_tables(an.top, an.top_rest, runs, top_n, names)
     printed = min(top_n, an.settings.top_print)
-    if printed < top_n and tables:     # the PDF lists fewer kernels per run, the HTML the whole top
-        paper = top_tables_by_run(an.top_print, an.top_rest_print, runs, printed, names)
+    if tables:     # the PDF's own tables (runs as row headings where their names are long), maybe fewer kernels
+        paper = top_tables_by_run(an.top_print, an.top_rest_print, runs, printed, names, more_in_html=printed < top_n)
         tables = [replace(b, media="screen") for b in tables] + [replace(b, media="print") for b in paper]
     section.blocks += tables
     return section
@@ -148,16 +150,15 @@ def top_tables(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], top_n: in
     if not top.height:
         return []
     with_top = [run for run in runs if run in set(top["run"].to_list())]
+    rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
+    alike, with_top = _same_kernels_tables(with_top, top, rest_by_run, names)
     grouped = "model, experiment and GPU" if by_gpu else "model and experiment"
     blocks: list = [Heading(f"Top {top_n} kernels per run"), Paragraph.of(
         f"Each column is one run: its {top_n} kernels with the most GPU time, as a share of the run's "
         f"{GPU_TIME}, and the rest summed as \"other kernels\". A blank cell: that kernel is not among the run's "
         f"top {top_n} (its time is in \"other kernels\"). Runs are grouped by {grouped}; the columns name "
-        "what differs. Runs that ran the same few kernels and no other share one table: a row per run, what "
-        "differs between them as columns, a column per kernel."
+        "what differs." + (" " + ALIKE if alike else "")
         + (" The HTML report lists more kernels per run." if by_gpu else ""))]
-    rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
-    alike, with_top = _same_kernels_tables(with_top, top, rest_by_run, names)
     blocks += alike
     for group in names.groups(with_top, COLUMNS_PER_TABLE + (4 if by_gpu else 0), by_gpu=by_gpu):
         blocks.append(_group_table(group, top, rest_by_run))
@@ -165,7 +166,7 @@ def top_tables(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], top_n: in
 
 
 def top_tables_by_run(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], top_n: int,
-                      names: RunNames) -> list:
+                      names: RunNames, more_in_html: bool = True) -> list:
     """The PDF's top kernels, a table per model and experiment: its runs side by side where
     what varies between them is short enough for a column heading of at most three lines;
     otherwise each run's kernels under a row naming it, then its rest and its total (a long name
@@ -173,14 +174,14 @@ def top_tables_by_run(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], to
     if not top.height:
         return []
     with_top = [run for run in runs if run in set(top["run"].to_list())]
+    rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
+    alike, with_top = _same_kernels_tables(with_top, top, rest_by_run, names)
     blocks: list = [Heading(f"Top {top_n} kernels per run"), Paragraph.of(
         f"Each run's {top_n} kernels with the most GPU time, as a share of its {GPU_TIME}, and the rest "
         "summed as \"other kernels\"; a table per model and experiment, its runs named by what differs: side by "
         "side (a blank cell: not among that run's top kernels) or, where those names are long, one under the "
-        "other. Runs that ran the same few kernels and no other share one table: a row per run, what differs "
-        "between them as columns, a column per kernel. The HTML report lists more kernels per run.")]
-    rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
-    alike, with_top = _same_kernels_tables(with_top, top, rest_by_run, names)
+        "other." + (" " + ALIKE if alike else "")
+        + (" The HTML report lists more kernels per run." if more_in_html else ""))]
     blocks += alike
     counts = dict(top.group_by("run").len().iter_rows())
     alone = [run for run in with_top if counts.get(run) == 1 and not (rest_by_run.get(run) or {}).get("kernels")]
