@@ -29,6 +29,7 @@ from tests.layout import (
     layout,
     marker_ids,
     outside_content_box,
+    page_margins,
     pdf_pages,
     series,
     words,
@@ -43,12 +44,15 @@ MIN_ROWS_EACH_SIDE = 3
 NEVER_SPLIT_BELOW = 8
 
 
+MICRO = Path(__file__).resolve().parent / "data" / "gtx1080_micro"
+
+
 def folders() -> list[str]:
     if os.environ.get("ROOFREPORT_LAYOUT_FOLDERS") == "all" and (CORPUS / "course").is_dir():
         course = sorted(p.name for p in (CORPUS / "course").iterdir() if p.is_dir())
     else:
         course = list(LAYOUT_FOLDERS)
-    return ["sample_logs", *course]
+    return ["sample_logs", MICRO.name, *course]
 
 
 @dataclass
@@ -58,17 +62,19 @@ class Printed:
     static_html: str             # the page the PDF is made from
     interactive_html: str
     report: object
+    analysis: object
 
 
 _BUILT: dict[str, Printed] = {}
 
 
 def _path(folder: str) -> Path:
+    if folder == MICRO.name:
+        return MICRO
     return SAMPLE_LOGS if folder == "sample_logs" else corpus_path("course", folder)
 
 
-@pytest.fixture(params=folders())
-def printed(request) -> tuple[str, Printed]:
+def _printed(folder: str) -> Printed:
     """The folder's report, laid out once per session: its PDF pages and its layout tree."""
     import weasyprint
 
@@ -76,14 +82,19 @@ def printed(request) -> tuple[str, Printed]:
     from roofreport.report.assemble import assemble
     from roofreport.report.render import offline_fetcher, render_html
 
-    folder = request.param
     if folder not in _BUILT:
-        report = assemble(roofreport.analyze(roofreport.read(_path(folder))))
+        analysis = roofreport.analyze(roofreport.read(_path(folder)))
+        report = assemble(analysis)
         static = render_html(report)
         document = weasyprint.HTML(string=static, base_url=None, url_fetcher=offline_fetcher()).render()
         _BUILT[folder] = Printed(pdf_pages(document.write_pdf()), layout(document), static,
-                                 render_html(report, True), report)
-    return folder, _BUILT[folder]
+                                 render_html(report, True), report, analysis)
+    return _BUILT[folder]
+
+
+@pytest.fixture(params=folders())
+def printed(request) -> tuple[str, Printed]:
+    return request.param, _printed(request.param)
 
 
 def test_no_character_outside_the_content_box(printed):
@@ -149,21 +160,75 @@ def test_no_heading_alone_at_a_page_foot(printed):
     assert not built.layout.headings_at_foot, f"{folder}: {built.layout.headings_at_foot}"
 
 
+def test_a_table_that_runs_onto_another_page_says_so_in_that_pages_running_head(printed):
+    """The repeated head gives the table's title and column headings; the running head of each
+    page it runs onto names it "(continued)", and no other page's does."""
+    folder, built = printed
+    top = page_margins()[0]
+    heads = {page.number: "".join(c["text"] for c in page.chars if c["top"] < top).replace(" ", "")
+             for page in built.pages}
+    continued = {}
+    for table in built.layout.tables:
+        for number in sorted(table.rows_per_page)[1:]:
+            continued.setdefault(number, []).append(table.name)
+    for number, head in heads.items():
+        if number in continued:
+            assert "(continued)" in head, f"{folder} p{number}: {continued[number]} runs on; the head says {head!r}"
+            # (a table without a caption is "table (continued)" under its section's name)
+            names = [name.replace(" ", "")[:24] if not name.startswith("table on p") else "table(continued)"
+                     for name in continued[number]]
+            assert any(name in head for name in names), (folder, number, head)
+        else:
+            assert "(continued)" not in head, f"{folder} p{number}: {head!r} but no table runs onto it"
+
+
+def test_every_run_label_and_top_kernel_is_in_the_pdf_or_the_html(printed):
+    """No page goal met by dropping content: each run's label (copies included) and each of its
+    top kernels (the analysis' list, as the input gives them) is printed or in the HTML report."""
+    import html as html_text
+
+    folder, built = printed
+    pdf_text = "".join(c["text"] for page in built.pages for c in page.chars).replace(" ", "")
+    pages = html_text.unescape(built.static_html + built.interactive_html)
+
+    def shown(text: str) -> bool:
+        return text in pages or text.replace(" ", "") in pdf_text
+
+    runs = built.analysis.dataset.tables["runs"]
+    assert not [label for label in runs["label"].to_list() if not shown(label)], folder
+    kernels = set(built.analysis.top["short_name"].drop_nulls().to_list())
+    assert kernels or not built.analysis.top.height
+    assert not sorted(name for name in kernels if not shown(name)), folder
+
+
 # -- 40 micro-benchmark runs on one GPU (tests/data/gtx1080_micro, our own nvprof logs) ------------
 
-MICRO = Path(__file__).resolve().parent / "data" / "gtx1080_micro"
+def test_the_gtx1080_micro_benchmarks_print_in_10_pages_at_most_their_runs_table_once():
+    """40 runs of 2 programs (a conv2d sweep of kernel size × stride × size; a GPP kernel built
+    with and without FMA at 6 sizes): at most 10 pages, one printed table of the runs' totals, and
+    their top kernels in one table per set of runs of the same kernels, not one per run."""
+    from roofreport.report.context import Table
+
+    built = _printed(MICRO.name)
+    assert len(built.pages) <= 10
+    tables = [block for section in built.report.sections for block in section.blocks
+              if isinstance(block, Table) and block.media != "screen"]
+    totals = [t for t in tables if {"Achieved", "Kernel time"} & {c.label for c in t.columns}]
+    assert len(totals) == 1 and len(totals[0].rows) >= 40
+    kernels = [t for t in tables if "kernels" in t.css]
+    assert sorted(len(t.rows) for t in kernels) == [12, 28]
+    # the two varying parameters of the GPP runs (build, size) and the three of the conv2d sweep
+    # are columns, not headings of a table each
+    assert sorted(tuple(c.label for c in t.columns[:3]) for t in kernels) == [
+        ("Program", "Arguments", "[CUDA memcpy DtoH]"), ("kernel_size", "size", "stride")]
 
 
 def test_the_gtx1080_micro_benchmarks_read_as_40_runs_on_one_gpu_in_rooflines_of_at_most_10():
-    import roofreport
-    from roofreport.report.assemble import assemble
-    from roofreport.report.render import render_html
-
-    analysis = roofreport.analyze(roofreport.read(MICRO))
+    built = _printed(MICRO.name)
+    analysis, html = built.analysis, built.interactive_html
     runs = analysis.tables["runs"]
     assert runs.height == 40 and runs["gpu_label"].unique().to_list() == ["GTX 1080"]
     assert not [file for file in analysis.files if file.status != "ok"]
-    html = render_html(assemble(analysis), True)
     rooflines = [svg for chart_id, svg in chart_svgs(html) if chart_id.startswith("roof")]
     assert all(len(series(svg)) <= 10 for svg in rooflines)
     assert sum(len(series(svg)) for svg in rooflines) == 40          # every run, once

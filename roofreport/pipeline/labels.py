@@ -8,6 +8,15 @@ A parameter varies when runs give it two or more values; one that only some runs
 unique within a dataset: runs that still read alike get their job id, their session, or a
 number; a duplicate reads as its original's label with "(copy)".
 
+A label names each parameter once (issue #32), from its best source: what the job says of itself
+(roofreport.toml, the log's own printout), then the path, then the command line. A parameter two
+sources give under two names with the same value in every run (`kernel 3` from the path,
+`kernel_size 3` from `--kernel_size 3`) is shown once, from the better source; the program's
+flags whose parameters the label shows are left out of its lead (`conv2d.py`, not
+`conv2d.py --kernel_size 3 --stride 1`); an experiment word that only restates what the rest of
+the label says (`k3_s1_n64` beside `kernel_size 3 · size 64 · stride 1`, `fma_n256` beside
+`gpp_fma.x 256`) is left out where the labels stay as distinct without it.
+
 `assign(rows)` labels the runs of a dataset at ingest; `relabel(runs)` labels a runs table again
 when the analysis changes its GPUs (`--gpu`), so both give the same labels.
 """
@@ -15,10 +24,13 @@ when the analysis changes its GPUs (`--gpu`), so both give the same labels.
 from __future__ import annotations
 
 import json
+import re
+from functools import lru_cache
 
 import polars as pl
 
 from roofreport.gpu import NOT_NAMED
+from roofreport.pipeline import identity
 from roofreport.tables import schema
 
 SEPARATOR = " · "
@@ -28,6 +40,9 @@ _ORDER = ("batch_size", "learning_rate", "precision", "workers", "optimizer", "e
 # one process of a distributed job, whose ranks do the same work): last in a label, only when
 # it varies, and never part of a workload (analysis/workloads.py).
 LAUNCH_ONLY = ("timeout_s", "rank")
+# A key the label says under a better source's name (`restated`): in a run's shown keys with this
+# mark, so that the program's flag that set it leaves the lead, but never described twice.
+SAID_AS = "="
 
 
 def assign(rows: list[dict]) -> None:
@@ -65,7 +80,8 @@ def relabel(runs: pl.DataFrame) -> pl.DataFrame:
         return runs
     # (the run totals are the analysis'; a label is made from what ingest knew)
     rows = [{**{k: v for k, v in row.items() if k not in schema.RUN_TOTALS},
-             "all_params": json.loads(row["all_params"] or "{}")} for row in runs.to_dicts()]
+             "all_params": json.loads(row["all_params"] or "{}"),
+             "provenance": json.loads(row.get("provenance") or "{}")} for row in runs.to_dicts()]
     assign(rows)
     return runs.with_columns(
         pl.Series("label", [row["label"] for row in rows], dtype=pl.String),
@@ -83,9 +99,12 @@ def varying(rows: list[dict], keys: list[str]) -> list[str]:
 
 
 def shown(rows: list[dict], keys: list[str]) -> list[list[str]]:
-    """Per row, the keys its label shows: those that vary across `rows`, and where runs would
-    still read alike, the keys that tell them apart (`timeout_s` on one of two alike runs)."""
-    base = varying(rows, keys)
+    """Per row, the keys its label shows: those that vary across `rows` (less those that restate a
+    better source's, `restated`), and where runs would still read alike, the keys that tell them
+    apart (`timeout_s` on one of two alike runs); an experiment that restates the rest of the
+    label is left out (`_without_restated_experiment`)."""
+    again = restated(rows, keys)
+    base = [key for key in varying(rows, keys) if key not in again] + [SAID_AS + key for key in sorted(again)]
     out = [list(base) for _ in rows]
     texts = [label(row, base) for row in rows]
     by_text: dict[str, list[int]] = {}
@@ -99,7 +118,7 @@ def shown(rows: list[dict], keys: list[str]) -> list[list[str]]:
                  and len({_hashable(value(row, key)) for row in alike}) > 1]
         for index in indices:
             out[index] = sorted(base + extra, key=param_order)
-    return out
+    return _without_restated_experiment(rows, out)
 
 
 def value(row: dict, key: str):
@@ -109,14 +128,74 @@ def value(row: dict, key: str):
     return row.get("params", {}).get(key)
 
 
+# Where a parameter came from, best first (a label takes each parameter from its best source):
+# what the job says of itself, then its path (and the name it echoed), then its command line.
+_JOB, _PATH, _COMMAND = 0, 1, 2
+_PATH_SOURCES = ("path", "label", "folder")
+
+
+def source_rank(row: dict, key: str) -> int:
+    """How good the source of the row's `key` is (`_JOB` best): the provenance ingest recorded,
+    with a log's parameter read from its command line ranked after the path's."""
+    source = (row.get("provenance") or {}).get(key)
+    if source in _PATH_SOURCES:
+        return _PATH
+    if source == "log" and key in _command_facts(row.get("command")):
+        return _COMMAND
+    return _JOB
+
+
+def restated(rows: list[dict], keys: list[str]) -> set[str]:
+    """The varying keys that only restate a better source's parameter: the same value in every
+    run, under another name, from a worse source (`kernel_size` from the command line beside the
+    path's `kernel`; `height` and `width` beside `size`). Two names of one source are two
+    parameters, whatever their values."""
+    candidates = [key for key in varying(rows, keys) if key not in ("experiment", *LAUNCH_ONLY)]
+    columns = {key: [_hashable(value(row, key)) for row in rows] for key in candidates}
+    ranks = {key: min(source_rank(row, key) for row in rows if value(row, key) is not None) for key in candidates}
+    out = set()
+    for key in candidates:
+        for better in candidates:
+            if better != key and better not in out and ranks[better] < ranks[key] \
+                    and columns[better] == columns[key]:
+                out.add(key)
+                break
+    return out
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_SHORT_KEY = re.compile(r"(?i)([a-z]{1,3})?(\d+(?:\.\d+)?)")
+
+
+def _without_restated_experiment(rows: list[dict], shown: list[list[str]]) -> list[list[str]]:
+    """`shown` without the experiment of each run whose experiment only restates the rest of its
+    label (each of its words is a word of the label, or a short key and a number the label
+    holds: `k3_s1_n64` beside `kernel_size 3 · size 64 · stride 1`), where its label stays
+    distinct from every other run's without it."""
+    texts = [label(row, keys) for row, keys in zip(rows, shown)]
+    out = [list(keys) for keys in shown]
+    for index, (row, keys) in enumerate(zip(rows, shown)):
+        name = str(row.get("experiment") or "")
+        if "experiment" not in keys or not name or name == lead(row, keys):
+            continue
+        rest = [key for key in keys if key != "experiment"]
+        text = label(row, rest)
+        words = {w.lower() for w in _WORD.findall(text)}
+        tokens = [t for t in re.split(r"[\s_.-]+", name.lower()) if t]
+        if all(t in words or ((short := _SHORT_KEY.fullmatch(t)) and short[2] in words) for t in tokens) \
+                and text not in texts[:index] + texts[index + 1:]:
+            out[index], texts[index] = rest, text
+    return out
+
+
 def label(row: dict, shown: list[str]) -> str:
     """The label of one run: lead · GPU · experiment · parameters in `shown`."""
-    parts = [lead(row)]
+    parts = [lead(row, shown)]
     parts.append(row.get("gpu_label") or NOT_NAMED)
     if "experiment" in shown and row.get("experiment") and row.get("experiment") != parts[0]:
         parts.append(str(row["experiment"]))
     for key in shown:
-        if key in ("experiment", "model_size"):
+        if key in ("experiment", "model_size") or key.startswith(SAID_AS):
             continue
         text = describe(key, value(row, key))
         if text:
@@ -166,21 +245,46 @@ def describe(key: str, value) -> str | None:
     return f"{key} {value}"
 
 
-def lead(row: dict) -> str:
+def lead(row: dict, shown: list[str] | None = None) -> str:
     """What a run is before its GPU and parameters: the model (with its size), else the
-    profiled program with its first arguments, else the experiment."""
+    profiled program with its first arguments, else the experiment. Given the keys its label
+    shows (`shown`), the program's flags that set one of them are left out: the label says
+    `kernel_size 3` once, not `--kernel_size 3` as well."""
     if row.get("model"):
         size = row.get("params", {}).get("model_size")
         return f"{row['model']} {size}" if size else str(row["model"])
     command = row.get("command")
     if command and row.get("program"):
         args = command.split(row["program"], 1)[-1].split()
+        if shown:
+            args = _arguments_not_shown(row["program"], args, {key.lstrip(SAID_AS) for key in shown})
         return " ".join([row["program"], *args[:4]])[:48]
     if row.get("experiment"):
         return str(row["experiment"])
     if row.get("program"):
         return str(row["program"])
     return str(row.get("tool") or "run")
+
+
+def _arguments_not_shown(program: str, args: list[str], shown: set[str]) -> list[str]:
+    """The arguments without the flags (and their values) that set a parameter in `shown`."""
+    out: list[str] = []
+    index = 0
+    while index < len(args):
+        flag, _, used = identity._flag(args, index)
+        tokens = args[index:index + used]
+        index += used
+        if flag is not None:
+            said = set(_command_facts(" ".join([program, *tokens]))) - {"program"}
+            if said and said <= shown:
+                continue
+        out += tokens
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _command_facts(command: str | None) -> dict:
+    return identity.read_command(command) if command else {}
 
 
 def _job(row: dict, number: int) -> str | None:

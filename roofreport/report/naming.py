@@ -10,16 +10,26 @@ their GPU and parameters, which become the column headings (one model on two GPU
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
 import polars as pl
 
 from roofreport.gpu import NOT_NAMED
-from roofreport.pipeline.labels import SEPARATOR
+from roofreport.pipeline.labels import SEPARATOR, param_order
 
 NO_GPU = NOT_NAMED      # the one name of an unknown GPU, in run labels and the report alike
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
+_PARAM_HEADINGS = {"batch_size": "bs", "learning_rate": "lr", "timeout_s": "timeout (s)"}
+
+
+def _param_text(value) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
 
 
 def natural(text: str) -> tuple:
@@ -42,10 +52,16 @@ class RunNames:
 
     def __init__(self, runs: pl.DataFrame | None = None):
         runs = runs if runs is not None else pl.DataFrame()
-        wanted = ["run", "label", "gpu_label", "gpu_model", "model", "program", "experiment"]
+        wanted = ["run", "label", "gpu_label", "gpu_model", "model", "program", "experiment", "params"]
         present = [c for c in wanted if c in runs.columns]
         rows = runs.select(present).iter_rows(named=True) if runs.height and "run" in present else []
         self._rows = {r["run"]: r for r in rows}
+        for row in self._rows.values():
+            # an experiment the label leaves out (it restated the parameters, pipeline/labels.py)
+            # parts no runs: they are grouped by what their labels say
+            parts = str(row.get("label") or "").split(SEPARATOR)
+            if row.get("experiment") and str(row["experiment"]) not in parts:
+                row["experiment"] = None
         self._gpu_by_key: dict[str, str] = {}
         for named_run in self._rows.values():
             if named_run.get("gpu_model") and named_run.get("gpu_label"):
@@ -79,6 +95,32 @@ class RunNames:
         if spec is not None:
             return getattr(spec, "label", None) or spec.name
         return gpu_model or NO_GPU
+
+    def facets(self, run: str) -> list[tuple[str, str]]:
+        """The pieces that name the run, as (column heading, text): its model or program, the
+        program's arguments its label keeps, its GPU, its experiment where the label shows it, and
+        each parameter the label shows (`kernel_size`, `3`). A table of runs that differ in one or
+        two of them shows those as columns."""
+        row = self._rows.get(run) or {}
+        parts = self.label(run).split(SEPARATOR)
+        out: list[tuple[str, str]] = []
+        program = str(row.get("program") or "")
+        if not row.get("model") and program and parts[0].startswith(program):
+            out.append(("Program", program))
+            if parts[0][len(program):].strip():
+                out.append(("Arguments", parts[0][len(program):].strip()))
+        else:
+            out.append(("Model" if row.get("model") else "Run", parts[0]))
+        out.append(("GPU", self.gpu(run)))
+        if row.get("experiment") and str(row["experiment"]) != parts[0]:
+            out.append(("Experiment", str(row["experiment"])))
+        try:
+            params = json.loads(row.get("params") or "{}")
+        except (TypeError, ValueError):
+            params = {}
+        for key in sorted((k for k in params if k != "model_size"), key=param_order):
+            out.append((_PARAM_HEADINGS.get(key, key), _param_text(params[key])))
+        return out
 
     def split_label(self, run: str) -> tuple[str, str]:
         """(what the run's group shares: model, GPU, experiment; the rest of its label)."""

@@ -20,12 +20,18 @@ from dataclasses import replace
 import polars as pl
 
 from roofreport.enrich import categories as cat_rules
+from roofreport.pipeline.labels import SEPARATOR
 from roofreport.report import fmt
 from roofreport.report.context import Column, Heading, Paragraph, Section, Span, chart, spans_list
 from roofreport.report.naming import Group, RunNames
 from roofreport.report.tables import cell, name_cell, table
 
 COLUMNS_PER_TABLE = 6
+KERNELS_AS_COLUMNS = 4     # runs whose top kernels are the same few share one table, a column per kernel
+KERNEL_HEADING_CHARS = 40  # ...whose names fit a column heading of three lines
+MIN_RUNS_ALIKE = 3
+ALIKE = ("Runs that ran the same few kernels and no other share one table: a row per run, what differs between "
+         "them as columns, a column per kernel.")
 PRINT_COLUMNS = 10         # runs side by side in a printed top-kernel table, at most
 PAGE_WIDTH_PT = 521        # the printed content width (A4 less report.css's 13 mm side margins)
 # One name per quantity: "kernel time" is the kernels' alone (the runs table's), "GPU time" the
@@ -66,8 +72,8 @@ def share_section(an, top_n: int, names: RunNames | None = None) -> Section:
     section.blocks += _bar_charts(share, runs, cats, names)
     tables = top_tables(an.top, an.top_rest, runs, top_n, names)
     printed = min(top_n, an.settings.top_print)
-    if printed < top_n and tables:     # the PDF lists fewer kernels per run, the HTML the whole top
-        paper = top_tables_by_run(an.top_print, an.top_rest_print, runs, printed, names)
+    if tables:     # the PDF's own tables (runs as row headings where their names are long), maybe fewer kernels
+        paper = top_tables_by_run(an.top_print, an.top_rest_print, runs, printed, names, more_in_html=printed < top_n)
         tables = [replace(b, media="screen") for b in tables] + [replace(b, media="print") for b in paper]
     section.blocks += tables
     return section
@@ -144,20 +150,23 @@ def top_tables(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], top_n: in
     if not top.height:
         return []
     with_top = [run for run in runs if run in set(top["run"].to_list())]
+    rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
+    alike, with_top = _same_kernels_tables(with_top, top, rest_by_run, names)
     grouped = "model, experiment and GPU" if by_gpu else "model and experiment"
     blocks: list = [Heading(f"Top {top_n} kernels per run"), Paragraph.of(
         f"Each column is one run: its {top_n} kernels with the most GPU time, as a share of the run's "
         f"{GPU_TIME}, and the rest summed as \"other kernels\". A blank cell: that kernel is not among the run's "
         f"top {top_n} (its time is in \"other kernels\"). Runs are grouped by {grouped}; the columns name "
-        "what differs." + (" The HTML report lists more kernels per run." if by_gpu else ""))]
-    rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
+        "what differs." + (" " + ALIKE if alike else "")
+        + (" The HTML report lists more kernels per run." if by_gpu else ""))]
+    blocks += alike
     for group in names.groups(with_top, COLUMNS_PER_TABLE + (4 if by_gpu else 0), by_gpu=by_gpu):
         blocks.append(_group_table(group, top, rest_by_run))
     return blocks
 
 
 def top_tables_by_run(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], top_n: int,
-                      names: RunNames) -> list:
+                      names: RunNames, more_in_html: bool = True) -> list:
     """The PDF's top kernels, a table per model and experiment: its runs side by side where
     what varies between them is short enough for a column heading of at most three lines;
     otherwise each run's kernels under a row naming it, then its rest and its total (a long name
@@ -165,12 +174,15 @@ def top_tables_by_run(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], to
     if not top.height:
         return []
     with_top = [run for run in runs if run in set(top["run"].to_list())]
+    rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
+    alike, with_top = _same_kernels_tables(with_top, top, rest_by_run, names)
     blocks: list = [Heading(f"Top {top_n} kernels per run"), Paragraph.of(
         f"Each run's {top_n} kernels with the most GPU time, as a share of its {GPU_TIME}, and the rest "
         "summed as \"other kernels\"; a table per model and experiment, its runs named by what differs: side by "
         "side (a blank cell: not among that run's top kernels) or, where those names are long, one under the "
-        "other. The HTML report lists more kernels per run.")]
-    rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
+        "other." + (" " + ALIKE if alike else "")
+        + (" The HTML report lists more kernels per run." if more_in_html else ""))]
+    blocks += alike
     counts = dict(top.group_by("run").len().iter_rows())
     alone = [run for run in with_top if counts.get(run) == 1 and not (rest_by_run.get(run) or {}).get("kernels")]
     apart = set(alone) if len(alone) > 1 else set()
@@ -203,6 +215,57 @@ def _print_tables(group, top: pl.DataFrame, rest_by_run: dict) -> list:
         rows += _rest_and_total(rest_by_run.get(run))
     cols = [Column("Kernel", width="70%"), Column("Category", width="14%"), Column("Share", numeric=True, width="16%")]
     return [table(cols, rows, caption=group.title, css="kernels by-run")]
+
+
+def _same_kernels_tables(runs: list[str], top: pl.DataFrame, rest_by_run: dict,
+                         names: RunNames) -> tuple[list, list[str]]:
+    """Runs that ran the same few kernels and no other (a build variant × an input size of one
+    micro-benchmark): one table, a row per run named by what differs between them (its program,
+    arguments, parameters as columns), a column per kernel. Returns the tables and the runs left
+    for the other layouts."""
+    kernels: dict[str, list[dict]] = {}
+    for row in top.iter_rows(named=True):
+        kernels.setdefault(row["run"], []).append(row)
+    alike: dict[tuple, list[str]] = {}
+    for run in runs:
+        key = tuple(sorted({row["short_name"] or "–" for row in kernels.get(run, [])}))
+        whole = run in rest_by_run and not rest_by_run[run].get("kernels")     # its top is all it ran
+        if whole and 0 < len(key) <= KERNELS_AS_COLUMNS and all(len(name) <= KERNEL_HEADING_CHARS for name in key):
+            alike.setdefault(key, []).append(run)
+    tables, done = [], set()
+    for members in alike.values():
+        if len(members) >= MIN_RUNS_ALIKE:
+            tables.append(_kernels_as_columns(names.order(members), kernels, rest_by_run, names))
+            done.update(members)
+    return tables, [run for run in runs if run not in done]
+
+
+def _kernels_as_columns(runs: list[str], kernels: dict[str, list[dict]], rest_by_run: dict,
+                        names: RunNames):
+    """A row per run: what names it (the facets that differ between the runs; the label parts
+    they share make the caption), each kernel's share of its GPU time, and the GPU time."""
+    facets = [dict(names.facets(run)) for run in runs]
+    headings = list(dict.fromkeys(heading for run_facets in facets for heading in run_facets))
+    differ = [h for h in headings if len({f.get(h) for f in facets}) > 1]
+    labels = [names.label(run).split(SEPARATOR) for run in runs]
+    shared = [part for part in labels[0] if all(part in other for other in labels[1:])]
+    share = {(row["run"], row["short_name"] or "–"): row for run in runs for row in kernels.get(run, [])}
+    weight: dict[str, float] = {}
+    for (_, name), row in share.items():
+        weight[name] = weight.get(name, 0.0) + (row["share"] or 0.0)
+    order = sorted(weight, key=lambda name: (-weight[name], name))
+    rows = []
+    for run, run_facets in zip(runs, facets):
+        rest = rest_by_run.get(run) or {}
+        cells = [cell(run_facets.get(h, "–"), title=names.label(run)) for h in differ]
+        cells += [_share_cell((share.get((run, name)) or {}).get("share"), present=(run, name) in share)
+                  for name in order]
+        cells.append(cell(fmt.duration(rest.get("total_ns")), sort=rest.get("total_ns")))
+        rows.append(cells)
+    cols = [Column(h) for h in differ] + [Column(name, numeric=True) for name in order]
+    cols.append(Column(GPU_TIME, numeric=True))
+    caption = f"{len(runs)} runs of the same kernels" + (f": {SEPARATOR.join(shared)}" if shared else "")
+    return table(cols, rows, caption=caption, css="kernels alike", sortable=True)
 
 
 def _one_kernel_table(alone: list[str], top: pl.DataFrame, rest_by_run: dict, names: RunNames):
