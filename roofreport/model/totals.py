@@ -38,6 +38,7 @@ import polars as pl
 
 from roofreport import gpu
 from roofreport.model import bound as bounds, counted, mix, parallel, roofline, timing
+from roofreport.tables import lazy, schema
 
 TRANSFERS = ("memcpy", "memset")
 _NO_PRECISION = "fp32"   # the roof of a run whose logs measured no precision
