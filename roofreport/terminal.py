@@ -350,7 +350,10 @@ def summary(frames: Mapping[str, pl.DataFrame], format: str = "table",  # noqa: 
     if format != "table":
         return render({only: frames[only]} if only else frames, format)
     # the label names the GPU and the model; FLOP/s says more than FLOPs
-    frames = {**frames, "runs": frames["runs"].drop("gpu", "model", "flops")}
+    runs = frames["runs"].drop("gpu", "model", "flops")
+    # a distributed job's columns only where some run is one: a dash in every row says nothing
+    runs = runs.drop([c for c in ("rank", "parallelism") if c in runs.columns and runs[c].null_count() == runs.height])
+    frames = {**frames, "runs": runs}
     titles = {"runs": "Runs", "categories": "Kernel categories (share of each run's GPU time)"}
     shown = [only] if only else list(frames)
     blocks = [table(frames[name], titles[name], layout.width, layout.wide, below={"run": "label"} if name == "runs" else None)

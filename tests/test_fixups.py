@@ -107,7 +107,9 @@ def test_trace_time_is_judged_against_boost_peaks():
     p = _vgg11_fp32([SAMPLE_LOGS])
     assert p["time_source"].startswith("nsys trace")
     assert p["peak_flops_per_s"] == pytest.approx(19.5e12)
-    assert p["pct_of_roof"] == pytest.approx(64.14, abs=0.05)
+    # against the FP32 instruction-mix ceiling (issue 31: 99.8 % FMA, so 19.48 TFLOP/s): 64.14 % of
+    # the bare peak, 64.22 % of the ceiling its instructions could reach
+    assert p["pct_of_roof"] == pytest.approx(64.22, abs=0.05)
     assert "at 1100 MHz" not in p["peak_source"]
 
 
