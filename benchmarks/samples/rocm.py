@@ -486,7 +486,8 @@ def _sysinfo() -> str:
 
 
 def rocm_files() -> dict[str, str]:
+    from samples.rocm_passes import files as more_files
     from samples.rocm_traces import mi210_cg_files, mi250x_cg_mpi_files
 
     return {**mi250x_files(), **mi300x_files(), **rocprof_compute_files("amd/mi210/workloads/dgemm/MI210"),
-            **mi210_cg_files(), **mi250x_cg_mpi_files()}
+            **mi210_cg_files(), **mi250x_cg_mpi_files(), **more_files()}
