@@ -167,7 +167,9 @@ def _chart(an, runs: pl.DataFrame, parts: pl.DataFrame, spec, title: str, per_ru
            part: str = "", legend: dict[str, str] | None = None):
     from roofreport.report.charts.roofline import roofline_svg
 
-    ceilings = roofline.ceilings(spec, _measured(parts, an.tables["kernels"])) if spec else []
+    kernels_table = an.tables["kernels"]
+    ceilings = roofline.ceilings(spec, _measured(parts, kernels_table),
+                                 roofline.counted_tensor_types(kernels_table, runs["run"].to_list())) if spec else []
     kernels = _top_kernel_points(an.kernel_roofline, parts, runs, per_run, legend)
     caption = f"Roofline of {title}{part}"
     if spec is not None:

@@ -1,7 +1,9 @@
 """AMD sample logs of the layouts issue #34 left: rocprofv3 counter passes (`pmc_N/` folders of one
-application), a rocpd SQLite database (ROCm 7's default rocprofv3 output) and rocprof-compute's
-ERT `roofline.json`. Every value is invented; the layouts are the tools' own (sample_logs/README.md
-names each source)."""
+application: `amd/mi300x/stream-dgemm`), and the MI250X's stencil code run again on an MI300X
+(`amd/mi300x/stencil`: the same work on two GPUs, so the report compares them) with the node's
+Empirical Roofline Toolkit database (`roofline.json`: measured ceilings). The rocpd SQLite
+database is `rocm_rocpd.py`'s. Every value is invented; the layouts are the tools' own
+(sample_logs/README.md names each source)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import json
 import random
 
 from samples.gpus import rng_for
-from samples.rocm import MI300X, V3_COUNTER_HEADER, Kernel, _steps
+from samples.rocm import MI300X, STENCIL, V3_COUNTER_HEADER, Kernel, _steps, rocprof_results, rocprof_stats
 
 # -- rocprofv3 -i input.txt with two `pmc:` lines: one process per pass --------------------------
 
@@ -61,5 +63,45 @@ def pmc_pass_files(base: str) -> dict[str, str]:
     return files
 
 
+# -- the stencil of amd/mi250x/stencil on an MI300X, and ERT's measured ceilings -----------------------
+
+# ERT's GPU configuration (`ERT_PRECISION FP64`, `ERT_GPU True`, ...) as `build_database` keeps
+# it: the metadata both parts share in `empirical.metadata`, the rest in each part's.
+_ERT_META = {"ERT_VERSION": "1.1.0", "ERT_DRIVER": "driver1", "ERT_KERNEL": "kernel1", "ERT_GPU": True,
+             "ERT_PRECISION": "FP64", "ERT_FLOPS": [1, 2, 4, 8, 16, 32, 64, 128, 256], "ERT_ALIGN": 64,
+             "ERT_CC": "hipcc", "ERT_CFLAGS": "-O3 --offload-arch=gfx942", "ERT_NUM_EXPERIMENTS": 3,
+             "ERT_MEMORY_MAX": 1073741824, "ERT_WORKING_SET_MIN": 128, "ERT_TRIALS_MIN": 1,
+             "ERT_GPU_BLOCKS": [304, 608, 1216, 2432], "ERT_GPU_THREADS": [256, 512, 1024], "TIMESTAMP_DATA": 1730460113.52}
+
+
+def ert_roofline_json(rng: random.Random) -> str:
+    """ERT 1.1.0's `Results.<config>/roofline.json` (`ert_core.py` `build_database`, `indent=3`):
+    the best FP64 rate and the bandwidth of each level its working sets reached (GB/s, GFLOP/s),
+    below the datasheet's (81.7 TFLOP/s FP64 vector, 5.3 TB/s)."""
+    gflops = 81_700 * rng.uniform(0.88, 0.91)
+    levels = [["L1", 5.3e3 * rng.uniform(4.9, 5.2)], ["L2", 5.3e3 * rng.uniform(2.4, 2.6)],
+              ["DRAM", 5.3e3 * rng.uniform(0.84, 0.86)]]
+    stamp = 1730460401.87
+    database = {
+        "empirical": {
+            "metadata": _ERT_META,
+            "gflops": {"data": [["GFLOPs", round(gflops, 2)]], "metadata": {"TIMESTAMP_DB": stamp}},
+            "gbytes": {"data": [[name, round(value, 2)] for name, value in levels], "metadata": {"TIMESTAMP_DB": stamp}},
+        },
+        "spec": {"gflops": {"data": [["GFLOPs", 81700.0]]}, "gbytes": {"data": [["DRAM", 5300.0]]}},
+    }
+    return json.dumps(database, indent=3) + "\n"
+
+
+def mi300x_stencil_files(base: str) -> dict[str, str]:
+    """`rocprof --timestamp on --stats -i input.txt ./stencil` on an MI300X, the MI250X run's
+    command and grid (256^3, 6 steps), and the node's ERT run beside it."""
+    rng = rng_for(base)
+    launches = _steps(rng, STENCIL, 6, MI300X, 2_204_118_930_557_120)
+    return {f"{base}/results.csv": rocprof_results(launches, 77_108),
+            f"{base}/results.stats.csv": rocprof_stats(launches),
+            f"{base}/roofline.json": ert_roofline_json(rng)}
+
+
 def files() -> dict[str, str]:
-    return {**pmc_pass_files("amd/mi300x/stream-dgemm")}
+    return {**pmc_pass_files("amd/mi300x/stream-dgemm"), **mi300x_stencil_files("amd/mi300x/stencil")}
