@@ -63,7 +63,7 @@ def test_every_row_is_kept_and_no_view_sums_distinct_kernels(stats):
     assert sorted(kernels["count"].to_list()) == sorted(calls for _, calls, _ in ROWS)
     nineteen = kernels.filter(pl.col("count") == 19).row(0, named=True)
     assert nineteen["time_ns"] == 19 * 27_400
-    # sharing a short name, each is labelled by its whole name (without the code-object suffix)
+    # sharing a short name, each is labelled by its whole name (less the code-object suffix)
     assert nineteen["short_name"] == ROWS[0][0].removesuffix(" [clone .kd]")
     assert kernels.filter(pl.col("count") == 7)["short_name"][0] == "gunrock::sssp::relax_kernel"
 

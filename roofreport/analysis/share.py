@@ -20,6 +20,7 @@ from roofreport.analysis import sweeps
 from roofreport.analysis.view import EVERYTHING, View
 from roofreport.enrich.categories import OTHER
 from roofreport.model import Model
+from roofreport.tables import kernel_names
 
 
 def _rows(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
@@ -71,7 +72,8 @@ def top_kernels(model: Model, top_n: int = 10, view: View = EVERYTHING) -> pl.Da
 
 def per_kernel(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
     """run, short_name, category, count, time_ns, share, run_total_ns, min_ns, median_ns,
-    max_ns: every kernel (by short name) of every run, largest first. The launch statistics,
+    max_ns: every kernel (by its name: `_kernel_key`; labelled by its short name) of every run,
+    largest first. The launch statistics,
     as `nsys stats` prints them, come from the launches themselves (a trace's or ncu's rows, one
     launch each) or from what a summary printed per row (`kernels.min_ns`...: nsys kern sum,
     nvprof's Min/Max without a median); `_launch_statistics` says how they combine."""
@@ -84,16 +86,13 @@ def per_kernel(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
     return out.sort(["run", "time_ns", "short_name"], descending=[False, True, False], nulls_last=True)
 
 
-# ROCm's code-object suffix (` [clone .kd]`, `.kd`): one kernel with or without it.
-_CODE_OBJECT = r"\s*(?:\[clone \.kd\]|\(\.kd\)|\.kd)$"
-
-
 def _kernel_key() -> pl.Expr:
-    """What tells one kernel from another within a run: its whole name (a run's time rows come
-    from one source, which names each kernel one way). Instantiations of one template
-    (`rocprim::detail::transform_kernel<..., 1u, ...>` and `<..., 2u, ...>`, listed apart by the
-    profiler) share a short name but are distinct kernels, never summed into one row."""
-    return pl.coalesce(pl.col("name").str.replace(_CODE_OBJECT, ""), pl.col("short_name"))
+    """What tells one kernel from another within a run: its whole name, less what the profiler
+    appended (nvprof's per-launch correlation id, ROCm's ` [clone .kd]`: `tables.kernel_names`).
+    Instantiations of one template (`rocprim::detail::transform_kernel<..., 1u, ...>` and
+    `<..., 2u, ...>`, listed apart by the profiler) share a short name but are distinct kernels,
+    never summed into one row."""
+    return pl.coalesce(kernel_names.bare_name(pl.col("name")), pl.col("short_name"))
 
 
 def _distinct_labels(out: pl.DataFrame) -> pl.DataFrame:
