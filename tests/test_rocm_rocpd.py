@@ -109,3 +109,35 @@ def test_a_database_without_counters_is_a_trace_and_one_without_views_an_error(t
     result = rocpd.parse(broken, "rocprofv3 rocpd database (counters)")
     assert result.error is not None and "no kernels view" in result.error.describe()
     assert result.rows()["api_calls"] == 24          # what it holds is still read
+
+
+def test_the_released_rocpd_packages_column_names_are_read_alike(tmp_path):
+    """The `rocpd` package of ROCm 7 (its `csv.py`) reads `kernels` as `agent_log_index`,
+    `agent_abs_index`, `vgpr_count`, `stack_id`, `memory_copies` as `dst_agent_log_index`, and the
+    counters from a `counters_collection` view (`dispatch_id`, `counter_name`, `value`): the same
+    database under those names reads the same."""
+    released = tmp_path / "released" / "61204_results.db"
+    released.parent.mkdir()
+    released.write_bytes(DB.read_bytes())
+    con = sqlite3.connect(released)
+    kernel_sql = con.execute("SELECT sql FROM sqlite_master WHERE name = 'kernels'").fetchone()[0]
+    copy_sql = con.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_copies'").fetchone()[0]
+    con.executescript(
+        "CREATE TABLE counted AS SELECT dispatch_id, pid, pmc_name AS counter_name, pmc_value AS value FROM kernel_pmc_events;"
+        "DROP VIEW kernel_pmc_events; DROP VIEW kernels; DROP VIEW memory_copies;"
+        + kernel_sql.replace("`kernels`", "`kernels_sdk`", 1) + ";"
+        + copy_sql.replace("`memory_copies`", "`copies_sdk`", 1) + ";"
+        "CREATE VIEW kernels AS SELECT id, name, dispatch_id, pid, tid, queue_id, stream_id, kernel_id, start, \"end\", "
+        "duration, agent_logical_index AS agent_log_index, agent_absolute_index AS agent_abs_index, "
+        "correlation_id AS stack_id, grid_x, grid_y, grid_z, workgroup_x, workgroup_y, workgroup_z, lds_size, "
+        "scratch_size, arch_vgpr_count AS vgpr_count, accum_vgpr_count, sgpr_count FROM kernels_sdk;"
+        "CREATE VIEW memory_copies AS SELECT id, name, start, \"end\", duration, size, stream_id, "
+        "dst_agent_logical_index AS dst_agent_log_index, correlation_id AS stack_id FROM copies_sdk;"
+        "CREATE VIEW counters_collection AS SELECT * FROM counted;")
+    con.commit()
+    con.close()
+    ours = rocpd.parse(DB, "rocprofv3 rocpd database (counters)")
+    theirs = rocpd.parse(released, "rocprofv3 rocpd database (counters)")
+    assert theirs.error is None and theirs.rows() == ours.rows()
+    for table in ("kernels", "metrics", "activities"):
+        assert theirs.tables[table].equals(ours.tables[table]), table

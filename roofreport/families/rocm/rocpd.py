@@ -6,14 +6,18 @@ The database holds rocprofiler-sdk's `rocpd_*` tables, each name suffixed with t
 tools query (rocprofiler-sdk `source/share/rocprofiler-sdk-rocpd/`: `rocpd_tables.sql`,
 `rocpd_views.sql`, `data_views.sql`). Their layout changed between releases (times inline in
 each row, then in a `rocpd_timestamp` table; tracks for the agent, queue and stream), while the
-data views kept their columns, so this reader queries those views, by the columns they have:
+data views kept their meaning, so this reader queries those views, by the columns they have.
+Two spellings of those columns are known, each read (`_ALIASES`): the released `rocpd` package's
+(`agent_log_index`, `agent_abs_index`, `vgpr_count`, `stack_id`, counters in a
+`counters_collection` view, as its `csv.py` reads them) and `data_views.sql`'s of the SDK's
+sources (`agent_logical_index`, `arch_vgpr_count`, `correlation_id`, `kernel_pmc_events`):
 
 * `kernels` (a row per dispatch: `name`, `dispatch_id`, `start`/`end` in ns, the agent's
   `agent_logical_index` = rocprofv3's `Agent N`, `stream_id`, `grid_x..z` in work-items,
   `workgroup_x..z`, `lds_size`, `scratch_size`, registers): read through the CSV vocabulary as
   a `kernel_trace.csv` is (`tables.dispatches`): `kernels`, `activities` and resources in `metrics`;
-* `kernel_pmc_events` (a row per dispatch and counter: `pmc_name`, `pmc_value`), when the run
-  collected counters: each in `metrics` (section "counters"), as a `counter_collection.csv`'s;
+* `counters_collection` (a row per dispatch and counter: `dispatch_id`, `counter_name`, `value`)
+  or `kernel_pmc_events` (`id`, `pmc_name`, `pmc_value`), when the run collected counters: each in `metrics` (section "counters"), as a `counter_collection.csv`'s;
   the dispatches are then a counter collection's (no timeline rows);
 * `memory_copies` (`name` = the direction, `size` in bytes, `start`/`end`, the destination
   agent): `activities` of kind memcpy;
@@ -32,6 +36,7 @@ an error naming what it lacks; its other views are still read.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -58,6 +63,12 @@ _KERNEL_COLUMNS = {
     "accum_vgpr_count": "Accum_VGPR_Count", "sgpr_count": "SGPR_Count",
 }
 _MARKER_DOMAIN = "MARKER"
+# view -> {another release's column name: the name this reader uses}
+_ALIASES = {
+    "kernels": {"agent_log_index": "agent_logical_index", "agent_abs_index": "agent_absolute_index",
+                "vgpr_count": "arch_vgpr_count", "stack_id": "correlation_id"},
+    "memory_copies": {"dst_agent_log_index": "dst_agent_logical_index", "stack_id": "correlation_id"},
+}
 
 
 def sniff(head: Head) -> str | None:
@@ -103,20 +114,26 @@ class _Views:
         return [row[1] for row in self.con.execute(f'PRAGMA table_info("{name}")')] if name in self.names else []
 
     def select(self, name: str, wanted: list[str], order: str = "id") -> pl.DataFrame | None:
-        """The `wanted` columns `name` has (none: None), in `order`."""
+        """The `wanted` columns `name` has, under either spelling (`_ALIASES`; none: None), in
+        `order`, named as this reader names them."""
         have = self.columns(name)
-        chosen = [c for c in wanted if c in have]
+        aliases = {alias: canonical for alias, canonical in _ALIASES.get(name, {}).items()
+                   if canonical in wanted and canonical not in have and alias in have}
+        chosen = [c for c in wanted if c in have] + list(aliases)
         if not chosen:
             return None
         by = f' ORDER BY "{order}"' if order in have else ""
-        return query(self.con, f'SELECT {", ".join(f"{chr(34)}{c}{chr(34)}" for c in chosen)} FROM "{name}"{by}')
+        frame = query(self.con, f'SELECT {", ".join(f"{chr(34)}{c}{chr(34)}" for c in chosen)} FROM "{name}"{by}')
+        frame = frame.rename(aliases)
+        # a view without ids: its rows numbered in the order read
+        return frame if "id" not in wanted or "id" in frame.columns else frame.with_row_index("id", offset=1)
 
 
 def _read(views: _Views, path: Path, result: ParseResult) -> None:
     missing = [name for name in ("kernels", "memory_copies", "regions") if name not in views.names]
-    kernels = views.select("kernels", ["id", *_KERNEL_COLUMNS, "agent_absolute_index", "agent_id"])
+    kernels = views.select("kernels", ["id", *_KERNEL_COLUMNS, "agent_absolute_index", "agent_id"], order="start")
     copies = views.select("memory_copies", ["id", "name", "start", "end", "duration", "size", "dst_agent_logical_index",
-                                            "stream_id", "correlation_id"])
+                                            "stream_id", "correlation_id"], order="start")
     kernels, copies = _timeline(kernels, copies)
     if kernels is not None and kernels.height:
         _kernels(kernels, result)
@@ -176,19 +193,32 @@ def _kernels(kernels: pl.DataFrame, result: ParseResult) -> None:
 
 
 def _counters(views: _Views, kernels: pl.DataFrame, result: ParseResult) -> None:
-    """The counters of each dispatch (`kernel_pmc_events`) into `metrics`, keyed as its kernel row;
-    a counted run's dispatches are a counter collection's: their timeline rows go."""
-    values = views.select("kernel_pmc_events", ["id", "pmc_name", "pmc_value"])
-    if values is None or not values.height or not {"pmc_name", "pmc_value"} <= set(values.columns):
-        return
-    order = kernels.sort("line").select(pl.col("id").cast(pl.Int64), pl.col("line").alias("source_line"),
-                                        pl.col("name").cast(pl.String).alias("kernel_name"),
-                                        pl.col("agent_logical_index").cast(pl.String).alias("device")
-                                        if "agent_logical_index" in kernels.columns else pl.lit(None, pl.String).alias("device"))
+    """The counters of each dispatch (`counters_collection` by dispatch id, or `kernel_pmc_events`
+    by the kernel row's id) into `metrics`, keyed as its kernel row; a counted run's dispatches
+    are a counter collection's: their timeline rows go."""
+    order = kernels.sort("line").select(
+        pl.col("id").cast(pl.Int64), pl.col("line").alias("source_line"),
+        (pl.col("dispatch_id") if "dispatch_id" in kernels.columns else pl.lit(None)).cast(pl.Int64).alias("dispatch_id"),
+        (pl.col("pid") if "pid" in kernels.columns else pl.lit(None)).cast(pl.Int64).alias("pid"),
+        pl.col("name").cast(pl.String).alias("kernel_name"),
+        (pl.col("agent_logical_index") if "agent_logical_index" in kernels.columns else pl.lit(None))
+        .cast(pl.String).alias("device"))
     order = order.with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("launch_id"))
-    long = values.with_columns(pl.col("id").cast(pl.Int64)).join(order, on="id", how="inner").select(
-        "source_line", "launch_id", "kernel_name", "device", pl.col("pmc_name").cast(pl.String).alias("metric"),
-        pl.col("pmc_value").cast(pl.String).alias("value_text"))
+    collected = views.select("counters_collection", ["dispatch_id", "pid", "counter_name", "value"], order="dispatch_id")
+    if collected is not None and {"dispatch_id", "counter_name", "value"} <= set(collected.columns):
+        keys = ["dispatch_id", "pid"] if "pid" in collected.columns and order["pid"].is_not_null().any() else ["dispatch_id"]
+        long = collected.with_columns([pl.col(k).cast(pl.Int64) for k in keys]).join(order, on=keys, how="inner").select(
+            "source_line", "launch_id", "kernel_name", "device", pl.col("counter_name").cast(pl.String).alias("metric"),
+            pl.col("value").cast(pl.String).alias("value_text"))
+    else:
+        values = views.select("kernel_pmc_events", ["id", "pmc_name", "pmc_value"])
+        if values is None or not {"id", "pmc_name", "pmc_value"} <= set(values.columns):
+            return
+        long = values.with_columns(pl.col("id").cast(pl.Int64)).join(order, on="id", how="inner").select(
+            "source_line", "launch_id", "kernel_name", "device", pl.col("pmc_name").cast(pl.String).alias("metric"),
+            pl.col("pmc_value").cast(pl.String).alias("value_text"))
+    if not long.height:
+        return
     result.add("metrics", tables.metric_values(long.drop_nulls("metric"), "counters"))
     acts = result.tables.get("activities")
     if acts is not None:
@@ -232,9 +262,19 @@ def _regions(regions: pl.DataFrame, result: ParseResult) -> None:
                                              "start_ns"))
 
 
+def _extdata(text: object) -> dict:
+    """A row's `extdata` JSON (the released schema keeps an agent's product name there)."""
+    try:
+        found = json.loads(str(text)) if text else {}
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def _hints(views: _Views, kernels: pl.DataFrame | None, result: ParseResult) -> None:
     """The GPU agent that ran the most dispatches (else the first GPU agent), the host, the command."""
-    agents = views.select("rocpd_info_agent", ["id", "type", "logical_index", "name", "product_name", "model_name"])
+    agents = views.select("rocpd_info_agent", ["id", "type", "logical_index", "name", "product_name", "model_name",
+                                               "extdata"])
     if agents is not None and agents.height and "type" in agents.columns:
         gpus = agents.filter(pl.col("type") == "GPU").to_dicts()
         used: Counter = Counter()
@@ -243,7 +283,7 @@ def _hints(views: _Views, kernels: pl.DataFrame | None, result: ParseResult) -> 
         busiest = used.most_common(1)[0][0] if used else None
         agent = next((a for a in gpus if busiest is not None and a.get("logical_index") == busiest), gpus[0] if gpus else None)
         if agent:
-            product = (agent.get("product_name") or "").strip()
+            product = (agent.get("product_name") or _extdata(agent.get("extdata")).get("product_name") or "").strip()
             target = (agent.get("name") or "").strip()
             result.hints.device_name = product if product and product.lower() != "unknown" else target or None
             result.hints.compute_capability = target if target.lower().startswith("gfx") else None
