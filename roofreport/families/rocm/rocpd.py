@@ -21,8 +21,8 @@ sources (`agent_logical_index`, `arch_vgpr_count`, `correlation_id`, `kernel_pmc
   the dispatches are then a counter collection's (no timeline rows);
 * `memory_copies` (`name` = the direction, `size` in bytes, `start`/`end`, the destination
   agent): `activities` of kind memcpy;
-* `regions` (CPU spans, `category` = the tracing domain): roctx ranges (`MARKER_*` domains) as
-  `regions` of kind "nvtx", API calls (`HIP_RUNTIME_API`, `HSA_CORE_API`, `RCCL_API`...) as
+* `regions` (CPU spans, `category` = the tracing domain): roctx ranges (`MARKER_*` domains, named
+  by their `extdata.message` where kept there) as `regions` of kind "nvtx", API calls (`HIP_RUNTIME_API`, `HSA_CORE_API`, `RCCL_API`...) as
   `api_calls` of kind "trace";
 * `rocpd_info_agent`, `rocpd_info_node`, `rocpd_info_process`: the GPU that ran the kernels (its
   product name, gfx target), the host and the command, as the run's hints.
@@ -140,7 +140,7 @@ def _read(views: _Views, path: Path, result: ParseResult) -> None:
         _counters(views, kernels, result)
     if copies is not None and copies.height:
         _copies(copies, result)
-    regions = views.select("regions", ["id", "category", "name", "start", "end", "duration"])
+    regions = views.select("regions", ["id", "category", "name", "start", "end", "duration", "extdata"])
     if regions is not None and regions.height:
         _regions(regions, result)
     _hints(views, kernels, result)
@@ -252,6 +252,11 @@ def _regions(regions: pl.DataFrame, result: ParseResult) -> None:
                            pl.col("start").cast(pl.Float64).alias("start_ns"), _duration(regions).alias("duration_ns"),
                            marker.alias("__marker"))
     ranges, calls = spans.filter(pl.col("__marker")), spans.filter(~pl.col("__marker"))
+    if ranges.height and "extdata" in regions.columns:
+        # a roctx range's text: its `extdata.message` where the writer kept it there (rocpd's csv.py)
+        messages = regions.filter(marker)["extdata"].map_elements(
+            lambda text: _extdata(text).get("message"), return_dtype=pl.String)
+        ranges = ranges.with_columns(pl.coalesce(messages, pl.col("name")).alias("name"))
     if ranges.height:
         result.add("regions", ranges.select("source_line", pl.lit("nvtx").alias("kind"), "name",
                                             pl.col("name").alias("path"), "start_ns", "duration_ns",
