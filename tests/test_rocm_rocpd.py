@@ -160,3 +160,21 @@ def test_the_released_rocpd_packages_column_names_are_read_alike(tmp_path):
     assert theirs.tables["regions"]["name"].to_list() == ["step 0", "step 1"]
     for table in ("kernels", "metrics", "activities", "regions", "api_calls"):
         assert theirs.tables[table].equals(ours.tables[table]), table
+
+
+def test_an_agent_of_unknown_product_is_named_by_its_target_and_compute_units(tmp_path):
+    """As the corpus's gfx950 agent_info shows (`Product_Name` unknown, 256 CUs): the GPU is the
+    gfx target with the agent's compute units (`extdata.cu_count`, where rocpd keeps them)."""
+    path = tmp_path / "mi355" / "9_results.db"
+    path.parent.mkdir()
+    path.write_bytes(DB.read_bytes())
+    con = sqlite3.connect(path)
+    con.execute(f"UPDATE rocpd_info_agent{rocm_rocpd_uuid()} SET product_name = 'unknown', name = 'gfx950', "
+                "extdata = json_object('cu_count', 256, 'max_engine_clk_fcompute', 2400) WHERE type = 'GPU'")
+    con.commit()
+    con.close()
+    hints = rocpd.parse(path, "rocprofv3 rocpd database (counters)").hints
+    assert (hints.device_name, hints.compute_capability, hints.sm_count) == ("gfx950", "gfx950", 256)
+    run = roofreport.read(path.parent, jobs=1).runs.row(0, named=True)
+    # MI350X and MI355X both have 256 CUs: the family, not one GPU (the clock would tell them apart)
+    assert (run["gpu_family"], run["gpu"], run["gpu_model"]) == ("cdna4", "CC gfx950, 256 SMs", None)

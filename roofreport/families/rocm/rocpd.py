@@ -25,7 +25,8 @@ sources (`agent_logical_index`, `arch_vgpr_count`, `correlation_id`, `kernel_pmc
   by their `extdata.message` where kept there) as `regions` of kind "nvtx", API calls (`HIP_RUNTIME_API`, `HSA_CORE_API`, `RCCL_API`...) as
   `api_calls` of kind "trace";
 * `rocpd_info_agent`, `rocpd_info_node`, `rocpd_info_process`: the GPU that ran the kernels (its
-  product name, gfx target), the host and the command, as the run's hints.
+  product name, else its gfx target where the product is `unknown` as on gfx950; its compute
+  units from `extdata.cu_count`), the host and the command, as the run's hints.
 
 A kernel's or copy's `source_line` is its place in the device timeline the two make, by start
 time (ids of the views are not comparable: the model takes the copies before the first kernel
@@ -292,6 +293,8 @@ def _hints(views: _Views, kernels: pl.DataFrame | None, result: ParseResult) -> 
             target = (agent.get("name") or "").strip()
             result.hints.device_name = product if product and product.lower() != "unknown" else target or None
             result.hints.compute_capability = target if target.lower().startswith("gfx") else None
+            units = _extdata(agent.get("extdata")).get("cu_count")   # the agent's compute units, where kept
+            result.hints.sm_count = int(units) if isinstance(units, (int, float)) and units > 0 else None
     node = views.select("rocpd_info_node", ["id", "hostname"])
     if node is not None and node.height and "hostname" in node.columns:
         result.hints.host = node["hostname"][0]
