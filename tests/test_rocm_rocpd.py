@@ -178,3 +178,13 @@ def test_an_agent_of_unknown_product_is_named_by_its_target_and_compute_units(tm
     run = roofreport.read(path.parent, jobs=1).runs.row(0, named=True)
     # MI350X and MI355X both have 256 CUs: the family, not one GPU (the clock would tell them apart)
     assert (run["gpu_family"], run["gpu"], run["gpu_model"]) == ("cdna4", "CC gfx950, 256 SMs", None)
+
+
+def test_the_weight_uploads_before_the_first_kernel_are_setup(data):
+    """The database lists its copies among its (counted) dispatches by start time: the two
+    uploads before the first kernel are the run's set-up, out of the steady-state shares."""
+    run = data.runs.filter(pl.col("run") == RUN).row(0, named=True)
+    [(uploads,)] = _count("SELECT sum(duration) FROM memory_copies WHERE start < (SELECT min(start) FROM kernels)")
+    assert uploads > 0 and run["setup_time_ns"] == pytest.approx(uploads)
+    shares = roofreport.analyze(data).share.filter(pl.col("run") == RUN)
+    assert "memcpy" not in shares["category"].to_list()
