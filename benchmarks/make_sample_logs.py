@@ -77,8 +77,9 @@ batch_size = 256
 """
 
 
-def all_files() -> dict[str, str]:
-    files: dict[str, str] = {}
+def all_files() -> dict[str, str | bytes]:
+    """Relative path -> the file's text (or bytes: the rocpd SQLite database)."""
+    files: dict[str, str | bytes] = {}
     for plan in RUNS:
         files.update(run_files(plan))
     files.update(dmon_file())
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     stale = []
     for rel, text in all_files().items():
         path = args.out / rel
-        data = text.encode("utf-8")
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
         if args.check:
             if not path.is_file() or path.read_bytes() != data:
                 stale.append(rel)

@@ -222,7 +222,9 @@ def amd_runs():
 
 def test_the_amd_sample_runs_have_their_gpu_tool_time_and_a_roofline(amd_runs):
     runs = {row["run"]: row for row in amd_runs.runs.iter_rows(named=True)}
-    assert set(runs) == {"amd/mi250x/stencil", "amd/mi300x/llama3-8b", "amd/mi210/workloads/dgemm/MI210", "amd/mi210/cg",
+    assert set(runs) == {"amd/mi250x/stencil", "amd/mi300x/llama3-8b", "amd/mi300x/stream-dgemm", "amd/mi300x/rocm7/llama3-8b",
+                         "amd/mi300x/stencil",
+                         "amd/mi210/workloads/dgemm/MI210", "amd/mi210/cg",
                          "amd/mi250x/cg-mpi/slurm-7730121.out"}
     assert runs["amd/mi250x/stencil"]["gpu_model"] == "Instinct MI250X (per GCD)"
     assert runs["amd/mi300x/llama3-8b"]["gpu_model"] == "Instinct MI300X"
@@ -265,13 +267,16 @@ def test_nothing_sits_above_a_roof(amd_runs):
     tensor = analysis.roofline.filter(pl.col("precision") == "tensor")
     assert {r: s.split(":")[0] for r, s in tensor.select("run", "peak_source").iter_rows()} == {
         "amd/mi210/workloads/dgemm/MI210": "Tensor FP64", "amd/mi250x/stencil": "Tensor FP64", "amd/mi300x/llama3-8b": "Tensor BF16",
-        "amd/mi210/cg": "Tensor FP64"}   # the solver's small DGEMM preconditioner
+        "amd/mi210/cg": "Tensor FP64", "amd/mi300x/stream-dgemm": "Tensor FP64", "amd/mi300x/rocm7/llama3-8b": "Tensor BF16",
+        "amd/mi300x/stencil": "Tensor FP64"}   # the solver's small DGEMM preconditioner
 
 
 def test_amd_families_in_the_runs_and_files_tables_and_inspect_json(amd_runs):
     families = dict(amd_runs.runs.select("run", "gpu_family").iter_rows())
     assert families == {"amd/mi250x/stencil": "cdna2", "amd/mi300x/llama3-8b": "cdna3", "amd/mi210/workloads/dgemm/MI210": "cdna2",
-                        "amd/mi210/cg": "cdna2", "amd/mi250x/cg-mpi/slurm-7730121.out": "cdna2"}
+                        "amd/mi210/cg": "cdna2", "amd/mi250x/cg-mpi/slurm-7730121.out": "cdna2",
+                        "amd/mi300x/stream-dgemm": "cdna3", "amd/mi300x/rocm7/llama3-8b": "cdna3",
+                        "amd/mi300x/stencil": "cdna3"}
     shown = {f.as_json()["path"].split("/amd/")[1]: f.as_json()["gpu_family"] for f in amd_runs.files}
     assert shown["mi300x/llama3-8b/48211_kernel_trace.csv"] == "cdna3"
     assert shown["mi250x/stencil/rocm-smi.csv"] == "cdna2"

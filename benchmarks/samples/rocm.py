@@ -485,8 +485,11 @@ def _sysinfo() -> str:
     return header + "\n" + row + "\n"
 
 
-def rocm_files() -> dict[str, str]:
+def rocm_files() -> dict[str, str | bytes]:
+    from samples.rocm_layouts import files as more_files
+    from samples.rocm_rocpd import files as rocpd_files
     from samples.rocm_traces import mi210_cg_files, mi250x_cg_mpi_files
 
     return {**mi250x_files(), **mi300x_files(), **rocprof_compute_files("amd/mi210/workloads/dgemm/MI210"),
-            **mi210_cg_files(), **mi250x_cg_mpi_files()}
+            **mi210_cg_files(), **mi250x_cg_mpi_files(), **more_files(),
+            **rocpd_files()}

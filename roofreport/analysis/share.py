@@ -20,6 +20,7 @@ from roofreport.analysis import sweeps
 from roofreport.analysis.view import EVERYTHING, View
 from roofreport.model import Model
 from roofreport.model.names import OTHER_CATEGORY as OTHER
+from roofreport.tables import kernel_names
 
 
 def _rows(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
@@ -78,15 +79,34 @@ def top_kernels(model: Model, top_n: int = 10, view: View = EVERYTHING) -> pl.Da
 
 def per_kernel(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
     """run, short_name, category, count, time_ns, share, run_total_ns, min_ns, median_ns,
-    max_ns: every kernel (by short name) of every run, largest first. The launch statistics,
+    max_ns: every kernel (by its name: `_kernel_key`; labelled by its short name) of every run,
+    largest first. The launch statistics,
     as `nsys stats` prints them, come from the launches themselves (a trace's or ncu's rows, one
     launch each) or from what a summary printed per row (`kernels.min_ns`...: nsys kern sum,
     nvprof's Min/Max without a median); `_launch_statistics` says how they combine."""
-    rows = _rows(model, view).with_columns(pl.coalesce("short_name", "name").alias("short_name"))
-    out = _with_share(rows.group_by("run", "short_name").agg(
-        pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum(),
-        pl.col("run_total_ns").first(), *_launch_statistics()))
+    rows = _rows(model, view).with_columns(pl.coalesce("short_name", "name").alias("short_name"),
+                                           _kernel_key().alias("__kernel"))
+    out = rows.group_by("run", "__kernel").agg(
+        pl.col("short_name").first(), pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum(),
+        pl.col("run_total_ns").first(), *_launch_statistics())
+    out = _with_share(_distinct_labels(out)).drop("__kernel")
     return out.sort(["run", "time_ns", "short_name"], descending=[False, True, False], nulls_last=True)
+
+
+def _kernel_key() -> pl.Expr:
+    """What tells one kernel from another within a run: its whole name, less what the profiler
+    appended (nvprof's per-launch correlation id, ROCm's ` [clone .kd]`: `tables.kernel_names`).
+    Instantiations of one template (`rocprim::detail::transform_kernel<..., 1u, ...>` and
+    `<..., 2u, ...>`, listed apart by the profiler) share a short name but are distinct kernels,
+    never summed into one row."""
+    return pl.coalesce(kernel_names.bare_name(pl.col("name")), pl.col("short_name"))
+
+
+def _distinct_labels(out: pl.DataFrame) -> pl.DataFrame:
+    """Each kernel's label: its short name, or its whole name where several kernels of the run
+    share that short name (the displays elide long names keeping them distinct)."""
+    shared = pl.col("short_name").count().over("run", "short_name") > 1
+    return out.with_columns(pl.when(shared).then(pl.col("__kernel")).otherwise(pl.col("short_name")).alias("short_name"))
 
 
 def _launch_statistics() -> list[pl.Expr]:

@@ -17,11 +17,12 @@ from functools import lru_cache
 
 import polars as pl
 
+from roofreport.tables import kernel_names
 from roofreport.tables.frames import per_distinct
 
-_CORR_ID = re.compile(r" \[\d+\]$")
-# ROCm's code-object suffix: rocprof `kernel(...) [clone .kd]`, rocprof-compute `(.kd)`, `.kd`.
-_CODE_OBJECT = re.compile(r"\s*(?:\[clone \.kd\]|\(\.kd\)|\.kd)$")
+# nvprof's correlation id, ROCm's code-object suffix (`tables/kernel_names.py`)
+_CORR_ID = re.compile(kernel_names.CORR_ID)
+_CODE_OBJECT = re.compile(kernel_names.CODE_OBJECT)
 _ANON = re.compile(r"\((?:anonymous namespace)\)::|<unnamed>::|unnamed>::|_GLOBAL__N__\w+::")
 _LAMBDA = re.compile(r"\{lambda\([^()]*\)#\d+\}|\[lambda\([^()]*\) \(instance \d+\)\]")
 

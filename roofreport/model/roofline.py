@@ -28,6 +28,7 @@ FLOP/s, the attainable roof, % of roof, ridge point and bound class.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from statistics import median
 
@@ -71,16 +72,18 @@ _COUNTED_ONLY = [("Tensor FP8", "tensor_fp8")]
 _LABELS = {precision: label for label, precision in _COMPUTE + _COUNTED_ONLY}
 
 
-def ceilings(spec: gpu.GpuSpec, measured: dict | None = None) -> list[Ceiling]:
+def ceilings(spec: gpu.GpuSpec, measured: dict | None = None, counted: Collection[str] = ()) -> list[Ceiling]:
     """The roofs of one GPU. `measured` may hold the log's ceilings ("fp64", "fp32", "fp16" in
     FLOP/s; "dram", "l2", "l1" in byte/s), which replace the datasheet's, "sm_clock_hz", which
-    scales the datasheet compute peaks, and "mem_clock_hz", which scales its DRAM bandwidth."""
+    scales the datasheet compute peaks, and "mem_clock_hz", which scales its DRAM bandwidth.
+    `counted`: the matrix input types the runs' counters name (`counted_tensor_types`): their
+    roofs of `_COUNTED_ONLY` (FP8) are drawn too."""
     measured = measured or {}
     scaled = spec.at_clock(measured.get("sm_clock_hz"), measured.get("mem_clock_hz"))
     tag = "datasheet" if spec.clock_scale(measured.get("sm_clock_hz")) is None \
         else f"datasheet at {measured['sm_clock_hz'] / 1e6:.0f} MHz"
     out = []
-    for label, precision in _COMPUTE:
+    for label, precision in _COMPUTE + [pair for pair in _COUNTED_ONLY if pair[1] in counted]:
         if precision in measured and measured[precision]:
             out.append(Ceiling(label, "compute", float(measured[precision]), None, "measured (ncu)"))
         elif scaled.peak(precision):
@@ -95,6 +98,15 @@ def ceilings(spec: gpu.GpuSpec, measured: dict | None = None) -> list[Ceiling]:
                 f"datasheet at {measured['mem_clock_hz'] / 1e6:.0f} MHz memory clock"
             out.append(Ceiling(label, "memory", scaled.dram_bw, level, memory_tag))
     return out
+
+
+def counted_tensor_types(kernels: pl.DataFrame, runs: Collection[str]) -> frozenset[str]:
+    """The matrix peaks (`tensor_fp8`...) the counters of these runs' kernels name
+    (`kernels.tensor_precision`, AMD's `SQ_INSTS_VALU_MFMA_MOPS_<type>`)."""
+    if not kernels.height or "tensor_precision" not in kernels.columns:
+        return frozenset()
+    found = kernels.filter(pl.col("run").is_in(list(runs)))["tensor_precision"].drop_nulls().unique().to_list()
+    return frozenset(f"tensor_{p}" for p in found)
 
 
 # -- per kernel ------------------------------------------------------------------------------
@@ -137,21 +149,23 @@ def run_gpus(tables: dict[str, pl.DataFrame], db: gpu.GpuDatabase) -> dict[str, 
         return {}
     found = ((run, db.get(key)) for run, key in runs.select("run", "gpu_model").iter_rows())
     measured = measured_peaks(lazy.scan(tables, "metrics"))
-    return {run: spec.with_measured(measured.get(run, {}), MEASURED_FILE) for run, spec in found if spec is not None}
+    return {run: spec.with_measured(*measured.get(run, ({}, ""))) for run, spec in found if spec is not None}
 
 
-# rocprof-compute's `roofline.csv` (its microbenchmarks' empirical peaks, read into `metrics`
-# section "roofline" in base units) -> the GpuSpec fields they measure. L2/L1/LDS bandwidths
-# have no GPU-table column: kept in `metrics` only.
+# Measured ceilings, read into `metrics` section "roofline" in base units: rocprof-compute's
+# `roofline.csv` (its microbenchmarks' empirical peaks) and the Empirical Roofline Toolkit's
+# `roofline.json` (families/rocm/ert.py, in the same names) -> the GpuSpec fields they measure.
+# L2/L1/LDS bandwidths have no GPU-table column: kept in `metrics` only.
 MEASURED_FILE = "roofline.csv"
 _ROOFLINE_FIELDS = {"HBMBw": "dram_bw", "FP64Flops": "fp64", "FP32Flops": "fp32", "MFMAF64Flops": "fp64_tensor",
                     "MFMAF32Flops": "fp32_tensor", "MFMAF16Flops": "fp16_tensor", "MFMABF16Flops": "bf16_tensor",
-                    "MFMAI8Ops": "int8_tensor"}
+                    "MFMAI8Ops": "int8_tensor", "FP16Flops": "fp16"}
 
 
-def measured_peaks(metrics: pl.LazyFrame | None) -> dict[str, dict[str, float]]:
-    """run -> the peaks its `roofline.csv` measured (GpuSpec field -> value; the median over the
-    devices it lists). `metrics` is a scan: of a dataset folder's metrics only these rows are read."""
+def measured_peaks(metrics: pl.LazyFrame | None) -> dict[str, tuple[dict[str, float], str]]:
+    """run -> (the peaks its measured-ceilings files give: GpuSpec field -> value, the median
+    over the devices listed; what measured them: the files' names, `roofline.csv`,
+    `roofline.json`). `metrics` is a scan: of a dataset folder's metrics only these rows are read."""
     if metrics is None or "run" not in metrics.collect_schema().names():
         return {}
     rows = metrics.filter((pl.col("section") == "roofline") & pl.col("metric").is_in(list(_ROOFLINE_FIELDS))
@@ -159,9 +173,13 @@ def measured_peaks(metrics: pl.LazyFrame | None) -> dict[str, dict[str, float]]:
     if not rows.height:
         return {}
     medians = rows.group_by("run", "metric").agg(pl.col("value").median())
-    out: dict[str, dict[str, float]] = {}
+    files = rows.group_by("run").agg(pl.col("source_file").drop_nulls().unique().sort())
+    out: dict[str, tuple[dict[str, float], str]] = {}
+    for run, names in files.iter_rows():
+        shown = sorted({str(name).replace("\\", "/").rsplit("/", 1)[-1] for name in names or []})
+        out[run] = ({}, ", ".join(shown) or MEASURED_FILE)
     for run, metric, value in medians.iter_rows():
-        out.setdefault(run, {})[_ROOFLINE_FIELDS[metric]] = float(value)
+        out[run][0][_ROOFLINE_FIELDS[metric]] = float(value)
     return out
 
 
@@ -448,13 +466,13 @@ def judged_ceilings(rows: pl.DataFrame, kernels: pl.DataFrame) -> dict:
 def chart_ceilings(spec: gpu.GpuSpec | None, rows: pl.DataFrame, kernels: pl.DataFrame,
                    roof_precisions: dict[str, str] | None = None) -> list[Ceiling]:
     """The roofs of one chart: the GPU's ceilings as its runs were judged (`judged_ceilings`),
-    and the instruction-mix ceilings (`mix.py`) the runs were judged by where they sit well below
+    the matrix roofs only counters name (FP8: `counted_tensor_types`), and the instruction-mix ceilings (`mix.py`) the runs were judged by where they sit well below
     their precision's peak (under `MIX_DRAWN_BELOW` of it: a line a hair under the peak would only
     crowd the chart; % of roof uses it all the same), of the precision each run is judged by
     (`roof_precisions`: run -> the runs table's roof_precision; all rows when None), each once."""
     if spec is None:
         return []
-    out = ceilings(spec, judged_ceilings(rows, kernels))
+    out = ceilings(spec, judged_ceilings(rows, kernels), counted_tensor_types(kernels, rows["run"].to_list()))
     if "ceiling" in rows.columns:
         mixed = rows.filter(pl.col("ceiling").is_not_null() & pl.col("fma_share").is_not_null()
                             & (pl.col("ceiling_flops_per_s") < MIX_DRAWN_BELOW * pl.col("peak_flops_per_s")))

@@ -181,6 +181,13 @@ def is_trace(rank: pl.Expr) -> pl.Expr:
     return rank.is_in(_TRACE_RANKS)
 
 
+def is_ordered(rank: pl.Expr) -> pl.Expr:
+    """Rows in the order they ran: a timeline's, or a ROCm counter collection's (its serialised
+    dispatches, and a rocpd database's copies among them, listed by start time), not a
+    summary's (nor ncu's replays, which list no copies)."""
+    return rank.is_in([*_TRACE_RANKS, _RANKS[(COUNTER_FILES["rocm"], "launch")]])
+
+
 def _label(rank: pl.Expr, total: pl.Expr) -> pl.Expr:
     base = pl.lit(None, pl.String)
     for rank_at_least, text in _LABELS.items():

@@ -79,7 +79,7 @@ def kernel_time(rows: pl.DataFrame) -> pl.DataFrame:
         pl.when(kernels).then(pl.col("time_ns").filter(~moved).sum()).alias("kernel_time_ns"),
         pl.when(kernels).then(pl.col("count").filter(~moved).sum()).alias("kernel_launches"),
         pl.when(moved.any()).then(pl.col("time_ns").filter(moved).sum()).alias("transfer_time_ns"),
-        pl.when(kernels & timing.is_trace(pl.col("source_rank")).all())
+        pl.when(kernels & timing.is_ordered(pl.col("source_rank")).all())
         .then(pl.col("time_ns").filter(pl.col("setup")).sum()).alias("setup_time_ns"),
         pl.when(pl.col("device").filter(~moved).is_not_null().any())
         .then(pl.col("device").filter(~moved).drop_nulls().n_unique()).cast(pl.Int64).alias("devices"),
@@ -87,13 +87,14 @@ def kernel_time(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def setup_rows(rows: pl.DataFrame) -> pl.DataFrame:
-    """`rows` (`timing.kernel_time_rows`) with `setup`: a copy of a trace that ran before the
+    """`rows` (`timing.kernel_time_rows`) with `setup`: a copy of a trace (or of a counter
+    collection that lists its copies in order, as a rocpd database does) that ran before the
     run's first kernel (the model's weights uploaded once, the first batch): the start-up,
     apart from the steady state the kernels' time and shares describe. A summary orders
     nothing: its copies are never setup."""
     moved = pl.col("category").fill_null("").is_in(TRANSFERS)
     first_kernel = pl.col("order").filter(~moved).min().over("run", "source_file")
-    return rows.with_columns((moved & timing.is_trace(pl.col("source_rank")) & (pl.col("order") < first_kernel))
+    return rows.with_columns((moved & timing.is_ordered(pl.col("source_rank")) & (pl.col("order") < first_kernel))
                              .fill_null(False).alias("setup"))
 
 

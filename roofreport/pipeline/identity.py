@@ -53,7 +53,7 @@ def _patterns() -> dict[str, re.Pattern]:
     before, after = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
     return {
         "extension": re.compile(
-            r"\.(?:txt|csv|tsv|log|out|err|sqlite|time|metrics|profile|prof|nvvp|json|gz|qdrep|"
+            r"\.(?:txt|csv|tsv|log|out|err|sqlite|db|time|metrics|profile|prof|nvvp|json|gz|qdrep|"
             r"nsys-rep|ncu-rep|collapsed|dat|stdout|stderr)$", re.I),
         "job_suffix": re.compile(r"(?:\.(\d{4,})|%20)$"),
         "out_prefix": re.compile(r"^(?:([A-Za-z]+)_)?out\.", re.I),

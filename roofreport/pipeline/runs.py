@@ -37,6 +37,7 @@ from pathlib import PurePosixPath
 import polars as pl
 
 from roofreport import gpu
+from roofreport.families.rocm import passes
 from roofreport.families.spec import RunHints, Session
 from roofreport.pipeline import identity, jobscripts, labels
 from roofreport.pipeline.config import RunTable
@@ -96,7 +97,7 @@ class _Unit:
 
     @property
     def rel_dir(self) -> PurePosixPath:
-        return self.file.rel.parent
+        return _log_dir(self.file)
 
 
 def plan(files: list[LogFile], settings: gpu.GpuSettings = gpu.NO_SETTINGS,
@@ -211,8 +212,18 @@ def _split_unlike(run: list[_Unit], db: gpu.GpuDatabase) -> list[list[_Unit]]:
     return out
 
 
-def _kind(unit: _Unit) -> tuple[str, str]:
-    return unit.file.family, unit.file.variant
+def _kind(unit: _Unit) -> tuple[str, str, int | None]:
+    """What a run holds one log of: a family's kind of log, and of a profiler's counter passes,
+    one per pass (`passes.counter_pass`)."""
+    found = passes.counter_pass(unit.file.rel)
+    return unit.file.family, unit.file.variant, found[1] if found else None
+
+
+def _log_dir(file: LogFile) -> PurePosixPath:
+    """The folder a log's run is named by and grouped in: its own, or for one pass of a
+    profiler's counter passes (rocprofv3 `pmc_N/<host>/`), the application's folder above them."""
+    found = passes.counter_pass(file.rel)
+    return found[0] if found else file.rel.parent
 
 
 def _toml_name(file: LogFile) -> str | None:
@@ -232,19 +243,19 @@ def _run_ids(groups: list[list[_Unit]], files: list[LogFile]) -> list[str]:
     logs_in: dict[tuple, int] = {}
     for file in files:
         if file.duplicate_of is None:
-            logs_in[(file.root, file.rel.parent)] = logs_in.get((file.root, file.rel.parent), 0) + 1
+            logs_in[(file.root, _log_dir(file))] = logs_in.get((file.root, _log_dir(file)), 0) + 1
     ids = []
     for members in groups:
         first = members[0]
         file = first.file
-        whole_dir = len({m.file.index for m in members}) == logs_in.get((file.root, file.rel.parent))
+        whole_dir = len({m.file.index for m in members}) == logs_in.get((file.root, _log_dir(file)))
         says_nothing_more = len(members) > 1 or not _variant_key(first, _dir_facts(file.rel))
         if first.session is not None:
             ids.append(f"{file.rel}#{first.session}")
         elif file.duplicate_of is None and _toml_name(file) is not None:
             ids.append(_toml_name(file))
-        elif whole_dir and says_nothing_more and str(file.rel.parent) != ".":
-            ids.append(str(file.rel.parent))
+        elif whole_dir and says_nothing_more and str(_log_dir(file)) != ".":
+            ids.append(str(_log_dir(file)))
         else:
             ids.append(_common_name(members))
     return _prefixed_where_clashing(ids, [g[0].file.root for g in groups])
@@ -456,7 +467,8 @@ def _unit_facts(unit: _Unit) -> dict[str, dict]:
             log[key] = value
     if not hints.command and hints.process:
         log["program"] = PurePosixPath(hints.process).name
-    name, dirs = identity.read_path(file.rel)
+    # a counter pass's `pmc_N/<host>/` folders say nothing of the run: its application's folder does
+    name, dirs = identity.read_path(_log_dir(file) / file.rel.name)
     path, folder = dict(name.facts), {}
     for facts in (d.facts for d in dirs):          # nearest folder first; the file name wins
         for key, value in facts.items():

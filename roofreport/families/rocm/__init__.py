@@ -13,7 +13,9 @@ header line (`columns.py`, `header.py`; the syntax is `grammars/rocm.lark`):
   `pmc_kernel_top.csv`, `roofline.csv`, `sysinfo.csv`;
 * `rocm-smi --csv` and `amd-smi metric|monitor --csv` series (`smi.py`).
 
-Beside the CSVs, rocprofv2's records printed on stdout (`Dispatch_ID(1), GPU_ID(4), ...` lines
+Beside the CSVs, rocprofv3's rocpd SQLite database (`<pid>_results.db`, ROCm 7's default:
+`rocpd.py`), the Empirical Roofline Toolkit's `roofline.json` (measured ceilings: `ert.py`),
+rocprofv2's records printed on stdout (`Dispatch_ID(1), GPU_ID(4), ...` lines
 among a program's output: `records.py`), and rocprof (v1)'s Chrome-trace JSON (`results.json`: `trace_json.py`), recognised
 by the empty first event tblextr.py writes or its lanes' names (`GPU0`, `COPY`, `CPU HIP API`).
 
@@ -79,9 +81,13 @@ def sniff_records(head: Head) -> str | None:
 
 
 SPECS: list[FormatSpec] = [
+    FormatSpec(family=FAMILY, name="rocm-rocpd", sniff=DeferredReader("roofreport.families.rocm.rocpd", "sniff"),
+               parse=DeferredReader("roofreport.families.rocm.rocpd", "parse"), binary=True),
     FormatSpec(family=FAMILY, name="rocm-records", sniff=sniff_records,
                parse=DeferredReader("roofreport.families.rocm.records", "parse"),
                marks=("Dispatch_ID(", "Domain(HIP_API_DOMAIN)", "Domain(HSA_API_DOMAIN)")),
+    FormatSpec(family=FAMILY, name="ert-roofline-json", sniff=DeferredReader("roofreport.families.rocm.ert", "sniff"),
+               parse=DeferredReader("roofreport.families.rocm.ert", "parse"), reads_json=True),
     FormatSpec(family=FAMILY, name="rocm-trace-json", sniff=sniff_trace_json,
                parse=DeferredReader("roofreport.families.rocm.trace_json", "parse"), reads_json=True),
     FormatSpec(family=FAMILY, name="rocm-csv", sniff=sniff,

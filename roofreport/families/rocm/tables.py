@@ -135,10 +135,10 @@ def _long_metrics(cells: pl.DataFrame, keys: pl.DataFrame, section: str, named: 
                      how="horizontal")
     long = wide.unpivot(index=keys.columns, on=[metric for metric, _ in named],
                         variable_name="metric", value_name="value_text").drop_nulls("value_text")
-    result.add("metrics", _metric_values(long, section))
+    result.add("metrics", metric_values(long, section))
 
 
-def _metric_values(long: pl.DataFrame, section: str) -> pl.DataFrame:
+def metric_values(long: pl.DataFrame, section: str) -> pl.DataFrame:
     """metric rows with `value` (in bytes for rocprof's kilobyte metrics) and `unit`."""
     number = long["value_text"].str.strip_chars().cast(pl.Float64, strict=False)
     kib = long["metric"].is_in(list(KIBIBYTE_COUNTERS))
@@ -160,7 +160,7 @@ def counter_collection(cells: pl.DataFrame, header: RocmHeader, result: ParseRes
     text = cells[f"c{column_of(header, 'counter_value')}"]
     long = values.select("source_line", "launch_id", pl.col("name").alias("kernel_name"), pl.col("agent").alias("device"),
                          pl.col("counter_name").alias("metric")).with_columns(value_text=text)
-    result.add("metrics", _metric_values(long.drop_nulls("metric"), "counters"))
+    result.add("metrics", metric_values(long.drop_nulls("metric"), "counters"))
 
 
 # -- statistics, traces, copies ---------------------------------------------------------------
