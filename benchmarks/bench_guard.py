@@ -237,7 +237,11 @@ def main(argv: list[str] | None = None) -> int:
         base_tree = worktree(commit)
         base_label = f"{_git('rev-parse', '--short', commit)}"
     head_tree = (args.head_tree or ROOT).resolve()
-    head_label = str(args.head_tree) if args.head_tree else f"{_git('rev-parse', '--short', 'HEAD')} (this checkout)"
+    if args.head_tree:
+        head_label = str(args.head_tree)
+    else:
+        dirty = _git("status", "--porcelain", "--untracked-files=no", "--", "roofreport", "grammars", "templates")
+        head_label = f"{_git('rev-parse', '--short', 'HEAD')} (this checkout{', with uncommitted changes' if dirty else ''})"
     sides = {"base": environment(base_tree), "head": environment(head_tree)}
 
     todo = cases(args.quick, args.size_mb, args.only)
