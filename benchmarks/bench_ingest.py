@@ -5,7 +5,7 @@
 
 Grows the corpus's real logs (ncu text, nsys gputrace CSV, nvprof gpu-trace CSV; an ncu details
 CSV beside them) to `--size-mb` by repeating their records in their own layout
-(benchmarks/inputs.py; written into benchmarks/_work, the corpus read in place), runs
+(benchmarks/inputs.py; written into benchmarks/_work/ingest, the corpus read in place), runs
 `roofreport parse FILE -o DIR` on each as a fresh process, and holds it to polars doing the same
 at its barest, also as a fresh process (DESIGN.md §5, issue #35): `import polars`, read the same
 bytes (its lines for text, `read_csv` for CSV), `write_parquet`. Printed per input: both sides'
@@ -44,7 +44,9 @@ from inputs import EXTRA_SOURCES, SOURCES, Source, csv_preamble_lines, grow, gro
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
-WORK = ROOT / "benchmarks" / "_work"
+# Its own folder: `benchmarks/_work` also holds the baseline guard's worktrees and environments,
+# which outlive a run (removing the whole folder once broke a guard running beside it).
+WORK = ROOT / "benchmarks" / "_work" / "ingest"
 # `roofreport` run through a wrapper that reports its own peak RSS when it exits. The rusage of
 # wait4 is no measure: a forked child inherits the benchmark process's RSS high-water mark
 # (which holds polars' baseline frames), so every run would seem as large as the benchmark.
@@ -230,7 +232,7 @@ def main() -> None:
     parser.add_argument("--small-files", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per measurement; the best time (and largest peak RSS) counts")
-    parser.add_argument("--keep", action="store_true", help="keep benchmarks/_work afterwards")
+    parser.add_argument("--keep", action="store_true", help="keep benchmarks/_work/ingest afterwards")
     parser.add_argument("--hta-python", help="a Python that imports HTA, to time its load of the "
                         "Kineto trace now (else the figure recorded in benchmarks/README.md)")
     parser.add_argument("--only", default=None, metavar="LABEL",
