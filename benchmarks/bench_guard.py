@@ -250,7 +250,9 @@ def main(argv: list[str] | None = None) -> int:
           f"load average {' / '.join(f'{x:.1f}' for x in os.getloadavg())}; base {base_label}, "
           f"head {head_label}; best of {repeat}, interleaved", flush=True)
     runs: dict[tuple[str, str], list[Measure]] = {}
-    scratch = WORK / "scratch"
+    # This run's own: a guard running beside it must not remove the folders its commands run in.
+    (WORK / "scratch").mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=WORK / "scratch"))
 
     def measure(chosen: list[tuple[str, list[str]]]) -> None:
         for rep in range(repeat):
