@@ -8,7 +8,7 @@ REPORT_STAMP := $(VENV)/.installed-report
 TEST_STAMP   := $(VENV)/.installed-test
 NCU_STAMP    := $(VENV)/.installed-ncu-rep
 
-.PHONY: report test test-ncu-rep venv bench docs clean
+.PHONY: report test test-ncu-rep venv bench bench-quick docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,10 +47,18 @@ test-ncu-rep: $(NCU_STAMP)
 docs: $(REPORT_STAMP)
 	$(BIN)/python -m roofreport.tables.docs > docs/tables.md
 
+# The baseline guard (benchmarks/bench_guard.py) measures this checkout against BASE (default: the
+# main commit it started from) in one run, interleaved, and fails on a > 10 % CPU or memory
+# regression; then the other benchmarks. `bench-quick` is the guard's quick part alone (< 1 min).
+BASE ?=
 bench: $(TEST_STAMP)
+	nice $(BIN)/python benchmarks/bench_guard.py $(if $(BASE),--base $(BASE))
 	$(BIN)/python benchmarks/bench_ingest.py
 	$(BIN)/python benchmarks/bench_campaign.py
 	$(BIN)/python benchmarks/bench_hostile.py
+
+bench-quick: $(TEST_STAMP)
+	@nice $(BIN)/python benchmarks/bench_guard.py --quick $(if $(BASE),--base $(BASE))
 
 clean:
 	rm -rf $(VENV) report.pdf report.html build dist tests/actual

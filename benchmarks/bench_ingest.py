@@ -1,32 +1,29 @@
 """Ingest throughput and memory benchmark (the project's speed and memory targets: benchmarks/README.md).
 
-    python benchmarks/bench_ingest.py [--size-mb 400] [--small-files 500] [--repeat 3] [--keep]
+    python benchmarks/bench_ingest.py [--size-mb 100] [--small-files 500] [--repeat 3] [--keep]
+    python benchmarks/bench_ingest.py --size-mb 400 --only nsys          # the issue's size
 
-Builds large inputs by repeating real blocks of the project's own `sample_logs/` in their real
-layouts (never the corpus), runs `roofreport parse` on each in a separate process, and prints
-per input: MB/s, peak RSS as a multiple of the input size, and polars reading the same bytes in
-the same run (bare line split = `read_csv` of one column; full `read_csv` for CSV inputs), as
-the ratio that matters, each with its verdict: polars warm in this process (the issue's
-verdict), and the same reads run as a fresh process like roofreport's (interpreter start and
-import included; with polars' own peak RSS). Each input is flushed to disk and read once before
-it is measured; every timing, on both sides, is the best of `--repeat` runs. First the fixed
-start-up cost (`parse` of the smallest sample log); last the 500-small-files folder (CPU time /
-wall time shows whether both cores worked), the time of `roofreport build sample_logs/`, the
-build of the two biggest course folders beside their parse (`bench_report.py`; read from the
-corpus in place, as the issue names them), and the corpus's 54 MB Kineto trace against HTA's
-load of it (`bench_kineto.py`; read in place too).
-
-Targets (2-core machine): ncu text/CSV ≥ 0.25× line split; nsys/nvprof trace CSV ≥ 0.5×
-read_csv; peak RSS < 2× input; small files parsed on both cores; build < 10 s; a course
-folder's build <= 15 s, <= 400 MB and <= 30 pages; the Kineto trace read ≥ 4× faster than
-HTA's `TraceAnalysis` load, at or under `json.load`'s peak RSS.
+Grows the corpus's real logs (ncu text, nsys gputrace CSV, nvprof gpu-trace CSV; an ncu details
+CSV beside them) to `--size-mb` by repeating their records in their own layout
+(benchmarks/inputs.py; written into benchmarks/_work/ingest, the corpus read in place), runs
+`roofreport parse FILE -o DIR` on each as a fresh process, and holds it to polars doing the same
+at its barest, also as a fresh process (DESIGN.md §5, issue #35): `import polars`, read the same
+bytes (its lines for text, `read_csv` for CSV), `write_parquet`. Printed per input: both sides'
+wall and CPU time and peak RSS as a multiple of the input, the ratio of polars' wall time to
+roofreport's (goal: ncu text >= 0.5, nsys/nvprof CSV >= 0.9) and of their CPU times (the steadier
+figure on a shared machine), and the verdict (ratio and peak RSS < 1.5x the input). Each input is
+flushed to disk and read once before it is measured; every timing, on both sides, is the best of
+`--repeat` runs (the peak RSS the largest). First the fixed start-up cost (`parse` of the
+smallest sample log); last the 500-small-files folder (CPU time / wall time shows whether both
+cores worked), the time of `roofreport build sample_logs/`, the build of the two biggest course
+folders beside their parse (`bench_report.py`), and the corpus's 54 MB Kineto trace against
+HTA's load of it (`bench_kineto.py`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -43,10 +40,13 @@ import polars as pl  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # (run as a script: bench_kineto beside it)
 from bench_kineto import bench_hostile, bench_kineto  # noqa: E402
+from inputs import EXTRA_SOURCES, SOURCES, Source, csv_preamble_lines, grow, grown_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
-WORK = ROOT / "benchmarks" / "_work"
+# Its own folder: `benchmarks/_work` also holds the baseline guard's worktrees and environments,
+# which outlive a run (removing the whole folder once broke a guard running beside it).
+WORK = ROOT / "benchmarks" / "_work" / "ingest"
 # `roofreport` run through a wrapper that reports its own peak RSS when it exits. The rusage of
 # wait4 is no measure: a forked child inherits the benchmark process's RSS high-water mark
 # (which holds polars' baseline frames), so every run would seem as large as the benchmark.
@@ -72,108 +72,31 @@ _PEAK_WRAPPER_SCRIPT = _PEAK_WRAPPER.replace(
 
 @dataclass
 class Input:
-    """A large file made of a sample file's prefix and its body repeated."""
+    """A large input: a corpus log grown by repeating its records (benchmarks/inputs.py)."""
 
-    label: str
-    family: str
-    is_csv: bool
-    target: str          # "line split" or "read_csv": the polars baseline this input is held to
-    goal: float          # minimum ratio to that baseline
-    path: Path | None = None
+    source: Source
     values_vary: bool = False   # each repetition's non-zero values rewritten (informational)
+    informational: bool = False  # not one of the issue's inputs: no verdict
+
+    @property
+    def label(self) -> str:
+        return self.source.label + (", values vary" if self.values_vary else "")
 
 
 INPUTS = [
-    Input("ncu text", "ncu", False, "line split", 0.25),
-    Input("ncu details csv", "ncu", True, "line split", 0.25),
-    Input("nsys gputrace csv", "nsys", True, "read_csv", 0.5),
-    Input("nvprof gpu trace csv", "nvprof", True, "read_csv", 0.5),
-    # Not one of the issue's inputs: a real log prints other values for every kernel, and a
-    # reader that works per distinct line gains less from it than from exact repeats.
-    Input("ncu text, values vary", "ncu", False, "line split", 0.25, values_vary=True),
+    *(Input(source) for source in SOURCES),
+    *(Input(source, informational=True) for source in EXTRA_SOURCES),
+    # A real log prints other values for every kernel, and a reader that works per distinct line
+    # gains less from it than from exact repeats.
+    Input(SOURCES[0], values_vary=True, informational=True),
 ]
 
 
-def find_sample(label: str) -> Path | None:
-    """The sample log that a large input of this kind is built from (chosen by sniffing)."""
-    from roofreport.pipeline.discover import discover
-    from roofreport.pipeline.sniff import sniff
-
-    for path, _ in discover([SAMPLES]):
-        s = sniff(path)
-        if not s.readable:
-            continue
-        variant = (s.variant or "").lower()
-        if label == "ncu text" and s.family == "ncu" and variant.startswith("text") and "summary" not in variant:
-            return path
-        if label == "ncu details csv" and s.family == "ncu" and "csv" in variant and "raw" not in variant:
-            return path
-        if label == "nsys gputrace csv" and s.family == "nsys" and "trace" in variant and "csv" in variant:
-            return path
-        if label == "nvprof gpu trace csv" and s.family == "nvprof" and "trace" in variant and "csv" in variant:
-            return path
-    return None
-
-
-def split_for_repeat(label: str, lines: list[bytes]) -> tuple[list[bytes], list[bytes]]:
-    """(prefix kept once, body repeated): the body is whole records in the file's own layout."""
-    if label == "ncu text":
-        start = next(i for i, line in enumerate(lines) if line.startswith(b"[") and b"@" in line)
-        return lines[: start + 1], [line for line in lines[start + 1:] if not line.startswith(b"==")]
-    header = next(i for i, line in enumerate(lines)
-                  if line.startswith((b'"ID"', b"Start", b'"Start"', b"Start (ns)")))
-    first_data = header + 1
-    if label == "nvprof gpu trace csv":
-        first_data += 1  # the units row
-    body = [line for line in lines[first_data:] if line.strip()]
-    return lines[:first_data], body
-
-
-def build_input(item: Input, size_mb: int) -> Path | None:
-    label = item.label.split(",")[0]
-    sample = find_sample(label)
-    if sample is None:
-        return None
-    lines = sample.read_bytes().replace(b"\r\n", b"\n").split(b"\n")
-    prefix, body = split_for_repeat(label, lines)
-    body_bytes = b"\n".join(body) + b"\n"
-    target = WORK / f"{item.label.replace(' ', '_').replace(',', '')}{sample.suffix}"
-    reps = max(1, (size_mb * 1_000_000) // max(1, len(body_bytes)))
-    with open(target, "wb") as fh:
-        fh.write(b"\n".join(prefix) + b"\n")
-        bodies = _varied_bodies(body_bytes, reps) if item.values_vary else [body_bytes] * reps
-        for data in bodies:
-            fh.write(data)
-    return target
-
-
-# A metric row's value: the last field of a line, digits with optional separators and decimals.
-_ROW_VALUE = re.compile(rb"(?<= )(\d[\d,]*(?:\.\d+)?)(?=\n)")
-
-
-def _varied_bodies(body: bytes, reps: int):
-    """`body` `reps` times, each time with the last (up to 3) digits of every non-zero row
-    value changed by the repetition's number: the same layout and widths, values that differ
-    from kernel to kernel as in a real log (zeros stay zeros, as unused pipes do)."""
-    parts = _ROW_VALUE.split(body)   # literal text at even indices, values at odd ones
-    for rep in range(reps):
-        out = parts[:]
-        for j in range(1, len(parts), 2):
-            value = parts[j]
-            if value.strip(b"0,.") and rep:
-                out[j] = _shifted(value, rep * 7 + j)
-        yield b"".join(out)
-
-
-def _shifted(value: bytes, by: int) -> bytes:
-    """`value` with its last (up to 3) digits plus `by` (modulo), separators kept in place."""
-    at = [i for i, c in enumerate(value) if 48 <= c <= 57][-3:]
-    digits = int(bytes(value[i] for i in at)) + by
-    new = str(digits % 10 ** len(at)).zfill(len(at)).encode()
-    out = bytearray(value)
-    for i, d in zip(at, new):
-        out[i] = d
-    return bytes(out)
+def build_input(item: Input, size_mb: int) -> Path:
+    name = grown_name(item.source, size_mb)
+    if item.values_vary:
+        name = name.replace("_", "_varied_", 1)
+    return grow(item.source, size_mb, WORK / name, vary=item.values_vary)
 
 
 def run_measured(args: list[str]) -> tuple[float, int, float, int]:
@@ -209,30 +132,19 @@ def best_of(args: list[str], repeat: int) -> tuple[float, int, float, int]:
     return fastest[0], max(r[1] for r in runs), fastest[2], max(r[3] for r in runs)
 
 
-def polars_baselines(path: Path, is_csv: bool, repeat: int) -> dict[str, float]:
-    """Seconds polars takes to split the same bytes into lines and (CSV) to read them, in this
-    process (polars imported and warm: the reference the targets are held to); the best of
-    `repeat` reads, as for roofreport's runs."""
-    out = {}
-    for target, call in _baseline_calls(path, is_csv).items():
-        times = []
-        for _ in range(repeat):
-            t = time.perf_counter()
-            eval(call, {"pl": pl})  # noqa: S307 - our own fixed expression
-            times.append(time.perf_counter() - t)
-        out[target] = min(times)
-    return out
-
-
-def polars_process_baselines(path: Path, is_csv: bool, repeat: int) -> dict[str, tuple[float, int]]:
-    """(wall seconds, peak RSS bytes) of the same polars reads run the way roofreport is run:
-    a fresh Python process (interpreter start and `import polars` included); best of `repeat`."""
-    out = {}
-    for target, call in _baseline_calls(path, is_csv).items():
-        script = f"import polars as pl\n{call}\n"
-        wall, rss, _, _ = best_of([sys.executable, "-c", _PEAK_WRAPPER_SCRIPT, script], repeat)
-        out[target] = (wall, rss)
-    return out
+def polars_reference(path: Path, target: str, repeat: int) -> tuple[float, int, float]:
+    """(wall seconds, peak RSS bytes, CPU seconds) of polars doing what `roofreport parse` does
+    at its barest, run the same way (DESIGN.md §5): a fresh Python process that imports polars,
+    reads the same bytes (its lines, or the CSV) and writes them as Parquet; best of `repeat`."""
+    if target == "read_csv":
+        call = _READ_CSV.format(path=str(path), skip=csv_preamble_lines(path))
+    else:
+        call = _LINE_SPLIT.format(path=str(path))
+    out = WORK / "polars_reference.parquet"
+    script = f"import polars as pl\n{call}.write_parquet({str(out)!r})\n"
+    wall, rss, cpu, _ = best_of([sys.executable, "-c", _PEAK_WRAPPER_SCRIPT, script], repeat)
+    out.unlink(missing_ok=True)
+    return wall, rss, cpu
 
 
 def settle(path: Path) -> None:
@@ -246,53 +158,30 @@ def settle(path: Path) -> None:
             pass
 
 
-def _baseline_calls(path: Path, is_csv: bool) -> dict[str, str]:
-    calls = {"line split": _LINE_SPLIT.format(path=str(path))}
-    if is_csv:
-        calls["read_csv"] = _READ_CSV.format(path=str(path), skip=_csv_preamble_lines(path))
-    return calls
-
-
-def _csv_preamble_lines(path: Path) -> int:
-    with open(path, "rb") as fh:
-        head = fh.read(200_000).split(b"\n")
-    for i, line in enumerate(head):
-        if line.startswith((b'"ID"', b"Start", b'"Start"')):
-            return i
-    return 0
-
-
 def bench_large(size_mb: int, repeat: int, only: str | None = None) -> list[str]:
     rows = []
     for item in INPUTS:
         if only and only not in item.label:
             continue
         path = build_input(item, size_mb)
-        if path is None:
-            rows.append(f"{item.label:<22} no sample in sample_logs/ to build it from: SKIPPED")
-            continue
         size = path.stat().st_size
         settle(path)
         out_dir = WORK / "out"
         shutil.rmtree(out_dir, ignore_errors=True)
-        wall, rss, _, code = best_of([*ROOFREPORT, "parse", str(path), "-o", str(out_dir), "--quiet"],
-                                     repeat)
-        base = polars_baselines(path, item.is_csv, repeat)
-        proc_wall, proc_rss = polars_process_baselines(path, item.is_csv, repeat)[item.target]
-        mbps = size / 1e6 / wall
-        ref = size / 1e6 / base[item.target]
-        ratio = mbps / ref
-        proc_ratio = proc_wall / wall
-        verdict = "OK" if ratio >= item.goal and rss < 2 * size and code == 0 else "MISS"
-        proc_verdict = "OK" if proc_ratio >= item.goal and rss < 2 * size and code == 0 else "MISS"
-        if item.values_vary:
-            verdict = proc_verdict = "(not an issue input)"
-        others = "".join(f", {name} {size / 1e6 / secs:6.1f} MB/s" for name, secs in base.items()
-                         if name != item.target)
-        rows.append(f"{item.label:<22} {size / 1e6:5.0f} MB {mbps:6.1f} MB/s  RSS {rss / size:4.2f}x  "
-                    f"polars {item.target} {ref:6.1f} MB/s  ratio {ratio:4.2f} (goal {item.goal})  "
-                    f"{verdict}  exit {code}  | polars as a process: {size / 1e6 / proc_wall:6.1f} MB/s, "
-                    f"RSS {proc_rss / size:4.2f}x, ratio {proc_ratio:4.2f} {proc_verdict}{others}")
+        wall, rss, cpu, code = best_of([*ROOFREPORT, "parse", str(path), "-o", str(out_dir), "--quiet"],
+                                       repeat)
+        shutil.rmtree(out_dir, ignore_errors=True)
+        ref_wall, ref_rss, ref_cpu = polars_reference(path, item.source.target, repeat)
+        ratio = ref_wall / wall
+        goal = item.source.goal
+        if item.informational:
+            verdict = "(not an issue input)"
+        else:
+            verdict = "OK" if ratio >= goal and rss < 1.5 * size and code == 0 else "MISS"
+        rows.append(f"{item.label:<24} {size / 1e6:5.0f} MB  roofreport {wall:6.2f} s, CPU {cpu:6.2f} s, "
+                    f"RSS {rss / size:4.2f}x  | polars {item.source.target} + write_parquet {ref_wall:6.2f} s, "
+                    f"CPU {ref_cpu:6.2f} s, RSS {ref_rss / size:4.2f}x  | ratio {ratio:4.2f} "
+                    f"(CPU {ref_cpu / cpu:4.2f}; goal {goal}, RSS < 1.5x)  exit {code}  {verdict}")
         path.unlink()
     return rows
 
@@ -338,11 +227,12 @@ def bench_build() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mb", type=int, default=400, help="size of each large input")
+    parser.add_argument("--size-mb", type=int, default=100,
+                        help="size of each large input (the issue's figures: 400)")
     parser.add_argument("--small-files", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per measurement; the best time (and largest peak RSS) counts")
-    parser.add_argument("--keep", action="store_true", help="keep benchmarks/_work afterwards")
+    parser.add_argument("--keep", action="store_true", help="keep benchmarks/_work/ingest afterwards")
     parser.add_argument("--hta-python", help="a Python that imports HTA, to time its load of the "
                         "Kineto trace now (else the figure recorded in benchmarks/README.md)")
     parser.add_argument("--only", default=None, metavar="LABEL",

@@ -93,6 +93,27 @@ def categorize(names: pl.Series, rules: list[Rule] | None = None) -> pl.Series:
     return per_distinct(names, lambda d: d.to_frame("name").select(expr.alias("category")))["category"]
 
 
+COPIES = frozenset({"memcpy", "memset"})
+
+
+def only_copies(names: pl.Series) -> bool:
+    """Whether `categorize(names)` would give every name a copy category (memcpy, memset) or
+    null, without categorizing: the shipped rules that come before the first rule of another
+    category decide it (a name matching none of them is categorized by a later rule or
+    "other"). Ingest asks it of every file: a summary of copies and memsets alone measured no
+    kernel. One or two regexes over the distinct names, not every rule (~5 ms a file)."""
+    rules = default_rules()
+    first = next((i for i, (category, _) in enumerate(rules) if category not in COPIES), len(rules))
+    names = names.drop_nulls().unique()
+    if not names.len():
+        return True
+    if not first:
+        return False
+    frame = names.to_frame("name")
+    return bool(frame.select(pl.any_horizontal([pl.col("name").str.contains(pattern)
+                                                for _, pattern in rules[:first]]).all()).item())
+
+
 # -- what launched a kernel ------------------------------------------------------------------
 #
 # A name says what a kernel computes, not which layer it served: cuDNN's Winograd and FFT

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 import polars as pl
 
-from roofreport.enrich.categories import categorize
+from roofreport.enrich.categories import only_copies
 from roofreport.enrich.gpu_evidence import file_evidence
 from roofreport.errors import ROWS_LOST, LogWarning, ParseError, RoofreportError
 from roofreport.families import REGISTRY, ParseResult
@@ -159,7 +159,7 @@ def _holds_kernels(tables: dict[str, pl.DataFrame]) -> bool:
     kernels = tables.get("kernels")
     if kernels is None or not kernels.height:
         return False
-    return not set(categorize(kernels["name"].unique())) <= {"memcpy", "memset", None}
+    return not only_copies(kernels["name"])
 
 
 def _record_failure(facts: FileFacts, path: Path, encoding: str | None) -> None:

@@ -78,9 +78,11 @@ def sniff_log(head: Head) -> str | None:
 
 
 def _header_variant(line: str) -> str | None:
-    for kind, variant in _VARIANTS.items():
-        if _matches(line, kind):
-            return variant
+    literals = _header_literals()
+    if literals is None or any(literal in line for literal in literals):
+        for kind, variant in _VARIANTS.items():
+            if _matches(line, kind):
+                return variant
     if not _may_be_csv_header(line) or not nvprof_lines.matches(line, "csv_header_line"):
         return None
     sep, _ = _csv_parts()
@@ -122,11 +124,30 @@ def _csv_parts() -> tuple[re.Pattern, re.Pattern]:
     return re.compile(syntax.terminal("CSV_SEP")), re.compile(syntax.regex("csv_field", anchored=False))
 
 
+@cache
+def _header_literals() -> tuple[str, ...] | None:
+    """Literals of which every table header of `_VARIANTS` holds one (None when a kind has
+    none): a head line holding none of them (most: the program's own output) is none of those
+    headers, told in one pass over the literals instead of a rule at a time."""
+    found: set[str] = set()
+    for kind in _VARIANTS:
+        needed = _required_literals(kind)
+        if not needed:
+            return None
+        found |= needed
+    return tuple(sorted(found))
+
+
+@cache
+def _required_literals(rule: str) -> frozenset[str] | None:
+    return nvprof_lines.load().required_literals(rule)
+
+
 def _matches(text: str, rule: str) -> bool:
     """`lines.matches`, asked only of text holding one of the literals every match of
     the rule holds (the grammar's `required_literals`): most head lines are no table header,
     and a rule's regex is compiled when a line could be one."""
-    needed = nvprof_lines.load().required_literals(rule)
+    needed = _required_literals(rule)
     return (not needed or any(literal in text for literal in needed)) and nvprof_lines.matches(text, rule)
 
 
