@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +25,7 @@ import polars as pl
 
 from roofreport.errors import UsageError
 from roofreport.families.common.limits import Limits
-from roofreport.gpu import NO_SETTINGS, GpuSettings
+from roofreport.gpu import GpuSettings
 from roofreport.pipeline import executors, store
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import check_not_input, check_writable, inside_input
@@ -80,9 +79,8 @@ def read(paths: Paths, *, gpu: str | None = None, peaks: PathLike | None = None,
         return _with_model(store.open_dataset(folders[0]))
     if dataset is not None:
         check_outputs([dataset], given)
-        return _with_model(store.update(
-            given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor, progress=report,
-            finish_runs=partial(_runs_with_totals, settings=settings), limits=limits or Limits(), settings=settings))
+        return _with_model(_updated(given, Path(dataset), exclude=tuple(exclude), jobs=jobs, executor=executor,
+                                    progress=report, limits=limits or Limits(), settings=settings))
     return _with_totals(ingest(given, progress=report, jobs=jobs, exclude=tuple(exclude), executor=executor,
                                limits=limits or Limits(), settings=settings))
 
@@ -301,10 +299,10 @@ def _with_totals(dataset: Dataset) -> Dataset:
 def _with_model(dataset: Dataset) -> Dataset:
     """A dataset folder's Dataset with its model (`_with_totals`), kept lazy: its kernels get
     `in_run_total` as they are scanned, and nothing is derived until asked for."""
-    from roofreport.model import derive
+    from roofreport.model import batches, derive
     from roofreport.tables.lazy import LazyTables
 
-    model = derive(dataset.tables, dataset.gpu.database())
+    model = derive(dataset.tables, dataset.gpu.database(), batches.stored_partials(dataset.generation))
     if isinstance(dataset.tables, LazyTables) and "kernels" in dataset.tables:
         dataset.tables = dataset.tables.filtered(
             lambda name, scan: model.kernels_scan(scan) if name == "kernels" else scan)
@@ -322,12 +320,14 @@ def _with_step_metrics(dataset: Dataset) -> Dataset:
     return dataset
 
 
-def _runs_with_totals(tables, settings: GpuSettings = NO_SETTINGS) -> pl.DataFrame:
-    """`tables`' runs table with its run totals, with the peaks `settings` give (a dataset
-    folder stores it so)."""
-    from roofreport.model import derive
+def _updated(paths: list[Path], folder: Path, settings: GpuSettings, **options) -> Dataset:
+    """The dataset folder brought up to date (`store.prepare_update`), with the run totals the
+    model combines from its batches' partials (`model.batches`) written before it is switched
+    to: ingest writes the tables, the model its totals, nothing flows back."""
+    from roofreport.model import batches
 
-    return derive(tables, settings.database()).runs()
+    with store.prepare_update(paths, folder, settings=settings, **options) as pending:
+        return pending.commit(batches.runs_table(pending, settings.database()))
 
 
 def _analyze(dataset: Dataset, settings: AnalysisSettings, baseline: Dataset | None = None) -> Analysis:
