@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import traceback
+from contextlib import closing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -79,8 +80,9 @@ def read_all(tasks: list[FileTask], progress: Progress | None = None, jobs: int 
     """Every task's `FileRead`, in the tasks' order, read by the chosen executor; a task whose
     process died twice gives a failed file."""
     reads: list[FileRead | None] = [None] * len(tasks)
-    for position, read in read_each(tasks, progress, jobs, executor):
-        reads[position] = read
+    with closing(read_each(tasks, progress, jobs, executor)) as each:
+        for position, read in each:
+            reads[position] = read
     return reads
 
 

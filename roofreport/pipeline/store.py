@@ -43,7 +43,7 @@ import json
 import os
 import shutil
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -378,12 +378,14 @@ def _read_changes(found, previous: Previous | None, report: UpdateReport, exclud
         expected[batch_of[index]] = expected.get(batch_of[index], 0) + 1
     spool = Spool(spool_folder, batch_of, expected)
     # (in the walk's order, so each batch's rows leave memory once its files are read)
-    for position, read in read_each([tasks[index] for index in to_read], progress=progress, jobs=jobs,
-                                    executor=executor, largest_first=False):
-        index = to_read[position]
-        facts[index] = read.facts
-        spool.add(index, read.tables)
-        read.tables = {}
+    # (closed on the way out, whatever stops it: Ctrl-C between two files stops the workers now)
+    with closing(read_each([tasks[index] for index in to_read], progress=progress, jobs=jobs,
+                           executor=executor, largest_first=False)) as reads:
+        for position, read in reads:
+            index = to_read[position]
+            facts[index] = read.facts
+            spool.add(index, read.tables)
+            read.tables = {}
     report.read = len(to_read)
     report.files = len(found)
     if previous:
