@@ -1,11 +1,13 @@
 """An incremental dataset folder: the shared tables as partitioned Parquet, kept up to date.
 
-`update(paths, folder)` (`roofreport parse LOGS -o DIR --update`, `roofreport.read(LOGS,
-dataset=DIR)`) reads only the files that are new or changed since the last update, drops the
-rows of files that are gone, groups runs again over every file (from the facts kept per file:
-grouping works across the files of a folder, so one changed file can move other files' runs)
-and rewrites only the batches of files whose rows changed. The tables equal those of a fresh
-read of the same logs. `open_dataset(folder)` (`roofreport.read(DIR)`) gives a `Dataset` whose
+`prepare_update(paths, folder)` (`roofreport parse LOGS -o DIR --update`, `roofreport.read(LOGS,
+dataset=DIR)`) reads only the files that are new or changed since the last update (their rows
+spooled to disk a batch at a time: `spool.py`), drops the rows of files that are gone, groups
+runs again over every file (from the facts kept per file: grouping works across the files of a
+folder, so one changed file can move other files' runs) and rewrites only the batches of files
+whose rows changed. The runs table's totals are the model's: the `Pending` update is read by
+it (`model/batches.py`, from each batch's partials) and `Pending.commit(runs)` writes them and
+switches to the new generation. The tables equal those of a fresh read of the same logs. `open_dataset(folder)` (`roofreport.read(DIR)`) gives a `Dataset` whose
 tables are scanned lazily.
 
 The folder (README: "Incremental datasets"):
@@ -179,7 +181,8 @@ class Pending:
     previous: Previous | None
     dataset: Dataset
     report: UpdateReport
-    _release: object = None
+    lock: ExitStack                     # the folder's lock, held until `close`
+    started: float = 0.0                # when the update began (`time.perf_counter`)
     committed: bool = False
 
     def tables(self, batch_ids: list[str] | None = None) -> LazyTables:
@@ -214,13 +217,13 @@ class Pending:
         _switch(self.folder, self.manifest)
         _clean(self.folder, keep={self.generation, self.previous.generation if self.previous else None})
         self.committed = True
-        self.report.seconds = time.perf_counter() - self.report.seconds
+        self.report.seconds = time.perf_counter() - self.started
         return self.dataset
 
     def close(self) -> None:
-        if self._release is not None:
-            self._release.close()
-            self._release = None
+        """Release the folder's lock (an uncommitted generation is left for the next update
+        to remove)."""
+        self.lock.close()
 
     def __enter__(self) -> Pending:
         return self
@@ -244,7 +247,7 @@ def prepare_update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] 
     lock = ExitStack()
     lock.enter_context(_locked(folder))
     try:
-        report = UpdateReport(seconds=started)
+        report = UpdateReport()
         previous = _previous(folder, report, settings)
         found = _outside(discover(paths), folder, paths)
         anchored = _anchors(_load_manifest(folder), [root for _, root in found])
@@ -265,7 +268,7 @@ def prepare_update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] 
                           inputs=list(paths), gpu=settings, generation=folder / generation)
         dataset.update_report = report
         return Pending(folder, generation, manifest, written.runs, written.files, written.manifest["batches"],
-                       written.rewritten, written.touched, previous, dataset, report, lock)
+                       written.rewritten, written.touched, previous, dataset, report, lock, started)
     except BaseException:
         lock.close()
         raise
