@@ -108,8 +108,11 @@ def _uncounted(pending, runs: pl.DataFrame, time: pl.DataFrame, steps: pl.DataFr
     the roofs from their GPU (and a `roofline.csv`'s measured peaks)."""
     counted_ids = set(counted_runs["run"].to_list())
     keep = ~pl.col("run").is_in(sorted(counted_ids))
+    wanted = set(runs.filter(keep)["run"].to_list())
+    # (the metrics of the batches that hold these runs: an update's few runs scan few batches)
+    holding = [entry["id"] for entry in pending.batches if not wanted.isdisjoint(entry["runs"])]
     tables = {"runs": runs.filter(keep), "files": pending.files,
-              "metrics": pending.tables().scan("metrics")}
+              "metrics": pending.tables(holding).scan("metrics")}
     model = Model(tables, db, partials=(time.filter(keep), steps.filter(keep)))
     return model.totals
 
