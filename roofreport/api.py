@@ -21,7 +21,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import polars as pl
 
 from roofreport.errors import UsageError
 from roofreport.families.common.limits import Limits
