@@ -17,7 +17,11 @@ RSS (the process's own high-water mark, and the largest worker's). Prints:
   share of the full parse (goal <= 10 %), its tables checked equal to a fresh `parse` of the
   changed logs; `--executor dask` on a local cluster, its tables checked equal to the local
   run's;
-* the scaling of the full parse and of the 1 % update from about 1k to 10k files.
+* the scaling of the full parse and of the 1 % update from about 1k to 10k files;
+* with `--memory 16,85`: the peak RSS of `parse CAMPAIGN -o DIR` (which reads through a spooled
+  dataset folder, as the first `--update` does) on campaigns of that many weeks (16 weeks: 9.4k files; 85 weeks:
+  50k files), against the goal of 1 GB whatever the campaign's size (issue #30). Run it with
+  `nice`: a 50k-file campaign takes a quarter of an hour on two cores.
 
 The machine's load average is printed with every measurement: timings on a shared machine
 are noisy, and CPU time shows how much of it the run got.
@@ -226,6 +230,23 @@ def campaign_round(work: Path, weeks: int, dask: bool, check: bool = True, repea
     return result
 
 
+def memory_round(work: Path, weeks: int) -> None:
+    """Peak RSS of a full `parse` and of a first `parse --update` on a campaign of `weeks`."""
+    camp = build_campaign(work / f"campaign-{weeks}", weeks)
+    files = files_under(camp)
+    size = sum(f.stat().st_size for f in files)
+    print(f"\nmemory: {weeks} weeks of the course folders, {len(files)} files, {size / 1e6:.0f} MB", flush=True)
+    # (a plain parse reads through a spooled dataset folder of its own, as a first --update
+    # does, then streams the tables out: one measurement stands for both)
+    out = work / f"memory-{weeks}"
+    run = measure("parse", camp, "-o", out, "-q")
+    verdict = "OK" if run.peak < 2**30 else "MISS"
+    print(f"  parse -o DIR  {run.line()}  {len(files) / run.wall:6.1f} files/s  peak under 1 GB: {verdict}",
+          flush=True)
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(camp, ignore_errors=True)
+
+
 def _restorer(saved: Path, dataset: Path):
     def restore() -> None:
         shutil.rmtree(dataset, ignore_errors=True)
@@ -240,6 +261,10 @@ def main() -> None:
     parser.add_argument("--scaling", default="2,8,17",
                         help="more campaign sizes, in weeks (590 files each), for the scaling table; '' for none")
     parser.add_argument("--no-dask", action="store_true", help="leave out the Dask executor")
+    parser.add_argument("--memory", default="",
+                        help="campaign sizes, in weeks (590 files each), whose peak RSS is measured "
+                             "(16: 9.4k files, 85: 50k files); '' for none")
+    parser.add_argument("--memory-only", action="store_true", help="measure only the --memory campaigns")
     parser.add_argument("--no-course", action="store_true", help="leave out the course folders' files/s")
     parser.add_argument("--keep", action="store_true", help="keep the temporary campaign folder")
     parser.add_argument("--repeat", type=int, default=3,
@@ -255,6 +280,10 @@ def main() -> None:
         print("(Dask distributed is not installed: pip install 'roofreport[dask]' to measure it)")
     work = Path(tempfile.mkdtemp(prefix="roofreport-campaign-"))
     try:
+        for weeks in [int(w) for w in args.memory.split(",") if w.strip()]:
+            memory_round(work, weeks)
+        if args.memory_only:
+            return
         if not args.no_course:
             course_rates(work)
             small_file_costs(COURSE / "srinidhigoud-examples", work)

@@ -19,15 +19,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import polars as pl
 
 from roofreport.errors import UsageError
 from roofreport.families.common.limits import Limits
-from roofreport.gpu import NO_SETTINGS, GpuSettings
+from roofreport.gpu import GpuSettings
 from roofreport.pipeline import executors, store
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import check_not_input, check_writable, inside_input
@@ -105,10 +103,9 @@ def _read(options: ReadOptions) -> Dataset:
         return _with_model(store.open_dataset(folders[0]))
     if options.dataset is not None:
         check_outputs([options.dataset], given)
-        return _with_model(store.update(
-            given, options.dataset, exclude=options.exclude, jobs=options.jobs, executor=options.executor,
-            progress=options.progress, finish_runs=partial(_runs_with_totals, settings=options.gpu),
-            limits=options.limits, settings=options.gpu))
+        return _with_model(_updated(given, Path(options.dataset), exclude=options.exclude, jobs=options.jobs,
+                                    executor=options.executor, progress=options.progress, limits=options.limits,
+                                    settings=options.gpu))
     return _with_totals(ingest(given, progress=options.progress, jobs=options.jobs, exclude=options.exclude,
                                executor=options.executor, limits=options.limits, settings=options.gpu))
 
@@ -379,10 +376,10 @@ def _with_totals(dataset: Dataset) -> Dataset:
 def _with_model(dataset: Dataset) -> Dataset:
     """A dataset folder's Dataset with its model (`_with_totals`), kept lazy: its kernels get
     `in_run_total` as they are scanned, and nothing is derived until asked for."""
-    from roofreport.model import derive
+    from roofreport.model import batches, derive
     from roofreport.tables.lazy import LazyTables
 
-    model = derive(dataset.tables, dataset.gpu.database())
+    model = derive(dataset.tables, dataset.gpu.database(), batches.stored_partials(dataset.generation))
     if isinstance(dataset.tables, LazyTables) and "kernels" in dataset.tables:
         dataset.tables = dataset.tables.filtered(
             lambda name, scan: model.kernels_scan(scan) if name == "kernels" else scan)
@@ -400,12 +397,14 @@ def _with_step_metrics(dataset: Dataset) -> Dataset:
     return dataset
 
 
-def _runs_with_totals(tables, settings: GpuSettings = NO_SETTINGS) -> pl.DataFrame:
-    """`tables`' runs table with its run totals, with the peaks `settings` give (a dataset
-    folder stores it so)."""
-    from roofreport.model import derive
+def _updated(paths: list[Path], folder: Path, settings: GpuSettings, **options) -> Dataset:
+    """The dataset folder brought up to date (`store.prepare_update`), with the run totals the
+    model combines from its batches' partials (`model.batches`) written before it is switched
+    to: ingest writes the tables, the model its totals, nothing flows back."""
+    from roofreport.model import batches
 
-    return derive(tables, settings.database()).runs()
+    with store.prepare_update(paths, folder, settings=settings, **options) as pending:
+        return pending.commit(batches.runs_table(pending, settings.database()))
 
 
 def _analyze(dataset: Dataset, settings: AnalysisSettings, baseline: Dataset | None = None) -> Analysis:

@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -177,8 +178,12 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
         sys.exit(_exit_code(dataset, strict, listed=not quiet))
     _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))
     _warn_inside_inputs([out_dir], paths, quiet)
-    dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name, peaks=peaks_file)
-    written = _guard(lambda: dataset.write(out_dir, fmt))
+    # Read through a dataset folder of its own, a batch of files at a time, and streamed into
+    # one file per table: a campaign's rows are never all in memory (README: Scale).
+    with tempfile.TemporaryDirectory(prefix="roofreport-parse-") as spool:
+        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=Path(spool) / "dataset", limits=limits,
+                        gpu=gpu_name, peaks=peaks_file)
+        written = _guard(lambda: dataset.write(out_dir, fmt))
     if not quiet:
         _summary(dataset, verbose)
         click.echo(f"wrote {len(written)} tables to {out_dir}/ ({fmt})", err=True)

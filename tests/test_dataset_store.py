@@ -94,25 +94,34 @@ def test_a_changed_file_that_moves_other_files_runs_regroups_them(logs, tmp_path
 def test_an_update_works_out_run_totals_only_for_the_runs_it_changed(logs, tmp_path, monkeypatch):
     """The run totals of runs whose rows and row are as before are kept, not computed again
     from every batch; the runs table still equals a fresh read's."""
+    from roofreport.model import Model, batches
+
     roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
     asked = []
-    real = api._runs_with_totals
+    real = Model.totals.func
 
-    def spy(tables, **settings):
-        asked.append(sorted(tables["runs"]["run"]))
-        return real(tables, **settings)
+    def spy(model):
+        asked.append(sorted(model.tables["runs"]["run"]))
+        return real(model)
 
-    monkeypatch.setattr(roofreport.api, "_runs_with_totals", spy)
+    monkeypatch.setattr(Model, "totals", property(spy))
+    computed = []
+    real_partials = batches._partials_of
+    monkeypatch.setattr(batches, "_partials_of", lambda tables: computed.append(1) or real_partials(tables))
     roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
-    assert asked == []                               # nothing changed: nothing computed
+    assert computed == []                            # nothing changed: every batch's partials kept
+    assert all(not runs for runs in asked)           # and no run's totals computed
+    asked.clear()
     trace = logs / "a100" / "resnet18" / "report_cuda_gpu_trace.csv"
     lines = trace.read_text().splitlines(keepends=True)
     trace.write_text("".join(lines[: len(lines) // 2]))
     data = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
-    monkeypatch.setattr(roofreport.api, "_runs_with_totals", real)
+    assert 1 <= len(computed) <= 2                   # the changed file's batch, no other
+    monkeypatch.undo()
     fresh = roofreport.read(logs, jobs=1)
     changed_run = next(f.run for f in fresh.files if f.path == str(trace))
-    assert len(asked) == 1 and changed_run in asked[0] and len(asked[0]) < fresh.runs.height
+    worked_out = sorted(run for runs in asked for run in runs)
+    assert changed_run in worked_out and len(worked_out) < fresh.runs.height
     assert_same_tables(data, fresh)
 
 

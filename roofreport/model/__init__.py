@@ -41,16 +41,19 @@ from roofreport.model import clocks as run_clocks, iterations as steps_counted, 
 from roofreport.tables import schema
 
 Tables = Mapping[str, pl.DataFrame]
-_DERIVED = ("time_rows", "counted_times", "points", "iterations", "totals", "run_roofline", "kernel_roofline",
-            "ranks")
+Partials = tuple[pl.DataFrame, pl.DataFrame]   # (time partials, step-range partials)
+_DERIVED = ("time_partials", "step_partials", "time_rows", "counted_times", "points", "iterations", "totals",
+            "run_roofline", "kernel_roofline", "ranks")
 
 
 class Model:
     """What the tables of one read imply, per run (module docstring)."""
 
-    def __init__(self, tables: Tables, db: gpu.GpuDatabase) -> None:
+    def __init__(self, tables: Tables, db: gpu.GpuDatabase, partials: Partials | None = None) -> None:
         self.tables = tables
         self.db = db
+        if partials is not None:   # a dataset folder's, combined from its batches
+            self.__dict__["time_partials"], self.__dict__["step_partials"] = partials
 
     def __repr__(self) -> str:
         runs = self.tables["runs"].height if "runs" in self.tables else 0
@@ -61,6 +64,22 @@ class Model:
     def time_rows(self) -> pl.DataFrame:
         """Each run's rows of its one time source (`timing.TIME_COLUMNS`) with `setup`."""
         return run_totals.setup_rows(timing.kernel_time_rows(self.tables))
+
+    @cached_property
+    def time_partials(self) -> pl.DataFrame:
+        """Per run, file and rank of its time source, the partial its totals combine from
+        (`totals.PARTIAL`)."""
+        return run_totals.partials_of_rows(self.time_rows)
+
+    @cached_property
+    def step_partials(self) -> pl.DataFrame:
+        """Per run and file, the step ranges its iterations combine from (`iterations.PARTIAL`)."""
+        return steps_counted.step_partials(self.tables.get("regions"))
+
+    @property
+    def chosen_sources(self) -> pl.DataFrame:
+        """run, source_file, source_rank: each run's time source (from its partials)."""
+        return run_totals.chosen_partials(self.time_partials).select("run", "source_file", "source_rank")
 
     @cached_property
     def counted_times(self) -> pl.DataFrame:
@@ -86,7 +105,7 @@ class Model:
     @cached_property
     def iterations(self) -> pl.DataFrame:
         """run, iterations, iterations_source of the runs whose logs count steps."""
-        return steps_counted.run_iterations(self.tables, self.time_rows)
+        return run_totals.iteration_totals(self.time_partials, self.step_partials)
 
     @cached_property
     def totals(self) -> pl.DataFrame:
@@ -127,11 +146,11 @@ class Model:
         kernels = self.tables.get("kernels")
         if kernels is None:
             return schema.empty("kernels")
-        return timing.with_in_run_total(self.tables, self.time_rows, kernels.lazy()).collect()
+        return timing.with_in_run_total(self.tables, self.chosen_sources, kernels.lazy()).collect()
 
     def kernels_scan(self, scan: pl.LazyFrame) -> pl.LazyFrame:
         """`scan` (of this model's kernels, a dataset folder's lazy scan) with `in_run_total`."""
-        return timing.with_in_run_total(self.tables, self.time_rows, scan)
+        return timing.with_in_run_total(self.tables, self.chosen_sources, scan)
 
     def keep_runs(self, runs: Iterable[str], tables: Tables) -> Model:
         """This model narrowed to `runs`, over `tables` (this model's tables with only those
@@ -153,9 +172,11 @@ class Model:
         return narrow
 
 
-def derive(tables: Tables, db: gpu.GpuDatabase | None = None) -> Model:
-    """The model of `tables` with `db`'s peaks (the shipped GPU table when None)."""
-    return Model(tables, db if db is not None else gpu.load_database())
+def derive(tables: Tables, db: gpu.GpuDatabase | None = None, partials: Partials | None = None) -> Model:
+    """The model of `tables` with `db`'s peaks (the shipped GPU table when None); `partials`:
+    the time and step-range partials of a dataset folder's batches (`batches.py`), which its
+    run totals and `in_run_total` combine from instead of every row."""
+    return Model(tables, db if db is not None else gpu.load_database(), partials)
 
 
 __all__ = ["Model", "derive"]

@@ -78,7 +78,10 @@ def file_families(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return files.select(pl.col("path").alias("source_file"), family.alias("family")).unique("source_file")
 
 
-def _candidates(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def candidate_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Every row that could give its run's time (`TIME_COLUMNS` but `time_source`), of every
+    file and rank: kernel rows with a duration (a PyTorch table's other views apart), and the
+    kernel activities of files without kernel rows."""
     kernels = tables.get("kernels")
     fam = file_families(tables)
     parts = []
@@ -133,7 +136,7 @@ def _activity_kernels(tables: dict[str, pl.DataFrame], kernels: pl.DataFrame | N
 def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """The rows that make up each run's GPU time (kernels, plus memcpy/memset when the chosen
     source has them), all from one source file per run; `time_source` labels the choice."""
-    cand = _candidates(tables)
+    cand = candidate_rows(tables)
     if not cand.height:
         return pl.DataFrame(schema=TIME_COLUMNS)
     per_file = cand.group_by("run", "source_file", "source_rank").agg(pl.col("time_ns").sum().alias("file_time_ns"))
@@ -147,33 +150,30 @@ def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     chosen = cand if per_file.height == best.height else \
         cand.join(best.select("run", "source_file", "source_rank"), on=["run", "source_file", "source_rank"])
     del cand
-    transfers = _transfers(tables, chosen)
+    transfers = transfer_rows(tables, chosen)
     if transfers.height:
         chosen = pl.concat([chosen, transfers], how="diagonal_relaxed")
-    labels = best.select("run", _label(pl.col("source_rank"), pl.col("files")).alias("time_source"))
+    labels = best.select("run", source_label(pl.col("source_rank"), pl.col("files")).alias("time_source"))
     return chosen.join(labels, on="run", how="left").select(list(TIME_COLUMNS))
 
 
-def with_in_run_total(tables: dict[str, pl.DataFrame], time_rows: pl.DataFrame,
+def with_in_run_total(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame,
                       kernels: pl.LazyFrame) -> pl.LazyFrame:
-    """`kernels` with `in_run_total`: the row is one of its run's time rows (`time_rows`:
-    `kernel_time_rows`, of one file and rank per run) and not a copy, so the durations of the
-    rows marked sum to the run's `kernel_time_ns`. A run whose time source is a file read into
-    activities only (no kernel rows) marks none. Lazy, so a dataset folder's kernels are marked
-    as they are scanned."""
-    chosen = time_rows.select("run", "source_file", "source_rank").unique().with_columns(pl.lit(True).alias("__chosen"))
+    """`kernels` with `in_run_total`: the row is of its run's time source (`chosen`: run,
+    source_file, source_rank, one per run, as `kernel_time_rows` chooses) and not a copy, so
+    the durations of the rows marked sum to the run's `kernel_time_ns`. A run whose time source
+    is a file read into activities only (no kernel rows) marks none. Lazy, and in the rows'
+    order without sorting them, so a dataset folder's kernels are marked as they are scanned."""
+    chosen = chosen.select("run", "source_file", "source_rank").unique().with_columns(pl.lit(True).alias("__chosen"))
     moved = pl.col("category").fill_null("").is_in(["memcpy", "memset"])
-    # (a left join on a marker, then the rows' own order again: a semi join would drop the rows)
-    marked = (kernels.with_row_index("__row")
-              .join(file_families(tables).lazy(), on="source_file", how="left")
+    marked = (kernels.join(file_families(tables).lazy(), on="source_file", how="left", maintain_order="left")
               .with_columns(_rank(pl.col("family"), pl.col("kind")).alias("__rank"))
               .join(chosen.lazy(), left_on=["run", "source_file", "__rank"], right_on=["run", "source_file", "source_rank"],
-                    how="left")
-              .sort("__row"))
+                    how="left", maintain_order="left"))
     return marked.with_columns(
         (pl.col("__chosen").fill_null(False) & pl.col("duration_ns").is_not_null() & ~moved
          & pl.col("kind").ne_missing(VIEW)).alias("in_run_total")
-    ).drop("__row", "family", "__rank", "__chosen")
+    ).drop("family", "__rank", "__chosen")
 
 
 def is_trace(rank: pl.Expr) -> pl.Expr:
@@ -188,15 +188,16 @@ def is_ordered(rank: pl.Expr) -> pl.Expr:
     return rank.is_in([*_TRACE_RANKS, _RANKS[(COUNTER_FILES["rocm"], "launch")]])
 
 
-def _label(rank: pl.Expr, total: pl.Expr) -> pl.Expr:
+def source_label(rank: pl.Expr, total: pl.Expr) -> pl.Expr:
     base = pl.lit(None, pl.String)
     for rank_at_least, text in _LABELS.items():
         base = pl.when(rank == rank_at_least).then(pl.lit(text)).otherwise(base)
     return pl.when(total > 1).then(pl.format("{} (1 of {} files)", base, total)).otherwise(base)
 
 
-def _transfers(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.DataFrame:
-    """memcpy/memset activities of the chosen files whose kernel rows do not list transfers."""
+def transfer_rows(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.DataFrame:
+    """memcpy/memset activities of the `chosen` files (run, source_file, source_rank) whose
+    kernel rows do not list transfers."""
     acts = tables.get("activities")
     if acts is None or not acts.height:
         return pl.DataFrame(schema={c: t for c, t in TIME_COLUMNS.items() if c != "time_source"})
@@ -241,7 +242,7 @@ def counted_kernel_times(tables: dict[str, pl.DataFrame], time_rows: pl.DataFram
 
 
 def _trace_launches(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    cand = _candidates(tables)
+    cand = candidate_rows(tables)
     return cand.filter(pl.col("source_rank").is_in(_TRACE_RANKS) & ~pl.col("category").fill_null("").is_in(["memcpy", "memset"]))
 
 

@@ -38,6 +38,7 @@ import polars as pl
 
 from roofreport import gpu
 from roofreport.model import bound as bounds, counted, mix, parallel, roofline, timing
+from roofreport.model import iterations as steps_counted
 from roofreport.tables import lazy, schema
 
 TRANSFERS = ("memcpy", "memset")
@@ -48,7 +49,7 @@ _KEEP_NOTES = ("below",)   # roofline notes a run keeps beside its bound class
 def run_totals(model) -> pl.DataFrame:
     """run + the `RUN_TOTALS` columns of a `Model`, one row per run that has any (module
     docstring)."""
-    time = kernel_time(model.time_rows)
+    time = time_totals(model.time_partials)
     work = _work(model, dict(zip(time["run"].to_list(), time["kernel_time_ns"].to_list())))
     work = pl.concat([work, _roofs_only(model.gpus, set(work["run"].to_list()) if work.height else set())],
                      how="diagonal_relaxed")
@@ -63,27 +64,151 @@ def run_totals(model) -> pl.DataFrame:
                                for c, t in schema.RUN_TOTALS.items()]).sort("run")
 
 
-# -- time ------------------------------------------------------------------------------------
+# -- time, from per-file partials --------------------------------------------------------------
+#
+# A run's time comes from ONE file (`timing.kernel_time_rows`), chosen by comparing its files,
+# and its setup copies are those before that file's first kernel: nothing here needs every row
+# of a run at once. Each file (each run, file and time-source rank in it) gives a partial
+# (`PARTIAL`): its sums, its first kernel, its copies before that kernel (order, time), its
+# devices and its loss-kernel launches. Partials combine associatively (`combine_partials`,
+# in any grouping: a batch of files, a whole campaign), and `time_totals` makes the runs' time
+# columns and iteration counts from them. A dataset folder keeps each batch's partials, so a
+# run is combined from them, never from every row in memory.
+
+_COPY = pl.Struct({"order": pl.Int64, "time_ns": pl.Float64})
+_LOSS = pl.Struct({"short_name": pl.String, "launches": pl.Int64})
+PARTIAL = {"run": pl.String, "source_file": pl.String, "source_rank": pl.Int64,
+           "file_time_ns": pl.Float64,        # what chooses the run's file (its candidate rows)
+           "kernel_rows": pl.Int64, "kernel_time_ns": pl.Float64, "kernel_launches": pl.Int64,
+           "transfer_rows": pl.Int64, "transfer_time_ns": pl.Float64,
+           "first_kernel": pl.Int64,          # the order (line) of its first kernel
+           "early_copies": pl.List(_COPY),    # its copies before that kernel (all, without one)
+           "devices": pl.List(pl.String), "losses": pl.List(_LOSS)}
+_KEY = ["run", "source_file", "source_rank"]
+_SUMS = ["file_time_ns", "kernel_rows", "kernel_time_ns", "kernel_launches", "transfer_rows", "transfer_time_ns"]
+TIME_TOTALS = {"run": pl.String, "kernel_time_ns": pl.Float64, "kernel_launches": pl.Int64,
+               "transfer_time_ns": pl.Float64, "setup_time_ns": pl.Float64, "devices": pl.Int64,
+               "time_source": pl.String}
+
+
+def file_partials(tables) -> pl.DataFrame:
+    """The time partials (`PARTIAL`) of every run, file and rank of `tables` (a batch of files,
+    or all of them): each candidate time source with its own copies (`timing.candidate_rows`)."""
+    candidates = timing.candidate_rows(tables)
+    if not candidates.height:
+        return pl.DataFrame(schema=PARTIAL)
+    transfers = timing.transfer_rows(tables, candidates)
+    rows = candidates.with_columns(pl.lit(True).alias("__candidate"))
+    if transfers.height:
+        rows = pl.concat([rows, transfers.with_columns(pl.lit(False).alias("__candidate"))], how="diagonal_relaxed")
+    return partials_of_rows(rows)
+
+
+def partials_of_rows(rows: pl.DataFrame) -> pl.DataFrame:
+    """`PARTIAL` per run, file and rank of time rows (`timing.TIME_COLUMNS`; `__candidate`
+    false on copies added from activities, which do not choose the file)."""
+    if not rows.height:
+        return pl.DataFrame(schema=PARTIAL)
+    moved = pl.col("category").fill_null("").is_in(TRANSFERS)
+    candidate = pl.col("__candidate") if "__candidate" in rows.columns else pl.lit(True)
+    first = pl.col("order").filter(~moved).min()
+    early = moved & pl.col("order").is_not_null() & (first.is_null() | (pl.col("order") < first))
+    sums = rows.group_by(*_KEY, maintain_order=True).agg(
+        pl.col("time_ns").filter(candidate).sum().alias("file_time_ns"),
+        (~moved).sum().cast(pl.Int64).alias("kernel_rows"),
+        pl.col("time_ns").filter(~moved).sum().alias("kernel_time_ns"),
+        pl.col("count").filter(~moved).sum().cast(pl.Int64).alias("kernel_launches"),
+        moved.sum().cast(pl.Int64).alias("transfer_rows"),
+        pl.col("time_ns").filter(moved).sum().alias("transfer_time_ns"),
+        first.alias("first_kernel"),
+        pl.struct("order", "time_ns").filter(early).alias("early_copies"),
+        pl.col("device").filter(~moved).drop_nulls().unique(maintain_order=True).alias("devices"))
+    losses = steps_counted.loss_counts(rows, _KEY)
+    if losses.height:
+        losses = losses.group_by(_KEY, maintain_order=True).agg(pl.struct("short_name", "launches").alias("losses"))
+        sums = sums.join(losses, on=_KEY, how="left", maintain_order="left")
+    else:
+        sums = sums.with_columns(pl.lit(None, PARTIAL["losses"]).alias("losses"))
+    return _conform(sums)
+
+
+def combine_partials(partials: pl.DataFrame) -> pl.DataFrame:
+    """Partials of the same run, file and rank made one: sums add, the first kernel is the
+    earliest, copies stay early only before it, devices and loss launches join. Associative
+    and commutative but for the order of float additions (one file's rows are one partial)."""
+    if not partials.height:
+        return pl.DataFrame(schema=PARTIAL)
+    first = pl.col("first_kernel").min()
+    merged = partials.group_by(_KEY, maintain_order=True).agg(
+        *[pl.col(c).sum() for c in _SUMS], first.alias("first_kernel"),
+        pl.col("early_copies").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().alias("early_copies"),
+        pl.col("devices").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique(maintain_order=True).alias("devices"),
+        pl.col("losses").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().alias("losses"))
+    # copies stay early only before the combined first kernel
+    copies = merged.select(*_KEY, "first_kernel", "early_copies").explode("early_copies").drop_nulls("early_copies")
+    if copies.height:
+        order = pl.col("early_copies").struct.field("order")
+        copies = copies.filter(pl.col("first_kernel").is_null() | (order < pl.col("first_kernel"))) \
+            .group_by(_KEY, maintain_order=True).agg("early_copies")
+        merged = merged.drop("early_copies").join(copies, on=_KEY, how="left", maintain_order="left")
+    # loss launches of one kernel name add
+    exploded = merged.select(*_KEY, "losses").explode("losses").drop_nulls("losses").unnest("losses")
+    if exploded.height:
+        losses = exploded.group_by(_KEY + ["short_name"], maintain_order=True).agg(pl.col("launches").sum()) \
+            .group_by(_KEY, maintain_order=True).agg(pl.struct("short_name", "launches").alias("losses"))
+        merged = merged.drop("losses").join(losses, on=_KEY, how="left", maintain_order="left")
+    return _conform(merged)
+
+
+def _conform(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.select([pl.col(c).cast(t) if c in frame.columns else pl.lit(None, t).alias(c)
+                         for c, t in PARTIAL.items()])
+
+
+def chosen_partials(partials: pl.DataFrame) -> pl.DataFrame:
+    """Each run's one time source among its partials (as `timing.kernel_time_rows` chooses: the
+    best rank, then the most time, then the first file by name), with `files`: how many files
+    of that rank the run has."""
+    merged = combine_partials(partials)
+    ordered = merged.sort(["run", "source_rank", "file_time_ns", "source_file"],
+                          descending=[False, False, True, False])
+    best_rank = pl.col("source_rank").first().over("run")
+    files = ordered.filter(pl.col("source_rank") == best_rank).group_by("run").agg(
+        pl.col("source_file").n_unique().alias("files"))
+    return ordered.group_by("run", maintain_order=True).first().join(files, on="run", how="left")
+
+
+def time_totals(partials: pl.DataFrame) -> pl.DataFrame:
+    """`TIME_TOTALS` per run from its partials (any grouping of them)."""
+    if not partials.height:
+        return pl.DataFrame(schema=TIME_TOTALS)
+    chosen = chosen_partials(partials)
+    kernels = pl.col("kernel_rows") > 0
+    setup = pl.col("early_copies").list.eval(pl.element().struct.field("time_ns")).list.sum().fill_null(0.0)
+    return chosen.select(
+        "run",
+        pl.when(kernels).then(pl.col("kernel_time_ns")).alias("kernel_time_ns"),
+        pl.when(kernels).then(pl.col("kernel_launches")).alias("kernel_launches"),
+        pl.when(pl.col("transfer_rows") > 0).then(pl.col("transfer_time_ns")).alias("transfer_time_ns"),
+        pl.when(kernels & timing.is_ordered(pl.col("source_rank"))).then(setup).alias("setup_time_ns"),
+        pl.when(pl.col("devices").list.len() > 0).then(pl.col("devices").list.len()).alias("devices"),
+        timing.source_label(pl.col("source_rank"), pl.col("files")).alias("time_source"),
+    ).select([pl.col(c).cast(t) for c, t in TIME_TOTALS.items()])
+
+
+def iteration_totals(partials: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """run, iterations, iterations_source (`iterations.py`) from the time partials (the loss
+    launches of each run's chosen file) and the step-range partials."""
+    chosen = chosen_partials(partials) if partials.height else pl.DataFrame(schema={"run": pl.String, "losses": PARTIAL["losses"]})
+    losses = chosen.select("run", "losses").explode("losses").drop_nulls("losses").unnest("losses") \
+        if chosen.height else pl.DataFrame(schema={"run": pl.String, **steps_counted.LOSS_COLUMNS})
+    return steps_counted.from_partials(steps, losses)
+
 
 def kernel_time(rows: pl.DataFrame) -> pl.DataFrame:
-    """run, kernel_time_ns, kernel_launches, transfer_time_ns, setup_time_ns, devices,
-    time_source from the rows of each run's time source (`timing.kernel_time_rows`)."""
-    if not rows.height:
-        return pl.DataFrame(schema={"run": pl.String, "kernel_time_ns": pl.Float64, "kernel_launches": pl.Int64,
-                                    "transfer_time_ns": pl.Float64, "setup_time_ns": pl.Float64,
-                                    "devices": pl.Int64, "time_source": pl.String})
-    moved = pl.col("category").fill_null("").is_in(TRANSFERS)
-    kernels = (~moved).any()   # a log of transfers only ("No kernels were profiled") has no kernel time
-    marked = rows if "setup" in rows.columns else setup_rows(rows)
-    return marked.group_by("run").agg(
-        pl.when(kernels).then(pl.col("time_ns").filter(~moved).sum()).alias("kernel_time_ns"),
-        pl.when(kernels).then(pl.col("count").filter(~moved).sum()).alias("kernel_launches"),
-        pl.when(moved.any()).then(pl.col("time_ns").filter(moved).sum()).alias("transfer_time_ns"),
-        pl.when(kernels & timing.is_ordered(pl.col("source_rank")).all())
-        .then(pl.col("time_ns").filter(pl.col("setup")).sum()).alias("setup_time_ns"),
-        pl.when(pl.col("device").filter(~moved).is_not_null().any())
-        .then(pl.col("device").filter(~moved).drop_nulls().n_unique()).cast(pl.Int64).alias("devices"),
-        pl.col("time_source").first())
+    """`TIME_TOTALS` from the rows of each run's time source (`timing.kernel_time_rows`), by
+    way of their partials (one per run: its file)."""
+    return time_totals(partials_of_rows(rows))
 
 
 def setup_rows(rows: pl.DataFrame) -> pl.DataFrame:

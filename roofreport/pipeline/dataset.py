@@ -68,6 +68,7 @@ class Dataset:
     update_report: Any = None   # what an incremental update did (`store.UpdateReport`), or None
     gpu: GpuSettings = NO_SETTINGS
     model: Any = None   # what the tables imply (`roofreport.model.Model`), kept by `roofreport.read`
+    generation: Path | None = None   # a dataset folder's generation these tables are read from
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.tables[name]

@@ -5,8 +5,12 @@ cuts the files into batches (`batches_of`), and for each batch either hard-links
 generation's files (its files, their rows, their runs and their GPU families are as before) or
 builds its tables again: the rows of the files read now, and those of the others read back from
 the previous generation (the published tables, and the kernels as they were before enrichment,
-kept in `cache/`), given their runs and enriched with their GPU families. Then the runs table (the run totals worked out again
-only for the runs whose rows or row changed), the files table and the per-file manifest. Nothing here is seen before `store.py` switches the manifest to this generation.
+kept in `cache/`), given their runs and enriched with their GPU families; what a layer above
+derived from a kept batch's rows alone (`derived/batch=ID/`: the model's partials) is linked
+with it. Then the files table, the per-file manifest, and which runs' rows or row changed. The
+runs table is written last, with the totals the model derives (`store.Pending.commit`): the
+pipeline computes none. Nothing here is seen before `store.py` switches the manifest to this
+generation.
 
 A batch is a run of consecutive files in the walk's order; a folder whose name hashes to a
 multiple of `DIRS_PER_BATCH`, or a file whose name hashes to a multiple of `FILES_PER_BATCH`,
@@ -20,7 +24,6 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +34,7 @@ from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import assemble
 from roofreport.pipeline.dataset import FileOutcome
 from roofreport.pipeline.facts import FileFacts
+from roofreport.pipeline.spool import Spool
 from roofreport.tables import schema
 from roofreport.tables.lazy import LazyTables
 from roofreport.tables.output import PARQUET_ROW_GROUP_ROWS
@@ -40,7 +44,7 @@ CACHE = "cache"
 PART = "part.parquet"
 DIRS_PER_BATCH = 4
 FILES_PER_BATCH = 512
-FinishRuns = Callable[[MutableMapping[str, pl.DataFrame]], pl.DataFrame]
+DERIVED = "derived"
 
 
 @dataclass
@@ -88,16 +92,19 @@ class Written:
     outcomes: list[FileOutcome]
     batches_written: int = 0
     batches_kept: int = 0
+    runs: pl.DataFrame | None = None      # the runs the pipeline found (no totals: `store.Pending`)
+    files: pl.DataFrame | None = None
+    rewritten: set[str] = field(default_factory=set)   # ids of the batches written now
+    touched: set[str] | None = None       # runs whose rows or row changed (None: all, no previous)
 
 
 def write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[int | None],
-                     rows: dict[int, dict], previous: Previous | None,
-                     finish_runs: FinishRuns | None, settings: GpuSettings = NO_SETTINGS,
+                     rows: Spool, previous: Previous | None, settings: GpuSettings = NO_SETTINGS,
                      anchored: dict[Path, Path] | None = None) -> Written:
-    """Write the new generation's files into `target` (see the module docstring). `rows`: the
-    tables of the files read now, by position in `found`; `finish_runs(tables)`: the runs
-    table to store (the run totals of the analysis layer: api.read); `settings`: what the user
-    says of the GPU; `anchored`: the folders the run ids are relative to (`assemble.plan_runs`)."""
+    """Write the new generation's files into `target` (see the module docstring), but for the
+    runs table, whose totals the model derives (`store.Pending`). `rows`: the tables of the
+    files read now (`spool.Spool`, by batch); `settings`: what the user says of the GPU;
+    `anchored`: the folders the run ids are relative to (`assemble.plan_runs`)."""
     plan = assemble.plan_runs(found, facts, settings=settings, anchored=anchored)
     batches = batches_of([f.display for f in facts])
     families = assemble.families(plan, facts)
@@ -119,47 +126,38 @@ def write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[i
                 batch.parts = _load_parts(batch, facts, rows, plan, previous)
             _write_batch(target, batch, families)
             written.batches_written += 1
+            written.rewritten.add(batch.id)
         entries.append({"id": batch.id, "files": len(batch.members),
                         "logs": sum(1 for i in batch.members if _holds_rows(facts[i])), "rows_key": batch.rows_key,
                         "key": batch.key, "tables": batch.tables, "runs": batch.runs})
         batch.parts = None
-    tables = {name: [f"{name}/batch={b.id}/{PART}" for b in batches if name in b.tables]
-              for name in schema.PARSED_TABLES}
-    tables.update(runs=[f"runs/{PART}"], files=[f"files/{PART}"])
+    tables = generation_tables(entries)
     runs, files = assemble.runs_table(plan, facts), assemble.files_table(written.outcomes)
-    if finish_runs is not None:
-        runs = _finished_runs(target, tables, runs, files, finish_runs, previous, entries)
-    _write_table(target / "runs" / PART, runs)
     _write_table(target / "files" / PART, files)
     _write_files_manifest(target, facts, mtimes, batches)
     written.manifest = {"batches": entries, "tables": tables}
+    written.runs, written.files = runs, files
+    if previous is not None:
+        written.touched = _touched_runs(runs, pl.read_parquet(previous.path(f"runs/{PART}")), previous, entries)
     return written
 
 
-def _finished_runs(target: Path, tables: dict[str, list[str]], runs: pl.DataFrame, files: pl.DataFrame,
-                   finish_runs: FinishRuns, previous: Previous | None, entries: list[dict]) -> pl.DataFrame:
-    """`finish_runs` over the new generation's tables (scanned as written). A run's totals come
-    from its own rows and its row of the runs table alone, so an update computes them only for
-    the runs whose rows or row changed (`_touched_runs`), reading only the batches that hold
-    those runs, and keeps the others' from the previous runs table."""
-    if previous is None:
-        written = lazy_tables(target, {"tables": tables})
-        written["runs"], written["files"] = runs, files
-        return finish_runs(written)
-    before = pl.read_parquet(previous.path(f"runs/{PART}"))
-    touched = sorted(_touched_runs(runs, before, previous, entries))
-    totals = ["run", *schema.RUN_TOTALS]
-    kept = before.filter(~pl.col("run").is_in(touched)).select(totals)
-    if touched:
-        holding = [entry for entry in entries if not set(entry["runs"]).isdisjoint(touched)]
-        some = {name: [f"{name}/batch={entry['id']}/{PART}" for entry in holding if name in entry["tables"]]
-                for name in schema.PARSED_TABLES}
-        again = lazy_tables(target, {"tables": some}).filtered(
-            lambda name, scan: scan.filter(pl.col("run").is_in(touched)))
-        again["runs"], again["files"] = runs.filter(pl.col("run").is_in(touched)), files
-        kept = pl.concat([kept, finish_runs(again).select(totals)])
-    base = runs.drop([name for name in schema.RUN_TOTALS if name in runs.columns])
-    return schema.conform("runs", base.join(kept, on="run", how="left", maintain_order="left"))
+def generation_tables(entries: list[dict]) -> dict[str, list[str]]:
+    """table -> its files in a generation of these batches (manifest entries)."""
+    tables = {name: [f"{name}/batch={entry['id']}/{PART}" for entry in entries if name in entry["tables"]]
+              for name in schema.PARSED_TABLES}
+    tables.update(runs=[f"runs/{PART}"], files=[f"files/{PART}"])
+    return tables
+
+
+def write_runs(target: Path, runs: pl.DataFrame) -> None:
+    """The runs table of the generation in `target`, with the totals the model derived."""
+    _write_table(target / "runs" / PART, runs)
+
+
+def derived_file(batch_id: str, name: str) -> str:
+    """Where what a layer above derived from one batch's rows alone is kept (`store.Pending`)."""
+    return f"{DERIVED}/batch={batch_id}/{name}.parquet"
 
 
 def _touched_runs(runs: pl.DataFrame, before: pl.DataFrame, previous: Previous,
@@ -205,7 +203,7 @@ def _key(value) -> str:
     return hashlib.blake2b(json.dumps(value, separators=(",", ":")).encode(), digest_size=16).hexdigest()
 
 
-def _load_parts(batch: _Batch, facts: list[FileFacts], rows: dict[int, dict], plan,
+def _load_parts(batch: _Batch, facts: list[FileFacts], rows: Spool, plan,
                 previous: Previous | None) -> dict[str, list[pl.DataFrame]]:
     """The batch's rows with their runs, in file order, one frame per table: each file's rows
     read now, or kept in the previous generation. Files are put in order and given their runs
@@ -214,8 +212,8 @@ def _load_parts(batch: _Batch, facts: list[FileFacts], rows: dict[int, dict], pl
     pieces: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.PARSED_TABLES}
     for name, frames in _kept_rows([facts[i].display for i in members if i not in rows], previous).items():
         pieces[name] += frames
-    for index in members:
-        for name, frame in rows.get(index, {}).items():
+    if any(i in rows for i in members):
+        for name, frame in rows.batch(batch.id).items():
             pieces[name].append(frame)
     order = {facts[index].display: n for n, index in enumerate(members)}
     return {name: [_with_runs(_in_order(frames, order), members, facts, plan)] if frames else []
@@ -290,14 +288,17 @@ def _raw_file(name: str, batch_id: str) -> str:
 
 
 def _link_batch(previous: Previous, target: Path, batch: _Batch) -> None:
+    derived = previous.path(f"{DERIVED}/batch={batch.id}")
+    kept = [f"{DERIVED}/batch={batch.id}/{p.name}" for p in derived.glob("*.parquet")] if derived.is_dir() else []
     for name in batch.tables:
-        for relative in {f"{name}/batch={batch.id}/{PART}", _raw_file(name, batch.id)}:
-            destination = target / relative
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(previous.path(relative), destination)
-            except OSError:  # a filesystem without hard links
-                shutil.copy2(previous.path(relative), destination)
+        kept += [f"{name}/batch={batch.id}/{PART}", _raw_file(name, batch.id)]
+    for relative in dict.fromkeys(kept):
+        destination = target / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(previous.path(relative), destination)
+        except OSError:  # a filesystem without hard links
+            shutil.copy2(previous.path(relative), destination)
 
 
 def _write_table(path: Path, frame: pl.DataFrame, cache: bool = False) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import traceback
+from contextlib import closing
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -76,20 +78,30 @@ def read_all(tasks: list[FileTask], progress: Progress | None = None, jobs: int 
     """Every task's `FileRead`, in the tasks' order, read by the chosen executor; a task whose
     process died twice gives a failed file."""
     reads: list[FileRead | None] = [None] * len(tasks)
-    # Largest files first, so the workers stay busy to the end.
+    with closing(read_each(tasks, progress, jobs, executor)) as each:
+        for position, read in each:
+            reads[position] = read
+    return reads
+
+
+def read_each(tasks: list[FileTask], progress: Progress | None = None, jobs: int | None = None,
+              executor: str | None = None, largest_first: bool = True) -> Iterator[tuple[int, FileRead]]:
+    """(position in `tasks`, its `FileRead`) as each file is read. `largest_first`: the largest
+    files are started first, so the workers stay busy to the end; else in the tasks' order, so
+    that a caller keeping rows for consecutive files (a dataset's batches) can let them go as
+    soon as their files are read."""
     sizes = [_size(task.path) for task in tasks]
-    order = sorted(range(len(tasks)), key=lambda i: -sizes[i])
+    order = sorted(range(len(tasks)), key=lambda i: -sizes[i]) if largest_first else list(range(len(tasks)))
     isolated = any(task.limits.max_memory is not None for task in tasks)
     runner = executors.choose(executor, jobs, len(tasks), sum(sizes), isolated=isolated)
     try:
         for done, (position, result) in enumerate(runner.run(read_one, [tasks[i] for i in order]), 1):
             task = tasks[order[position]]
-            reads[order[position]] = _crashed(task, result) if isinstance(result, Crash) else result
+            yield order[position], _crashed(task, result) if isinstance(result, Crash) else result
             if progress:
                 progress(done, len(tasks), task.display)
     finally:
         runner.close()
-    return reads
 
 
 def read_one(task: FileTask) -> FileRead:

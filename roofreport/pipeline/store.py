@@ -1,11 +1,13 @@
 """An incremental dataset folder: the shared tables as partitioned Parquet, kept up to date.
 
-`update(paths, folder)` (`roofreport parse LOGS -o DIR --update`, `roofreport.read(LOGS,
-dataset=DIR)`) reads only the files that are new or changed since the last update, drops the
-rows of files that are gone, groups runs again over every file (from the facts kept per file:
-grouping works across the files of a folder, so one changed file can move other files' runs)
-and rewrites only the batches of files whose rows changed. The tables equal those of a fresh
-read of the same logs. `open_dataset(folder)` (`roofreport.read(DIR)`) gives a `Dataset` whose
+`prepare_update(paths, folder)` (`roofreport parse LOGS -o DIR --update`, `roofreport.read(LOGS,
+dataset=DIR)`) reads only the files that are new or changed since the last update (their rows
+spooled to disk a batch at a time: `spool.py`), drops the rows of files that are gone, groups
+runs again over every file (from the facts kept per file: grouping works across the files of a
+folder, so one changed file can move other files' runs) and rewrites only the batches of files
+whose rows changed. The runs table's totals are the model's: the `Pending` update is read by
+it (`model/batches.py`, from each batch's partials) and `Pending.commit(runs)` writes them and
+switches to the new generation. The tables equal those of a fresh read of the same logs. `open_dataset(folder)` (`roofreport.read(DIR)`) gives a `Dataset` whose
 tables are scanned lazily.
 
 The folder (README: "Incremental datasets"):
@@ -43,7 +45,7 @@ import json
 import os
 import shutil
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -59,15 +61,21 @@ from roofreport.pipeline.discover import discover
 from roofreport.pipeline.facts import FileFacts
 from roofreport.pipeline.generation import (
     FILES_MANIFEST,
-    FinishRuns,
+    PART,
     Previous,
+    batches_of,
+    derived_file,
+    generation_tables,
     lazy_tables,
     read_files_manifest,
     write_generation,
+    write_runs,
 )
-from roofreport.pipeline.ingest import Progress, file_tasks, read_all, read_one
+from roofreport.pipeline.ingest import Progress, file_tasks, read_each, read_one
+from roofreport.pipeline.spool import SPOOL, Spool
 from roofreport.pipeline.tasks import FileTask
 from roofreport.resources import data_dir
+from roofreport.tables.lazy import LazyTables
 from roofreport.tables import schema
 from roofreport.tables.output import atomic_path
 from roofreport.version import __version__
@@ -133,7 +141,17 @@ def open_dataset(folder: Path | str) -> Dataset:
     outcomes = [assemble.outcome(FileFacts.from_json(row["facts"]), *runs.get(display, (None, None)))
                 for display, row in read_files_manifest(generation).items()]
     return Dataset(tables=tables, files=outcomes, inputs=[Path(p) for p in manifest["inputs"]],
-                   gpu=_settings(manifest))
+                   gpu=_settings(manifest), generation=generation)
+
+
+def derived_files(generation: Path, name: str) -> list[Path] | None:
+    """What a layer above derived from each batch's rows (`Pending.derived_file`) in a dataset
+    folder's generation in use, one file per batch; None when a batch has none."""
+    manifest = _load_manifest(generation.parent)
+    if manifest is None or manifest.get("generation") != generation.name:
+        return None
+    paths = [generation / derived_file(entry["id"], name) for entry in manifest["batches"]]
+    return paths if all(path.is_file() for path in paths) else None
 
 
 def _settings(manifest: dict) -> GpuSettings:
@@ -144,41 +162,116 @@ def _settings(manifest: dict) -> GpuSettings:
 
 # -- updating ----------------------------------------------------------------------------------
 
-def update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jobs: int | None = None,
-           executor: str | None = None, progress: Progress | None = None,
-           finish_runs: FinishRuns | None = None, limits: Limits = Limits(),
-           settings: GpuSettings = NO_SETTINGS) -> Dataset:
+@dataclass
+class Pending:
+    """An update written but not yet switched to (`prepare_update`): the new generation's
+    tables, readable batch by batch, for the layers above to derive from before `commit`
+    makes it the dataset. Until then the previous generation stays the dataset, and the
+    folder stays locked; `close` (or leaving the `with` block) without a commit leaves the
+    new generation for the next update to remove."""
+
+    folder: Path
+    generation: str
+    manifest: dict
+    runs: pl.DataFrame                  # the runs the pipeline found (no run totals)
+    files: pl.DataFrame
+    batches: list[dict]                 # the manifest's batch entries (id, runs, tables, key)
+    written: set[str]                   # ids of the batches written now (the others are linked)
+    touched: set[str] | None            # runs whose rows or row changed (None: every run)
+    previous: Previous | None
+    dataset: Dataset
+    report: UpdateReport
+    lock: ExitStack                     # the folder's lock, held until `close`
+    started: float = 0.0                # when the update began (`time.perf_counter`)
+    committed: bool = False
+
+    def tables(self, batch_ids: list[str] | None = None) -> LazyTables:
+        """The new generation's tables (of `batch_ids` only, when given), scanned lazily; the
+        runs and files tables in memory."""
+        tables = self.manifest["tables"] if batch_ids is None else \
+            generation_tables([b for b in self.batches if b["id"] in set(batch_ids)])
+        lazy = lazy_tables(self.path, {"tables": tables})
+        lazy["runs"], lazy["files"] = self.runs, self.files
+        return lazy
+
+    @property
+    def path(self) -> Path:
+        return self.folder / self.generation
+
+    def derived_file(self, batch_id: str, name: str) -> Path:
+        """Where a layer above keeps what it derived from one batch's rows alone (`name`):
+        kept with the batch, linked into the next generation while its rows are unchanged."""
+        return self.path / derived_file(batch_id, name)
+
+    def batch_ids(self) -> list[str]:
+        return [entry["id"] for entry in self.batches]
+
+    def previous_runs(self) -> pl.DataFrame | None:
+        """The runs table of the generation this one follows, or None."""
+        return None if self.previous is None else pl.read_parquet(self.previous.path(f"runs/{PART}"))
+
+    def commit(self, runs: pl.DataFrame) -> Dataset:
+        """Write `runs` (this update's runs with their totals) and make this generation the
+        dataset in one atomic switch; the Dataset, opened."""
+        write_runs(self.path, runs)
+        _switch(self.folder, self.manifest)
+        _clean(self.folder, keep={self.generation, self.previous.generation if self.previous else None})
+        self.committed = True
+        self.report.seconds = time.perf_counter() - self.started
+        return self.dataset
+
+    def close(self) -> None:
+        """Release the folder's lock (an uncommitted generation is left for the next update
+        to remove)."""
+        self.lock.close()
+
+    def __enter__(self) -> Pending:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def prepare_update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] = (), jobs: int | None = None,
+                   executor: str | None = None, progress: Progress | None = None, limits: Limits = Limits(),
+                   settings: GpuSettings = NO_SETTINGS) -> Pending:
     """Bring the dataset in `folder` up to date with the logs under `paths` (see the module
-    docstring) and return it, opened (`open_dataset`), with `.update_report` saying what was
-    done. `finish_runs(tables)`: the runs table to store, from the new tables (lazy) with the
-    runs the pipeline found (the caller's run totals). `settings`: what the user says of the
-    GPU."""
+    docstring): read what changed and write the new generation, but for its run totals; the
+    `Pending` update holds the folder's lock until closed, and `Pending.commit(runs)` makes it
+    the dataset (`roofreport.read(paths, dataset=DIR)` derives the totals from it: the
+    pipeline never computes them). `settings`: what the user says of the GPU."""
     started = time.perf_counter()
     folder = Path(folder)
     _check_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder):
+    lock = ExitStack()
+    lock.enter_context(_locked(folder))
+    try:
         report = UpdateReport()
         previous = _previous(folder, report, settings)
         found = _outside(discover(paths), folder, paths)
         anchored = _anchors(_load_manifest(folder), [root for _, root in found])
         scanned_at = time.time_ns()
-        facts, mtimes, rows = _read_changes(found, previous, report, exclude, jobs, executor, progress,
-                                            limits)
         generation = _next_generation(folder)
-        written = write_generation(folder / generation, found, facts, mtimes, rows, previous, finish_runs, settings,
-                                   anchored)
+        facts, mtimes, spool = _read_changes(found, previous, report, exclude, jobs, executor, progress,
+                                             limits, folder / generation / SPOOL)
+        try:
+            written = write_generation(folder / generation, found, facts, mtimes, spool, previous, settings,
+                                       anchored)
+        finally:
+            spool.remove()
         report.batches_written, report.batches_kept = written.batches_written, written.batches_kept
         manifest = _manifest(generation, previous, paths, exclude, written.manifest, scanned_at, settings)
         manifest["anchors"] = {os.path.abspath(root): os.path.abspath(anchor) for root, anchor in anchored.items()}
-        _switch(folder, manifest)
-        _clean(folder, keep={generation, previous.generation if previous else None})
-    # (as `open_dataset` would give it, from what is at hand)
-    dataset = Dataset(tables=lazy_tables(folder / generation, manifest), files=written.outcomes,
-                      inputs=list(paths), gpu=settings)
-    report.seconds = time.perf_counter() - started
-    dataset.update_report = report
-    return dataset
+        # (as `open_dataset` would give it, from what is at hand)
+        dataset = Dataset(tables=lazy_tables(folder / generation, manifest), files=written.outcomes,
+                          inputs=list(paths), gpu=settings, generation=folder / generation)
+        dataset.update_report = report
+        return Pending(folder, generation, manifest, written.runs, written.files, written.manifest["batches"],
+                       written.rewritten, written.touched, previous, dataset, report, lock, started)
+    except BaseException:
+        lock.close()
+        raise
 
 
 def _anchors(manifest: dict | None, roots: list[Path]) -> dict[Path, Path]:
@@ -251,9 +344,9 @@ def code_fingerprint() -> str:
 
 
 def _read_changes(found, previous: Previous | None, report: UpdateReport, exclude, jobs, executor,
-                  progress, limits: Limits) -> tuple[list[FileFacts], list[int | None], dict[int, dict[str, pl.DataFrame]]]:
+                  progress, limits: Limits, spool_folder: Path) -> tuple[list[FileFacts], list[int | None], Spool]:
     """Every file's facts (kept ones, or read again), its mtime, and the rows of the files
-    read now."""
+    read now, spooled to disk a batch at a time (`spool.py`)."""
     tasks = file_tasks(found, exclude, fingerprint=True, limits=limits)
     facts: list[FileFacts | None] = [None] * len(found)
     stats: list[os.stat_result | None] = [None] * len(found)
@@ -282,16 +375,26 @@ def _read_changes(found, previous: Previous | None, report: UpdateReport, exclud
         to_read.append(index)
     if relimited:
         report.messages.append(f"{relimited} files were read under other limits: they are read again")
-    reads = read_all([tasks[index] for index in to_read], progress=progress, jobs=jobs, executor=executor)
-    rows = {}
-    for index, read in zip(to_read, reads):
-        facts[index], rows[index] = read.facts, read.tables
+    batch_of = {index: batch.id for batch in batches_of([task.display for task in tasks]) for index in batch.members}
+    expected: dict[str, int] = {}
+    for index in to_read:
+        expected[batch_of[index]] = expected.get(batch_of[index], 0) + 1
+    spool = Spool(spool_folder, batch_of, expected)
+    # (in the walk's order, so each batch's rows leave memory once its files are read)
+    # (closed on the way out, whatever stops it: Ctrl-C between two files stops the workers now)
+    with closing(read_each([tasks[index] for index in to_read], progress=progress, jobs=jobs,
+                           executor=executor, largest_first=False)) as reads:
+        for position, read in reads:
+            index = to_read[position]
+            facts[index] = read.facts
+            spool.add(index, read.tables)
+            read.tables = {}
     report.read = len(to_read)
     report.files = len(found)
     if previous:
         present = {task.display for task in tasks}
         report.gone = sum(1 for display in previous.files if display not in present)
-    return facts, [stat.st_mtime_ns if stat else None for stat in stats], rows
+    return facts, [stat.st_mtime_ns if stat else None for stat in stats], spool
 
 
 def _other_limits(before: dict, task: FileTask) -> bool:

@@ -67,11 +67,21 @@ def write_tables(dataset, out_dir: Path, fmt: str) -> list[Path]:
     # it was, not some tables new and some old.
     written = []
     with ExitStack() as publish:
+        scans = dataset.tables if hasattr(dataset.tables, "scan") else None
         for name in schema.TABLES:
-            frame = dataset.tables.get(name, schema.empty(name))
             target = out_dir / f"{name}.{fmt}"
             tmp = publish.enter_context(atomic_path(target))
             try:
+                if scans is not None and name in scans and fmt in ("parquet", "csv"):
+                    # (a dataset folder's table streamed from its batches, never all in memory)
+                    scan = scans.scan(name)
+                    if fmt == "parquet":
+                        scan.sink_parquet(tmp, row_group_size=PARQUET_ROW_GROUP_ROWS)
+                    else:
+                        scan.sink_csv(tmp)
+                    written.append(target)
+                    continue
+                frame = dataset.tables.get(name, schema.empty(name))
                 if fmt == "parquet":
                     frame.write_parquet(tmp, row_group_size=PARQUET_ROW_GROUP_ROWS)
                 elif fmt == "csv":
