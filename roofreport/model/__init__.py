@@ -68,8 +68,10 @@ class Model:
     @cached_property
     def time_partials(self) -> pl.DataFrame:
         """Per run, file and rank of its time source, the partial its totals combine from
-        (`totals.PARTIAL`)."""
-        return run_totals.partials_of_rows(self.time_rows)
+        (`totals.PARTIAL`): of every candidate file, as a dataset folder's batches give them, so
+        that a run's time source says how many files it was chosen among (a counter collection's
+        passes) whether the tables were read whole or in batches."""
+        return run_totals.file_partials(self.tables)
 
     @cached_property
     def step_partials(self) -> pl.DataFrame:

@@ -64,17 +64,21 @@ def from_kinds(kinds: set[str], grouped: bool = False) -> str | None:
     return None
 
 
-def run_parallelism(time_rows: pl.DataFrame, tables: Mapping[str, pl.DataFrame] | None = None) -> pl.DataFrame:
-    """run, parallelism of each run whose time rows (`Model.time_rows`) hold a collective
-    (the communication category's kernels). `tables` (the metrics and runs tables): an
+def partial_parallelism(chosen: pl.DataFrame, tables: Mapping[str, pl.DataFrame] | None = None) -> pl.DataFrame:
+    """run, parallelism from each run's chosen time partial (`totals.chosen_partials`: its
+    collective kinds and the order of its all-reduce kernels), so the answer is the same whether
+    a run's rows are in memory or its batches' partials are all there is (a dataset folder). An
     all-reduce whose Kineto `Group size` is below its run's world size ran in groups."""
-    comm = time_rows.filter(pl.col("category") == "communication") if time_rows.height else time_rows
-    if not comm.height:
+    if not chosen.height or "collectives" not in chosen.columns:
         return pl.DataFrame(schema=COLUMN)
-    comm = comm.with_columns(kind(pl.col("name")).alias("kind"))
-    grouped = _grouped(comm.filter(pl.col("kind") == "all-reduce"), tables or {})
-    per_run = comm.select("run", "kind").drop_nulls().unique().group_by("run").agg(pl.col("kind"))
-    rows = [{"run": run, "parallelism": from_kinds(set(found), run in grouped)} for run, found in per_run.iter_rows()]
+    with_kinds = chosen.filter(pl.col("collectives").list.len() > 0)
+    if not with_kinds.height:
+        return pl.DataFrame(schema=COLUMN)
+    all_reduce = with_kinds.select("run", "source_file", pl.col("all_reduce_orders").alias("order")) \
+        .explode("order").drop_nulls("order")
+    grouped = _grouped(all_reduce, tables or {}) if all_reduce.height else set()
+    rows = [{"run": run, "parallelism": from_kinds(set(kinds), run in grouped)}
+            for run, kinds in with_kinds.select("run", "collectives").iter_rows()]
     return pl.DataFrame(rows, schema=COLUMN)
 
 

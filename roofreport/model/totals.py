@@ -54,7 +54,7 @@ def run_totals(model) -> pl.DataFrame:
     work = pl.concat([work, _roofs_only(model.gpus, set(work["run"].to_list()) if work.height else set())],
                      how="diagonal_relaxed")
     steps = model.iterations
-    split = parallel.run_parallelism(model.time_rows, model.tables)
+    split = parallel.partial_parallelism(chosen_partials(model.time_partials), model.tables)
     ids = pl.concat([f.select("run") for f in (time, work, steps)]).unique()
     out = ids.join(time, on="run", how="left").join(work, on="run", how="left").join(steps, on="run", how="left")
     out = out.join(split, on="run", how="left")
@@ -83,7 +83,9 @@ PARTIAL = {"run": pl.String, "source_file": pl.String, "source_rank": pl.Int64,
            "transfer_rows": pl.Int64, "transfer_time_ns": pl.Float64,
            "first_kernel": pl.Int64,          # the order (line) of its first kernel
            "early_copies": pl.List(_COPY),    # its copies before that kernel (all, without one)
-           "devices": pl.List(pl.String), "losses": pl.List(_LOSS)}
+           "devices": pl.List(pl.String), "losses": pl.List(_LOSS),
+           "collectives": pl.List(pl.String),       # the collective kinds its kernels ran (`parallel.kind`)
+           "all_reduce_orders": pl.List(pl.Int64)}  # the order (line) of each all-reduce kernel
 _KEY = ["run", "source_file", "source_rank"]
 _SUMS = ["file_time_ns", "kernel_rows", "kernel_time_ns", "kernel_launches", "transfer_rows", "transfer_time_ns"]
 TIME_TOTALS = {"run": pl.String, "kernel_time_ns": pl.Float64, "kernel_launches": pl.Int64,
@@ -113,6 +115,8 @@ def partials_of_rows(rows: pl.DataFrame) -> pl.DataFrame:
     candidate = pl.col("__candidate") if "__candidate" in rows.columns else pl.lit(True)
     first = pl.col("order").filter(~moved).min()
     early = moved & pl.col("order").is_not_null() & (first.is_null() | (pl.col("order") < first))
+    comm = ~moved & (pl.col("category") == "communication")
+    collective = parallel.kind(pl.col("name"))
     sums = rows.group_by(*_KEY, maintain_order=True).agg(
         pl.col("time_ns").filter(candidate).sum().alias("file_time_ns"),
         (~moved).sum().cast(pl.Int64).alias("kernel_rows"),
@@ -122,7 +126,9 @@ def partials_of_rows(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("time_ns").filter(moved).sum().alias("transfer_time_ns"),
         first.alias("first_kernel"),
         pl.struct("order", "time_ns").filter(early).alias("early_copies"),
-        pl.col("device").filter(~moved).drop_nulls().unique(maintain_order=True).alias("devices"))
+        pl.col("device").filter(~moved).drop_nulls().unique(maintain_order=True).alias("devices"),
+        collective.filter(comm).drop_nulls().unique(maintain_order=True).alias("collectives"),
+        pl.col("order").filter(comm & (collective == "all-reduce")).drop_nulls().alias("all_reduce_orders"))
     losses = steps_counted.loss_counts(rows, _KEY)
     if losses.height:
         losses = losses.group_by(_KEY, maintain_order=True).agg(pl.struct("short_name", "launches").alias("losses"))
@@ -143,7 +149,9 @@ def combine_partials(partials: pl.DataFrame) -> pl.DataFrame:
         *[pl.col(c).sum() for c in _SUMS], first.alias("first_kernel"),
         pl.col("early_copies").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().alias("early_copies"),
         pl.col("devices").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique(maintain_order=True).alias("devices"),
-        pl.col("losses").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().alias("losses"))
+        pl.col("losses").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().alias("losses"),
+        pl.col("collectives").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique(maintain_order=True).alias("collectives"),
+        pl.col("all_reduce_orders").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().alias("all_reduce_orders"))
     # copies stay early only before the combined first kernel
     copies = merged.select(*_KEY, "first_kernel", "early_copies").explode("early_copies").drop_nulls("early_copies")
     if copies.height:
