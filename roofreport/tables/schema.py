@@ -291,6 +291,13 @@ RUNS = {
     "failure_reason": Str,     # ... in words, with the log's own line, file and line number
     "clock_domain": Str,       # an ncu run's clocks when no frequency is logged: base, boost or unlocked (gpu/clocks.py)
     "clock_source": Str,       # what said so: the version's default or --clock-control on the command line
+    # What the program's own progress lines print (pipeline/progress.py): "Epoch: [0][10/4184] Time 0.048"
+    "epoch_steps": I64,        # training batches per epoch, as printed
+    "logged_epochs": I64,      # training epochs the log printed to their end
+    "validation_steps": I64,   # validation batches per epoch, as printed ("Test: [0/163]")
+    "step_time_ns": F64,       # steady-state elapsed time of one training batch, as printed (median)
+    "data_time_ns": F64,       # ... of which waiting for data
+    "progress_source": Str,    # the first progress line, with file and line
     **RUN_TOTALS,
 }
 
