@@ -133,3 +133,20 @@ def test_optimizer_steps_count_as_step_ranges():
         "name": ["Optimizer.step#SGD.step"] * 3, "path": ["Optimizer.step#SGD.step"] * 3}))
     got = run_iterations(tables).row(0, named=True)
     assert got["iterations"] == 3 and "Optimizer.step#SGD.step" in got["iterations_source"]
+
+
+def test_batch_times_of_a_replaying_profiler_are_not_the_jobs(tmp_path):
+    """ncu (and nvprof --metrics) replay kernels: the batch times they let the program print are
+    the profiler's. The epoch size still counts."""
+    from roofreport.pipeline.progress import read_progress
+
+    lines = "".join(f"Epoch: [0][{i}/50]\tTime 0.100 (0.100)\tData 0.010 (0.010)\n" for i in range(0, 50, 10))
+    plain = tmp_path / "nvprof.log"
+    plain.write_text("==1== NVPROF is profiling process 1\n" + lines)
+    assert read_progress(plain, family="nvprof").step_time_s == pytest.approx(0.1)
+    replayed = tmp_path / "metrics.log"
+    replayed.write_text("==1== Some kernel(s) will be replayed on device 0 in order to collect all events/metrics.\n"
+                        + lines)
+    got = read_progress(replayed, family="nvprof")
+    assert got.epoch_steps == 50 and got.step_time_s is None
+    assert read_progress(plain, family="ncu").step_time_s is None

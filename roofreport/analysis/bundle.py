@@ -42,6 +42,7 @@ from roofreport.analysis import (
     steps,
     sweeps,
     utilization,
+    variants,
     workloads,
 )
 from roofreport.analysis.view import View
@@ -136,6 +137,8 @@ class Analysis:
     step_summary: pl.DataFrame       # steps.step_summary: per run, medians and the time breakdown
     step_comparisons: pl.DataFrame   # steps.step_comparisons: runs differing in compile, batch or GPU
     baseline: diff.Comparison | None = None   # diff.compare: from a baseline's runs (A) to these (B)
+    sweep_checks: pl.DataFrame | None = None  # sweeps.sweep_checks: sweeps split or left out, and why
+    variants: pl.DataFrame | None = None      # variants.variant_comparisons: build/code variants on one GPU
 
     @property
     def files(self) -> list[FileOutcome]:
@@ -179,10 +182,10 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None,
     step_summary = steps.step_summary(tables["steps"])
     samples = tables["samples"]
     runs = compare.run_table(tables)
-    pivot = speedup.gpu_pivot(runs, workloads.without_workload(tables["runs"]))
+    why = reasons.run_reasons(model.time_rows, tables["runs"])
+    pivot = speedup.gpu_pivot(runs, workloads.without_workload(tables["runs"]), why)
     pairs = speedup.speedups(pivot)
     summary = speedup.model_summary(pairs)
-    why = reasons.run_reasons(model.time_rows, tables["runs"])
     pair_reasons = conclusions.speedup_reasons(pairs, tables["runs"], why, reasons.category_times(model.time_rows),
                                                db)
     per_model = conclusions.conclusions(summary, pair_reasons)
@@ -194,7 +197,9 @@ def analyze(dataset: Dataset, settings: AnalysisSettings | None = None,
         runs=runs, pivot=pivot, speedups=pairs, gpu_summary=summary, reasons=why,
         speedup_reasons=pair_reasons, conclusions=per_model,
         experiment_conclusions=conclusions.experiment_conclusions(per_model, pair_reasons),
-        time_sweeps=sweeps.time_sweeps(tables["runs"]),
+        time_sweeps=sweeps.time_sweeps(tables["runs"], model.time_rows),
+        sweep_checks=sweeps.sweep_checks(tables["runs"], model.time_rows)[0],
+        variants=variants.variant_comparisons(tables["runs"]),
         roofline=run_roofline,
         kernel_roofline=roofline.kernel_roofline(model, view.keep_kernels(model.points)),
         share=kernel_share, leaders=share.leading_categories(kernel_share),

@@ -1,6 +1,8 @@
 """Run totals: the run-level numbers every part of roofreport reads (the `runs` table's
 `RUN_TOTALS` columns, tables/schema.py), computed here once.
 
+* Elapsed: the time of a training batch as the job ran, where its log prints it
+  (`elapsed_per_iteration`).
 * Time: the kernel rows of the run's time source (`timing.kernel_time_rows`: one log, a trace
   before a summary before ncu's replays), every kernel; memcpy/memset apart as transfer time.
   Per iteration where the logs count iterations (`iterations.py`).
@@ -51,11 +53,24 @@ def run_totals(model) -> pl.DataFrame:
     out = ids.join(time, on="run", how="left").join(work, on="run", how="left").join(steps, on="run", how="left")
     out = out.with_columns(
         (pl.col("kernel_time_ns") / pl.col("iterations")).alias("time_per_iteration_ns"))
+    out = out.join(elapsed_per_iteration(model.tables.get("runs")), on="run", how="left")
     return out.select("run", *[pl.col(c).cast(t) if c in out.columns else pl.lit(None, t).alias(c)
                                for c, t in schema.RUN_TOTALS.items()]).sort("run")
 
 
 # -- time ------------------------------------------------------------------------------------
+
+def elapsed_per_iteration(runs: pl.DataFrame | None) -> pl.DataFrame:
+    """run, elapsed_per_iteration_ns: a training batch's elapsed time as the program printed it
+    (`step_time_ns`, the steady-state median: `pipeline/progress.py`) less its wait for data
+    (`data_time_ns`): the time of the step as the job ran, on all its GPUs at once, which a
+    kernel time summed over several GPUs is not."""
+    if runs is None or "step_time_ns" not in runs.columns:
+        return pl.DataFrame(schema={"run": pl.String, "elapsed_per_iteration_ns": pl.Float64})
+    said = runs.filter(pl.col("step_time_ns").is_not_null())
+    return said.select("run", (pl.col("step_time_ns") - pl.col("data_time_ns").fill_null(0.0))
+                       .clip(lower_bound=0.0).alias("elapsed_per_iteration_ns"))
+
 
 def kernel_time(rows: pl.DataFrame) -> pl.DataFrame:
     """run, kernel_time_ns, kernel_launches, transfer_time_ns, setup_time_ns, devices,

@@ -136,7 +136,7 @@ def _read_one(task: FileTask, path: Path) -> FileRead:
     if facts.family == "ncu" and not sniffed.spec.binary:
         facts.command_line = failures.read_command(path, sniffed.encoding, sniffed.start)
     if facts.family in progress.PASS_STDOUT and not sniffed.spec.binary:
-        found = progress.read_progress(path, sniffed.encoding)
+        found = progress.read_progress(path, sniffed.encoding, facts.family)
         facts.progress = found.as_dict() if found is not None else None
     return FileRead(_fingerprinted(task, facts), tables)
 

@@ -24,7 +24,7 @@ autotuning and the first data; `data_time_s` likewise) with the line it first re
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from statistics import median
 
@@ -63,8 +63,16 @@ class Progress:
         return asdict(self)
 
 
-def read_progress(path: Path, encoding: str | None = None) -> Progress | None:
-    """The progress of the program whose output `path` holds, or None when it prints none."""
+MIN_TIMED = 3     # printed batch times fewer than this are no steady state
+# A profiler that replays kernels to read counters (ncu always; nvprof with --metrics/--events)
+# stretches every batch: its printed batch times are the profiler's, not the job's.
+_REPLAYED = (b"will be replayed", b"==PROF==")
+
+
+def read_progress(path: Path, encoding: str | None = None, family: str | None = None) -> Progress | None:
+    """The progress of the program whose output `path` holds, or None when it prints none. The
+    batch times are left out where the profiler replayed kernels (`family` "ncu", or the log
+    says so) or fewer than MIN_TIMED were printed."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_READ_BYTES)
@@ -72,7 +80,11 @@ def read_progress(path: Path, encoding: str | None = None) -> Progress | None:
         return None
     if b"Epoch" not in data and b"/step" not in data:
         return None
-    return progress_of(data.decode(encoding or "utf-8", errors="replace"))
+    found = progress_of(data.decode(encoding or "utf-8", errors="replace"))
+    if found is not None and (family == "ncu" or any(mark in data for mark in _REPLAYED)
+                              or found.timed_batches < MIN_TIMED):
+        found = replace(found, step_time_s=None, data_time_s=None)
+    return found
 
 
 def progress_of(text: str) -> Progress | None:

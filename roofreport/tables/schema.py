@@ -221,6 +221,7 @@ RUN_TOTALS = {
     "iterations": I64,            # steps the logs show (step markers, loss-kernel launches)
     "iterations_source": Str,
     "time_per_iteration_ns": F64,  # kernel_time_ns / iterations
+    "elapsed_per_iteration_ns": F64,  # a training batch as the job ran: the log's printed batch time less its data wait
     "flops": F64,                 # every counted kernel, every precision
     "flops_complete": Bool,       # false: tensor-core work went uncounted (a lower bound)
     "dram_bytes": F64,            # every counted kernel, with FLOPs or without
