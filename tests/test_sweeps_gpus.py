@@ -78,3 +78,16 @@ def test_a_batch_size_sweep_of_one_gpu_keeps_its_curve():
     rows = pl.DataFrame(_rows("a", 1, 16) + _rows("b", 1, 32) + _rows("c", 1, 64))
     got = sweeps.time_sweeps(runs, rows)
     assert got.height == 3 and set(got["param"].to_list()) == {"batch_size"}
+
+
+def test_a_throughput_chart_says_what_it_divides_by():
+    """Issue 31, item 5: samples per second divide the batch size by GPU time summed over a
+    run's GPUs, not by the job's elapsed time: the chart says so."""
+    from roofreport.report.context import Chart
+    from roofreport.report.sections.comparison import time_sweep_blocks
+
+    runs = _runs([("a", {"batch_size": 16, "learning_rate": 0.1}, 1e6), ("b", {"batch_size": 32, "learning_rate": 0.1}, 2e6)])
+    rows = pl.DataFrame(_rows("a", 1, 16) + _rows("b", 1, 32))
+    charts = [b for b in time_sweep_blocks(sweeps.time_sweeps(runs, rows)) if isinstance(b, Chart)]
+    assert charts and all(sweeps.THROUGHPUT_BASIS in c.caption for c in charts)
+    assert "summed over all of a run's GPUs" in sweeps.THROUGHPUT_BASIS

@@ -155,7 +155,8 @@ class Analysis:
         frames = ", ".join(f"{name} {frame.height}" for name, frame in vars(self).items()
                            if isinstance(frame, pl.DataFrame) and name != "runs" and frame.height)
         return (f"<Analysis: {runs.height} runs ({timed} with kernel time, {counted} with FLOPs) on "
-                f"{len(gpus)} GPUs{': ' + ', '.join(gpus[:6]) if gpus else ''}{' ...' if len(gpus) > 6 else ''}\n"
+                f"{len(gpus)} GPU model{'s' if len(gpus) != 1 else ''}"   # kinds of GPU, not devices (#31 item 12)
+                f"{': ' + ', '.join(gpus[:6]) if gpus else ''}{' ...' if len(gpus) > 6 else ''}\n"
                 f"  rows: {frames or 'none'}\n  settings: {settings or 'defaults'}>")
 
     __str__ = __repr__

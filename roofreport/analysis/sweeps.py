@@ -45,6 +45,9 @@ MIN_LAUNCHES = 10          # a kernel compared between runs: launched at least t
 CHECK_COLUMNS = {"series": pl.String, "param": pl.String, "model": pl.String, "gpu": pl.String,
                  "config": pl.String, "kind": pl.String, "runs": pl.Int64, "groups": pl.Int64,
                  "ratio": pl.Float64, "kernels": pl.Int64, "example_kernel": pl.String}
+# What a sweep's samples per second divide by (issue 31, item 5: a throughput says so): kernel time
+# is GPU time, summed over every GPU of a run, not the job's elapsed time.
+THROUGHPUT_BASIS = "batch size ÷ kernel time per iteration, summed over all of a run's GPUs"
 SPLIT, MIXED, NO_CHANGE = "split by hidden GPU", "mixes hidden GPUs", "changes no kernel"
 TIME_COLUMNS = {**{c: t for c, t in SERIES_COLUMNS.items() if c != "run"}, "runs": pl.Int64,
                 "basis": pl.String, "time_ns": pl.Float64, "batch_size": pl.Int64,

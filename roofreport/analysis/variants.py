@@ -46,12 +46,24 @@ def variant_comparisons(runs: pl.DataFrame) -> pl.DataFrame:
     if not runs.height or "kernel_time_ns" not in runs.columns:
         return pl.DataFrame(schema=COLUMNS)
     timed = runs.filter(pl.col("kernel_time_ns").is_not_null() & pl.col("gpu_label").is_not_null())
-    cells = [{**{c: row.get(c) for c in _CELL}, "p": workloads.params_of(row), "args": _arguments(row)}
-             for row in timed.to_dicts()]
+    cells = []
+    for row in timed.to_dicts():
+        params = workloads.params_of(row)
+        cells.append({**{c: row.get(c) for c in _CELL}, "args": _arguments(row),
+                      "p": {k: v for k, v in params.items()
+                            if k not in workloads.IN_LEAD and v is not None and str(v).lower() not in ("none", "null")},
+                      "work": (row.get("model"), row.get("experiment"), row.get("phase"))})
+    # An "experiment" of its own per run is no experiment (a folder per run, `k3_s1_n64`): its
+    # parameters say what differs
+    experiments = [c["work"][1] for c in cells]
+    if len(set(experiments)) == len(experiments) > 2:
+        for cell in cells:
+            cell["work"] = (cell["work"][0], None, cell["work"][2])
     found: dict[tuple, list[tuple[dict, dict]]] = {}
-    for (gpu, _), group in _by(cells, lambda c: (c["gpu_label"], _stem(c["program"]))).items():
+    # the same model, experiment and program: runs that differ in one parameter
+    for (gpu, _, _), group in _by(cells, lambda c: (c["gpu_label"], c["work"], _stem(c["program"]))).items():
         _param_pairs(gpu, group, found)
-    for (gpu,), group in _by(cells, lambda c: (c["gpu_label"],)).items():
+    for (gpu, _), group in _by(cells, lambda c: (c["gpu_label"], c["work"][1:])).items():
         _program_pairs(gpu, group, found)
     rows = [row for key, pairs in found.items() if (row := _summary(key, pairs)) is not None]
     if not rows:
@@ -102,11 +114,12 @@ def _param_pairs(gpu: str, cells: list[dict], found: dict) -> None:
                                                 default=str), c["args"]))
         for group in rest.values():
             for first, second in combinations(sorted(group, key=lambda c: str(c["p"].get(name))), 2):
-                if first["p"].get(name) == second["p"].get(name):
+                if first["p"].get(name) == second["p"].get(name) or None in (first["p"].get(name),
+                                                                             second["p"].get(name)):
                     continue
-                key = (gpu, _stem(first["program"]) or "runs", name.replace("_", " "),
+                key = (gpu, _stem(first["program"]) or first["work"][0] or "its runs", name.replace("_", " "),
                        _label(name, first["p"].get(name)), _label(name, second["p"].get(name)),
-                       _listing([k.replace("_", " ") for k in sorted(names - {name})]) or "nothing else")
+                       _listing([k.replace("_", " ") for k in sorted(names - {name})]))
                 found.setdefault(key, []).append((first, second))
 
 

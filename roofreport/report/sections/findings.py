@@ -89,7 +89,8 @@ def variant_findings(rows: pl.DataFrame | None) -> list[Paragraph]:
         return []
     out = []
     for row in rows.sort("speedup", descending=True).head(MAX_VARIANTS).iter_rows(named=True):
-        pairs = f"{row['pairs']} pair{'s' if row['pairs'] > 1 else ''} matched on {row['matched_on']}"
+        pairs = f"{row['pairs']} pair{'s' if row['pairs'] > 1 else ''}" + (
+            f" matched on {row['matched_on']}" if row["matched_on"] else "")
         where = f"On the {row['gpu']}" if not row["gpu"].startswith(NOT_NAMED) else f"On a {row['gpu']}"
         if row["speedup"] < 1 + variants.SAME:
             text = (f"{where}, {row['slower']} and {row['faster']} take the same time for {row['subject']} "
