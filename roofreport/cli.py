@@ -574,6 +574,9 @@ def main() -> None:
         # busy machine) would only delay the exit the user asked for.
         sys.stdout.flush()
         sys.stderr.flush()
+        from roofreport.pipeline.workers import reap_children
+
+        reap_children()   # no process of ours outlives the command, not even as a zombie
         os._exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:                   # bad options: click's message, exit 2
         exc.show()

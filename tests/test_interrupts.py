@@ -27,12 +27,11 @@ from tests.conftest import ROOT, corpus_path
 # 48 small files: enough that the local pool reads them (not this process), small enough to be quick.
 COURSE = ("course", "adityamwagh-hpml-hw")
 STOPS_WITHIN_S = 2.0
-# Every process of the command's group gone this long after the command exited. Not 2 s: in
-# one of four full suite runs on a loaded 2-core machine one process outlived the command by
-# more (a worker the pool was still starting, or multiprocessing's resource tracker: both stop
-# once they see their parent gone, which under load takes longer), while 2 s always held when
-# run alone. The command itself stops within STOPS_WITHIN_S, asserted above it.
-GROUP_GONE_WITHIN_S = 10.0
+# Every process of the command's group gone (not even a zombie left) this long after the command
+# exited, as the issue asks. The command reaps what it started before it exits
+# (`workers.reap_children`): left to the machine's init, the orphaned resource tracker stayed a
+# zombie for 1-2 s after the command in this sandbox (seen with `ps` in 26 of 36 interruptions).
+GROUP_GONE_WITHIN_S = 2.0
 
 # The command, with markers on stderr: "executor: NAME" once chosen, "worker started" as each
 # worker process starts, "a file came back" as each file's tables arrive, and with `--stall-writing`
@@ -187,3 +186,32 @@ def test_ctrl_c_in_the_first_second_while_modules_load(kind, tmp_path):
     process = _start(command)
     seen, sent = _interrupt_at(process, "| roofreport.tuning")   # the imports of the CLI come next
     _stopped_cleanly(process, seen, sent, out)
+
+
+_REAPED = """
+import multiprocessing, os, time
+from multiprocessing import resource_tracker
+from roofreport.pipeline.workers import reap_children
+
+resource_tracker.ensure_running()
+tracker = resource_tracker._resource_tracker._pid
+sleeper = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(60,))
+sleeper.start()
+reap_children(within_s=1.0)
+for pid in (tracker, sleeper.pid):
+    try:
+        os.waitpid(pid, os.WNOHANG)
+        print("left", pid)       # still a child of ours: not reaped
+    except ChildProcessError:
+        print("reaped", pid)
+"""
+
+
+def test_an_interrupted_command_reaps_the_resource_tracker_and_its_other_children():
+    """What an interrupted command does before it exits: its children (multiprocessing's
+    resource tracker, a process still running) are ended and waited for, none left even as a
+    zombie for the machine's init to reap."""
+    done = subprocess.run([sys.executable, "-c", _REAPED], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert [line.split()[0] for line in lines if line] == ["reaped", "reaped"], done.stdout

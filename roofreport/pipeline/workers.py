@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import types
 from collections import deque
 from collections.abc import Iterator
@@ -212,6 +213,46 @@ class LocalPool:
             for process in list((getattr(self._pool, "_processes", None) or {}).values()):
                 process.kill()
         self._discard()
+
+
+def reap_children(within_s: float = 1.0) -> None:
+    """Before an interrupted command exits: end every process this one started, and wait for
+    each (reap it), so none is left behind, not even as a zombie. The pools have killed their
+    workers by now (`LocalPool.close`, the Dask executor's close); what may remain is
+    multiprocessing's resource tracker, which ends only once it sees this process gone. Left
+    to end after us, an orphan is reaped by the machine's init process, which in a container
+    or a sandbox may take seconds: measured here, the tracker stayed a zombie 1-2 s after the
+    command, while 2 s is the promise. So its pipe is closed now (it ends when it reads the
+    end of it, and cleans what it tracks), and it is waited for up to `within_s`, then killed.
+    Other children still alive (a Dask nanny that has not yet stopped) are killed too."""
+    deadline = time.monotonic() + within_s
+    from multiprocessing import resource_tracker
+
+    tracker = resource_tracker._resource_tracker   # (the module's own singleton)
+    pid, fd = getattr(tracker, "_pid", None), getattr(tracker, "_fd", None)
+    if pid is not None and fd is not None:
+        tracker._fd = tracker._pid = None
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+        _wait_or_kill(pid, deadline)
+    for child in multiprocessing.active_children():   # (joins the ones already ended)
+        child.kill()
+        child.join(max(0.0, deadline - time.monotonic()) + 0.2)
+
+
+def _wait_or_kill(pid: int, deadline: float) -> None:
+    """Reap process `pid`, a child of this one, killing it if it has not ended by `deadline`."""
+    try:
+        while time.monotonic() < deadline:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+            time.sleep(0.01)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ChildProcessError, ProcessLookupError):   # already reaped, or not ours
+        pass
 
 
 _BROKEN = object()
