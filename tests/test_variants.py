@@ -65,3 +65,14 @@ def test_runs_on_two_gpus_are_no_variant_of_each_other():
                           "pct_of_roof": None, "iterations": None}
                          for i, (gpu, stride) in enumerate([("A100", 1), ("V100", 2)])])
     assert not variants.variant_comparisons(runs).height
+
+
+def test_the_json_summary_says_what_page_one_says_of_the_variants(micro):
+    from roofreport.report.assemble import assemble
+    from roofreport.report.summary_json import summary
+
+    report = assemble(micro)
+    got = summary(micro, report)
+    stride = next(v for v in got["variants"] if v["variant"] == "stride")
+    assert (stride["faster"], stride["pairs"]) == ("stride 2", 14)
+    assert any("stride 2 is faster than stride 1" in f["text"] for f in got["findings"])

@@ -11,7 +11,9 @@ never disagree (one computation: `analysis/conclusions.py`, worded by `sections/
 * `speedups`: every workload compared on two GPUs with its reasons (`Analysis.speedup_reasons`),
   and `not_compared`: the workloads run on two GPUs that could not be compared, and why;
 * `runs`: per run its identity, totals and the facts its speedups cite (`Analysis.runs` with
-  `Analysis.reasons`).
+  `Analysis.reasons`);
+* `variants`: on one GPU, the build and code variants compared (`Analysis.variants`), and
+  `sweep_checks`: the sweeps split by hidden GPU or left without a curve, and why.
 
 Times are in ns, FLOP/s and bytes in base units, shares as fractions, % of roof in percent, as
 in the tables; values no log gave are null. Where `flops_complete` is false the FLOPs, FLOP/s,
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
 FORMAT = 1    # raised when a key changes meaning or goes away
 _RUN_COLUMNS = ("run", "label", "gpu_label", "gpu_model", "model", "experiment", "batch_size", "cut_short",
                 "kernel_time_ns", "transfer_time_ns", "setup_time_ns", "time_source", "iterations",
-                "time_per_iteration_ns", "flops", "flops_complete", "dram_bytes", "arithmetic_intensity",
+                "iterations_source", "time_per_iteration_ns", "elapsed_per_iteration_ns", "flops", "flops_complete", "dram_bytes", "arithmetic_intensity",
                 "achieved_flops_per_s", "roof_precision", "pct_of_roof", "bound", "job_gpus")
 
 
@@ -58,6 +60,8 @@ def summary(analysis: Analysis, report: Report) -> dict:
         "not_compared": _records(apart.select("model", "experiment", "config", "faster", "slower", "reason_kind",
                                               "reason")) if apart.height else [],
         "runs": _records(runs),
+        "variants": _records(analysis.variants) if analysis.variants is not None else [],
+        "sweep_checks": _records(analysis.sweep_checks.drop("series")) if analysis.sweep_checks is not None else [],
     }
 
 
