@@ -201,12 +201,12 @@ def thin_evidence(basis: str, fast: dict, slow: dict) -> str | None:
     said = []
     counts = [c for c in (fast.get("iterations"), slow.get("iterations")) if c]
     if basis != ELAPSED and counts and min(counts) < THIN_ITERATIONS:
-        said.append(f"{min(counts)} iteration{'s' if min(counts) > 1 else ''}")
+        said.append(f"{min(counts)} iteration{'s' if min(counts) > 1 else ''} on one side")
     shares = [(side, side.get("one_off_share")) for side in (fast, slow) if (side.get("one_off_share") or 0) >= ONE_OFF_SHARE]
     if shares and basis != ELAPSED:
         side, share = max(shares, key=lambda p: p[1])
-        said.append(f"kernels launched fewer times than there are iterations, cuDNN's algorithm trials and "
-                    f"one-time setup, take {share * 100:.0f} % of the {side['gpu']} run's kernel time")
+        said.append(f"one-off kernels (cuDNN's algorithm trials, setup) take {share * 100:.0f} % of the "
+                    f"{side['gpu']} run's kernel time")
     return "; ".join(said) or None
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from roofreport.report.context import Report
-from roofreport.report.sections.conclusions import conclusion_text
+from roofreport.report.sections.conclusions import conclusion_texts
 from roofreport.version import __version__
 
 if TYPE_CHECKING:
@@ -45,7 +45,8 @@ _RUN_COLUMNS = ("run", "label", "gpu_label", "gpu_model", "model", "experiment",
 
 def summary(analysis: Analysis, report: Report) -> dict:
     """The summary as a JSON-ready dict (module docstring)."""
-    conclusions = [{**row, "text": conclusion_text(row)} for row in analysis.experiment_conclusions.iter_rows(named=True)]
+    rows = analysis.experiment_conclusions
+    conclusions = [{**row, "text": text} for row, text in zip(rows.iter_rows(named=True), conclusion_texts(rows))]
     apart = analysis.speedups.filter(~pl.col("comparable")) if analysis.speedups.height else analysis.speedups
     runs = analysis.runs.select([c for c in _RUN_COLUMNS if c in analysis.runs.columns])
     if analysis.reasons.height:      # the facts the totals do not already give (setup_time_ns)

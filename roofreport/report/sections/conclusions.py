@@ -32,26 +32,37 @@ _WOULD_TELL = {
 }
 
 
+def conclusion_texts(rows: pl.DataFrame) -> list[str]:
+    """The bullet of each row of `experiment_conclusions`, each finding once: a pair's GPUs are
+    said in its first bullet only (models faster the other way get a bullet of their own)."""
+    out, said = [], set()
+    for row in rows.iter_rows(named=True):
+        pair = (row["experiment"], *sorted((row["faster"], row["slower"])))
+        out.append(conclusion_text(row, gpus_said=pair in said))
+        said.add(pair)
+    return out
+
+
 def conclusion_paragraphs(rows: pl.DataFrame) -> list[Paragraph]:
     """One paragraph per row of `experiment_conclusions`."""
     out = []
-    for row in rows.iter_rows(named=True):
-        text = conclusion_text(row)
+    for row, text in zip(rows.iter_rows(named=True), conclusion_texts(rows)):
         lead = f"{row['experiment']}:" if row["experiment"] else ""
         spans = [Span(lead, strong=True), Span(text[len(lead):])] if lead and text.startswith(lead) else [Span(text)]
         out.append(Paragraph(spans))
     return out
 
 
-def conclusion_text(row: dict) -> str:
-    """The whole bullet of one experiment and pair of GPUs (module docstring)."""
-    parts = [_which(row)]
-    parts += [text for text in (_gpus(row), _tensor(row), _peaks(row), _thin(row), _bound(row), _setup(row),
-                                _locked(row)) if text]
+def conclusion_text(row: dict, gpus_said: bool = False) -> str:
+    """The whole bullet of one experiment and pair of GPUs (module docstring); `gpus_said`: a
+    bullet before it said on how many GPUs this pair ran (models faster the other way)."""
+    parts = [_which(row, explain=not gpus_said)]
+    parts += [text for text in (None if gpus_said else _gpus(row), _tensor(row), _peaks(row), _thin(row),
+                                _bound(row), _setup(row), _locked(row)) if text]
     return " ".join(parts)
 
 
-def _which(row: dict) -> str:
+def _which(row: dict, explain: bool = True) -> str:
     """"full: the P40 is faster than the K80 for alexnet 3.8× (2.1× to 6.3×, 5 configurations)
     and vgg16 5.9× (...), on time per iteration.\""""
     models = []
@@ -77,7 +88,7 @@ def _which(row: dict) -> str:
     if row["faster_in"] < row["configs"]:
         text += f" (the {row['slower']} is faster in {row['configs'] - row['faster_in']} of {row['configs']} configurations)"
     basis = row["basis"] or ""
-    if basis.endswith(speedup.PER_GPU):
+    if basis.endswith(speedup.PER_GPU) and explain:
         basis += " (each job's kernel time summed over its GPUs, divided by their number)"
     return text + (f", on {basis}." if basis else ".")
 
@@ -190,7 +201,7 @@ def _thin(row: dict) -> str | None:
         return None
     many = row["configs"] > 1
     head = f"{row['thin']} of {row['configs']} speedups rest" if many else "The speedup rests"
-    return f"{head} on thin evidence (e.g. {row['thin_why']}): a longer profile would say more."
+    return f"{head} on thin evidence: {row['thin_why'].split('; ')[0]}."
 
 
 _PRECISION = {"tensor_tf32": "TF32 tensor", "tensor_fp16": "FP16 tensor", "tensor_bf16": "BF16 tensor",
