@@ -143,9 +143,10 @@ def test_the_stripped_course_is_assumed_in_the_report(tmp_path):
     roofreport.build_report(copy, html)
     page = html.read_text(encoding="utf-8")
     assert "How the GPUs were found" in page
-    assert "V100-SXM2-16GB (assumed)" in page and "A100-SXM4-40GB (assumed)" in page
+    # the logs' and paths' GPU is named ("V100"): only its variant is assumed (#31 item 12)
+    assert "V100-SXM2-16GB (variant assumed)" in page and "A100-SXM4-40GB (variant assumed)" in page
     assert "does not name the variant" in page and "--gpu" in page
-    assert "GPU assumed:" in page            # on the roofline of the assumed GPU
+    assert "GPU variant assumed:" in page            # on the roofline of the assumed GPU
 
 
 # -- the user's GPU, by either road -------------------------------------------------------------

@@ -46,14 +46,20 @@ def _agreement(folder: Path) -> int:
     for pair in compared.iter_rows(named=True):
         slower, faster = pair["slower_run"], pair["faster_run"]
         result = roofreport.compare(data, runs_a=_glob(slower), runs_b=_glob(faster))
+        if pair["basis"] == speedup.ELAPSED:       # the batch times the logs print: compare's elapsed row
+            elapsed = result.totals.filter(pl.col("what") == diff.ELAPSED_TOTAL).row(0, named=True)
+            assert elapsed["speedup"] == pytest.approx(pair["speedup"], rel=0.01), (slower, faster)
+            continue
         assert result.pairs["basis"].to_list() == [pair["basis"]], (slower, faster)
         kernels = result.totals.filter(pl.col("what") == "kernels").row(0, named=True)
         if cells[slower] == 1 and cells[faster] == 1:
             expected = pair["speedup"]
         else:
-            _, times, _ = speedup.comparable_times(
-                {**runs[slower], "timed_runs": 1}, {**runs[faster], "timed_runs": 1})
+            basis, times, _ = speedup.comparable_times(
+                {**runs[slower], "timed_runs": 1}, {**runs[faster], "timed_runs": 1}, elapsed=False)
             expected = times[0] / times[1]
+            if pair["basis"].endswith(speedup.PER_GPU):
+                expected *= pair["faster_gpus"] / pair["slower_gpus"]
         assert kernels["speedup"] == pytest.approx(expected, rel=0.01), (slower, faster, pair["speedup"])
     return compared.height
 

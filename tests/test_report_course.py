@@ -42,7 +42,9 @@ MAX_INPUT_PAGES = 2      # the PDF's summary of the inputs
 # Issue #32: kernel names at 7 pt (were 5.5), tables that never split under 8 rows nor leave
 # fewer than 3 rows on a page, top-kernel headings of at most three lines: readability before
 # the page goal, which pramitmallick's 154 runs now miss by one page.
-EXTRA_PAGES = {"pramitmallick-examples": 1}
+# Issue #31: srinidhigoud's backprop K80 (4 GPUs) / P40 (1 GPU) jobs compared per GPU split into
+# two bullets (models faster each way) with thin-evidence notes: one page over the goal, not cut yet.
+EXTRA_PAGES = {"pramitmallick-examples": 1, "srinidhigoud-examples": 1}
 
 
 def course_folders() -> list[str]:
@@ -297,12 +299,15 @@ def test_page_one_of_pramitmallick_names_the_4_gpu_dataparallel_jobs_and_their_c
     assert re.search(r"Both ran on 4 GPUs, one process driving them as PyTorch's DataParallel does", full)
     assert re.search(r"NCCL broadcast and reduce kernels take \d+ % to \d+ % of the P40's and \d+ % to \d+ % of the "
                      r"K80's kernel time \(the job scripts ask for 4 GPUs\)", full)
-    # the speedups above the GPUs' 2.7x FP32 peak ratio are flagged with their likely cause
-    backprop = next(p.text for p in b.report.findings if p.text.startswith("backprop:"))
-    assert "The K80 jobs ran on 4 GPUs" in backprop and "the P40 jobs show no collectives (one GPU)" in backprop
-    assert re.search(r"\d+ of 15 speedups exceed the P40's peak ratios over the K80 \(2\.7× FP32 compute", backprop)
-    assert "summed over different numbers of GPUs" in backprop
-    assert "8.6×" in page
+    # issue 31 item 5: the 4-GPU K80 jobs against the 1-GPU P40 jobs compare as jobs, per GPU
+    # (each sum divided by its GPUs), never a 4-GPU sum called "slower"; peaks job to job
+    backprop = [p.text for p in b.report.findings if p.text.startswith("backprop:")]
+    # said once, in the first bullet of the pair (models faster the other way get a bullet of their own)
+    assert "The K80 jobs ran on 4 GPUs" in backprop[0] and "the P40 jobs show no collectives (one GPU)" in backprop[0]
+    assert page.count("The K80 jobs ran on 4 GPUs") == 1
+    assert all("jobs on 4 GPUs" in t for t in backprop) and "divided by their number" in backprop[0]
+    assert "summed over different numbers of GPUs" not in page
+    assert re.search(r"peak ratios of (4 K80s over one P40|one P40 over 4 K80s)", " ".join(backprop))
 
 
 @pytest.mark.parametrize("folder", course_folders())
@@ -310,7 +315,12 @@ def test_page_one_names_the_faster_gpu_the_factor_and_a_reason_for_each_comparis
     b = built[folder]
     page = _page_one(b)
     for row in b.analysis.experiment_conclusions.iter_rows(named=True):
-        assert f"the {row['faster']} is faster than the {row['slower']}" in page
+        if row["faster_gpus_count"]:          # jobs on different numbers of GPUs compare as jobs (#31 item 5)
+            gpus = lambda n: f"{n} GPU{'s' if n > 1 else ''}"  # noqa: E731
+            assert (f"the {row['faster']} jobs on {gpus(row['faster_gpus_count'])} are faster than the "
+                    f"{row['slower']} jobs on {gpus(row['slower_gpus_count'])}") in page
+        else:
+            assert f"the {row['faster']} is faster than the {row['slower']}" in page
         for model, speedup in zip(row["models"], row["model_speedups"]):
             assert f"{model} {fmt_ratio(speedup)}" in page
     never = b.analysis.gpu_summary.filter(pl.col("configs") == 0)
@@ -327,12 +337,14 @@ def test_a_sweep_never_mixes_gpus_the_lr_sweep_of_pramitmallick(built):
     runs = b.analysis.runs
     series = series_of(runs).join(runs.select("run", "gpu_label"), on="run")
     assert (series.group_by("series").agg(pl.col("gpu_label").n_unique())["gpu_label"] == 1).all()
+    # issue 31 item 7: the Maxwell-class runs at bs 16 are two hidden GPU models (identical
+    # elementwise kernels 2x apart) and the learning rate changes no kernel: no lr curve at all
     sweeps = b.analysis.time_sweeps.filter((pl.col("param") == "learning_rate") & pl.col("config").str.contains("bs 16")
                                            & pl.col("model").eq("alexnet") & pl.col("config").str.starts_with("expCloudML"))
-    assert sweeps.height
     for (gpu,), points in sweeps.group_by(["gpu"]):
         times = points["time_ns"].to_list()
-        assert max(times) / min(times) < 3, (gpu, times)      # one GPU class per series: no 14 vs 195 ms
+        assert max(times) / min(times) < 1.5, (gpu, times)      # never two GPU models in one curve
+    assert "likely two GPU models behind one name" in _page_one(b)
     # the two runs at lr 0.001 and batch size 16: a Maxwell-class (Pascal) one in the sweep, the
     # Kepler-class one in no series of it
     same = b.analysis.runs.filter(pl.col("label").str.contains(r"^alexnet · GPU not named \(\w+-class kernels\) · "
@@ -350,7 +362,8 @@ def test_means_are_per_model_and_experiment_srinidhigoud_loss_only(built):
     assert set(summary["experiment"].to_list()) == {"backprop", "full", "loss_only"}
     pairs = b.analysis.speedups.filter(pl.col("comparable") & (pl.col("model") == "alexnet"))
     for row in summary.iter_rows(named=True):
-        mine = pairs.filter(pl.col("experiment") == row["experiment"])["speedup"].to_list()
+        mine = [s if f == row["faster"] else 1 / s for f, s in
+                pairs.filter(pl.col("experiment") == row["experiment"]).select("faster", "speedup").iter_rows()]
         assert row["configs"] == len(mine)
         assert row["speedup"] == pytest.approx(geometric_mean(mine))
     loss = b.report.findings[[p.text.split(":")[0] for p in b.report.findings].index("loss_only")].text

@@ -44,6 +44,7 @@ from roofreport.analysis import (
     steps,
     sweeps,
     utilization,
+    variants,
     workloads,
 )
 from roofreport.analysis.view import View
@@ -144,6 +145,8 @@ class Analysis:
     step_comparisons: pl.DataFrame   # steps.step_comparisons: runs differing in compile, batch or GPU
     distributed: multi_gpu.Distributed  # jobs on several GPUs: per-rank time, collectives, stragglers, scaling
     baseline: diff.Comparison | None = None   # diff.compare: from a baseline's runs (A) to these (B)
+    sweep_checks: pl.DataFrame | None = None  # sweeps.sweep_checks: sweeps split or left out, and why
+    variants: pl.DataFrame | None = None      # variants.variant_comparisons: build/code variants on one GPU
 
     @property
     def files(self) -> list[Any]:
@@ -160,7 +163,8 @@ class Analysis:
         frames = ", ".join(f"{name} {frame.height}" for name, frame in vars(self).items()
                            if isinstance(frame, pl.DataFrame) and name != "runs" and frame.height)
         return (f"<Analysis: {runs.height} runs ({timed} with kernel time, {counted} with FLOPs) on "
-                f"{len(gpus)} GPUs{': ' + ', '.join(gpus[:6]) if gpus else ''}{' ...' if len(gpus) > 6 else ''}\n"
+                f"{len(gpus)} GPU model{'s' if len(gpus) != 1 else ''}"   # kinds of GPU, not devices (#31 item 12)
+                f"{': ' + ', '.join(gpus[:6]) if gpus else ''}{' ...' if len(gpus) > 6 else ''}\n"
                 f"  rows: {frames or 'none'}\n  settings: {settings or 'defaults'}>")
 
     __str__ = __repr__
@@ -187,10 +191,10 @@ def analyze(dataset: Source, settings: AnalysisSettings | None = None,
     step_summary = steps.step_summary(tables["steps"])
     samples = tables["samples"]
     runs = compare.run_table(tables)
-    pivot = speedup.gpu_pivot(runs, workloads.without_workload(tables["runs"]))
+    why = reasons.run_reasons(model.time_rows, tables["runs"])
+    pivot = speedup.gpu_pivot(runs, workloads.without_workload(tables["runs"]), why)
     pairs = speedup.speedups(pivot)
     summary = speedup.model_summary(pairs)
-    why = reasons.run_reasons(model.time_rows, tables["runs"])
     pair_reasons = conclusions.speedup_reasons(pairs, tables["runs"], why, reasons.category_times(model.time_rows),
                                                db)
     per_model = conclusions.conclusions(summary, pair_reasons)
@@ -206,7 +210,9 @@ def analyze(dataset: Source, settings: AnalysisSettings | None = None,
         runs=runs, pivot=pivot, speedups=pairs, gpu_summary=summary, reasons=why,
         speedup_reasons=pair_reasons, conclusions=per_model,
         experiment_conclusions=conclusions.experiment_conclusions(per_model, pair_reasons),
-        time_sweeps=sweeps.time_sweeps(tables["runs"]),
+        time_sweeps=sweeps.time_sweeps(tables["runs"], model.time_rows),
+        sweep_checks=sweeps.sweep_checks(tables["runs"], model.time_rows)[0],
+        variants=variants.variant_comparisons(tables["runs"]),
         roofline=run_roofline,
         kernel_roofline=kernel_points,
         chart_ceilings=roofline.gpu_chart_ceilings(run_roofline, tables["kernels"], db, runs),

@@ -49,7 +49,8 @@ REASON_COLUMNS = {
     **{c: t for c, t in speedup.SPEEDUP_COLUMNS.items() if c not in ("comparable", "reason", "reason_kind")},
     **{f"{side}_{c}": t for side in ("faster", "slower") for c, t in _SIDE_FACTS.items()},
     "peak_ratio_compute": pl.Float64, "peak_ratio_dram": pl.Float64, "peak_ratio": pl.Float64,
-    "tensor_peak_ratio": pl.Float64, "exceeds": pl.Boolean, "cause": pl.String, "cause_category": pl.String,
+    "tensor_peak_ratio": pl.Float64, "tensor_peak_flops_per_s": pl.Float64, "tensor_peak_precision": pl.String,
+    "exceeds": pl.Boolean, "cause": pl.String, "cause_category": pl.String,
     "cause_faster_ns": pl.Float64, "cause_slower_ns": pl.Float64,
     "cause_faster_launches": pl.Float64, "cause_slower_launches": pl.Float64, "would_tell": pl.String,
 }
@@ -63,7 +64,8 @@ CONCLUSION_COLUMNS = {
     **{f"{side}_{c}": pl.Boolean for side in ("faster", "slower") for c in ("multi_gpu", "clock_locked",
                                                                              "flops_complete")},
     "peak_ratio_compute": pl.Float64, "peak_ratio_dram": pl.Float64, "peak_ratio": pl.Float64,
-    "tensor_peak_ratio": pl.Float64, "exceeding": pl.Int64, "exceeding_max": pl.Float64, "cause": pl.String, "cause_category": pl.String,
+    "tensor_peak_ratio": pl.Float64, "tensor_peak_flops_per_s": pl.Float64, "tensor_peak_precision": pl.String,
+    "exceeding": pl.Int64, "exceeding_max": pl.Float64, "cause": pl.String, "cause_category": pl.String,
     "cause_faster_ns": pl.Float64, "cause_slower_ns": pl.Float64,
     "cause_faster_launches": pl.Float64, "cause_slower_launches": pl.Float64, "would_tell": pl.String,
 }
@@ -85,8 +87,8 @@ def speedup_reasons(pairs: pl.DataFrame, runs: pl.DataFrame, reasons: pl.DataFra
         row = {c: pair[c] for c in REASON_COLUMNS if c in pair}
         row.update({f"faster_{c}": faster.get(c) for c in _SIDE_FACTS})
         row.update({f"slower_{c}": slower.get(c) for c in _SIDE_FACTS})
-        row.update(_peak_ratios(faster, slower))
-        row["tensor_peak_ratio"] = _tensor_ratio(faster, slower, db)
+        row.update(_peak_ratios(faster, slower, pair))
+        row.update(_tensor_ratio(faster, slower, db))
         row["exceeds"] = row["peak_ratio"] is not None and pair["speedup"] > row["peak_ratio"] * SLACK
         if row["exceeds"]:
             row.update(_cause(pair, faster, slower, row["peak_ratio"], per_run))
@@ -105,11 +107,17 @@ def _facts(runs: pl.DataFrame, reasons: pl.DataFrame) -> dict[str, dict]:
     return {row["run"]: row for row in table.iter_rows(named=True)}
 
 
-def _peak_ratios(faster: dict, slower: dict) -> dict:
+def _peak_ratios(faster: dict, slower: dict, pair: dict | None = None) -> dict:
     """The faster GPU's peaks over the slower's: compute at each run's precision (the roof its
-    totals were judged by), DRAM bandwidth, and the larger."""
+    totals were judged by), DRAM bandwidth, and the larger. Jobs on different known numbers of
+    GPUs compared as they ran (elapsed time, or per GPU: `speedup._per_gpu`) are jobs against
+    jobs: each side's peaks times its GPUs."""
+    scale = 1.0
+    if pair and pair.get("measure") == speedup.SPEEDUP and pair.get("faster_gpus") and pair.get("slower_gpus"):
+        scale = pair["faster_gpus"] / pair["slower_gpus"]
     compute = _ratio(faster.get("peak_flops_per_s"), slower.get("peak_flops_per_s"))
     dram = _ratio(faster.get("peak_dram_bytes_per_s"), slower.get("peak_dram_bytes_per_s"))
+    compute, dram = (r * scale if r is not None else None for r in (compute, dram))
     known = [r for r in (compute, dram) if r is not None]
     return {"peak_ratio_compute": compute, "peak_ratio_dram": dram, "peak_ratio": max(known) if known else None}
 
@@ -118,17 +126,22 @@ def _peak_ratios(faster: dict, slower: dict) -> dict:
 _TENSOR_FOR = {"fp32": "tensor_tf32", "fp16": "tensor_fp16", "bf16": "tensor_bf16", "fp64": "tensor_fp64"}
 
 
-def _tensor_ratio(faster: dict, slower: dict, db: gpu.GpuDatabase) -> float | None:
-    """The faster GPU's tensor-core peak for the slower run's precision over the slower run's
-    compute peak: what the faster GPU may reach when its libraries move that work to tensor
-    cores (an A100's TF32 for FP32 work), which the compute ratio at one precision leaves out.
-    None when the faster side ran little on tensor cores or the table has no such peak."""
+def _tensor_ratio(faster: dict, slower: dict, db: gpu.GpuDatabase) -> dict:
+    """tensor_peak_ratio, tensor_peak_flops_per_s, tensor_peak_precision: the faster GPU's
+    tensor-core peak for the slower run's precision (TF32 for FP32 work...) over the slower run's
+    compute peak at its own precision: what the faster GPU may reach when its libraries move that
+    work to tensor cores (an A100's TF32 for FP32 work), which the compute ratio at one precision
+    leaves out. None when the faster side ran little on tensor cores or the table has no such peak."""
+    none = {"tensor_peak_ratio": None, "tensor_peak_flops_per_s": None, "tensor_peak_precision": None}
     if (faster.get("tensor_share") or 0.0) < TENSOR_GAP:
-        return None
+        return none
     spec = db.get(faster.get("gpu_model"))
     precision = _TENSOR_FOR.get(slower.get("roof_precision") or "fp32")
     peak = spec.peak(precision) if spec is not None and precision else None
-    return _ratio(peak, slower.get("peak_flops_per_s"))
+    ratio = _ratio(peak, slower.get("peak_flops_per_s"))
+    if ratio is None:
+        return none
+    return {"tensor_peak_ratio": ratio, "tensor_peak_flops_per_s": peak, "tensor_peak_precision": precision}
 
 
 def _ratio(top, bottom) -> float | None:
@@ -137,9 +150,7 @@ def _ratio(top, bottom) -> float | None:
 
 def _cause(pair: dict, faster: dict, slower: dict, ratio: float, per_run: dict) -> dict:
     """The likely cause of a speedup above the peak ratio (module docstring), first found."""
-    if (faster.get("multi_gpu") is not None and slower.get("multi_gpu") is not None
-            and faster["multi_gpu"] != slower["multi_gpu"]) or \
-            (faster.get("gpus") and slower.get("gpus") and faster["gpus"] != slower["gpus"]):
+    if pair.get("measure") == speedup.GPU_TIME_RATIO:
         return {"cause": GPU_COUNT}
     if (faster.get("tensor_share") or 0.0) - (slower.get("tensor_share") or 0.0) >= TENSOR_GAP:
         return {"cause": TENSOR_CORES}
@@ -156,9 +167,12 @@ def _kernel_mix(pair: dict, faster: dict, slower: dict, ratio: float, per_run: d
     fast, slow = per_run.get(pair["faster_run"]), per_run.get(pair["slower_run"])
     if fast is None or slow is None:
         return None
-    per_iteration = pair["basis"] == speedup.PER_ITERATION
-    fast_div = (faster.get("iterations") or 1) if per_iteration else 1
-    slow_div = (slower.get("iterations") or 1) if per_iteration else 1
+    basis = pair["basis"] or ""
+    per_iteration = basis.startswith(speedup.PER_ITERATION) or (
+        basis == speedup.ELAPSED and bool(faster.get("iterations")) and bool(slower.get("iterations")))
+    per_gpu = basis.endswith(speedup.PER_GPU)
+    fast_div = ((faster.get("iterations") or 1) if per_iteration else 1) * ((pair.get("faster_gpus") or 1) if per_gpu else 1)
+    slow_div = ((slower.get("iterations") or 1) if per_iteration else 1) * ((pair.get("slower_gpus") or 1) if per_gpu else 1)
     mine = {r["category"]: r for r in fast.iter_rows(named=True) if r["category"] != "setup"}
     theirs = {r["category"]: r for r in slow.iter_rows(named=True) if r["category"] != "setup"}
     best, excess = None, 0.0
@@ -196,14 +210,16 @@ EXPERIMENT_COLUMNS = {
     "experiment": pl.String, "faster": pl.String, "slower": pl.String, "models": pl.List(pl.String),
     "model_speedups": pl.List(pl.Float64), "model_speedup_min": pl.List(pl.Float64),
     "model_speedup_max": pl.List(pl.Float64), "model_configs": pl.List(pl.Int64), "configs": pl.Int64,
-    "faster_in": pl.Int64, "basis": pl.String,
+    "faster_in": pl.Int64, "basis": pl.String, "measure": pl.String, "thin": pl.Int64, "thin_why": pl.String,
+    "faster_gpus_count": pl.Int64, "slower_gpus_count": pl.Int64,
     **{c: t for c, t in CONCLUSION_COLUMNS.items() if c not in speedup.SUMMARY_COLUMNS},
 }
 
 
 def experiment_conclusions(per_model: pl.DataFrame, reasons: pl.DataFrame) -> pl.DataFrame:
     """EXPERIMENT_COLUMNS (module docstring): the compared rows of `conclusions` grouped by
-    experiment and pair of GPUs (the faster of a group: the one most of its models favour)."""
+    experiment, pair of GPUs and which is faster (the direction most of its models favour first;
+    models faster the other way get a row of their own, never dropped)."""
     compared = per_model.filter(pl.col("configs") > 0) if per_model.height else per_model
     if not compared.height:
         return pl.DataFrame(schema=EXPERIMENT_COLUMNS)
@@ -211,19 +227,42 @@ def experiment_conclusions(per_model: pl.DataFrame, reasons: pl.DataFrame) -> pl
                                   pl.max_horizontal("faster", "slower").alias("gpu_b"))
     rows = []
     for (experiment, gpu_a, gpu_b), group in keyed.group_by("experiment", "gpu_a", "gpu_b", maintain_order=True):
-        faster = Counter(group["faster"].to_list()).most_common(1)[0][0]
-        slower = gpu_b if faster == gpu_a else gpu_a
-        mine = group.filter(pl.col("faster") == faster)
-        pairs = reasons.filter(pl.col("experiment").eq_missing(experiment)
-                               & pl.col("model").is_in(mine["model"].to_list())
-                               & pl.col("faster").is_in([faster, slower]) & pl.col("slower").is_in([faster, slower]))
-        row = {"experiment": experiment, "faster": faster, "slower": slower, "models": mine["model"].to_list(),
-               "model_speedups": mine["speedup"].to_list(), "model_speedup_min": mine["speedup_min"].to_list(),
-               "model_speedup_max": mine["speedup_max"].to_list(), "model_configs": mine["configs"].to_list(),
-               "configs": int(mine["configs"].sum()), "faster_in": int(mine["faster_in"].sum()),
-               "basis": " and ".join(sorted(set(mine["basis"].drop_nulls().to_list())))}
-        rows.append({**row, **_aggregate(row, [_oriented(p, faster) for p in pairs.iter_rows(named=True)])})
+        for faster, _ in Counter(group["faster"].to_list()).most_common():
+            slower = gpu_b if faster == gpu_a else gpu_a
+            rows.append(_experiment_row(experiment, faster, slower, group.filter(pl.col("faster") == faster), reasons))
     return pl.DataFrame(rows, schema=EXPERIMENT_COLUMNS)
+
+
+def _experiment_row(experiment: str | None, faster: str, slower: str, mine: pl.DataFrame,
+                    reasons: pl.DataFrame) -> dict:
+    """One row of EXPERIMENT_COLUMNS: the models of `mine` (rows of `conclusions`) where `faster`
+    is faster."""
+    pairs = reasons.filter(pl.col("experiment").eq_missing(experiment)
+                           & pl.col("model").is_in(mine["model"].to_list())
+                           & pl.col("faster").is_in([faster, slower]) & pl.col("slower").is_in([faster, slower]))
+    row = {"experiment": experiment, "faster": faster, "slower": slower, "models": mine["model"].to_list(),
+           "model_speedups": mine["speedup"].to_list(), "model_speedup_min": mine["speedup_min"].to_list(),
+           "model_speedup_max": mine["speedup_max"].to_list(), "model_configs": mine["configs"].to_list(),
+           "configs": int(mine["configs"].sum()), "faster_in": int(mine["faster_in"].sum()),
+           "basis": " and ".join(sorted({b for text in mine["basis"].drop_nulls().to_list()
+                                          for b in text.split(" and ")})),
+           "measure": speedup.GPU_TIME_RATIO if (mine["measure"] == speedup.GPU_TIME_RATIO).any() else speedup.SPEEDUP,
+           "thin": int(mine["thin"].fill_null(0).sum()), "thin_why": mine["thin_why"].drop_nulls().first()}
+    row.update(_job_gpus(pairs, faster))
+    return {**row, **_aggregate(row, [_oriented(p, faster) for p in pairs.iter_rows(named=True)])}
+
+
+def _job_gpus(pairs: pl.DataFrame, faster: str) -> dict:
+    """faster_gpus_count, slower_gpus_count: the GPUs of each side's jobs where every pair of
+    the group compared jobs on different known numbers of GPUs (per GPU or elapsed), else None."""
+    ok = pairs.filter(pl.col("measure") == speedup.SPEEDUP) if pairs.height else pairs
+    if not ok.height or ok.height < pairs.height:
+        return {"faster_gpus_count": None, "slower_gpus_count": None}
+    mine = [(row["faster_gpus"], row["slower_gpus"]) if row["faster"] == faster else (row["slower_gpus"], row["faster_gpus"])
+            for row in ok.iter_rows(named=True)]
+    if len(set(mine)) != 1 or None in mine[0] or mine[0][0] == mine[0][1]:
+        return {"faster_gpus_count": None, "slower_gpus_count": None}
+    return {"faster_gpus_count": mine[0][0], "slower_gpus_count": mine[0][1]}
 
 
 def _oriented(pair: dict, faster_gpu: str) -> dict:
@@ -251,10 +290,13 @@ def _aggregate(summary: dict, pairs: list[dict]) -> dict:
         for column, combine in (("multi_gpu", _all_same), ("clock_locked", any), ("flops_complete", _all_same)):
             values = [p[f"{side}_{column}"] for p in pairs]
             out[f"{side}_{column}"] = combine(values) if values else None
-    for column in ("peak_ratio_compute", "peak_ratio_dram", "peak_ratio", "tensor_peak_ratio"):
+    for column in ("peak_ratio_compute", "peak_ratio_dram", "peak_ratio", "tensor_peak_ratio",
+                   "tensor_peak_flops_per_s"):
         values = sorted(p[column] for p in pairs if p[column] is not None)
         out[column] = values[len(values) // 2] if values else None
-    exceeding = [p for p in pairs if p["exceeds"]]
+    precisions = {p["tensor_peak_precision"] for p in pairs if p["tensor_peak_precision"]}
+    out["tensor_peak_precision"] = precisions.pop() if len(precisions) == 1 else None
+    exceeding = [p for p in pairs if p["exceeds"] and p["faster"] == summary["faster"]]
     out["exceeding"] = len(exceeding)
     out["exceeding_max"] = max((p["speedup"] for p in exceeding), default=None)
     causes = Counter(p["cause"] for p in exceeding if p["cause"])

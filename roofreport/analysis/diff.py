@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from roofreport import gpu
-from roofreport.analysis import runsets, speedup, workloads
+from roofreport.analysis import reasons, runsets, speedup, workloads
 from roofreport.analysis.view import View
 from roofreport.errors import UsageError
 from roofreport.model import Model
@@ -251,6 +251,14 @@ class _Pair:
         if self.basis == speedup.PER_ITERATION:
             self.rows_a = _per_iteration(self.rows_a, self.a["iterations"])
             self.rows_b = _per_iteration(self.rows_b, self.b["iterations"])
+        # kernel time summed over several GPUs: per GPU where both counts are known and differ,
+        # a GPU-time ratio where they cannot be (`speedup._per_gpu`, as build compares)
+        gpus_a, gpus_b = _gpus(self.rows_a, side_a.runs, run_a), _gpus(self.rows_b, side_b.runs, run_b)
+        self.basis, _, self.measure = speedup._per_gpu(self.basis, (1.0, 1.0), gpus_a, gpus_b)
+        if self.basis.endswith(speedup.PER_GPU):
+            self.rows_a = _per_iteration(self.rows_a, gpus_a["gpus"])
+            self.rows_b = _per_iteration(self.rows_b, gpus_b["gpus"])
+        self.gpus_a, self.gpus_b = gpus_a, gpus_b
         self.family_a, self.family_b = gpu_family(self.a, db), gpu_family(self.b, db)
         self.by_name = self.family_a == self.family_b or None in (self.family_a, self.family_b)
         self.name = f"{self.a['label'] or run_a} vs {self.b['label'] or run_b}"
@@ -281,6 +289,13 @@ class _Pair:
     def _notes(self, same_gpu: bool | None, same_work: bool, comparable: bool) -> list[str]:
         first, second = self.a, self.b
         notes = [self.per_iteration_note] if self.per_iteration_note else []
+        if self.basis.endswith(speedup.PER_GPU):
+            notes.append(f"kernel times per GPU: each side's sum divided by its GPUs (A: {self.gpus_a['gpus']}, "
+                         f"B: {self.gpus_b['gpus']}), as build compares them")
+        elif self.measure == speedup.GPU_TIME_RATIO:
+            several = "A" if self.gpus_a.get("multi_gpu") else "B"
+            notes.append(f"{several}'s kernel time is summed over several GPUs and the other's GPU count is not "
+                         "known: the totals are a ratio of GPU time, not a speedup")
         if not same_gpu and not same_work:
             notes.append(f"not like for like: other GPUs ({first.get('gpu_label') or 'unknown'} and "
                          f"{second.get('gpu_label') or 'unknown'}) and other workloads ({first['label']} "
@@ -306,6 +321,10 @@ class _Pair:
         rows = []
         for what, keep in zip(TOTALS, (~moved, moved, pl.lit(True))):
             rows.append({"what": what, **_times(self.rows_a.filter(keep), self.rows_b.filter(keep))})
+        elapsed = (self.a.get("elapsed_per_iteration_ns"), self.b.get("elapsed_per_iteration_ns"))
+        if all(elapsed):       # the batch as the job ran, where both logs print it (`speedup.ELAPSED`)
+            rows.append({"what": ELAPSED_TOTAL, "time_a_ns": elapsed[0], "time_b_ns": elapsed[1],
+                         "delta_ns": elapsed[1] - elapsed[0], "speedup": elapsed[0] / elapsed[1]})
         return _frame(self.name, rows, TOTAL_COLUMNS)
 
     def categories(self) -> pl.DataFrame:
@@ -349,6 +368,15 @@ def _basis(first: Mapping, second: Mapping) -> tuple[str, str | None]:
         return speedup.WHOLE_RUN, (f"times of whole runs, not per iteration: {side}'s logs count {count} "
                                    f"iterations, {other}'s give no count")
     return speedup.WHOLE_RUN, None
+
+
+ELAPSED_TOTAL = "elapsed per training batch"   # a totals row: the batch time the logs print, less data
+
+
+def _gpus(rows: pl.DataFrame, runs: pl.DataFrame, run: str) -> dict:
+    """gpus, multi_gpu of one run (`reasons.run_reasons`: the GPUs its kernel time is summed over)."""
+    found = reasons.run_reasons(rows, runs.filter(pl.col("run") == run))
+    return found.row(0, named=True) if found.height else {"gpus": None, "multi_gpu": None}
 
 
 def _per_iteration(rows: pl.DataFrame, iterations: int) -> pl.DataFrame:

@@ -19,6 +19,9 @@ One row per run with a kernel time (`REASON_COLUMNS`), from the run's time rows
   not what ran (a script may ask for four GPUs and run on one): it gives no count by itself.
 * `setup_time_ns`, `setup_share`: the copies before the first kernel (the weights uploaded once:
   `totals.setup_rows`) and their share of the run's GPU time (kernels and copies).
+* `one_off_share`: the share of kernel time in kernels launched fewer times than the run has
+  iterations: cuDNN's algorithm trials in the first iteration (`torch.backends.cudnn.benchmark`),
+  one-time setup. A run of a few iterations whose first one autotunes measures the autotuning.
 * `clock_locked`: the time is ncu's (or a ROCm counter collection's) replay of each kernel,
   serialised and at locked base clocks, not the run's own.
 * `categories`: per kernel category, time and launches per iteration (or over the run): what a
@@ -36,7 +39,7 @@ COMMUNICATION = "communication"
 REASON_COLUMNS = {
     "run": pl.String, "tensor_share": pl.Float64, "communication_share": pl.Float64, "collectives": pl.String,
     "parallelism": pl.String, "gpus": pl.Int64, "gpus_source": pl.String, "multi_gpu": pl.Boolean,
-    "setup_time_ns": pl.Float64, "setup_share": pl.Float64, "clock_locked": pl.Boolean,
+    "setup_time_ns": pl.Float64, "setup_share": pl.Float64, "clock_locked": pl.Boolean, "one_off_share": pl.Float64,
 }
 CATEGORY_COLUMNS = {"run": pl.String, "category": pl.String, "time_ns": pl.Float64, "launches": pl.Int64}
 # What the collectives say of how the work was split: `model/parallel.py` names both.
@@ -66,8 +69,20 @@ def run_reasons(rows: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
         (pl.col("communication_ns") / pl.col("kernel_ns")).alias("communication_share"),
         (pl.col("setup_time_ns") / pl.col("gpu_ns")).alias("setup_share"),
         (pl.col("source_rank") >= timing.NCU_RANK).alias("clock_locked"))
-    out = out.with_columns(*_gpu_count())
+    out = out.with_columns(*_gpu_count()).join(_one_off(kernels, runs), on="run", how="left")
     return out.select([pl.col(c).cast(t) for c, t in REASON_COLUMNS.items()]).sort("run")
+
+
+def _one_off(kernels: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """run, one_off_share (module docstring), for runs that count two iterations or more."""
+    counted = runs.filter(pl.col("iterations").fill_null(0) > 1).select("run", "iterations") \
+        if "iterations" in runs.columns else pl.DataFrame(schema={"run": pl.String, "iterations": pl.Int64})
+    per = kernels.join(counted, on="run", how="semi").group_by("run", "short_name").agg(
+        pl.col("time_ns").sum(), pl.col("count").fill_null(1).sum().alias("launches"))
+    per = per.join(counted, on="run")
+    return per.group_by("run").agg(
+        (pl.col("time_ns").filter(pl.col("launches") < pl.col("iterations")).sum() / pl.col("time_ns").sum())
+        .alias("one_off_share"))
 
 
 def _collectives(kernels: pl.DataFrame) -> pl.DataFrame:

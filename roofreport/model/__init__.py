@@ -107,7 +107,7 @@ class Model:
     @cached_property
     def iterations(self) -> pl.DataFrame:
         """run, iterations, iterations_source of the runs whose logs count steps."""
-        return run_totals.iteration_totals(self.time_partials, self.step_partials)
+        return run_totals.iteration_totals(self.time_partials, self.step_partials, self.tables.get("runs"))
 
     @cached_property
     def totals(self) -> pl.DataFrame:

@@ -1,6 +1,8 @@
 """Run totals: the run-level numbers every part of roofreport reads (the `runs` table's
 `RUN_TOTALS` columns, tables/schema.py), computed here once.
 
+* Elapsed: the time of a training batch as the job ran, where its log prints it
+  (`elapsed_per_iteration`).
 * Time: the kernel rows of the run's time source (`timing.kernel_time_rows`: one log, a trace
   before a summary before ncu's replays), every kernel; memcpy/memset apart as transfer time.
   Per iteration where the logs count iterations (`iterations.py`).
@@ -60,6 +62,7 @@ def run_totals(model) -> pl.DataFrame:
     out = out.join(split, on="run", how="left")
     out = out.with_columns(
         (pl.col("kernel_time_ns") / pl.col("iterations")).alias("time_per_iteration_ns"))
+    out = out.join(elapsed_per_iteration(model.tables.get("runs")), on="run", how="left")
     return out.select("run", *[pl.col(c).cast(t) if c in out.columns else pl.lit(None, t).alias(c)
                                for c, t in schema.RUN_TOTALS.items()]).sort("run")
 
@@ -76,7 +79,7 @@ def run_totals(model) -> pl.DataFrame:
 # run is combined from them, never from every row in memory.
 
 _COPY = pl.Struct({"order": pl.Int64, "time_ns": pl.Float64})
-_LOSS = pl.Struct({"short_name": pl.String, "launches": pl.Int64})
+_LOSS = pl.Struct({"short_name": pl.String, "backward": pl.Boolean, "launches": pl.Int64})
 PARTIAL = {"run": pl.String, "source_file": pl.String, "source_rank": pl.Int64,
            "file_time_ns": pl.Float64,        # what chooses the run's file (its candidate rows)
            "kernel_rows": pl.Int64, "kernel_time_ns": pl.Float64, "kernel_launches": pl.Int64,
@@ -131,7 +134,7 @@ def partials_of_rows(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("order").filter(comm & (collective == "all-reduce")).drop_nulls().alias("all_reduce_orders"))
     losses = steps_counted.loss_counts(rows, _KEY)
     if losses.height:
-        losses = losses.group_by(_KEY, maintain_order=True).agg(pl.struct("short_name", "launches").alias("losses"))
+        losses = losses.group_by(_KEY, maintain_order=True).agg(pl.struct("short_name", "backward", "launches").alias("losses"))
         sums = sums.join(losses, on=_KEY, how="left", maintain_order="left")
     else:
         sums = sums.with_columns(pl.lit(None, PARTIAL["losses"]).alias("losses"))
@@ -162,8 +165,9 @@ def combine_partials(partials: pl.DataFrame) -> pl.DataFrame:
     # loss launches of one kernel name add
     exploded = merged.select(*_KEY, "losses").explode("losses").drop_nulls("losses").unnest("losses")
     if exploded.height:
-        losses = exploded.group_by(_KEY + ["short_name"], maintain_order=True).agg(pl.col("launches").sum()) \
-            .group_by(_KEY, maintain_order=True).agg(pl.struct("short_name", "launches").alias("losses"))
+        losses = exploded.group_by(_KEY + ["short_name"], maintain_order=True).agg(
+            pl.col("backward").any(), pl.col("launches").sum()) \
+            .group_by(_KEY, maintain_order=True).agg(pl.struct("short_name", "backward", "launches").alias("losses"))
         merged = merged.drop("losses").join(losses, on=_KEY, how="left", maintain_order="left")
     return _conform(merged)
 
@@ -204,13 +208,26 @@ def time_totals(partials: pl.DataFrame) -> pl.DataFrame:
     ).select([pl.col(c).cast(t) for c, t in TIME_TOTALS.items()])
 
 
-def iteration_totals(partials: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+def iteration_totals(partials: pl.DataFrame, steps: pl.DataFrame, runs: pl.DataFrame | None = None) -> pl.DataFrame:
     """run, iterations, iterations_source (`iterations.py`) from the time partials (the loss
-    launches of each run's chosen file) and the step-range partials."""
+    launches of each run's chosen file), the step-range partials and the progress the runs
+    table holds (the epoch size the log printed)."""
     chosen = chosen_partials(partials) if partials.height else pl.DataFrame(schema={"run": pl.String, "losses": PARTIAL["losses"]})
     losses = chosen.select("run", "losses").explode("losses").drop_nulls("losses").unnest("losses") \
         if chosen.height else pl.DataFrame(schema={"run": pl.String, **steps_counted.LOSS_COLUMNS})
-    return steps_counted.from_partials(steps, losses)
+    return steps_counted.from_partials(steps, losses, runs)
+
+
+def elapsed_per_iteration(runs: pl.DataFrame | None) -> pl.DataFrame:
+    """run, elapsed_per_iteration_ns: a training batch's elapsed time as the program printed it
+    (`step_time_ns`, the steady-state median: `pipeline/progress.py`) less its wait for data
+    (`data_time_ns`): the time of the step as the job ran, on all its GPUs at once, which a
+    kernel time summed over several GPUs is not."""
+    if runs is None or "step_time_ns" not in runs.columns:
+        return pl.DataFrame(schema={"run": pl.String, "elapsed_per_iteration_ns": pl.Float64})
+    said = runs.filter(pl.col("step_time_ns").is_not_null())
+    return said.select("run", (pl.col("step_time_ns") - pl.col("data_time_ns").fill_null(0.0))
+                       .clip(lower_bound=0.0).alias("elapsed_per_iteration_ns"))
 
 
 def kernel_time(rows: pl.DataFrame) -> pl.DataFrame:

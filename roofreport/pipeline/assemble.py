@@ -168,7 +168,35 @@ def runs_table(plan: runs_mod.Plan, facts: list[FileFacts]) -> pl.DataFrame:
     """The runs table: the plan's runs, marked where their logs stop before the run did, and
     why the logs of a run without kernels hold none."""
     runs = _mark_failures(cutshort.mark(plan.runs, _cut_short(plan, facts)), _failures(plan, facts))
-    return _mark_clocks(runs, _ncu_clocks(plan, facts))
+    return _mark_progress(_mark_clocks(runs, _ncu_clocks(plan, facts)), plan, facts)
+
+
+PROGRESS_COLUMNS = {"epoch_steps": pl.Int64, "logged_epochs": pl.Int64, "validation_steps": pl.Int64,
+                    "step_time_ns": pl.Float64, "data_time_ns": pl.Float64, "progress_source": pl.String}
+
+
+def _mark_progress(runs: pl.DataFrame, plan: runs_mod.Plan, facts: list[FileFacts]) -> pl.DataFrame:
+    """`runs` with what the program's own progress lines say (`progress.py`): the first of its
+    files that prints them (a log of one profiler session: a file of several sessions prints
+    the progress of all of them, so its runs take none)."""
+    found: dict[str, dict] = {}
+    for index, fact in enumerate(facts):
+        sessions = plan.session_runs.get(index) or []
+        if not fact.parsed or not fact.progress or len(sessions) > 1:
+            continue
+        run = sessions[0][1] if sessions else plan.file_run.get(index)
+        if run and run not in found:
+            said = fact.progress
+            where = f"{PurePosixPath(fact.display).name} line {said['line']}"
+            found[run] = {"run": run, "epoch_steps": said["epoch_steps"], "logged_epochs": said["epochs"],
+                          "validation_steps": said["validation_steps"],
+                          "step_time_ns": said["step_time_s"] * 1e9 if said["step_time_s"] is not None else None,
+                          "data_time_ns": said["data_time_s"] * 1e9 if said["data_time_s"] is not None else None,
+                          "progress_source": f"“{said['example']}” [{where}]"}
+    if not runs.height:
+        return runs
+    said = pl.DataFrame(list(found.values()), schema={"run": pl.String, **PROGRESS_COLUMNS})
+    return runs.drop(list(PROGRESS_COLUMNS), strict=False).join(said, on="run", how="left").select(runs.columns)
 
 
 def _ncu_clocks(plan: runs_mod.Plan, facts: list[FileFacts]) -> dict[str, clocks.ClockDomain]:

@@ -50,6 +50,7 @@ class FileFacts:
     failure: str | None = None        # a profiler log without kernels: why, as a code (`failures.py`)
     command_line: str | None = None   # the ncu invocation the log echoed (`$ ncu --clock-control none ...`)
     failure_reason: str | None = None  # ... in words, with the log's line and where it is
+    progress: dict | None = None      # the program's own progress lines (`progress.Progress.as_dict`)
     _json: str | None = field(default=None, repr=False, compare=False)  # the text read from
 
     @property

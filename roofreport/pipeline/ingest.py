@@ -27,7 +27,7 @@ from roofreport.families.common import limits as limits_mod
 from roofreport.families.common.limits import Limits
 from roofreport.families.common.textio import Document
 from roofreport.gpu import NO_SETTINGS, GpuSettings
-from roofreport.pipeline import assemble, config, cutshort, duplicates, estimates, executors, failures
+from roofreport.pipeline import assemble, config, cutshort, duplicates, estimates, executors, failures, progress
 from roofreport.pipeline.dataset import Dataset
 from roofreport.pipeline.discover import discover
 from roofreport.pipeline.facts import FileFacts
@@ -146,6 +146,9 @@ def _read_one(task: FileTask, path: Path) -> FileRead:
         _record_failure(facts, path, sniffed.encoding)
     if facts.family == "ncu" and not sniffed.spec.binary:
         facts.command_line = failures.read_command(path, sniffed.encoding, sniffed.start)
+    if facts.family in progress.PASS_STDOUT and not sniffed.spec.binary:
+        found = progress.read_progress(path, sniffed.encoding, facts.family)
+        facts.progress = found.as_dict() if found is not None else None
     return FileRead(_fingerprinted(task, facts), tables)
 
 

@@ -14,7 +14,9 @@ never disagree (one computation: `analysis/conclusions.py`, worded by `sections/
   `Analysis.reasons`), a distributed job's rank, ranks and parallelism among them;
 * `jobs`, `ranks`, `scaling`: the jobs on several GPUs (`Analysis.distributed`: per job its
   straggler, hidden communication and bandwidth against the link; per (run, rank) its time
-  split; the speedups between GPU counts, strong or weak).
+  split; the speedups between GPU counts, strong or weak);
+* `variants`: on one GPU, the build and code variants compared (`Analysis.variants`), and
+  `sweep_checks`: the sweeps split by hidden GPU or left without a curve, and why.
 
 Times are in ns, FLOP/s and bytes in base units, shares as fractions, % of roof in percent, as
 in the tables; values no log gave are null. Where `flops_complete` is false the FLOPs, FLOP/s,
@@ -34,7 +36,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from roofreport.report.context import Report
-from roofreport.report.sections.conclusions import conclusion_text
+from roofreport.report.sections.conclusions import conclusion_texts
 from roofreport.version import __version__
 
 if TYPE_CHECKING:
@@ -43,7 +45,8 @@ if TYPE_CHECKING:
 FORMAT = 1    # raised when a key changes meaning or goes away
 _RUN_COLUMNS = ("run", "label", "gpu_label", "gpu_model", "model", "experiment", "batch_size", "cut_short",
                 "kernel_time_ns", "transfer_time_ns", "setup_time_ns", "time_source", "iterations",
-                "time_per_iteration_ns", "flops", "flops_complete", "dram_bytes", "arithmetic_intensity",
+                "iterations_source", "time_per_iteration_ns", "elapsed_per_iteration_ns", "flops", "flops_complete",
+                "dram_bytes", "arithmetic_intensity",
                 "achieved_flops_per_s", "roof_precision", "pct_of_roof", "bound", "bound_note", "compute_time_share",
                 "bound_coverage", "fma_share", "ceiling", "ceiling_flops_per_s", "roof_clock", "job_gpus",
                 "rank", "ranks", "distributed_job", "parallelism")
@@ -51,7 +54,8 @@ _RUN_COLUMNS = ("run", "label", "gpu_label", "gpu_model", "model", "experiment",
 
 def summary(analysis: Analysis, report: Report) -> dict:
     """The summary as a JSON-ready dict (module docstring)."""
-    conclusions = [{**row, "text": conclusion_text(row)} for row in analysis.experiment_conclusions.iter_rows(named=True)]
+    rows = analysis.experiment_conclusions
+    conclusions = [{**row, "text": text} for row, text in zip(rows.iter_rows(named=True), conclusion_texts(rows))]
     apart = analysis.speedups.filter(~pl.col("comparable")) if analysis.speedups.height else analysis.speedups
     runs = analysis.runs.select([c for c in _RUN_COLUMNS if c in analysis.runs.columns])
     if analysis.reasons.height:      # the facts the totals do not already give (setup_time_ns)
@@ -70,6 +74,8 @@ def summary(analysis: Analysis, report: Report) -> dict:
         "jobs": _records(analysis.distributed.jobs),
         "ranks": _records(analysis.distributed.ranks),
         "scaling": _records(analysis.distributed.scaling),
+        "variants": _records(analysis.variants) if analysis.variants is not None else [],
+        "sweep_checks": _records(analysis.sweep_checks.drop("series")) if analysis.sweep_checks is not None else [],
     }
 
 

@@ -221,6 +221,7 @@ RUN_TOTALS = {
     "iterations": I64,            # steps the logs show (step markers, loss-kernel launches)
     "iterations_source": Str,
     "time_per_iteration_ns": F64,  # kernel_time_ns / iterations
+    "elapsed_per_iteration_ns": F64,  # a training batch as the job ran: the log's printed batch time less its data wait
     "flops": F64,                 # every counted kernel, every precision
     "flops_complete": Bool,       # false: tensor-core work went uncounted (a lower bound)
     "dram_bytes": F64,            # every counted kernel, with FLOPs or without
@@ -302,6 +303,13 @@ RUNS = {
     "failure_reason": Str,     # ... in words, with the log's own line, file and line number
     "clock_domain": Str,       # an ncu run's clocks when no frequency is logged: base, boost or unlocked (gpu/clocks.py)
     "clock_source": Str,       # what said so: the version's default or --clock-control on the command line
+    # What the program's own progress lines print (pipeline/progress.py): "Epoch: [0][10/4184] Time 0.048"
+    "epoch_steps": I64,        # training batches per epoch, as printed
+    "logged_epochs": I64,      # training epochs the log printed to their end
+    "validation_steps": I64,   # validation batches per epoch, as printed ("Test: [0/163]")
+    "step_time_ns": F64,       # steady-state elapsed time of one training batch, as printed (median)
+    "data_time_ns": F64,       # ... of which waiting for data
+    "progress_source": Str,    # the first progress line, with file and line
     **RUN_TOTALS,
 }
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import speedup
+from roofreport.analysis import speedup, sweeps as sweeps_mod
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Heading, Paragraph, Section, Span, chart, spans_list
 from roofreport.report.naming import RunNames
@@ -273,7 +273,8 @@ def time_sweep_blocks(sweeps: pl.DataFrame) -> list:
         basis = group["basis"][0]
         label = "Time per iteration" if basis == speedup.PER_ITERATION else "Kernel time of the run"
         title = f"{param.replace('_', ' ')} sweep" + (f" — {config}" if config else "")
-        throughput = " and samples per second" if group["samples_per_s"].is_not_null().any() else ""
+        throughput = (f" and samples per second ({sweeps_mod.THROUGHPUT_BASIS})"
+                      if group["samples_per_s"].is_not_null().any() else "")
         blocks.append(chart(f"tsweep{index + 1}", f"{title}: {basis}{throughput}", time_sweep_svg,
                             param, ticks, label, series))
     return blocks

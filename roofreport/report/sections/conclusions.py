@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from roofreport.analysis import conclusions as why, reasons
+from roofreport.analysis import conclusions as why, reasons, speedup
 from roofreport.model.bound import words as bound_words
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span
@@ -35,26 +35,37 @@ _WOULD_TELL = {
 }
 
 
+def conclusion_texts(rows: pl.DataFrame) -> list[str]:
+    """The bullet of each row of `experiment_conclusions`, each finding once: a pair's GPUs are
+    said in its first bullet only (models faster the other way get a bullet of their own)."""
+    out, said = [], set()
+    for row in rows.iter_rows(named=True):
+        pair = (row["experiment"], *sorted((row["faster"], row["slower"])))
+        out.append(conclusion_text(row, gpus_said=pair in said))
+        said.add(pair)
+    return out
+
+
 def conclusion_paragraphs(rows: pl.DataFrame) -> list[Paragraph]:
     """One paragraph per row of `experiment_conclusions`."""
     out = []
-    for row in rows.iter_rows(named=True):
-        text = conclusion_text(row)
+    for row, text in zip(rows.iter_rows(named=True), conclusion_texts(rows)):
         lead = f"{row['experiment']}:" if row["experiment"] else ""
         spans = [Span(lead, strong=True), Span(text[len(lead):])] if lead and text.startswith(lead) else [Span(text)]
         out.append(Paragraph(spans))
     return out
 
 
-def conclusion_text(row: dict) -> str:
-    """The whole bullet of one experiment and pair of GPUs (module docstring)."""
-    parts = [_which(row)]
-    parts += [text for text in (_gpus(row), _tensor(row), _peaks(row), _bound(row), _setup(row), _locked(row))
-              if text]
+def conclusion_text(row: dict, gpus_said: bool = False) -> str:
+    """The whole bullet of one experiment and pair of GPUs (module docstring); `gpus_said`: a
+    bullet before it said on how many GPUs this pair ran (models faster the other way)."""
+    parts = [_which(row, explain=not gpus_said)]
+    parts += [text for text in (None if gpus_said else _gpus(row), _tensor(row), _peaks(row), _thin(row),
+                                _bound(row), _setup(row), _locked(row)) if text]
     return " ".join(parts)
 
 
-def _which(row: dict) -> str:
+def _which(row: dict, explain: bool = True) -> str:
     """"full: the P40 is faster than the K80 for alexnet 3.8× (2.1× to 6.3×, 5 configurations)
     and vgg16 5.9× (...), on time per iteration.\""""
     models = []
@@ -63,10 +74,35 @@ def _which(row: dict) -> str:
         spread = f" ({fmt.ratio(low)} to {fmt.ratio(high)}, {configs} configurations)" if configs > 1 else ""
         models.append(f"{model} {fmt.ratio(mean)}{spread}")
     lead = f"{row['experiment']}: the" if row["experiment"] else "The"
-    text = f"{lead} {row['faster']} is faster than the {row['slower']} for {fmt.listing(models)}"
+    faster, slower = row["faster"], row["slower"]
+    if row.get("measure") == speedup.GPU_TIME_RATIO:
+        # one side's time is summed over several GPUs, the other's count is unknown: no speedup
+        text = f"{lead} {faster} runs used less GPU time than the {slower} runs for {fmt.listing(models)}"
+        if row["faster_in"] < row["configs"]:
+            text += f" (more in {row['configs'] - row['faster_in']} of {row['configs']} configurations)"
+        return text + (f", a ratio of GPU time ({row['basis']}), not a speedup: the two jobs' GPU counts differ or "
+                       "are not known." if row["basis"] else ".")
+    if row.get("faster_gpus_count") and row.get("slower_gpus_count"):
+        faster = f"{faster} jobs on {_gpus_count(row['faster_gpus_count'])}"
+        slower = f"{slower} jobs on {_gpus_count(row['slower_gpus_count'])}"
+        text = f"{lead} {faster} are faster than the {slower} for {fmt.listing(models)}"
+    else:
+        text = f"{lead} {faster} is faster than the {slower} for {fmt.listing(models)}"
     if row["faster_in"] < row["configs"]:
         text += f" (the {row['slower']} is faster in {row['configs'] - row['faster_in']} of {row['configs']} configurations)"
-    return text + (f", on {row['basis']}." if row["basis"] else ".")
+    basis = row["basis"] or ""
+    if basis.endswith(speedup.PER_GPU) and explain:
+        basis += " (each job's kernel time summed over its GPUs, divided by their number)"
+    return text + (f", on {basis}." if basis else ".")
+
+
+def _n_of(count: int, gpu: str) -> str:
+    """"4 K80s", "one P40"."""
+    return f"one {gpu}" if count == 1 else f"{count} {gpu}s"
+
+
+def _gpus_count(count: int) -> str:
+    return f"{count} GPU{'s' if count > 1 else ''}"
 
 
 def _gpus(row: dict) -> str | None:
@@ -81,15 +117,20 @@ def _gpus(row: dict) -> str | None:
     if len(several) == 2:
         count = several[0][2] if several[0][2] == several[1][2] and several[0][2] else None
         shares = " and ".join(f"{_range(low, high)} of the {gpu}'s" for gpu, _, _, _, _, _, low, high in several)
+        summed = "the elapsed times are the whole jobs'" if (row["basis"] or "").startswith(speedup.ELAPSED) \
+            else "each time is summed over the GPUs"
         return (f"Both ran on {count or 'several'} GPUs{how or ''}: NCCL {_collectives(several)} kernels take "
-                f"{shares} kernel time{_asked(several)}; each time is summed over the GPUs.")
+                f"{shares} kernel time{_asked(several)}; {summed}.")
     multi = several[0]
     single = next(side for side in sides if side is not multi)
     one = "one GPU" if single[1] is False else "an unknown number of GPUs"
     count = f"{multi[2]} GPUs" if multi[2] else "several GPUs"
-    return (f"The {multi[0]} jobs ran on {count}{how or ''}: NCCL {_collectives([multi])} kernels take "
+    text = (f"The {multi[0]} jobs ran on {count}{how or ''}: NCCL {_collectives([multi])} kernels take "
             f"{_range(multi[6], multi[7])} of their kernel time{_asked([multi])}; the {single[0]} jobs show no "
-            f"collectives ({one}). The {multi[0]}'s time is summed over its {count}, the {single[0]}'s is not.")
+            f"collectives ({one}).")
+    if row.get("faster_gpus_count") or (row["basis"] or "").startswith(speedup.ELAPSED):
+        return text      # compared as jobs: the lead sentence says on how many GPUs each ran
+    return text + f" The {multi[0]}'s time is summed over its {count}, the {single[0]}'s is not."
 
 
 def _collectives(sides: list[tuple]) -> str:
@@ -123,11 +164,15 @@ def _peaks(row: dict) -> str | None:
     precision = (row["slower_roof_precision"] or "fp32").upper()
     ratios = f"{fmt.ratio(row['peak_ratio_compute'])} {precision} compute, {fmt.ratio(row['peak_ratio_dram'])} DRAM " \
              "bandwidth" + _clocks(row)
+    whose = f"the {row['faster']}'s peak ratios over the {row['slower']}"
+    if row.get("faster_gpus_count") and row.get("slower_gpus_count"):
+        whose = (f"the peak ratios of {_n_of(row['faster_gpus_count'], row['faster'])} over "
+                 f"{_n_of(row['slower_gpus_count'], row['slower'])}")
     if not row["exceeding"]:
-        return f"That is within the {row['faster']}'s peak ratios over the {row['slower']} ({ratios})."
+        return f"That is within {whose} ({ratios})."
     many = row["configs"] > 1
     head = (f"{row['exceeding']} of {row['configs']} speedups exceed" if many else "The speedup exceeds")
-    text = f"{head} the {row['faster']}'s peak ratios over the {row['slower']} ({ratios}" + \
+    text = f"{head} {whose} ({ratios}" + \
         (f"; up to {fmt.ratio(row['exceeding_max'])})" if many else ")")
     return f"{text}: {_cause(row)}"
 
@@ -147,11 +192,11 @@ def _cause(row: dict) -> str:
     if cause == why.GPU_COUNT:
         return "likely because the two times are summed over different numbers of GPUs."
     if cause == why.TENSOR_CORES:
-        peak = f", whose peak is {fmt.ratio(row['tensor_peak_ratio'])} the {row['slower']}'s" \
-            if row["tensor_peak_ratio"] else ""
-        return f"likely the {row['faster']}'s tensor cores{peak}."
+        return f"likely the {row['faster']}'s tensor cores{_tensor_peak(row)}."
     if cause == why.KERNEL_MIX:
-        per = " per iteration" if row["basis"] == "time per iteration" else ""
+        basis = row["basis"] or ""
+        per = " per iteration" if basis.startswith(speedup.PER_ITERATION) else ""
+        per += " and GPU" if per and basis.endswith(speedup.PER_GPU) else ""
         text = (f"likely the kernels: {row['cause_category']} kernels take {fmt.duration(row['cause_slower_ns'])}{per} on "
                 f"the {row['slower']} ({fmt.count(row['cause_slower_launches'])} launches) against "
                 f"{fmt.duration(row['cause_faster_ns'])} on the {row['faster']} "
@@ -161,6 +206,38 @@ def _cause(row: dict) -> str:
             text += ": the libraries ran other algorithms on the two GPUs"
         return text + "."
     return f"the logs do not say why; {_WOULD_TELL.get(row['would_tell'], _WOULD_TELL[why.TRACE])}."
+
+
+def _thin(row: dict) -> str | None:
+    """Speedups resting on a handful of iterations or on an autotuning first iteration."""
+    if not row.get("thin"):
+        return None
+    many = row["configs"] > 1
+    head = f"{row['thin']} of {row['configs']} speedups rest" if many else "The speedup rests"
+    return f"{head} on thin evidence: {row['thin_why'].split('; ')[0]}."
+
+
+_PRECISION = {"tensor_tf32": "TF32 tensor", "tensor_fp16": "FP16 tensor", "tensor_bf16": "BF16 tensor",
+              "tensor_fp64": "FP64 tensor"}
+
+
+def _tensor_peak(row: dict) -> str:
+    """": its TF32 tensor peak of 156 TFLOP/s is 9.9× the V100's FP32 peak of 15.7 TFLOP/s":
+    precision against precision, never one GPU's "peak" against another's."""
+    if not row.get("tensor_peak_ratio"):
+        return ""
+    mine = _PRECISION.get(row.get("tensor_peak_precision") or "", "tensor")
+    theirs = (row.get("slower_roof_precision") or "fp32").upper()
+    slower_peak = (row["tensor_peak_flops_per_s"] / row["tensor_peak_ratio"]) if row.get("tensor_peak_flops_per_s") else None
+    if not row.get("tensor_peak_flops_per_s") or not slower_peak:
+        return f": its {mine} peak is {fmt.ratio(row['tensor_peak_ratio'])} the {row['slower']}'s {theirs} peak"
+    return (f": its {mine} peak of {_tflops(row['tensor_peak_flops_per_s'])} is {fmt.ratio(row['tensor_peak_ratio'])} "
+            f"the {row['slower']}'s {theirs} peak of {_tflops(slower_peak)}")
+
+
+def _tflops(value: float) -> str:
+    tera = value / 1e12
+    return f"{tera:.3g} TFLOP/s"
 
 
 def _bound(row: dict) -> str | None:

@@ -14,7 +14,7 @@ from collections import Counter
 
 import polars as pl
 
-from roofreport.analysis import share, utilization
+from roofreport.analysis import share, sweeps, utilization, variants
 from roofreport.gpu import NOT_NAMED
 from roofreport.model.bound import SHORT_LAUNCH_NS, words as bound_words
 from roofreport.report import fmt
@@ -33,11 +33,14 @@ def findings(an, files: list) -> list[Paragraph]:
     out: list[Paragraph] = []
     out += conclusion(an)
     out += distributed_findings(an.distributed)
+    if not an.experiment_conclusions.height:
+        out += variant_findings(an.variants)
     out += bound_findings(an.runs)
     out += cut_short_findings(an.runs)
     out += time_findings(labelled(an.leaders, names), labelled(an.top, names))
     out += incomplete_findings(an.incomplete, an.runs)
     out += suspicious_findings(an.kernel_roofline, an.runs)
+    out += sweep_check_findings(an.sweep_checks)
     out += sweep_findings(an.pattern_swings)
     out += utilization_findings(labelled(stats, names))
     out += input_findings(files)
@@ -95,6 +98,53 @@ def distributed_findings(found) -> list[Paragraph]:
             + (f"; {'their' if untold > 1 else 'its'} summar{'ies add' if untold > 1 else 'y adds'} the GPUs "
                f"together: cannot tell per device ({would} would)." if untold else ".")))
     return out
+
+
+
+# -- the folder's own question on one GPU: its build and code variants ------------------------
+
+MAX_VARIANTS = 4
+
+
+def variant_findings(rows: pl.DataFrame | None) -> list[Paragraph]:
+    """Per GPU and variant (`variants.variant_comparisons`): which value is faster, by how much,
+    over how many matched pairs, and why (the work changed, or the same work ran nearer its roof)."""
+    if rows is None or not rows.height:
+        return []
+    out = []
+    for row in rows.sort("speedup", descending=True).head(MAX_VARIANTS).iter_rows(named=True):
+        pairs = f"{row['pairs']} pair{'s' if row['pairs'] > 1 else ''}" + (
+            f" matched on {row['matched_on']}" if row["matched_on"] else "")
+        where = f"On the {row['gpu']}" if not row["gpu"].startswith(NOT_NAMED) else f"On a {row['gpu']}"
+        if row["speedup"] < 1 + variants.SAME:
+            text = (f"{where}, {row['slower']} and {row['faster']} take the same time for {row['subject']} "
+                    f"({fmt.ratio(row['speedup'])}, {pairs})")
+        else:
+            spread = f"{fmt.ratio(row['speedup_min'])} to {fmt.ratio(row['speedup_max'])}, " if row["pairs"] > 1 else ""
+            text = (f"{where}, {row['faster']} is faster than {row['slower']} for {row['subject']} "
+                    f"{fmt.ratio(row['speedup'])} ({spread}{pairs})")
+        out.append(Paragraph.of(text + f", on {row['basis']}: {_variant_why(row)}"))
+    return out
+
+
+def _variant_why(row: dict) -> str:
+    """The work changed (FLOP and DRAM byte ratios), or the same work ran nearer its roof."""
+    flops, dram = row["flops_ratio"], row["dram_ratio"]
+    said = []
+    if flops is not None and abs(flops - 1) > variants.SAME:
+        said.append(f"{row['slower']} does {fmt.ratio(flops)} the FLOPs")
+    if dram is not None and abs(dram - 1) > variants.SAME:
+        said.append(f"{'and ' if said else row['slower'] + ' moves '}{fmt.ratio(dram)} the DRAM bytes"
+                    if said else f"{row['slower']} moves {fmt.ratio(dram)} the DRAM bytes")
+    fast, slow = row["faster_pct_of_roof"], row["slower_pct_of_roof"]
+    roof = (f"{row['faster']} reaches {fmt.percent(fast, 0)} of its roof, {row['slower']} {fmt.percent(slow, 0)}"
+            if fast is not None and slow is not None else "")
+    if not said:
+        same = ("the same FLOPs and DRAM bytes" if flops is not None and dram is not None else
+                "the logs count no FLOPs or bytes to tell why")
+        return (f"{same}{'; ' + roof if roof else ''}.") if row["speedup"] >= 1 + variants.SAME else \
+            (f"{same}, the same time: the logs show no difference between the two.")
+    return "; ".join([" ".join(said)] + ([roof] if roof else [])) + "."
 
 
 # -- what bounds each run ---------------------------------------------------------------------
@@ -272,6 +322,39 @@ def suspicious_findings(kernels: pl.DataFrame, runs: pl.DataFrame) -> list[Parag
         out.append(Paragraph([Span("Times of ")] + spans_list(ncu_only, 4) + [Span(
             " come from ncu's serialized, clock-locked replays: achieved FLOP/s are lower than in production. "
             "An nsys or nvprof trace of the same run gives real kernel times.")], level="warning"))
+    return out
+
+
+def sweep_check_findings(checks: pl.DataFrame | None) -> list[Paragraph]:
+    """Sweeps split by hidden GPU, left out as mixing GPUs or as a parameter that changes no
+    kernel (`sweeps.sweep_checks`): one sentence per swept parameter and configuration."""
+    if checks is None or not checks.height:
+        return []
+    out = []
+    for (param, model, gpu, config), group in checks.group_by("param", "model", "gpu", "config", maintain_order=True):
+        kinds = set(group["kind"].to_list())
+        what = f"{model} ({config})" if config else model
+        where = f"on a {gpu}" if gpu.startswith(NOT_NAMED) else f"on the {gpu}"
+        name = param.replace("_", " ")
+        apart = group.filter(pl.col("ratio").is_not_null())
+        spans: list[Span] = []
+        same = sweeps.NO_CHANGE in kinds
+        if apart.height:
+            row = apart.row(0, named=True)
+            verdict = ("is not drawn" if sweeps.MIXED in kinds else "mixes GPUs" if same else "is split by GPU")
+            tail = (", and which point ran on which is not known." if sweeps.MIXED in kinds else "." if same
+                    else "; each group is a series of its own.")
+            spans += [Span(f"The {name} sweep of {what} {where} {verdict}: its runs' identical kernels differ "
+                           f"{fmt.ratio(row['ratio'])} in average time between {row['groups']} groups of runs (e.g. "),
+                      Span(_short(row["example_kernel"]), code=True),
+                      Span(f"), likely two GPU models behind one name{tail}")]
+        if same and spans:
+            spans.append(Span(f" The {name} changes no kernel (the same kernels, as many launches per iteration), "
+                              "so no curve is drawn for it."))
+        elif same:
+            spans.append(Span(f"The {name} changes no kernel of {what} {where} (the same kernels, as many launches "
+                              "per iteration): its times differ by noise only, so no curve is drawn for it."))
+        out.append(Paragraph(spans, level="warning" if apart.height else "info"))
     return out
 
 

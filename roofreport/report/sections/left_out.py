@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import polars as pl
-
 from roofreport.pipeline import failures
 from roofreport.report import fmt
 from roofreport.report.context import Column, Heading, Paragraph, Section

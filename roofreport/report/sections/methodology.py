@@ -41,23 +41,36 @@ FORMULAS = [
           "matching rule wins; \"other\" (uncategorized) is always shown.")],
 ]
 
+# Each caveat with what must be present for it to apply (issue 31, item 12: no K80 or MI250 note in
+# an A100 report): "ncu", "smi", "amd" (a ROCm log or an AMD GPU), "k80", "mi250", or None (always).
 CAVEATS = [
-    "ncu locks the GPU clocks to base by default (--clock-control base) and flushes caches before each "
-    "replay (--cache-control all): its kernel times are longer and its DRAM bytes higher than in production. "
-    "Datasheet peaks assume the boost clock; they are scaled to the clock the times were measured at (the "
-    "logged SM clock, ncu's locked base clock, or nvidia-smi's sampled clock), which each run's roof names.",
-    "ncu serializes kernels and replays each one several times; nsys/nvprof traces give the real timeline.",
-    "MAC vs FLOP: measured FLOPs count an FMA as 2. fvcore, THOP and many papers count multiply-adds "
-    "(MACs), so their numbers are about half of these.",
-    "FP16 CUDA-core FLOPs from ncu may be under-counted by up to 2× for packed half2 instructions.",
-    "nvidia-smi utilization.gpu is the fraction of time a kernel was running, not SM occupancy.",
-    "A Tesla K80 board holds two GPUs; peaks are per GPU (half the board's datasheet values). So does an "
-    "AMD MI250/MI250X: its peaks are per GCD.",
-    "\"Tensor\" means matrix-core work on both vendors (NVIDIA tensor cores, AMD MFMA). AMD's counters "
-    "count wave instructions whatever the execution mask, and a packed FP32/FP16 instruction once: "
-    "AMD FP32/FP16 peaks are the non-packed rates.",
-    "Datasheet peaks are upper bounds; measured ceilings (e.g. ERT) are lower.",
+    ("ncu locks the GPU clocks to base by default (--clock-control base) and flushes caches before each "
+     "replay (--cache-control all): its kernel times are longer and its DRAM bytes higher than in production. "
+     "Datasheet peaks assume the boost clock; they are scaled to the clock the times were measured at (the "
+     "logged SM clock, ncu's locked base clock, or nvidia-smi's sampled clock), which each run's roof names.", "ncu"),
+    ("ncu serializes kernels and replays each one several times; nsys/nvprof traces give the real timeline.", "ncu"),
+    ("MAC vs FLOP: measured FLOPs count an FMA as 2. fvcore, THOP and many papers count multiply-adds "
+     "(MACs), so their numbers are about half of these.", None),
+    ("FP16 CUDA-core FLOPs from ncu may be under-counted by up to 2× for packed half2 instructions.", "ncu"),
+    ("nvidia-smi utilization.gpu is the fraction of time a kernel was running, not SM occupancy.", "smi"),
+    ("A Tesla K80 board holds two GPUs; peaks are per GPU (half the board's datasheet values).", "k80"),
+    ("An AMD MI250/MI250X holds two GCDs; its peaks are per GCD.", "mi250"),
+    ("\"Tensor\" means matrix-core work on both vendors (NVIDIA tensor cores, AMD MFMA). AMD's counters "
+     "count wave instructions whatever the execution mask, and a packed FP32/FP16 instruction once: "
+     "AMD FP32/FP16 peaks are the non-packed rates.", "amd"),
+    ("Datasheet peaks are upper bounds; measured ceilings (e.g. ERT) are lower.", None),
 ]
+
+
+def caveats(files: list, gpu_keys: list[str]) -> list[str]:
+    """The caveats that apply to these logs and GPUs (`CAVEATS`)."""
+    families = {getattr(f, "family", None) for f in files}
+    keys = " ".join(gpu_keys).lower()
+    present = {"ncu": "ncu" in families, "smi": bool(families & {"nvidia-smi", "smi"}),
+               "amd": bool(families & {"rocm", "rocprof", "amd-smi"}) or any(w in keys for w in ("mi1", "mi2", "mi3", "radeon")),
+               "k80": "k80" in keys, "mi250": "mi250" in keys}
+    return [text for text, needs in CAVEATS if needs is None or present.get(needs, False)]
+
 
 _PEAK_FIELDS = [("FP64", "fp64"), ("FP32", "fp32"), ("FP16", "fp16"), ("FP64 tensor", "fp64_tensor"),
                 ("TF32 tensor", "tf32_tensor"), ("FP16 tensor", "fp16_tensor")]
@@ -72,7 +85,7 @@ def methodology_section(files: list, gpu_keys: list[str], db) -> Section:
     section.blocks.append(Heading("Tools"))
     section.blocks.append(_tools(files))
     section.blocks.append(Heading("Caveats"))
-    section.blocks.append(Bullets([Paragraph.of(text) for text in CAVEATS]))
+    section.blocks.append(Bullets([Paragraph.of(text) for text in caveats(files, gpu_keys)]))
     return section
 
 

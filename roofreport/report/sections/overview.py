@@ -59,7 +59,7 @@ def _how_found(runs: pl.DataFrame):
     rows = []
     groups = noted.group_by("gpu_label", "gpu_evidence", "gpu_assumed", "gpu_note", maintain_order=True).len()
     for row in groups.sort("gpu_label", "len", descending=[False, True]).iter_rows(named=True):
-        gpu = f"{row['gpu_label']} (assumed)" if row["gpu_assumed"] else row["gpu_label"]
+        gpu = f"{row['gpu_label']} (variant assumed)" if row["gpu_assumed"] else row["gpu_label"]
         rows.append([cell(gpu), _FOUND_FROM.get(row["gpu_evidence"], row["gpu_evidence"]), fmt.count(row["len"]),
                      cell(row["gpu_note"][0].upper() + row["gpu_note"][1:])])
     cols = [Column("GPU", width="18%"), Column("Found from", width="14%"), Column("Runs", numeric=True, width="6%"),
@@ -91,7 +91,7 @@ def _gpu_table(an, runs: pl.DataFrame, names: RunNames):
         tools = sorted({r.get("tool") for r in mine if r.get("tool")})
         ids = {r["run"] for r in mine}
         assumed = any(r.get("gpu_assumed") for r in mine)
-        rows.append([cell(f"{gpu} (assumed)" if assumed else gpu), fmt.count(len(mine)), model_text or "–",
+        rows.append([cell(f"{gpu} (variant assumed)" if assumed else gpu), fmt.count(len(mine)), model_text or "–",
                      ", ".join(tools) or "–"]
                     + [fmt.count(len(ids & has[k])) for k in has])
     cols = [Column("GPU", width="16%"), Column("Runs", numeric=True, width="6%"), Column("Models", width="26%"),

@@ -86,7 +86,7 @@ def _roofs_only(runs: pl.DataFrame, placed: pl.DataFrame):
     for (label,), group in without.group_by(["gpu_label"], maintain_order=True):
         first = group.row(0, named=True)
         assumed = bool(group["gpu_assumed"].fill_null(False).any())
-        rows.append([cell(f"{label} (assumed)" if assumed else label, title=first.get("gpu_note")),
+        rows.append([cell(f"{label} (variant assumed)" if assumed else label, title=first.get("gpu_note")),
                      fmt.count(group.height), fmt.rate(first["peak_flops_per_s"]),
                      fmt.bandwidth(first["peak_dram_bytes_per_s"]), fmt.intensity(first["ridge_ai"])])
     return table(["GPU", "Runs#", "FP32 peak#", "DRAM bandwidth#", "Ridge point#"], rows,
@@ -109,7 +109,7 @@ def _gpu_blocks(an, placed: pl.DataFrame, gpu: str | None, per_run: int, chart_i
     blocks: list = [Heading(title)]
     notes = runs.filter(pl.col("gpu_assumed").fill_null(False))["gpu_note"].drop_nulls().unique(maintain_order=True)
     if notes.len():
-        blocks.append(Paragraph.of(f"GPU assumed: {notes[0]}" + (f" (and {notes.len() - 1} more)" if notes.len() > 1 else ""),
+        blocks.append(Paragraph.of(f"GPU variant assumed: {notes[0]}" + (f" (and {notes.len() - 1} more)" if notes.len() > 1 else ""),
                                    level="warning"))
     if spec is None:
         blocks.append(Paragraph.md(
