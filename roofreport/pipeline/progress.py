@@ -23,6 +23,7 @@ autotuning and the first data; `data_time_s` likewise) with the line it first re
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -75,7 +76,9 @@ def read_progress(path: Path, encoding: str | None = None, family: str | None = 
     says so) or fewer than MIN_TIMED were printed."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read(MAX_READ_BYTES)
+            # (read(n) sets n bytes aside first: a small log under a worker's memory limit
+            # must not ask for MAX_READ_BYTES)
+            data = handle.read(min(MAX_READ_BYTES, os.fstat(handle.fileno()).st_size))
     except OSError:
         return None
     if b"Epoch" not in data and b"/step" not in data:
