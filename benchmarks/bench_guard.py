@@ -39,6 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # (run as a script: inputs.py beside it)
+# (each measured process reports its own peak RSS at exit, VmHWM, or its largest worker's: the
+# wrapper bench_ingest.py runs its processes in)
+from bench_ingest import _PEAK_WRAPPER  # noqa: E402
 from inputs import SOURCES, corpus, grow, grown_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,20 +49,6 @@ WORK = ROOT / "benchmarks" / "_work"
 TOLERANCE = 0.10          # > 10 % worse is a regression
 CPU_FLOOR_S = 0.03        # ... and by more than this much CPU
 RSS_FLOOR_B = 2 << 20     # ... or this much memory
-
-# The measured process reports its own peak RSS when it exits (VmHWM: a forked child's wait4
-# rusage would inherit this process's high-water mark), or its largest worker's if larger.
-_PEAK_WRAPPER = """
-import atexit, resource, runpy, sys
-def _peak():
-    with open("/proc/self/status") as fh:
-        own = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
-    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    sys.stderr.write(f"\\n@@peak-kb {max(own, workers)}\\n")
-atexit.register(_peak)
-sys.argv[0] = "roofreport"
-runpy.run_module("roofreport", run_name="__main__", alter_sys=True)
-"""
 
 
 @dataclass(frozen=True)
