@@ -99,6 +99,15 @@ def _terminal_command_options(command):
 _kernel = click.option("--kernel", "kernel", default=None, metavar="REGEX",
                        help="Show only kernels whose name matches REGEX (searched in full and short names, "
                             "as ncu --kernel-name regex:; (?i) ignores case). Run totals count every kernel.")
+
+
+def _model_flops(counted_from: str):
+    """`--model-flops` of `build` and `steps`, whose help names what it stands in for."""
+    return click.option("--model-flops", "model_flops", type=float, default=None, metavar="N",
+                        help="Model FLOPs of one training step, for MFU (instead of the FLOPs counted from "
+                             f"{counted_from}).")
+
+
 _run = click.option("--run", "runs", multiple=True, metavar="GLOB",
                     help="Show only runs whose id or label matches GLOB (repeatable), e.g. 'a100/*'.")
 
@@ -205,9 +214,7 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
               help="Kernels to list per run.")
 @click.option("--window", default=None, metavar="START:END",
               help="Utilization window in seconds from the first sample, e.g. 60:240.")
-@click.option("--model-flops", "model_flops", type=float, default=None, metavar="N",
-              help="Model FLOPs of one training step, for MFU (instead of the FLOPs counted from a "
-                   "PyTorch trace's shapes).")
+@_model_flops("a PyTorch trace's shapes")
 @_kernel
 @_run
 @click.option("--baseline", "baseline", type=click.Path(exists=True, path_type=Path), default=None, metavar="B",
@@ -352,9 +359,7 @@ def compare(first: Path, second: Path | None, runs_a: tuple[str, ...], runs_b: t
               help="A text table, CSV (base units: ns, FLOP/s, percent) or one JSON object.")
 @click.option("--table", "only", type=click.Choice(("runs", "steps")), default=None,
               help="Print this table only (one plain CSV with --format csv).")
-@click.option("--model-flops", "model_flops", type=float, default=None, metavar="N",
-              help="Model FLOPs of one training step, for MFU (instead of the FLOPs counted from the "
-                   "trace's shapes).")
+@_model_flops("the trace's shapes")
 @_run
 @_terminal_command_options
 def steps(paths: tuple[Path, ...], fmt: str, only: str | None, model_flops: float | None, runs: tuple[str, ...],
