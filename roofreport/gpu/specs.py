@@ -13,6 +13,14 @@ the row:
   only `CC 7.0` gets), or both (`product|cc`). A compute capability is NVIDIA's `7.0` or an AMD
   LLVM target (`gfx90a`) alike: the `compute_capability` column holds either.
 
+Clocks: `boost_clock_mhz` is the clock the datasheet peaks are quoted at; `base_clock_mhz` the
+clock ncu locks the SMs to by default (`--clock-control base`: `gpu/clocks.py`); `mem_clock_mhz`
+the DRAM clock as nvidia-smi, rocm-smi and the profilers count it (half the per-pin data rate:
+877 MHz for the V100's 1.75 Gbit/s HBM2, 5000 MHz for the T4's 10 Gbit/s GDDR6), the one `dram_bw`
+is quoted at. `base_clock_source` and `mem_clock_source` say where each came from (NVIDIA's page
+or whitepaper, else the GPU's TechPowerUp entry, whose boost clock and bandwidth agree with the
+row's); a clock no source gives stays empty, and a run that needs it says so.
+
 NVIDIA and AMD GPUs share the columns. "tensor" means matrix-core work on both vendors: NVIDIA's
 tensor cores and AMD's MFMA matrix cores (`*_tensor_*` columns: the matrix peak per input type;
 `fp64_tensor`/`fp32_tensor` are the FP64/FP32 matrix peaks, AMD CDNA2+ and NVIDIA's DMMA). An AMD
@@ -48,7 +56,8 @@ PCIE_LANE_BW = {1: 0.25e9, 2: 0.5e9, 3: 0.985e9, 4: 1.969e9, 5: 3.938e9, 6: 7.87
 # nvidia-smi's memory clock): the datasheet bandwidth is then left as it is.
 _MEM_CLOCK_TOLERANCE = 1.05
 _TEXT_COLUMNS = {"arch": "arch", "compute_capability": "compute_capability", "source": "source",
-                 "notes": "notes", "confidence": "confidence", "link_source": "link_source", "label": "label", "product": "product"}
+                 "notes": "notes", "confidence": "confidence", "link_source": "link_source", "label": "label", "product": "product",
+                 "base_clock_source": "base_clock_source", "mem_clock_source": "mem_clock_source"}
 
 PRECISIONS = {
     "fp64": "fp64", "fp32": "fp32", "fp16": "fp16",
@@ -79,6 +88,10 @@ class GpuSpec:
     boost_clock_mhz: float | None = None
     base_clock_mhz: float | None = None
     mem_clock_mhz: float | None = None   # the memory clock `dram_bw` is quoted at (nvidia-smi's max)
+    # Where each clock comes from (a datasheet, NVIDIA's product page, the TechPowerUp entry):
+    # the table gives no base or memory clock without one (`tests/test_gpu_clock_sources.py`).
+    base_clock_source: str = ""
+    mem_clock_source: str = ""
     fp64: float | None = None
     fp32: float | None = None
     fp16: float | None = None
