@@ -112,8 +112,8 @@ def test_repeated_jobs_of_one_run_are_not_summed():
     assert out["time_source"][0] == "nvprof summary (1 of 2 files)"
     assert share.uncategorized_share(derive(t))["share"].to_list() == [0.5]
     top = share.top_kernels(derive(t), top_n=1)
-    assert top.to_dicts() == [{"run": "r", "short_name": "mystery", "category": "other", "count": 10,
-                               "time_ns": 50.0, "share": 0.5}]
+    assert top.to_dicts() == [{"run": "r", "short_name": "mystery", "category": "other", "category_label": "other",
+                               "count": 10, "time_ns": 50.0, "share": 0.5}]
 
 
 # -- the 2019 course sweeps ------------------------------------------------------------------

@@ -76,3 +76,92 @@ def test_v100_vgg11_winograd_sgemms_are_convolution_and_the_fully_connected_gemm
     # ncu's log of the same run lists its kernels in launch order: the same GEMMs are convolution.
     ncu = ingest([folder / "ncu-log-vgg11.txt"]).tables["kernels"]
     assert ncu.filter((pl.col("category") == "conv") & (pl.col("category_by_name") == "gemm")).height == 21
+
+
+# -- both readings where categories are shown: "conv (via GEMM)" ----------------------------------
+
+def test_v100_vgg11_shows_its_winograd_gemms_as_conv_via_gemm_counted_once():
+    """The category share counts each GEMM once, in the category of what launched it; the kernel
+    tables label those GEMMs "conv (via GEMM)", and the fully connected layers' stay "gemm"."""
+    from roofreport.analysis import share
+    from roofreport.model import derive
+    from roofreport.pipeline.ingest import ingest
+    folder = corpus_path("course", "Anoushka21-Cloud-and-MachineLearning", "proj1", "v100", "vgg11")
+    model = derive(ingest([folder / "tmp_nsys_gputrace.csv"]).tables)
+    shares = share.kernel_share(model)
+    assert shares["share"].sum() == pytest.approx(1.0)                      # nothing counted twice
+    by_category = dict(shares.select("category", "share").iter_rows())
+    assert by_category["gemm"] <= 0.15 and "conv (via GEMM)" not in by_category
+    context = share.by_launch_context(model)
+    assert context.height == 1
+    via = context.row(0, named=True)
+    assert (via["category"], via["category_by_name"], via["label"], via["named"]) == ("conv", "gemm", "conv (via GEMM)", "GEMM")
+    assert via["time_ns"] == pytest.approx(16.28e6, rel=0.01)
+    assert via["share"] < by_category["conv"]                                # a part of conv, not beside it
+    kernels = share.per_kernel(model)
+    labels = dict(kernels.group_by("category_label").agg(pl.col("time_ns").sum()).iter_rows())
+    assert labels["conv (via GEMM)"] == pytest.approx(via["time_ns"])
+    assert labels["gemm"] == pytest.approx(2.49e6, rel=0.02)                # fc6-fc8, forward and backward
+    assert kernels.filter(pl.col("category_label") == "conv (via GEMM)")["category"].unique().to_list() == ["conv"]
+    top = share.top_kernels(model, top_n=5)
+    assert "category_label" in top.columns and "conv (via GEMM)" in top["category_label"].to_list()
+
+
+def test_the_share_section_says_both_readings():
+    from roofreport.report.naming import RunNames
+    from roofreport.report.sections.share import _category, _context_note
+
+    rows = pl.DataFrame({"run": ["r"], "category": ["conv"], "category_by_name": ["gemm"], "label": ["conv (via GEMM)"],
+                         "named": ["GEMM"], "count": [21], "time_ns": [16.28e6], "share": [0.36]})
+    runs = pl.DataFrame({"run": ["r"]})
+    (paragraph,) = _context_note(rows, ["r"], RunNames(runs))
+    text = "".join(span.text for span in paragraph.spans)
+    assert text.startswith("GEMM kernels launched for conv") and "\"conv (via GEMM)\"" in text and "36" in text
+    assert _context_note(rows.clear(), ["r"], RunNames(runs)) == []
+    assert _category({"category": "conv", "category_label": "conv (via GEMM)"}) == "conv (via GEMM)"
+    assert _category({"category": "gemm", "category_label": None}) == "gemm"
+
+
+# -- Kineto: the operators a kernel was launched under -------------------------------------------
+
+def test_kineto_kernels_carry_the_operators_open_around_their_launch_and_gemms_follow_them():
+    """torch.profiler's resnet18 on an H100: cuDNN's split-K reduction (a GEMM by its name) is
+    launched under ConvolutionBackward0/aten::convolution_backward, so it is conv; the fc layer's
+    cuBLAS GEMMs, under aten::linear/aten::addmm and AddmmBackward0/aten::mm, stay gemm."""
+    from roofreport.pipeline.ingest import ingest
+    path = corpus_path("kineto", "h100-resnet18", "kineto_resnet18_b32.json")
+    kernels = ingest([path]).tables["kernels"]
+    assert kernels["operator"].null_count() == 0          # every kernel was launched under an operator
+    gemms = kernels.filter(pl.col("category_by_name") == "gemm")
+    assert gemms["category_source"].unique().to_list() == [categories.BY_OPERATOR]
+    conv = gemms.filter(pl.col("category") == "conv")
+    assert conv.height == 4 and conv["name"].str.contains("cutlass__5x_cudnn").all()
+    assert conv["operator"].str.ends_with("ConvolutionBackward0/aten::convolution_backward").all()
+    fc = gemms.filter(pl.col("category") == "gemm")
+    assert fc.height == 10
+    assert set(fc["operator"].to_list()) == {"aten::linear/aten::addmm",
+                                             "autograd::engine::evaluate_function: AddmmBackward0/AddmmBackward0/aten::mm"}
+    # a convolution's own kernel keeps its name's reading, whatever the operator
+    named_conv = kernels.filter(pl.col("category_by_name") == "conv")
+    assert named_conv.height and (named_conv["category"] == "conv").all()
+    assert named_conv["operator"].str.contains("aten::cudnn_convolution|ConvolutionBackward0").all()
+
+
+@pytest.mark.parametrize(("operator", "category"), [
+    ("aten::conv2d/aten::convolution/aten::_convolution/aten::cudnn_convolution", "conv"),
+    ("autograd::engine::evaluate_function: ConvolutionBackward0/ConvolutionBackward0/aten::convolution_backward", "conv"),
+    # SDPA's math path runs its products as bmm: attention, the layer they serve
+    ("aten::scaled_dot_product_attention/aten::_scaled_dot_product_attention_math/aten::matmul/aten::bmm", "attention"),
+    ("autograd::engine::evaluate_function: ScaledDotProductEfficientAttentionBackward0/"
+     "aten::_scaled_dot_product_efficient_attention_backward", "attention"),
+    ("aten::linear/aten::addmm", "gemm"),
+    ("autograd::engine::evaluate_function: MmBackward0/MmBackward0/aten::mm", "gemm"),
+    ("aten::matmul/aten::bmm", "gemm"),
+    ("aten::copy_", "gemm"),                                  # no layer named: the name's reading
+])
+def test_a_gemm_takes_the_category_of_the_widest_layer_its_operators_name(operator, category):
+    rows = [{"run": "r", "source_file": "trace.json", "source_line": 1, "launch_id": 1, "name": SGEMM, "kind": "launch",
+             "count": 1, "duration_ns": 1000.0, "stream": 7, "operator": operator}]
+    out = enrich_kernels(schema.conform("kernels", pl.DataFrame(rows)), schema.empty("metrics"))
+    assert out["category"].to_list() == [category]
+    assert out["category_source"].to_list() == [categories.BY_NAME if operator == "aten::copy_" else categories.BY_OPERATOR]

@@ -112,6 +112,7 @@ class Analysis:
     chart_ceilings: dict             # roofline.gpu_chart_ceilings: gpu_model -> the roofs its chart draws
     off_chart: pl.DataFrame          # roofline.off_chart: uncounted tensor kernels, listed beside the chart
     share: pl.DataFrame              # share.kernel_share (the steady state: setup copies apart)
+    context: pl.DataFrame            # share.by_launch_context: time a category holds that names read otherwise
     leaders: pl.DataFrame            # share.leading_categories: each run's largest kernel category
     top: pl.DataFrame                # share.top_kernels
     top_rest: pl.DataFrame           # share.top_kernels_rest: the kernels each run's top leaves out
@@ -218,6 +219,7 @@ def analyze(dataset: Source, settings: AnalysisSettings | None = None,
         chart_ceilings=roofline.gpu_chart_ceilings(run_roofline, tables["kernels"], db, runs),
         off_chart=roofline.off_chart(kernel_points, runs),
         share=kernel_share, leaders=share.leading_categories(kernel_share),
+        context=share.by_launch_context(model, view),
         top=share.top_kernels(model, top_n=settings.top, view=view),
         top_rest=share.top_kernels_rest(model, top_n=settings.top, view=view),
         top_print=share.top_kernels(model, top_n=min(settings.top, settings.top_print), view=view),

@@ -71,25 +71,69 @@ def leading_categories(share: pl.DataFrame) -> pl.DataFrame:
     return out.select([pl.col(c).cast(t) for c, t in LEADER_COLUMNS.items()]).sort("run")
 
 
+def category_label(category: pl.Expr | str = "category", by_name: pl.Expr | str = "category_by_name") -> pl.Expr:
+    """A kernel's category as the tables show it: both readings where what launched it and its
+    name disagree ("conv (via GEMM)": a Winograd convolution's GEMM, counted once, as conv),
+    else its category."""
+    category = pl.col(category) if isinstance(category, str) else category
+    by_name = pl.col(by_name) if isinstance(by_name, str) else by_name
+    differs = by_name.is_not_null() & category.is_not_null() & (by_name != category)
+    return pl.when(differs).then(pl.format("{} (via {})", category, _named(by_name))).otherwise(category)
+
+
+def _named(category: pl.Expr) -> pl.Expr:
+    return pl.when(category.is_in(list(_UPPER))).then(category.str.to_uppercase()).otherwise(category)
+
+
+_UPPER = ("gemm", "fft")   # kernel families named in capitals
+
+
+def by_launch_context(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
+    """run, category, category_by_name, label, named, count, time_ns, share: per run, the time its
+    categories hold that the name rule alone reads otherwise (GEMMs that serve convolutions:
+    `enrich.categories.by_launch_context`). That time is in `kernel_share`'s `category` once;
+    here it is shown apart, so both readings can be said ("conv (via GEMM)")."""
+    rows = _rows(model, view)
+    if "category_by_name" not in rows.columns:
+        return pl.DataFrame(schema=_CONTEXT_COLUMNS)
+    rows = rows.filter(pl.col("category_by_name").is_not_null() & (pl.col("category_by_name") != pl.col("category")))
+    out = rows.group_by("run", "category", "category_by_name").agg(
+        pl.col("count").sum(), pl.col("time_ns").sum(), pl.col("run_total_ns").first())
+    out = _with_share(out).with_columns(category_label().alias("label"), _named(pl.col("category_by_name")).alias("named"))
+    return out.select(list(_CONTEXT_COLUMNS)).cast(_CONTEXT_COLUMNS).sort(  # type: ignore[arg-type]
+        ["run", "time_ns"], descending=[False, True])
+
+
+_CONTEXT_COLUMNS = {"run": pl.String, "category": pl.String, "category_by_name": pl.String, "label": pl.String,
+                    "named": pl.String, "count": pl.Int64, "time_ns": pl.Float64, "share": pl.Float64}
+
+
 def top_kernels(model: Model, top_n: int = 10, view: View = EVERYTHING) -> pl.DataFrame:
-    """run, short_name, category, count, time_ns, share: the `top_n` kernels with most time per run."""
+    """run, short_name, category, category_label, count, time_ns, share: the `top_n` kernels with
+    most time per run."""
     return per_kernel(model, view).group_by("run", maintain_order=True).head(top_n).select(
-        "run", "short_name", "category", "count", "time_ns", "share")
+        "run", "short_name", "category", "category_label", "count", "time_ns", "share")
 
 
 def per_kernel(model: Model, view: View = EVERYTHING) -> pl.DataFrame:
-    """run, short_name, category, count, time_ns, share, run_total_ns, min_ns, median_ns,
-    max_ns: every kernel (by its name: `_kernel_key`; labelled by its short name) of every run,
-    largest first. The launch statistics,
+    """run, short_name, category, category_label, count, time_ns, share, run_total_ns, min_ns,
+    median_ns, max_ns: every kernel (by its name: `_kernel_key`; labelled by its short name) of
+    every run, largest first; `category_label` gives both readings where what launched the
+    kernel and its name disagree ("conv (via GEMM)"; `category_label`). The launch statistics,
     as `nsys stats` prints them, come from the launches themselves (a trace's or ncu's rows, one
     launch each) or from what a summary printed per row (`kernels.min_ns`...: nsys kern sum,
     nvprof's Min/Max without a median); `_launch_statistics` says how they combine."""
     rows = _rows(model, view).with_columns(pl.coalesce("short_name", "name").alias("short_name"),
                                            _kernel_key().alias("__kernel"))
+    if "category_by_name" not in rows.columns:
+        rows = rows.with_columns(pl.col("category").alias("category_by_name"))
+    # (one kernel can be launched both ways: a GEMM serving a convolution and a fully connected
+    # layer; its row is then read as the context read most of its time)
     out = rows.group_by("run", "__kernel").agg(
-        pl.col("short_name").first(), pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum(),
+        pl.col("short_name").first(), pl.col("category").sort_by("time_ns", descending=True).first(),
+        pl.col("category_by_name").first(), pl.col("count").sum(), pl.col("time_ns").sum(),
         pl.col("run_total_ns").first(), *_launch_statistics())
-    out = _with_share(_distinct_labels(out)).drop("__kernel")
+    out = _with_share(_distinct_labels(out)).drop("__kernel").with_columns(category_label().alias("category_label"))
     return out.sort(["run", "time_ns", "short_name"], descending=[False, True, False], nulls_last=True)
 
 

@@ -119,9 +119,10 @@ def only_copies(names: pl.Series) -> bool:
 # A name says what a kernel computes, not which layer it served: cuDNN's Winograd and FFT
 # convolutions transform their inputs, run a plain GEMM (`volta_sgemm_64x64_nn`, `cgemm`), and
 # transform the result back. Those GEMMs are convolution time. So, best evidence first:
-# 1. the operator that launched the kernel, where its region names one (PyTorch's aten
-#    operators as NVTX ranges or annotations: `aten::cudnn_convolution` -> conv,
-#    `aten::addmm` -> gemm);
+# 1. the operators that launched the kernel, where its region or its operator path names them
+#    (PyTorch's aten operators as NVTX ranges or annotations, a Kineto trace's cpu_op ancestry:
+#    `aten::cudnn_convolution` -> conv, `aten::scaled_dot_product_attention` -> attention,
+#    `aten::addmm` -> gemm; the widest layer wins: a GEMM under a convolution is conv);
 # 2. in a trace (launches in order), a GEMM whose nearest launches before and after on its
 #    stream, GEMMs aside, are one convolution's input and output transforms;
 # 3. the name (summaries: no order, no operator).
@@ -133,9 +134,18 @@ CONV, GEMM = "conv", "gemm"
 # the output transform (Winograd output; FFT c2r) after.
 _INPUT_TRANSFORM = r"(?i)winograd\w*(?:Data|Filter|Delta)|fft\w*r2c"
 _OUTPUT_TRANSFORM = r"(?i)winograd\w*Output|fft\w*c2r"
-# Operators (aten names, in NVTX ranges or annotations) that launch convolutions / plain GEMMs.
-_CONV_OPERATOR = r"(?i)aten::(?:_?convolution|conv\w*|cudnn_convolution\w*|mkldnn_convolution\w*)|cudnn_convolution"
-_GEMM_OPERATOR = r"aten::(?:linear|addmm|mm|bmm|baddbmm|matmul|addbmm)\b"
+# Operators that launch convolutions, attention, plain GEMMs: aten names (in NVTX ranges,
+# annotations, a Kineto trace's cpu_op path) and the autograd nodes of their backward passes.
+_CONV_OPERATOR = (r"(?i)aten::(?:_?convolution|conv\w*|cudnn_convolution\w*|mkldnn_convolution\w*)|cudnn_convolution"
+                  r"|\b(?:Cudnn)?Convolution\w*Backward\d*\b")
+_ATTENTION_OPERATOR = (r"(?i)aten::\w*(?:attention|_attn)\w*|\b\w*Attention\w*Backward\d*\b"
+                       r"|\bflash_attn\w*")
+_GEMM_OPERATOR = (r"aten::(?:linear|addmm|mm|bmm|baddbmm|matmul|addbmm|_addmm_activation)\b"
+                  r"|\b(?:Mm|Addmm|Bmm|Baddbmm|Linear|Matmul)Backward\d*\b")
+# The layer an operator path serves, widest first: a GEMM launched anywhere under a convolution
+# serves it (cuDNN's Winograd and FFT paths, im2col + GEMM); under attention, attention (SDPA's
+# math path runs bmm); else under a matrix product, gemm.
+_OPERATOR_READINGS = ((CONV, _CONV_OPERATOR), ("attention", _ATTENTION_OPERATOR), (GEMM, _GEMM_OPERATOR))
 
 
 def by_launch_context(kernels: pl.DataFrame, activities: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -187,16 +197,18 @@ def _by_neighbourhood(kernels: pl.DataFrame, activities: pl.DataFrame | None) ->
 
 
 def _by_operator(kernels: pl.DataFrame) -> pl.DataFrame:
-    """A GEMM whose region names the operator that launched it takes that operator's category:
-    the innermost (last) operator of the region path that launches convolutions or GEMMs."""
-    region = pl.col("region").fill_null("")
-    if not kernels.select(region.str.contains("aten::|cudnn_convolution").any()).item():
+    """A GEMM whose launch context names the operators that launched it takes the category of
+    the layer they serve (`_OPERATOR_READINGS`): its region path (NVTX ranges, annotations) and
+    its `operator` path (a Kineto trace's cpu_op ancestry: aten::conv2d/aten::convolution/
+    aten::_convolution/aten::cudnn_convolution) read together."""
+    paths = [pl.col(c).fill_null("") for c in ("region", "operator") if c in kernels.columns]
+    text = pl.concat_str(paths, separator="/")
+    if not kernels.select(text.str.contains(r"aten::|cudnn_convolution|Backward\d|flash_attn").any()).item():
         return kernels
-    element = pl.element()
-    kinds = region.str.split("/").list.eval(
-        pl.when(element.str.contains(_CONV_OPERATOR)).then(pl.lit(CONV))
-        .when(element.str.contains(_GEMM_OPERATOR)).then(pl.lit(GEMM)).drop_nulls())
-    reading = pl.when(pl.col("category_by_name") == GEMM).then(kinds.list.last())
+    serves = pl.lit(None, pl.String)
+    for category, pattern in reversed(_OPERATOR_READINGS):
+        serves = pl.when(text.str.contains(pattern)).then(pl.lit(category)).otherwise(serves)
+    reading = pl.when(pl.col("category_by_name") == GEMM).then(serves)
     return kernels.with_columns(pl.coalesce(reading, pl.col("category")).alias("category"),
                                 pl.when(reading.is_not_null()).then(pl.lit(BY_OPERATOR))
                                 .otherwise(pl.col("category_source")).alias("category_source"))

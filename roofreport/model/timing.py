@@ -53,7 +53,11 @@ MIN_MATCHED = 0.9  # share of ncu launches a trace must match to give their time
 
 TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "name": pl.String,
                 "short_name": pl.String,
-                "category": pl.String, "region": pl.String, "count": pl.Int64, "time_ns": pl.Float64,
+                "category": pl.String,
+                # the name rule's reading where what launched the kernel says otherwise (a Winograd
+                # convolution's GEMM: category conv, category_by_name gemm: "conv (via GEMM)")
+                "category_by_name": pl.String,
+                "region": pl.String, "count": pl.Int64, "time_ns": pl.Float64,
                 # a summary row's per-launch statistics as its log printed them (`kernels`)
                 "min_ns": pl.Float64, "median_ns": pl.Float64, "max_ns": pl.Float64,
                 "tensor_active": pl.Boolean, "grid": pl.String, "block": pl.String, "device": pl.String,
@@ -92,7 +96,7 @@ def candidate_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         # rows, kind "view", are kept but never timed: `families/pytorch/table.py`)
         timed = kernels.filter(pl.col("duration_ns").is_not_null() & pl.col("kind").ne_missing(VIEW)).select(
             "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name", "category",
-            "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"),
+            pl.coalesce("category_by_name", "category").alias("category_by_name"), "region", pl.col("count").fill_null(1), pl.col("duration_ns").alias("time_ns"),
             "min_ns", "median_ns", "max_ns", "tensor_active", "grid", "block", "device", "kind").join(fam, on="source_file", how="left")
         parts.append(timed.select(pl.exclude("kind", "family"), _rank(pl.col("family"), pl.col("kind")).alias("source_rank")))
     parts.append(_activity_kernels(tables, kernels))
@@ -126,7 +130,7 @@ def _activity_kernels(tables: dict[str, pl.DataFrame], kernels: pl.DataFrame | N
     acts = with_short_names(acts)
     return acts.select(
         "run", "source_file", pl.col("source_line").alias("order"), "name", "short_name",
-        categorize(acts["name"]).alias("category"),
+        categorize(acts["name"]).alias("category"), categorize(acts["name"]).alias("category_by_name"),
         phase_of(acts["name"]).alias("region"), pl.lit(1, pl.Int64).alias("count"),
         pl.col("duration_ns").alias("time_ns"), *_NO_STATISTICS,
         names_look_tensor(pl.col("name")).alias("tensor_active"),
@@ -207,7 +211,7 @@ def transfer_rows(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.D
     moves = moves.join(files, on=["run", "source_file"])
     return moves.select(
         "run", "source_file", pl.col("source_line").alias("order"), "name", pl.col("name").alias("short_name"),
-        pl.col("kind").alias("category"),
+        pl.col("kind").alias("category"), pl.col("kind").alias("category_by_name"),
         pl.lit(None, pl.String).alias("region"), pl.lit(1, pl.Int64).alias("count"),
         pl.col("duration_ns").alias("time_ns"), *_NO_STATISTICS, pl.lit(False).alias("tensor_active"),
         pl.lit(None, pl.String).alias("grid"), pl.lit(None, pl.String).alias("block"), "device", "source_rank")

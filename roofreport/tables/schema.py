@@ -31,6 +31,8 @@ KERNELS = {
     "category_by_name": Str,   # the name rule's reading (gemm for a Winograd convolution's GEMM)
     "category_source": Str,    # what decided `category`: "name", "launch neighbourhood", "operator"
     "region": Str,             # NVTX path / profiler range / phase when known
+    "operator": Str,           # the operators open around its launch, outermost first (a Kineto
+                               # trace's cpu_op path: aten::conv2d/aten::convolution/...); null: not logged
     "kind": Str,               # "launch" or "summary"; "view": a PyTorch table view that gives no totals
     "count": I64,              # launches the row stands for
     "duration_ns": F64,        # total for the row
@@ -372,7 +374,7 @@ PARSED_TABLES = ("kernels", "metrics", "activities", "api_calls", "samples", "re
 # The version of these tables' layout. Raise it when a column is added, removed, retyped or
 # changes meaning: an incremental dataset written under another version is read again in full
 # (`pipeline/store.py`), and so is one whose `fingerprint()` differs, should a change forget it.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 
 def fingerprint() -> str:

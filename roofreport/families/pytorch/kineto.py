@@ -18,7 +18,9 @@ What each kind of event becomes (`decode.CATEGORIES` names the categories):
     with its count and total wall time (there are tens of thousands of calls);
   - "module": `nn.Module: Name_i` python_function events (`with_stack`/`with_modules`), one row
     per distinct module path, like operators.
-* a kernel's `region` is the annotation it was launched in (see `ranges`).
+* a kernel's `region` is the annotation it was launched in, its `operator` the path of the
+  `cpu_op` events open around its launch (`aten::conv2d/aten::convolution/.../aten::cudnn_convolution`;
+  see `ranges`): what `enrich.categories` reads a GEMM's category from.
 
 Times: `ts` and `dur` are microseconds, often with three decimals; they become whole
 nanoseconds, `start_ns` counted from the trace's first kept event. `source_line` is the
@@ -104,18 +106,19 @@ def _fill(events: pl.DataFrame, launches: pl.DataFrame, devices: dict[int, str],
     calls = events.filter(kind.is_in(["runtime", "driver"]))
     is_step = kind.is_in(["annotation", "cpu_op"]) & pl.col("name").str.contains(STEP_NAME)
     annotations = _with_paths(events.filter((kind == "annotation") & ~is_step))
+    operators = _with_paths(events.filter((kind == "cpu_op") & ~is_step))
     if gpu.height:
         gpu = gpu.join(launches, on="source_line", how="left", maintain_order="left") if launches.width > 1 else gpu
-        _gpu_tables(gpu, devices, calls, annotations, result)
+        _gpu_tables(gpu, devices, calls, annotations, operators, result)
     if calls.height:
         result.add("api_calls", calls.select(
             "source_line", pl.lit("trace").alias("kind"), "name", pl.lit(1).alias("calls"),
             pl.col("duration_ns").alias("total_ns"), pl.col("start_ns").cast(pl.Float64)))
-    _regions(events, is_step, annotations, counted, result)
+    _regions(events, is_step, annotations, operators, counted, result)
 
 
 def _gpu_tables(gpu: pl.DataFrame, devices: dict[int, str], calls: pl.DataFrame,
-                annotations: pl.DataFrame, result: ParseResult) -> None:
+                annotations: pl.DataFrame, operators: pl.DataFrame, result: ParseResult) -> None:
     for column in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"):
         if column not in gpu.columns:   # (a trace without kernels)
             gpu = gpu.with_columns(pl.lit(None, pl.Int64).alias(column))
@@ -132,9 +135,11 @@ def _gpu_tables(gpu: pl.DataFrame, devices: dict[int, str], calls: pl.DataFrame,
         return
     # (`kernels` has no start or correlation id: its rows join `activities` on source_line.)
     region = launch_regions(kernels, calls, annotations)
-    result.add("kernels", kernels.with_columns(region=region).select(
+    # the aten operators (and autograd nodes) open around the launching call, outermost first
+    operator = launch_regions(kernels, calls, operators) if operators.height else None
+    result.add("kernels", kernels.with_columns(region=region, operator=operator).select(
         *common, pl.col("source_line").alias("launch_id"), pl.lit("launch").alias("kind"),
-        pl.lit(1).alias("count"), "region", rank))
+        pl.lit(1).alias("count"), "region", "operator", rank))
     _launch_metrics(kernels, result)
 
 
@@ -183,12 +188,11 @@ def _with_paths(ranges: pl.DataFrame) -> pl.DataFrame:
         path=pl.lit(None, pl.String))
 
 
-def _regions(events: pl.DataFrame, is_step: pl.Expr, annotations: pl.DataFrame, counted: pl.DataFrame,
-             result: ParseResult) -> None:
+def _regions(events: pl.DataFrame, is_step: pl.Expr, annotations: pl.DataFrame, operators: pl.DataFrame,
+             counted: pl.DataFrame, result: ParseResult) -> None:
     kind = pl.col("kind")
     steps = events.filter(is_step).with_columns(path=pl.col("name"))
     gpu_ranges = _with_paths(events.filter(kind == "gpu_annotation"))
-    operators = _with_paths(events.filter((kind == "cpu_op") & ~is_step))
     if counted.height and operators.height:   # (the FLOPs of each counted call)
         operators = operators.join(counted, on="source_line", how="left", maintain_order="left")
     modules = _with_paths(events.filter((kind == "python") & pl.col("name").str.starts_with(MODULE_PREFIX))

@@ -69,6 +69,7 @@ def share_section(an, top_n: int, names: RunNames | None = None) -> Section:
         "is cuFFT; communication is NCCL; softmax/loss is the classifier's last layer; memcpy/memset are "
         "host-device transfers, counted when the log lists them. \"uncategorized\" is what no rule matched."))
     section.blocks += _setup_note(an.runs, an.reasons, copies_only, names)
+    section.blocks += _context_note(an.context, runs, names)
     section.blocks += _bar_charts(share, runs, cats, names)
     tables = top_tables(an.top, an.top_rest, runs, top_n, names)
     printed = min(top_n, an.settings.top_print)
@@ -98,6 +99,24 @@ def _setup_note(runs: pl.DataFrame, reasons: pl.DataFrame, copies_only: list[str
                           "are" if len(copies_only) > 1 else "is"))] + spans_list(
             [names.label(run) for run in copies_only], 4) + [Span(".")]
     return [Paragraph(said)] if said else []
+
+
+def _context_note(context: pl.DataFrame, runs: list[str], names: RunNames) -> list:
+    """Both readings where what launched kernels and their names disagree (`analysis.share.
+    by_launch_context`): the time is counted once, in the launching operator's category."""
+    mine = context.filter(pl.col("run").is_in(runs)) if context.height else context
+    if not mine.height:
+        return []
+    spans = []
+    for label in dict.fromkeys(mine["label"].to_list()):
+        rows = mine.filter(pl.col("label") == label)
+        first = rows.row(0, named=True)
+        spans.append(Span(
+            f"{first['named']} kernels launched for {first['category']} (by their operator, or between one "
+            f"convolution's transform kernels) count as {first['category']}, once; the tables show them as \"{label}\": "
+            f"{fmt.value_range(rows['share'].to_list(), fmt.share)} of the GPU time of "
+            f"{rows.height} run{'s' if rows.height > 1 else ''}. "))
+    return [Paragraph(spans)]
 
 
 def _bar_charts(share: pl.DataFrame, runs: list[str], cats: list[str], names: RunNames) -> list:
@@ -210,7 +229,7 @@ def _print_tables(group, top: pl.DataFrame, rest_by_run: dict) -> list:
         if len(group.columns) > 1:
             rows.append([cell(heading, css="folder", span=3)])
         mine = top.filter(pl.col("run") == run).sort("share", descending=True, nulls_last=True)
-        rows += [[name_cell(r["short_name"], KERNEL_NAME_CHARS), r.get("category") or "–",
+        rows += [[name_cell(r["short_name"], KERNEL_NAME_CHARS), _category(r),
                   cell(fmt.share(r["share"]), css="num")] for r in mine.iter_rows(named=True)]
         rows += _rest_and_total(rest_by_run.get(run))
     cols = [Column("Kernel", width="70%"), Column("Category", width="14%"), Column("Share", numeric=True, width="16%")]
@@ -273,7 +292,7 @@ def _one_kernel_table(alone: list[str], top: pl.DataFrame, rest_by_run: dict, na
     table per run of one kernel, its rest ("none") and its total."""
     kernel = {r["run"]: r for r in top.filter(pl.col("run").is_in(alone)).iter_rows(named=True)}
     rows = [[cell(names.label(run)), name_cell(kernel[run]["short_name"], KERNEL_NAME_CHARS),
-             kernel[run].get("category") or "–", cell(fmt.share(kernel[run]["share"]), css="num"),
+             _category(kernel[run]), cell(fmt.share(kernel[run]["share"]), css="num"),
              cell(fmt.duration((rest_by_run.get(run) or {}).get("total_ns")), css="num")] for run in alone]
     cols = [Column("Run", width="34%"), Column("Kernel (the run's only one)", width="38%"),
             Column("Category", width="10%"), Column("Share", numeric=True, width="8%"),
@@ -303,12 +322,12 @@ def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
     runs = [run for run, _ in group.columns]
     mine = top.filter(pl.col("run").is_in(runs))
     shares = {(r["run"], r["short_name"]): r["share"] for r in mine.iter_rows(named=True)}
-    category = {r["short_name"]: r.get("category") for r in mine.iter_rows(named=True)}
+    category = {r["short_name"]: _category(r) for r in mine.iter_rows(named=True)}
     weight: dict[str, float] = {}
     for (_, kernel), value in shares.items():
         weight[kernel] = weight.get(kernel, 0.0) + (value or 0.0)
     kernels = sorted(weight, key=lambda k: (-weight[k], k))
-    rows = [[name_cell(k, KERNEL_NAME_CHARS), category.get(k) or "–"]
+    rows = [[name_cell(k, KERNEL_NAME_CHARS), category.get(k, "–")]
             + [_share_cell(shares.get((run, k)), present=(run, k) in shares) for run in runs] for k in kernels]
     rows.append([cell("other kernels", css="rest"), cell("", css="rest")]
                 + [cell(_rest_text(rest_by_run.get(run)), css="rest num") for run in runs])
@@ -320,6 +339,11 @@ def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
     cols = [Column("Kernel", width=f"{int(100 - 13 - run_width * len(runs))}%"), Column("Category", width="13%")]
     cols += [Column(heading, numeric=True, width=f"{run_width:.1f}%") for _, heading in group.columns]
     return table(cols, rows, caption=group.title, css="kernels", sortable=True)
+
+
+def _category(row: dict) -> str:
+    """A kernel's category as analysis labels it (both readings: "conv (via GEMM)")."""
+    return row.get("category_label") or row.get("category") or "–"
 
 
 def _share_cell(value, present: bool):
