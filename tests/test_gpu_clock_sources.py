@@ -56,7 +56,7 @@ _BUS_WIDTHS = (64, 96, 128, 160, 192, 256, 320, 352, 384, 512, 1024, 2048, 3072,
 
 @pytest.mark.parametrize(("device", "base", "source"), [
     # Kepler .. Blackwell, datacenter and GeForce, and AMD
-    ("Tesla K40m", 745, TPU + "tesla-k40m"),
+    ("Tesla K40m", 745, "NVIDIA Tesla K40 board specification BD-06902-001_v05"),
     ("GeForce GTX TITAN X", 1000, "NVIDIA GeForce GTX TITAN X specifications page"),
     ("GeForce GTX 1080", 1607, "NVIDIA GeForce GTX 1080 specifications page"),
     ("Tesla V100-SXM2-16GB", 1312, "NERSC 'nominal 1312 MHz'"),
