@@ -8,8 +8,9 @@ writes these columns and every analysis reads them:
   architecture-specific rules decided by the family of the GPU each file ran on (the run's GPU,
   as `gpu/resolve.py` found it: `families` maps each file to it);
 * `short_name` (`names.py`) and `category` (`categories.py`), kept when a parser set them; then
-  a GEMM's category by what launched it (`categories.by_launch_context`: its operator, or its
-  place between a convolution's transform kernels in a trace), the name's reading kept in
+  a GEMM's category by what launched it (`categories.by_launch_context`: the operators its region
+  or its `operator` path names, a Kineto trace's cpu_op ancestry, or its place between a
+  convolution's transform kernels in a trace), the name's reading kept in
   `category_by_name` and the deciding evidence in `category_source`;
 * `region`: when the log gave none, the forward/backward/optimizer phase the name tells;
 * `tensor_active`: tensor counters above zero, or (when the log has no tensor counter) a kernel
