@@ -20,6 +20,7 @@ from roofreport.resources import package_data
 
 DB = gpu.load_database()
 TPU = "TechPowerUp GPU Database, https://www.techpowerup.com/gpu-specs/"
+REFERENCE = "reference/gpu_specs.tsv, graded H, citing: "
 
 
 def _rows() -> list[dict]:
@@ -59,10 +60,11 @@ _BUS_WIDTHS = (64, 96, 128, 160, 192, 256, 320, 352, 384, 512, 1024, 2048, 3072,
     ("Tesla K40m", 745, "NVIDIA Tesla K40 board specification BD-06902-001_v05"),
     ("GeForce GTX TITAN X", 1000, "NVIDIA GeForce GTX TITAN X specifications page"),
     ("GeForce GTX 1080", 1607, "NVIDIA GeForce GTX 1080 specifications page"),
-    ("Tesla V100-SXM2-16GB", 1312, "NERSC 'nominal 1312 MHz'"),
-    ("Tesla T4", 585, "NVIDIA T4 datasheet"),
+    # the sourced reference table's graded values keep their citation, said as the reference's
+    ("Tesla V100-SXM2-16GB", 1312, REFERENCE + "NERSC 'nominal 1312 MHz'"),
+    ("Tesla T4", 585, REFERENCE + "NVIDIA T4 datasheet"),
     ("A100-SXM4-40GB", 1095, TPU + "a100-sxm4-40-gb"),
-    ("NVIDIA L4", 795, "NVIDIA L4 Tensor Core GPU datasheet"),
+    ("NVIDIA L4", 795, REFERENCE + "NVIDIA L4 Tensor Core GPU datasheet"),
     ("NVIDIA H100 80GB HBM3", 1590, TPU + "h100-sxm5-80-gb"),
     ("NVIDIA GeForce RTX 5090", 2017, "NVIDIA GeForce RTX 5090 specifications page"),
     ("AMD Instinct MI250X", 1000, TPU + "radeon-instinct-mi250x"),
