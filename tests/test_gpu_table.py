@@ -319,9 +319,9 @@ def test_dram_bandwidth_follows_a_logged_memory_clock_and_only_it():
     # The colab T4 ncu logged its GDDR6 at 4.68 GHz, against the 5000 MHz its 320 GB/s is quoted at.
     t4 = gpu.match("Tesla T4")
     assert t4.at_clock(None, 4.68e9).dram_bw == pytest.approx(320e9 * 4680 / 5000)
-    # No memory clock in the table (no source gives the K80's): nothing to scale against.
-    k80 = gpu.match("Tesla K80")
-    assert k80.mem_clock_mhz is None and k80.at_clock(None, 2.5e9) is k80
+    # No memory clock in the table (no source agrees with the MI300X's 5.3 TB/s): nothing to scale against.
+    mi300x = DB.get("Instinct MI300X")
+    assert mi300x.mem_clock_mhz is None and mi300x.at_clock(None, 2.5e9) is mi300x
 
 
 # -- a user's own values ---------------------------------------------------------------------
