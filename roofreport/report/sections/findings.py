@@ -16,7 +16,7 @@ import polars as pl
 
 from roofreport.analysis import share, sweeps, utilization, variants
 from roofreport.gpu import NOT_NAMED
-from roofreport.model.bound import SHORT_LAUNCH_NS, words as bound_words
+from roofreport.model.bound import SHORT_LAUNCH_NS, thin, words as bound_words
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span, spans_list
 from roofreport.report.naming import RunNames
@@ -169,6 +169,7 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
         spans += _population_spans(group)
         out.append(Paragraph(spans + [Span(".")]))
     unplaced = runs.filter(pl.col("bound").is_null())
+    out += _thin_findings(unplaced.filter(thin()))
     incomplete = _names(unplaced.filter(pl.col("flops_complete") == False))  # noqa: E712
     if incomplete:
         many = len(incomplete) > 1
@@ -181,6 +182,23 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
                                    "roofline (no FLOP counts in their logs, only times): ")]
                              + spans_list(no_counts, 4) + [Span(".")]))
     return out
+
+
+def _thin_findings(runs: pl.DataFrame) -> list[Paragraph]:
+    """The runs whose counters cover under half their kernel time (model/bound.py's coverage
+    floor): no class, and what is counted."""
+    if not runs.height:
+        return []
+    names, many = _names(runs), runs.height > 1
+    covered = fmt.value_range([100 * v for v in runs["bound_coverage"].to_list()], lambda v: f"{v:.0f}%")
+    counted = ""
+    if not many and runs["counted_kernels"][0] and runs["kernel_launches"][0] \
+            and runs["counted_kernels"][0] <= runs["kernel_launches"][0]:
+        counted = f" ({fmt.count(runs['counted_kernels'][0])} of {fmt.count(runs['kernel_launches'][0])} launches)"
+    mine = "their" if many else "its"
+    return [Paragraph([Span("No bound class for ")] + spans_list(names, 4) + [Span(
+        f": the counters cover only {covered} of {mine} kernel time{counted}, too little to tell where most of it "
+        "sits.")])]
 
 
 def _population_spans(group: pl.DataFrame) -> list[Span]:
