@@ -5,8 +5,10 @@ One bullet per experiment and pair: the models with their geometric-mean speedup
 then the reasons the logs give, most telling first: how many GPUs each side's time is summed
 over and what ran between them (collectives and their share), tensor cores, whether the speedup
 stays within the GPUs' peak ratios and, where it exceeds them, the likely cause or the log that
-would tell; the bound class and % of roof where FLOPs were counted; setup left apart; ncu's
-clock-locked replays beside the speedup they change.
+would tell; setup left apart; ncu's clock-locked replays beside the speedup they change. Each
+run's bound is not said here: page 1's bound bullets say it once, with the share of time that
+gave it (`findings.bound_findings`), and the FLOP counts that miss tensor-core work have their
+own bullet (`findings.incomplete_findings`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport.analysis import conclusions as why, reasons, speedup
-from roofreport.model.bound import words as bound_words
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span
 
@@ -61,7 +62,7 @@ def conclusion_text(row: dict, gpus_said: bool = False) -> str:
     bullet before it said on how many GPUs this pair ran (models faster the other way)."""
     parts = [_which(row, explain=not gpus_said)]
     parts += [text for text in (None if gpus_said else _gpus(row), _tensor(row), _peaks(row), _thin(row),
-                                _bound(row), _setup(row), _locked(row)) if text]
+                                _setup(row), _locked(row)) if text]
     return " ".join(parts)
 
 
@@ -238,22 +239,6 @@ def _tensor_peak(row: dict) -> str:
 def _tflops(value: float) -> str:
     tera = value / 1e12
     return f"{tera:.3g} TFLOP/s"
-
-
-def _bound(row: dict) -> str | None:
-    said = []
-    for side in ("faster", "slower"):
-        if row[f"{side}_flops_complete"] is False:
-            said.append(f"the {row[side]}'s FLOP counts miss tensor-core work, so its FLOP/s are lower bounds")
-        elif row[f"{side}_bounds"]:
-            bounds = " or ".join(bound_words(b) for b in row[f"{side}_bounds"].split(", "))
-            said.append(f"the {row[side]}'s runs are {bounds} at "
-                        f"{_range(row[f'{side}_pct_of_roof_min'], row[f'{side}_pct_of_roof_max'], percent=True)} "
-                        "of their roof")
-    if not said:
-        return None
-    text = "; ".join(said)
-    return text[0].upper() + text[1:] + "."
 
 
 def _setup(row: dict) -> str | None:
