@@ -170,17 +170,29 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
         out.append(Paragraph(spans + [Span(".")]))
     unplaced = runs.filter(pl.col("bound").is_null())
     out += _thin_findings(unplaced.filter(thin()))
-    incomplete = _names(unplaced.filter(pl.col("flops_complete") == False))  # noqa: E712
-    if incomplete:
-        many = len(incomplete) > 1
-        out.append(Paragraph([Span("No bound class for ")] + spans_list(incomplete, 4) + [Span(
-            f": {'their FLOP counts are' if many else 'its FLOP count is'} incomplete, so the true "
-            f"point{'s lie' if many else ' lies'} higher than the measured one{'s' if many else ''} (see below).")]))
+    out += _incomplete_bound_findings(unplaced.filter(pl.col("flops_complete") == False))  # noqa: E712
     no_counts = _names(unplaced.filter(pl.col("flops").is_null() & pl.col("kernel_time_ns").is_not_null()))
     if no_counts:
         out.append(Paragraph([Span(f"{len(no_counts)} run{'s' if len(no_counts) > 1 else ''} cannot be placed on a "
                                    "roofline (no FLOP counts in their logs, only times): ")]
                              + spans_list(no_counts, 4) + [Span(".")]))
+    return out
+
+
+def _incomplete_bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
+    """Runs whose FLOPs are incomplete, by the reason their bound note gives: tensor-core work
+    the counters missed (the bullet on it follows: `incomplete_findings`), or a precision never
+    measured (nvprof's `flop_count_dp` alone: no bullet follows, so the reason is said here)."""
+    out = []
+    reasons = runs.with_columns(pl.col("bound_note").fill_null("").str.replace(r"^FLOPs incomplete: ", "").alias("why"))
+    for (why,), group in reasons.group_by(["why"], maintain_order=True):
+        names, many = _names(group), group.height > 1
+        if not why or "tensor-core" in why:
+            text = (f": {'their FLOP counts are' if many else 'its FLOP count is'} incomplete, so the true "
+                    f"point{'s lie' if many else ' lies'} higher than the measured one{'s' if many else ''} (see below).")
+        else:
+            text = f": {why}, so {'their FLOP counts are' if many else 'its FLOP count is'} no count of the work."
+        out.append(Paragraph([Span("No bound class for ")] + spans_list(names, 4) + [Span(text)]))
     return out
 
 
@@ -236,15 +248,19 @@ def cut_short_findings(runs: pl.DataFrame) -> list[Paragraph]:
     counted = short.filter(pl.col("iterations").is_not_null()).height
     if short.height == 1:
         said_so = f" (its log says “{said['cut_short_reason'][0]}”)" if said.height else ""
-        compared = "" if counted else ", and its logs do not count iterations: it is not compared"
+        compared = ("so it is compared with other runs per iteration only" if counted else
+                    "and its logs count no iterations, so it is not compared")
         return [Paragraph.of(f"1 of {runs.height} runs was cut short before the end{said_so}: its totals cover only "
-                             f"the part that ran, so it is compared with other runs per iteration only{compared}.",
-                             level="warning")]
+                             f"the part that ran, {compared}.", level="warning")]
     text = (f"{short.height} of {runs.height} runs were cut short before the end"
-            + (f" (the logs say {causes})" if causes else "") + ": their totals cover only the part that ran. "
-            "They are compared per iteration")
-    text += (f" where their logs count iterations ({counted} of {short.height} do), and not at all otherwise."
-             if counted < short.height else " (their logs count iterations).")
+            + (f" (the logs say {causes})" if causes else "") + ": their totals cover only the part that ran.")
+    if not counted:
+        text += " Their logs count no iterations, so they are not compared."
+    elif counted < short.height:
+        text += (f" They are compared per iteration where their logs count iterations ({counted} of {short.height} "
+                 "do), and not at all otherwise.")
+    else:
+        text += " They are compared per iteration (their logs count iterations)."
     return [Paragraph.of(text, level="warning")]
 
 

@@ -1,0 +1,62 @@
+"""Page-1 sentences a TA found wrong by a rule of the field (issue 31, item 3 of stop 38's
+reading), each on the folder that showed it and on a frame that gives every branch."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import roofreport
+from roofreport.report.sections.findings import cut_short_findings, findings
+from tests.conftest import corpus_path
+
+
+@pytest.fixture(scope="module")
+def pranshu():
+    """pranshu777's K80/P40 nvprof logs: `flop_count_dp` alone, most runs stopped by nvprof's timeout."""
+    return roofreport.analyze(roofreport.read(corpus_path("course", "pranshu777-imagenet")))
+
+
+@pytest.mark.corpus
+def test_runs_that_counted_fp64_flops_only_say_so_and_point_to_no_bullet_that_is_not_there(pranshu):
+    """It read "their FLOP counts are incomplete, so the true points lie higher … (see below)", and no
+    bullet below said why: the bullet below is about tensor-core work, which these logs do not miss."""
+    text = [p.text for p in findings(pranshu, pranshu.files)]
+    (said,) = [p for p in text if p.startswith("No bound class for")]
+    assert said.endswith(": only FP64 FLOPs were counted; FP32 work was not measured, so their FLOP counts are no "
+                         "count of the work."), said
+    assert "(see below)" not in said and not any("tensor-core work" in p for p in text)
+
+
+@pytest.mark.corpus
+def test_runs_cut_short_whose_logs_count_no_iterations_are_said_not_compared_once(pranshu):
+    """It read "They are compared per iteration where their logs count iterations (0 of 23 do), and
+    not at all otherwise"."""
+    text = [p.text for p in findings(pranshu, pranshu.files)]
+    (said,) = [p for p in text if "cut short before the end" in p]
+    assert said.startswith("23 of 24 runs were cut short before the end")
+    assert said.endswith("their totals cover only the part that ran. Their logs count no iterations, so they are "
+                         "not compared."), said
+
+
+def _runs(iterations: list[int | None]) -> pl.DataFrame:
+    return pl.DataFrame({"run": [f"r{i}" for i in range(len(iterations)) ] + ["whole"],
+                         "cut_short": [True] * len(iterations) + [False],
+                         "cut_short_reason": ["nvprof: Execution timeout [out.1 line 3]"] * len(iterations) + [None],
+                         "iterations": iterations + [10]}, schema_overrides={"iterations": pl.Int64})
+
+
+@pytest.mark.parametrize("iterations, ends", [
+    ([None], "its totals cover only the part that ran, and its logs count no iterations, so it is not compared."),
+    ([5], "its totals cover only the part that ran, so it is compared with other runs per iteration only."),
+    ([None, None], "Their logs count no iterations, so they are not compared."),
+    ([5, None], "They are compared per iteration where their logs count iterations (1 of 2 do), and not at all "
+                "otherwise."),
+    ([5, 6], "They are compared per iteration (their logs count iterations)."),
+])
+def test_a_cut_short_sentence_never_says_compared_and_not_compared_at_once(iterations, ends):
+    """The sample's page 1 read "so it is compared with other runs per iteration only, and its logs
+    do not count iterations: it is not compared"."""
+    (said,) = cut_short_findings(_runs(iterations))
+    assert said.text.endswith(ends), said.text
+    assert "nvprof: Execution timeout" in said.text and "[out.1 line 3]" not in said.text
