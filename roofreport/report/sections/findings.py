@@ -112,7 +112,12 @@ def variant_findings(rows: pl.DataFrame | None) -> list[Paragraph]:
     if rows is None or not rows.height:
         return []
     out = []
-    for row in rows.sort("speedup", descending=True).head(MAX_VARIANTS).iter_rows(named=True):
+    ranked = rows.filter(pl.col("fastest").fill_null(False)) if "fastest" in rows.columns else rows.clear()
+    keys = ["gpu", "subject", "variant", "basis"]
+    for _, group in ranked.group_by(keys, maintain_order=True):
+        out.append(_ranking(group.sort("speedup")))
+    rows = rows.join(ranked.select(keys).unique(), on=keys, how="anti")
+    for row in rows.sort("speedup", descending=True).head(max(MAX_VARIANTS - len(out), 0)).iter_rows(named=True):
         pairs = f"{row['pairs']} pair{'s' if row['pairs'] > 1 else ''}" + (
             f" matched on {row['matched_on']}" if row["matched_on"] else "")
         where = f"On the {row['gpu']}" if not row["gpu"].startswith(NOT_NAMED) else f"On a {row['gpu']}"
@@ -125,6 +130,38 @@ def variant_findings(rows: pl.DataFrame | None) -> list[Paragraph]:
                     f"{fmt.ratio(row['speedup'])} ({spread}{pairs})")
         out.append(Paragraph.of(text + f", on {row['basis']}: {_variant_why(row)}"))
     return out
+
+
+def _ranking(group: pl.DataFrame) -> Paragraph:
+    """One sentence for a variant of three or more values: the fastest, and each other value's
+    time against it, nearest first ("q3_3c.o takes 87× its time"), with why where the logs tell."""
+    first = group.row(0, named=True)
+    where = f"On the {first['gpu']}" if not first["gpu"].startswith(NOT_NAMED) else f"On a {first['gpu']}"
+    pairs = set(group["pairs"].to_list())
+    matched = (f"{pairs.pop()} pair{'s' if group['pairs'][0] > 1 else ''} each" if len(pairs) == 1
+               else f"{min(group['pairs'])} to {max(group['pairs'])} pairs")
+    matched += f", matched on {first['matched_on']}" if first["matched_on"] else ""
+    others = []
+    for index, row in enumerate(group.iter_rows(named=True)):
+        why = _work_changed(row)
+        others.append(f"{row['slower']} {fmt.ratio(row['speedup'])}{' its time' if not index else ''}"
+                      + (f" ({why})" if why else ""))
+    kind = "programs" if first["variant"] == "program" else f"values of {first['variant'].replace('_', ' ')}"
+    text = (f"{where}, {first['faster']} is the fastest of {group.height + 1} {kind} for {first['subject']}, on "
+            f"{first['basis']} ({matched}); the others take longer: {fmt.listing(others)}.")
+    if group["flops_ratio"].is_null().all() and group["dram_ratio"].is_null().all():
+        text += " The logs count no FLOPs or bytes to tell why."
+    return Paragraph.of(text)
+
+
+def _work_changed(row: dict) -> str:
+    """"it does 4.0× the FLOPs and moves 2.0× the DRAM bytes", where the work changed."""
+    said = []
+    if row["flops_ratio"] is not None and abs(row["flops_ratio"] - 1) > variants.SAME:
+        said.append(f"does {fmt.ratio(row['flops_ratio'])} the FLOPs")
+    if row["dram_ratio"] is not None and abs(row["dram_ratio"] - 1) > variants.SAME:
+        said.append(f"moves {fmt.ratio(row['dram_ratio'])} the DRAM bytes")
+    return ("it " + " and ".join(said)) if said else ""
 
 
 def _variant_why(row: dict) -> str:
