@@ -422,3 +422,15 @@ def test_a_profile_exported_twice_counts_once_and_its_steps_once():
     torch = runs["nsys/flame_torch_rtxa4500"]
     assert torch["iterations"] == 10 and torch["iterations_source"].startswith("10 instances of 10 step range")
     assert torch["time_per_iteration_ns"] == pytest.approx(torch["kernel_time_ns"] / 10)
+
+
+def test_a_run_whose_counted_kernels_have_no_time_has_no_class(db):
+    """nvprof `--metrics` alone (sample_logs' K80 conv run): FLOPs and bytes per kernel, no time.
+    Right of the ridge in aggregate says nothing of where the time sits (issue 31 item 2), so no
+    class, and the note says why and how far from the ridge the aggregate is."""
+    kernels = [_kernel("r", "sgemm", flops_fp32=40e9, dram_bytes=1e9, flops_complete=True)]
+    run = _totals(_tables(kernels, [{"run": "r", "gpu_model": V100}], {"k.csv": "nvprof"}), db)["r"]
+    assert run["arithmetic_intensity"] == pytest.approx(40.0) and run["ridge_ai"] == pytest.approx(15.7e12 / 900e9)
+    assert run["bound"] is None and run["compute_time_share"] is None
+    assert run["bound_note"] == ("no counted kernel has a time, so where the run's time sits is not known "
+                                 "(intensity 2.3× the ridge point)")

@@ -60,3 +60,28 @@ def test_a_cut_short_sentence_never_says_compared_and_not_compared_at_once(itera
     (said,) = cut_short_findings(_runs(iterations))
     assert said.text.endswith(ends), said.text
     assert "nvprof: Execution timeout" in said.text and "[out.1 line 3]" not in said.text
+
+
+def test_every_run_left_without_a_class_is_said_with_the_models_reason():
+    """A run with FLOPs and no class said nothing on page 1 unless its FLOPs were incomplete: a run
+    on an unidentified GPU (no ridge point) or without timed kernels vanished from the bound bullets."""
+    from roofreport.report.sections.findings import bound_findings
+
+    runs = pl.DataFrame({"run": ["a", "b", "c", "d"], "label": ["a · ?", "b · K80", "c · K80", "d · V100"],
+                         "gpu_label": [None, "K80", "K80", "V100"], "bound": [None, None, None, "compute"],
+                         "bound_note": ["no GPU identified, so no ridge point", "no counted kernel has a time, so "
+                                        "where the run's time sits is not known (intensity 1.4× the ridge point)",
+                                        "no counted kernel has a time, so where the run's time sits is not known "
+                                        "(intensity 0.2× the ridge point)", "90% of the counted time in compute-side "
+                                        "kernels"],
+                         "flops": [1e9, 1e9, 1e9, 1e9], "flops_complete": [True, True, None, True],
+                         "bound_coverage": [None, None, None, 1.0], "compute_time_share": [None, None, None, 0.9],
+                         "kernel_time_ns": [1e6] * 4, "arithmetic_intensity": [1.0, 25.0, 3.0, 40.0],
+                         "ridge_ai": [None, 18.2, 18.2, 17.4], "pct_of_roof": [None, None, None, 60.0]})
+    text = [p.text for p in bound_findings(runs)]
+    assert "No bound class for a · ?: no GPU identified, so no ridge point." in text
+    assert ("No bound class for b · K80: no counted kernel has a time, so where the run's time sits is not known "
+            "(intensity 1.4× the ridge point).") in text
+    assert any(t.startswith("No bound class for c · K80: no counted kernel has a time") for t in text)
+    assert any(t.startswith("On the V100, 1 run is compute-bound (d · V100)") for t in text)
+    assert len(text) == 4

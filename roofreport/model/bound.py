@@ -28,6 +28,8 @@ share of the run's kernel time the classification covers (ncu may profile only s
   the counted split (87 % compute-side of 4 % of the time says nothing of the other 96 %). ncu
   runs with `--launch-skip`/`--launch-count` or `-k` (a window of one step, one kernel) beside
   a trace of the whole run are the common case. `thin_words` says what is counted instead.
+* No class (`UNTIMED`) either when no counted kernel has a time (nvprof `--metrics` alone): the
+  aggregate intensity right or left of the ridge does not say on which side the time sits.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ SHORT_LAUNCH_NS = 20_000.0  # a launch shorter than this is short (launch cost, 
 ONE_WAVE = 1.0             # waves per SM under one: the grid does not fill the GPU once
 COVERAGE_FLOOR = 0.5       # under this share of the run's kernel time classified: too little to classify
 THIN = "too little of the run's kernel time is counted to classify"
+UNTIMED = "no counted kernel has a time, so where the run's time sits is not known"
 
 WORDS = {MEMORY: "memory-bound", COMPUTE: "compute-bound", MIXED: "neither memory- nor compute-bound",
          LATENCY: "latency-bound"}

@@ -373,7 +373,9 @@ def _bound(base: dict, point: dict, spec, precision: str | None,
         return None, f"{missing}, so no ridge point"
     if point["above_roof"]:
         return None, point["note"]
-    if population is not None and population.thin:
+    if population is None or population.compute_share is None:
+        return None, f"{bounds.UNTIMED} (intensity {point['ai_dram'] / point['ridge_ai']:.2g}× the ridge point)"
+    if population.thin:
         return None, bounds.thin_words(population, base["counted_kernels"])
     ai, ridge, pct = point["ai_dram"], point["ridge_ai"], point["pct_of_roof"]
     bound = bounds.classify(ai, ridge, pct, population)

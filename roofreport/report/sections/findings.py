@@ -208,6 +208,12 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
     unplaced = runs.filter(pl.col("bound").is_null())
     out += _thin_findings(unplaced.filter(thin()))
     out += _incomplete_bound_findings(unplaced.filter(pl.col("flops_complete") == False))  # noqa: E712
+    # any other reason the model gives (no time, no ridge point, no bytes), in its own words
+    rest = unplaced.filter(pl.col("flops").is_not_null() & (pl.col("flops_complete") != False).fill_null(True)  # noqa: E712
+                           & ~thin() & ~pl.col("bound_note").fill_null("").str.starts_with("above"))
+    for (note,), group in rest.group_by(["bound_note"], maintain_order=True):
+        if note:
+            out.append(Paragraph([Span("No bound class for ")] + spans_list(_names(group), 4) + [Span(f": {note}.")]))
     no_counts = _names(unplaced.filter(pl.col("flops").is_null() & pl.col("kernel_time_ns").is_not_null()))
     if no_counts:
         out.append(Paragraph([Span(f"{len(no_counts)} run{'s' if len(no_counts) > 1 else ''} cannot be placed on a "
