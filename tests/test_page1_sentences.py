@@ -85,3 +85,22 @@ def test_every_run_left_without_a_class_is_said_with_the_models_reason():
     assert any(t.startswith("No bound class for c · K80: no counted kernel has a time") for t in text)
     assert any(t.startswith("On the V100, 1 run is compute-bound (d · V100)") for t in text)
     assert len(text) == 4
+
+
+def test_the_sample_pair_judges_each_run_at_its_own_precision():
+    """sample_logs' A100/V100 pair read "2 of 2 speedups exceed the A100-SXM4-40GB's peak ratios over
+    the V100-SXM2-16GB (1.2× FP32 compute …)": resnet18 (AMP: FP16 GEMMs with FP32 accumulate,
+    `ampere_fp16_s16816gemm_fp16`) was judged by the A100's TF32 peak (156 TFLOP/s) and named FP32.
+    At its FP16 tensor peak (312 against the V100's 125 TFLOP/s: 2.5×) its 2.1× is within; only
+    vgg11's 4.0× (TF32 tensor cores against FP32) exceeds."""
+    from tests.conftest import SAMPLE_LOGS
+
+    analysis = roofreport.analyze(roofreport.read([SAMPLE_LOGS / "a100", SAMPLE_LOGS / "v100"]))
+    runs = {row["label"]: row for row in analysis.runs.iter_rows(named=True)}
+    assert runs["resnet18 · A100-SXM4-40GB · bs 64"]["peak_flops_per_s"] == 312e12
+    assert runs["resnet18 · V100-SXM2-16GB · bs 64"]["peak_flops_per_s"] == 125e12
+    text = [p.text for p in findings(analysis, analysis.files)]
+    (pair,) = [p for p in text if p.startswith("The A100-SXM4-40GB is faster than the V100-SXM2-16GB")]
+    assert ("1 of 2 speedups exceeds the A100-SXM4-40GB's peak ratios over the V100-SXM2-16GB (1.2× to 2.5× compute "
+            "at each run's precision, 1.7× DRAM bandwidth; up to 4.0×): likely the A100-SXM4-40GB's tensor cores") in pair
+    assert "FP32 compute" not in pair and "-bound" not in pair

@@ -162,9 +162,15 @@ def _peaks(row: dict) -> str | None:
     ratio = row["peak_ratio"]
     if ratio is None:
         return None
-    precision = (row["slower_roof_precision"] or "fp32").upper()
-    ratios = f"{fmt.ratio(row['peak_ratio_compute'])} {precision} compute, {fmt.ratio(row['peak_ratio_dram'])} DRAM " \
-             "bandwidth" + _clocks(row)
+    precision = row["slower_roof_precision"]
+    low, high = row.get("peak_ratio_compute_min"), row.get("peak_ratio_compute_max")
+    if precision is None and low is not None and high is not None and fmt.ratio(low) != fmt.ratio(high):
+        # configurations judged at different precisions (FP32 vgg11, FP16 tensor resnet18): one
+        # precision's name on the median ratio would misname the others
+        compute = f"{fmt.ratio(low)} to {fmt.ratio(high)} compute at each run's precision"
+    else:
+        compute = f"{fmt.ratio(row['peak_ratio_compute'])} {(precision or 'fp32').upper()} compute"
+    ratios = f"{compute}, {fmt.ratio(row['peak_ratio_dram'])} DRAM bandwidth" + _clocks(row)
     whose = f"the {row['faster']}'s peak ratios over the {row['slower']}"
     if row.get("faster_gpus_count") and row.get("slower_gpus_count"):
         whose = (f"the peak ratios of {_n_of(row['faster_gpus_count'], row['faster'])} over "
@@ -172,7 +178,8 @@ def _peaks(row: dict) -> str | None:
     if not row["exceeding"]:
         return f"That is within {whose} ({ratios})."
     many = row["configs"] > 1
-    head = (f"{row['exceeding']} of {row['configs']} speedups exceed" if many else "The speedup exceeds")
+    head = (f"{row['exceeding']} of {row['configs']} speedups exceed{'s' if row['exceeding'] == 1 else ''}"
+            if many else "The speedup exceeds")
     text = f"{head} {whose} ({ratios}" + \
         (f"; up to {fmt.ratio(row['exceeding_max'])})" if many else ")")
     return f"{text}: {_cause(row)}"
