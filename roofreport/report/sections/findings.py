@@ -234,7 +234,7 @@ def _incomplete_bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
             text = (f": {'their FLOP counts are' if many else 'its FLOP count is'} incomplete, so the true "
                     f"point{'s lie' if many else ' lies'} higher than the measured one{'s' if many else ''} (see below).")
         else:
-            text = f": {why}, so {'their FLOP counts are' if many else 'its FLOP count is'} no count of the work."
+            text = f": {why}."
         out.append(Paragraph([Span("No bound class for ")] + spans_list(names, 4) + [Span(text)]))
     return out
 
