@@ -43,6 +43,9 @@ def test_page_one_says_which_gpu_is_faster_by_how_much_and_why(built):
     assert float(found.group(1)) == pytest.approx(_kernel_ns(FOLDERS[0]) / _kernel_ns(FOLDERS[1]), abs=0.05)
     # why: the peak ratios, the DRAM bandwidth ERT measured on the MI300X among them
     assert "peak ratios" in pair and "DRAM bandwidth" in pair
+    # the MFMA roof named as a TA would, not "3.4× TENSOR compute" (stop 38's page 1)
+    assert re.search(r"\(\d\.\d× tensor/matrix-core compute, \d\.\d× DRAM bandwidth\)", pair), pair
+    assert "TENSOR" not in pair
     assert pair in text
     # each GPU's bound, said once, in its own bullet with its share (issue 31 items 2 and 12): the
     # stencil's time sits about half on each side of the ridge (49-51 % in compute-side kernels),

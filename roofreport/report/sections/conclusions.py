@@ -169,7 +169,7 @@ def _peaks(row: dict) -> str | None:
         # precision's name on the median ratio would misname the others
         compute = f"{fmt.ratio(low)} to {fmt.ratio(high)} compute at each run's precision"
     else:
-        compute = f"{fmt.ratio(row['peak_ratio_compute'])} {(precision or 'fp32').upper()} compute"
+        compute = f"{fmt.ratio(row['peak_ratio_compute'])} {_precision_name(precision or 'fp32')} compute"
     ratios = f"{compute}, {fmt.ratio(row['peak_ratio_dram'])} DRAM bandwidth" + _clocks(row)
     whose = f"the {row['faster']}'s peak ratios over the {row['slower']}"
     if row.get("faster_gpus_count") and row.get("slower_gpus_count"):
@@ -183,6 +183,14 @@ def _peaks(row: dict) -> str | None:
     text = f"{head} {whose} ({ratios}" + \
         (f"; up to {fmt.ratio(row['exceeding_max'])})" if many else ")")
     return f"{text}: {_cause(row)}"
+
+
+def _precision_name(precision: str) -> str:
+    """"FP32", "FP16 tensor", and "tensor/matrix-core" for a roof of tensor work whose input type is
+    not named (NVIDIA's tensor cores, AMD's matrix cores): never "TENSOR"."""
+    if precision == "tensor":
+        return "tensor/matrix-core"
+    return _PRECISION.get(precision, precision.upper())
 
 
 def _clocks(row: dict) -> str:
