@@ -175,7 +175,8 @@ def thin() -> pl.Expr:
 
 def classify(ai: float, ridge: float, pct_of_roof: float | None, population: Population | None) -> str:
     """The run's bound class (module docstring), of its aggregate intensity, ridge point and %
-    of roof and its kernel population (None: classified by the aggregate alone)."""
+    of roof and its kernel population (None: by the aggregate alone; the run totals never ask so,
+    they give no class without timed kernels: `UNTIMED`, nor under the coverage floor: `THIN`)."""
     if pct_of_roof is not None and pct_of_roof < LATENCY_PCT:
         return LATENCY
     share = population.compute_share if population is not None else None

@@ -20,7 +20,8 @@
   (or below half of it with short launches); `bound_note` gives the shares and how much of the
   run's kernel time they cover (`compute_time_share`, `bound_coverage`). Null, with
   `bound_note` saying why, when FLOPs are incomplete, no GPU peak is known, a count is missing,
-  or the point lies above a roof (a counting error).
+  the point lies above a roof (a counting error), no counted kernel has a time, or the counted
+  kernels cover under half the run's kernel time (`bound.COVERAGE_FLOOR`).
 * Ceiling: the compute peak of `roof_precision` × (1 + f) / 2 where the counters give the FMA
   share f of its FP instructions (`mix.py`; `ceiling` names it): % of roof, the ridge point
   and the bound are against the ceiling the run's instructions could reach.
