@@ -145,3 +145,25 @@ def test_ceilings_of_a_gpu():
     assert measured["FP32"].value == 1e13 and measured["FP32"].source == "measured (ncu)"
     assert measured["L2"].value == 4e12 and measured["L2"].level == "l2"
     assert measured["FP64"].value == pytest.approx(9.7e12 / 2)     # datasheet at half the boost clock
+
+
+@pytest.mark.parametrize("names, kind", [
+    (["ampere_fp16_s16816gemm_fp16_64x64_ldg8_f2f_stages_64x5_tn"], "tensor_fp16"),     # FP16 in, FP32 accumulate
+    (["sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize64x64x32_stage4_warpsize2x2x1_g1_"
+      "tensor16x8x16_kernel", "ampere_fp16_s16816gemm_fp16_64x64_ldg8_f2f_stages_64x5_tn"], "tensor_fp16"),
+    (["cutlass_tensorop_s16816gemm_f16_256x128_32x3_nn_align8"], "tensor_fp16"),
+    (["cutlass_tensorop_s1688gemm_f16_256x128_32x2_nn_align8"], "tensor_fp16"),         # Turing's FP16 shape
+    (["turing_fp16_s1688gemm_fp16_128x128_ldg8_f2f_tn"], "tensor_fp16"),
+    (["ampere_bf16_s16816gemm_bf16_64x64_ldg8_f2f_stages_64x5_tn"], "tensor_bf16"),
+    (["ampere_s1688gemm_128x128_ldg8_stages_32x3_nn"], "tensor_tf32"),
+    (["void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_32x6_tn_align4>()"], "tensor_tf32"),
+    (["sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16"], "tensor_tf32"),
+])
+def test_the_tensor_peak_follows_the_input_type_the_kernel_name_gives(names, kind):
+    """m16n8k16 ("s16816") is FP16/BF16's MMA shape, never TF32's (m16n8k8): sample_logs' A100
+    resnet18 (AMP, FP16 GEMMs with FP32 accumulate) was judged by the TF32 peak, 156 TFLOP/s, half
+    the FP16 tensor peak its kernels ran against, and its 2.1x over the V100 read as above the
+    peak ratio."""
+    assert roofline._tensor_kind(names) == kind
+    tf32 = pl.DataFrame({"name": names}).select(roofline.tf32_by_name())["name"].any()
+    assert tf32 == (kind == "tensor_tf32")

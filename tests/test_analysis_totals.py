@@ -158,17 +158,39 @@ def test_a_grid_of_less_than_one_wave_far_below_the_roof_is_latency_bound(db, wa
     assert run["pct_of_roof"] == pytest.approx(30.0) and run["bound"] == bound
 
 
-def test_the_bound_says_how_much_of_the_runs_time_the_counters_cover(db):
-    """ncu profiled one kernel of a trace's two: the classification covers its time only."""
+def _one_of_a_trace(other_ns: float) -> dict[str, pl.DataFrame]:
+    """ncu counted one 1 ms GEMM (compute side, at half its roof); the nsys trace of the run
+    times it and one other kernel of `other_ns` that no counter saw."""
     kernels = [_kernel("r", "sgemm", file="n.csv", launch=1, duration_ns=1e6, flops_fp32=15.7e12 / 2 * 1e-3,
                        dram_bytes=15.7e12 / 2 * 1e-3 / 40, flops_complete=True),
                _kernel("r", "sgemm", file="t.json", launch=1, duration_ns=1e6),
-               _kernel("r", "other", file="t.json", launch=2, duration_ns=3e6)]
-    tables = _tables(kernels, [{"run": "r", "gpu_model": V100}], {"n.csv": "ncu", "t.json": "nsys"})
-    run = _totals(tables, db)["r"]
-    assert run["kernel_time_ns"] == 4e6 and run["bound"] == "compute"
-    assert run["bound_coverage"] == pytest.approx(0.25)
-    assert run["bound_note"].endswith("the counters cover 25% of the run's kernel time")
+               _kernel("r", "other", file="t.json", launch=2, duration_ns=other_ns)]
+    return _tables(kernels, [{"run": "r", "gpu_model": V100}], {"n.csv": "ncu", "t.json": "nsys"})
+
+
+def test_the_bound_says_how_much_of_the_runs_time_the_counters_cover(db):
+    """ncu profiled one kernel of a trace's two, 1 ms of 1.6 ms: the class covers its time only."""
+    run = _totals(_one_of_a_trace(0.6e6), db)["r"]
+    assert run["kernel_time_ns"] == 1.6e6 and run["bound"] == "compute"
+    assert run["bound_coverage"] == pytest.approx(1 / 1.6)
+    assert run["bound_note"].endswith("the counters cover 62% of the run's kernel time")
+
+
+@pytest.mark.parametrize("other_ms, bound", [(0.9, "compute"), (1.0, "compute"), (1.1, None), (3.0, None)])
+def test_a_run_whose_counters_cover_under_half_its_time_has_no_class(db, other_ms, bound):
+    """The coverage floor (model/bound.py): under half the run's kernel time counted, the
+    uncounted rest could hold most of the run on either side, so no class is given, and the
+    note names what is counted (its one launch of two, and where that launch's time sits)."""
+    run = _totals(_one_of_a_trace(other_ms * 1e6), db)["r"]
+    coverage = 1 / (1 + other_ms)
+    assert run["bound"] == bound and run["bound_coverage"] == pytest.approx(coverage)
+    assert run["compute_time_share"] == 1.0          # the counted launch's facts stay in the table
+    if bound is None:
+        assert run["bound_note"] == ("too little of the run's kernel time is counted to classify: the counters "
+                                     f"cover {coverage:.0%} of it (1 of 2 launches), 100% of that in compute-side "
+                                     "kernels")
+    else:
+        assert "too little" not in run["bound_note"]
 
 
 def test_a_point_far_below_its_roof_is_latency_bound_and_says_so(db):
@@ -400,3 +422,15 @@ def test_a_profile_exported_twice_counts_once_and_its_steps_once():
     torch = runs["nsys/flame_torch_rtxa4500"]
     assert torch["iterations"] == 10 and torch["iterations_source"].startswith("10 instances of 10 step range")
     assert torch["time_per_iteration_ns"] == pytest.approx(torch["kernel_time_ns"] / 10)
+
+
+def test_a_run_whose_counted_kernels_have_no_time_has_no_class(db):
+    """nvprof `--metrics` alone (sample_logs' K80 conv run): FLOPs and bytes per kernel, no time.
+    Right of the ridge in aggregate says nothing of where the time sits (issue 31 item 2), so no
+    class, and the note says why and how far from the ridge the aggregate is."""
+    kernels = [_kernel("r", "sgemm", flops_fp32=40e9, dram_bytes=1e9, flops_complete=True)]
+    run = _totals(_tables(kernels, [{"run": "r", "gpu_model": V100}], {"k.csv": "nvprof"}), db)["r"]
+    assert run["arithmetic_intensity"] == pytest.approx(40.0) and run["ridge_ai"] == pytest.approx(15.7e12 / 900e9)
+    assert run["bound"] is None and run["compute_time_share"] is None
+    assert run["bound_note"] == ("no counted kernel has a time, so where the run's time sits is not known "
+                                 "(intensity 2.3× the ridge point)")

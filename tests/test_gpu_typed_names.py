@@ -65,7 +65,10 @@ def test_rtx_4090_and_a100_80gb_give_peaks_marked_assumed_and_the_family_follows
         # the same GPU given to analyze a dataset read without it (model/gpus.with_settings)
         analysed = roofreport.analyze(logged, gpu=typed).runs.filter(roofreport.analyze(logged).runs["kernel_time_ns"] > 0)
         assert set(analysed["gpu_model"]) == {key} and analysed["gpu_assumed"].all()
-        assert analysed["peak_flops_per_s"].is_not_null().all() and analysed["bound"].is_not_null().all()
+        # a ridge point from the typed GPU's peaks; no class all the same: ncu counted 14-25 % of
+        # these runs' kernel time, under model/bound.py's coverage floor
+        assert analysed["peak_flops_per_s"].is_not_null().all() and analysed["ridge_ai"].is_not_null().all()
+        assert analysed["bound_note"].str.starts_with("too little of the run's kernel time is counted").all()
 
 
 def test_an_unknown_gpu_exits_2_on_every_command_before_anything_is_read(tmp_path):
@@ -98,9 +101,11 @@ def test_a_name_a_peaks_file_defines_is_known(tmp_path):
                      'fp32_tflops = 50\ndram_gbps = 2000\nsource = "lab sheet"\n', encoding="utf-8")
     result = run("summary", V100_LOGS, "--gpu", "foo-9000", "--peaks", peaks, "--format", "json", "--table", "runs")
     assert result.exit_code == 0, result.stderr
-    assert '"label": "vgg11 · Foo 9000"' in result.stdout and '"bound": "compute"' in result.stdout
+    assert '"label": "vgg11 · Foo 9000"' in result.stdout
     runs = roofreport.read(V100_LOGS, gpu="foo 9000", peaks=peaks).runs
     assert set(runs["gpu_model"]) == {"Foo 9000"} and not runs["gpu_assumed"].any()
+    vgg11 = runs.filter(runs["label"] == "vgg11 · Foo 9000").row(0, named=True)   # FP32: the lab sheet's peak
+    assert vgg11["peak_flops_per_s"] == 50e12 and vgg11["ridge_ai"] is not None
 
 
 def test_summary_and_compare_take_the_gpu_and_its_label_follows():

@@ -76,3 +76,46 @@ def test_the_json_summary_says_what_page_one_says_of_the_variants(micro):
     stride = next(v for v in got["variants"] if v["variant"] == "stride")
     assert (stride["faster"], stride["pairs"]) == ("stride 2", 14)
     assert any("stride 2 is faster than stride 1" in f["text"] for f in got["findings"])
+
+
+def _programs(times_ms: dict[str, float], sizes=(1, 5)) -> pl.DataFrame:
+    """One run per program and size on one GPU, the same arguments: the programs differ in one word."""
+    return pl.DataFrame([{"run": f"{program}-{size}", "gpu_label": "Quadro RTX 8000", "program": program,
+                          "command": f"./{program} {size}", "params": "{}", "kernel_time_ns": 1e6 * ms * size,
+                          "time_per_iteration_ns": None, "cut_short": False, "flops": None, "dram_bytes": None,
+                          "pct_of_roof": None, "iterations": None}
+                         for program, ms in times_ms.items() for size in sizes])
+
+
+def test_three_programs_are_ranked_in_one_sentence_not_three_pairs():
+    """adityamwagh's q3 gave four bullets "q3_2c.o is faster than …", each ending "the logs count no
+    FLOPs or bytes to tell why": one finding said four times. Three or more values of one variant:
+    the fastest, and each other's time against it, once."""
+    from roofreport.report.sections.findings import variant_findings
+
+    rows = variants.variant_comparisons(_programs({"vec_a.x": 8.0, "vec_b.x": 2.0, "vec_c.x": 1.0}))
+    assert rows.height == 3
+    fastest = rows.filter(pl.col("fastest"))
+    assert sorted(fastest["slower"].to_list()) == ["vec_a.x", "vec_b.x"] and set(fastest["faster"]) == {"vec_c.x"}
+    (said,) = [p.text for p in variant_findings(rows)]
+    assert said == ("On the Quadro RTX 8000, vec_c.x is the fastest of 3 programs for vec, on kernel time of the "
+                    "whole run (2 pairs each, matched on parameters and arguments); the others take longer: "
+                    "vec_b.x 2.0× its time and vec_a.x 8.0×. The logs count no FLOPs or bytes to tell why.")
+    two = variants.variant_comparisons(_programs({"vec_a.x": 8.0, "vec_c.x": 1.0}))
+    assert not two["fastest"].any()
+    assert variant_findings(two)[0].text.startswith("On the Quadro RTX 8000, vec_c.x is faster than vec_a.x for vec 8.0×")
+
+
+@pytest.mark.corpus
+def test_adityamwagh_q3_programs_are_ranked_once():
+    from tests.conftest import corpus_path
+
+    analysis = roofreport.analyze(roofreport.read(corpus_path("course", "adityamwagh-hpml-hw")))
+    text = [p.text for p in findings(analysis, analysis.files)]
+    said = [p for p in text if "q3_2c.o" in p and "faster" in p or "fastest" in p]
+    assert len(said) == 1 and said[0].startswith("On the Quadro RTX 8000, q3_2c.o is the fastest of 6 programs for q3_o")
+    rows = analysis.variants.filter(pl.col("fastest"))
+    assert rows.height == 5 and set(rows["faster"]) == {"q3_2c.o"}
+    for row in rows.iter_rows(named=True):       # every other program, with its ratio, in the one sentence
+        assert f"{row['slower']} {row['speedup']:.0f}×" in said[0], row
+    assert sum(p.count("to tell why") for p in text) == 1

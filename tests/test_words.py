@@ -53,3 +53,22 @@ def test_caveats_only_for_the_gpus_and_tools_present():
     amd = caveats([SimpleNamespace(family="rocm")], ["MI250X"])
     assert any("MI250" in c for c in amd) and any("MFMA" in c for c in amd)
     assert any("--clock-control" in c for c in caveats([SimpleNamespace(family="ncu")], ["V100-SXM2-16GB"]))
+
+
+BOUND_WORDS = ("memory-bound", "compute-bound", "latency-bound", "neither memory- nor compute-bound")
+
+
+@pytest.mark.corpus
+def test_each_runs_bound_is_said_once_in_its_own_bullet_not_again_in_the_pair_sentence(anoushka):
+    """Issue 31 item 12 (stop 38): the pair sentence said "the V100's runs are … at 27 % to 63 % of
+    their roof" and the per-GPU bullets said it again. The bullets keep it, with the share of time
+    that gave it; the pair bullet says which GPU is faster, by how much and why."""
+    paragraphs = [p.text for p in findings(anoushka, anoushka.files)]
+    pairs = [p for p in paragraphs if p.startswith("proj1:")]
+    assert pairs and not any(word in p for p in pairs for word in BOUND_WORDS)
+    runs = anoushka.runs.filter(anoushka.runs["bound"].is_not_null())
+    assert runs.height == 3
+    for label in runs["label"].to_list():
+        said = [p for p in paragraphs if label in p and any(word in p for word in BOUND_WORDS)]
+        assert len(said) == 1, (label, said)
+        assert "of their counted time in compute-side kernels" in said[0]

@@ -64,6 +64,7 @@ CONCLUSION_COLUMNS = {
     **{f"{side}_{c}": pl.Boolean for side in ("faster", "slower") for c in ("multi_gpu", "clock_locked",
                                                                              "flops_complete")},
     "peak_ratio_compute": pl.Float64, "peak_ratio_dram": pl.Float64, "peak_ratio": pl.Float64,
+    "peak_ratio_compute_min": pl.Float64, "peak_ratio_compute_max": pl.Float64,
     "tensor_peak_ratio": pl.Float64, "tensor_peak_flops_per_s": pl.Float64, "tensor_peak_precision": pl.String,
     "exceeding": pl.Int64, "exceeding_max": pl.Float64, "cause": pl.String, "cause_category": pl.String,
     "cause_faster_ns": pl.Float64, "cause_slower_ns": pl.Float64,
@@ -294,6 +295,9 @@ def _aggregate(summary: dict, pairs: list[dict]) -> dict:
                    "tensor_peak_flops_per_s"):
         values = sorted(p[column] for p in pairs if p[column] is not None)
         out[column] = values[len(values) // 2] if values else None
+    computes = [p["peak_ratio_compute"] for p in pairs if p["peak_ratio_compute"] is not None]
+    out["peak_ratio_compute_min"] = min(computes) if computes else None     # configurations at other precisions
+    out["peak_ratio_compute_max"] = max(computes) if computes else None
     precisions = {p["tensor_peak_precision"] for p in pairs if p["tensor_peak_precision"]}
     out["tensor_peak_precision"] = precisions.pop() if len(precisions) == 1 else None
     exceeding = [p for p in pairs if p["exceeds"] and p["faster"] == summary["faster"]]

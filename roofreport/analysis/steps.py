@@ -8,7 +8,7 @@ the step-time breakdown and the comparisons the report's first page draws.
   says which.
 * Peak: the run's GPU (`runs.gpu_model`, looked up in the GPU database) at the step's dominant
   precision (`steps.precision`: bf16 and fp16 use the tensor-core peak, fp32 the TF32 tensor
-  peak when the step's kernels are TF32 tensor-core kernels by name (`roofline.TF32_NAMES`),
+  peak when the step's kernels are TF32 tensor-core kernels by name (`roofline.tf32_by_name`),
   else the FP32 peak; fp64 FP64). Always the DENSE figure of the datasheet: the database holds
   no sparsity headline (twice the dense value). A GPU without tensor cores falls back to its
   FP16 or FP32 peak; a precision with no peak leaves MFU null.
@@ -148,7 +148,7 @@ def _tf32_steps(steps: pl.DataFrame, tables: Mapping[str, pl.DataFrame]) -> set[
         return set()
     files = fp32["source_file"].unique().to_list()
     tf32 = activities.filter(pl.col("source_file").is_in(files) & (pl.col("kind") == "kernel")
-                             & pl.col("name").str.contains(roofline.TF32_NAMES)).select("source_file", "start_ns").collect()
+                             & roofline.tf32_by_name()).select("source_file", "start_ns").collect()
     if not tf32.height:
         return set()
     found = fp32.select("source_file", "source_line", "start_ns", "duration_ns").join(

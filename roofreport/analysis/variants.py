@@ -14,6 +14,9 @@ per iteration where both count them, else the whole run's kernel time of runs no
 Per GPU, variant and pair of values: the geometric-mean speedup of the faster value, its range
 over the matched pairs, and the facts that say why: the FLOP and DRAM byte ratios of the pairs
 (the work itself changed) and each side's % of roof (the same work done faster or slower).
+`fastest`: the row's faster value is the fastest of three or more values of its variant (faster
+than every other one, each matched): page 1 ranks the others against it in one sentence instead
+of one per pair.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ COLUMNS = {
     "pairs": pl.Int64, "matched_on": pl.String, "speedup": pl.Float64, "speedup_min": pl.Float64,
     "speedup_max": pl.Float64, "faster_in": pl.Int64, "basis": pl.String,
     "flops_ratio": pl.Float64, "dram_ratio": pl.Float64,
-    "faster_pct_of_roof": pl.Float64, "slower_pct_of_roof": pl.Float64,
+    "faster_pct_of_roof": pl.Float64, "slower_pct_of_roof": pl.Float64, "fastest": pl.Boolean,
 }
 _CELL = ("run", "gpu_label", "program", "command", "params", "time_per_iteration_ns", "kernel_time_ns", "cut_short",
          "flops", "dram_bytes", "pct_of_roof", "iterations")
@@ -68,7 +71,21 @@ def variant_comparisons(runs: pl.DataFrame) -> pl.DataFrame:
     rows = [row for key, pairs in found.items() if (row := _summary(key, pairs)) is not None]
     if not rows:
         return pl.DataFrame(schema=COLUMNS)
-    return pl.DataFrame(rows, schema=COLUMNS).sort("gpu", "subject", "variant")
+    return _fastest(pl.DataFrame(rows, schema={k: t for k, t in COLUMNS.items() if k != "fastest"}).sort(
+        "gpu", "subject", "variant"))
+
+
+def _fastest(rows: pl.DataFrame) -> pl.DataFrame:
+    """`rows` with `fastest` (module docstring): per GPU, subject, variant and basis of three or
+    more values, the value faster in a matched pair against every other value."""
+    flags = []
+    for row in rows.iter_rows(named=True):
+        group = rows.filter((pl.col("gpu") == row["gpu"]) & (pl.col("subject") == row["subject"])
+                            & (pl.col("variant") == row["variant"]) & (pl.col("basis") == row["basis"]))
+        values = set(group["faster"].to_list()) | set(group["slower"].to_list())
+        beaten = set(group.filter(pl.col("faster") == row["faster"])["slower"].to_list())
+        flags.append(len(values) >= 3 and beaten == values - {row["faster"]})
+    return rows.with_columns(pl.Series("fastest", flags, dtype=pl.Boolean))
 
 
 def _by(cells: list[dict], key) -> dict[tuple, list[dict]]:

@@ -21,6 +21,15 @@ each spends there is what the run's time is made of. So:
 `compute_time_share` is the classified time's share on the compute side; `bound_coverage` the
 share of the run's kernel time the classification covers (ncu may profile only some kernels).
 `share_words` says both, for every answer to print the same sentence.
+
+* No class (`thin`): the classified kernels cover under `COVERAGE_FLOOR` of the run's kernel
+  time. The rule above asks where most of the run's time sits; when the counted kernels are
+  the smaller part of it, the uncounted rest could put most of the run on either side whatever
+  the counted split (87 % compute-side of 4 % of the time says nothing of the other 96 %). ncu
+  runs with `--launch-skip`/`--launch-count` or `-k` (a window of one step, one kernel) beside
+  a trace of the whole run are the common case. `thin_words` says what is counted instead.
+* No class (`UNTIMED`) either when no counted kernel has a time (nvprof `--metrics` alone): the
+  aggregate intensity right or left of the ridge does not say on which side the time sits.
 """
 
 from __future__ import annotations
@@ -36,6 +45,9 @@ LATENCY_PCT = 10.0         # under this % of the roof: latency-bound whatever th
 SHORT_PCT = 50.0           # under this % with short kernels or few waves: latency-bound
 SHORT_LAUNCH_NS = 20_000.0  # a launch shorter than this is short (launch cost, grid ramp)
 ONE_WAVE = 1.0             # waves per SM under one: the grid does not fill the GPU once
+COVERAGE_FLOOR = 0.5       # under this share of the run's kernel time classified: too little to classify
+THIN = "too little of the run's kernel time is counted to classify"
+UNTIMED = "no counted kernel has a time, so where the run's time sits is not known"
 
 WORDS = {MEMORY: "memory-bound", COMPUTE: "compute-bound", MIXED: "neither memory- nor compute-bound",
          LATENCY: "latency-bound"}
@@ -55,6 +67,7 @@ class Population:
     memory_ns: float
     short_ns: float          # of the classified time, in short launches or under one wave
     run_ns: float | None     # the run's kernel time (what the coverage is a share of)
+    run_launches: int | None = None   # the run's kernel launches (to say how many were counted)
 
     @property
     def classified_ns(self) -> float:
@@ -69,6 +82,12 @@ class Population:
         if not self.classified_ns or not self.run_ns:
             return None
         return min(1.0, self.classified_ns / self.run_ns)
+
+    @property
+    def thin(self) -> bool:
+        """Too little of the run's kernel time is classified to say where most of it sits."""
+        coverage = self.coverage
+        return coverage is not None and coverage < COVERAGE_FLOOR
 
 
 WAVES = ("launch__waves_per_multiprocessor", "Waves Per SM")   # ncu's Launch Statistics
@@ -120,21 +139,44 @@ def _short(waves: pl.Expr) -> pl.Expr:
     return ((per_launch < SHORT_LAUNCH_NS) | (waves.fill_null(ONE_WAVE) < ONE_WAVE)).alias("short")
 
 
-def populations(sides: pl.DataFrame, run_times: dict[str, float | None]) -> dict[str, Population]:
-    """run -> its Population, of `kernel_sides` rows and each run's kernel time."""
+def populations(sides: pl.DataFrame, run_times: dict[str, float | None],
+                run_launches: dict[str, int | None] | None = None) -> dict[str, Population]:
+    """run -> its Population, of `kernel_sides` rows and each run's kernel time and launches."""
     if not sides.height:
         return {}
     sums = sides.group_by("run").agg(
         pl.col("time_ns").filter(pl.col("side") == COMPUTE).sum().alias("compute"),
         pl.col("time_ns").filter(pl.col("side") == MEMORY).sum().alias("memory"),
         pl.col("time_ns").filter(pl.col("short")).sum().alias("short"))
-    return {run: Population(float(c or 0.0), float(m or 0.0), float(s or 0.0), run_times.get(run))
+    launches = run_launches or {}
+    return {run: Population(float(c or 0.0), float(m or 0.0), float(s or 0.0), run_times.get(run), launches.get(run))
             for run, c, m, s in sums.iter_rows()}
+
+
+def thin_words(population: Population, counted_launches: int | None = None) -> str:
+    """Why a run too thinly counted has no class, naming what is counted: "too little of the
+    run's kernel time is counted to classify: the counters cover 4% of it (21 of 368 launches),
+    87% of that in compute-side kernels"."""
+    share = population.compute_share
+    side, value = (COMPUTE, share) if share >= 0.5 else (MEMORY, 1.0 - share)
+    launches = ""
+    if counted_launches and population.run_launches and counted_launches <= population.run_launches:
+        launches = f" ({counted_launches:,} of {population.run_launches:,} launches)"
+    elif counted_launches:
+        launches = f" ({counted_launches:,} launch{'es' if counted_launches != 1 else ''})"
+    return (f"{THIN}: the counters cover {population.coverage:.0%} of it{launches}, "
+            f"{value:.0%} of that in {side}-side kernels")
+
+
+def thin() -> pl.Expr:
+    """The runs table's rows left without a class because too little of their time is counted."""
+    return pl.col("bound").is_null() & (pl.col("bound_coverage") < COVERAGE_FLOOR).fill_null(False)
 
 
 def classify(ai: float, ridge: float, pct_of_roof: float | None, population: Population | None) -> str:
     """The run's bound class (module docstring), of its aggregate intensity, ridge point and %
-    of roof and its kernel population (None: classified by the aggregate alone)."""
+    of roof and its kernel population (None: by the aggregate alone; the run totals never ask so,
+    they give no class without timed kernels: `UNTIMED`, nor under the coverage floor: `THIN`)."""
     if pct_of_roof is not None and pct_of_roof < LATENCY_PCT:
         return LATENCY
     share = population.compute_share if population is not None else None

@@ -42,7 +42,19 @@ LATENCY_FRACTION = 0.10
 ABOVE_ROOF_TOLERANCE = 0.05
 PRECISIONS = ["fp64", "fp32", "fp16", "tensor"]
 _FLOP_COL = {p: f"flops_{p}" for p in PRECISIONS}
-TF32_NAMES = r"(?i)tf32|tensorop_s\d|_s(?:1688|16816)"   # TF32 tensor-core kernels (cuBLAS, cuDNN, CUTLASS)
+# TF32 tensor-core kernels (cuBLAS, cuDNN, CUTLASS) by name: "tf32", or an FP32-in "s" MMA of
+# TF32's shape m16n8k8 ("ampere_s1688gemm", "cutlass_80_tensorop_s1688gemm"). Not "s16816": k16
+# is FP16/BF16's shape ("ampere_fp16_s16816gemm_fp16": FP16 in, FP32 accumulate), nor a typed
+# "fp16_s1688"/"bf16_s1688" (Turing's FP16 MMA). No look-around: polars' regex has none.
+TF32_NAMES = r"(?i)tf32|[^6]_s1688|tensorop_s1688"
+HALF_NAMES = r"(?i)f16|fp16|bf16"     # a half-precision input type in the name: never TF32 ("tensorop_s1688gemm_f16")
+
+
+def tf32_by_name() -> pl.Expr:
+    """`name` is a TF32 tensor-core kernel's (TF32_NAMES, and no half-precision type named)."""
+    return pl.col("name").str.contains(TF32_NAMES) & ~pl.col("name").str.contains(HALF_NAMES)
+
+
 _TENSOR_KIND = [("tensor_tf32", TF32_NAMES), ("tensor_bf16", r"(?i)bf16")]
 
 COLUMNS = ["run", "gpu_model", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes", "l1_bytes",
@@ -258,7 +270,8 @@ def _tensor_kind(names: list[str | None], precisions: list[str | None] | None = 
         if kind in _LABELS and (spec is None or spec.peak(kind)):
             return kind
     for kind, pattern in _TENSOR_KIND:
-        if any(n and re.search(pattern, n) for n in names):
+        if any(n and re.search(pattern, n) and not (kind == "tensor_tf32" and re.search(HALF_NAMES, n))
+               for n in names):
             return kind
     return "tensor_fp16"
 

@@ -20,7 +20,8 @@
   (or below half of it with short launches); `bound_note` gives the shares and how much of the
   run's kernel time they cover (`compute_time_share`, `bound_coverage`). Null, with
   `bound_note` saying why, when FLOPs are incomplete, no GPU peak is known, a count is missing,
-  or the point lies above a roof (a counting error).
+  the point lies above a roof (a counting error), no counted kernel has a time, or the counted
+  kernels cover under half the run's kernel time (`bound.COVERAGE_FLOOR`).
 * Ceiling: the compute peak of `roof_precision` × (1 + f) / 2 where the counters give the FMA
   share f of its FP instructions (`mix.py`; `ceiling` names it): % of roof, the ridge point
   and the bound are against the ceiling the run's instructions could reach.
@@ -52,7 +53,8 @@ def run_totals(model) -> pl.DataFrame:
     """run + the `RUN_TOTALS` columns of a `Model`, one row per run that has any (module
     docstring)."""
     time = time_totals(model.time_partials)
-    work = _work(model, dict(zip(time["run"].to_list(), time["kernel_time_ns"].to_list())))
+    work = _work(model, dict(zip(time["run"].to_list(), time["kernel_time_ns"].to_list())),
+                 dict(zip(time["run"].to_list(), time["kernel_launches"].to_list())))
     work = pl.concat([work, _roofs_only(model.gpus, set(work["run"].to_list()) if work.height else set())],
                      how="diagonal_relaxed")
     steps = model.iterations
@@ -250,7 +252,7 @@ def setup_rows(rows: pl.DataFrame) -> pl.DataFrame:
 
 # -- work and the roofline point -------------------------------------------------------------
 
-def _work(model, run_times: dict[str, float | None]) -> pl.DataFrame:
+def _work(model, run_times: dict[str, float | None], run_launches: dict[str, int | None]) -> pl.DataFrame:
     rows = counted.counter_rows(model.tables)
     if not rows.height:
         return pl.DataFrame(schema={"run": pl.String})
@@ -260,7 +262,8 @@ def _work(model, run_times: dict[str, float | None]) -> pl.DataFrame:
     shares = _fma_shares(model.points)
     bytes_only = rows.filter((pl.col("flops").fill_null(0.0) == 0) & (pl.col("dram_bytes").fill_null(0.0) > 0))
     waves = bounds.launch_waves(lazy.scan(model.tables, "metrics"))
-    populations = bounds.populations(bounds.kernel_sides(model.kernel_roofline, bytes_only, waves), run_times)
+    populations = bounds.populations(bounds.kernel_sides(model.kernel_roofline, bytes_only, waves), run_times,
+                                     run_launches)
     gpus = model.gpus
     out = []
     for (run,), group in rows.group_by(["run"], maintain_order=True):
@@ -333,6 +336,8 @@ def run_point(run: str, rows: pl.DataFrame, spec: gpu.GpuSpec | None, precision:
                                    rows["tensor_precision"].to_list() if "tensor_precision" in rows.columns else None)
     point = roofline.point({**base, "flops": base["flops"] or 0.0, "timed_flops": base["timed_flops"] or 0.0}, peaks)
     bound, note = _bound(base, point, spec, precision, population)
+    shares = population is not None and (bound is not None or (population.thin and note is not None
+                                                                and note.startswith(bounds.THIN)))
     return {
         **{k: base[k] for k in ("run", "flops", "flops_complete", "dram_bytes", "counted_kernels",
                                 "counted_time_source")},
@@ -344,8 +349,8 @@ def run_point(run: str, rows: pl.DataFrame, spec: gpu.GpuSpec | None, precision:
         "ridge_ai": point["ridge_ai"], "pct_of_roof": point["pct_of_roof"] if base["flops"] else None,
         "attainable_flops_per_s": point["attainable_flops_per_s"] if base["flops"] is not None else None,
         "bound": bound, "bound_note": note,
-        "compute_time_share": population.compute_share if population and bound else None,
-        "bound_coverage": population.coverage if population and bound else None,
+        "compute_time_share": population.compute_share if shares else None,
+        "bound_coverage": population.coverage if shares else None,
         "fma_share": point["fma_share"], "ceiling": point["ceiling"],
         "ceiling_flops_per_s": point["ceiling_flops_per_s"], "roof_clock": roof_clock,
         "dram_bytes_derived": bool(rows["dram_bytes_derived"].fill_null(False).any()),
@@ -369,6 +374,10 @@ def _bound(base: dict, point: dict, spec, precision: str | None,
         return None, f"{missing}, so no ridge point"
     if point["above_roof"]:
         return None, point["note"]
+    if population is None or population.compute_share is None:
+        return None, f"{bounds.UNTIMED} (intensity {point['ai_dram'] / point['ridge_ai']:.2g}× the ridge point)"
+    if population.thin:
+        return None, bounds.thin_words(population, base["counted_kernels"])
     ai, ridge, pct = point["ai_dram"], point["ridge_ai"], point["pct_of_roof"]
     bound = bounds.classify(ai, ridge, pct, population)
     kept = point["note"] if point["note"] and point["note"].startswith(_KEEP_NOTES) else None

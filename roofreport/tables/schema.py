@@ -241,10 +241,10 @@ RUN_TOTALS = {
     "ridge_ai": F64,              # peak FLOP/s / DRAM bandwidth
     "attainable_flops_per_s": F64,  # the roof at this intensity: min(ceiling, DRAM bandwidth × intensity)
     "pct_of_roof": F64,           # achieved / attainable at this intensity, in percent
-    "bound": Str,                 # "memory" | "compute" | "mixed" (at the ridge) | "latency" | null (model/bound.py)
+    "bound": Str,                 # "memory" | "compute" | "mixed" (at the ridge) | "latency" | null, also when the counters cover under half the run's kernel time (model/bound.py)
     "bound_note": Str,            # why no bound class, or the share of time on each side that gave it
     "compute_time_share": F64,    # share of the classified kernel time in compute-side kernels (0-1)
-    "bound_coverage": F64,        # share of the run's kernel time the bound classification covers (0-1)
+    "bound_coverage": F64,        # share of the run's kernel time the bound classification covers (0-1); under 0.5: no class
     "fma_share": F64,             # FMA share of the FP instructions at roof_precision, where counted (0-1)
     "ceiling": Str,               # the compute ceiling the run is judged by ("FP32 at 0% FMA: half the peak")
     "ceiling_flops_per_s": F64,   # its value: peak_flops_per_s × (1 + fma_share) / 2, else the peak

@@ -5,8 +5,10 @@ One bullet per experiment and pair: the models with their geometric-mean speedup
 then the reasons the logs give, most telling first: how many GPUs each side's time is summed
 over and what ran between them (collectives and their share), tensor cores, whether the speedup
 stays within the GPUs' peak ratios and, where it exceeds them, the likely cause or the log that
-would tell; the bound class and % of roof where FLOPs were counted; setup left apart; ncu's
-clock-locked replays beside the speedup they change.
+would tell; setup left apart; ncu's clock-locked replays beside the speedup they change. Each
+run's bound is not said here: page 1's bound bullets say it once, with the share of time that
+gave it (`findings.bound_findings`), and the FLOP counts that miss tensor-core work have their
+own bullet (`findings.incomplete_findings`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport.analysis import conclusions as why, reasons, speedup
-from roofreport.model.bound import words as bound_words
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span
 
@@ -61,7 +62,7 @@ def conclusion_text(row: dict, gpus_said: bool = False) -> str:
     bullet before it said on how many GPUs this pair ran (models faster the other way)."""
     parts = [_which(row, explain=not gpus_said)]
     parts += [text for text in (None if gpus_said else _gpus(row), _tensor(row), _peaks(row), _thin(row),
-                                _bound(row), _setup(row), _locked(row)) if text]
+                                _setup(row), _locked(row)) if text]
     return " ".join(parts)
 
 
@@ -161,9 +162,15 @@ def _peaks(row: dict) -> str | None:
     ratio = row["peak_ratio"]
     if ratio is None:
         return None
-    precision = (row["slower_roof_precision"] or "fp32").upper()
-    ratios = f"{fmt.ratio(row['peak_ratio_compute'])} {precision} compute, {fmt.ratio(row['peak_ratio_dram'])} DRAM " \
-             "bandwidth" + _clocks(row)
+    precision = row["slower_roof_precision"]
+    low, high = row.get("peak_ratio_compute_min"), row.get("peak_ratio_compute_max")
+    if precision is None and low is not None and high is not None and fmt.ratio(low) != fmt.ratio(high):
+        # configurations judged at different precisions (FP32 vgg11, FP16 tensor resnet18): one
+        # precision's name on the median ratio would misname the others
+        compute = f"{fmt.ratio(low)} to {fmt.ratio(high)} compute at each run's precision"
+    else:
+        compute = f"{fmt.ratio(row['peak_ratio_compute'])} {_precision_name(precision or 'fp32')} compute"
+    ratios = f"{compute}, {fmt.ratio(row['peak_ratio_dram'])} DRAM bandwidth" + _clocks(row)
     whose = f"the {row['faster']}'s peak ratios over the {row['slower']}"
     if row.get("faster_gpus_count") and row.get("slower_gpus_count"):
         whose = (f"the peak ratios of {_n_of(row['faster_gpus_count'], row['faster'])} over "
@@ -171,10 +178,19 @@ def _peaks(row: dict) -> str | None:
     if not row["exceeding"]:
         return f"That is within {whose} ({ratios})."
     many = row["configs"] > 1
-    head = (f"{row['exceeding']} of {row['configs']} speedups exceed" if many else "The speedup exceeds")
+    head = (f"{row['exceeding']} of {row['configs']} speedups exceed{'s' if row['exceeding'] == 1 else ''}"
+            if many else "The speedup exceeds")
     text = f"{head} {whose} ({ratios}" + \
         (f"; up to {fmt.ratio(row['exceeding_max'])})" if many else ")")
     return f"{text}: {_cause(row)}"
+
+
+def _precision_name(precision: str) -> str:
+    """"FP32", "FP16 tensor", and "tensor/matrix-core" for a roof of tensor work whose input type is
+    not named (NVIDIA's tensor cores, AMD's matrix cores): never "TENSOR"."""
+    if precision == "tensor":
+        return "tensor/matrix-core"
+    return _PRECISION.get(precision, precision.upper())
 
 
 def _clocks(row: dict) -> str:
@@ -238,22 +254,6 @@ def _tensor_peak(row: dict) -> str:
 def _tflops(value: float) -> str:
     tera = value / 1e12
     return f"{tera:.3g} TFLOP/s"
-
-
-def _bound(row: dict) -> str | None:
-    said = []
-    for side in ("faster", "slower"):
-        if row[f"{side}_flops_complete"] is False:
-            said.append(f"the {row[side]}'s FLOP counts miss tensor-core work, so its FLOP/s are lower bounds")
-        elif row[f"{side}_bounds"]:
-            bounds = " or ".join(bound_words(b) for b in row[f"{side}_bounds"].split(", "))
-            said.append(f"the {row[side]}'s runs are {bounds} at "
-                        f"{_range(row[f'{side}_pct_of_roof_min'], row[f'{side}_pct_of_roof_max'], percent=True)} "
-                        "of their roof")
-    if not said:
-        return None
-    text = "; ".join(said)
-    return text[0].upper() + text[1:] + "."
 
 
 def _setup(row: dict) -> str | None:

@@ -16,7 +16,7 @@ import polars as pl
 
 from roofreport.analysis import share, sweeps, utilization, variants
 from roofreport.gpu import NOT_NAMED
-from roofreport.model.bound import SHORT_LAUNCH_NS, words as bound_words
+from roofreport.model.bound import SHORT_LAUNCH_NS, thin, words as bound_words
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span, spans_list
 from roofreport.report.naming import RunNames
@@ -112,7 +112,12 @@ def variant_findings(rows: pl.DataFrame | None) -> list[Paragraph]:
     if rows is None or not rows.height:
         return []
     out = []
-    for row in rows.sort("speedup", descending=True).head(MAX_VARIANTS).iter_rows(named=True):
+    ranked = rows.filter(pl.col("fastest").fill_null(False)) if "fastest" in rows.columns else rows.clear()
+    keys = ["gpu", "subject", "variant", "basis"]
+    for _, group in ranked.group_by(keys, maintain_order=True):
+        out.append(_ranking(group.sort("speedup")))
+    rows = rows.join(ranked.select(keys).unique(), on=keys, how="anti")
+    for row in rows.sort("speedup", descending=True).head(max(MAX_VARIANTS - len(out), 0)).iter_rows(named=True):
         pairs = f"{row['pairs']} pair{'s' if row['pairs'] > 1 else ''}" + (
             f" matched on {row['matched_on']}" if row["matched_on"] else "")
         where = f"On the {row['gpu']}" if not row["gpu"].startswith(NOT_NAMED) else f"On a {row['gpu']}"
@@ -125,6 +130,38 @@ def variant_findings(rows: pl.DataFrame | None) -> list[Paragraph]:
                     f"{fmt.ratio(row['speedup'])} ({spread}{pairs})")
         out.append(Paragraph.of(text + f", on {row['basis']}: {_variant_why(row)}"))
     return out
+
+
+def _ranking(group: pl.DataFrame) -> Paragraph:
+    """One sentence for a variant of three or more values: the fastest, and each other value's
+    time against it, nearest first ("q3_3c.o takes 87× its time"), with why where the logs tell."""
+    first = group.row(0, named=True)
+    where = f"On the {first['gpu']}" if not first["gpu"].startswith(NOT_NAMED) else f"On a {first['gpu']}"
+    pairs = set(group["pairs"].to_list())
+    matched = (f"{pairs.pop()} pair{'s' if group['pairs'][0] > 1 else ''} each" if len(pairs) == 1
+               else f"{min(group['pairs'])} to {max(group['pairs'])} pairs")
+    matched += f", matched on {first['matched_on']}" if first["matched_on"] else ""
+    others = []
+    for index, row in enumerate(group.iter_rows(named=True)):
+        why = _work_changed(row)
+        others.append(f"{row['slower']} {fmt.ratio(row['speedup'])}{' its time' if not index else ''}"
+                      + (f" ({why})" if why else ""))
+    kind = "programs" if first["variant"] == "program" else f"values of {first['variant'].replace('_', ' ')}"
+    text = (f"{where}, {first['faster']} is the fastest of {group.height + 1} {kind} for {first['subject']}, on "
+            f"{first['basis']} ({matched}); the others take longer: {fmt.listing(others)}.")
+    if group["flops_ratio"].is_null().all() and group["dram_ratio"].is_null().all():
+        text += " The logs count no FLOPs or bytes to tell why."
+    return Paragraph.of(text)
+
+
+def _work_changed(row: dict) -> str:
+    """"it does 4.0× the FLOPs and moves 2.0× the DRAM bytes", where the work changed."""
+    said = []
+    if row["flops_ratio"] is not None and abs(row["flops_ratio"] - 1) > variants.SAME:
+        said.append(f"does {fmt.ratio(row['flops_ratio'])} the FLOPs")
+    if row["dram_ratio"] is not None and abs(row["dram_ratio"] - 1) > variants.SAME:
+        said.append(f"moves {fmt.ratio(row['dram_ratio'])} the DRAM bytes")
+    return ("it " + " and ".join(said)) if said else ""
 
 
 def _variant_why(row: dict) -> str:
@@ -169,18 +206,54 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
         spans += _population_spans(group)
         out.append(Paragraph(spans + [Span(".")]))
     unplaced = runs.filter(pl.col("bound").is_null())
-    incomplete = _names(unplaced.filter(pl.col("flops_complete") == False))  # noqa: E712
-    if incomplete:
-        many = len(incomplete) > 1
-        out.append(Paragraph([Span("No bound class for ")] + spans_list(incomplete, 4) + [Span(
-            f": {'their FLOP counts are' if many else 'its FLOP count is'} incomplete, so the true "
-            f"point{'s lie' if many else ' lies'} higher than the measured one{'s' if many else ''} (see below).")]))
+    out += _thin_findings(unplaced.filter(thin()))
+    out += _incomplete_bound_findings(unplaced.filter(pl.col("flops_complete") == False))  # noqa: E712
+    # any other reason the model gives (no time, no ridge point, no bytes), in its own words
+    rest = unplaced.filter(pl.col("flops").is_not_null() & (pl.col("flops_complete") != False).fill_null(True)  # noqa: E712
+                           & ~thin() & ~pl.col("bound_note").fill_null("").str.starts_with("above"))
+    for (note,), group in rest.group_by(["bound_note"], maintain_order=True):
+        if note:
+            out.append(Paragraph([Span("No bound class for ")] + spans_list(_names(group), 4) + [Span(f": {note}.")]))
     no_counts = _names(unplaced.filter(pl.col("flops").is_null() & pl.col("kernel_time_ns").is_not_null()))
     if no_counts:
         out.append(Paragraph([Span(f"{len(no_counts)} run{'s' if len(no_counts) > 1 else ''} cannot be placed on a "
                                    "roofline (no FLOP counts in their logs, only times): ")]
                              + spans_list(no_counts, 4) + [Span(".")]))
     return out
+
+
+def _incomplete_bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
+    """Runs whose FLOPs are incomplete, by the reason their bound note gives: tensor-core work
+    the counters missed (the bullet on it follows: `incomplete_findings`), or a precision never
+    measured (nvprof's `flop_count_dp` alone: no bullet follows, so the reason is said here)."""
+    out = []
+    reasons = runs.with_columns(pl.col("bound_note").fill_null("").str.replace(r"^FLOPs incomplete: ", "").alias("why"))
+    for (why,), group in reasons.group_by(["why"], maintain_order=True):
+        names, many = _names(group), group.height > 1
+        if not why or "tensor-core" in why:
+            text = (f": {'their FLOP counts are' if many else 'its FLOP count is'} incomplete, so the true "
+                    f"point{'s lie' if many else ' lies'} higher than the measured one{'s' if many else ''} (see below).")
+        else:
+            text = f": {why}."
+        out.append(Paragraph([Span("No bound class for ")] + spans_list(names, 4) + [Span(text)]))
+    return out
+
+
+def _thin_findings(runs: pl.DataFrame) -> list[Paragraph]:
+    """The runs whose counters cover under half their kernel time (model/bound.py's coverage
+    floor): no class, and what is counted."""
+    if not runs.height:
+        return []
+    names, many = _names(runs), runs.height > 1
+    covered = fmt.value_range([100 * v for v in runs["bound_coverage"].to_list()], lambda v: f"{v:.0f}%")
+    counted = ""
+    if not many and runs["counted_kernels"][0] and runs["kernel_launches"][0] \
+            and runs["counted_kernels"][0] <= runs["kernel_launches"][0]:
+        counted = f" ({fmt.count(runs['counted_kernels'][0])} of {fmt.count(runs['kernel_launches'][0])} launches)"
+    mine = "their" if many else "its"
+    return [Paragraph([Span("No bound class for ")] + spans_list(names, 4) + [Span(
+        f": the counters cover only {covered} of {mine} kernel time{counted}, too little to tell where most of it "
+        "sits.")])]
 
 
 def _population_spans(group: pl.DataFrame) -> list[Span]:
@@ -218,15 +291,19 @@ def cut_short_findings(runs: pl.DataFrame) -> list[Paragraph]:
     counted = short.filter(pl.col("iterations").is_not_null()).height
     if short.height == 1:
         said_so = f" (its log says “{said['cut_short_reason'][0]}”)" if said.height else ""
-        compared = "" if counted else ", and its logs do not count iterations: it is not compared"
+        compared = ("so it is compared with other runs per iteration only" if counted else
+                    "and its logs count no iterations, so it is not compared")
         return [Paragraph.of(f"1 of {runs.height} runs was cut short before the end{said_so}: its totals cover only "
-                             f"the part that ran, so it is compared with other runs per iteration only{compared}.",
-                             level="warning")]
+                             f"the part that ran, {compared}.", level="warning")]
     text = (f"{short.height} of {runs.height} runs were cut short before the end"
-            + (f" (the logs say {causes})" if causes else "") + ": their totals cover only the part that ran. "
-            "They are compared per iteration")
-    text += (f" where their logs count iterations ({counted} of {short.height} do), and not at all otherwise."
-             if counted < short.height else " (their logs count iterations).")
+            + (f" (the logs say {causes})" if causes else "") + ": their totals cover only the part that ran.")
+    if not counted:
+        text += " Their logs count no iterations, so they are not compared."
+    elif counted < short.height:
+        text += (f" They are compared per iteration where their logs count iterations ({counted} of {short.height} "
+                 "do), and not at all otherwise.")
+    else:
+        text += " They are compared per iteration (their logs count iterations)."
     return [Paragraph.of(text, level="warning")]
 
 

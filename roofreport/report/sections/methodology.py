@@ -35,8 +35,9 @@ FORMULAS = [
           f"the memory side; memory- or compute-bound when at least {bound.MOST:.0%} of the counted time is on that "
           f"side, mixed (neither memory- nor compute-bound) otherwise or when the run's AI is within ×/÷{bound.RIDGE_BAND} of the ridge "
           f"point; latency-bound below {bound.LATENCY_PCT:.0f}% of the roof, or below {bound.SHORT_PCT:.0f}% with most "
-          f"time in launches under {bound.SHORT_LAUNCH_NS / 1000:.0f} µs; none when the FLOPs are incomplete or the "
-          "point lies above a roof.")],
+          f"time in launches under {bound.SHORT_LAUNCH_NS / 1000:.0f} µs; none when the FLOPs are incomplete, the "
+          f"point lies above a roof, or the counted kernels cover under {bound.COVERAGE_FLOOR:.0%} of the run's kernel "
+          "time (the uncounted rest could hold most of it on either side).")],
     [Span("Kernel share: time per kernel summed per category from an ordered list of name rules; the first "
           "matching rule wins; \"other\" (uncategorized) is always shown.")],
 ]
