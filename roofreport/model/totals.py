@@ -97,10 +97,12 @@ TIME_TOTALS = {"run": pl.String, "kernel_time_ns": pl.Float64, "kernel_launches"
                "time_source": pl.String}
 
 
-def file_partials(tables) -> pl.DataFrame:
+def file_partials(tables, candidates: pl.DataFrame | None = None) -> pl.DataFrame:
     """The time partials (`PARTIAL`) of every run, file and rank of `tables` (a batch of files,
-    or all of them): each candidate time source with its own copies (`timing.candidate_rows`)."""
-    candidates = timing.candidate_rows(tables)
+    or all of them): each candidate time source with its own copies (`timing.candidate_rows`;
+    `candidates`: those rows when the caller has them)."""
+    if candidates is None:
+        candidates = timing.candidate_rows(tables)
     if not candidates.height:
         return pl.DataFrame(schema=PARTIAL)
     transfers = timing.transfer_rows(tables, candidates)
