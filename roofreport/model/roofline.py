@@ -427,8 +427,8 @@ _TYPES = {"run": pl.String, "gpu_model": pl.String, "precision": pl.String, "flo
 
 
 def _frame(rows: list[dict], columns: list[str]) -> pl.DataFrame:
-    schema = {c: _TYPES.get(c, pl.Float64) for c in columns}
-    return pl.DataFrame([{c: r.get(c) for c in columns} for r in rows], schema=schema)
+    # (the schema picks each row's columns, a missing one null: no per-row dict copied first)
+    return pl.from_dicts(rows, schema={c: _TYPES.get(c, pl.Float64) for c in columns})
 
 
 def _empty(columns: list[str]) -> pl.DataFrame:
