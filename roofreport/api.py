@@ -336,6 +336,12 @@ def outputs_inside_inputs(outputs: Iterable[PathLike | None], inputs: Paths) -> 
     return [(output, folder) for output, folder in found if folder is not None]
 
 
+def one_batch(paths: Paths) -> bool:
+    """The logs under `paths` make one batch of a dataset folder (`store.one_batch`): `parse`
+    reads them in memory, as a batch of a spooled read would be held whole anyway."""
+    return store.one_batch(_paths(paths))
+
+
 def table_files(folder: PathLike, format: str = "parquet") -> list[Path]:
     """The files `Dataset.write(folder, format)` writes, one per table."""
     return table_paths(Path(folder), format)

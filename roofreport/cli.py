@@ -188,11 +188,18 @@ def parse(paths: tuple[Path, ...], out_dir: Path, fmt: str, update: bool, gpu_na
     _guard(lambda: api.check_outputs([out_dir, *api.table_files(out_dir, fmt)], paths))
     _warn_inside_inputs([out_dir], paths, quiet)
     # Read through a dataset folder of its own, a batch of files at a time, and streamed into
-    # one file per table: a campaign's rows are never all in memory (README: Scale).
-    with tempfile.TemporaryDirectory(prefix="roofreport-parse-") as spool:
-        dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=Path(spool) / "dataset", limits=limits,
-                        gpu=gpu_name, peaks=peaks_file)
+    # one file per table: a campaign's rows are never all in memory (README: Scale). Logs that
+    # make one batch are read in memory: that folder would hold their rows whole all the same,
+    # and spooling them to disk and back costs CPU and memory for nothing (the tables are equal).
+    if _guard(lambda: api.one_batch(paths)):
+        dataset = _read(paths, jobs, exclude, quiet, executor=executor, limits=limits, gpu=gpu_name,
+                        peaks=peaks_file)
         written = _guard(lambda: dataset.write(out_dir, fmt))
+    else:
+        with tempfile.TemporaryDirectory(prefix="roofreport-parse-") as spool:
+            dataset = _read(paths, jobs, exclude, quiet, executor=executor, into=Path(spool) / "dataset",
+                            limits=limits, gpu=gpu_name, peaks=peaks_file)
+            written = _guard(lambda: dataset.write(out_dir, fmt))
     if not quiet:
         _summary(dataset, verbose)
         click.echo(f"wrote {len(written)} tables to {out_dir}/ ({fmt})", err=True)

@@ -114,8 +114,10 @@ def test_a_pair_whose_iterations_only_one_side_counts_says_so():
 
 # -- once ------------------------------------------------------------------------------------------
 
-EXPENSIVE = [(timing, "kernel_time_rows"), (timing, "counted_kernel_times"), (roofline, "kernel_points"),
-             (totals, "run_totals"), (roofline, "run_roofline")]
+# (`candidate_rows`, a copy of the kernel rows, gives the time rows, the time partials and the
+# trace launches counted launches align with: one pass for the three)
+EXPENSIVE = [(timing, "candidate_rows"), (timing, "kernel_time_rows"), (timing, "counted_kernel_times"),
+             (roofline, "kernel_points"), (totals, "run_totals"), (roofline, "run_roofline")]
 
 
 def test_one_build_derives_the_model_once(tmp_path, monkeypatch):
@@ -231,3 +233,22 @@ def test_a_pytorch_printouts_other_views_are_never_in_the_run_total(tmp_path):
     assert not kernels.filter((pl.col("kind") == "view") & pl.col("in_run_total")).height
     (kernel_time,) = data.runs["kernel_time_ns"].to_list()
     assert kernels.filter("in_run_total")["duration_ns"].sum() == pytest.approx(kernel_time, rel=1e-9)
+
+
+@pytest.mark.parametrize("folder", ["nsys", "ncu", "kineto", "rocm"])
+def test_the_kernels_in_the_run_total_sum_to_each_runs_kernel_time_from_one_file(folder):
+    """`in_run_total` (looked up by file and by run, not joined) on the corpus's logs of each
+    layout: per run, the rows marked are of one file and sum to the run's `kernel_time_ns`;
+    a run timed from a file read into activities only ("trace") marks none."""
+    data = roofreport.read(corpus_path(folder), jobs=1)
+    marked = data.kernels.filter("in_run_total").group_by("run").agg(
+        pl.col("source_file").n_unique().alias("marked_files"), pl.col("duration_ns").sum().alias("sum"))
+    runs = data.runs.filter(pl.col("kernel_time_ns").is_not_null()).join(marked, on="run", how="left")
+    assert runs.height and marked.height
+    activities_only = pl.col("time_source").str.starts_with("trace")
+    assert runs.filter(~activities_only & pl.col("sum").is_null()).height == 0
+    assert runs.filter(activities_only & pl.col("sum").is_not_null()).height == 0
+    for run, kernel_time, files, total in runs.filter(pl.col("sum").is_not_null()).select(
+            "run", "kernel_time_ns", "marked_files", "sum").iter_rows():
+        assert files == 1, run
+        assert total == pytest.approx(kernel_time, rel=1e-9), run

@@ -82,3 +82,23 @@ def test_nvprof_sqlite_is_not_nsys():
     sqlite = [p for p in root.iterdir() if p.read_bytes()[:16] == b"SQLite format 3\x00"]
     assert sqlite, "the corpus should hold nvprof SQLite files"
     assert all(sniff(p).family != "nsys" for p in sqlite)
+
+
+def test_the_text_sniffers_literal_check_only_skips_heads_it_would_refuse(monkeypatch):
+    """`text._NEEDED` (a table rule, a report's processing, step or title line, a classic
+    title) lets the console sniffer refuse a head without classifying its lines: on every file
+    of the corpus and sample_logs it gives the verdict the full sniff gives, and it does skip
+    most of them (the files of other families)."""
+    import re
+
+    from roofreport.families.common.textio import read_head
+    from roofreport.families.nsys import text
+    from tests.conftest import SAMPLE_LOGS
+
+    files = sorted(p for root in (CORPUS, SAMPLE_LOGS) if root.is_dir() for p in root.rglob("*") if p.is_file())
+    heads = [read_head(p) for p in files]
+    quick = [text.sniff_text(head) for head in heads]
+    skipped = sum(1 for head in heads if not head.binary and not text._NEEDED.search(head.text))
+    monkeypatch.setattr(text, "_NEEDED", re.compile(""))
+    assert quick == [text.sniff_text(head) for head in heads]
+    assert any(quick) and skipped > len(files) / 2

@@ -8,6 +8,10 @@ baseline section, the Python API), so one question never gets two figures:
   before a summary before ncu's replays), each with its `setup` mark (`totals.setup_rows`: the
   copies of a trace before the run's first kernel); `kernels()` marks the kernel rows among
   them that make the run's `kernel_time_ns` (`in_run_total`);
+* `time_partials`: per run and candidate file, the sums its time totals combine from
+  (`totals.file_partials`); `trace_launches`: the trace launches counted launches are aligned
+  with. These three come from one pass over the candidate rows (`timing.candidate_rows`, a
+  copy of the kernel rows), which is let go once they are derived;
 * `iterations`: the steps each run's time covers and how they were counted (`iterations.py`);
 * `counted_times`: each counted launch's real time (`timing.counted_kernel_times`: the same
   launch in a trace of the run, aligned by name);
@@ -42,8 +46,8 @@ from roofreport.tables import schema
 
 Tables = Mapping[str, pl.DataFrame]
 Partials = tuple[pl.DataFrame, pl.DataFrame]   # (time partials, step-range partials)
-_DERIVED = ("time_partials", "step_partials", "time_rows", "counted_times", "points", "iterations", "totals",
-            "run_roofline", "kernel_roofline", "ranks")
+_DERIVED = ("time_partials", "step_partials", "time_rows", "trace_launches", "counted_times", "points", "iterations",
+            "totals", "run_roofline", "kernel_roofline", "ranks")
 
 
 class Model:
@@ -63,7 +67,8 @@ class Model:
     @cached_property
     def time_rows(self) -> pl.DataFrame:
         """Each run's rows of its one time source (`timing.TIME_COLUMNS`) with `setup`."""
-        return run_totals.setup_rows(timing.kernel_time_rows(self.tables))
+        self._from_candidates()
+        return self.__dict__["time_rows"]
 
     @cached_property
     def time_partials(self) -> pl.DataFrame:
@@ -71,7 +76,29 @@ class Model:
         (`totals.PARTIAL`): of every candidate file, as a dataset folder's batches give them, so
         that a run's time source says how many files it was chosen among (a counter collection's
         passes) whether the tables were read whole or in batches."""
-        return run_totals.file_partials(self.tables)
+        self._from_candidates()
+        return self.__dict__["time_partials"]
+
+    @cached_property
+    def trace_launches(self) -> pl.DataFrame:
+        """The trace launches (`timing.trace_launches`) of the runs with counted launches, which
+        `counted_times` aligns them with."""
+        self._from_candidates()
+        return self.__dict__["trace_launches"]
+
+    def _from_candidates(self) -> None:
+        """`time_rows`, `time_partials` and `trace_launches`, those not derived yet, from one
+        pass over the rows that could give a run's time (`timing.candidate_rows`, a copy of
+        the kernel rows): worked out together, then the candidates are let go (only what is
+        derived from them is kept, so a parse's peak memory holds them once)."""
+        found = self.__dict__
+        cand = timing.candidate_rows(self.tables)
+        if "trace_launches" not in found:
+            found["trace_launches"] = timing.trace_launches(cand, timing.counted_runs(self.tables))
+        if "time_partials" not in found:
+            found["time_partials"] = run_totals.file_partials(self.tables, cand)
+        if "time_rows" not in found:
+            found["time_rows"] = run_totals.setup_rows(timing.kernel_time_rows(self.tables, cand))
 
     @cached_property
     def step_partials(self) -> pl.DataFrame:
@@ -87,7 +114,7 @@ class Model:
     def counted_times(self) -> pl.DataFrame:
         """source_file, launch_id, time_ns, time_source of every kernel row (counted launches
         with a trace's time where one aligns)."""
-        return timing.counted_kernel_times(self.tables, self.time_rows)
+        return timing.counted_kernel_times(self.tables, self.time_rows, self.trace_launches)
 
     @cached_property
     def points(self) -> pl.DataFrame:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport import gpu
-from roofreport.model import Model, counted
+from roofreport.model import Model, counted, timing
 from roofreport.model import iterations as steps_counted
 from roofreport.model import totals as run_totals
 from roofreport.tables import schema
@@ -88,11 +88,12 @@ def stored_partials(generation) -> tuple[pl.DataFrame, pl.DataFrame] | None:
 
 
 def _partials_of(tables) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    batch = {name: tables.scan(name).collect() for name in ("kernels", "activities", "regions")}
+    # (only the columns read: the kernels' counters for which runs counted, those of the time rows)
+    counted_runs = tables.scan("kernels").filter(counted.has_counter() & pl.col("run").is_not_null()) \
+        .select("run").unique().collect()
+    batch = {name: tables.scan(name).select(columns).collect() for name, columns in timing.READ_COLUMNS.items()}
+    batch["regions"] = tables.scan("regions").collect()
     batch["files"] = tables["files"]
-    kernels = batch["kernels"]
-    counted_runs = kernels.filter(counted.has_counter() & pl.col("run").is_not_null()).select("run").unique() \
-        if kernels.height else pl.DataFrame(schema={"run": pl.String})
     return (run_totals.file_partials(batch), steps_counted.step_partials(batch["regions"]),
             counted_runs.sort("run"))
 

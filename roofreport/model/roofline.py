@@ -402,6 +402,9 @@ def run_roofline(model) -> pl.DataFrame:
 
 
 KERNEL_COLUMNS = COLUMNS + ["source_file", "launch_id", "short_name", "category", "count"]
+# What `kernel_roofline` takes from each point as it is
+_KERNEL_KEYS = ("run", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes", "l1_bytes", "time_ns",
+                "time_source", "source_file", "launch_id", "short_name", "category", "count", "fma_share")
 
 
 def kernel_roofline(model, points: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -414,7 +417,10 @@ def kernel_roofline(model, points: pl.DataFrame | None = None) -> pl.DataFrame:
     measured = {run: measured_ceilings(g) for (run,), g in points.group_by(["run"])}
     cache: dict[tuple, dict] = {}
     rows = []
-    for kernel in points.iter_rows(named=True):
+    # (only the columns read below: iterating rows costs by the column, and points hold ~47)
+    read = [c for c in dict.fromkeys(("name", "tensor_precision", *_KERNEL_KEYS, *_MEASURED.values()))
+            if c in points.columns]
+    for kernel in points.select(read).iter_rows(named=True):
         spec = gpus.get(kernel["run"])
         ceiling = _measured_one(kernel) or measured[kernel["run"]]
         ceiling, _ = at_run_clock(ceiling, kernel["time_ns"] is not None and trace_timed([kernel["time_source"]]),
@@ -425,9 +431,7 @@ def kernel_roofline(model, points: pl.DataFrame | None = None) -> pl.DataFrame:
         if key not in cache:  # many launches share a GPU, a precision and the log's ceilings
             cache[key] = peaks_for(spec, ceiling, kernel["precision"], [kernel["name"]], counted)
         timed = kernel["time_ns"] is not None
-        base = {key: kernel.get(key) for key in ("run", "precision", "flops", "flops_complete", "dram_bytes", "l2_bytes",
-                                            "l1_bytes", "time_ns", "time_source", "source_file", "launch_id",
-                                            "short_name", "category", "count", "fma_share")}
+        base = {key: kernel.get(key) for key in _KERNEL_KEYS}
         base.update(gpu_model=spec.key if spec else None, timed_flops=kernel["flops"] if timed else None)
         rows.append(point(base, cache[key]))
     return _frame(rows, KERNEL_COLUMNS)
@@ -440,8 +444,8 @@ _TYPES = {"run": pl.String, "gpu_model": pl.String, "precision": pl.String, "flo
 
 
 def _frame(rows: list[dict], columns: list[str]) -> pl.DataFrame:
-    schema = {c: _TYPES.get(c, pl.Float64) for c in columns}
-    return pl.DataFrame([{c: r.get(c) for c in columns} for r in rows], schema=schema)
+    # (the schema picks each row's columns, a missing one null: no per-row dict copied first)
+    return pl.from_dicts(rows, schema={c: _TYPES.get(c, pl.Float64) for c in columns})
 
 
 def _empty(columns: list[str]) -> pl.DataFrame:

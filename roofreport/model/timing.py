@@ -64,6 +64,14 @@ TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "
                 "source_rank": pl.Int64, "time_source": pl.String}
 
 
+# The columns `candidate_rows` and `transfer_rows` read, of each table: a reader of stored
+# tables reads only these (a kernel row has 40-odd columns).
+READ_COLUMNS = {"kernels": ("run", "source_file", "source_line", "name", "short_name", "category", "region", "kind",
+                            "count", "duration_ns", "min_ns", "median_ns", "max_ns", "tensor_active", "grid",
+                            "block", "device"),
+                "activities": ("run", "source_file", "source_line", "kind", "name", "duration_ns", "grid", "block",
+                               "device")}
+
 # A launch printed no statistics of launches: its own time is all there is.
 _NO_STATISTICS = [pl.lit(None, pl.Float64).alias(name) for name in ("min_ns", "median_ns", "max_ns")]
 
@@ -137,10 +145,12 @@ def _activity_kernels(tables: dict[str, pl.DataFrame], kernels: pl.DataFrame | N
         "grid", "block", "device", pl.lit(_RANKS[("activities", "launch")], pl.Int64).alias("source_rank"))
 
 
-def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def kernel_time_rows(tables: dict[str, pl.DataFrame], cand: pl.DataFrame | None = None) -> pl.DataFrame:
     """The rows that make up each run's GPU time (kernels, plus memcpy/memset when the chosen
-    source has them), all from one source file per run; `time_source` labels the choice."""
-    cand = candidate_rows(tables)
+    source has them), all from one source file per run; `time_source` labels the choice.
+    `cand`: `candidate_rows(tables)` when the caller has them (the model works them out once)."""
+    if cand is None:
+        cand = candidate_rows(tables)
     if not cand.height:
         return pl.DataFrame(schema=TIME_COLUMNS)
     per_file = cand.group_by("run", "source_file", "source_rank").agg(pl.col("time_ns").sum().alias("file_time_ns"))
@@ -157,8 +167,12 @@ def kernel_time_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     transfers = transfer_rows(tables, chosen)
     if transfers.height:
         chosen = pl.concat([chosen, transfers], how="diagonal_relaxed")
-    labels = best.select("run", source_label(pl.col("source_rank"), pl.col("files")).alias("time_source"))
-    return chosen.join(labels, on="run", how="left").select(list(TIME_COLUMNS))
+    labels = best.filter(pl.col("run").is_not_null()).select(
+        "run", source_label(pl.col("source_rank"), pl.col("files")).alias("time_source"))
+    # (one column added, by run, not a join: a join copies every column of every row)
+    return chosen.with_columns(pl.col("run").replace_strict(labels["run"], labels["time_source"], default=None,
+                                                            return_dtype=pl.String).alias("time_source")) \
+        .select(list(TIME_COLUMNS))
 
 
 def with_in_run_total(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame,
@@ -167,17 +181,22 @@ def with_in_run_total(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame,
     source_file, source_rank, one per run, as `kernel_time_rows` chooses) and not a copy, so
     the durations of the rows marked sum to the run's `kernel_time_ns`. A run whose time source
     is a file read into activities only (no kernel rows) marks none. Lazy, and in the rows'
-    order without sorting them, so a dataset folder's kernels are marked as they are scanned."""
-    chosen = chosen.select("run", "source_file", "source_rank").unique().with_columns(pl.lit(True).alias("__chosen"))
+    order without sorting them, so a dataset folder's kernels are marked as they are scanned.
+    (Columns looked up by file and by run, not joined: a join copies every column of every
+    row, and the kernels are the biggest table.)"""
+    chosen = chosen.select("run", "source_file", "source_rank").unique("run", keep="first", maintain_order=True) \
+        .filter(pl.col("run").is_not_null())
+    families = file_families(tables)
+    family = pl.col("source_file").replace_strict(families["source_file"], families["family"], default=None,
+                                                  return_dtype=pl.String)
+    run = pl.col("run")
+    its_file = run.replace_strict(chosen["run"], chosen["source_file"], default=None, return_dtype=pl.String)
+    its_rank = run.replace_strict(chosen["run"], chosen["source_rank"], default=None, return_dtype=pl.Int64)
+    of_source = (pl.col("source_file") == its_file) & (_rank(family, pl.col("kind")) == its_rank)
     moved = pl.col("category").fill_null("").is_in(["memcpy", "memset"])
-    marked = (kernels.join(file_families(tables).lazy(), on="source_file", how="left", maintain_order="left")
-              .with_columns(_rank(pl.col("family"), pl.col("kind")).alias("__rank"))
-              .join(chosen.lazy(), left_on=["run", "source_file", "__rank"], right_on=["run", "source_file", "source_rank"],
-                    how="left", maintain_order="left"))
-    return marked.with_columns(
-        (pl.col("__chosen").fill_null(False) & pl.col("duration_ns").is_not_null() & ~moved
-         & pl.col("kind").ne_missing(VIEW)).alias("in_run_total")
-    ).drop("family", "__rank", "__chosen")
+    return kernels.with_columns(
+        (of_source.fill_null(False) & pl.col("duration_ns").is_not_null() & ~moved
+         & pl.col("kind").ne_missing(VIEW)).alias("in_run_total"))
 
 
 def is_trace(rank: pl.Expr) -> pl.Expr:
@@ -219,11 +238,13 @@ def transfer_rows(tables: dict[str, pl.DataFrame], chosen: pl.DataFrame) -> pl.D
 
 # -- real time for counted launches (ncu, rocprof counters) -----------------------------------------------------
 
-def counted_kernel_times(tables: dict[str, pl.DataFrame], time_rows: pl.DataFrame | None = None) -> pl.DataFrame:
+def counted_kernel_times(tables: dict[str, pl.DataFrame], time_rows: pl.DataFrame | None = None,
+                         traces: pl.DataFrame | None = None) -> pl.DataFrame:
     """Per kernel row: source_file, launch_id, time_ns and time_source, in this order of choice:
     the same launch in a trace of the run (ncu rows; needs MIN_MATCHED of them to align), the
     same kernel name's total in the run's time source (summary rows such as nvprof metrics),
-    the row's own duration. `time_rows`: `kernel_time_rows(tables)` when the caller has them."""
+    the row's own duration. `time_rows`: `kernel_time_rows(tables)`, `traces`: `trace_launches`
+    of them (of the counted runs at least), when the caller has them."""
     kernels = tables.get("kernels")
     empty = pl.DataFrame(schema={"source_file": pl.String, "launch_id": pl.Int64,
                                  "time_ns": pl.Float64, "time_source": pl.String})
@@ -233,8 +254,9 @@ def counted_kernel_times(tables: dict[str, pl.DataFrame], time_rows: pl.DataFram
     out = own.select("source_file", "launch_id", pl.col("duration_ns").alias("time_ns"),
                      pl.when(pl.col("duration_ns").is_not_null())
                      .then(pl.format("{} duration", pl.col("family").fill_null("log"))).alias("time_source"))
-    traces = _trace_launches(tables)
     runs = own.filter(pl.col("family").is_in(_COUNTED) & (pl.col("kind") == "launch"))["run"].unique().to_list()
+    if runs and traces is None:
+        traces = trace_launches(candidate_rows(tables))
     found = [_align_run(own.filter(pl.col("run") == run), traces.filter(pl.col("run") == run)) for run in runs]
     found.append(_by_name(tables, own, time_rows))
     found = [f for f in found if f.height]
@@ -245,9 +267,24 @@ def counted_kernel_times(tables: dict[str, pl.DataFrame], time_rows: pl.DataFram
     return out
 
 
-def _trace_launches(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    cand = candidate_rows(tables)
-    return cand.filter(pl.col("source_rank").is_in(_TRACE_RANKS) & ~pl.col("category").fill_null("").is_in(["memcpy", "memset"]))
+def trace_launches(cand: pl.DataFrame, runs: list[str] | None = None) -> pl.DataFrame:
+    """The kernel launches of timelines among candidate rows (`candidate_rows`), of `runs` only
+    when given: what counted launches are aligned with."""
+    keep = pl.col("source_rank").is_in(_TRACE_RANKS) & ~pl.col("category").fill_null("").is_in(["memcpy", "memset"])
+    if runs is not None:
+        keep = keep & pl.col("run").is_in(runs)
+    return cand.filter(keep)
+
+
+def counted_runs(tables: dict[str, pl.DataFrame]) -> list[str]:
+    """The runs with counted launches (ncu's, a ROCm counter collection's): those whose time
+    `counted_kernel_times` looks for in a trace."""
+    kernels = tables.get("kernels")
+    if kernels is None or not kernels.height:
+        return []
+    counted = file_families(tables).filter(pl.col("family").is_in(_COUNTED)).select("source_file")
+    launches = kernels.select("run", "source_file", "kind").filter(pl.col("kind") == "launch")
+    return launches.join(counted, on="source_file", how="semi")["run"].drop_nulls().unique().sort().to_list()
 
 
 def _align_run(own: pl.DataFrame, trace: pl.DataFrame) -> pl.DataFrame:

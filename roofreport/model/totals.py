@@ -43,6 +43,7 @@ from roofreport import gpu
 from roofreport.model import bound as bounds, counted, mix, parallel, roofline, timing
 from roofreport.model import iterations as steps_counted
 from roofreport.tables import lazy, schema
+from roofreport.tables.frames import per_distinct
 
 TRANSFERS = ("memcpy", "memset")
 _NO_PRECISION = "fp32"   # the roof of a run whose logs measured no precision
@@ -98,10 +99,12 @@ TIME_TOTALS = {"run": pl.String, "kernel_time_ns": pl.Float64, "kernel_launches"
                "time_source": pl.String}
 
 
-def file_partials(tables) -> pl.DataFrame:
+def file_partials(tables, candidates: pl.DataFrame | None = None) -> pl.DataFrame:
     """The time partials (`PARTIAL`) of every run, file and rank of `tables` (a batch of files,
-    or all of them): each candidate time source with its own copies (`timing.candidate_rows`)."""
-    candidates = timing.candidate_rows(tables)
+    or all of them): each candidate time source with its own copies (`timing.candidate_rows`;
+    `candidates`: those rows when the caller has them)."""
+    if candidates is None:
+        candidates = timing.candidate_rows(tables)
     if not candidates.height:
         return pl.DataFrame(schema=PARTIAL)
     transfers = timing.transfer_rows(tables, candidates)
@@ -121,7 +124,10 @@ def partials_of_rows(rows: pl.DataFrame) -> pl.DataFrame:
     first = pl.col("order").filter(~moved).min()
     early = moved & pl.col("order").is_not_null() & (first.is_null() | (pl.col("order") < first))
     comm = ~moved & (pl.col("category") == "communication")
-    collective = parallel.kind(pl.col("name"))
+    # (a name's collective kind is worked out once per distinct name, not per row: its
+    # lower-casing and seven patterns cost more than the rest of the partial on a big trace)
+    collective = pl.col("__collective")
+    rows = rows.with_columns(per_distinct(rows["name"], _collective_kinds)["__collective"])
     sums = rows.group_by(*_KEY, maintain_order=True).agg(
         pl.col("time_ns").filter(candidate).sum().alias("file_time_ns"),
         (~moved).sum().cast(pl.Int64).alias("kernel_rows"),
@@ -141,6 +147,10 @@ def partials_of_rows(rows: pl.DataFrame) -> pl.DataFrame:
     else:
         sums = sums.with_columns(pl.lit(None, PARTIAL["losses"]).alias("losses"))
     return _conform(sums)
+
+
+def _collective_kinds(names: pl.Series) -> pl.DataFrame:
+    return names.to_frame("name").select(parallel.kind(pl.col("name")).alias("__collective"))
 
 
 def combine_partials(partials: pl.DataFrame) -> pl.DataFrame:

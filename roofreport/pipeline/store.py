@@ -114,6 +114,15 @@ class UpdateReport:
 
 # -- recognising and opening -----------------------------------------------------------------
 
+def one_batch(paths: list[Path]) -> bool:
+    """The files under `paths` (none a dataset folder) make at most one batch
+    (`generation.batches_of`, as an update would cut them): a dataset folder of them would hold
+    all their rows at once all the same, so a read in memory bounds nothing less."""
+    if any(path.is_dir() and is_dataset(path) for path in paths):
+        return False
+    return len(batches_of([str(path) for path, _ in discover(paths)])) <= 1
+
+
 def is_dataset(folder: Path) -> bool:
     """True when `folder` holds an incremental dataset (its manifest.json says so)."""
     manifest = Path(folder) / MANIFEST

@@ -46,8 +46,15 @@ _NOTICE_CODES = {"SKIPPED": "nsys.skipped", "WARNING": "nsys.warning", "ERROR": 
 
 # -- sniffing --------------------------------------------------------------------------------
 
+# What a head must hold for `sniff_text` to claim it, read off `grammars/nsys.lark`: a table's
+# rule (`DASHES`: runs of dashes split by spaces, under a header), a report's processing, step
+# or title line, or a classic title ("... Statistics"). A head with none of them is no nsys
+# console output, and is not classified line by line (most files of a campaign are asked).
+_NEEDED = re.compile(r"- +-|Processing \[|\] Executing '| \*\* |Statistics")
+
+
 def sniff_text(head: Head) -> str | None:
-    if head.binary:
+    if head.binary or not _NEEDED.search(head.text):
         return None
     lines = _context(pl.DataFrame({"text": head.lines}, schema={"text": pl.String})
                      .with_row_index("line_no", offset=1).with_columns(pl.col("line_no").cast(pl.Int64)))

@@ -1,0 +1,58 @@
+"""`parse` of logs that make one batch reads them in memory (issue #35): a dataset folder of
+its own would hold their rows whole all the same (`store.one_batch`), so spooling them to disk
+and back only costs CPU and memory. The tables written are the spooled read's, exactly."""
+
+from __future__ import annotations
+
+import shutil
+
+import polars as pl
+from click.testing import CliRunner
+from polars.testing import assert_frame_equal
+
+from roofreport.cli import cli
+from roofreport.pipeline import generation, store
+from roofreport.tables import schema
+from tests.conftest import SAMPLE_LOGS
+
+ONE_FILE = SAMPLE_LOGS / "v100" / "resnet18" / "report_cuda_gpu_trace.csv"
+NEVER = 1 << 47    # (files per batch: a file name's hash opens a batch at 1 in this many)
+
+
+def _parse(*args: str) -> None:
+    result = CliRunner().invoke(cli, ["parse", *args, "--quiet", "-j", "1"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+
+
+def test_one_file_is_one_batch_two_batches_are_not_and_a_dataset_folder_never(tmp_path, monkeypatch):
+    assert store.one_batch([ONE_FILE])
+    monkeypatch.setattr(generation, "FILES_PER_BATCH", NEVER)   # (no cut by a temporary name's hash)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("a.csv", "b.csv"):
+        shutil.copy(ONE_FILE, logs / name)
+    assert store.one_batch([logs])
+    monkeypatch.setattr(generation, "FILES_PER_BATCH", 1)   # every file opens a batch
+    assert not store.one_batch([logs])
+    _parse(str(ONE_FILE), "-o", str(tmp_path / "ds"), "--update")
+    assert not store.one_batch([tmp_path / "ds"])
+
+
+def test_parse_of_one_batch_reads_in_memory_and_writes_the_spooled_reads_tables(tmp_path, monkeypatch):
+    monkeypatch.setattr(generation, "FILES_PER_BATCH", NEVER)   # (no cut by a temporary name's hash)
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLE_LOGS / "v100" / "resnet18", logs)
+    assert store.one_batch([logs])
+    with monkeypatch.context() as patched:     # no dataset folder: a spooled read would fail
+        def refused(*args, **kwargs):
+            raise AssertionError("parse of one batch went through a dataset folder")
+        patched.setattr(store, "prepare_update", refused)
+        _parse(str(logs), "-o", str(tmp_path / "memory"))
+    with monkeypatch.context() as patched:
+        patched.setattr(store, "one_batch", lambda paths: False)
+        _parse(str(logs), "-o", str(tmp_path / "spooled"))
+    for name in schema.TABLES:
+        memory = pl.read_parquet(tmp_path / "memory" / f"{name}.parquet")
+        spooled = pl.read_parquet(tmp_path / "spooled" / f"{name}.parquet")
+        assert_frame_equal(memory, spooled, check_exact=True)
+    assert pl.read_parquet(tmp_path / "memory" / "kernels.parquet")["in_run_total"].any()
