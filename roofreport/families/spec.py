@@ -28,7 +28,9 @@ class RunHints:
     program the profiler attached to when it gives no command line; `process_id` the profiled
     process (two logs with different ones are two executions); `device_kind` "cpu" when the log
     shows the program ran on the CPU; `rank` and `world_size` this process's place in a
-    distributed job (PyTorch traces: one trace per rank); `compute_capability` and `sm_count`
+    distributed job (PyTorch traces: one trace per rank); `ranks` how many processes of one job
+    a trace of several holds, each its rows' `rank` (`families/common/processes.py`: nsys and
+    rocprof traces that followed a launcher's children); `compute_capability` and `sm_count`
     the GPU's as the log printed them (ncu's `CC 8.6` on every kernel line)."""
 
     device_name: str | None = None
@@ -43,6 +45,7 @@ class RunHints:
     device_kind: str | None = None
     rank: int | None = None
     world_size: int | None = None
+    ranks: int | None = None
     compute_capability: str | None = None
     sm_count: int | None = None
 

@@ -16,8 +16,14 @@ A run is one execution of one program with one configuration (DESIGN.md §2). Th
 * each rank of a distributed job (a trace per rank) stays a run of its own, with its `rank` and
   `world_size`; the ranks of one job share `distributed_job` (`_distributed_jobs`): the runs of
   one folder whose rank comes from the log (Kineto's `distributedInfo`) or the name (`rank-N`,
-  `rank_N`), of the same family and world size, whose names are the same but for the rank.
-  Step numbers alone never group (unrelated runs share them).
+  `rank_N`: nsys `-o report_rank%q{OMPI_COMM_WORLD_RANK}`, rocprof `results_rank0.csv`, any
+  family), of the same family and world size, whose names are the same but for the rank.
+  Step numbers alone never group (unrelated runs share them), nor do names that differ by a
+  process id alone (`report.%p`: two runs of one program, one after the other, are named so too);
+* one trace that several processes wrote (an nsys report or a rocprof trace that followed a
+  launcher's children, `families/common/processes.py`) is one run and one job: its rows carry
+  each process's `rank`, the run `ranks` and `world_size` (the processes it holds) and
+  `distributed_job`, and no `rank` of its own.
 
 Each field of a run's identity comes from, in this order: the `roofreport.toml`, what the log
 says about itself (the profiled command line, process and device), the path, and last the
@@ -350,6 +356,14 @@ def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
         row["world_size"] = sizes.pop() if len(sizes) == 1 else None
         row["distributed_job"] = None
         row["ranks"] = None
+        held = {unit.hints.ranks for unit in members if unit.hints.ranks}
+        if len(members) == 1 and len(held) == 1 and not row["duplicate_of"]:
+            # one trace of several processes: a job of its own, its rows carry the ranks
+            row["ranks"] = held.pop()
+            row["world_size"] = row["world_size"] or row["ranks"]
+            row["rank"] = None
+            row["distributed_job"] = f"{row['run']} ({row['ranks']} ranks)"
+            continue
         if row["rank"] is None or row["duplicate_of"] or row["session"] is not None:
             continue
         file = members[0].file

@@ -10,7 +10,9 @@ before it is queried, and the column mappings below are data.
 Tables filled: `activities` (kernels, memcpy, memset, in start order, like `gputrace`),
 `kernels` (one launch row per kernel, `region` = the NVTX range it was launched in),
 `api_calls` (CUDA runtime/driver trace), `regions` (NVTX ranges with their push/pop path,
-see `nvtx.py`). `source_line` holds the row's SQLite rowid.
+see `nvtx.py`). `source_line` holds the row's SQLite rowid. A report of several processes that
+each ran GPU work (`globalPid`) is a job of several ranks: each activity and kernel row carries
+its process's `rank` and the hints the count (`families/common/processes.py`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import ParseError
-from roofreport.families.common import sqlite
+from roofreport.families.common import processes, sqlite
 from roofreport.families.common.sqlite import connect, table_names
 from roofreport.families.common.textio import Head
 from roofreport.families.nsys import nvtx as nsys_nvtx
@@ -218,7 +220,11 @@ def _add_activities(rows: pl.DataFrame, devices: dict[int, str], result: ParseRe
             rows = rows.with_columns(pl.lit(None, pl.Int64).alias(col))
     rows = rows.with_columns(launch_dims(rows, "grid"), launch_dims(rows, "block"),
                              duration_ns=pl.col("end") - pl.col("start"))
-    common = ["source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block"]
+    # a report of several processes (`nsys profile torchrun ...`): each process a rank of one job
+    ranks = processes.process_ranks(rows, "global_pid", "device_id")
+    rows = rows.with_columns(ranks if ranks is not None else pl.lit(None, pl.Int64).alias("rank"))
+    result.hints.ranks = processes.count(ranks)
+    common = ["source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block", "rank"]
     result.add("activities", rows.select(*common, "kind", pl.col("start").alias("start_ns"),
                                          "bytes", "correlation_id"))
     kernels = rows.filter(pl.col("kind") == "kernel")

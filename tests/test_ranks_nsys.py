@@ -1,0 +1,144 @@
+"""Jobs of several ranks that nsys profiled (issue 36): one report of several processes, and one
+report per rank.
+
+Layouts, each from a real source:
+
+* one report of several processes: the corpus's `nsys/rep/nsysai_h100_2gpu_1s_nsys2026.2.sqlite`
+  (GindaChen/nsys-ai `tests/fixtures/h100_2gpu_1s.sqlite`, an nsys 2026.2 export of a
+  sequence-parallel run on two H100s: two `python3` processes, pid 111 on GPU 0 and pid 112 on
+  GPU 1, `globalPid` on every CUPTI activity row);
+* one report per rank: `nsys profile -o "./nsys_reports/rank_$PMI_RANK.nsys-rep"` (the MPI
+  wrapper erictsaii/NTHU-ParallelProgramming `hw2/wrapper.sh`), exported as SQLite; here each
+  rank's report is the corpus report with the other process's rows deleted, so every table
+  keeps nsys's own schema;
+* reports of unrelated runs in one folder: nsys's default names `report1`, `report2` (one per
+  `nsys profile` in the same folder, `rep/*report1*` in the corpus) must stay apart.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import pytest
+
+import roofreport
+from tests.conftest import corpus_path
+
+REPORT = ("nsys", "rep", "nsysai_h100_2gpu_1s_nsys2026.2.sqlite")
+TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+
+
+def _union(intervals: list[tuple[int, int]]) -> int:
+    """Length of the union of (start, end) intervals, by hand."""
+    total, reach_start, reach_end = 0, None, None
+    for start, end in sorted(intervals):
+        if reach_end is None or start > reach_end:
+            if reach_end is not None:
+                total += reach_end - reach_start
+            reach_start, reach_end = start, end
+        else:
+            reach_end = max(reach_end, end)
+    return total + (reach_end - reach_start if reach_end is not None else 0)
+
+
+def _by_hand(path) -> dict[int, dict[str, float]]:
+    """Per process (pid order = rank order here: pid 111 drove GPU 0), straight from the SQLite
+    tables: the span, busy and compute time (no NCCL kernel ran in this window)."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    pids = [p for (p,) in con.execute("SELECT DISTINCT globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY 1")]
+    out = {}
+    for rank, pid in enumerate(pids):
+        every = [row for table in TABLES for row in
+                 con.execute(f"SELECT start, end FROM {table} WHERE globalPid = ?", (pid,))]
+        kernels = con.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = ?", (pid,)).fetchall()
+        span = max(e for _, e in every) - min(s for s, _ in every)
+        busy = _union(every)
+        out[rank] = {"span_ns": span, "idle_ns": span - busy, "compute_ns": _union(kernels),
+                     "device": con.execute("SELECT DISTINCT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = ?",
+                                           (pid,)).fetchall()}
+    con.close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def report():
+    return corpus_path(*REPORT)
+
+
+def test_a_report_of_two_processes_is_one_run_with_two_ranks(report):
+    data = roofreport.read(report, jobs=1)
+    run = data.tables["runs"].row(0, named=True)
+    assert data.tables["runs"].height == 1
+    assert (run["rank"], run["ranks"], run["world_size"]) == (None, 2, 2)
+    assert run["distributed_job"] == f"{run['run']} (2 ranks)"
+    # every GPU row carries its process's rank; each process drove one GPU
+    for table in ("activities", "kernels"):
+        pairs = data.tables[table].select("rank", "device").unique().sort("rank").rows()
+        assert pairs == [(0, "0"), (1, "1")], table
+    assert data.tables["kernels"].group_by("rank").len().sort("rank")["len"].to_list() == [1721, 1721]
+
+
+def test_the_ranks_table_of_the_report_is_each_processs_own_timeline(report):
+    expected = _by_hand(report)
+    assert [expected[r]["device"] for r in (0, 1)] == [[(0,)], [(1,)]]
+    ranks = roofreport.read(report, jobs=1).model.ranks.sort("rank")
+    assert ranks["rank"].to_list() == [0, 1]
+    for row in ranks.iter_rows(named=True):
+        mine = expected[row["rank"]]
+        assert row["span_ns"] == pytest.approx(mine["span_ns"])
+        assert row["idle_ns"] == pytest.approx(mine["idle_ns"])
+        assert row["compute_ns"] == pytest.approx(mine["compute_ns"])
+        assert row["comm_ns"] == 0.0 and row["comm_overlap_pct"] is None
+    # the two processes' spans differ: a union of both would be neither
+    assert expected[0]["span_ns"] != expected[1]["span_ns"]
+
+
+def test_the_job_of_one_report_is_summarised_with_its_two_ranks(report):
+    an = roofreport.analyze(roofreport.read(report, jobs=1))
+    job = an.distributed.jobs.row(0, named=True)
+    assert an.distributed.jobs.height == 1
+    assert (job["ranks"], job["world_size"], job["gpu_label"]) == (2, 2, "H100-SXM5-80GB")
+    assert job["span_ns"] == pytest.approx(an.distributed.ranks["span_ns"].median())
+
+
+def _one_process(source, target, keep_rank: int) -> None:
+    """`source` with only its `keep_rank`-th process's GPU rows: one rank's own report."""
+    shutil.copyfile(source, target)
+    target.chmod(0o644)
+    con = sqlite3.connect(target)
+    pids = [p for (p,) in con.execute("SELECT DISTINCT globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY 1")]
+    for table in TABLES:
+        con.execute(f"DELETE FROM {table} WHERE globalPid != ?", (pids[keep_rank],))
+    # the API calls name their thread, whose process is its high bits (nsys's globalTid)
+    con.execute("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE (globalTid >> 24) != (? >> 24)", (pids[keep_rank],))
+    con.commit()
+    con.close()
+
+
+def test_a_report_per_rank_gives_a_run_per_rank_in_one_job(report, tmp_path):
+    folder = tmp_path / "nsys_reports"
+    folder.mkdir()
+    for rank in (0, 1):
+        _one_process(report, folder / f"rank_{rank}.sqlite", rank)
+    data = roofreport.read(folder, jobs=1)
+    runs = data.tables["runs"].sort("rank")
+    assert runs["rank"].to_list() == [0, 1]
+    assert set(runs["distributed_job"].to_list()) == {"rank_*.sqlite"} and set(runs["ranks"].to_list()) == {2}
+    # each rank's figures are those its process has in the report of both
+    expected = _by_hand(report)
+    ranks = data.model.ranks.sort("rank")
+    assert ranks["span_ns"].to_list() == pytest.approx([expected[r]["span_ns"] for r in (0, 1)])
+    assert ranks["compute_ns"].to_list() == pytest.approx([expected[r]["compute_ns"] for r in (0, 1)])
+    assert roofreport.analyze(data).distributed.jobs["ranks"].to_list() == [2]
+
+
+def test_reports_of_unrelated_runs_in_one_folder_are_no_job(report, tmp_path):
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    for number in (1, 2):   # nsys's names for two runs in one folder, each of one process
+        _one_process(report, folder / f"report{number}.sqlite", number - 1)
+    runs = roofreport.read(folder, jobs=1).tables["runs"]
+    assert runs.height == 2
+    assert runs["distributed_job"].null_count() == 2 and runs["ranks"].null_count() == 2
+    assert runs["rank"].null_count() == 2
