@@ -142,3 +142,66 @@ def test_reports_of_unrelated_runs_in_one_folder_are_no_job(report, tmp_path):
     assert runs.height == 2
     assert runs["distributed_job"].null_count() == 2 and runs["ranks"].null_count() == 2
     assert runs["rank"].null_count() == 2
+
+
+# -- rocprof: a folder per rank ------------------------------------------------------------------
+# AMD's rocprof wrapper for MPI jobs (`mpirun -np N ./rocprof_wrapper.sh <out> <name> <app>`,
+# olcf/hip-training-series `Lecture4/jacobi/rocprof_wrapper.sh`, adapted from AMD's "using
+# rocprof" page) writes rank r's trace to `rank_${pid}_${r}/${name}_${pid}_${r}.csv`. Each file
+# is a rocprof `--timestamp on` results.csv, its header and rows the corpus's
+# (`rocm/rocprof/hpcgarage__spatter__build-debug_results.csv`, hpcgarage/spatter
+# `build-debug/results.csv`), here with each rank's own process id and a different count of
+# dispatches, so the ranks differ.
+
+SPATTER = ("rocm", "rocprof", "hpcgarage__spatter__build-debug_results.csv")
+
+
+def _rocprof_rank(source, folder, pid: int, rank: int, rows: int):
+    import csv
+
+    with open(source, newline="") as handle:
+        table = list(csv.reader(handle))
+    header, body = table[0], table[1:rows + 1]
+    for row in body:
+        row[header.index("pid")] = row[header.index("tid")] = str(pid)
+    target = folder / f"rank_{pid}_{rank}"
+    target.mkdir(parents=True)
+    # as rocprof writes it: the header's names and text cells quoted, numbers bare
+    quoted = lambda cell: cell if cell.lstrip("-").isdigit() else '"' + cell.replace('"', '""') + '"'  # noqa: E731
+    lines = [",".join(f'"{name}"' for name in header)] + [",".join(quoted(c) for c in row) for row in body]
+    (target / f"results_{pid}_{rank}.csv").write_text("\n".join(lines) + "\n")
+    begin, end = header.index("BeginNs"), header.index("EndNs")
+    intervals = [(int(r[begin]), int(r[end])) for r in body]
+    span = max(e for _, e in intervals) - min(s for s, _ in intervals)
+    return {"span_ns": span, "compute_ns": _union(intervals), "idle_ns": span - _union(intervals)}
+
+
+def test_rocprof_traces_in_a_folder_per_rank_are_one_job_with_the_wrappers_ranks(tmp_path):
+    source = corpus_path(*SPATTER)
+    job = tmp_path / "jacobi"
+    expected = {0: _rocprof_rank(source, job, 41807, 0, 500), 1: _rocprof_rank(source, job, 41808, 1, 380)}
+    data = roofreport.read(job, jobs=1)
+    runs = data.tables["runs"].sort("rank")
+    # the rank is the wrapper's MPI rank, the last number, not the process id before it
+    assert runs["rank"].to_list() == [0, 1]
+    assert set(runs["distributed_job"].to_list()) == {"rank_*"} and set(runs["ranks"].to_list()) == {2}
+    ranks = data.model.ranks.sort("rank")
+    for row in ranks.iter_rows(named=True):
+        mine = expected[row["rank"]]
+        assert row["span_ns"] == pytest.approx(mine["span_ns"])
+        assert row["compute_ns"] == pytest.approx(mine["compute_ns"])
+        assert row["idle_ns"] == pytest.approx(mine["idle_ns"])
+    assert roofreport.analyze(data).distributed.jobs["ranks"].to_list() == [2]
+
+
+def test_rocprof_traces_of_two_runs_named_by_their_process_alone_are_no_job(tmp_path):
+    # the same page's other wrapper, `pid_${pid}/results_${pid}.csv`, names no rank: two such
+    # folders may be two runs one after the other, and stay apart
+    source = corpus_path(*SPATTER)
+    folder = tmp_path / "runs"
+    for pid, rows in ((41807, 500), (52210, 380)):
+        _rocprof_rank(source, folder, pid, 0, rows)
+        (folder / f"rank_{pid}_0").rename(folder / f"pid_{pid}")
+        (folder / f"pid_{pid}" / f"results_{pid}_0.csv").rename(folder / f"pid_{pid}" / f"results_{pid}.csv")
+    runs = roofreport.read(folder, jobs=1).tables["runs"]
+    assert runs.height == 2 and runs["distributed_job"].null_count() == 2 and runs["rank"].null_count() == 2

@@ -83,8 +83,10 @@ def _patterns() -> dict[str, re.Pattern]:
             r"efficientnet[a-z0-9]*|mnasnet[a-z0-9]*|regnet[a-z0-9]*|convnext[a-z0-9]*|swin[a-z0-9]*|"
             r"lenet\d*|vit|bert|distilbert|roberta|deberta|gpt\d*|llama\d*|mistral|mixtral|qwen\d*|gemma\d*|"
             r"falcon|bloom|t5|unet|yolo[a-z0-9]*)(?:[_-]?(?P<size>\d+(?:\.\d+)?[bm]))?" + after, re.I),
-        # a distributed job's process: `sampled_rank-0`, `trace_rank3`, `local_rank_1` (one trace per rank)
-        "rank": re.compile(before + r"(?:local_?|global_?)?rank[_-]?(?P<rank>\d{1,5})" + after, re.I),
+        # a distributed job's process: `sampled_rank-0`, `trace_rank3`, `local_rank_1` (one trace per
+        # rank); AMD's rocprof wrapper for MPI names each rank's folder `rank_${pid}_${MPI_RANK}`
+        # (olcf/hip-training-series `Lecture4/jacobi/rocprof_wrapper.sh`): the rank is the last number
+        "rank": re.compile(before + r"(?:local_?|global_?)?rank[_-]?(?:\d{3,}[_-])?(?P<rank>\d{1,5})" + after, re.I),
         "bits": re.compile(before + r"(?:(?P<key>[a-z]+)[_-])?(?P<bits>\d{1,2})[_-]?bits?" + after, re.I),
         "boolean": re.compile(before + r"(?P<key>[a-z][a-z0-9]*)[_=-](?P<value>true|false)" + after, re.I),
         "param": re.compile(

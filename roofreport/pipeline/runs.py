@@ -338,9 +338,20 @@ def _identity(run_id: str, members: list[_Unit], unit_facts: list[dict[str, dict
     return row, found
 
 
-# The rank a file name gives (`sampled_rank-0`, `trace_rank3`, `local_rank_1`; as
-# `identity`'s rank token), whose number `*` stands for in the name of the job.
-_RANK_IN_NAME = re.compile(r"(?i)(?<![a-z])((?:local_?|global_?)?rank[_-]?)\d{1,5}(?!\d)")
+# The rank a file or folder name gives (`sampled_rank-0`, `trace_rank3`, `local_rank_1`, AMD's
+# rocprof wrapper's `rank_${pid}_${MPI_RANK}`; as `identity`'s rank token), whose number (and
+# process id) `*` stands for in the name of the job.
+_RANK_IN_NAME = re.compile(r"(?i)(?<![a-z])((?:local_?|global_?)?rank[_-]?)((?:\d{3,}[_-])?\d{1,5})(?!\d)")
+
+
+def _rank_masked(path: str) -> str:
+    """`path` with each rank token's number as `*`; where the token holds a process id and a rank
+    (`rank_41001_0/results_41001_0.csv`), the same pair elsewhere in the path too."""
+    pairs = {m.group(2) for m in _RANK_IN_NAME.finditer(path) if not m.group(2).isdigit()}
+    masked = _RANK_IN_NAME.sub(r"\1*", path)
+    for pair in pairs:
+        masked = re.sub(rf"(?<![0-9]){re.escape(pair)}(?![0-9])", "*", masked)
+    return masked
 
 
 def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
@@ -367,15 +378,17 @@ def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
         if row["rank"] is None or row["duplicate_of"] or row["session"] is not None:
             continue
         file = members[0].file
-        name_key = _RANK_IN_NAME.sub(r"\1*", file.rel.name)
-        key = (file.root, str(file.rel.parent), file.family, row["world_size"],
-               name_key if name_key != file.rel.name else None)
+        # the ranks of one job: one folder's files named the same but for the rank, or (a folder
+        # per rank) folders named the same but for the rank, holding files named alike
+        masked = _rank_masked(str(file.rel))
+        key = (file.root, file.family, row["world_size"],
+               masked if masked != str(file.rel) else None, None if masked != str(file.rel) else str(file.rel.parent))
         jobs.setdefault(key, []).append(row)
     for key, ranks in jobs.items():
         if len({row["rank"] for row in ranks}) < len(ranks):
             continue
         for row in ranks:
-            row["distributed_job"] = _job_name(row["run"], key[-1], row["world_size"])
+            row["distributed_job"] = _job_name(row["run"], key[3], row["world_size"])
             row["ranks"] = len(ranks)
 
 
@@ -387,12 +400,16 @@ def _whole(value) -> int | None:
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
-def _job_name(run_id: str, name_key: str | None, world_size: int | None) -> str:
-    """`folder/sampled_rank-*.json.gz` from a rank's run id; where the names say no rank, the
-    folder and the job's size (`traces (8 ranks)`)."""
+def _job_name(run_id: str, masked: str | None, world_size: int | None) -> str:
+    """`folder/sampled_rank-*.json.gz` (`rank_*`, for a folder per rank) from a rank's run id;
+    where the names say no rank, the folder and the job's size (`traces (8 ranks)`)."""
     folder = str(PurePosixPath(run_id).parent)
-    if name_key is not None:
-        return name_key if folder == "." else f"{folder}/{name_key}"
+    if masked is not None:
+        own = _rank_masked(run_id)
+        if own != run_id:
+            return own
+        name = PurePosixPath(masked).name
+        return name if folder == "." else f"{folder}/{name}"
     size = f"{world_size} ranks" if world_size else "ranks"
     return f"{folder} ({size})" if folder != "." else f"({size})"
 
