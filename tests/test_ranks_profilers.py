@@ -1,5 +1,6 @@
-"""Jobs of several ranks that nsys profiled (issue 36): one report of several processes, and one
-report per rank.
+"""Jobs of several ranks that nsys or rocprof profiled (issue 36): one nsys report of several
+processes, one nsys report per rank, and rocprof traces in a folder per rank (the rocprof
+layouts are described above their tests, below).
 
 Layouts, each from a real source:
 
