@@ -21,6 +21,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 
+import polars as pl
 import pytest
 
 import roofreport
@@ -206,3 +207,63 @@ def test_rocprof_traces_of_two_runs_named_by_their_process_alone_are_no_job(tmp_
         (folder / f"pid_{pid}" / f"results_{pid}_0.csv").rename(folder / f"pid_{pid}" / f"results_{pid}.csv")
     runs = roofreport.read(folder, jobs=1).tables["runs"]
     assert runs.height == 2 and runs["distributed_job"].null_count() == 2 and runs["rank"].null_count() == 2
+
+
+# -- rocprofv3: a file set per process, named by its process id ----------------------------------
+# `mpirun -n 4 rocprofv3 --kernel-trace --output-format csv -- app` writes each rank's files into
+# its host's folder, prefixed with the process id (AMD's "Using rocprofv3 with MPI",
+# rocm.docs.amd.com/projects/rocprofiler-sdk `how-to/using-rocprofv3-with-mpi`:
+# `2293212_agent_info.csv`, `2293213_agent_info.csv`, ...). The files here are the corpus's
+# rocprofv3 kernel trace and agent info (`rocm/rocprofv3/huizhg__gpu-perf-mi250x__results_prof_*`,
+# huizhg/gpu-perf-mi250x `results/prof/`), each rank on its own agent with its own rows.
+
+V3_TRACE = ("rocm", "rocprofv3", "huizhg__gpu-perf-mi250x__results_prof_rocblas_4096_kernel_trace.csv")
+V3_AGENTS = ("rocm", "rocprofv3", "huizhg__gpu-perf-mi250x__results_prof_triton_decode_agent_info.csv")
+
+
+def _v3_process(folder, pid: int, agent: int, shift: int, rows: int) -> dict[str, float]:
+    import csv
+
+    with open(corpus_path(*V3_TRACE), newline="") as handle:
+        table = list(csv.reader(handle))
+    header, body = table[0], table[1:rows + 1]
+    for row in body:
+        row[header.index("Agent_Id")] = f"Agent {agent}"
+        for column in ("Start_Timestamp", "End_Timestamp"):
+            row[header.index(column)] = str(int(row[header.index(column)]) + shift)
+    quoted = lambda cell: cell if cell.lstrip("-").isdigit() else '"' + cell.replace('"', '""') + '"'  # noqa: E731
+    lines = [",".join(f'"{name}"' for name in header)] + [",".join(quoted(c) for c in row) for row in body]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{pid}_kernel_trace.csv").write_text("\n".join(lines) + "\n")
+    shutil.copyfile(corpus_path(*V3_AGENTS), folder / f"{pid}_agent_info.csv")
+    begin, end = header.index("Start_Timestamp"), header.index("End_Timestamp")
+    intervals = [(int(r[begin]), int(r[end])) for r in body]
+    span = max(e for _, e in intervals) - min(s for s, _ in intervals)
+    return {"span_ns": span, "compute_ns": _union(intervals), "start": min(s for s, _ in intervals),
+            "end": max(e for _, e in intervals)}
+
+
+def test_rocprofv3_files_of_processes_that_ran_together_are_one_job_ranked_by_process_id(tmp_path):
+    host = tmp_path / "job" / "node01"
+    # the second process started 1 us after the first, on the next GPU: their work overlaps
+    expected = {0: _v3_process(host, 2293212, 4, 0, 60), 1: _v3_process(host, 2293213, 5, 1000, 50)}
+    assert expected[1]["start"] < expected[0]["end"]
+    data = roofreport.read(tmp_path / "job", jobs=1)
+    ranked = data.tables["runs"].filter(pl.col("rank").is_not_null()).sort("rank")
+    assert ranked["rank"].to_list() == [0, 1]
+    assert ["2293212" in run for run in ranked["run"]] == [True, False]   # the lower process id first
+    assert set(ranked["distributed_job"]) == {"node01/*_kernel_trace.csv"} and set(ranked["ranks"]) == {2}
+    ranks = data.model.ranks.sort("rank")
+    for row in ranks.iter_rows(named=True):
+        assert row["span_ns"] == pytest.approx(expected[row["rank"]]["span_ns"])
+        assert row["compute_ns"] == pytest.approx(expected[row["rank"]]["compute_ns"])
+    assert roofreport.analyze(data).distributed.jobs["ranks"].to_list() == [2]
+
+
+def test_rocprofv3_files_of_two_runs_one_after_the_other_stay_apart(tmp_path):
+    host = tmp_path / "runs" / "node01"
+    first = _v3_process(host, 2293212, 4, 0, 60)
+    # the same program run again later (a new process id, the same host folder)
+    _v3_process(host, 2294410, 4, int(first["end"] - first["start"]) + 10**9, 60)
+    runs = roofreport.read(tmp_path / "runs", jobs=1).tables["runs"]
+    assert runs["distributed_job"].null_count() == runs.height and runs["rank"].null_count() == runs.height
