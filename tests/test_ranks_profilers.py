@@ -267,3 +267,33 @@ def test_rocprofv3_files_of_two_runs_one_after_the_other_stay_apart(tmp_path):
     _v3_process(host, 2294410, 4, int(first["end"] - first["start"]) + 10**9, 60)
     runs = roofreport.read(tmp_path / "runs", jobs=1).tables["runs"]
     assert runs["distributed_job"].null_count() == runs.height and runs["rank"].null_count() == runs.height
+
+
+# -- rocprofv2: records of every rank interleaved in the job's log --------------------------------
+# rocprofv2's cli plugin prints each dispatch as a `Key(Value), ...` line on the program's stdout,
+# so an MPI job's ranks interleave in one log (the layout of tests/test_rocm_records.py, true to
+# rocprofiler `plugin/cli/cli.cpp`); `--kernel-trace` without counters gives the timeline.
+
+
+def test_rocprofv2_records_of_two_ranks_in_one_log_are_one_job_with_each_processs_timeline(tmp_path):
+    from tests.test_rocm_records import GEMM, STENCIL, dispatch
+
+    t0 = 2849505830440000
+    # (process, name, begin, end): rank 1 (pid 51202) is slower in its GEMM
+    calls = [(51201, STENCIL, 0, 28_000), (51202, STENCIL, 300, 29_000), (51201, GEMM, 30_000, 80_000),
+             (51202, GEMM, 31_000, 101_000), (51201, STENCIL, 82_000, 110_000), (51202, STENCIL, 102_000, 130_000)]
+    lines = ["rank 0 of 2 on frontier00123, GCD 0", "rank 1 of 2 on frontier00123, GCD 0"]
+    lines += [dispatch(n, pid, name, t0 + b, t0 + e, {}) for n, (pid, name, b, e) in enumerate(calls, 1)]
+    (tmp_path / "slurm-812346.out").write_text("\n".join(lines) + "\n")
+    data = roofreport.read(tmp_path / "slurm-812346.out", jobs=1)
+    run = data.tables["runs"].row(0, named=True)
+    assert (run["ranks"], run["world_size"], run["rank"]) == (2, 2, None)
+    assert data.tables["kernels"].sort("source_line")["rank"].to_list() == [0, 1, 0, 1, 0, 1]
+    ranks = data.model.ranks.sort("rank")
+    for rank, pid in enumerate((51201, 51202)):
+        mine = [(b, e) for p, _, b, e in calls if p == pid]
+        span = max(e for _, e in mine) - min(b for b, _ in mine)
+        row = ranks.row(rank, named=True)
+        assert (row["rank"], row["span_ns"], row["compute_ns"]) == (rank, span, _union(mine))
+        assert row["idle_ns"] == span - _union(mine)
+    assert roofreport.analyze(data).distributed.jobs["ranks"].to_list() == [2]

@@ -14,6 +14,11 @@ work on, then by its process id. Launchers give rank r of a node the node's GPU 
 own rank; where processes share GPUs, the order of their process ids (the order launchers start
 them in).
 
+Traces that name the device but no process (nsys's `cuda_gpu_trace` CSV and text, nvprof's
+`--print-gpu-trace`) cannot tell several processes from one that drove several GPUs: their rows
+get no rank, and the run reads as one rank, as DataParallel's does. Summaries summed over
+processes (nsys `--stats` of several MPI ranks printed into one log) hold no per-rank figures.
+
 `process_ranks` gives the rank of every row, or None where the trace is one process's (or the
 rows name no process): then the rows carry no rank and the run none either.
 """
