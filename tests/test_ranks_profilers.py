@@ -104,6 +104,15 @@ def test_the_job_of_one_report_is_summarised_with_its_two_ranks(report):
     assert job["span_ns"] == pytest.approx(an.distributed.ranks["span_ns"].median())
 
 
+def test_a_dataset_folder_keeps_the_ranks_of_the_report(report, tmp_path):
+    stored = roofreport.read(report, dataset=tmp_path / "ds", jobs=1)
+    again = roofreport.read(tmp_path / "ds")
+    assert again.model.ranks.select("rank", "span_ns").equals(stored.model.ranks.select("rank", "span_ns"))
+    assert again.model.ranks["rank"].to_list() == [0, 1]
+    assert again.tables["runs"]["ranks"].to_list() == [2]
+    assert roofreport.analyze(again).distributed.jobs["ranks"].to_list() == [2]
+
+
 def _one_process(source, target, keep_rank: int) -> None:
     """`source` with only its `keep_rank`-th process's GPU rows: one rank's own report."""
     shutil.copyfile(source, target)
