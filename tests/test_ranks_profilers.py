@@ -113,11 +113,13 @@ def test_a_dataset_folder_keeps_the_ranks_of_the_report(report, tmp_path):
     assert roofreport.analyze(again).distributed.jobs["ranks"].to_list() == [2]
 
 
-def _one_process(source, target, keep_rank: int) -> None:
-    """`source` with only its `keep_rank`-th process's GPU rows: one rank's own report."""
+def _one_process(source, target, keep_rank: int, later_s: int = 0) -> None:
+    """`source` with only its `keep_rank`-th process's GPU rows: one rank's own report;
+    `later_s`: its session started that many seconds later (a run after the other)."""
     shutil.copyfile(source, target)
     target.chmod(0o644)
     con = sqlite3.connect(target)
+    con.execute("UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + ?", (later_s * 10**9,))
     pids = [p for (p,) in con.execute("SELECT DISTINCT globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY 1")]
     for table in TABLES:
         con.execute(f"DELETE FROM {table} WHERE globalPid != ?", (pids[keep_rank],))
@@ -144,11 +146,27 @@ def test_a_report_per_rank_gives_a_run_per_rank_in_one_job(report, tmp_path):
     assert roofreport.analyze(data).distributed.jobs["ranks"].to_list() == [2]
 
 
+def test_reports_a_launcher_numbered_that_ran_together_are_one_job(report, tmp_path):
+    # an MPI wrapper's names: `nsys profile -o $1_$(printf "%02d" $PMI_RANK)` (dasbd72/NTHU-PP-2024
+    # `hw1-mpi-odd-even-sort/scripts/wrapper.sh`): no `rank` in the name, the processes ran together
+    folder = tmp_path / "odd_even"
+    folder.mkdir()
+    for rank in (0, 1):
+        _one_process(report, folder / f"sort_{rank:02d}.sqlite", rank)
+    data = roofreport.read(folder, jobs=1)
+    runs = data.tables["runs"].sort("rank")
+    assert runs["rank"].to_list() == [0, 1] and set(runs["ranks"]) == {2}
+    assert set(runs["distributed_job"]) == {"sort_*.sqlite"}
+    expected = _by_hand(report)
+    assert data.model.ranks.sort("rank")["span_ns"].to_list() == pytest.approx([expected[r]["span_ns"] for r in (0, 1)])
+
+
 def test_reports_of_unrelated_runs_in_one_folder_are_no_job(report, tmp_path):
     folder = tmp_path / "profiles"
     folder.mkdir()
-    for number in (1, 2):   # nsys's names for two runs in one folder, each of one process
-        _one_process(report, folder / f"report{number}.sqlite", number - 1)
+    for number in (1, 2):   # nsys's names for two runs in one folder, each of one process,
+        # the second started a minute after the first (whose GPU work lasted a second)
+        _one_process(report, folder / f"report{number}.sqlite", number - 1, later_s=60 * (number - 1))
     runs = roofreport.read(folder, jobs=1).tables["runs"]
     assert runs.height == 2
     assert runs["distributed_job"].null_count() == 2 and runs["ranks"].null_count() == 2

@@ -31,9 +31,10 @@ class RunHints:
     distributed job (PyTorch traces: one trace per rank); `ranks` how many processes of one job
     a trace of several holds, each its rows' `rank` (`families/common/processes.py`: nsys and
     rocprof traces that followed a launcher's children); `gpu_start_ns` and `gpu_end_ns` the
-    first GPU activity's start and the last one's end on the trace's own clock (the pipeline
-    fills them from the activities: what tells the processes of one job, which ran together,
-    from runs one after the other); `compute_capability` and `sm_count`
+    first GPU activity's start and the last one's end on a clock the tool's files of one job
+    share (rocprof: its host's; nsys SQLite: UTC, from the session's start; else the pipeline
+    fills them from the activities): what tells the processes of one job, which ran together,
+    from runs one after the other; `compute_capability` and `sm_count`
     the GPU's as the log printed them (ncu's `CC 8.6` on every kernel line)."""
 
     device_name: str | None = None

@@ -20,8 +20,9 @@ A run is one execution of one program with one configuration (DESIGN.md §2). Th
   family), of the same family and world size, whose names are the same but for the rank.
   Step numbers alone never group (unrelated runs share them), nor do names that differ by a
   process id alone (`report.%p`: two runs of one program, one after the other, are named so too),
-  but for rocprof's per-process files (`<pid>_kernel_trace.csv`) whose GPU work overlapped in
-  time on one host (`_process_jobs`): ranks in the order of their process ids;
+  but for rocprof's per-process files (`<pid>_kernel_trace.csv`) and nsys's per-process
+  reports (`report.%q{OMPI_COMM_WORLD_RANK}`, `report.%p`) whose GPU work overlapped in time
+  (`_process_jobs`): ranks in the order of their numbers;
 * one trace that several processes wrote (an nsys report or a rocprof trace that followed a
   launcher's children, `families/common/processes.py`) is one run and one job: its rows carry
   each process's `rank`, the run `ranks` and `world_size` (the processes it holds) and
@@ -401,8 +402,21 @@ def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
 _PID_IN_NAME = re.compile(r"^(\d{3,})_(?=[a-z])|(?<=[a-z])_(\d{3,})(?=\.[a-z]+$)", re.I)
 
 
-def _pid_masked(name: str) -> tuple[str | None, str]:
-    """The process id a rocprof file name holds, and the name with `*` for it."""
+# nsys names each process's report with the rank or process id a launcher gives it (`-o
+# report.%q{OMPI_COMM_WORLD_RANK}`, `%p`, a wrapper's `$1_$(printf %02d $PMI_RANK)`): the last
+# number of the name before its extension.
+_LAST_NUMBER = re.compile(r"(\d+)(?!.*\d)")
+
+
+def _pid_masked(name: str, family: str = "rocm") -> tuple[str | None, str]:
+    """The process id (or launcher's number) a rocprof or nsys file name holds, and the name
+    with `*` for it."""
+    if family == "nsys":
+        path = PurePosixPath(name)
+        found = _LAST_NUMBER.search(path.stem)
+        if found is None:
+            return None, name
+        return found.group(1), path.stem[:found.start()] + "*" + path.stem[found.end():] + path.suffix
     found = _PID_IN_NAME.search(name)
     if found is None:
         return None, name
@@ -410,30 +424,35 @@ def _pid_masked(name: str) -> tuple[str | None, str]:
 
 
 def _process_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
-    """The rocprof runs of one folder named the same but for a process id (`_PID_IN_NAME`) are
-    the ranks of one job when their GPU work overlapped in time (every run's first activity
-    before every other's last: the processes of one job run together, two runs of a program
-    one after the other do not; rocprof's timestamps are its host's clock, and the folder is one
-    host's). The log names no rank: the ranks are the processes in the order of their ids (the
-    order a launcher starts them in). Runs that did not all overlap stay apart."""
+    """The rocprof or nsys runs of one folder named the same but for a process id or a
+    launcher's number (`_PID_IN_NAME`, `_LAST_NUMBER`) are the ranks of one job when their GPU
+    work overlapped in time (every run's first activity before every other's last: the
+    processes of one job run together, two runs of a program one after the other, `report1`
+    and `report2`, do not; rocprof's times are its host's clock, the folder one host's; nsys's
+    reports are set in UTC). The log names no rank: the ranks are the runs in the order of
+    their numbers (a launcher's rank, or the order it starts processes in). Runs that did not
+    all overlap stay apart."""
     candidates: dict[tuple, list[tuple[int, float, float, dict]]] = {}
     for row, members in zip(rows, groups):
         if row["distributed_job"] or row["rank"] is not None or row["duplicate_of"] or row["session"] is not None:
             continue
         files = list({unit.file.index: unit.file for unit in members}.values())
-        pids = {_pid_masked(f.rel.name)[0] for f in files}
+        family = files[0].family
+        pids = {_pid_masked(f.rel.name, family)[0] for f in files}
         traced = [u for u in members if u.hints.gpu_start_ns is not None and u.hints.gpu_end_ns is not None]
-        if any(f.family != "rocm" for f in files) or len(pids) != 1 or None in pids or not traced:
+        if family not in ("rocm", "nsys") or any(f.family != family for f in files) or len(pids) != 1 \
+                or None in pids or not traced:
             continue
         starts, ends = [u.hints.gpu_start_ns for u in traced], [u.hints.gpu_end_ns for u in traced]
         # (the traces' names: a rank's info files may be a copy of another's, and read apart)
-        key = (files[0].root, str(files[0].rel.parent), frozenset(_pid_masked(u.file.rel.name)[1] for u in traced))
+        key = (files[0].root, str(files[0].rel.parent), family,
+               frozenset(_pid_masked(u.file.rel.name, family)[1] for u in traced))
         candidates.setdefault(key, []).append((int(pids.pop()), min(starts), max(ends), row))
     for key, found in candidates.items():
         if len(found) < 2 or max(start for _, start, _, _ in found) >= min(end for _, _, end, _ in found):
             continue
         found.sort(key=lambda item: item[0])
-        name = " + ".join(sorted(key[2]))          # `*_kernel_trace.csv`
+        name = " + ".join(sorted(key[3]))          # `*_kernel_trace.csv`
         for rank, (_, _, _, row) in enumerate(found):
             folder = str(PurePosixPath(row["run"]).parent)
             row.update(rank=rank, world_size=len(found), ranks=len(found),

@@ -69,6 +69,7 @@ NVTX_COLUMNS = {"start": "start", "end": "end", "event_type": "eventType", "text
                 "thread": "globalTid", "domain": "domainId"}
 # Device names: TARGET_INFO_GPU (id, name); absent from trimmed exports.
 GPU_TABLE = "TARGET_INFO_GPU"
+SESSION_TABLE = "TARGET_INFO_SESSION_START_TIME"   # utcEpochNs: the session's start; times count from it
 
 
 def sniff_sqlite(head: Head) -> str | None:
@@ -143,6 +144,7 @@ def _read_all(export: Export, result: ParseResult) -> None:
             activities = activities.with_columns(region=nsys_nvtx.launch_regions(
                 activities, runtime, nsys_nvtx.innermost(ranges)))
         _add_activities(activities, devices, result)
+        _gpu_window(export, activities, result)
     if runtime.height:
         _add_api_calls(runtime, result)
     if ranges.height:
@@ -280,6 +282,19 @@ def _event_types(export: Export) -> dict[str, int]:
         rows = export.con.execute('SELECT name, id FROM "ENUM_NSYS_EVENT_TYPE"').fetchall()
         types.update({str(n): int(i) for n, i in rows if str(n) in types})
     return types
+
+
+def _gpu_window(export: Export, rows: pl.DataFrame, result: ParseResult) -> None:
+    """The hints' GPU window in UTC (the session's start, `utcEpochNs`, plus the export's
+    times, which count from it): the reports of one job's processes ran at the same time, two
+    runs one after the other did not (`pipeline/runs.py`)."""
+    if SESSION_TABLE not in export.tables or "utcEpochNs" not in export.columns(SESSION_TABLE):
+        return
+    origin = export.con.execute(f'SELECT utcEpochNs FROM "{SESSION_TABLE}"').fetchone()
+    timed = rows.filter(pl.col("start").is_not_null() & pl.col("end").is_not_null())
+    if origin and origin[0] is not None and timed.height:
+        result.hints.gpu_start_ns = float(int(origin[0]) + int(timed["start"].min()))
+        result.hints.gpu_end_ns = float(int(origin[0]) + int(timed["end"].max()))
 
 
 def _meta(con: sqlite3.Connection, tables: set[str]) -> dict[str, str]:
