@@ -324,3 +324,39 @@ def test_rocprofv2_records_of_two_ranks_in_one_log_are_one_job_with_each_process
         assert (row["rank"], row["span_ns"], row["compute_ns"]) == (rank, span, _union(mine))
         assert row["idle_ns"] == span - _union(mine)
     assert roofreport.analyze(data).distributed.jobs["ranks"].to_list() == [2]
+
+
+# -- nvprof: a summary per rank -------------------------------------------------------------------
+# `mpirun -np 2 nvprof --log-file <name>%q{OMPI_COMM_WORLD_RANK}` (nvprof's `%q{ENV}` in output
+# names, NVIDIA's Profiler User's Guide, "MPI Profiling With nvprof"): one summary per rank. The
+# summary is the corpus's (`nvprof/summary/cs533_mpi_vecadd_v100_summary_allprocs.txt`,
+# samhachem99/CS533_Final_Project `nvprof_output.txt`), rank 1's times a little longer.
+
+NVPROF_SUMMARY = ("nvprof", "summary", "cs533_mpi_vecadd_v100_summary_allprocs.txt")
+
+
+def _nvprof_ranks(folder, names):
+    text = corpus_path(*NVPROF_SUMMARY).read_text()
+    assert "8.0251ms" in text
+    folder.mkdir()
+    for index, name in enumerate(names):
+        (folder / name).write_text(text if index == 0 else text.replace("8.0251ms", "8.9251ms"))
+
+
+def test_nvprof_summaries_named_by_rank_are_one_job_whose_per_rank_figures_cannot_be_told(tmp_path):
+    _nvprof_ranks(tmp_path / "vecadd", ["nvprof_rank_0.log", "nvprof_rank_1.log"])
+    an = roofreport.analyze(roofreport.read(tmp_path / "vecadd", jobs=1))
+    runs = an.tables["runs"].sort("rank")
+    assert runs["rank"].to_list() == [0, 1] and set(runs["distributed_job"]) == {"nvprof_rank_*.log"}
+    # summed summaries hold no timeline: no rank's span, idle or overlap is made up
+    assert an.distributed.ranks.height == 0
+    job = an.distributed.jobs.row(0, named=True)
+    assert job["ranks"] == 2 and job["span_ns"] is None and job["exposed_comm_pct"] is None
+
+
+def test_nvprof_summaries_numbered_alone_stay_apart(tmp_path):
+    # `output.%q{OMPI_COMM_WORLD_RANK}` gives `output.0`, `output.1`: a summary has no times to
+    # tell ranks that ran together from runs one after the other, so they stay apart
+    _nvprof_ranks(tmp_path / "vecadd", ["output.0.log", "output.1.log"])
+    runs = roofreport.read(tmp_path / "vecadd", jobs=1).tables["runs"]
+    assert runs.height == 2 and runs["distributed_job"].null_count() == 2 and runs["rank"].null_count() == 2
