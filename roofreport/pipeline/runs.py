@@ -383,9 +383,10 @@ def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
         file = members[0].file
         # the ranks of one job: one folder's files named the same but for the rank, or (a folder
         # per rank) folders named the same but for the rank, holding files named alike
-        masked = _rank_masked(str(file.rel))
-        key = (file.root, file.family, row["world_size"],
-               masked if masked != str(file.rel) else None, None if masked != str(file.rel) else str(file.rel.parent))
+        masked: str | None = _rank_masked(str(file.rel))
+        folder = None if masked != str(file.rel) else str(file.rel.parent)
+        masked = None if folder is not None else masked
+        key = (file.root, file.family, row["world_size"], masked, folder)
         jobs.setdefault(key, []).append(row)
     for key, ranks in jobs.items():
         if len({row["rank"] for row in ranks}) < len(ranks):
