@@ -73,7 +73,7 @@ def test_a_report_of_two_processes_is_one_run_with_two_ranks(report):
     run = data.tables["runs"].row(0, named=True)
     assert data.tables["runs"].height == 1
     assert (run["rank"], run["ranks"], run["world_size"]) == (None, 2, 2)
-    assert run["distributed_job"] == f"{run['run']} (2 ranks)"
+    assert run["distributed_job"] == run["run"]
     # every GPU row carries its process's rank; each process drove one GPU
     for table in ("activities", "kernels"):
         pairs = data.tables[table].select("rank", "device").unique().sort("rank").rows()
@@ -102,6 +102,14 @@ def test_the_job_of_one_report_is_summarised_with_its_two_ranks(report):
     assert an.distributed.jobs.height == 1
     assert (job["ranks"], job["world_size"], job["gpu_label"]) == (2, 2, "H100-SXM5-80GB")
     assert job["span_ns"] == pytest.approx(an.distributed.ranks["span_ns"].median())
+    # the report's section for it: the job by its run's name, a row per rank
+    from roofreport.report.assemble import assemble
+
+    section = next(s for s in assemble(an).sections if s.id == "distributed")
+    heading = next(b for b in section.blocks if type(b).__name__ == "Heading")
+    assert heading.text == f"{job['distributed_job']} (2 ranks, H100-SXM5-80GB)"
+    table = next(b for b in section.blocks if type(b).__name__ == "Table")
+    assert [row[0].text for row in table.rows] == ["0", "1"]
 
 
 def test_a_dataset_folder_keeps_the_ranks_of_the_report(report, tmp_path):

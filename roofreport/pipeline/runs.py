@@ -376,7 +376,7 @@ def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
             row["ranks"] = held.pop()
             row["world_size"] = row["world_size"] or row["ranks"]
             row["rank"] = None
-            row["distributed_job"] = f"{row['run']} ({row['ranks']} ranks)"
+            row["distributed_job"] = row["run"]    # (the report says how many ranks it holds)
             continue
         if row["rank"] is None or row["duplicate_of"] or row["session"] is not None:
             continue
