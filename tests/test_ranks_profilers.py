@@ -288,6 +288,9 @@ def test_rocprofv3_files_of_processes_that_ran_together_are_one_job_ranked_by_pr
     assert ranked["rank"].to_list() == [0, 1]
     assert ["2293212" in run for run in ranked["run"]] == [True, False]   # the lower process id first
     assert set(ranked["distributed_job"]) == {"node01/*_kernel_trace.csv"} and set(ranked["ranks"]) == {2}
+    # each rank's run holds its own agent info (the same bytes on one node: no copy of the other's)
+    assert data.tables["runs"].height == 2 and ranked["files"].to_list() == [2, 2]
+    assert ranked["duplicate_of"].null_count() == 2 and set(ranked["gpu_label"]) == {"MI250X (GCD)"}
     ranks = data.model.ranks.sort("rank")
     for row in ranks.iter_rows(named=True):
         assert row["span_ns"] == pytest.approx(expected[row["rank"]]["span_ns"])

@@ -397,36 +397,9 @@ def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
     _process_jobs(rows, groups)
 
 
-# rocprofv3 names each process's files `<pid>_<report>.csv`, rocprofv2 `<report>_<pid>.csv`
-# (`families/rocm/columns.py`): `mpirun -n 4 rocprofv3 --kernel-trace -- app` writes a set per
-# rank into its host's folder (AMD's "Using rocprofv3 with MPI": `2293212_agent_info.csv`, ...).
-_PID_IN_NAME = re.compile(r"^(\d{3,})_(?=[a-z])|(?<=[a-z])_(\d{3,})(?=\.[a-z]+$)", re.I)
-
-
-# nsys names each process's report with the rank or process id a launcher gives it (`-o
-# report.%q{OMPI_COMM_WORLD_RANK}`, `%p`, a wrapper's `$1_$(printf %02d $PMI_RANK)`): the last
-# number of the name before its extension.
-_LAST_NUMBER = re.compile(r"(\d+)(?!.*\d)")
-
-
-def _pid_masked(name: str, family: str = "rocm") -> tuple[str | None, str]:
-    """The process id (or launcher's number) a rocprof or nsys file name holds, and the name
-    with `*` for it."""
-    if family == "nsys":
-        path = PurePosixPath(name)
-        found = _LAST_NUMBER.search(path.stem)
-        if found is None:
-            return None, name
-        return found.group(1), path.stem[:found.start()] + "*" + path.stem[found.end():] + path.suffix
-    found = _PID_IN_NAME.search(name)
-    if found is None:
-        return None, name
-    return found.group(1) or found.group(2), _PID_IN_NAME.sub(lambda m: "*_" if m.group(1) else "_*", name, count=1)
-
-
 def _process_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
     """The rocprof or nsys runs of one folder named the same but for a process id or a
-    launcher's number (`_PID_IN_NAME`, `_LAST_NUMBER`) are the ranks of one job when their GPU
+    launcher's number (`identity.process_in_name`) are the ranks of one job when their GPU
     work overlapped in time (every run's first activity before every other's last: the
     processes of one job run together, two runs of a program one after the other, `report1`
     and `report2`, do not; rocprof's times are its host's clock, the folder one host's; nsys's
@@ -439,7 +412,7 @@ def _process_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
             continue
         files = list({unit.file.index: unit.file for unit in members}.values())
         family = files[0].family
-        pids = {_pid_masked(f.rel.name, family)[0] for f in files}
+        pids = {identity.process_in_name(f.rel.name, family)[0] for f in files}
         traced = [u for u in members if u.hints.gpu_start_ns is not None and u.hints.gpu_end_ns is not None]
         if family not in ("rocm", "nsys") or any(f.family != family for f in files) or len(pids) != 1 \
                 or None in pids or not traced:
@@ -447,7 +420,7 @@ def _process_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
         starts, ends = [u.hints.gpu_start_ns for u in traced], [u.hints.gpu_end_ns for u in traced]
         # (the traces' names: a rank's info files may be a copy of another's, and read apart)
         key = (files[0].root, str(files[0].rel.parent), family,
-               frozenset(_pid_masked(u.file.rel.name, family)[1] for u in traced))
+               frozenset(identity.process_in_name(u.file.rel.name, family)[1] for u in traced))
         candidates.setdefault(key, []).append((int(pids.pop()), min(starts), max(ends), row))
     for key, found in candidates.items():
         if len(found) < 2 or max(start for _, start, _, _ in found) >= min(end for _, _, end, _ in found):
