@@ -83,6 +83,8 @@ def test_records_of_two_ranks_among_program_output(job):
     metrics = job.tables["metrics"]
     pids = metrics.filter(pl.col("metric") == "pid").sort("launch_id")["value"].to_list()
     assert pids == [51201, 51202, 51201, 51202]
+    # ... and each dispatch's rank: the processes in the order of their ids (both on agent 4)
+    assert kernels["rank"].to_list() == [0, 1, 0, 1] and job.hints.ranks == 2
 
 
 def test_keys_that_are_no_field_are_counters(job):

@@ -121,20 +121,24 @@ def job_summary(runs: pl.DataFrame, per_rank: pl.DataFrame, calls: pl.DataFrame,
     members = runs.filter(pl.col("distributed_job").is_not_null())
     rows = []
     for (job,), group in members.group_by("distributed_job", maintain_order=True):
-        if group["rank"].n_unique() < 2:
+        # a job's ranks: its runs' (a trace per rank), or those its one trace of several
+        # processes holds (its rows' ranks: an nsys report of a launcher's children)
+        own = per_rank.filter(pl.col("distributed_job") == job)
+        count = max(group["rank"].drop_nulls().n_unique(), own["rank"].drop_nulls().n_unique())
+        if count < 2:
             continue
-        rows.append(_job_row(job, group, per_rank.filter(pl.col("distributed_job") == job),
+        rows.append(_job_row(job, group, count, own,
                              calls.filter(pl.col("distributed_job") == job),
                              slow.filter((pl.col("distributed_job") == job) & pl.col("step").is_null()), gpus))
     return pl.DataFrame(rows, schema=JOB_COLUMNS).sort("distributed_job") if rows else \
         pl.DataFrame(schema=JOB_COLUMNS)
 
 
-def _job_row(job: str, group: pl.DataFrame, per_rank: pl.DataFrame, calls: pl.DataFrame, slow: pl.DataFrame,
-             gpus: dict[str, gpu.GpuSpec]) -> dict:
+def _job_row(job: str, group: pl.DataFrame, ranks: int, per_rank: pl.DataFrame, calls: pl.DataFrame,
+             slow: pl.DataFrame, gpus: dict[str, gpu.GpuSpec]) -> dict:
     splits = set(group["parallelism"].drop_nulls().to_list()) if "parallelism" in group.columns else set()
     models = group["gpu_model"].drop_nulls().unique().to_list()
-    row = {"distributed_job": job, "ranks": group["rank"].n_unique(), "world_size": group["world_size"].max(),
+    row = {"distributed_job": job, "ranks": ranks, "world_size": group["world_size"].max(),
            "parallelism": splits.pop() if len(splits) == 1 else None,
            "gpu_model": models[0] if len(models) == 1 else None,
            "gpu_label": group["gpu_label"][0] if group["gpu_label"].n_unique() == 1 else None}

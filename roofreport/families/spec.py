@@ -28,7 +28,13 @@ class RunHints:
     program the profiler attached to when it gives no command line; `process_id` the profiled
     process (two logs with different ones are two executions); `device_kind` "cpu" when the log
     shows the program ran on the CPU; `rank` and `world_size` this process's place in a
-    distributed job (PyTorch traces: one trace per rank); `compute_capability` and `sm_count`
+    distributed job (PyTorch traces: one trace per rank); `ranks` how many processes of one job
+    a trace of several holds, each its rows' `rank` (`families/common/processes.py`: nsys and
+    rocprof traces that followed a launcher's children); `gpu_start_ns` and `gpu_end_ns` the
+    first GPU activity's start and the last one's end on a clock the tool's files of one job
+    share (rocprof: its host's; nsys SQLite: UTC, from the session's start; else the pipeline
+    fills them from the activities): what tells the processes of one job, which ran together,
+    from runs one after the other; `compute_capability` and `sm_count`
     the GPU's as the log printed them (ncu's `CC 8.6` on every kernel line)."""
 
     device_name: str | None = None
@@ -43,6 +49,9 @@ class RunHints:
     device_kind: str | None = None
     rank: int | None = None
     world_size: int | None = None
+    ranks: int | None = None
+    gpu_start_ns: float | None = None
+    gpu_end_ns: float | None = None
     compute_capability: str | None = None
     sm_count: int | None = None
 

@@ -15,6 +15,10 @@ they would double a run's time. A file is a copy of another when
 * or it is marked as a copy (a history folder, a `prev_`/`old_`/`.bak`/`~` name) and, history
   folders and markers taken away, has the path of an unmarked log of the same family.
 
+The own files of the processes of one job are no copies, however alike: rocprof names each
+process's by its id (`2293212_agent_info.csv`, `2293213_agent_info.csv`: the same agents on one
+node).
+
 Of a set of copies, the original is the file that is not in a history folder, has no copy
 marker, is not named after another one of them (`X` before `X.csv`), is no spreadsheet re-save,
 lies shallowest, says most about its run, and keeps its job id; the others are its duplicates.
@@ -30,6 +34,8 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 
 import polars as pl
+
+from roofreport.pipeline import identity
 
 # Columns that say where a row was read, not what it says.
 _PLACE_COLUMNS = ("run", "source_file", "source_line", "launch_id")
@@ -119,7 +125,7 @@ def _same_bytes(candidates: list[Candidate], groups: _Groups) -> None:
             by_size.setdefault(candidate.size, []).append(candidate)
     for same_size in by_size.values():
         if len(same_size) > 1:
-            _join_equal(same_size, _file_digest, groups)
+            _join_equal(same_size, _file_digest, groups, _not_per_process)
 
 
 def _same_tables(candidates: list[Candidate], groups: _Groups) -> None:
@@ -131,7 +137,8 @@ def _same_tables(candidates: list[Candidate], groups: _Groups) -> None:
             by_shape.setdefault((candidate.family, shape), []).append(candidate)
     for same_shape in by_shape.values():
         if len(same_shape) > 1:
-            _join_equal(same_shape, _tables_digest, groups, _same_execution)
+            _join_equal(same_shape, _tables_digest, groups,
+                        lambda a, b: _same_execution(a, b) and _not_per_process(a, b))
 
 
 def _same_name_and_shape(candidates: list[Candidate], groups: _Groups) -> None:
@@ -176,6 +183,16 @@ def _same_execution(first: Candidate, second: Candidate) -> bool:
     """Nothing says these are two executions: no two different job ids or process ids."""
     return all(x is None or y is None or x == y
                for x, y in ((first.job, second.job), (first.process_id, second.process_id)))
+
+
+def _not_per_process(first: Candidate, second: Candidate) -> bool:
+    """Not the own files of two processes of one job: rocprof names each process's files by
+    its id in one folder (`2293212_agent_info.csv`, `2293213_agent_info.csv`), and on one node
+    the processes' agent info is the same, byte for byte (`identity.process_in_name`)."""
+    if first.family != "rocm" or second.family != "rocm" or first.rel.parent != second.rel.parent:
+        return True
+    (one, named), (other, also) = (identity.process_in_name(c.rel.name) for c in (first, second))
+    return one is None or other is None or one == other or named != also
 
 
 def _join_equal(candidates: list[Candidate], digest, groups: _Groups, compatible=None) -> None:

@@ -83,8 +83,10 @@ def _patterns() -> dict[str, re.Pattern]:
             r"efficientnet[a-z0-9]*|mnasnet[a-z0-9]*|regnet[a-z0-9]*|convnext[a-z0-9]*|swin[a-z0-9]*|"
             r"lenet\d*|vit|bert|distilbert|roberta|deberta|gpt\d*|llama\d*|mistral|mixtral|qwen\d*|gemma\d*|"
             r"falcon|bloom|t5|unet|yolo[a-z0-9]*)(?:[_-]?(?P<size>\d+(?:\.\d+)?[bm]))?" + after, re.I),
-        # a distributed job's process: `sampled_rank-0`, `trace_rank3`, `local_rank_1` (one trace per rank)
-        "rank": re.compile(before + r"(?:local_?|global_?)?rank[_-]?(?P<rank>\d{1,5})" + after, re.I),
+        # a distributed job's process: `sampled_rank-0`, `trace_rank3`, `local_rank_1` (one trace per
+        # rank); AMD's rocprof wrapper for MPI names each rank's folder `rank_${pid}_${MPI_RANK}`
+        # (olcf/hip-training-series `Lecture4/jacobi/rocprof_wrapper.sh`): the rank is the last number
+        "rank": re.compile(before + r"(?:local_?|global_?)?rank[_-]?(?:\d{3,}[_-])?(?P<rank>\d{1,5})" + after, re.I),
         "bits": re.compile(before + r"(?:(?P<key>[a-z]+)[_-])?(?P<bits>\d{1,2})[_-]?bits?" + after, re.I),
         "boolean": re.compile(before + r"(?P<key>[a-z][a-z0-9]*)[_=-](?P<value>true|false)" + after, re.I),
         "param": re.compile(
@@ -381,3 +383,31 @@ def _flag(tokens: list[str], index: int) -> tuple[str | None, str | None, int]:
     if nxt is not None and (not nxt.startswith("-") or _patterns()["number"].match(nxt.lstrip("-"))):
         return flag, nxt, 2
     return flag, None, 1
+
+
+# rocprofv3 names each process's files `<pid>_<report>.csv`, rocprofv2 `<report>_<pid>.csv`
+# (`families/rocm/columns.py`): `mpirun -n 4 rocprofv3 --kernel-trace -- app` writes a set per
+# rank into its host's folder (AMD's "Using rocprofv3 with MPI": `2293212_agent_info.csv`, ...).
+PID_IN_NAME = re.compile(r"^(\d{3,})_(?=[a-z])|(?<=[a-z])_(\d{3,})(?=\.[a-z]+$)", re.I)
+
+
+# nsys names each process's report with the rank or process id a launcher gives it (`-o
+# report.%q{OMPI_COMM_WORLD_RANK}`, `%p`, a wrapper's `$1_$(printf %02d $PMI_RANK)`): the last
+# number of the name before its extension.
+LAST_NUMBER = re.compile(r"(\d+)(?!.*\d)")
+
+
+def process_in_name(name: str, family: str = "rocm") -> tuple[str | None, str]:
+    """The process id (or launcher's number) a rocprof or nsys file name holds, and the name
+    with `*` for it (`pipeline/runs.py` groups the files of one job's processes by it;
+    `duplicates.py` keeps identical per-process files of one job apart)."""
+    if family == "nsys":
+        path = PurePosixPath(name)
+        found = LAST_NUMBER.search(path.stem)
+        if found is None:
+            return None, name
+        return found.group(1), path.stem[:found.start()] + "*" + path.stem[found.end():] + path.suffix
+    found = PID_IN_NAME.search(name)
+    if found is None:
+        return None, name
+    return found.group(1) or found.group(2), PID_IN_NAME.sub(lambda m: "*_" if m.group(1) else "_*", name, count=1)

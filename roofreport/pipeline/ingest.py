@@ -118,6 +118,17 @@ def read_one(task: FileTask) -> FileRead:
         return _read_one(task, path)
 
 
+def _gpu_window(hints, activities: pl.DataFrame | None) -> None:
+    """The hints' `gpu_start_ns`/`gpu_end_ns`: the trace's first GPU activity's start and last
+    one's end (`runs.py` tells the processes of one job, which ran together, by them)."""
+    if activities is None or not activities.height or hints.gpu_start_ns is not None:
+        return
+    timed = activities.filter(pl.col("start_ns").is_not_null() & pl.col("duration_ns").is_not_null())
+    if timed.height:
+        hints.gpu_start_ns = float(timed["start_ns"].min())
+        hints.gpu_end_ns = float((timed["start_ns"] + timed["duration_ns"]).max())
+
+
 def _read_one(task: FileTask, path: Path) -> FileRead:
     sniffed = sniff(path, display=task.display)
     facts = FileFacts(task.display, size=sniffed.size, encoding=sniffed.encoding, family=sniffed.family,
@@ -131,6 +142,7 @@ def _read_one(task: FileTask, path: Path) -> FileRead:
     facts.parsed = True
     facts.family, facts.variant, facts.tool_version = result.family, result.variant, result.tool_version
     facts.hints, facts.sessions = result.hints, result.sessions
+    _gpu_window(facts.hints, tables.get("activities"))
     facts.warnings = [LogWarning(w.code, w.message, w.line, path=task.display) for w in result.warnings]
     facts.error = result.error.describe() if result.error else None
     facts.rows = {name: frame.height for name, frame in tables.items()}

@@ -16,8 +16,17 @@ A run is one execution of one program with one configuration (DESIGN.md §2). Th
 * each rank of a distributed job (a trace per rank) stays a run of its own, with its `rank` and
   `world_size`; the ranks of one job share `distributed_job` (`_distributed_jobs`): the runs of
   one folder whose rank comes from the log (Kineto's `distributedInfo`) or the name (`rank-N`,
-  `rank_N`), of the same family and world size, whose names are the same but for the rank.
-  Step numbers alone never group (unrelated runs share them).
+  `rank_N`: nsys `-o report_rank%q{OMPI_COMM_WORLD_RANK}`, rocprof `results_rank0.csv`, any
+  family), of the same family and world size, whose names are the same but for the rank.
+  Step numbers alone never group (unrelated runs share them), nor do names that differ by a
+  process id alone (`report.%p`: two runs of one program, one after the other, are named so too),
+  but for rocprof's per-process files (`<pid>_kernel_trace.csv`) and nsys's per-process
+  reports (`report.%q{OMPI_COMM_WORLD_RANK}`, `report.%p`) whose GPU work overlapped in time
+  (`_process_jobs`): ranks in the order of their numbers;
+* one trace that several processes wrote (an nsys report or a rocprof trace that followed a
+  launcher's children, `families/common/processes.py`) is one run and one job: its rows carry
+  each process's `rank`, the run `ranks` and `world_size` (the processes it holds) and
+  `distributed_job`, and no `rank` of its own.
 
 Each field of a run's identity comes from, in this order: the `roofreport.toml`, what the log
 says about itself (the profiled command line, process and device), the path, and last the
@@ -332,9 +341,20 @@ def _identity(run_id: str, members: list[_Unit], unit_facts: list[dict[str, dict
     return row, found
 
 
-# The rank a file name gives (`sampled_rank-0`, `trace_rank3`, `local_rank_1`; as
-# `identity`'s rank token), whose number `*` stands for in the name of the job.
-_RANK_IN_NAME = re.compile(r"(?i)(?<![a-z])((?:local_?|global_?)?rank[_-]?)\d{1,5}(?!\d)")
+# The rank a file or folder name gives (`sampled_rank-0`, `trace_rank3`, `local_rank_1`, AMD's
+# rocprof wrapper's `rank_${pid}_${MPI_RANK}`; as `identity`'s rank token), whose number (and
+# process id) `*` stands for in the name of the job.
+_RANK_IN_NAME = re.compile(r"(?i)(?<![a-z])((?:local_?|global_?)?rank[_-]?)((?:\d{3,}[_-])?\d{1,5})(?!\d)")
+
+
+def _rank_masked(path: str) -> str:
+    """`path` with each rank token's number as `*`; where the token holds a process id and a rank
+    (`rank_41001_0/results_41001_0.csv`), the same pair elsewhere in the path too."""
+    pairs = {m.group(2) for m in _RANK_IN_NAME.finditer(path) if not m.group(2).isdigit()}
+    masked = _RANK_IN_NAME.sub(r"\1*", path)
+    for pair in pairs:
+        masked = re.sub(rf"(?<![0-9]){re.escape(pair)}(?![0-9])", "*", masked)
+    return masked
 
 
 def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
@@ -350,19 +370,67 @@ def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
         row["world_size"] = sizes.pop() if len(sizes) == 1 else None
         row["distributed_job"] = None
         row["ranks"] = None
+        held = {unit.hints.ranks for unit in members if unit.hints.ranks}
+        if len(members) == 1 and len(held) == 1 and not row["duplicate_of"]:
+            # one trace of several processes: a job of its own, its rows carry the ranks
+            row["ranks"] = held.pop()
+            row["world_size"] = row["world_size"] or row["ranks"]
+            row["rank"] = None
+            row["distributed_job"] = row["run"]    # (the report says how many ranks it holds)
+            continue
         if row["rank"] is None or row["duplicate_of"] or row["session"] is not None:
             continue
         file = members[0].file
-        name_key = _RANK_IN_NAME.sub(r"\1*", file.rel.name)
-        key = (file.root, str(file.rel.parent), file.family, row["world_size"],
-               name_key if name_key != file.rel.name else None)
+        # the ranks of one job: one folder's files named the same but for the rank, or (a folder
+        # per rank) folders named the same but for the rank, holding files named alike
+        masked: str | None = _rank_masked(str(file.rel))
+        folder = None if masked != str(file.rel) else str(file.rel.parent)
+        masked = None if folder is not None else masked
+        key = (file.root, file.family, row["world_size"], masked, folder)
         jobs.setdefault(key, []).append(row)
     for key, ranks in jobs.items():
         if len({row["rank"] for row in ranks}) < len(ranks):
             continue
         for row in ranks:
-            row["distributed_job"] = _job_name(row["run"], key[-1], row["world_size"])
+            row["distributed_job"] = _job_name(row["run"], key[3], row["world_size"])
             row["ranks"] = len(ranks)
+    _process_jobs(rows, groups)
+
+
+def _process_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
+    """The rocprof or nsys runs of one folder named the same but for a process id or a
+    launcher's number (`identity.process_in_name`) are the ranks of one job when their GPU
+    work overlapped in time (every run's first activity before every other's last: the
+    processes of one job run together, two runs of a program one after the other, `report1`
+    and `report2`, do not; rocprof's times are its host's clock, the folder one host's; nsys's
+    reports are set in UTC). The log names no rank: the ranks are the runs in the order of
+    their numbers (a launcher's rank, or the order it starts processes in). Runs that did not
+    all overlap stay apart."""
+    candidates: dict[tuple, list[tuple[int, float, float, dict]]] = {}
+    for row, members in zip(rows, groups):
+        if row["distributed_job"] or row["rank"] is not None or row["duplicate_of"] or row["session"] is not None:
+            continue
+        files = list({unit.file.index: unit.file for unit in members}.values())
+        family = files[0].family
+        pids = {identity.process_in_name(f.rel.name, family)[0] for f in files}
+        traced = [u for u in members if u.hints.gpu_start_ns is not None and u.hints.gpu_end_ns is not None]
+        if family not in ("rocm", "nsys") or any(f.family != family for f in files) or len(pids) != 1 \
+                or None in pids or not traced:
+            continue
+        starts, ends = [u.hints.gpu_start_ns for u in traced], [u.hints.gpu_end_ns for u in traced]
+        # (the traces' names: a rank's info files may be a copy of another's, and read apart)
+        key = (files[0].root, str(files[0].rel.parent), family,
+               frozenset(identity.process_in_name(u.file.rel.name, family)[1] for u in traced))
+        candidates.setdefault(key, []).append((int(pids.pop()), min(starts), max(ends), row))
+    for key, found in candidates.items():
+        if len(found) < 2 or max(start for _, start, _, _ in found) >= min(end for _, _, end, _ in found):
+            continue
+        found.sort(key=lambda item: item[0])
+        name = " + ".join(sorted(key[3]))          # `*_kernel_trace.csv`
+        for rank, (_, _, _, row) in enumerate(found):
+            folder = str(PurePosixPath(row["run"]).parent)
+            row.update(rank=rank, world_size=len(found), ranks=len(found),
+                       distributed_job=name if folder == "." else f"{folder}/{name}")
 
 
 def _whole(value) -> int | None:
@@ -373,12 +441,16 @@ def _whole(value) -> int | None:
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
-def _job_name(run_id: str, name_key: str | None, world_size: int | None) -> str:
-    """`folder/sampled_rank-*.json.gz` from a rank's run id; where the names say no rank, the
-    folder and the job's size (`traces (8 ranks)`)."""
+def _job_name(run_id: str, masked: str | None, world_size: int | None) -> str:
+    """`folder/sampled_rank-*.json.gz` (`rank_*`, for a folder per rank) from a rank's run id;
+    where the names say no rank, the folder and the job's size (`traces (8 ranks)`)."""
     folder = str(PurePosixPath(run_id).parent)
-    if name_key is not None:
-        return name_key if folder == "." else f"{folder}/{name_key}"
+    if masked is not None:
+        own = _rank_masked(run_id)
+        if own != run_id:
+            return own
+        name = PurePosixPath(masked).name
+        return name if folder == "." else f"{folder}/{name}"
     size = f"{world_size} ranks" if world_size else "ranks"
     return f"{folder} ({size})" if folder != "." else f"({size})"
 

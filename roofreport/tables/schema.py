@@ -65,7 +65,9 @@ KERNELS = {
     "peak_l2_bytes_per_s": F64,   # the log's L2 / L1 ceilings (lts__t_bytes, l1tex__t_bytes peaks)
     "peak_l1_bytes_per_s": F64,
     "rank": I64,               # the process's rank in a distributed job (a Kineto trace's
-                               # `distributedInfo`); null: the log says none (`runs.rank` may)
+                               # `distributedInfo`; the process of an nsys or rocprof trace of
+                               # several, families/common/processes.py); null: the log says
+                               # none (`runs.rank` may)
     # Derived (roofreport/model/): `roofreport.read` fills it; the pipeline leaves it null.
     "in_run_total": Bool,      # its duration is part of its run's kernel_time_ns (the time source, not a copy)
 }
@@ -99,7 +101,9 @@ ACTIVITIES = {
     "grid": Str,
     "block": Str,
     "rank": I64,               # the process's rank in a distributed job (a Kineto trace's
-                               # `distributedInfo`); null: the log says none (`runs.rank` may)
+                               # `distributedInfo`; the process of an nsys or rocprof trace of
+                               # several, families/common/processes.py); null: the log says
+                               # none (`runs.rank` may)
 }
 
 # api_calls: CUDA runtime and driver calls, summed (`kind` "summary") or one row per call ("trace").
@@ -290,7 +294,9 @@ RUNS = {
     "job_gpus": I64,           # GPUs the run's batch-job script asked for (`#SBATCH --gres=gpu:k80:4`)
     "job_script": Str,         # that script and its directive (`imagenet/run.sh: --gres=gpu:k80:4`)
     # A rank of a distributed job is a run of its own (pipeline/runs.py); its job groups its ranks.
-    "rank": I64,               # the process's rank (Kineto's distributedInfo, or `rank-N` in the name)
+    "rank": I64,               # the process's rank (Kineto's distributedInfo, `rank-N` in the name, or
+                               # the order of per-process files that ran together); null for a
+                               # trace of several processes, whose rows carry theirs
     "world_size": I64,         # the job's processes, as the log gives them
     "distributed_job": Str,    # the job whose rank this run is (`traces/sampled_rank-*.json.gz`):
                                # its runs share it; null: no rank of a job

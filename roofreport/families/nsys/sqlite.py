@@ -10,7 +10,9 @@ before it is queried, and the column mappings below are data.
 Tables filled: `activities` (kernels, memcpy, memset, in start order, like `gputrace`),
 `kernels` (one launch row per kernel, `region` = the NVTX range it was launched in),
 `api_calls` (CUDA runtime/driver trace), `regions` (NVTX ranges with their push/pop path,
-see `nvtx.py`). `source_line` holds the row's SQLite rowid.
+see `nvtx.py`). `source_line` holds the row's SQLite rowid. A report of several processes that
+each ran GPU work (`globalPid`) is a job of several ranks: each activity and kernel row carries
+its process's `rank` and the hints the count (`families/common/processes.py`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from roofreport.errors import ParseError
-from roofreport.families.common import sqlite
+from roofreport.families.common import processes, sqlite
 from roofreport.families.common.sqlite import connect, table_names
 from roofreport.families.common.textio import Head
 from roofreport.families.nsys import nvtx as nsys_nvtx
@@ -67,6 +69,7 @@ NVTX_COLUMNS = {"start": "start", "end": "end", "event_type": "eventType", "text
                 "thread": "globalTid", "domain": "domainId"}
 # Device names: TARGET_INFO_GPU (id, name); absent from trimmed exports.
 GPU_TABLE = "TARGET_INFO_GPU"
+SESSION_TABLE = "TARGET_INFO_SESSION_START_TIME"   # utcEpochNs: the session's start; times count from it
 
 
 def sniff_sqlite(head: Head) -> str | None:
@@ -141,6 +144,7 @@ def _read_all(export: Export, result: ParseResult) -> None:
             activities = activities.with_columns(region=nsys_nvtx.launch_regions(
                 activities, runtime, nsys_nvtx.innermost(ranges)))
         _add_activities(activities, devices, result)
+        _gpu_window(export, activities, result)
     if runtime.height:
         _add_api_calls(runtime, result)
     if ranges.height:
@@ -218,7 +222,11 @@ def _add_activities(rows: pl.DataFrame, devices: dict[int, str], result: ParseRe
             rows = rows.with_columns(pl.lit(None, pl.Int64).alias(col))
     rows = rows.with_columns(launch_dims(rows, "grid"), launch_dims(rows, "block"),
                              duration_ns=pl.col("end") - pl.col("start"))
-    common = ["source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block"]
+    # a report of several processes (`nsys profile torchrun ...`): each process a rank of one job
+    ranks = processes.process_ranks(rows, "global_pid", "device_id")
+    rows = rows.with_columns(ranks if ranks is not None else pl.lit(None, pl.Int64).alias("rank"))
+    result.hints.ranks = processes.count(ranks)
+    common = ["source_line", "name", "duration_ns", "device", "context", "stream", "grid", "block", "rank"]
     result.add("activities", rows.select(*common, "kind", pl.col("start").alias("start_ns"),
                                          "bytes", "correlation_id"))
     kernels = rows.filter(pl.col("kind") == "kernel")
@@ -274,6 +282,19 @@ def _event_types(export: Export) -> dict[str, int]:
         rows = export.con.execute('SELECT name, id FROM "ENUM_NSYS_EVENT_TYPE"').fetchall()
         types.update({str(n): int(i) for n, i in rows if str(n) in types})
     return types
+
+
+def _gpu_window(export: Export, rows: pl.DataFrame, result: ParseResult) -> None:
+    """The hints' GPU window in UTC (the session's start, `utcEpochNs`, plus the export's
+    times, which count from it): the reports of one job's processes ran at the same time, two
+    runs one after the other did not (`pipeline/runs.py`)."""
+    if SESSION_TABLE not in export.tables or "utcEpochNs" not in export.columns(SESSION_TABLE):
+        return
+    origin = export.con.execute(f'SELECT utcEpochNs FROM "{SESSION_TABLE}"').fetchone()
+    timed = rows.filter(pl.col("start").is_not_null() & pl.col("end").is_not_null())
+    if origin and origin[0] is not None and timed.height:
+        result.hints.gpu_start_ns = float(int(origin[0]) + int(timed["start"].min()))
+        result.hints.gpu_end_ns = float(int(origin[0]) + int(timed["end"].max()))
 
 
 def _meta(con: sqlite3.Connection, tables: set[str]) -> dict[str, str]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import polars as pl
 
 from roofreport import grammar
-from roofreport.families.common import numbers, series, units
+from roofreport.families.common import numbers, processes, series, units
 from roofreport.families.rocm.columns import BY_HEADER, RESOURCES, TEXT_FIELDS, counter_columns, stats_kind
 from roofreport.families.rocm.header import RocmHeader
 from roofreport.families.spec import ParseResult
@@ -109,11 +109,17 @@ def dispatches(cells: pl.DataFrame, header: RocmHeader, result: ParseResult, als
     """`also`: fields kept in `metrics` (section "dispatch") beside the resources (rocprofv2's
     printed records keep each dispatch's process there: the ranks of one log stay apart)."""
     values = typed(cells, header).with_columns(launch_id=pl.int_range(1, cells.height + 1, dtype=pl.Int64))
-    result.add("kernels", _kernels(values))
+    # dispatches of several processes (rocprofv2's records of an MPI job's ranks, interleaved in
+    # its log): each process a rank of one job (`families/common/processes.py`)
+    ranks = processes.process_ranks(values, "pid", "agent") if "pid" in values.columns else None
+    values = values.with_columns(ranks if ranks is not None else pl.lit(None, pl.Int64).alias("rank"))
+    result.hints.ranks = processes.count(ranks) or result.hints.ranks
+    result.add("kernels", _kernels(values).with_columns(values["rank"]))
     counters = counter_columns(list(header.names))
     if not counters and values["start"].is_not_null().any():
         result.add("activities", values.select(*_launch(), pl.lit("kernel").alias("kind"),
-                                               pl.col("start").alias("start_ns"), pl.col("correlation_id").cast(pl.Int64, strict=False)))
+                                               pl.col("start").alias("start_ns"), pl.col("correlation_id").cast(pl.Int64, strict=False),
+                                               "rank"))
     position: dict[str, int] = {}   # name -> its first column
     for index, name in enumerate(header.names):
         position.setdefault(name, index)
