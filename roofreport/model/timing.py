@@ -66,9 +66,9 @@ TIME_COLUMNS = {"run": pl.String, "source_file": pl.String, "order": pl.Int64, "
 
 # The columns `candidate_rows` and `transfer_rows` read, of each table: a reader of stored
 # tables reads only these (a kernel row has 40-odd columns).
-READ_COLUMNS = {"kernels": ("run", "source_file", "source_line", "name", "short_name", "category", "region", "kind",
-                            "count", "duration_ns", "min_ns", "median_ns", "max_ns", "tensor_active", "grid",
-                            "block", "device"),
+READ_COLUMNS = {"kernels": ("run", "source_file", "source_line", "name", "short_name", "category",
+                            "category_by_name", "region", "kind", "count", "duration_ns", "min_ns",
+                            "median_ns", "max_ns", "tensor_active", "grid", "block", "device"),
                 "activities": ("run", "source_file", "source_line", "kind", "name", "duration_ns", "grid", "block",
                                "device")}
 
