@@ -11,6 +11,7 @@ per code with how many files and warnings, examples of where, and the first mess
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import PurePath
@@ -153,17 +154,37 @@ def _problems(read: list, root: str) -> list:
     failed = [f for f in read if f.error]
     if failed:
         blocks.append(Heading("Files that failed"))
-        cols = [Column("File", width="30%"), Column("Status", width="8%"), Column("Message", width="62%")]
+        # by folder, as the files read are: a folder named once above its files, not on every row
         for media, lines in (("screen", _ERROR_LINES), ("print", 1)):    # the PDF: each message's first line
-            blocks.append(replace(table(cols, [[name_cell(relative(f.path, root), 200),
-                                                cell(f.status, css=f"status-{f.status}"),
-                                                cell(_first_lines(_unrooted(f.error, root), lines), code=True)]
-                                               for f in failed], css="failed"), media=media))
+            rows = [(relative(f.path, root),
+                     [cell(f.status, css=f"status-{f.status}"),
+                      cell(_first_lines(_own_file_left_out(_unrooted(f.error, root), relative(f.path, root)), lines),
+                           code=True)])
+                    for f in failed]
+            blocks.append(replace(_by_folder(["File", "Status", "Message"], ["30%", "8%", "62%"], rows,
+                                             css="failed"), media=media))
     warned = [f for f in read if f.warnings]
     if warned:
         blocks.append(Heading("Warnings"))
         blocks.append(_codes_table(warned, root))
     return blocks
+
+
+_PLACE = re.compile(r"(\d+)(?::(\d+))?: ")
+
+
+def _own_file_left_out(message: str, path: str) -> str:
+    """A message opening with the row's own file (`path:6: ...`, `path:6:3: ...`, `path: ...`)
+    without it, its place kept ("line 6: ...", "line 6, column 3: ..."): the File column names
+    the file, printed once."""
+    if not path or not message.startswith(path + ":"):
+        return message
+    rest = message[len(path) + 1:]
+    place = _PLACE.match(rest)
+    if place:
+        line, column = place.groups()
+        return f"line {line}{f', column {column}' if column else ''}: {rest[place.end():]}"
+    return rest.lstrip()
 
 
 def _first_lines(text: str, count: int = _ERROR_LINES) -> str:

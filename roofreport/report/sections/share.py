@@ -23,7 +23,7 @@ from roofreport.enrich import categories as cat_rules
 from roofreport.pipeline.labels import SEPARATOR
 from roofreport.report import fmt
 from roofreport.report.context import Column, Heading, Paragraph, Section, Span, chart, spans_list
-from roofreport.report.naming import Group, RunNames
+from roofreport.report.naming import Group, RunNames, kernel_labels
 from roofreport.report.tables import cell, name_cell, table
 
 COLUMNS_PER_TABLE = 6
@@ -203,14 +203,15 @@ def _print_tables(group, top: pl.DataFrame, rest_by_run: dict) -> list:
     width = _columns_that_fit(group)
     if width:         # short headings (bs 16, A100-SXM4-40GB): the runs side by side
         size = -(-len(group.columns) // -(-len(group.columns) // width))
-        return [_group_table(Group(group.title, group.columns[start:start + size]), top, rest_by_run)
+        return [_group_table(Group(group.title, group.columns[start:start + size]), top, rest_by_run, printed=True)
                 for start in range(0, len(group.columns), size)]
     rows: list[list] = []
+    labels = kernel_labels(top.filter(pl.col("run").is_in([run for run, _ in group.columns]))["short_name"].to_list())
     for run, heading in group.columns:
         if len(group.columns) > 1:
             rows.append([cell(heading, css="folder", span=3)])
         mine = top.filter(pl.col("run") == run).sort("share", descending=True, nulls_last=True)
-        rows += [[name_cell(r["short_name"], KERNEL_NAME_CHARS), r.get("category") or "–",
+        rows += [[name_cell(labels[r["short_name"]], KERNEL_NAME_CHARS), r.get("category") or "–",
                   cell(fmt.share(r["share"]), css="num")] for r in mine.iter_rows(named=True)]
         rows += _rest_and_total(rest_by_run.get(run))
     cols = [Column("Kernel", width="70%"), Column("Category", width="14%"), Column("Share", numeric=True, width="16%")]
@@ -272,7 +273,8 @@ def _one_kernel_table(alone: list[str], top: pl.DataFrame, rest_by_run: dict, na
     """Runs of one kernel each (micro-benchmarks): a row per run, its kernel beside it, not a
     table per run of one kernel, its rest ("none") and its total."""
     kernel = {r["run"]: r for r in top.filter(pl.col("run").is_in(alone)).iter_rows(named=True)}
-    rows = [[cell(names.label(run)), name_cell(kernel[run]["short_name"], KERNEL_NAME_CHARS),
+    labels = kernel_labels([row["short_name"] for row in kernel.values()])
+    rows = [[cell(names.label(run)), name_cell(labels[kernel[run]["short_name"]], KERNEL_NAME_CHARS),
              kernel[run].get("category") or "–", cell(fmt.share(kernel[run]["share"]), css="num"),
              cell(fmt.duration((rest_by_run.get(run) or {}).get("total_ns")), css="num")] for run in alone]
     cols = [Column("Run", width="34%"), Column("Kernel (the run's only one)", width="38%"),
@@ -299,7 +301,9 @@ def _rest_and_total(rest: dict | None) -> list[list]:
              cell(fmt.duration((rest or {}).get("total_ns")), css="total num")]]
 
 
-def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
+def _group_table(group, top: pl.DataFrame, rest_by_run: dict, printed: bool = False):
+    """The group's runs side by side, a row per kernel; `printed`: kernels by their printed
+    labels (`naming.kernel_labels`), the HTML's by their whole names."""
     runs = [run for run, _ in group.columns]
     mine = top.filter(pl.col("run").is_in(runs))
     shares = {(r["run"], r["short_name"]): r["share"] for r in mine.iter_rows(named=True)}
@@ -308,7 +312,8 @@ def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
     for (_, kernel), value in shares.items():
         weight[kernel] = weight.get(kernel, 0.0) + (value or 0.0)
     kernels = sorted(weight, key=lambda k: (-weight[k], k))
-    rows = [[name_cell(k, KERNEL_NAME_CHARS), category.get(k) or "–"]
+    labels = kernel_labels(kernels) if printed else {k: k for k in kernels}
+    rows = [[name_cell(labels[k], KERNEL_NAME_CHARS), category.get(k) or "–"]
             + [_share_cell(shares.get((run, k)), present=(run, k) in shares) for run in runs] for k in kernels]
     rows.append([cell("other kernels", css="rest"), cell("", css="rest")]
                 + [cell(_rest_text(rest_by_run.get(run)), css="rest num") for run in runs])
