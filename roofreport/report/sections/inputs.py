@@ -161,7 +161,7 @@ def _problems(read: list, root: str) -> list:
                       cell(_first_lines(_own_file_left_out(_unrooted(f.error, root), relative(f.path, root)), lines),
                            code=True)])
                     for f in failed]
-            blocks.append(replace(_by_folder(["File", "Status", "Message"], ["30%", "8%", "62%"], rows,
+            blocks.append(replace(_by_folder(["File", "Status", "Message"], ["30%", "6%", "64%"], rows,
                                              css="failed"), media=media))
     warned = [f for f in read if f.warnings]
     if warned:

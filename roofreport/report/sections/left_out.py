@@ -62,8 +62,8 @@ def _copies_by_run(copies, names: RunNames, root: str):
         files.setdefault(r["duplicate_of"], []).extend(relative(p, root) for p in (r["files"] or []))
     rows = [[cell(names.label(run)), cell(fmt.count(sum(1 for r in copies["duplicate_of"] if r == run))),
              cell("; ".join(files[run]) or "–", code=True)] for run in names.order(files)]
-    return table([Column("Run copied", width="40%"), Column("Copies", numeric=True, width="8%"),
-                  Column("Files of its copies", width="52%")], rows, css="copies")
+    return table([Column("Run copied", width="44%"), Column("Copies", numeric=True, width="6%"),
+                  Column("Files of its copies", width="50%")], rows, css="copies")
 
 
 def _names(runs: list[str], most: int | None) -> str:
