@@ -196,6 +196,29 @@ def test_each_run_s_top_kernels_keep_the_rest_as_other(built):
         assert totals == len(runs_with_kernels), media        # every run, once
 
 
+def test_the_gpu_time_table_shows_each_pair_s_own_times_and_its_basis_once_a_row(built):
+    """Issue #32: each GPU's cell is the time its pair was compared on (per iteration per GPU,
+    elapsed per batch...), not a kernel time labelled "whole run" (the backprop pairs, compared
+    per GPU, showed "–"), and the basis is a column, not a line under every cell."""
+    b = built["pramitmallick-examples"]
+    table = next(t for t in tables(b.section("comparison")) if t.css == "pivot")
+    labels = [c.label for c in table.columns]
+    assert labels[-1] == "Compared on" and "K80" in labels and "P40" in labels
+    compared = b.analysis.speedups.filter(pl.col("comparable"))
+    assert len(table.rows) == compared.select("model", "config").unique().height
+    by_key = {(r["model"], r["config"]): r for r in compared.iter_rows(named=True)}
+    words = {"time per iteration per GPU": "per iteration per GPU", "time per iteration": "per iteration",
+             "kernel time of the whole run": "whole run"}
+    for row in table.rows:
+        pair = by_key[(row[0].text, row[1].text)]
+        cells = {labels[i]: row[i] for i in range(len(labels))}
+        assert cells[pair["faster"]].text == fmt_duration(pair["faster_time_ns"])
+        assert cells[pair["slower"]].text == fmt_duration(pair["slower_time_ns"])
+        assert cells["Compared on"].text == words.get(pair["basis"], "elapsed per batch")
+        assert all(cells[gpu].sub in (None, *(f"median of {n} runs" for n in range(2, 9))) for gpu in ("K80", "P40"))
+    assert {row[-1].text for row in table.rows} == {"per iteration per GPU", "per iteration", "elapsed per batch"}
+
+
 # -- what the body shows ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("folder", course_folders())
