@@ -21,6 +21,7 @@ from roofreport.report.context import Column, Heading, Paragraph, Section, Span,
 from roofreport.report.tables import cell, name_cell, table
 
 _EXAMPLES = 3
+_PRINTED_EXAMPLES = 2
 _ERROR_LINES = 3       # a failure's message: its first lines (the caret picture may follow)
 
 
@@ -166,7 +167,9 @@ def _problems(read: list, root: str) -> list:
     warned = [f for f in read if f.warnings]
     if warned:
         blocks.append(Heading("Warnings"))
-        blocks.append(_codes_table(warned, root))
+        # the PDF gives two places of each code, the HTML three
+        blocks += [replace(_codes_table(warned, root, examples), media=media)
+                   for media, examples in (("screen", _EXAMPLES), ("print", _PRINTED_EXAMPLES))]
     return blocks
 
 
@@ -205,7 +208,7 @@ def _by_code(warnings: list) -> dict[str, list]:
     return by_code
 
 
-def _codes_table(warned: list, root: str):
+def _codes_table(warned: list, root: str, examples: int = _EXAMPLES):
     """One row per warning code: files, warnings, where (the first few file:line) and the first message."""
     rows: dict[str, dict] = {}
     for file in warned:
@@ -214,12 +217,13 @@ def _codes_table(warned: list, root: str):
                                            "message": group[0].message.splitlines()[0]})
             entry["files"] += 1
             entry["warnings"] += len(group)
-            if len(entry["where"]) < _EXAMPLES:
+            if len(entry["where"]) < examples:
                 line = f":{group[0].line}" if group[0].line else ""
                 entry["where"].append(f"{relative(file.path, root)}{line}")
-    cols = [Column("Code", width="17%"), Column("Files", numeric=True, width="6%"),
-            Column("Warnings", numeric=True, width="8%"), Column("For example", width="35%"),
-            Column("First message", width="34%")]
+    # the examples (paths, in monospace) take the room: at 35 % three of them took five lines
+    cols = [Column("Code", width="14%"), Column("Files", numeric=True, width="6%"),
+            Column("Warnings", numeric=True, width="8%"), Column("For example", width="41%"),
+            Column("First message", width="31%")]
     body = []
     for code, summary in sorted(rows.items(), key=lambda item: (-item[1]["warnings"], item[0])):
         more = " …" if summary["files"] > len(summary["where"]) else ""
