@@ -28,7 +28,7 @@ from roofreport.report.fmt import duration as fmt_duration, ratio as fmt_ratio
 from roofreport.report.naming import RunNames
 from roofreport.report.render import render_html
 from roofreport.report.sections.comparison import flops_cell
-from roofreport.report.sections.inputs import display_root, relative
+from roofreport.report.sections.inputs import _own_file_left_out, display_root, relative
 from roofreport.report.summary_json import summary_text
 from tests.conftest import CORPUS, corpus_path
 from tests.test_report import chart_svgs, svg_texts
@@ -123,8 +123,14 @@ def test_every_file_found_is_listed_in_the_appendix(built, folder):
     if failed:
         text = text_of(b.html)
         assert "Files that failed" in text
-        for f in failed:       # each failure with its message (file:line:column when the parser gave them)
-            assert f.error.splitlines()[0].replace(root.rstrip("/") + "/", "") in text
+        for f in failed:       # each failure with its message: its file named in the row, its place
+            # (line and column, when the parser gave them) opening the message (issue #32: the
+            # file is not printed twice)
+            message = f.error.splitlines()[0].replace(root.rstrip("/") + "/", "")
+            path = relative(f.path, root)
+            assert path.rpartition("/")[2] in text
+            assert _own_file_left_out(message, path) in text
+            assert _own_file_left_out(message, path) != message or not message.startswith(path)
 
 
 @pytest.mark.parametrize("folder", course_folders())

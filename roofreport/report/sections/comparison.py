@@ -222,9 +222,9 @@ def _time_table(pivot: pl.DataFrame, pairs: pl.DataFrame) -> list:
     for model, config in keys.sort("model", "config").iter_rows():
         mine = compared.filter((pl.col("model") == model) & (pl.col("config") == config))
         times: dict[str, float] = {}
-        for r in mine.iter_rows(named=True):
-            times.setdefault(r["faster"], r["faster_time_ns"])
-            times.setdefault(r["slower"], r["slower_time_ns"])
+        for pair in mine.iter_rows(named=True):
+            times.setdefault(pair["faster"], pair["faster_time_ns"])
+            times.setdefault(pair["slower"], pair["slower_time_ns"])
         row = [cell(model), cell(config or "–")]
         row += [_time_cell(cells.get((model, config, gpu)), times.get(gpu)) for gpu in gpus]
         row.append(cell("; ".join(f"{r['faster']} {fmt.ratio(r['speedup'])} vs {r['slower']}"
@@ -235,7 +235,8 @@ def _time_table(pivot: pl.DataFrame, pairs: pl.DataFrame) -> list:
     kernel = not any(b.startswith(speedup.ELAPSED) for b in bases)
     what = ("GPU kernel time" if kernel else "Time") + " of the same work on each GPU"
     caption = f"{what}: {bases[0]}" if len(bases) == 1 else f"{what}, compared as the last column says"
-    cols = ["Model", "Configuration", *[f"{gpu}#" for gpu in gpus], "Faster"] + (["Compared on"] if len(bases) > 1 else [])
+    cols = ["Model", "Configuration", *[f"{gpu}#" for gpu in gpus], "Faster"]
+    cols += ["Compared on"] if len(bases) > 1 else []
     return [table(cols, rows, caption=caption, css="pivot")]
 
 

@@ -58,8 +58,8 @@ def _copies_by_run(copies, names: RunNames, root: str):
     """The PDF's copies: a row per run copied, its copies' files beside it. A copy's label is
     the run's with "(copy N)" added: printed beside the run's, it said the run's name twice."""
     files: dict[str, list[str]] = {}
-    for r in copies.iter_rows(named=True):
-        files.setdefault(r["duplicate_of"], []).extend(relative(p, root) for p in (r["files"] or []))
+    for copy in copies.iter_rows(named=True):
+        files.setdefault(copy["duplicate_of"], []).extend(relative(p, root) for p in (copy["files"] or []))
     rows = [[cell(names.label(run)), cell(fmt.count(sum(1 for r in copies["duplicate_of"] if r == run))),
              cell("; ".join(files[run]) or "–", code=True)] for run in names.order(files)]
     return table([Column("Run copied", width="44%"), Column("Copies", numeric=True, width="6%"),
