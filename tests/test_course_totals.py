@@ -331,7 +331,7 @@ def test_findings_and_comparison_say_no_none_no_nan_and_no_unlike_ratio(parts):
     apart = an.speedups.filter(~pl.col("comparable"))
     listed = sum(int(n) for n in re.findall(r"(\d+) workloads? \(", comparison))
     assert listed == apart.height
-    start = html.index("GPU kernel time of the same work on each GPU")
+    start = html.index("of the same work on each GPU")
     table = text_of(html[start:html.index("</table>", start)])
     for model, config in apart.join(compared, on="config_key", how="anti").select("model", "config").iter_rows():
         assert f" {model} {config} " not in table, (model, config)

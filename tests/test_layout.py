@@ -232,3 +232,43 @@ def test_the_gtx1080_micro_benchmarks_read_as_40_runs_on_one_gpu_in_rooflines_of
     rooflines = [svg for chart_id, svg in chart_svgs(html) if chart_id.startswith("roof")]
     assert all(len(series(svg)) <= 10 for svg in rooflines)
     assert sum(len(series(svg)) for svg in rooflines) == 40          # every run, once
+
+
+# -- the HTML's top-kernel tables (issue #32: long labels are row headings, never column headings)
+
+LONGEST_RUN_HEADING = 40      # three lines of a narrow run column; the old HTML had 67-character ones
+
+
+def _kernel_tables(page: str) -> list[tuple[list[str], list[list[str]]]]:
+    """(column headings, rows of cell texts) of each top-kernel table of a page (class
+    `data kernels`, not the tables of runs alike or alone: those name runs in rows already)."""
+    import html as html_text
+    import re
+
+    def text(fragment: str) -> str:
+        return html_text.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
+
+    out = []
+    for match in re.finditer(r'<table class="data kernels([^"]*)">(.*?)</table>', page, re.S):
+        if {"alike", "alone"} & set(match.group(1).split()):
+            continue
+        head, _, body = match.group(2).partition("</thead>")
+        headings = [text(h) for h in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)]
+        rows = [[text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+                for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)]
+        out.append((headings, rows))
+    return out
+
+
+def test_the_html_names_runs_by_long_labels_in_row_headings_never_column_headings(printed):
+    folder, built = printed
+    # the top-kernel tables (the rooflines' kernel table, a row per kernel of a run, is another)
+    tables = [(h, rows) for h, rows in _kernel_tables(built.interactive_html) if h[:2] == ["Kernel", "Category"]]
+    assert tables or folder != "pramitmallick-examples"      # whose run labels were 67-character headings
+    for headings, rows in tables:
+        long = [h for h in headings[2:] if len(h) > LONGEST_RUN_HEADING]
+        assert not long, (folder, long)
+        if headings[2:] == ["Share"] and any(len(row) == 1 for row in rows):
+            # runs one under the other: a row naming each run, then its kernels, rest and total
+            assert rows[0][0] and len(rows[0]) == 1
+            assert sum(row[0] == "GPU time (kernels + copies)" for row in rows) == sum(len(r) == 1 for r in rows)

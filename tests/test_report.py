@@ -295,7 +295,9 @@ def test_inputs_of_a_big_folder_print_each_warning_message_once():
     assert [[c.text for c in row] for row in by_code.rows] == [
         ["nvprof.timeout", "12", "24", "out.0:4; out.1:4; out.2:4 …", "Execution timeout"]]
     failed = next(b for b in section.blocks if b.kind == "table" and "failed" in b.css)
-    assert [[c.text for c in row] for row in failed.rows] == [["bad", "error", "bad:3:1: no result table"]]
+    # by folder, the file named once (not again in its message), its place kept
+    assert [[c.text for c in row] for row in failed.rows] == [
+        ["./"], ["bad", "error", "line 3, column 1: no result table"]]
     files_read = next(b for b in section.blocks if getattr(b, "caption", None) == "Files read")
     texts = [row[0].text for row in files_read.rows]
     assert texts[0] == "./" and len(texts) == 1 + 13      # the folder row, then every file read

@@ -201,3 +201,41 @@ def in_order(frame: pl.DataFrame, names: RunNames) -> pl.DataFrame:
                         schema={"run": frame.schema["run"], "__rank": pl.Int64})
     return (frame.with_row_index("__row").join(rank, on="run", how="left")
             .sort("__rank", "__row").drop("__rank", "__row"))
+
+
+def _parameter_list_start(name: str) -> int | None:
+    """Where a demangled kernel name's parameter list begins: the `(` matching its final `)`,
+    when what comes before it is a name (its template brackets closed); None when the name has
+    no such list (`sgemm_largek_lds64`, `[CUDA memcpy HtoD]`)."""
+    if not name.endswith(")"):
+        return None
+    depth = 0
+    for index in range(len(name) - 1, 0, -1):
+        depth += {")": 1, "(": -1}.get(name[index], 0)
+        if depth == 0:
+            head = name[:index]
+            return index if head.strip() and head.count("<") == head.count(">") else None
+    return None
+
+
+def kernel_labels(names: list[str]) -> dict[str, str]:
+    """The printed label of each of one table's kernel names: the name less what tells none of
+    the table's kernels apart. A demangled name loses its return type (`void `: every kernel
+    returns void) and its parameter list (the launch's argument types), keeping its template
+    arguments and launch shapes; a parameter list stays where two of the table's kernels differ
+    in it alone. The HTML gives every name in full."""
+    def bare(name: str) -> str:
+        if not name:
+            return name
+        text = name[5:] if name.startswith("void ") and len(name) > 5 else name
+        start = _parameter_list_start(text)
+        return text[:start] if start else text
+
+    def unparameterized(name: str) -> str:
+        return name[5:] if name and name.startswith("void ") and len(name) > 5 else name
+
+    first = {name: bare(name) for name in dict.fromkeys(names)}
+    taken: dict[str, int] = {}
+    for label in first.values():
+        taken[label] = taken.get(label, 0) + 1
+    return {name: label if taken[label] == 1 else unparameterized(name) for name, label in first.items()}

@@ -194,8 +194,23 @@ def _gpu_empty(baseline) -> str:
             f"{gpus} are compared (Against the baseline).")
 
 
+# How the time table says what a pair was compared on, in its own column (or its caption when
+# every row shares it): a word or two, not a line under every cell.
+_BASIS_WORDS = {speedup.PER_ITERATION: "per iteration", speedup.WHOLE_RUN: "whole run",
+                speedup.ELAPSED: "elapsed per batch"}
+
+
+def _basis_words(basis: str) -> str:
+    for full, words in _BASIS_WORDS.items():
+        if basis.startswith(full):
+            return words + basis[len(full):]        # " per GPU" where the sums were divided
+    return basis
+
+
 def _time_table(pivot: pl.DataFrame, pairs: pl.DataFrame) -> list:
-    """Model x configuration rows, a column per GPU: the time each pair was compared on."""
+    """Model x configuration rows, a column per GPU: the time each GPU's side was compared on
+    (the pair's own times: per iteration, per GPU, elapsed per batch or of the whole run), and
+    that basis once per row, or once in the caption where every row shares it."""
     gpus = sorted(pivot["gpu"].unique().to_list())
     compared = pairs.filter(pl.col("comparable"))
     keys = compared.select("model", "config").unique(maintain_order=True)
@@ -206,25 +221,32 @@ def _time_table(pivot: pl.DataFrame, pairs: pl.DataFrame) -> list:
     rows = []
     for model, config in keys.sort("model", "config").iter_rows():
         mine = compared.filter((pl.col("model") == model) & (pl.col("config") == config))
-        basis = mine["basis"][0]
+        times: dict[str, float] = {}
+        for pair in mine.iter_rows(named=True):
+            times.setdefault(pair["faster"], pair["faster_time_ns"])
+            times.setdefault(pair["slower"], pair["slower_time_ns"])
         row = [cell(model), cell(config or "–")]
-        row += [_time_cell(cells.get((model, config, gpu)), basis, len(bases) > 1) for gpu in gpus]
+        row += [_time_cell(cells.get((model, config, gpu)), times.get(gpu)) for gpu in gpus]
         row.append(cell("; ".join(f"{r['faster']} {fmt.ratio(r['speedup'])} vs {r['slower']}"
                                   for r in mine.iter_rows(named=True))))
+        if len(bases) > 1:
+            row.append(cell(", ".join(dict.fromkeys(_basis_words(b) for b in mine["basis"].to_list()))))
         rows.append(row)
-    what = bases[0] if len(bases) == 1 else "time per iteration or of the whole run, as marked"
-    return [table(["Model", "Configuration", *[f"{gpu}#" for gpu in gpus], "Faster"], rows,
-                  caption=f"GPU kernel time of the same work on each GPU: {what}", css="pivot")]
+    kernel = not any(b.startswith(speedup.ELAPSED) for b in bases)
+    what = ("GPU kernel time" if kernel else "Time") + " of the same work on each GPU"
+    caption = f"{what}: {bases[0]}" if len(bases) == 1 else f"{what}, compared as the last column says"
+    cols = ["Model", "Configuration", *[f"{gpu}#" for gpu in gpus], "Faster"]
+    cols += ["Compared on"] if len(bases) > 1 else []
+    return [table(cols, rows, caption=caption, css="pivot")]
 
 
-def _time_cell(entry: dict | None, basis: str, mixed: bool):
-    if entry is None:
+def _time_cell(entry: dict | None, value: float | None):
+    """A GPU's side of the row's comparison (`value`, from the pair), the runs it is the median of."""
+    if entry is None or value is None:
         return cell("–")
-    per_iteration = basis == speedup.PER_ITERATION
-    value = entry["time_per_iteration_ns"] if per_iteration else entry["kernel_time_ns"]
-    notes = (["per iteration" if per_iteration else "whole run"] if mixed else []) + \
-        ([f"median of {entry['runs']} runs"] if entry["runs"] > 1 else [])
-    return cell(fmt.duration(value), sub=", ".join(notes) or None, title=entry.get("cut_short_reason"))
+    runs = entry["runs"] or 1
+    return cell(fmt.duration(value), sub=f"median of {runs} runs" if runs > 1 else None,
+                title=entry.get("cut_short_reason"))
 
 
 def _work_table(pivot: pl.DataFrame) -> list:

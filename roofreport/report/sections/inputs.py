@@ -11,6 +11,7 @@ per code with how many files and warnings, examples of where, and the first mess
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import PurePath
@@ -20,6 +21,7 @@ from roofreport.report.context import Column, Heading, Paragraph, Section, Span,
 from roofreport.report.tables import cell, name_cell, table
 
 _EXAMPLES = 3
+_PRINTED_EXAMPLES = 2
 _ERROR_LINES = 3       # a failure's message: its first lines (the caret picture may follow)
 
 
@@ -153,17 +155,39 @@ def _problems(read: list, root: str) -> list:
     failed = [f for f in read if f.error]
     if failed:
         blocks.append(Heading("Files that failed"))
-        cols = [Column("File", width="30%"), Column("Status", width="8%"), Column("Message", width="62%")]
+        # by folder, as the files read are: a folder named once above its files, not on every row
         for media, lines in (("screen", _ERROR_LINES), ("print", 1)):    # the PDF: each message's first line
-            blocks.append(replace(table(cols, [[name_cell(relative(f.path, root), 200),
-                                                cell(f.status, css=f"status-{f.status}"),
-                                                cell(_first_lines(_unrooted(f.error, root), lines), code=True)]
-                                               for f in failed], css="failed"), media=media))
+            rows = [(relative(f.path, root),
+                     [cell(f.status, css=f"status-{f.status}"),
+                      cell(_first_lines(_own_file_left_out(_unrooted(f.error, root), relative(f.path, root)), lines),
+                           code=True)])
+                    for f in failed]
+            blocks.append(replace(_by_folder(["File", "Status", "Message"], ["30%", "6%", "64%"], rows,
+                                             css="failed"), media=media))
     warned = [f for f in read if f.warnings]
     if warned:
         blocks.append(Heading("Warnings"))
-        blocks.append(_codes_table(warned, root))
+        # the PDF gives two places of each code, the HTML three
+        blocks += [replace(_codes_table(warned, root, examples), media=media)
+                   for media, examples in (("screen", _EXAMPLES), ("print", _PRINTED_EXAMPLES))]
     return blocks
+
+
+_PLACE = re.compile(r"(\d+)(?::(\d+))?: ")
+
+
+def _own_file_left_out(message: str, path: str) -> str:
+    """A message opening with the row's own file (`path:6: ...`, `path:6:3: ...`, `path: ...`)
+    without it, its place kept ("line 6: ...", "line 6, column 3: ..."): the File column names
+    the file, printed once."""
+    if not path or not message.startswith(path + ":"):
+        return message
+    rest = message[len(path) + 1:]
+    place = _PLACE.match(rest)
+    if place:
+        line, column = place.groups()
+        return f"line {line}{f', column {column}' if column else ''}: {rest[place.end():]}"
+    return rest.lstrip()
 
 
 def _first_lines(text: str, count: int = _ERROR_LINES) -> str:
@@ -184,7 +208,7 @@ def _by_code(warnings: list) -> dict[str, list]:
     return by_code
 
 
-def _codes_table(warned: list, root: str):
+def _codes_table(warned: list, root: str, examples: int = _EXAMPLES):
     """One row per warning code: files, warnings, where (the first few file:line) and the first message."""
     rows: dict[str, dict] = {}
     for file in warned:
@@ -193,12 +217,13 @@ def _codes_table(warned: list, root: str):
                                            "message": group[0].message.splitlines()[0]})
             entry["files"] += 1
             entry["warnings"] += len(group)
-            if len(entry["where"]) < _EXAMPLES:
+            if len(entry["where"]) < examples:
                 line = f":{group[0].line}" if group[0].line else ""
                 entry["where"].append(f"{relative(file.path, root)}{line}")
-    cols = [Column("Code", width="17%"), Column("Files", numeric=True, width="6%"),
-            Column("Warnings", numeric=True, width="8%"), Column("For example", width="35%"),
-            Column("First message", width="34%")]
+    # the examples (paths, in monospace) take the room: at 35 % three of them took five lines
+    cols = [Column("Code", width="14%"), Column("Files", numeric=True, width="6%"),
+            Column("Warnings", numeric=True, width="8%"), Column("For example", width="41%"),
+            Column("First message", width="31%")]
     body = []
     for code, summary in sorted(rows.items(), key=lambda item: (-item[1]["warnings"], item[0])):
         more = " …" if summary["files"] > len(summary["where"]) else ""

@@ -34,8 +34,9 @@ def left_out_section(an, names: RunNames) -> Section:
         rows = [[cell(names.label(r["run"])), cell(names.label(r["duplicate_of"])),
                  cell("; ".join(relative(p, root) for p in (r["files"] or [])) or "–", code=True)]
                 for r in copies.iter_rows(named=True)]
-        section.blocks.append(table([Column("Copy", width="32%"), Column("Copy of", width="30%"),
-                                     Column("Files", width="38%")], rows, css="copies"))
+        section.blocks.append(replace(table([Column("Copy", width="32%"), Column("Copy of", width="30%"),
+                                             Column("Files", width="38%")], rows, css="copies"), media="screen"))
+        section.blocks.append(replace(_copies_by_run(copies, names, root), media="print"))
     if gaps:
         section.blocks.append(Heading("Runs without kernels, kernel time or GPU"))
         by_reason: dict[tuple[str, str], list[str]] = {}
@@ -51,6 +52,18 @@ def left_out_section(an, names: RunNames) -> Section:
 
 
 _PRINTED_RUNS = 6
+
+
+def _copies_by_run(copies, names: RunNames, root: str):
+    """The PDF's copies: a row per run copied, its copies' files beside it. A copy's label is
+    the run's with "(copy N)" added: printed beside the run's, it said the run's name twice."""
+    files: dict[str, list[str]] = {}
+    for copy in copies.iter_rows(named=True):
+        files.setdefault(copy["duplicate_of"], []).extend(relative(p, root) for p in (copy["files"] or []))
+    rows = [[cell(names.label(run)), cell(fmt.count(sum(1 for r in copies["duplicate_of"] if r == run))),
+             cell("; ".join(files[run]) or "–", code=True)] for run in names.order(files)]
+    return table([Column("Run copied", width="44%"), Column("Copies", numeric=True, width="6%"),
+                  Column("Files of its copies", width="50%")], rows, css="copies")
 
 
 def _names(runs: list[str], most: int | None) -> str:

@@ -116,5 +116,8 @@ def _tools(files: list):
                    if f.family and f.status != "skipped")
     if not seen:
         return Paragraph.of("No profiler logs were read.")
+    if len(seen) == 1:      # one tool: a sentence, not a table's headings around one row
+        (family, version), count = next(iter(seen.items()))
+        return Paragraph.of(f"{family}, {version}: {fmt.count(count)} file{'s' if count != 1 else ''}.")
     rows = [[family, cell(version), fmt.count(n)] for (family, version), n in sorted(seen.items())]
     return table(["Tool", "Version", "Files#"], rows)

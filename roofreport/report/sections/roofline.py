@@ -43,11 +43,10 @@ def roofline_section(an, top_n: int, names: RunNames | None = None) -> Section:
     placed = in_order(an.runs.filter(pl.col("flops").is_not_null() & (pl.col("flops") > 0)), names)
     roofs_only = _roofs_only(an.runs, placed)
     if not placed.height:
+        # No point to place: the section is left out, its gap said in the overview. A table of the
+        # GPUs' roofs alone would repeat the appendix's peaks (Methodology) and the overview's
+        # runs per GPU: printed twice, and a section of one short table.
         section.empty = EMPTY
-        if roofs_only is not None:       # no point, but the GPUs' roofs are known: show them
-            section.gaps.append(EMPTY)
-            section.empty = None
-            section.blocks.append(roofs_only)
         return section
     timed_gpus = set(placed.filter(pl.col("achieved_flops_per_s").is_not_null())["gpu_model"].to_list())
     untimed_gpus = [g for g in _gpus(placed) if g not in timed_gpus]

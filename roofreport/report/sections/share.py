@@ -6,9 +6,10 @@ The top kernels are shown side by side for runs that differ only in their GPU an
 (one table per model and experiment, `naming.RunNames.groups`): one column per run, one row per kernel
 that is among the top N of one of them. A run's column holds its own top N and its "other
 kernels", so every column adds up to its run's whole GPU time (kernels + copies: the one name of
-the total the shares divide by; "kernel time" is the runs table's, kernels alone). The PDF
-(`top_tables_by_run`) keeps runs side by side only where what names them fits a column heading
-of three lines; longer names are row headings, and runs of one kernel share one table.
+the total the shares divide by; "kernel time" is the runs table's, kernels alone). Both the HTML
+and the PDF (`top_tables_by_run`) keep runs side by side only where what names them fits a
+column heading of three lines; longer names are row headings, and runs of one kernel share one
+table.
 
 All numbers come from `analysis.share`; this module only orders, groups and draws them.
 """
@@ -23,10 +24,9 @@ from roofreport.enrich import categories as cat_rules
 from roofreport.pipeline.labels import SEPARATOR
 from roofreport.report import fmt
 from roofreport.report.context import Column, Heading, Paragraph, Section, Span, chart, spans_list
-from roofreport.report.naming import Group, RunNames
+from roofreport.report.naming import Group, RunNames, kernel_labels
 from roofreport.report.tables import cell, name_cell, table
 
-COLUMNS_PER_TABLE = 6
 KERNELS_AS_COLUMNS = 4     # runs whose top kernels are the same few share one table, a column per kernel
 KERNEL_HEADING_CHARS = 40  # ...whose names fit a column heading of three lines
 MIN_RUNS_ALIKE = 3
@@ -71,9 +71,12 @@ def share_section(an, top_n: int, names: RunNames | None = None) -> Section:
     section.blocks += _setup_note(an.runs, an.reasons, copies_only, names)
     section.blocks += _context_note(an.context, runs, names)
     section.blocks += _bar_charts(share, runs, cats, names)
-    tables = top_tables(an.top, an.top_rest, runs, top_n, names)
+    # The HTML's tables and the PDF's are laid out alike (runs side by side where what names them
+    # fits a short column heading, else as row headings); the HTML lists more kernels, by their
+    # whole names.
+    tables = top_tables_by_run(an.top, an.top_rest, runs, top_n, names, more_in_html=False, printed=False)
     printed = min(top_n, an.settings.top_print)
-    if tables:     # the PDF's own tables (runs as row headings where their names are long), maybe fewer kernels
+    if tables:
         paper = top_tables_by_run(an.top_print, an.top_rest_print, runs, printed, names, more_in_html=printed < top_n)
         tables = [replace(b, media="screen") for b in tables] + [replace(b, media="print") for b in paper]
     section.blocks += tables
@@ -162,74 +165,55 @@ def _chunks(groups: list[list[tuple]], most: int) -> list[list[tuple]]:
     return chunks
 
 
-def top_tables(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], top_n: int, names: RunNames,
-               by_gpu: bool = False) -> list:
-    """One table per group of runs (model and experiment; and GPU, `by_gpu`): their top kernels
-    side by side, then the rest and the total."""
-    if not top.height:
-        return []
-    with_top = [run for run in runs if run in set(top["run"].to_list())]
-    rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
-    alike, with_top = _same_kernels_tables(with_top, top, rest_by_run, names)
-    grouped = "model, experiment and GPU" if by_gpu else "model and experiment"
-    blocks: list = [Heading(f"Top {top_n} kernels per run"), Paragraph.of(
-        f"Each column is one run: its {top_n} kernels with the most GPU time, as a share of the run's "
-        f"{GPU_TIME}, and the rest summed as \"other kernels\". A blank cell: that kernel is not among the run's "
-        f"top {top_n} (its time is in \"other kernels\"). Runs are grouped by {grouped}; the columns name "
-        "what differs." + (" " + ALIKE if alike else "")
-        + (" The HTML report lists more kernels per run." if by_gpu else ""))]
-    blocks += alike
-    for group in names.groups(with_top, COLUMNS_PER_TABLE + (4 if by_gpu else 0), by_gpu=by_gpu):
-        blocks.append(_group_table(group, top, rest_by_run))
-    return blocks
-
-
 def top_tables_by_run(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], top_n: int,
-                      names: RunNames, more_in_html: bool = True) -> list:
-    """The PDF's top kernels, a table per model and experiment: its runs side by side where
-    what varies between them is short enough for a column heading of at most three lines;
-    otherwise each run's kernels under a row naming it, then its rest and its total (a long name
-    is a row heading, never a column heading: a 15-line heading helps no one)."""
+                      names: RunNames, more_in_html: bool = True, printed: bool = True) -> list:
+    """The top kernels, a table per model and experiment: its runs side by side where what
+    varies between them is short enough for a column heading of at most three lines; otherwise
+    each run's kernels under a row naming it, then its rest and its total (a long name is a row
+    heading, never a column heading: a 15-line heading helps no one). `printed`: the PDF's,
+    kernels by their printed labels (`naming.kernel_labels`); else the HTML's, by whole names."""
     if not top.height:
         return []
     with_top = [run for run in runs if run in set(top["run"].to_list())]
     rest_by_run = {r["run"]: r for r in rest.iter_rows(named=True)}
     alike, with_top = _same_kernels_tables(with_top, top, rest_by_run, names)
     blocks: list = [Heading(f"Top {top_n} kernels per run"), Paragraph.of(
-        f"Each run's {top_n} kernels with the most GPU time, as a share of its {GPU_TIME}, and the rest "
-        "summed as \"other kernels\"; a table per model and experiment, its runs named by what differs: side by "
-        "side (a blank cell: not among that run's top kernels) or, where those names are long, one under the "
-        "other." + (" " + ALIKE if alike else "")
+        f"Each run's {top_n} kernels with the most GPU time, as a share of its {GPU_TIME}; the rest is "
+        "\"other kernels\". A table per model and experiment: its runs side by side (a blank cell: not among "
+        "the run's top kernels), or one under the other where their names are long."
+        + (" " + ALIKE if alike else "")
         + (" The HTML report lists more kernels per run." if more_in_html else ""))]
     blocks += alike
     counts = dict(top.group_by("run").len().iter_rows())
     alone = [run for run in with_top if counts.get(run) == 1 and not (rest_by_run.get(run) or {}).get("kernels")]
     apart = set(alone) if len(alone) > 1 else set()
     if apart:
-        blocks.append(_one_kernel_table(alone, top, rest_by_run, names))
+        blocks.append(_one_kernel_table(alone, top, rest_by_run, names, printed))
     for group in names.groups([run for run in with_top if run not in apart], max_columns=PRINT_COLUMNS):
         # long headings (the GPU among what varies): a table per GPU may name its runs shortly
         parts = [group] if _columns_that_fit(group) else \
             names.groups([run for run, _ in group.columns], PRINT_COLUMNS, by_gpu=True)
         for part in parts:
-            blocks += _print_tables(part, top, rest_by_run)
+            blocks += _print_tables(part, top, rest_by_run, printed)
     return blocks
 
 
-def _print_tables(group, top: pl.DataFrame, rest_by_run: dict) -> list:
-    """A group's printed top kernels: side by side when its headings fit (`_columns_that_fit`),
-    else a run under the other."""
+def _print_tables(group, top: pl.DataFrame, rest_by_run: dict, printed: bool = True) -> list:
+    """A group's top kernels: side by side when its headings fit (`_columns_that_fit`), else a
+    run under the other."""
     width = _columns_that_fit(group)
     if width:         # short headings (bs 16, A100-SXM4-40GB): the runs side by side
         size = -(-len(group.columns) // -(-len(group.columns) // width))
-        return [_group_table(Group(group.title, group.columns[start:start + size]), top, rest_by_run)
+        return [_group_table(Group(group.title, group.columns[start:start + size]), top, rest_by_run, printed)
                 for start in range(0, len(group.columns), size)]
     rows: list[list] = []
+    mine_all = top.filter(pl.col("run").is_in([run for run, _ in group.columns]))["short_name"].to_list()
+    labels = kernel_labels(mine_all) if printed else {name: name for name in mine_all}
     for run, heading in group.columns:
         if len(group.columns) > 1:
             rows.append([cell(heading, css="folder", span=3)])
         mine = top.filter(pl.col("run") == run).sort("share", descending=True, nulls_last=True)
-        rows += [[name_cell(r["short_name"], KERNEL_NAME_CHARS), _category(r),
+        rows += [[name_cell(labels[r["short_name"]], KERNEL_NAME_CHARS), _category(r),
                   cell(fmt.share(r["share"]), css="num")] for r in mine.iter_rows(named=True)]
         rows += _rest_and_total(rest_by_run.get(run))
     cols = [Column("Kernel", width="70%"), Column("Category", width="14%"), Column("Share", numeric=True, width="16%")]
@@ -287,11 +271,14 @@ def _kernels_as_columns(runs: list[str], kernels: dict[str, list[dict]], rest_by
     return table(cols, rows, caption=caption, css="kernels alike", sortable=True)
 
 
-def _one_kernel_table(alone: list[str], top: pl.DataFrame, rest_by_run: dict, names: RunNames):
+def _one_kernel_table(alone: list[str], top: pl.DataFrame, rest_by_run: dict, names: RunNames,
+                      printed: bool = True):
     """Runs of one kernel each (micro-benchmarks): a row per run, its kernel beside it, not a
     table per run of one kernel, its rest ("none") and its total."""
     kernel = {r["run"]: r for r in top.filter(pl.col("run").is_in(alone)).iter_rows(named=True)}
-    rows = [[cell(names.label(run)), name_cell(kernel[run]["short_name"], KERNEL_NAME_CHARS),
+    labels = kernel_labels([row["short_name"] for row in kernel.values()]) if printed else \
+        {row["short_name"]: row["short_name"] for row in kernel.values()}
+    rows = [[cell(names.label(run)), name_cell(labels[kernel[run]["short_name"]], KERNEL_NAME_CHARS),
              _category(kernel[run]), cell(fmt.share(kernel[run]["share"]), css="num"),
              cell(fmt.duration((rest_by_run.get(run) or {}).get("total_ns")), css="num")] for run in alone]
     cols = [Column("Run", width="34%"), Column("Kernel (the run's only one)", width="38%"),
@@ -318,7 +305,9 @@ def _rest_and_total(rest: dict | None) -> list[list]:
              cell(fmt.duration((rest or {}).get("total_ns")), css="total num")]]
 
 
-def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
+def _group_table(group, top: pl.DataFrame, rest_by_run: dict, printed: bool = False):
+    """The group's runs side by side, a row per kernel; `printed`: kernels by their printed
+    labels (`naming.kernel_labels`), the HTML's by their whole names."""
     runs = [run for run, _ in group.columns]
     mine = top.filter(pl.col("run").is_in(runs))
     shares = {(r["run"], r["short_name"]): r["share"] for r in mine.iter_rows(named=True)}
@@ -327,7 +316,8 @@ def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
     for (_, kernel), value in shares.items():
         weight[kernel] = weight.get(kernel, 0.0) + (value or 0.0)
     kernels = sorted(weight, key=lambda k: (-weight[k], k))
-    rows = [[name_cell(k, KERNEL_NAME_CHARS), category.get(k, "–")]
+    labels = kernel_labels(kernels) if printed else {k: k for k in kernels}
+    rows = [[name_cell(labels[k], KERNEL_NAME_CHARS), category.get(k) or "–"]
             + [_share_cell(shares.get((run, k)), present=(run, k) in shares) for run in runs] for k in kernels]
     rows.append([cell("other kernels", css="rest"), cell("", css="rest")]
                 + [cell(_rest_text(rest_by_run.get(run)), css="rest num") for run in runs])
@@ -336,7 +326,8 @@ def _group_table(group, top: pl.DataFrame, rest_by_run: dict):
                    for run in runs])
     run_width = int(min(11.0, 62.0 / len(runs)) * 10) / 10      # rounded down: the widths add up to 100 % at most
     # the kernel column takes what is left, rounded down (rounded up, the table ran into the margin)
-    cols = [Column("Kernel", width=f"{int(100 - 13 - run_width * len(runs))}%"), Column("Category", width="13%")]
+    # "communication", the longest category, takes 10 % at 6.5 pt: the kernel's name the rest
+    cols = [Column("Kernel", width=f"{int(100 - 11 - run_width * len(runs))}%"), Column("Category", width="11%")]
     cols += [Column(heading, numeric=True, width=f"{run_width:.1f}%") for _, heading in group.columns]
     return table(cols, rows, caption=group.title, css="kernels", sortable=True)
 
