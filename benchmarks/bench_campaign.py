@@ -243,9 +243,21 @@ def memory_round(work: Path, weeks: int) -> tuple[int, Measured]:
     verdict = "OK" if run.peak < 2**30 else "MISS"
     print(f"  parse -o DIR  {run.line()}  {len(files) / run.wall:6.1f} files/s  peak under 1 GB: {verdict}",
           flush=True)
+    print(f"  {_written(out, len(files))}", flush=True)
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(camp, ignore_errors=True)
     return len(files), run
+
+
+def _written(out: Path, files: int) -> str:
+    """What the parse wrote: every file in the files table, and the rows of each table (exit 1
+    says that some logs failed, as the course folders' do, but an internal error says the same)."""
+    if not (out / "files.parquet").is_file():
+        return "tables: NONE WRITTEN"
+    counts = {name: pl.scan_parquet(out / f"{name}.parquet").select(pl.len()).collect().item()
+              for name in TABLES if (out / f"{name}.parquet").is_file()}
+    listed = "every file listed" if counts["files"] == files else f"MISSING FILES: {counts['files']} of {files}"
+    return f"tables: {listed}; " + ", ".join(f"{name} {n:,}" for name, n in counts.items())
 
 
 def memory_growth(measured: list[tuple[int, Measured]]) -> None:
