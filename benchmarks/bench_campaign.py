@@ -230,7 +230,7 @@ def campaign_round(work: Path, weeks: int, dask: bool, check: bool = True, repea
     return result
 
 
-def memory_round(work: Path, weeks: int) -> None:
+def memory_round(work: Path, weeks: int) -> tuple[int, Measured]:
     """Peak RSS of a full `parse` and of a first `parse --update` on a campaign of `weeks`."""
     camp = build_campaign(work / f"campaign-{weeks}", weeks)
     files = files_under(camp)
@@ -243,8 +243,31 @@ def memory_round(work: Path, weeks: int) -> None:
     verdict = "OK" if run.peak < 2**30 else "MISS"
     print(f"  parse -o DIR  {run.line()}  {len(files) / run.wall:6.1f} files/s  peak under 1 GB: {verdict}",
           flush=True)
+    print(f"  {_written(out, len(files))}", flush=True)
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(camp, ignore_errors=True)
+    return len(files), run
+
+
+def _written(out: Path, files: int) -> str:
+    """What the parse wrote: every file in the files table, and the rows of each table (exit 1
+    says that some logs failed, as the course folders' do, but an internal error says the same)."""
+    if not (out / "files.parquet").is_file():
+        return "tables: NONE WRITTEN"
+    counts = {name: pl.scan_parquet(out / f"{name}.parquet").select(pl.len()).collect().item()
+              for name in TABLES if (out / f"{name}.parquet").is_file()}
+    listed = "every file listed" if counts["files"] == files else f"MISSING FILES: {counts['files']} of {files}"
+    return f"tables: {listed}; " + ", ".join(f"{name} {n:,}" for name, n in counts.items())
+
+
+def memory_growth(measured: list[tuple[int, Measured]]) -> None:
+    """The peak's growth per file between the campaign sizes measured, and the peak it
+    points to at 100k files: flat memory shows as a few KB a file."""
+    measured = sorted(measured, key=lambda m: m[0])
+    for (files_a, a), (files_b, b) in zip(measured, measured[1:]):
+        per_file = (b.peak - a.peak) / max(files_b - files_a, 1)
+        print(f"  {files_a} -> {files_b} files: peak {a.peak / 2**20:.0f} -> {b.peak / 2**20:.0f} MB, "
+              f"{per_file / 1024:+.1f} KB a file (at 100k files: {(b.peak + per_file * (100_000 - files_b)) / 2**20:.0f} MB)")
 
 
 def _restorer(saved: Path, dataset: Path):
@@ -280,8 +303,8 @@ def main() -> None:
         print("(Dask distributed is not installed: pip install 'roofreport[dask]' to measure it)")
     work = Path(tempfile.mkdtemp(prefix="roofreport-campaign-"))
     try:
-        for weeks in [int(w) for w in args.memory.split(",") if w.strip()]:
-            memory_round(work, weeks)
+        measured = [memory_round(work, weeks) for weeks in [int(w) for w in args.memory.split(",") if w.strip()]]
+        memory_growth(measured)
         if args.memory_only:
             return
         if not args.no_course:

@@ -310,16 +310,24 @@ def _write_table(path: Path, frame: pl.DataFrame, cache: bool = False) -> None:
 def _write_files_manifest(target: Path, facts: list[FileFacts], mtimes: list[int | None],
                           batches: list[_Batch]) -> None:
     batch_of = {i: b.id for b in batches for i in b.members}
-    frame = pl.DataFrame({
-        "path": [f.display for f in facts],
-        "size": [f.size for f in facts],
-        "mtime_ns": mtimes,
-        "content_hash": [f.content_hash for f in facts],
-        "batch": [batch_of.get(i) for i in range(len(facts))],
-        "facts": [f.to_json() for f in facts],
-    }, schema={"path": pl.String, "size": pl.Int64, "mtime_ns": pl.Int64, "content_hash": pl.String,
-               "batch": pl.String, "facts": pl.String})
+    columns = {"path": pl.String, "size": pl.Int64, "mtime_ns": pl.Int64, "content_hash": pl.String,
+               "batch": pl.String, "facts": pl.String}
+    # (a few thousand files at a time: a campaign's facts as JSON text, 1-2 KB a file, are
+    # never all Python strings at once)
+    frames = [pl.DataFrame({
+        "path": [f.display for f in chunk],
+        "size": [f.size for f in chunk],
+        "mtime_ns": mtimes[start:start + _MANIFEST_CHUNK],
+        "content_hash": [f.content_hash for f in chunk],
+        "batch": [batch_of.get(i) for i in range(start, start + len(chunk))],
+        "facts": [f.to_json() for f in chunk],
+    }, schema=columns) for start in range(0, len(facts), _MANIFEST_CHUNK)
+        for chunk in (facts[start:start + _MANIFEST_CHUNK],)]
+    frame = pl.concat(frames, how="vertical", rechunk=False) if frames else pl.DataFrame(schema=columns)
     _write_table(target / FILES_MANIFEST, frame)
+
+
+_MANIFEST_CHUNK = 4096
 
 
 def read_files_manifest(generation: Path) -> dict[str, dict]:

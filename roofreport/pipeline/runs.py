@@ -118,11 +118,12 @@ def plan(files: list[LogFile], settings: gpu.GpuSettings = gpu.NO_SETTINGS,
     groups = _groups(files, units, db)
     ids = _run_ids(groups, files)
     named = _named_in_folders(groups, db)
+    indexed = jobscripts.Scripts(scripts or [])
     rows, gpus = [], {}
     for run_id, members in zip(ids, groups):
         facts = [_unit_facts(unit) for unit in members]
         row, gpus[run_id] = _identity(run_id, members, facts, _evidence(members, facts, settings, named), db)
-        row.update(_job_request(members, gpus[run_id], scripts or [], db))
+        row.update(_job_request(members, gpus[run_id], indexed, db))
         rows.append(row)
     _link_duplicates(rows, groups, ids)
     _distributed_jobs(rows, groups)
@@ -455,12 +456,12 @@ def _job_name(run_id: str, masked: str | None, world_size: int | None) -> str:
     return f"{folder} ({size})" if folder != "." else f"({size})"
 
 
-def _job_request(members: list[_Unit], found: gpu.GpuIdentity, scripts: list[jobscripts.Script],
+def _job_request(members: list[_Unit], found: gpu.GpuIdentity, scripts: jobscripts.Scripts,
                  db: gpu.GpuDatabase) -> dict:
     """`job_gpus` and `job_script`: the GPUs the run's job script asked for, and which script
     said so (`jobscripts.request_for`; a script's GPU type names the run's GPU when the table's
     rows of that type hold it)."""
-    if not scripts:
+    if not scripts.asking:
         return {"job_gpus": None, "job_script": None}
     names_gpu = None
     if found.key:

@@ -395,7 +395,7 @@ def _read_changes(found, previous: Previous | None, report: UpdateReport, exclud
                            executor=executor, largest_first=False)) as reads:
         for position, read in reads:
             index = to_read[position]
-            facts[index] = read.facts
+            facts[index] = read.facts.compact()   # (kept for every file until runs are grouped)
             spool.add(index, read.tables)
             read.tables = {}
     report.read = len(to_read)
