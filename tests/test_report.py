@@ -109,6 +109,58 @@ def test_a_chart_that_cannot_be_drawn_leaves_a_note():
     assert isinstance(chart("roof9", "ok", lambda chart_id: "<svg/>"), Chart)
 
 
+def _page_report(blocks):
+    from roofreport.report.context import Report, Section
+
+    return Report("Title", "subtitle", "0", [], [Section("sec", "Section", blocks=blocks)])
+
+
+def test_the_pdf_page_leaves_out_and_never_draws_what_only_the_html_shows():
+    """Issue 32 (rendering speed): the PDF's page carries no screen-only block (WeasyPrint parsed
+    and styled them to hide them) and a screen-only chart is drawn only for the HTML, once."""
+    from roofreport.report.context import Heading, chart
+    from roofreport.report.render import render_html
+
+    calls = []
+
+    def draw(chart_id, value):
+        calls.append(chart_id)
+        return f'<svg width="{value}pt" height="20pt"><text>{chart_id} drawn</text></svg>'
+
+    words = Paragraph.of("only the HTML says this")
+    words.media = "screen"
+    report = _page_report([chart("both1", "on both pages", draw, 30), Heading("HTML heading", media="screen"),
+                           words, chart("html1", "on the HTML only", draw, 40, media="screen")])
+    assert calls == ["both1"]                           # assembled: the HTML's own chart not drawn yet
+    static = render_html(report)
+    assert calls == ["both1"]
+    assert 'id="both1"' in static and "on both pages" in static
+    assert "html1" not in static and "HTML heading" not in static and "only the HTML says" not in static
+    page = render_html(report, interactive=True)
+    assert calls == ["both1", "html1"]
+    assert 'id="html1"' in page and "HTML heading" in page and "only the HTML says" in page
+    svg = base64.b64decode(re.search(r'id="html1">\s*<img class="chart" src="data:image/svg\+xml;base64,([^"]+)"',
+                                     page).group(1)).decode()
+    assert "html1 drawn" in svg and 'width="53"' in page      # 40 pt at 96 px per inch
+    render_html(report, interactive=True)
+    assert calls == ["both1", "html1"]                  # drawn once
+
+
+def test_a_deferred_chart_that_cannot_be_drawn_leaves_its_note_on_the_page_that_shows_it():
+    from roofreport.report.context import Chart, chart
+    from roofreport.report.render import render_html
+
+    def broken(chart_id):
+        raise ValueError("no points")
+
+    report = _page_report([chart("html1", "Shares", broken, media="screen")])
+    assert isinstance(report.sections[0].blocks[0], Chart)
+    assert "could not be drawn" not in render_html(report)
+    page = render_html(report, interactive=True)
+    assert "Shares: the chart could not be drawn (ValueError: no points)." in page
+    assert re.search(r'<p class="note problem screen-only">Shares: the chart could not', page)
+
+
 def test_share_bars_and_sweep_charts_draw_every_label():
     from roofreport.report.charts.share import SweepLine, share_bars_svg, sweep_svg
 
