@@ -90,6 +90,60 @@ def test_roofline_svg_is_deterministic_escaped_and_prefixed():
     assert "Tensor FP16 / Tensor BF16 312 TFLOP/s" in texts
 
 
+def _drawn_elements(svg: str) -> list:
+    """Every element but the groups, in document order, with its attributes (a rotation by 0
+    left out) and the transforms, clips and styles of the groups around it."""
+    import xml.etree.ElementTree as ET
+
+    out = []
+
+    def walk(node, around):
+        for child in node:
+            attrs = dict(child.attrib)
+            if attrs.get("transform", "").startswith("rotate(-0 "):
+                del attrs["transform"]
+            if child.tag.endswith("}g"):
+                walk(child, around + tuple(sorted((k, v) for k, v in attrs.items() if k != "id")))
+            else:
+                out.append((child.tag, tuple(sorted(attrs.items())), (child.text or "").strip(), around))
+                walk(child, around)
+    walk(ET.fromstring(svg), ())
+    return out
+
+
+def test_charts_drop_only_groups_that_change_no_drawing(monkeypatch):
+    """Issue 32 (rendering speed): matplotlib's wrapping groups (its own ids, or none) leave the
+    SVG, halving what WeasyPrint visits; every drawn element, its attributes, the transforms,
+    clips and styles around it, and a chart's own gids (the roofline's marks) stay."""
+    from roofreport.report.charts import svg as charts
+    from roofreport.report.charts.share import share_bars_svg
+    from roofreport.report.charts.sweep import SweepSeries, time_sweep_svg
+
+    drawings = [
+        lambda: time_sweep_svg("tsweep1", "batch_size", None, "Time per iteration",
+                               [SweepSeries("alexnet", "K80", [4, 8, 16, 32], [1e8, 1.5e8, 3e8, 9e8], [40, 50, 55, 35]),
+                                SweepSeries("vgg16", "P40", [4, 8, 16, 32], [2e7, 3e7, 5e7, 1e8], [200, 260, 320, 320])]),
+        lambda: share_bars_svg("share1", ["alexnet · K80", "bs 4", EVIL], [None, {"conv": 0.6, "gemm": 0.4},
+                                                                           {"conv": 0.2, "gemm": 0.7}], ["conv", "gemm"]),
+        lambda: _roofline_svg(EVIL),
+    ]
+    for draw in drawings:
+        flat = draw()
+        monkeypatch.setattr(charts, "without_bare_groups", lambda svg: svg)
+        full = draw()
+        monkeypatch.undo()
+        assert _drawn_elements(flat) == _drawn_elements(full)
+        assert flat.count("<g") < full.count("<g") / 2 and 'rotate(-0 ' not in flat and 'rotate(-0 ' in full
+        kept = re.findall(r"<g\b[^>]*>", flat)
+        assert kept and not [t for t in kept if re.fullmatch(r'<g(?: id="[\w.-]+_\d+")?>', t)]
+    roofline = _roofline_svg(EVIL)
+    assert re.search(r'<g id="roof1-pt0"', roofline)         # the marks' groups stay
+    # (before the ids get the chart's prefix, as in to_svg)
+    assert charts.without_bare_groups('<g id="line2d_1"><g><use x="1"/></g><g id="pt3"><path/></g>'
+                                      '<g clip-path="url(#c)"><g id="text_2"/></g></g>') == \
+        '<use x="1"/><g id="pt3"><path/></g><g clip-path="url(#c)"><g id="text_2"/></g>'
+
+
 def test_chart_labels_are_not_mathtext_and_are_shortened():
     from roofreport.report.charts import svg as charts
 
