@@ -135,9 +135,10 @@ def test_charts_drop_only_groups_that_change_no_drawing(monkeypatch):
         assert _drawn_elements(flat) == _drawn_elements(full)
         assert flat.count("<g") < full.count("<g") / 2 and 'rotate(-0 ' not in flat and 'rotate(-0 ' in full
         kept = re.findall(r"<g\b[^>]*>", flat)
-        assert kept and not [t for t in kept if re.fullmatch(r'<g(?: id="[\w.-]+_\d+")?>', t)]
+        assert kept and not [t for t in kept if re.fullmatch(r'<g(?: id="(?!\w+-legend_)[\w.-]+_\d+")?>', t)]
     roofline = _roofline_svg(EVIL)
-    assert re.search(r'<g id="roof1-pt0"', roofline)         # the marks' groups stay
+    assert re.search(r'<g id="roof1-pt0"', roofline)         # the marks' groups stay, and the legend's
+    assert re.search(r'<g id="roof1-legend_1">', roofline)
     # (before the ids get the chart's prefix, as in to_svg)
     assert charts.without_bare_groups('<g id="line2d_1"><g><use x="1"/></g><g id="pt3"><path/></g>'
                                       '<g clip-path="url(#c)"><g id="text_2"/></g></g>') == \

@@ -76,8 +76,9 @@ _REF = re.compile(r'(url\(#|xlink:href="#|href="#)([^")]+)')
 _GROUP = re.compile(r"<g\b[^>]*>|</g>")
 # A group matplotlib writes around each artist, named by the artist's kind and a count
 # ("line2d_7", "matplotlib.axis_2", "xtick_3") or not at all, and nothing else: it changes no
-# drawing. A chart's own gids ("pt3", charts/marks.py) have no "_<count>" and stay.
-_BARE_GROUP = re.compile(r'<g(?: id="[A-Za-z][A-Za-z0-9.]*_\d+")?>')
+# drawing. A chart's own gids ("pt3", charts/marks.py) have no "_<count>" and stay; so does the
+# legend's group, which tells the legend's marks from the plot's (tests/layout.py).
+_BARE_GROUP = re.compile(r'<g(?: id="(?!legend_)[A-Za-z][A-Za-z0-9.]*_\d+")?>')
 _NO_ROTATION = re.compile(r' transform="rotate\(-0 [-+0-9.e]+ [-+0-9.e]+\)"')
 
 
