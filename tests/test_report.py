@@ -90,6 +90,61 @@ def test_roofline_svg_is_deterministic_escaped_and_prefixed():
     assert "Tensor FP16 / Tensor BF16 312 TFLOP/s" in texts
 
 
+def _drawn_elements(svg: str) -> list:
+    """Every element but the groups, in document order, with its attributes (a rotation by 0
+    left out) and the transforms, clips and styles of the groups around it."""
+    import xml.etree.ElementTree as ET
+
+    out = []
+
+    def walk(node, around):
+        for child in node:
+            attrs = dict(child.attrib)
+            if attrs.get("transform", "").startswith("rotate(-0 "):
+                del attrs["transform"]
+            if child.tag.endswith("}g"):
+                walk(child, around + tuple(sorted((k, v) for k, v in attrs.items() if k != "id")))
+            else:
+                out.append((child.tag, tuple(sorted(attrs.items())), (child.text or "").strip(), around))
+                walk(child, around)
+    walk(ET.fromstring(svg), ())
+    return out
+
+
+def test_charts_drop_only_groups_that_change_no_drawing(monkeypatch):
+    """Issue 32 (rendering speed): matplotlib's wrapping groups (its own ids, or none) leave the
+    SVG, halving what WeasyPrint visits; every drawn element, its attributes, the transforms,
+    clips and styles around it, and a chart's own gids (the roofline's marks) stay."""
+    from roofreport.report.charts import svg as charts
+    from roofreport.report.charts.share import share_bars_svg
+    from roofreport.report.charts.sweep import SweepSeries, time_sweep_svg
+
+    drawings = [
+        lambda: time_sweep_svg("tsweep1", "batch_size", None, "Time per iteration",
+                               [SweepSeries("alexnet", "K80", [4, 8, 16, 32], [1e8, 1.5e8, 3e8, 9e8], [40, 50, 55, 35]),
+                                SweepSeries("vgg16", "P40", [4, 8, 16, 32], [2e7, 3e7, 5e7, 1e8], [200, 260, 320, 320])]),
+        lambda: share_bars_svg("share1", ["alexnet · K80", "bs 4", EVIL], [None, {"conv": 0.6, "gemm": 0.4},
+                                                                           {"conv": 0.2, "gemm": 0.7}], ["conv", "gemm"]),
+        lambda: _roofline_svg(EVIL),
+    ]
+    for draw in drawings:
+        flat = draw()
+        monkeypatch.setattr(charts, "without_bare_groups", lambda svg: svg)
+        full = draw()
+        monkeypatch.undo()
+        assert _drawn_elements(flat) == _drawn_elements(full)
+        assert flat.count("<g") < full.count("<g") / 2 and 'rotate(-0 ' not in flat and 'rotate(-0 ' in full
+        kept = re.findall(r"<g\b[^>]*>", flat)
+        assert kept and not [t for t in kept if re.fullmatch(r'<g(?: id="(?!\w+-legend_)[\w.-]+_\d+")?>', t)]
+    roofline = _roofline_svg(EVIL)
+    assert re.search(r'<g id="roof1-pt0"', roofline)         # the marks' groups stay, and the legend's
+    assert re.search(r'<g id="roof1-legend_1">', roofline)
+    # (before the ids get the chart's prefix, as in to_svg)
+    assert charts.without_bare_groups('<g id="line2d_1"><g><use x="1"/></g><g id="pt3"><path/></g>'
+                                      '<g clip-path="url(#c)"><g id="text_2"/></g></g>') == \
+        '<use x="1"/><g id="pt3"><path/></g><g clip-path="url(#c)"><g id="text_2"/></g>'
+
+
 def test_chart_labels_are_not_mathtext_and_are_shortened():
     from roofreport.report.charts import svg as charts
 
@@ -107,6 +162,58 @@ def test_a_chart_that_cannot_be_drawn_leaves_a_note():
     assert isinstance(block, Paragraph) and block.level == "problem"
     assert block.text == "Roofline of X: the chart could not be drawn (ValueError: cannot plot [nan])."
     assert isinstance(chart("roof9", "ok", lambda chart_id: "<svg/>"), Chart)
+
+
+def _page_report(blocks):
+    from roofreport.report.context import Report, Section
+
+    return Report("Title", "subtitle", "0", [], [Section("sec", "Section", blocks=blocks)])
+
+
+def test_the_pdf_page_leaves_out_and_never_draws_what_only_the_html_shows():
+    """Issue 32 (rendering speed): the PDF's page carries no screen-only block (WeasyPrint parsed
+    and styled them to hide them) and a screen-only chart is drawn only for the HTML, once."""
+    from roofreport.report.context import Heading, chart
+    from roofreport.report.render import render_html
+
+    calls = []
+
+    def draw(chart_id, value):
+        calls.append(chart_id)
+        return f'<svg width="{value}pt" height="20pt"><text>{chart_id} drawn</text></svg>'
+
+    words = Paragraph.of("only the HTML says this")
+    words.media = "screen"
+    report = _page_report([chart("both1", "on both pages", draw, 30), Heading("HTML heading", media="screen"),
+                           words, chart("html1", "on the HTML only", draw, 40, media="screen")])
+    assert calls == ["both1"]                           # assembled: the HTML's own chart not drawn yet
+    static = render_html(report)
+    assert calls == ["both1"]
+    assert 'id="both1"' in static and "on both pages" in static
+    assert "html1" not in static and "HTML heading" not in static and "only the HTML says" not in static
+    page = render_html(report, interactive=True)
+    assert calls == ["both1", "html1"]
+    assert 'id="html1"' in page and "HTML heading" in page and "only the HTML says" in page
+    svg = base64.b64decode(re.search(r'id="html1">\s*<img class="chart" src="data:image/svg\+xml;base64,([^"]+)"',
+                                     page).group(1)).decode()
+    assert "html1 drawn" in svg and 'width="53"' in page      # 40 pt at 96 px per inch
+    render_html(report, interactive=True)
+    assert calls == ["both1", "html1"]                  # drawn once
+
+
+def test_a_deferred_chart_that_cannot_be_drawn_leaves_its_note_on_the_page_that_shows_it():
+    from roofreport.report.context import Chart, chart
+    from roofreport.report.render import render_html
+
+    def broken(chart_id):
+        raise ValueError("no points")
+
+    report = _page_report([chart("html1", "Shares", broken, media="screen")])
+    assert isinstance(report.sections[0].blocks[0], Chart)
+    assert "could not be drawn" not in render_html(report)
+    page = render_html(report, interactive=True)
+    assert "Shares: the chart could not be drawn (ValueError: no points)." in page
+    assert re.search(r'<p class="note problem screen-only">Shares: the chart could not', page)
 
 
 def test_share_bars_and_sweep_charts_draw_every_label():

@@ -2,8 +2,11 @@
 
 A report is a title, findings and a list of sections; a section is a list of blocks
 (paragraphs, tables, charts, notes). A block's `media` keeps it to one output: "screen" blocks
-are the HTML's only (the full list of inputs), "print" blocks the PDF's only (their summary);
-both travel in one page, the other hidden by CSS, so the two outputs are one render. Every string here is raw text (kernel names and log
+are the HTML's only (the full list of inputs), "print" blocks the PDF's only (their summary).
+The HTML file carries both, the other hidden by CSS (a browser prints the print blocks); the
+PDF's page leaves the screen blocks out (`for_page`): WeasyPrint would parse and style them for
+nothing. A chart of one output only is drawn when a page that shows it renders (`for_page`),
+so a build that writes only the PDF never draws the HTML's own charts. Every string here is raw text (kernel names and log
 messages included): the templates escape it. A chart's SVG (from `charts.py`; matplotlib's SVG
 writer escapes its text) reaches the page only as a base64 `data:` URI of an <img>, so nothing in
 it is ever parsed as part of the HTML, except in the interactive HTML: there an `interactive` chart's
@@ -14,7 +17,8 @@ table sorts by its cells' `sort` values (`templates/interactive.js`); the PDF st
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -115,14 +119,28 @@ class Table:
 
 @dataclass
 class Chart:
-    """A figure: `svg` is a standalone SVG document from charts.py; the rest is text."""
+    """A figure: `svg` is a standalone SVG document from charts.py; the rest is text. A chart of
+    one output only (`media`) may be deferred: `svg` None and `draw` the call that draws it, run
+    by `drawn()` when a page that shows it renders."""
 
     id: str
-    svg: str
+    svg: str | None
     caption: str
     media: str = ""
     interactive: bool = False        # inline in the interactive HTML: hover and toggles by its marks
+    draw: Callable[[], str] | None = field(default=None, repr=False, compare=False)
     kind: str = field(default="chart", init=False)
+
+    def drawn(self) -> Chart | Paragraph:
+        """The chart with its SVG (drawn now if it was deferred, once), or the note that says why
+        it could not be drawn."""
+        if self.svg is not None or self.draw is None:
+            return self
+        done = _drawn(self.id, self.caption, self.draw, interactive=self.interactive)
+        done.media = self.media
+        if isinstance(done, Chart):
+            self.svg, self.draw = done.svg, None
+        return done
 
     @property
     def data_uri(self) -> str:
@@ -147,11 +165,20 @@ class Bullets:
 Block = Paragraph | Heading | Table | Chart | Bullets
 
 
-def chart(chart_id: str, caption: str, draw, *args, interactive: bool = False) -> Chart | Paragraph:
+def chart(chart_id: str, caption: str, draw, *args, interactive: bool = False, media: str = "") -> Chart | Paragraph:
     """`draw(chart_id, *args)` as a Chart; if matplotlib fails on data no rule foresaw, the report
-    keeps its place with the reason instead of losing every other section."""
+    keeps its place with the reason instead of losing every other section. A chart of one
+    output only (`media` "screen" or "print") is drawn when a page that shows it renders
+    (`for_page`), with the same note if it cannot be."""
+    if media:
+        return Chart(chart_id, None, caption, media=media, interactive=interactive,
+                     draw=lambda: draw(chart_id, *args))
+    return _drawn(chart_id, caption, lambda: draw(chart_id, *args), interactive=interactive)
+
+
+def _drawn(chart_id: str, caption: str, draw: Callable[[], str], interactive: bool = False) -> Chart | Paragraph:
     try:
-        return Chart(chart_id, draw(chart_id, *args), caption, interactive=interactive)
+        return Chart(chart_id, draw(), caption, interactive=interactive)
     except (ValueError, TypeError, OverflowError, ZeroDivisionError, IndexError, KeyError,
             RuntimeError, MemoryError) as exc:
         return Paragraph([Span(f"{caption}: the chart could not be drawn ({type(exc).__name__}: {exc}).")],
@@ -175,7 +202,9 @@ class Section:
 
     @property
     def charts(self) -> list[Chart]:
-        return [b for b in self.blocks if isinstance(b, Chart)]
+        """The section's charts, drawn (a deferred one is drawn now)."""
+        drawn = [b.drawn() for b in self.blocks if isinstance(b, Chart)]
+        return [b for b in drawn if isinstance(b, Chart)]
 
 
 @dataclass
@@ -188,3 +217,14 @@ class Report:
 
     def section(self, section_id: str) -> Section:
         return next(s for s in self.sections if s.id == section_id)
+
+
+def for_page(report: Report, interactive: bool) -> Report:
+    """The report as one page shows it: the PDF's static page (`interactive` false) without the
+    HTML's screen-only blocks (hidden there by CSS anyway), the HTML file with every block; each
+    deferred chart it shows drawn (or the note saying why it could not be)."""
+    def shown(blocks: list[Block]) -> list[Block]:
+        kept = [b for b in blocks if interactive or b.media != "screen"]
+        return [b.drawn() if isinstance(b, Chart) else b for b in kept]
+
+    return replace(report, sections=[replace(s, blocks=shown(s.blocks)) for s in report.sections])

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from roofreport.errors import RenderError
-from roofreport.report.context import Report
+from roofreport.report.context import Report, for_page
 
 if TYPE_CHECKING:
     from markupsafe import Markup
@@ -62,11 +62,13 @@ def environment():
 
 def render_html(report: Report, interactive: bool = False) -> str:
     """The page; `interactive`: the HTML file's (inline roofline SVG, hover, run toggles and
-    sortable tables, one inline script), else the static page the PDF is made from."""
+    sortable tables, one inline script), else the static page the PDF is made from (without the
+    HTML's screen-only blocks: `context.for_page`)."""
     from jinja2 import TemplateError
 
+    page = for_page(report, interactive)
     try:
-        return environment().get_template(TEMPLATE).render(report=report, interactive=interactive)
+        return environment().get_template(TEMPLATE).render(report=page, interactive=interactive)
     except TemplateError as exc:
         raise RenderError(f"report template failed: {exc}") from exc
 

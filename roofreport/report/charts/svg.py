@@ -73,18 +73,46 @@ _XML_HEAD = re.compile(r"^.*?(?=<svg)", re.S)   # the XML declaration and DOCTYP
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
 _ID = re.compile(r'\bid="([^"]+)"')
 _REF = re.compile(r'(url\(#|xlink:href="#|href="#)([^")]+)')
+_GROUP = re.compile(r"<g\b[^>]*>|</g>")
+# A group matplotlib writes around each artist, named by the artist's kind and a count
+# ("line2d_7", "matplotlib.axis_2", "xtick_3") or not at all, and nothing else: it changes no
+# drawing. A chart's own gids ("pt3", charts/marks.py) have no "_<count>" and stay; so does the
+# legend's group, which tells the legend's marks from the plot's (tests/layout.py).
+_BARE_GROUP = re.compile(r'<g(?: id="(?!legend_)[A-Za-z][A-Za-z0-9.]*_\d+")?>')
+_NO_ROTATION = re.compile(r' transform="rotate\(-0 [-+0-9.e]+ [-+0-9.e]+\)"')
+
+
+def without_bare_groups(svg: str) -> str:
+    """`svg` without matplotlib's groups that only wrap (an id of its own counting, or no
+    attribute) and without its text's rotations by 0: the same drawing in half the elements
+    (a tick is four groups around a line, a mark and a label), each of which WeasyPrint's SVG
+    renderer visits, saves and restores while it draws the PDF."""
+    out, start, dropped = [], 0, []
+    for match in _GROUP.finditer(svg):
+        tag = match.group(0)
+        if tag.endswith("/>"):
+            continue
+        drop = dropped.pop() if tag == "</g>" else _BARE_GROUP.fullmatch(tag) is not None
+        if tag != "</g>":
+            dropped.append(drop)
+        if drop:
+            out.append(svg[start:match.start()])
+            start = match.end()
+    out.append(svg[start:])
+    return _NO_ROTATION.sub("", "".join(out))
 
 
 def to_svg(fig, chart_id: str) -> str:
-    """The figure as a standalone SVG document without XML prologue, DOCTYPE (nothing to fetch)
-    or metadata; every id gets the `chart_id` prefix (unique across the report)."""
+    """The figure as a standalone SVG document without XML prologue, DOCTYPE (nothing to fetch),
+    metadata or wrapping groups (`without_bare_groups`); every id gets the `chart_id` prefix
+    (unique across the report)."""
     plt = _pyplot()
     buf = io.StringIO()
     try:
         fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight", pad_inches=0.05)
     finally:
         plt.close(fig)
-    svg = _METADATA.sub("", _XML_HEAD.sub("", buf.getvalue(), count=1))
+    svg = without_bare_groups(_METADATA.sub("", _XML_HEAD.sub("", buf.getvalue(), count=1)))
     svg = _ID.sub(lambda m: f'id="{chart_id}-{m.group(1)}"', svg)
     svg = _REF.sub(lambda m: f"{m.group(1)}{chart_id}-{m.group(2)}", svg)
     return svg.strip()

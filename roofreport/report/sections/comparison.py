@@ -334,8 +334,6 @@ def share_sweep_blocks(sweeps: pl.DataFrame) -> list:
     for index in range(0, len(panels), SWEEP_PANELS):
         part = panels[index:index + SWEEP_PANELS]
         more = f" ({index + 1}–{index + len(part)} of {len(panels)})" if len(panels) > SWEEP_PANELS else ""
-        drawn = chart(f"ssweep{index // SWEEP_PANELS + 1}", f"Kernel-time share vs batch size{more}",
-                      share_sweep_svg, part, colours, "batch_size")
-        drawn.media = "screen"
-        blocks.append(drawn)
+        blocks.append(chart(f"ssweep{index // SWEEP_PANELS + 1}", f"Kernel-time share vs batch size{more}",
+                            share_sweep_svg, part, colours, "batch_size", media="screen"))   # drawn for the HTML only
     return blocks
