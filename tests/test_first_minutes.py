@@ -139,7 +139,7 @@ def test_print_of_a_dataset_and_an_analysis_is_a_few_lines():
     lines = repr(analysis).splitlines()
     assert len(lines) == 3 and len(repr(analysis)) < 600
     assert lines[0] == "<Analysis: 6 runs (6 with kernel time, 6 with FLOPs) on 2 GPU models: A100-SXM4-40GB, V100-SXM2-16GB"
-    assert lines[1].startswith("  rows: roofline 9, kernel_roofline 1064, off_chart 9, share 48, leaders 6, top 18,")
+    assert lines[1].startswith("  rows: roofline 9, kernel_roofline 1064, off_chart 9, share 48, context 3, leaders 6, top 18,")
     assert lines[2] == "  settings: top=3>"
 
 
