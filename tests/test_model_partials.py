@@ -27,6 +27,11 @@ def _tables_equal(dataset: roofreport.Dataset, fresh: roofreport.Dataset) -> Non
             assert_frame_equal(dataset.tables[name], fresh.tables[name], check_exact=True)
         except AssertionError as exc:
             raise AssertionError(f"{name}: {exc}") from None
+    # and the model's per-rank table (issue #36), derived from the stored activities
+    try:
+        assert_frame_equal(dataset.model.ranks, fresh.model.ranks, check_exact=True)
+    except AssertionError as exc:
+        raise AssertionError(f"ranks: {exc}") from None
 
 
 @pytest.fixture()
