@@ -5,14 +5,16 @@
    and loads nothing. Included by Jinja: never two braces in a row here. */
 (function () {
   "use strict";
-  var FIELDS = [["data-name", ""], ["data-run", "run"], ["data-ai", "AI"], ["data-perf", "FLOP/s"],
-                ["data-time", "time"]];
+  // [attribute, key, optional]: an optional line (a sized series' input size) only where written
+  var FIELDS = [["data-name", ""], ["data-run", "run"], ["data-input", "input", true], ["data-ai", "AI"],
+                ["data-perf", "FLOP/s"], ["data-time", "time"]];
   var COLOUR = /^#[0-9A-Fa-f]{6}$/;
   var each = function (list, fn) { Array.prototype.forEach.call(list, fn); };
 
   function showTip(tip, figure, point, at) {
     tip.textContent = "";
     FIELDS.forEach(function (field) {
+      if (field[2] && !point.hasAttribute(field[0])) return;
       var line = document.createElement("div");
       if (field[1]) {
         var key = document.createElement("span");

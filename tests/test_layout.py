@@ -15,6 +15,7 @@ ROOFREPORT_LAYOUT_FOLDERS=all to check every visible course folder.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -231,7 +232,17 @@ def test_the_gtx1080_micro_benchmarks_read_as_40_runs_on_one_gpu_in_rooflines_of
     assert not [file for file in analysis.files if file.status != "ok"]
     rooflines = [svg for chart_id, svg in chart_svgs(html) if chart_id.startswith("roof")]
     assert all(len(series(svg)) <= 10 for svg in rooflines)
-    assert sum(len(series(svg)) for svg in rooflines) == 40          # every run, once
+    # the conv2d runs differ in size within kernel size × stride: one series each, sized by input
+    # size; every run's total is still its own point, named by its series and its size on hover
+    totals = [dict(re.findall(r'(data-[a-z]+)="([^"]*)"', mark)) for svg in rooflines
+              for mark in re.findall(r'<g [^>]*data-name="run total[^"]*"[^>]*>', svg)]
+    totals = [t for t in totals if "L2" not in t["data-name"] and "L1" not in t["data-name"]]
+    assert len({(t["data-run"], t.get("data-input")) for t in totals}) == len(totals) == 40
+    sized = [t for t in totals if "data-input" in t]
+    assert sorted({t["data-run"] for t in sized}) == [
+        f"conv2d.py · kernel_size {k} · stride {s}" for k in (3, 5) for s in (1, 2)]
+    assert sorted({t["data-input"] for t in sized}) == sorted(f"size {n:,}" for n in (64, 128, 256, 512, 1024, 2048, 4096))
+    assert len(rooflines) == 2             # 4 + 6 series, then 6: 40 runs in 16 series, not 40
 
 
 # -- the HTML's top-kernel tables (issue #32: long labels are row headings, never column headings)

@@ -111,6 +111,7 @@ class Analysis:
     kernel_roofline: pl.DataFrame    # roofline.kernel_roofline
     chart_ceilings: dict             # roofline.gpu_chart_ceilings: gpu_model -> the roofs its chart draws
     off_chart: pl.DataFrame          # roofline.off_chart: uncounted tensor kernels, listed beside the chart
+    size_series: pl.DataFrame        # sweeps.size_series: runs a roofline draws as one series, sized by input size
     share: pl.DataFrame              # share.kernel_share (the steady state: setup copies apart)
     context: pl.DataFrame            # share.by_launch_context: time a category holds that names read otherwise
     leaders: pl.DataFrame            # share.leading_categories: each run's largest kernel category
@@ -218,6 +219,7 @@ def analyze(dataset: Source, settings: AnalysisSettings | None = None,
         kernel_roofline=kernel_points,
         chart_ceilings=roofline.gpu_chart_ceilings(run_roofline, tables["kernels"], db, runs),
         off_chart=roofline.off_chart(kernel_points, runs),
+        size_series=sweeps.size_series(tables["runs"]),
         share=kernel_share, leaders=share.leading_categories(kernel_share),
         context=share.by_launch_context(model, view),
         top=share.top_kernels(model, top_n=settings.top, view=view),

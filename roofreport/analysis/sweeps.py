@@ -258,3 +258,56 @@ def time_sweeps(runs: pl.DataFrame, rows: pl.DataFrame | None = None) -> pl.Data
     out = out.with_columns(per_sample.alias("time_per_sample_ns")).with_columns(
         (1e9 / pl.col("time_per_sample_ns")).alias("samples_per_s"))
     return out.select([pl.col(c).cast(t) for c, t in TIME_COLUMNS.items()]).sort("param", "series", "x_order")
+
+
+# -- input-size series on a roofline ----------------------------------------------------------------
+
+# Parameters that set a run's input size: a roofline draws runs differing only in one of them as
+# one series, the size as the marker's size (issue 32: rooflines at any run count).
+SIZE_PARAMS = ("size", "input_size", "problem_size", "n")
+SIZE_SERIES_COLUMNS = {"run": pl.String, "series": pl.String, "size_param": pl.String, "size": pl.Float64}
+
+
+def size_series(runs: pl.DataFrame) -> pl.DataFrame:
+    """run, series (its name: what the runs share, `conv2d.py · kernel_size 3 · stride 1`),
+    size_param, size: one row per run of a series of runs on one GPU that differ only in a numeric
+    input size (SIZE_PARAMS), each size once, two sizes at least. The runs' experiment names are
+    left out of the key only where they name nothing the parameters do not: each size appears once
+    among the runs that share every other parameter (a folder named `k3_s1_n64`), else they part
+    the series."""
+    candidates: dict[str, list[dict]] = {}
+    for row in runs.to_dicts():
+        params = workloads.params_of(row)
+        sized = [p for p in SIZE_PARAMS if _number(params.get(p)) is not None]
+        if len(sized) != 1:
+            continue
+        param = sized[0]
+        others = {k: v for k, v in params.items() if k != param}
+        # the model, not its lead name (which may spell the folder or command line, size and all)
+        key = json.dumps([row.get("gpu_label") or NOT_NAMED, row.get("program"), row.get("model"),
+                          row.get("phase"), param, others], sort_keys=True, default=str)
+        # named by its model (else its program) and the parameters it fixes, never its command line
+        name = workloads.describe({**row, "experiment": None}, params, leave_out=(param,))
+        lead = row.get("model") or row.get("program")
+        candidates.setdefault(key, []).append({"run": row["run"], "series": _joined(lead, name),
+                                               "size_param": param, "size": _number(params[param]),
+                                               "experiment": row.get("experiment")})
+    rows = []
+    for members in candidates.values():
+        sizes = [m["size"] for m in members]
+        if len(set(sizes)) != len(sizes):       # two runs of one size: their experiments differ in more
+            by_experiment: dict = {}
+            for member in members:
+                by_experiment.setdefault(member["experiment"], []).append(member)
+            parts = [[{**member, "series": _joined(member["series"], member["experiment"] or "")} for member in part]
+                     for part in by_experiment.values() if len({member["size"] for member in part}) == len(part)]
+        else:
+            parts = [members]
+        rows += [m for part in parts if len(part) > 1 for m in part]
+    if not rows:
+        return pl.DataFrame(schema=SIZE_SERIES_COLUMNS)
+    return pl.DataFrame([{c: r[c] for c in SIZE_SERIES_COLUMNS} for r in rows], schema=SIZE_SERIES_COLUMNS)
+
+
+def _joined(lead: str | None, rest: str) -> str:
+    return " · ".join(part for part in (lead, rest) if part)

@@ -5,6 +5,9 @@ roofline frames, turned into `RoofPoint`s by the report builder. Colour = run (l
 the axes so it never covers a point), size = run total vs kernel, marker = precision, a red
 ring = a point above its roof (a counting error, not a fast kernel), a "≥" = a lower bound (its
 FLOPs miss tensor-core work: the true point lies higher and to the right, never a plain point).
+A series of runs that differ only in input size (`Analysis.size_series`) is one colour, each run's
+total drawn with an area growing with the log of its size (`_SizeScale`), the smallest and the
+largest size keyed in the legend with their markers.
 
 Each point's group carries its data (`marks.with_marks`): the run, what the point is, its
 intensity, FLOP/s and time as the frames give them, formatted by `fmt` like the tables; the
@@ -38,6 +41,8 @@ class RoofPoint:
     level: str = "dram"   # the memory level of `ai`: "l2"/"l1" points are drawn hollow
     lower_bound: bool = False   # FLOPs miss tensor-core work: drawn as "≥", never as a plain point
     time_ns: float | None = None   # the time the FLOP/s are over
+    size: float | None = None      # the run's input size where `group` is a series of sizes
+    size_label: str | None = None  # how it reads: "size 64" (the hover's "input")
 
 
 def roofline_svg(chart_id: str, ceilings: list, points: list[RoofPoint]) -> str:
@@ -54,7 +59,7 @@ def roofline_svg(chart_id: str, ceilings: list, points: list[RoofPoint]) -> str:
     _draw_memory(ax, memory, compute, xlim)
     _draw_compute(ax, compute, memory, xlim, ylim)
     marks: dict[str, dict[str, str]] = {}
-    handles, labels = _draw_points(ax, points, marks)
+    handles, labels = _draw_points(ax, points, marks, _SizeScale.of(points))
     ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("Performance (FLOP/s)")
     ax.xaxis.set_major_formatter(charts.plain_ticks())
@@ -75,6 +80,8 @@ def _mark(marks: dict, artist, point: RoofPoint, colours: dict, data: bool = Tru
                            "data-ai": _at_least(fmt.intensity(point.ai), point),
                            "data-perf": _at_least(fmt.rate(point.perf), point),
                            "data-time": fmt.duration(point.time_ns), "tabindex": "0"})
+        if point.size_label:
+            marks[gid]["data-input"] = point.size_label
 
 
 def _at_least(text: str, point: RoofPoint) -> str:
@@ -185,12 +192,34 @@ SERIES_COLOURS = [*charts.PALETTE, "#882255", "#44AA99", "#999933"]
 LOWER_BOUND_MARKER = r"$\geq$"
 
 
-def _draw_points(ax, points: list[RoofPoint], marks: dict):
+@dataclass(frozen=True)
+class _SizeScale:
+    """A run total's marker area from its input size: RUN_SIZE × 0.4 at the chart's smallest size
+    to × 2 at its largest, even in log(size) (sizes of a sweep double or grow tenfold)."""
+    low: float | None = None
+    high: float | None = None
+
+    @classmethod
+    def of(cls, points: list[RoofPoint]) -> "_SizeScale":
+        sizes = [p.size for p in points if _positive(p.size) and not p.kernel]
+        return cls(min(sizes), max(sizes)) if sizes else cls()
+
+    def area(self, point: RoofPoint) -> float:
+        if point.kernel:
+            return KERNEL_SIZE
+        if not _positive(point.size) or self.low is None:
+            return RUN_SIZE
+        span = math.log(self.high / self.low)
+        share = math.log(point.size / self.low) / span if span > 0 else 0.5
+        return RUN_SIZE * (0.4 + 1.6 * share)
+
+
+def _draw_points(ax, points: list[RoofPoint], marks: dict, scale: _SizeScale = _SizeScale()):
     groups = list(dict.fromkeys(p.group for p in points))
     colours = {g: SERIES_COLOURS[i % len(SERIES_COLOURS)] for i, g in enumerate(groups)}
     _draw_levels(ax, [p for p in points if p.level != "dram"], points, colours, marks)
     for point in sorted((p for p in points if p.level == "dram"), key=lambda p: not p.kernel):  # runs on top
-        size = KERNEL_SIZE if point.kernel else RUN_SIZE
+        size = scale.area(point)
         if point.lower_bound:   # no ring: a lower bound's place is not known, so neither is its roof
             dot = ax.scatter([point.ai], [point.perf], s=size * (4 if point.kernel else 2.5),
                              marker=LOWER_BOUND_MARKER, color=colours[point.group], linewidths=0,
@@ -206,19 +235,19 @@ def _draw_points(ax, points: list[RoofPoint], marks: dict):
                              linewidths=0.4 if point.kernel else 0.7,
                              zorder=4 if point.kernel else 5)
         _mark(marks, dot, point, colours)
-    return _legend(points, groups, colours)
+    return _legend(points, groups, colours, scale)
 
 
 def _draw_levels(ax, levels: list[RoofPoint], points: list[RoofPoint], colours: dict, marks: dict) -> None:
     """Hierarchical roofline: the same run at its L2 and L1 intensity (same FLOP/s), hollow,
     joined to its DRAM point by a thin line."""
-    dram = {(p.group, p.precision): p for p in points if p.level == "dram" and not p.kernel}
+    dram = {(p.group, p.precision, p.size): p for p in points if p.level == "dram" and not p.kernel}
     for point in levels:
         marker = PRECISION_MARKERS.get(point.precision, "o")
         hollow = ax.scatter([point.ai], [point.perf], s=_LEVEL_SIZE.get(point.level, 30), marker=marker,
                             facecolors=CLEAR, edgecolors=colours[point.group], linewidths=1.0, zorder=5)
         _mark(marks, hollow, point, colours)
-        anchor = dram.get((point.group, point.precision))
+        anchor = dram.get((point.group, point.precision, point.size))
         if anchor is not None:
             line, = ax.plot([anchor.ai, point.ai], [anchor.perf, point.perf], color=colours[point.group],
                             linewidth=0.6, alpha=0.6, zorder=3)
@@ -229,22 +258,22 @@ def _shape(point: RoofPoint) -> str:
     return LOWER_BOUND_MARKER if point.lower_bound else PRECISION_MARKERS.get(point.precision, "o")
 
 
-def _area(point: RoofPoint) -> float:
+def _area(point: RoofPoint, scale: _SizeScale) -> float:
     """The marker area `_draw_points` gives `point` (points²)."""
     if point.level != "dram":
         return _LEVEL_SIZE.get(point.level, 30)
-    size = KERNEL_SIZE if point.kernel else RUN_SIZE
+    size = scale.area(point)
     return size * (4 if point.kernel else 2.5) if point.lower_bound else size
 
 
-def _key(point: RoofPoint, **style):
+def _key(point: RoofPoint, scale: _SizeScale, **style):
     """A legend entry drawn with `point`'s marker: its shape at its size."""
     from matplotlib.lines import Line2D
 
-    return Line2D([], [], marker=_shape(point), linestyle="", markersize=math.sqrt(_area(point)), **style)
+    return Line2D([], [], marker=_shape(point), linestyle="", markersize=math.sqrt(_area(point, scale)), **style)
 
 
-def _legend(points, groups, colours):
+def _legend(points, groups, colours, scale: _SizeScale = _SizeScale()):
     """Legend entries drawn with the plot's own markers, shapes and sizes: a run's entry is the
     marker of its total (else of its first point), a key entry that of a point it names."""
     from matplotlib.lines import Line2D
@@ -258,32 +287,38 @@ def _legend(points, groups, colours):
             first(lambda p, g=group: p.group == g)
         filled = {"markeredgewidth": 0} if point.lower_bound else \
             {"markeredgecolor": charts.INK if not point.kernel else "white", "markeredgewidth": 0.7}
-        handles.append(_key(point, color=colours[group], **filled))
+        handles.append(_key(point, scale, color=colours[group], **filled))
     labels = [charts.label(g, 64) for g in groups]
     hollow = {"markerfacecolor": "none", "markeredgecolor": charts.MUTED, "markeredgewidth": 1.0}
     for level, text in (("l2", "hollow: the run at its L2 intensity"), ("l1", "small hollow: at its L1 intensity")):
         point = first(lambda p, lv=level: p.level == lv)
         if point is not None:
-            handles.append(_key(point, **hollow))
+            handles.append(_key(point, scale, **hollow))
             labels.append(text)
+    sized = sorted((p for p in points if p.size_label and p.level == "dram" and not p.kernel and not p.lower_bound),
+                   key=lambda p: p.size)
+    if len({p.size for p in sized}) > 1:     # the size key: the smallest and the largest input, as drawn
+        for point, text in ((sized[0], "smallest"), (sized[-1], "largest")):
+            handles.append(_key(point, scale, color=charts.MUTED, markeredgecolor=charts.INK, markeredgewidth=0.7))
+            labels.append(f"{text} input: {point.size_label}")
     point = first(lambda p: p.kernel and p.level == "dram" and not p.lower_bound)
     if point is not None:
-        handles.append(_key(point, color=charts.MUTED, markeredgecolor="white", markeredgewidth=0.4))
+        handles.append(_key(point, scale, color=charts.MUTED, markeredgecolor="white", markeredgewidth=0.4))
         labels.append("small: top kernels of the run")
     shown = {p.precision for p in points if not p.lower_bound}
     for precision in sorted(shown):
         if len(shown) > 1:       # the largest point of the precision: a run's total where there is one
             point = first(lambda p, pr=precision: p.precision == pr and p.level == "dram" and not p.kernel
                           and not p.lower_bound) or first(lambda p, pr=precision: p.precision == pr and not p.lower_bound)
-            handles.append(_key(point, color=charts.MUTED, markeredgecolor=charts.INK, markeredgewidth=0.7))
+            handles.append(_key(point, scale, color=charts.MUTED, markeredgecolor=charts.INK, markeredgewidth=0.7))
             labels.append(precision)
     point = first(lambda p: p.lower_bound and p.level == "dram" and not p.kernel) or first(lambda p: p.lower_bound)
     if point is not None:
-        handles.append(_key(point, color=charts.MUTED, markeredgewidth=0))
+        handles.append(_key(point, scale, color=charts.MUTED, markeredgewidth=0))
         labels.append("≥: FLOPs miss tensor-core work, the true point is higher")
     point = first(lambda p: p.above_roof and not p.lower_bound and p.level == "dram")
     if point is not None:
-        size = KERNEL_SIZE if point.kernel else RUN_SIZE
+        size = scale.area(point)
         handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="none", markeredgecolor="#D55E00",
                               markeredgewidth=1.0, markersize=math.sqrt(size * 3)))
         labels.append("above its roof: counts suspect")

@@ -2,13 +2,17 @@
 memory level, and the instruction-mix ceilings its runs were judged by: `Analysis.chart_ceilings`,
 at the clock the caption names), the runs at their totals (the runs table's
 `arithmetic_intensity` and `achieved_flops_per_s`, model/totals.py) and their top kernels
-(`kernel_roofline`) as points, at most `SERIES_PER_CHART` runs to a chart (more: a chart per
+(`kernel_roofline`) as points, at most `SERIES_PER_CHART` series to a chart (more: a chart per
 group of runs), and a table of what the runs table does not say about the points (the time of
 the counted kernels, the roof at each run's intensity); tensor-core kernels whose tensor work went
 uncounted are listed beside the chart with their time share (`Analysis.off_chart`), not placed. A GPU
 whose runs
 counted no FLOPs has no point, but its roofs are known: one table lists their peaks and ridge
 points. A GPU the evidence did not name in full is marked assumed, with why.
+
+A GPU with more runs than `SERIES_PER_CHART` draws the runs that differ only in input size
+(`Analysis.size_series`, sweeps.py) as one series each, the size as the marker's size (the chart's
+`_SizeScale`) and on hover: a sweep of 4 variants × 7 sizes is 4 colours, not 28 charts' worth.
 """
 
 from __future__ import annotations
@@ -120,12 +124,13 @@ def _gpu_blocks(an, placed: pl.DataFrame, gpu: str | None, per_run: int, chart_i
             ": FLOPs were counted but no kernel time was logged with them (an nvprof --metrics run, for "
             "example, times nothing).")]))
     if runs.height > untimed.height:
-        sets = _chart_sets(runs, names)
+        sized = _sized(an.size_series, runs) if runs.height > SERIES_PER_CHART else {}
+        sets = _chart_sets(runs, names, {run: series for run, (series, _, _) in sized.items()})
         for index, (what, members, legend) in enumerate(sets):
             mine = runs.filter(pl.col("run").is_in(members))
             part = f" — {what} ({index + 1} of {len(sets)})" if len(sets) > 1 else ""
             blocks.append(_chart(an, mine, parts.filter(pl.col("run").is_in(members)), spec, title, per_run,
-                                 chart_id + (f"-{index + 1}" if len(sets) > 1 else ""), part, legend))
+                                 chart_id + (f"-{index + 1}" if len(sets) > 1 else ""), part, legend, sized))
     blocks += _off_chart(an.off_chart.filter(pl.col("run").is_in(runs["run"].to_list())), names)
     blocks += _points_table(runs)
     blocks += _notes(parts, names)
@@ -138,27 +143,52 @@ def _labels(runs: pl.DataFrame, legend: dict[str, str] | None = None) -> list[st
     return [legend.get(run) or label or run for run, label in runs.select("run", "label").iter_rows()]
 
 
-def _chart_sets(runs: pl.DataFrame, names: RunNames) -> list[tuple[str, list[str], dict[str, str]]]:
-    """The runs of one GPU in charts of at most `SERIES_PER_CHART` (a colour each and a legend
-    line that reads at a glance): whole groups of runs that share model and experiment
+def _sized(series: pl.DataFrame, runs: pl.DataFrame) -> dict[str, tuple[str, float, str]]:
+    """run -> (its series, its input size, how the size reads) for this GPU's runs in a series of
+    input sizes (`Analysis.size_series`) with two of its runs here at least."""
+    mine = series.filter(pl.col("run").is_in(runs["run"].to_list()))
+    mine = mine.filter(pl.len().over("series") > 1)
+    return {r["run"]: (r["series"], r["size"], f"{r['size_param']} {fmt.count(r['size'])}")
+            for r in mine.iter_rows(named=True)}
+
+
+def _chart_sets(runs: pl.DataFrame, names: RunNames,
+                sized: dict[str, str] | None = None) -> list[tuple[str, list[str], dict[str, str]]]:
+    """The runs of one GPU in charts of at most `SERIES_PER_CHART` series (a colour each and a
+    legend line that reads at a glance): the runs of a series of input sizes (`sized`: run -> its
+    series) one series, the others one each, whole groups of runs that share model and experiment
     (`RunNames.groups`) packed in order, each chart's (title, runs, run -> legend name). A chart of
     one group names its runs by what varies in it (its title says what they share)."""
     members = runs["run"].to_list()
+    sized = sized or {}
     if len(members) <= SERIES_PER_CHART:
         return [("", members, {})]
-    packed: list[tuple[list, list[str]]] = []
-    for group in names.groups(members, SERIES_PER_CHART, by_gpu=True):
-        runs_of_group = [run for run, _ in group.columns]
-        if packed and len(packed[-1][1]) + len(runs_of_group) <= SERIES_PER_CHART:
-            packed[-1][0].append(group)
-            packed[-1][1].extend(runs_of_group)
+    by_lead: dict[str, dict[str, list[str]]] = {}     # the series of one program (or model) together
+    for run in names.order(r for r in members if r in sized):
+        by_lead.setdefault(sized[run].split(" · ")[0], {}).setdefault(sized[run], []).append(run)
+    units = []
+    for lead, series in by_lead.items():
+        chunks = list(series.items())
+        for start in range(0, len(chunks), SERIES_PER_CHART):
+            chunk = chunks[start:start + SERIES_PER_CHART]
+            units.append((lead, [run for _, runs_of in chunk for run in runs_of],
+                          {run: name for name, runs_of in chunk for run in runs_of}, len(chunk)))
+    rest = [r for r in members if r not in sized]
+    units += [(g.title, [run for run, _ in g.columns],
+               dict(g.columns) if len(g.columns) > 1 else {}, len(g.columns))
+              for g in (names.groups(rest, SERIES_PER_CHART, by_gpu=True) if rest else [])]
+    packed: list[tuple[list, list[str], int]] = []
+    for unit in units:
+        if packed and packed[-1][2] + unit[3] <= SERIES_PER_CHART:
+            packed[-1] = (packed[-1][0] + [unit], packed[-1][1] + unit[1], packed[-1][2] + unit[3])
         else:
-            packed.append(([group], list(runs_of_group)))
+            packed.append(([unit], list(unit[1]), unit[3]))
     sets, start = [], 1
-    for groups, runs_of_set in packed:
-        one = len(groups) == 1 and len(groups[0].columns) > 1
-        legend = dict(groups[0].columns) if one else {}
-        titles = list(dict.fromkeys(g.title for g in groups))
+    for groups, runs_of_set, _ in packed:
+        one = len(groups) == 1 and len(groups[0][1]) > 1 and not set(groups[0][1]) & set(sized)
+        legend = {run: series for unit in groups for run, series in unit[2].items() if run in sized}
+        legend.update(groups[0][2] if one else {})
+        titles = list(dict.fromkeys(unit[0] for unit in groups))
         # a chart of many small groups says which runs it holds, not every group's name
         what = "; ".join(titles) if len(titles) <= 2 else f"runs {start}–{start + len(runs_of_set) - 1} of {len(members)}"
         sets.append((what, runs_of_set, legend))
@@ -167,16 +197,18 @@ def _chart_sets(runs: pl.DataFrame, names: RunNames) -> list[tuple[str, list[str
 
 
 def _chart(an, runs: pl.DataFrame, parts: pl.DataFrame, spec, title: str, per_run: int, chart_id: str,
-           part: str = "", legend: dict[str, str] | None = None):
+           part: str = "", legend: dict[str, str] | None = None, sized: dict | None = None):
     from roofreport.report.charts.roofline import roofline_svg
 
     ceilings = an.chart_ceilings.get(spec.key if spec else None, []) if spec else []
-    kernels = _top_kernel_points(an.kernel_roofline, parts, runs, per_run, legend)
+    kernels = _top_kernel_points(an.kernel_roofline, parts, runs, per_run, legend, sized)
     caption = f"Roofline of {title}{part}"
     if spec is not None:
         gpu_label = title.rsplit(" (", 1)[0]
         caption += f"; ceilings: {_peak_sources(parts, spec).replace(spec.key, gpu_label)}" + _clock_words(runs)
-    return chart(chart_id, caption, roofline_svg, ceilings, _run_points(runs, parts, legend) + kernels,
+    if sized and set(runs["run"].to_list()) & set(sized):
+        caption += ". Runs that differ only in input size share a colour; their marker grows with the size"
+    return chart(chart_id, caption, roofline_svg, ceilings, _run_points(runs, parts, legend, sized) + kernels,
                  interactive=True)
 
 
@@ -228,7 +260,16 @@ def _peak_sources(runs: pl.DataFrame, spec) -> str:
     return "; ".join(parts) if parts else spec.source
 
 
-def _run_points(runs: pl.DataFrame, parts: pl.DataFrame, legend: dict[str, str] | None = None) -> list:
+def _size_of(sized: dict | None, run: str) -> dict:
+    """The RoofPoint fields of a run in a series of input sizes (`_sized`), else none."""
+    if not sized or run not in sized:
+        return {}
+    _, size, text = sized[run]
+    return {"size": size, "size_label": text}
+
+
+def _run_points(runs: pl.DataFrame, parts: pl.DataFrame, legend: dict[str, str] | None = None,
+                sized: dict | None = None) -> list:
     """Each run at its DRAM intensity (its totals), and its kernels with FLOPs at their L2/L1
     intensities when the log had those bytes."""
     from roofreport.report.charts.roofline import RoofPoint
@@ -237,7 +278,8 @@ def _run_points(runs: pl.DataFrame, parts: pl.DataFrame, legend: dict[str, str] 
     points = [RoofPoint(group=label[r["run"]], label=RUN_TOTAL, ai=r["arithmetic_intensity"],
                         perf=r["achieved_flops_per_s"], precision=r["roof_precision"] or "fp32",
                         above_roof=(r.get("bound_note") or "").startswith("above"),
-                        lower_bound=r.get("flops_complete") is False, time_ns=r["counted_time_ns"])
+                        lower_bound=r.get("flops_complete") is False, time_ns=r["counted_time_ns"],
+                        **_size_of(sized, r["run"]))
               for r in runs.iter_rows(named=True) if r["arithmetic_intensity"] is not None]
     for row in parts.iter_rows(named=True):
         for level in ("l2", "l1"):
@@ -245,12 +287,12 @@ def _run_points(runs: pl.DataFrame, parts: pl.DataFrame, legend: dict[str, str] 
                 what = f"{RUN_TOTAL} at its {level.upper()} intensity ({row['precision']})"
                 points.append(RoofPoint(group=label[row["run"]], label=what, ai=row[f"ai_{level}"],
                                         perf=row["achieved_flops_per_s"], precision=row["precision"], level=level,
-                                        time_ns=row["time_ns"]))
+                                        time_ns=row["time_ns"], **_size_of(sized, row["run"])))
     return points
 
 
 def _top_kernel_points(kernels: pl.DataFrame, parts: pl.DataFrame, runs: pl.DataFrame, per_run: int,
-                       legend: dict[str, str] | None = None) -> list:
+                       legend: dict[str, str] | None = None, sized: dict | None = None) -> list:
     from roofreport.report.charts.roofline import RoofPoint
 
     if not kernels.height:
@@ -267,7 +309,7 @@ def _top_kernel_points(kernels: pl.DataFrame, parts: pl.DataFrame, runs: pl.Data
     return [RoofPoint(group=label.get(r["run"], r["run"]), label=r.get("short_name") or "", ai=r["ai_dram"],
                       perf=r["achieved_flops_per_s"], precision=r["precision"], kernel=True,
                       above_roof=bool(r.get("above_roof")), lower_bound=r.get("flops_complete") is False,
-                      time_ns=r["time_ns"])
+                      time_ns=r["time_ns"], **_size_of(sized, r["run"]))
             for r in top.iter_rows(named=True)]
 
 
