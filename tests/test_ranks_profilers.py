@@ -110,6 +110,9 @@ def test_the_job_of_one_report_is_summarised_with_its_two_ranks(report):
     assert heading.text == f"{job['distributed_job']} (2 ranks, H100-SXM5-80GB)"
     table = next(b for b in section.blocks if type(b).__name__ == "Table")
     assert [row[0].text for row in table.rows] == ["0", "1"]
+    # and its introduction says what makes a job's ranks, this kind of job included
+    intro = "".join(span.text for span in next(b for b in section.blocks if type(b).__name__ == "Paragraph").spans)
+    assert "processes of one trace" in intro and "named alike but for the rank" in intro
 
 
 def test_a_dataset_folder_keeps_the_ranks_of_the_report(report, tmp_path):

@@ -38,7 +38,9 @@ def distributed_section(an, names: RunNames) -> Section:
         return section
     if found.jobs.height:
         section.blocks.append(Paragraph.of(
-            "A job's ranks are the traces that share its name but for the rank. Per rank, from its first to its "
+            "A job's ranks are its processes: a trace per rank (files named alike but for the rank, or "
+            "numbered files whose GPU work ran at the same time), or the processes of one trace that "
+            "followed a launcher's children (nsys, rocprof). Per rank, from its first to its "
             "last GPU activity: compute kernels, communication no compute kernel hides, copies alone and idle "
             "time, as Holistic Trace Analysis splits them (every GPU event counted, the last step too). Overlap "
             "is the share of communication time during which compute ran. Bus bandwidth is nccl-tests': the "
