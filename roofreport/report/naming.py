@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 import polars as pl
@@ -224,18 +225,14 @@ def kernel_labels(names: list[str]) -> dict[str, str]:
     returns void) and its parameter list (the launch's argument types), keeping its template
     arguments and launch shapes; a parameter list stays where two of the table's kernels differ
     in it alone. The HTML gives every name in full."""
-    def bare(name: str) -> str:
-        if not name:
-            return name
-        text = name[5:] if name.startswith("void ") and len(name) > 5 else name
-        start = _parameter_list_start(text)
-        return text[:start] if start else text
-
-    def unparameterized(name: str) -> str:
+    def unreturned(name: str) -> str:
         return name[5:] if name and name.startswith("void ") and len(name) > 5 else name
 
+    def bare(name: str) -> str:
+        text = unreturned(name)
+        start = _parameter_list_start(text) if text else None
+        return text[:start] if start else text
+
     first = {name: bare(name) for name in dict.fromkeys(names)}
-    taken: dict[str, int] = {}
-    for label in first.values():
-        taken[label] = taken.get(label, 0) + 1
-    return {name: label if taken[label] == 1 else unparameterized(name) for name, label in first.items()}
+    taken = Counter(first.values())
+    return {name: label if taken[label] == 1 else unreturned(name) for name, label in first.items()}
