@@ -386,6 +386,107 @@ def test_a_defect_while_building_is_a_render_error(tmp_path, monkeypatch):
     assert not (tmp_path / "r.html").exists()
 
 
+# -- rendering's cost (issue 32: rendering speed) ----------------------------------------------
+
+def test_the_report_renders_with_the_collector_looking_less_often_and_restores_it(tmp_path, monkeypatch):
+    """Charts and WeasyPrint make millions of objects that live until the page is written: the
+    collector's first threshold is raised while the report renders (never lowered), and put back
+    after it, also when the build fails."""
+    import gc
+
+    from roofreport.errors import RenderError
+    from roofreport.report import assemble, build
+
+    seen = []
+    real = assemble.assemble
+
+    def watched(analysis, title):
+        seen.append(gc.get_threshold())
+        return real(analysis, title)
+
+    monkeypatch.setattr(assemble, "assemble", watched)
+    before = gc.get_threshold()
+    build_report(hostile_dataset(), tmp_path / "r.html")
+    assert seen == [(build.YOUNG_OBJECTS, *before[1:])] and build.YOUNG_OBJECTS > before[0]
+    assert gc.get_threshold() == before
+
+    monkeypatch.setattr(assemble, "assemble", lambda analysis, title: {}["gpu_model"])
+    with pytest.raises(RenderError):
+        build_report(hostile_dataset(), tmp_path / "broken.html")
+    assert gc.get_threshold() == before
+
+    gc.set_threshold(50_000, *before[1:])
+    try:
+        with build.collections_less_often():
+            assert gc.get_threshold()[0] == 50_000
+    finally:
+        gc.set_threshold(*before)
+
+
+_LIBRARIES_SEEN = """
+import subprocess, sys
+runs = []
+real = subprocess.Popen.__init__
+def recorded(self, args, *rest, **kw):
+    runs.append(args[0] if isinstance(args, (list, tuple)) else args)
+    return real(self, args, *rest, **kw)
+subprocess.Popen.__init__ = recorded
+if sys.argv[1] == "roofreport":
+    from roofreport.report.render import _import_weasyprint
+    _import_weasyprint()
+else:
+    import weasyprint
+libraries = sorted({line.split()[-1].rsplit("/", 1)[-1] for line in open("/proc/self/maps")
+                    if any(name in line for name in ("pango", "harfbuzz", "gobject", "fontconfig"))})
+print(repr((runs, libraries)))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists() or not Path("/sbin/ldconfig").exists(),
+                    reason="Linux with glibc's ldconfig: the case the shortcut is for")
+def test_weasyprint_opens_the_same_libraries_without_a_compiler_run_per_name(tmp_path):
+    """cffi asks `ctypes.util.find_library` about each library name it cannot open as given,
+    which runs ldconfig, gcc and ld every time (WeasyPrint tries up to six names a library):
+    22 ldconfig and 16 gcc runs, 0.15 s of CPU per PDF build. Imported through the report, the
+    loader's cache is read once and no compiler runs; the same libraries are opened."""
+    import ast
+    import subprocess
+    import sys
+
+    def seen(how: str):
+        out = subprocess.run([sys.executable, "-c", _LIBRARIES_SEEN, how], capture_output=True, text=True,
+                             check=True, cwd=Path(__file__).resolve().parent.parent).stdout
+        return ast.literal_eval(out.strip().splitlines()[-1])
+
+    plain_runs, plain_libraries = seen("plain")
+    runs, libraries = seen("roofreport")
+    assert libraries == plain_libraries and any("pango" in name for name in libraries)
+    assert runs == ["/sbin/ldconfig"]
+    assert len(plain_runs) > 10      # (what the shortcut saves: a compiler and linker per name)
+
+
+def test_weasyprint_is_imported_the_ordinary_way_when_the_shortcut_cannot_load_it(monkeypatch):
+    """A library the loader's cache cannot give fails the first import; the second, without the
+    shortcut, is the ordinary one (and its error, if any, the ordinary error)."""
+    import sys
+
+    from roofreport.report import render
+
+    class FailsOnce:
+        tried = 0
+
+        def find_spec(self, name, path=None, target=None):
+            if name == "weasyprint" and not FailsOnce.tried:
+                FailsOnce.tried += 1
+                raise OSError("cannot load library 'libgobject-2.0-0'")
+            return None
+
+    for name in [name for name in sys.modules if name == "weasyprint" or name.startswith("weasyprint.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [FailsOnce(), *sys.meta_path])
+    assert render._import_weasyprint().__name__ == "weasyprint" and FailsOnce.tried == 1
+
+
 def test_inputs_of_a_big_folder_print_each_warning_message_once():
     from roofreport.report.sections.inputs import inputs_section
 

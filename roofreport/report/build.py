@@ -9,8 +9,10 @@ rendering starts (the CLI stays fast for other commands).
 
 from __future__ import annotations
 
+import gc
 import os
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +28,33 @@ def build_report(analysis: Analysis, output: Path, html_out: Path | None = None,
     """Write the report to `output` (.pdf or .html) and, when given, the HTML to `html_out` (the
     HTML file interactive, the PDF from the static page) and the JSON summary of page 1 to
     `json_out`."""
+    with collections_less_often():
+        return _build(analysis, output, html_out, title, json_out)
+
+
+# Young objects the collector lets pile up before it looks at them: Python's 700 is tuned for
+# programs whose objects die young; the charts' and WeasyPrint's (artists, boxes, computed
+# styles: millions) mostly live until the page is written, so each look finds little to free
+# and every tenth or hundredth walks all older objects again. Measured on pramitmallick's
+# 16-page report: rendering 5.7-6.4 -> 4.9-5.5 s CPU, the same peak memory (threshold
+# 50,000: no faster; the collector off: 20 MB more).
+YOUNG_OBJECTS = 10_000
+
+
+@contextmanager
+def collections_less_often(young: int = YOUNG_OBJECTS):
+    """The garbage collector's first threshold raised to `young` (never lowered) while the
+    report renders, restored after it."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(max(young, thresholds[0]), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def _build(analysis: Analysis, output: Path, html_out: Path | None, title: str | None,
+           json_out: Path | None) -> list[Path]:
     from roofreport.report.render import write_pdf
 
     report = _guarded(_assemble, analysis, title)
