@@ -139,10 +139,16 @@ def test_charts_drop_only_groups_that_change_no_drawing(monkeypatch):
     roofline = _roofline_svg(EVIL)
     assert re.search(r'<g id="roof1-pt0"', roofline)         # the marks' groups stay, and the legend's
     assert re.search(r'<g id="roof1-legend_1">', roofline)
-    # (before the ids get the chart's prefix, as in to_svg)
+    # (before the ids get the chart's prefix, as in to_svg) An empty group of matplotlib's own
+    # (a tick of length 0) goes too; an empty one of the chart's own or with a clip stays.
     assert charts.without_bare_groups('<g id="line2d_1"><g><use x="1"/></g><g id="pt3"><path/></g>'
-                                      '<g clip-path="url(#c)"><g id="text_2"/></g></g>') == \
-        '<use x="1"/><g id="pt3"><path/></g><g clip-path="url(#c)"><g id="text_2"/></g>'
+                                      '<g clip-path="url(#c)"><g id="text_2"/></g><g id="pt4"/>'
+                                      '<g clip-path="url(#d)"/><g/></g>') == \
+        '<use x="1"/><g id="pt3"><path/></g><g clip-path="url(#c)"></g><g id="pt4"/><g clip-path="url(#d)"/>'
+    from roofreport.report.charts.share import share_bars_svg
+
+    bars = share_bars_svg("share1", [f"bs {n}" for n in range(12)], [{"conv": 0.5, "gemm": 0.5}] * 12, ["conv", "gemm"])
+    assert not re.search(r'<g id="[^"]*"/>', bars)        # its y ticks have length 0: nothing drawn, nothing written
 
 
 def test_chart_labels_are_not_mathtext_and_are_shortened():

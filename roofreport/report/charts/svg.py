@@ -79,14 +79,17 @@ _GROUP = re.compile(r"<g\b[^>]*>|</g>")
 # drawing. A chart's own gids ("pt3", charts/marks.py) have no "_<count>" and stay; so does the
 # legend's group, which tells the legend's marks from the plot's (tests/layout.py).
 _BARE_GROUP = re.compile(r'<g(?: id="(?!legend_)[A-Za-z][A-Za-z0-9.]*_\d+")?>')
+# ...and such a group with nothing in it (matplotlib writes one for each tick of length 0).
+_EMPTY_BARE_GROUP = re.compile(r'\s*<g(?: id="(?!legend_)[A-Za-z][A-Za-z0-9.]*_\d+")?/>')
 _NO_ROTATION = re.compile(r' transform="rotate\(-0 [-+0-9.e]+ [-+0-9.e]+\)"')
 
 
 def without_bare_groups(svg: str) -> str:
     """`svg` without matplotlib's groups that only wrap (an id of its own counting, or no
-    attribute) and without its text's rotations by 0: the same drawing in half the elements
-    (a tick is four groups around a line, a mark and a label), each of which WeasyPrint's SVG
-    renderer visits, saves and restores while it draws the PDF."""
+    attribute) or hold nothing, and without its text's rotations by 0: the same drawing in half
+    the elements (a tick is four groups around a line, a mark and a label), each of which
+    WeasyPrint's SVG renderer visits, saves and restores while it draws the PDF."""
+    svg = _EMPTY_BARE_GROUP.sub("", svg)
     out, start, dropped = [], 0, []
     for match in _GROUP.finditer(svg):
         tag = match.group(0)
