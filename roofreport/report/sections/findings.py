@@ -16,7 +16,7 @@ import polars as pl
 
 from roofreport.analysis import share, sweeps, utilization, variants
 from roofreport.gpu import NOT_NAMED
-from roofreport.model.bound import SHORT_LAUNCH_NS, thin, words as bound_words
+from roofreport.model.bound import SHORT_LAUNCH_NS, classed_by_name, thin, words as bound_words
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span, spans_list
 from roofreport.report.naming import RunNames
@@ -190,8 +190,9 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
     """Per GPU and bound class, the runs with their intensity against the ridge point (the run
     totals of the runs table); then the runs no class can be given."""
     out = []
-    placed = runs.filter(pl.col("bound").is_not_null())
-    for (gpu, bound), group in placed.group_by("gpu_label", "bound", maintain_order=True):
+    named = classed_by_name() if "bound_coverage_by_name" in runs.columns else pl.lit(False)
+    placed = runs.filter(pl.col("bound").is_not_null()).with_columns(named.alias("__by_name"))
+    for (gpu, bound, _), group in placed.group_by("gpu_label", "bound", "__by_name", maintain_order=True):
         names = _names(group)
         spans = [Span(f"On the {gpu or 'unidentified GPU'}, {len(names)} run{'s are' if len(names) > 1 else ' is'} "
                       f"{bound_words(bound)} (")] + spans_list(names) + [Span(")")]
@@ -251,9 +252,15 @@ def _thin_findings(runs: pl.DataFrame) -> list[Paragraph]:
             and runs["counted_kernels"][0] <= runs["kernel_launches"][0]:
         counted = f" ({fmt.count(runs['counted_kernels'][0])} of {fmt.count(runs['kernel_launches'][0])} launches)"
     mine = "their" if many else "its"
+    # what the kernels they name cover (model/bound.py: classed by name from the floor up), where more
+    named = runs["bound_coverage_by_name"].to_list() if "bound_coverage_by_name" in runs.columns else []
+    by_name = ""
+    if named and all(v is not None for v in named) \
+            and any(n >= c + 0.005 for n, c in zip(named, runs["bound_coverage"].to_list())):
+        by_name = f", and the kernels they name {fmt.value_range([100 * v for v in named], lambda v: f'{v:.0f}%')}"
     return [Paragraph([Span("No bound class for ")] + spans_list(names, 4) + [Span(
-        f": the counters cover only {covered} of {mine} kernel time{counted}, too little to tell where most of it "
-        "sits.")])]
+        f": the counters cover only {covered} of {mine} kernel time{counted}{by_name}, too little to tell where most "
+        "of it sits.")])]
 
 
 def _population_spans(group: pl.DataFrame) -> list[Span]:
@@ -263,8 +270,10 @@ def _population_spans(group: pl.DataFrame) -> list[Span]:
         return []
     bound = group["bound"][0]
     side = "memory" if bound == "memory" else "compute"
-    shares = [100 * (1 - v if side == "memory" else v) for v in group["compute_time_share"].drop_nulls().to_list()]
     mine = "their" if group.height > 1 else "its"
+    if "__by_name" in group.columns and group["__by_name"][0]:
+        return _by_name_spans(group, side, mine)
+    shares = [100 * (1 - v if side == "memory" else v) for v in group["compute_time_share"].drop_nulls().to_list()]
     out = [Span(f"; {fmt.value_range(shares, lambda v: f'{v:.0f}%')} of {mine} counted time in {side}-side kernels")]
     if bound == "latency":
         out.append(Span(f", mostly in launches under {SHORT_LAUNCH_NS / 1000:.0f} µs or under one wave"))
@@ -272,6 +281,17 @@ def _population_spans(group: pl.DataFrame) -> list[Span]:
     if covered:
         out.append(Span(f" (the counters cover {fmt.value_range(covered, lambda v: f'{v:.0f}%')} of {mine} kernel time)"))
     return out
+
+
+def _by_name_spans(group: pl.DataFrame, side: str, mine: str) -> list[Span]:
+    """Runs classed by kernel name (model/bound.py): what the counters cover, what the kernels
+    they name cover, and the share of that on the side that gave the class."""
+    def pct(values: list[float]) -> str:
+        return fmt.value_range([100 * v for v in values], lambda v: f"{v:.0f}%")
+    shares = group[f"{side}_time_share_by_name"].drop_nulls().to_list()
+    return [Span(f"; classed by kernel name: the counters cover {pct(group['bound_coverage'].to_list())} of {mine} "
+                 f"kernel time, and the kernels they name take {pct(group['bound_coverage_by_name'].to_list())} of it, "
+                 f"{pct(shares)} of that in {side}-side kernels")]
 
 
 def _names(runs: pl.DataFrame) -> list[str]:
