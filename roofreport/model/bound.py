@@ -95,7 +95,7 @@ class Population:
     run_ns: float | None     # the run's kernel time (what the coverage is a share of)
     run_launches: int | None = None   # the run's kernel launches (to say how many were counted)
     mixed_ns: float = 0.0    # of kernels whose counted launches straddle the ridge (by name only)
-    by_name: bool = False    # the time of the run's kernels by name (`name_populations`), not the counted launches'
+    by_name: bool = False    # the run's kernel time by name (`name_populations`), not the counted launches'
 
     @property
     def classified_ns(self) -> float:
@@ -174,7 +174,8 @@ _KEY = ("short_name", "grid", "block")   # a kernel (its short name) and its lau
 
 
 def _key(frame: pl.DataFrame) -> list[pl.Expr]:
-    return [pl.col(c).cast(pl.String) if c in frame.columns else pl.lit(None, pl.String).alias(c) for c in _KEY]
+    return [pl.col(c).cast(pl.String) if c in frame.columns else pl.lit(None, pl.String).alias(c)
+            for c in _KEY]
 
 
 def _under_wave(waves: pl.Expr) -> pl.Expr:
@@ -211,8 +212,9 @@ def name_populations(sides: pl.DataFrame, time_rows: pl.DataFrame | None, run_ti
     names = named.group_by("run", "short_name").agg(_one_side().alias("name_side"))
     shapes = named.filter(pl.col("grid").is_not_null() & pl.col("block").is_not_null()).group_by(
         "run", *_KEY).agg(_one_side().alias("shape_side"), pl.col("under_wave").all())
-    launches = time_rows.filter(pl.col("short_name").is_not_null() & pl.col("time_ns").is_not_null()).group_by(
-        "run", *_KEY).agg(pl.col("time_ns").sum(), pl.col("count").fill_null(1).clip(lower_bound=1).sum())
+    timed = time_rows.filter(pl.col("short_name").is_not_null() & pl.col("time_ns").is_not_null())
+    launches = timed.group_by("run", *_KEY).agg(
+        pl.col("time_ns").sum(), pl.col("count").fill_null(1).clip(lower_bound=1).sum())
     # (a null grid or block matches no shape: such launches take their name's side)
     joined = launches.join(names, on=["run", "short_name"], how="inner").join(
         shapes, on=["run", *_KEY], how="left")
@@ -222,8 +224,8 @@ def name_populations(sides: pl.DataFrame, time_rows: pl.DataFrame | None, run_ti
         *[pl.col("time_ns").filter(side == which).sum().alias(which) for which in (COMPUTE, MEMORY, MIXED)],
         pl.col("time_ns").filter(short).sum().alias("short"))
     counts = run_launches or {}
-    return {run: Population(float(c or 0.0), float(m or 0.0), float(s or 0.0), run_times.get(run), counts.get(run),
-                            mixed_ns=float(x or 0.0), by_name=True)
+    return {run: Population(float(c or 0.0), float(m or 0.0), float(s or 0.0), run_times.get(run),
+                            counts.get(run), mixed_ns=float(x or 0.0), by_name=True)
             for run, c, m, x, s in sums.select("run", COMPUTE, MEMORY, MIXED, "short").iter_rows()}
 
 
@@ -251,9 +253,10 @@ def thin_words(population: Population, counted_launches: int | None = None,
     run's kernel time is counted to classify: the counters cover 4% of it (21 of 368 launches),
     87% of that in compute-side kernels", and, where `names` (its `name_populations` one) cover
     more, "; the kernels they name take 46% of it"."""
-    text = (f"{THIN}: the counters cover {population.coverage:.0%} of it{_launches(population, counted_launches)}, "
-            f"{_side_words(population)}")
-    if names is not None and names.coverage is not None and names.coverage >= population.coverage + 0.005:
+    launches = _launches(population, counted_launches)
+    text = f"{THIN}: the counters cover {population.coverage:.0%} of it{launches}, {_side_words(population)}"
+    if names is not None and names.coverage is not None \
+            and round(100 * names.coverage) > round(100 * population.coverage):
         text += f"; the kernels they name take {names.coverage:.0%} of it"
     return text
 
@@ -273,7 +276,8 @@ def _side_words(population: Population) -> str:
     side, value = (COMPUTE, compute) if compute >= memory else (MEMORY, memory)
     text = f"{value:.0%} of that in {side}-side kernels"
     if population.mixed_ns:
-        text += f", {population.mixed_ns / population.classified_ns:.0%} in kernels counted on both sides of the ridge"
+        mixed = population.mixed_ns / population.classified_ns
+        text += f", {mixed:.0%} in kernels counted on both sides of the ridge"
     return text
 
 
@@ -323,8 +327,8 @@ def share_words(bound: str | None, ai: float | None, ridge: float | None, popula
         return None
     if population.by_name and counted is not None and counted.coverage is not None:
         parts = [f"classed by kernel name: the counters cover {counted.coverage:.0%} of the run's kernel time"
-                 f"{_launches(counted, counted_launches)}, and the kernels they name take {population.coverage:.0%} of it",
-                 _side_words(population)]
+                 f"{_launches(counted, counted_launches)}, and the kernels they name take "
+                 f"{population.coverage:.0%} of it", _side_words(population)]
     else:
         parts = [_side_words(population).replace(" of that ", " of the counted time ", 1)]
     if ai and ridge and ridge / RIDGE_BAND <= ai <= ridge * RIDGE_BAND:

@@ -274,13 +274,15 @@ def _work(model, run_times: dict[str, float | None], run_launches: dict[str, int
     shares = _fma_shares(model.points)
     bytes_only = rows.filter((pl.col("flops").fill_null(0.0) == 0) & (pl.col("dram_bytes").fill_null(0.0) > 0))
     waves = bounds.launch_waves(lazy.scan(model.tables, "metrics"))
-    shapes = rows.select("source_file", "launch_id", "grid", "block").unique(["source_file", "launch_id"], keep="first")
+    shapes = rows.select("source_file", "launch_id", "grid", "block").unique(["source_file", "launch_id"],
+                                                                           keep="first")
     points = model.kernel_roofline
     if points.height:
         points = points.join(shapes, on=["source_file", "launch_id"], how="left")
     sides = bounds.kernel_sides(points, bytes_only, waves)
     populations = bounds.populations(sides, run_times, run_launches)
-    by_name = bounds.name_populations(sides, _kernel_rows(model.time_rows, set(populations)), run_times, run_launches)
+    by_name = bounds.name_populations(sides, _kernel_rows(model.time_rows, set(populations)), run_times,
+                                      run_launches)
     gpus = model.gpus
     out = []
     for (run,), group in rows.group_by(["run"], maintain_order=True):

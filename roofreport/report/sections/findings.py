@@ -256,11 +256,15 @@ def _thin_findings(runs: pl.DataFrame) -> list[Paragraph]:
     named = runs["bound_coverage_by_name"].to_list() if "bound_coverage_by_name" in runs.columns else []
     by_name = ""
     if named and all(v is not None for v in named) \
-            and any(n >= c + 0.005 for n, c in zip(named, runs["bound_coverage"].to_list())):
-        by_name = f", and the kernels they name {fmt.value_range([100 * v for v in named], lambda v: f'{v:.0f}%')}"
+            and any(round(100 * n) > round(100 * c) for n, c in zip(named, runs["bound_coverage"].to_list())):
+        by_name = f", and the kernels they name {fmt.value_range([100 * v for v in named], _pct)}"
     return [Paragraph([Span("No bound class for ")] + spans_list(names, 4) + [Span(
-        f": the counters cover only {covered} of {mine} kernel time{counted}{by_name}, too little to tell where most "
-        "of it sits.")])]
+        f": the counters cover only {covered} of {mine} kernel time{counted}{by_name}, too little to tell "
+        "where most of it sits.")])]
+
+
+def _pct(value: float) -> str:
+    return f"{value:.0f}%"
 
 
 def _population_spans(group: pl.DataFrame) -> list[Span]:
@@ -271,12 +275,16 @@ def _population_spans(group: pl.DataFrame) -> list[Span]:
     bound = group["bound"][0]
     side = "memory" if bound == "memory" else "compute"
     mine = "their" if group.height > 1 else "its"
-    if "__by_name" in group.columns and group["__by_name"][0]:
-        return _by_name_spans(group, side, mine)
-    shares = [100 * (1 - v if side == "memory" else v) for v in group["compute_time_share"].drop_nulls().to_list()]
-    out = [Span(f"; {fmt.value_range(shares, lambda v: f'{v:.0f}%')} of {mine} counted time in {side}-side kernels")]
+    by_name = "__by_name" in group.columns and group["__by_name"][0]
+    if by_name:
+        out = _by_name_spans(group, side, mine)
+    else:
+        shares = [100 * (1 - v if side == "memory" else v) for v in group["compute_time_share"].drop_nulls().to_list()]
+        out = [Span(f"; {fmt.value_range(shares, _pct)} of {mine} counted time in {side}-side kernels")]
     if bound == "latency":
         out.append(Span(f", mostly in launches under {SHORT_LAUNCH_NS / 1000:.0f} µs or under one wave"))
+    if by_name:
+        return out
     covered = [100 * v for v in group["bound_coverage"].drop_nulls().to_list() if v < 0.995]
     if covered:
         out.append(Span(f" (the counters cover {fmt.value_range(covered, lambda v: f'{v:.0f}%')} of {mine} kernel time)"))
@@ -286,12 +294,11 @@ def _population_spans(group: pl.DataFrame) -> list[Span]:
 def _by_name_spans(group: pl.DataFrame, side: str, mine: str) -> list[Span]:
     """Runs classed by kernel name (model/bound.py): what the counters cover, what the kernels
     they name cover, and the share of that on the side that gave the class."""
-    def pct(values: list[float]) -> str:
-        return fmt.value_range([100 * v for v in values], lambda v: f"{v:.0f}%")
-    shares = group[f"{side}_time_share_by_name"].drop_nulls().to_list()
-    return [Span(f"; classed by kernel name: the counters cover {pct(group['bound_coverage'].to_list())} of {mine} "
-                 f"kernel time, and the kernels they name take {pct(group['bound_coverage_by_name'].to_list())} of it, "
-                 f"{pct(shares)} of that in {side}-side kernels")]
+    def pct(column: str) -> str:
+        return fmt.value_range([100 * v for v in group[column].drop_nulls().to_list()], _pct)
+    return [Span(f"; classed by kernel name: the counters cover {pct('bound_coverage')} of {mine} kernel time, "
+                 f"and the kernels they name take {pct('bound_coverage_by_name')} of it, "
+                 f"{pct(f'{side}_time_share_by_name')} of that in {side}-side kernels")]
 
 
 def _names(runs: pl.DataFrame) -> list[str]:
