@@ -240,7 +240,7 @@ def _one_side() -> pl.Expr:
             .otherwise(pl.lit(MIXED)))
 
 
-def by_name(launches: Population | None, names: Population | None) -> bool:
+def classes_by_name(launches: Population | None, names: Population | None) -> bool:
     """Whether a run is classed by kernel name: its counted launches cover under the floor, the
     kernels they name at least it."""
     return launches is not None and launches.thin and names is not None and names.coverage is not None \
@@ -287,7 +287,7 @@ def thin() -> pl.Expr:
 
 
 def classed_by_name() -> pl.Expr:
-    """The runs table's rows classed by kernel name (`by_name`): a class, with the counted
+    """The runs table's rows classed by kernel name (`classes_by_name`): a class, with the counted
     launches under the floor and the kernels they name at or over it."""
     return pl.col("bound").is_not_null() & (pl.col("bound_coverage") < COVERAGE_FLOOR).fill_null(False) \
         & (pl.col("bound_coverage_by_name") >= COVERAGE_FLOOR).fill_null(False)

@@ -393,7 +393,7 @@ def run_point(run: str, rows: pl.DataFrame, spec: gpu.GpuSpec | None, precision:
 def _bound(base: dict, point: dict, spec, precision: str | None, population: bounds.Population | None = None,
            by_name: bounds.Population | None = None) -> tuple[str | None, str | None]:
     """The bound class by the counted kernel population (`bound.classify`), or by kernel name
-    where the counted launches cover too little and the kernels they name enough (`bound.by_name`),
+    where the counted launches cover too little and the kernels they name enough (`bound.classes_by_name`),
     with the shares that gave it; or null with the reason."""
     if base["flops"] is None:
         return None, "no FLOP counts in the logs"
@@ -411,7 +411,7 @@ def _bound(base: dict, point: dict, spec, precision: str | None, population: bou
     if population is None or population.compute_share is None:
         return None, f"{bounds.UNTIMED} (intensity {point['ai_dram'] / point['ridge_ai']:.2g}× the ridge point)"
     counted = population
-    if bounds.by_name(population, by_name):
+    if bounds.classes_by_name(population, by_name):
         population = by_name
     elif population.thin:
         return None, bounds.thin_words(population, base["counted_kernels"], by_name)
