@@ -42,7 +42,7 @@ def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
     user says of the GPU. `anchored`: the folder each input root's run ids are relative to
     (`anchors`), where a dataset recorded them."""
     files, candidates, scripts = [], [], []
-    anchor_of = {**anchors([root for _, root in found]), **(anchored or {})}
+    anchor_of = _anchor_of(found, anchored)
     names = root_names(list(anchor_of.values()))
     for index, fact in enumerate(facts):
         if fact.job is not None and not fact.excluded:
@@ -73,6 +73,34 @@ def anchors(roots: list[Path]) -> dict[Path, Path]:
     """The folder each input root's run ids are relative to: the folder whose roofreport.toml
     governs it (`config.governing`), so that giving `logs/v100` or `logs` names a run alike."""
     return {root: config.governing(root) for root in dict.fromkeys(roots)}
+
+
+def relative_names(found: list[tuple[Path, Path]], anchored: dict[Path, Path] | None = None) -> list[str]:
+    """Each file's path below the folder its run ids are relative to (`anchors`; `anchored`:
+    where a dataset recorded them), as `plan_runs` names it: the names the logs give, wherever
+    they lie on the disk. (Sliced from the path as found, not `Path.relative_to`'s parts: a
+    campaign's 100,000 paths in a tenth of the time.)"""
+    anchor_of = _anchor_of(found, anchored)
+    under: dict[Path, tuple[str, str]] = {}    # root -> (its path as found, its path below its anchor)
+    names = []
+    for path, root in found:
+        if root not in under:
+            given = os.fspath(root)
+            above = str(_relative(root, anchor_of[root]))
+            under[root] = ("" if given == "." else given.rstrip(os.sep) + os.sep,
+                           "" if above == "." else above + "/")
+        prefix, above = under[root]
+        text = os.fspath(path)
+        if text.startswith(prefix):
+            name = above + text[len(prefix):]
+            names.append(name if os.sep == "/" else name.replace(os.sep, "/"))
+        else:
+            names.append(str(_relative(path, anchor_of[root])))
+    return names
+
+
+def _anchor_of(found: list[tuple[Path, Path]], anchored: dict[Path, Path] | None) -> dict[Path, Path]:
+    return {**anchors([root for _, root in found]), **(anchored or {})}
 
 
 def root_names(roots: list[Path]) -> dict[Path, str]:
