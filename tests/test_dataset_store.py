@@ -353,7 +353,8 @@ def test_the_same_logs_are_cut_into_the_same_batches_wherever_they_lie(tmp_path)
                                                         "a100/resnet18/nvidia-smi-query.csv"]
     # (logs-5 and the pytest folder: places where the whole path's hash made the demo logs one batch)
     pytest_folder = Path("/tmp/pytest-of-ci/pytest-8/popen-gw0/test_an_update_works_out_run_t0/logs")
-    for root in [Path("logs-5"), pytest_folder, tmp_path / "logs", *[Path(f"/data/campaign{n}/logs") for n in range(20)]]:
+    elsewhere = [Path(f"/data/campaign{n}/logs") for n in range(20)]
+    for root in [Path("logs-5"), pytest_folder, tmp_path / "logs", *elsewhere]:
         assert cuts(root) == here, root
 
 

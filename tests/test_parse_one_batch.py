@@ -55,3 +55,25 @@ def test_parse_of_one_batch_reads_in_memory_and_writes_the_spooled_reads_tables(
         spooled = pl.read_parquet(tmp_path / "spooled" / f"{name}.parquet")
         assert_frame_equal(memory, spooled, check_exact=True)
     assert pl.read_parquet(tmp_path / "memory" / "kernels.parquet")["in_run_total"].any()
+
+
+def test_whether_logs_make_one_batch_is_told_from_a_walk_that_stops_at_the_second(monkeypatch):
+    """`parse` asks before its read walks the logs: the question walks no further than the
+    file that opens a second batch (the demo logs: their third file), not the whole campaign."""
+    from roofreport.pipeline.discover import discover, walk
+
+    walked = []
+
+    def counted(paths):
+        for path, root in walk(paths):
+            walked.append(path)
+            yield path, root
+
+    monkeypatch.setattr(store, "walk", counted)
+    assert not store.one_batch([SAMPLE_LOGS])
+    found = discover([SAMPLE_LOGS])
+    cut = generation.batches_of([str(path) for path, _ in found], generation.batch_names(found))
+    assert len(walked) == len(cut[0].members) + 1 < len(found)
+    assert walked == [path for path, _ in found[:len(walked)]]
+    walked.clear()
+    assert store.one_batch([ONE_FILE]) and walked == [ONE_FILE]

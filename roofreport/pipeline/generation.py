@@ -25,7 +25,9 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 import polars as pl
@@ -184,18 +186,13 @@ def batches_of(displays: list[str], names: list[str]) -> list[_Batch]:
     they lie, and with them what an update reads again and whether `parse` reads in memory;
     `displays` (the paths as found) name the batches."""
     batches: list[_Batch] = []
-    folder_before = None
-    for index, (display, name) in enumerate(zip(displays, names, strict=True)):
-        folder = os.path.dirname(display)
-        new_folder = folder != folder_before
-        if not batches or (new_folder and _hash(os.path.dirname(name)) % DIRS_PER_BATCH == 0) \
-                or _hash(name) % FILES_PER_BATCH == 0:
+    for index, (display, opens) in enumerate(zip(displays, _opening(zip(displays, names, strict=True)))):
+        if opens:
             batch_id = f"b{_hash(display):012x}"[:13]
             while any(b.id == batch_id for b in batches[-2:]):  # the same path given twice
                 batch_id += "x"
             batches.append(_Batch(batch_id, []))
         batches[-1].members.append(index)
-        folder_before = folder
     return batches
 
 
@@ -203,6 +200,27 @@ def batch_names(found: list[tuple[Path, Path]], anchored: dict[Path, Path] | Non
     """What `batches_of` cuts by: each file's path below the folder its run ids are relative to
     (`assemble.relative_names`)."""
     return assemble.relative_names(found, anchored)
+
+
+def one_batch(found: Iterable[tuple[Path, Path]]) -> bool:
+    """The files (file, input root) make at most one batch, as `batches_of` cuts them; `found`
+    is read no further than the file that opens a second (a walk of a campaign stops there)."""
+    name = assemble.relative_namer()
+    opening = _opening((str(path), name(path, root)) for path, root in found)
+    return not any(islice(opening, 1, None))
+
+
+def _opening(files: Iterable[tuple[str, str]]) -> Iterator[bool]:
+    """For each (display, name), in the walk's order, whether the file opens a batch: the first
+    does; then a new folder whose name hashes to a multiple of DIRS_PER_BATCH, or a file whose
+    name hashes to a multiple of FILES_PER_BATCH."""
+    folder_before = None
+    for index, (display, name) in enumerate(files):
+        folder = os.path.dirname(display)
+        new_folder = folder != folder_before
+        yield index == 0 or (new_folder and _hash(os.path.dirname(name)) % DIRS_PER_BATCH == 0) \
+            or _hash(name) % FILES_PER_BATCH == 0
+        folder_before = folder
 
 
 def _hash(text: str) -> int:

@@ -58,7 +58,7 @@ from roofreport.families.common.limits import Limits
 from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import assemble, duplicates
 from roofreport.pipeline.dataset import Dataset
-from roofreport.pipeline.discover import discover
+from roofreport.pipeline.discover import discover, walk
 from roofreport.pipeline.facts import FileFacts
 from roofreport.pipeline.generation import (
     FILES_MANIFEST,
@@ -73,6 +73,7 @@ from roofreport.pipeline.generation import (
     write_generation,
     write_runs,
 )
+from roofreport.pipeline.generation import one_batch as cuts_in_one_batch
 from roofreport.pipeline.ingest import Progress, file_tasks, read_each, read_one
 from roofreport.pipeline.spool import SPOOL, Spool
 from roofreport.pipeline.tasks import FileTask
@@ -122,8 +123,7 @@ def one_batch(paths: list[Path]) -> bool:
     all their rows at once all the same, so a read in memory bounds nothing less."""
     if any(path.is_dir() and is_dataset(path) for path in paths):
         return False
-    found = discover(paths)
-    return len(batches_of([str(path) for path, _ in found], batch_names(found))) <= 1
+    return cuts_in_one_batch(walk(paths))     # (the walk stops where a second batch opens)
 
 
 def is_dataset(folder: Path) -> bool:
