@@ -186,7 +186,8 @@ class GpuDatabase:
         rows = self._runs.get(product, [])
         if variant == naming.Variant():
             return rows
-        return [s for s in rows if variant.fits(self._row_words(s), s.dram_capacity / 2.0**30 if s.dram_capacity else None)]
+        return [s for s in rows
+                if variant.fits(self._row_words(s), s.dram_capacity / 2.0**30 if s.dram_capacity else None)]
 
     def _row_words(self, spec: GpuSpec) -> tuple[str, ...]:
         """Every word of the row's names as a typed name is compared (`names.typed_words`)."""
