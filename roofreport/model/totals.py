@@ -72,8 +72,9 @@ def run_totals(model) -> pl.DataFrame:
 
 
 def with_bound_reasons(runs: pl.DataFrame) -> pl.DataFrame:
-    """`runs` (the runs table with its totals) where every run without a bound class says why in
-    `bound_note`: a run the totals hold no counted rows of, on no known GPU, counted nothing."""
+    """`runs` (the runs table joined with its totals: `Model.runs`, a dataset folder's
+    `batches.runs_table`) where every run without a bound class says why in `bound_note`: a run
+    the totals hold no counted rows of, on no known GPU, counted nothing."""
     return runs.with_columns(pl.when(pl.col("bound").is_null()).then(pl.col("bound_note").fill_null(NO_COUNTS))
                              .otherwise(pl.col("bound_note")).alias("bound_note"))
 
