@@ -37,6 +37,8 @@ def _by_folder(folder: str) -> gpu.GpuIdentity:
     ("h100_pcie_80gb", "H100 PCIe", False),
     ("h100_sxm_80gb", "H100 SXM5 80GB", False),
     ("gh200_480gb", "GH200 (96GB HBM3 GPU)", False),      # the size nvidia-smi's name gives
+    ("k80_24gb", "Tesla K80 (per GK210 GPU)", False),     # the board's memory: two 12 GB GK210s
+    ("mi250x_128gb", "Instinct MI250X (per GCD)", False), # two 64 GB GCDs
 ])
 def test_a_folder_stating_a_memory_size_or_board_names_that_variant(folder, key, assumed):
     found = _by_folder(folder)
@@ -74,6 +76,7 @@ def test_a_name_stating_the_memory_narrows_a_product_to_its_variants_of_that_siz
     ("a800_pcie_40gb", "A800"),           # the A800 PCIe is an 80 GB card
     ("a100_16gb", "A100"),
     ("v100_sxm2_24gb", "V100"),
+    ("k80_16gb", "K80"),                 # neither a GK210's 12 GB nor the board's 24 GB
 ])
 def test_a_variant_the_table_lacks_gives_no_peaks_and_says_so(folder, product):
     found = _by_folder(folder)

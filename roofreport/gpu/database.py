@@ -31,6 +31,7 @@ from roofreport.gpu.specs import GpuSpec, normal_cc, read_tsv, spec_from_row
 from roofreport.resources import package_data
 
 
+_ONE_DIE = "(per "    # a row of one die of a board of several: `Tesla K80 (per GK210 GPU)`
 _PRODUCT_LINE = re.compile(r"^(?:tesla|geforce|quadro|titan|nvidia|amd|instinct|radeon(?: pro)?) ")
 
 
@@ -186,8 +187,8 @@ class GpuDatabase:
         rows = self._runs.get(product, [])
         if variant == naming.Variant():
             return rows
-        return [s for s in rows
-                if variant.fits(self._row_words(s), s.dram_capacity / 2.0**30 if s.dram_capacity else None)]
+        return [s for s in rows if variant.fits(self._row_words(s), s.dram_capacity / 2.0**30 if s.dram_capacity else None,
+                                                one_die=_ONE_DIE in s.key)]
 
     def _row_words(self, spec: GpuSpec) -> tuple[str, ...]:
         """Every word of the row's names as a typed name is compared (`names.typed_words`)."""

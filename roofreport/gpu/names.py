@@ -183,15 +183,21 @@ class Variant(NamedTuple):
     boards: tuple[str, ...] = ()
     memory_gb: int | None = None
 
-    def fits(self, row_words: tuple[str, ...], dram_gb: float | None) -> bool:
+    def fits(self, row_words: tuple[str, ...], dram_gb: float | None, one_die: bool = False) -> bool:
         """A row with these name words and this much memory is the variant (`sxm` is any SXM
-        board; the memory is the row's, or a size its names give: `NVIDIA GH200 480GB`)."""
+        board; the memory is the row's, or a size its names give: `NVIDIA GH200 480GB`). A row
+        of one die of a board of several (`Tesla K80 (per GK210 GPU)`, `Instinct MI250X (per
+        GCD)`: `one_die`) fits the board's memory too, a whole multiple of its own (`k80_24gb`,
+        `mi250x_128gb`)."""
         for board in self.boards:
             if not any(own == board or (board in _FORM_PREFIXES and own.startswith(board)) for own in row_words):
                 return False
-        if self.memory_gb is None:
+        if self.memory_gb is None or f"{self.memory_gb}gb" in row_words:
             return True
-        return (dram_gb is not None and round(dram_gb) == self.memory_gb) or f"{self.memory_gb}gb" in row_words
+        if not dram_gb:
+            return False
+        per_die = round(dram_gb)
+        return self.memory_gb == per_die or (one_die and self.memory_gb % per_die == 0)
 
 
 def variant_words(token: str) -> tuple[str, Variant]:
