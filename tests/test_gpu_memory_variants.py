@@ -96,6 +96,13 @@ def test_a_logged_name_of_a_variant_the_table_lacks_is_said_so():
     assert DB.other_variants("NVIDIA A800-SXM4-40GB") == [] and DB.other_variants("a800") == []
 
 
+def test_a_users_gpu_name_of_a_variant_the_table_lacks_is_said_so():
+    found = gpu.resolve(gpu.Evidence(user="A800 PCIe 40GB"), DB)
+    assert found.key is None and "'A800 PCIe 40GB' names a variant the GPU table lacks" in found.note
+    assert "A800 PCIe 80GB" in found.note and "--peaks" in found.note
+    assert gpu.resolve(gpu.Evidence(user="A800 40GB"), DB).assumed       # the SXM4 40GB or the 40GB Active
+
+
 def test_a_mig_slice_is_not_read_as_its_whole_gpu():
     """The variant words are taken whole: `A100-SXM4-40GB MIG 1g.5gb` is no A100 token."""
     assert DB.candidates("NVIDIA A100-SXM4-40GB MIG 1g.5gb") == []

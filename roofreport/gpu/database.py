@@ -322,6 +322,10 @@ def unknown_gpu(name: str, db: GpuDatabase) -> str:
     if several:
         listed = ", ".join(spec.key for spec in several[:6]) + (" ..." if len(several) > 6 else "")
         return f"{name!r} may be any of {len(several)} GPUs ({listed}): no peaks (name one)"
+    variants = db.other_variants(name)
+    if variants:
+        return (f"{name!r} names a variant the GPU table lacks (it has {', '.join(spec.key for spec in variants)}): "
+                "no peaks (add it with --peaks)")
     near = db.closest(name)
     hint = f" (closest: {', '.join(near)})" if near else ""
     return f"{name!r} is not in the GPU table{hint}: no peaks (add it with --peaks)"
