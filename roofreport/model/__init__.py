@@ -168,7 +168,7 @@ class Model:
         if runs is None or not runs.height:
             return schema.empty("runs")
         base = runs.drop([c for c in schema.RUN_TOTALS if c in runs.columns])
-        return schema.conform("runs", base.join(self.totals, on="run", how="left"))
+        return schema.conform("runs", run_totals.with_bound_reasons(base.join(self.totals, on="run", how="left")))
 
     def kernels(self) -> pl.DataFrame:
         """The kernels table with `in_run_total`: the rows whose durations sum to their run's

@@ -48,6 +48,7 @@ from roofreport.tables import lazy, schema
 from roofreport.tables.frames import per_distinct
 
 TRANSFERS = ("memcpy", "memset")
+NO_COUNTS = "no FLOP counts in the logs"   # the bound note of a run whose logs counted nothing
 _NO_PRECISION = "fp32"   # the roof of a run whose logs measured no precision
 _KEEP_NOTES = ("below",)   # roofline notes a run keeps beside its bound class
 
@@ -70,6 +71,14 @@ def run_totals(model) -> pl.DataFrame:
     out = out.join(elapsed_per_iteration(model.tables.get("runs")), on="run", how="left")
     return out.select("run", *[pl.col(c).cast(t) if c in out.columns else pl.lit(None, t).alias(c)
                                for c, t in schema.RUN_TOTALS.items()]).sort("run")
+
+
+def with_bound_reasons(runs: pl.DataFrame) -> pl.DataFrame:
+    """`runs` (the runs table joined with its totals: `Model.runs`, a dataset folder's
+    `batches.runs_table`) where every run without a bound class says why in `bound_note`: a run
+    the totals hold no counted rows of, on no known GPU, counted nothing."""
+    return runs.with_columns(pl.when(pl.col("bound").is_null()).then(pl.col("bound_note").fill_null(NO_COUNTS))
+                             .otherwise(pl.col("bound_note")).alias("bound_note"))
 
 
 # -- time, from per-file partials --------------------------------------------------------------
@@ -323,7 +332,7 @@ def _roofs_only(gpus: dict[str, gpu.GpuSpec], counted_runs: set[str]) -> pl.Data
         peaks = roofline.peaks_for(spec, {}, _NO_PRECISION, [])
         out.append({"run": run, "roof_precision": _NO_PRECISION, "peak_flops_per_s": peaks["peak_flops_per_s"],
                     "peak_dram_bytes_per_s": peaks["peak_dram_bytes_per_s"], "ridge_ai": roofline.ridge(peaks),
-                    "bound_note": "no FLOP counts in the logs"})
+                    "bound_note": NO_COUNTS})
     return pl.DataFrame(out, schema={"run": pl.String, "roof_precision": pl.String, "peak_flops_per_s": pl.Float64,
                                      "peak_dram_bytes_per_s": pl.Float64, "ridge_ai": pl.Float64,
                                      "bound_note": pl.String})
@@ -396,7 +405,7 @@ def _bound(base: dict, point: dict, spec, precision: str | None, population: bou
     where the counted launches cover too little and the kernels they name enough (`bound.classes_by_name`),
     with the shares that gave it; or null with the reason."""
     if base["flops"] is None:
-        return None, "no FLOP counts in the logs"
+        return None, NO_COUNTS
     if base["flops_complete"] is False:
         return None, f"FLOPs incomplete: {base['incomplete_because']}"
     if not base["flops"]:

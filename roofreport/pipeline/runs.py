@@ -472,8 +472,7 @@ def _job_name(run_id: str, masked: str | None, world_size: int | None) -> str:
             return own
         name = PurePosixPath(masked).name
         return name if folder == "." else f"{folder}/{name}"
-    size = f"{world_size} ranks" if world_size else "ranks"
-    return f"{folder} ({size})" if folder != "." else f"({size})"
+    return labels.job_name(folder, world_size)
 
 
 def _job_request(members: list[_Unit], found: gpu.GpuIdentity, scripts: jobscripts.Scripts,

@@ -21,8 +21,8 @@ never disagree (one computation: `analysis/conclusions.py`, worded by `sections/
 Times are in ns, FLOP/s and bytes in base units, shares as fractions, % of roof in percent, as
 in the tables; values no log gave are null. Where `flops_complete` is false the FLOPs, FLOP/s,
 AI and % of roof are lower bounds (page 1's "≥"). `bound` is "memory", "compute", "mixed" (at the
-ridge) or "latency" (model/bound.py), `bound_note` the shares that gave it (by kernel name where the
-counted launches cover under half the kernel time: `*_by_name`); `ceiling` names the
+ridge) or "latency" (model/bound.py), `bound_note` the shares that gave it, or why none (by kernel
+name where the counted launches cover under half the kernel time: `*_by_name`); `ceiling` names the
 compute ceiling % of roof is against (the instruction mix's: model/mix.py) and `roof_clock` the
 clock it is at (model/clocks.py).
 """

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from roofreport.model import labels
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Column, Heading, Paragraph, Section, chart
 from roofreport.report.naming import RunNames
@@ -78,11 +79,17 @@ def job_sentences(job: dict) -> list[str]:
     return out
 
 
-def job_title(job: dict) -> str:
-    parts = [f"{job['ranks']} ranks" + (f" of {job['world_size']}" if job["world_size"] and
+def job_title(job: dict, short: bool = False) -> str:
+    """The job as a heading names it: its name and, once, its ranks (`traces (2 ranks of 8,
+    DDP, A100-SXM4-40GB)`; a job named by its folder and size, `traces (8 ranks)`, is said by
+    its folder: the ranks are said here). `short`: the ranks the logs hold alone (a finding's
+    lead, whose sentence says the job's size where it differs)."""
+    parts = [f"{job['ranks']} ranks" + (f" of {job['world_size']}" if job["world_size"] and not short and
                                           job["world_size"] != job["ranks"] else "")]
-    parts += [p for p in (job["parallelism"], job["gpu_label"]) if p]
-    return f"{job['distributed_job']} ({', '.join(parts)})"
+    if not short:
+        parts += [p for p in (job["parallelism"], job["gpu_label"]) if p]
+    name = labels.job_base(job["distributed_job"]) or "Job"
+    return f"{name} ({', '.join(parts)})"
 
 
 def _job_blocks(job: dict, found, names: RunNames) -> list:
@@ -97,8 +104,8 @@ def _job_blocks(job: dict, found, names: RunNames) -> list:
             "Not every rank of the job is in the data, so each collective's time includes the time its rank "
             "waited for the others: the bandwidth is a lower bound."))
     if ranks.height:
-        labels = [f"rank {r}" for r in ranks["rank"].to_list()]
-        shares = {label: row for label, row in zip(labels, ranks.iter_rows(named=True))}
+        rank_labels = [f"rank {r}" for r in ranks["rank"].to_list()]
+        shares = {label: row for label, row in zip(rank_labels, ranks.iter_rows(named=True))}
         from roofreport.report.charts.share import stacked_percent_bars
 
         def draw(chart_id, rows, values):
@@ -106,7 +113,8 @@ def _job_blocks(job: dict, found, names: RunNames) -> list:
             return stacked_percent_bars(chart_id, rows, [p for p in parts if any(p[2])],
                                         "Share of the rank's span, first to last GPU activity (%)")
 
-        blocks.append(chart(f"ranks-{_slug(name)}", f"Where each rank's time goes: {name}", draw, labels, shares))
+        blocks.append(chart(f"ranks-{_slug(name)}", f"Where each rank's time goes: {labels.job_base(name) or name}",
+                            draw, rank_labels, shares))
         blocks.append(_rank_table(ranks))
     calls = found.collectives.filter(pl.col("distributed_job") == name)
     if calls.height:

@@ -21,7 +21,7 @@ from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span, spans_list
 from roofreport.report.naming import RunNames
 from roofreport.report.sections.conclusions import conclusion_paragraphs
-from roofreport.report.sections.distributed import job_sentences
+from roofreport.report.sections.distributed import job_sentences, job_title
 from roofreport.report.sections.inputs import display_root, relative
 
 MANY_RUNS = 6           # more runs than this are summed up, not named one by one
@@ -87,7 +87,7 @@ def distributed_findings(found) -> list[Paragraph]:
     for job in found.jobs.iter_rows(named=True):
         said = job_sentences(job)
         if said:
-            out.append(Paragraph.of(f"{job['distributed_job']} ({job['ranks']} ranks): " + "; ".join(said) + "."))
+            out.append(Paragraph.of(f"{job_title(job, short=True)}: " + "; ".join(said) + "."))
     if found.single_process.height:
         untold = found.single_process.filter(~pl.col("per_device")).height
         count = found.single_process.height
