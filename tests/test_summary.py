@@ -110,7 +110,9 @@ def test_summary_says_why_a_run_has_no_bound_class_in_the_models_words(data):
                 for bound, note in runs.select("bound", "bound_note").iter_rows()]
     assert marks == expected
     # the page-1 sentence of a thinly counted run says the same note
-    thin = runs.filter(pl.col("run") == "v100/resnet18").row(0, named=True)
+    # (a100/resnet18: its ncu window misses the large-tile convolutions, so even by kernel name
+    # the counters reach under half its kernel time)
+    thin = runs.filter(pl.col("run") == "a100/resnet18").row(0, named=True)
     assert thin["bound"] is None and thin["bound_note"].startswith("too little of the run's kernel time is counted")
     # scripts get the note itself, for every run (a class's shares too)
     objects = json.loads(run("summary", SAMPLE_LOGS, "--format", "json", "--table", "runs", "-q").stdout)["runs"]
