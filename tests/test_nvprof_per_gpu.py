@@ -166,3 +166,29 @@ def test_a_gpus_unified_memory_keeps_its_device_and_the_next_process_has_none():
         (None, pytest.approx(2.08419e9))]
     um = tables["metrics"].filter(pl.col("section") == "Unified Memory")
     assert um["device"].unique().to_list() == ["Tesla V100-SXM2-16GB (0)"]
+
+
+def test_a_per_gpu_summary_scales_at_its_busiest_gpus_time_where_a_summed_one_cannot():
+    from roofreport.analysis import distributed
+
+    runs = pl.DataFrame({"run": ["one", "dp"], "model": ["alexnet"] * 2, "gpu_label": ["K80"] * 2,
+                         "batch_size": [64, 64], "rank": [None, None], "ranks": [None, None],
+                         "distributed_job": [None, None], "iterations": [100, 100],
+                         # the 4-GPU run's kernel time per iteration adds its GPUs together
+                         "time_per_iteration_ns": [20e6, 32.23e6]},
+                        schema_overrides={"rank": pl.Int64, "ranks": pl.Int64, "distributed_job": pl.String})
+    reasons = pl.DataFrame({"run": ["one", "dp"], "gpus": [1, 4]})
+    summed = distributed.scaling(runs, reasons, pl.DataFrame()).row(0, named=True)
+    assert summed["efficiency_pct"] is None and "cannot tell per device" in summed["note"]
+    # the fixture's GPU 0 is its busiest: 858.2764 ms over 100 iterations
+    single = pl.DataFrame({"run": ["dp"], "per_device": [True], "busiest_ns": [858.2764e6]})
+    row = distributed.scaling(runs, reasons, pl.DataFrame(), single).row(0, named=True)
+    assert (row["scaling"], row["gpus_a"], row["gpus_b"], row["note"]) == ("strong", 1, 4, None)
+    assert row["step_ns_b"] == pytest.approx(8.582764e6)
+    assert row["speedup"] == pytest.approx(20 / 8.582764)
+    assert row["efficiency_pct"] == pytest.approx(100 * 20 / 8.582764 / 4)   # 58 %
+
+
+def test_the_fixtures_busiest_gpu_is_gpu_zero(per_gpu):
+    row = per_gpu.distributed.single_process.row(0, named=True)
+    assert row["busiest_ns"] == pytest.approx(TEXT_KERNEL_MS[GPUS[0]] * 1e6)
