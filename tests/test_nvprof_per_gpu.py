@@ -192,3 +192,9 @@ def test_a_per_gpu_summary_scales_at_its_busiest_gpus_time_where_a_summed_one_ca
 def test_the_fixtures_busiest_gpu_is_gpu_zero(per_gpu):
     row = per_gpu.distributed.single_process.row(0, named=True)
     assert row["busiest_ns"] == pytest.approx(TEXT_KERNEL_MS[GPUS[0]] * 1e6)
+
+
+@pytest.mark.parametrize("path, variant", [(TEXT, "summary (per GPU)"), (CSV, "summary csv (per GPU)")])
+def test_the_files_table_says_the_summary_is_per_gpu(path, variant):
+    files = roofreport.read(path, jobs=1).tables["files"]
+    assert files.select("family", "variant").rows() == [("nvprof", variant)]

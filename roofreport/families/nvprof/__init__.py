@@ -71,16 +71,18 @@ _VARIANTS = {
 # -- sniffing --------------------------------------------------------------------------------
 
 def sniff_log(head: Head) -> str | None:
-    """The first table's kind, `log` for nvprof output without a table in the head, or None."""
-    status_seen = False
+    """The first table's kind, `log` for nvprof output without a table in the head, or None.
+    A summary under a `==PID== Device "..."` line is `--print-summary-per-gpu`'s: "(per GPU)"."""
+    status_seen = per_gpu = False
     for line in head.lines[:5000]:
         message = nvprof_lines.status_message(line)
         if message is not None:
             status_seen = status_seen or any(_matches(message, k) for k in _STRONG_STATUS)
+            per_gpu = per_gpu or _matches(message, "device_message")
             continue
         variant = _header_variant(line)
         if variant:
-            return variant
+            return f"{variant} (per GPU)" if per_gpu and variant.startswith("summary") else variant
     return "log" if status_seen else None
 
 
