@@ -70,8 +70,10 @@ SCALING_COLUMNS = {
     "note": pl.String,
 }
 STRONG, WEAK = "strong", "weak"
+# (nvprof's text trace cuts its Device cell to 15 characters, `Tesla V100-SXM2`: the `(N)` that
+# tells the GPUs apart is lost on longer names; its --csv form prints them whole)
 PER_DEVICE_LOG = ("nvprof --print-summary-per-gpu, or a trace with a device per kernel "
-                  "(nvprof --print-gpu-trace, nsys profile)")
+                  "(nvprof --print-gpu-trace --csv, nsys profile)")
 
 
 @dataclass(frozen=True)

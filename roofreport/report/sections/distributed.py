@@ -143,8 +143,9 @@ def _single_process_blocks(frame: pl.DataFrame, names: RunNames) -> list:
     told = frame.filter(pl.col("per_device"))
     untold = frame.filter(~pl.col("per_device"))
     blocks.append(Paragraph.of(
-        f"{frame.height} run{'s drive' if frame.height != 1 else ' drives'} several GPUs from one process, as PyTorch's "
-        "DataParallel does: the weights are broadcast from GPU 0 and the gradients reduced to it every step, and "
+        f"{frame.height} run{'s drive' if frame.height != 1 else ' drives'} several GPUs from one process, "
+        "as PyTorch's DataParallel does: the weights are broadcast from GPU 0 and the gradients reduced to it "
+        "every step, and "
         "GPU 0 computes the loss, so it does more than the others."))
     items = [Paragraph.of(f"{names.label(r['run'])}: GPU 0's kernels take {fmt.percent(r['gpu0_excess_pct'], 0)} "
                           f"more time than the median other GPU's")
