@@ -198,3 +198,23 @@ def test_the_fixtures_busiest_gpu_is_gpu_zero(per_gpu):
 def test_the_files_table_says_the_summary_is_per_gpu(path, variant):
     files = roofreport.read(path, jobs=1).tables["files"]
     assert files.select("family", "variant").rows() == [("nvprof", variant)]
+
+
+def test_a_gpu_without_kernels_says_so_of_that_gpu_only():
+    """nvprof prints `No kernels were profiled.` in the part of a GPU that ran none (the plain
+    printer, as everywhere): the warning names that GPU; the other GPU's rows are read."""
+    doc = _log(
+        "==35302== Profiling application: ./app",
+        "==35302== Profiling result:",
+        "",
+        '==35302== Device "Tesla K80 (0)"',
+        HEADER,
+        " GPU activities:  100.00%  1.04941s         1  1.04941s  1.04941s  1.04941s  kern(int)",
+        "",
+        '==35302== Device "Tesla K80 (1)"',
+        "No kernels were profiled.",
+    )
+    result = parse_log(doc, "summary (per GPU)")
+    assert result.tables["kernels"].select("device", "name").rows() == [("Tesla K80 (0)", "kern(int)")]
+    said = [(w.code, w.message, w.line) for w in result.warnings if w.code == "nvprof.no-data"]
+    assert said == [("nvprof.no-data", "nvprof: No kernels were profiled. (on Tesla K80 (1))", 9)]
