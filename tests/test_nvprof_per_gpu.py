@@ -218,3 +218,22 @@ def test_a_gpu_without_kernels_says_so_of_that_gpu_only():
     assert result.tables["kernels"].select("device", "name").rows() == [("Tesla K80 (0)", "kern(int)")]
     said = [(w.code, w.message, w.line) for w in result.warnings if w.code == "nvprof.no-data"]
     assert said == [("nvprof.no-data", "nvprof: No kernels were profiled. (on Tesla K80 (1))", 9)]
+
+
+def test_the_sample_sweep_says_gpu_zeros_excess_where_told_and_which_log_would_tell_elsewhere():
+    from tests.conftest import SAMPLE_LOGS
+
+    an = roofreport.analyze(roofreport.read(SAMPLE_LOGS / "k80_sweep", jobs=1))
+    single = an.distributed.single_process.sort("run")
+    told = single.filter(pl.col("per_device"))
+    assert told["run"].to_list() == ["k80_sweep/out.alexnet_64_0.01_k80_pergpu.812184"] and told["gpus"].to_list() == [4]
+    # GPU 0's figure is its own kernel rows' time (copies apart), as the kernels table holds them
+    kernels = an.tables["kernels"].filter(pl.col("run") == told["run"][0])
+    gpu0 = kernels.filter((pl.col("device") == "Tesla K80 (0)") & ~pl.col("name").str.starts_with("[CUDA "))
+    assert told["gpu0_time_ns"][0] == pytest.approx(gpu0["duration_ns"].sum())
+    untold = single.height - 1
+    said = next("".join(s.text for s in p.spans) for p in assemble(an).findings if "DataParallel" in
+                "".join(s.text for s in p.spans))
+    excess = f"{told['gpu0_excess_pct'][0]:.0f} %"
+    assert f"GPU 0's kernels take {excess} more time than the median other GPU's in the run whose log gives" in said
+    assert f"The other {untold} runs' summaries add the GPUs together: cannot tell per device" in said

@@ -181,3 +181,28 @@ def test_one_process_driving_two_gpus_is_split_per_gpu_not_merged_into_one_timel
     # the same devices give the run its GPU count and GPU 0's extra work: (2+4+1+0.5) / (2+3+1) ms
     assert an.tables["runs"]["devices"].to_list() == [2]
     assert an.distributed.single_process["gpu0_excess_pct"].to_list() == pytest.approx([25.0])
+
+
+# `nsys stats --report cuda_gpu_trace --format csv` of one process on two GPUs, in the corpus's
+# layout (nsys/csv/flame_torch_rtxa4500_cuda_gpu_trace_base_greenctx.csv: its header, a Device
+# cell per row); the times are this test's own.
+_NSYS_TWO_GPUS = """\
+Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name
+1000000,500000,11,,,,,,,,,,4.194,8388.608,Pageable,Device,NVIDIA RTX A4500 (0),1,,7,[CUDA memcpy Host-to-Device]
+1500000,2000000,12,336,1,1,256,1,1,40,0.000,0.000,,,,,NVIDIA RTX A4500 (0),1,,7,distribution_elementwise_grid_stride_kernel
+1500000,1000000,13,336,1,1,256,1,1,40,0.000,0.000,,,,,NVIDIA RTX A4500 (1),2,,13,distribution_elementwise_grid_stride_kernel
+4000000,1000000,14,50,1,1,256,1,1,16,0.000,0.000,,,,,NVIDIA RTX A4500 (1),2,,13,computeOffsetsKernel
+"""
+
+
+def test_an_nsys_gpu_trace_of_two_gpus_in_one_process_is_split_per_gpu(tmp_path):
+    path = tmp_path / "two_gpus_cuda_gpu_trace.csv"
+    path.write_text(_NSYS_TWO_GPUS)
+    an = roofreport.analyze(roofreport.read(path, jobs=1))
+    assert an.tables["runs"]["devices"].to_list() == [2]
+    frame = an.distributed.ranks.sort("device")
+    # GPU 0: copy 1-1.5 ms, kernel 1.5-3.5 ms: busy all its 2.5 ms span. GPU 1: kernels 1.5-2.5 and
+    # 4-5 ms: 2 ms busy of a 3.5 ms span (together they would have shown 3.5 of 4 ms busy).
+    assert frame.select("device", "span_ns", "busy_ns", "idle_ns", "compute_ns", "memory_ns").rows() == [
+        ("NVIDIA RTX A4500 (0)", 2.5e6, 2.5e6, 0.0, 2e6, 0.5e6),
+        ("NVIDIA RTX A4500 (1)", 3.5e6, 2e6, 1.5e6, 2e6, 0.0)]
