@@ -181,6 +181,14 @@ def test_one_process_driving_two_gpus_is_split_per_gpu_not_merged_into_one_timel
     # the same devices give the run its GPU count and GPU 0's extra work: (2+4+1+0.5) / (2+3+1) ms
     assert an.tables["runs"]["devices"].to_list() == [2]
     assert an.distributed.single_process["gpu0_excess_pct"].to_list() == pytest.approx([25.0])
+    # the report's DataParallel part gives each GPU's shares (GPU 1 idle 1 of its 7 ms: 14.3 %)
+    from roofreport.report.assemble import assemble
+
+    section = next(s for s in assemble(an).sections if s.id == "distributed")
+    per_gpu = next(b for b in section.blocks if type(b).__name__ == "Table" and (b.caption or "").startswith("Per GPU"))
+    cells = [[c if isinstance(c, str) else getattr(c, "text", str(c)) for c in row] for row in per_gpu.rows]
+    assert [row[0] for row in cells] == ["Tesla K80 (0)", "Tesla K80 (1)"]
+    assert [row[5] for row in cells] == ["0.0 %", "14.3 %"]
 
 
 # `nsys stats --report cuda_gpu_trace --format csv` of one process on two GPUs, in the corpus's
