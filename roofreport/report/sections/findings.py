@@ -89,16 +89,30 @@ def distributed_findings(found) -> list[Paragraph]:
         if said:
             out.append(Paragraph.of(f"{job_title(job, short=True)}: " + "; ".join(said) + "."))
     if found.single_process.height:
-        untold = found.single_process.filter(~pl.col("per_device")).height
-        count = found.single_process.height
-        would = found.single_process.filter(~pl.col("per_device"))["would_tell"][0] if untold else ""
-        out.append(Paragraph.of(
-            f"{count} run{'s' if count != 1 else ''} drive several GPUs from one process (DataParallel), so GPU 0 "
-            "does more than the others (the loss, the reduction)"
-            + (f"; {'their' if untold > 1 else 'its'} summar{'ies add' if untold > 1 else 'y adds'} the GPUs "
-               f"together: cannot tell per device ({would} would)." if untold else ".")))
+        out.append(Paragraph.of(_single_process_words(found.single_process)))
     return out
 
+
+def _single_process_words(single: pl.DataFrame) -> str:
+    """The runs where one process drove several GPUs: GPU 0's extra time where the logs give
+    each GPU's (a range over several runs), and which log would tell where they do not."""
+    count = single.height
+    told = single.filter(pl.col("per_device"))
+    untold = single.filter(~pl.col("per_device"))
+    said = [f"{count} run{'s drive' if count != 1 else ' drives'} several GPUs from one process (DataParallel), "
+            "so GPU 0 does more than the others (the loss, the reduction)."]
+    excess = told["gpu0_excess_pct"].drop_nulls()
+    if excess.len():
+        low, high = fmt.percent(excess.min(), 0), fmt.percent(excess.max(), 0)
+        which = "" if not untold.height else " in the run whose log gives each GPU's time" if told.height == 1 \
+            else f" in the {told.height} runs whose logs give each GPU's time"
+        said.append(f"GPU 0's kernels take {low if low == high else f'{low} to {high}'} more time than the median "
+                    f"other GPU's{which}.")
+    if untold.height:
+        whose = ("Their summaries add" if untold.height > 1 else "Its summary adds") if not told.height else \
+            (f"The other {untold.height} runs' summaries add" if untold.height > 1 else "The other run's summary adds")
+        said.append(f"{whose} the GPUs together: cannot tell per device ({untold['would_tell'][0]} would).")
+    return " ".join(said)
 
 
 # -- the folder's own question on one GPU: its build and code variants ------------------------
