@@ -32,12 +32,12 @@ def build_report(analysis: Analysis, output: Path, html_out: Path | None = None,
         return _build(analysis, output, html_out, title, json_out)
 
 
-# Young objects the collector lets pile up before it looks at them: Python's 700 is tuned for
+# Young objects the collector lets pile up before it looks at them: Python's 700 suits
 # programs whose objects die young; the charts' and WeasyPrint's (artists, boxes, computed
-# styles: millions) mostly live until the page is written, so each look finds little to free
-# and every tenth or hundredth walks all older objects again. Measured on pramitmallick's
-# 16-page report: rendering 5.7-6.4 -> 4.9-5.5 s CPU, the same peak memory (threshold
-# 50,000: no faster; the collector off: 20 MB more).
+# styles) mostly live until the page is written, so each of ~800 looks found little to free
+# and 6 full collections walked every object of the process again. Measured on
+# pramitmallick's 16-page report under load: rendering 5.7-6.8 -> 4.9-6.0 s CPU, the same
+# peak memory (50,000: no faster; the collector off: 20 MB more). benchmarks/README.md.
 YOUNG_OBJECTS = 10_000
 
 
