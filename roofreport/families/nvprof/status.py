@@ -125,8 +125,7 @@ def _command(start: dict) -> str | None:
     """The profiled command line of a `NVPROF is profiling process` or `Profiling application:`
     line."""
     rule = start["status"]
-    fields = dict(zip(load().groups(rule), _extract(start["message"], rule)))
-    return (fields.get("command") or "").strip() or None
+    return (load().fields(start["message"], rule).get("command") or "").strip() or None
 
 
 def _label(lines: pl.DataFrame) -> str | None:
@@ -165,10 +164,6 @@ def _session_hints(lines: pl.DataFrame, result: ParseResult, lo: int, hi: int) -
     starts = lines.filter(inside & pl.col("status").is_in(_STARTS))
     command = _command(starts.row(0, named=True)) if starts.height else None
     return RunHints(command=command, device_name=_device(lines.filter(inside), result, (lo, hi)))
-
-
-def _extract(text: str, rule: str) -> list[str | None]:
-    return pl.select(load().extract(pl.lit(text, pl.String), rule)).row(0)
 
 
 def _device(lines: pl.DataFrame, result: ParseResult, span: tuple[int, int] | None = None) -> str | None:
