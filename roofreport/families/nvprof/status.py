@@ -58,6 +58,8 @@ def _notes(lines: pl.DataFrame) -> pl.DataFrame:
     status = pl.col("status")
     message = pl.col("message").str.strip_chars()
     notes = lines.filter(status.is_in(list(_WARNINGS)) | pl.col("kind").is_in(["no_data_line", "job_end_line"]))
+    if not notes.height:
+        return pl.DataFrame(schema={"line_no": lines.schema["line_no"], "kind": pl.String, "text": pl.String})
     _, job_end = load().extract(pl.col("text"), "job_end_line")
     return notes.select("line_no", pl.coalesce(status, pl.col("kind")).alias("kind"),
                         pl.coalesce(message, job_end, pl.col("text").str.strip_chars()).alias("text"))
@@ -118,7 +120,9 @@ def _hints(lines: pl.DataFrame, result: ParseResult) -> None:
         result.hints.process_id = first["pid"]
     result.hints.device_name = result.hints.device_name or _device(lines, result)
     result.hints.label = _label(lines)
-    result.sessions = _sessions(lines, result)
+    # Several sessions need the starts of two processes at least (`_sessions`' spans): a log of
+    # one asks no more queries.
+    result.sessions = _sessions(lines, result) if starts["pid"].n_unique() > 1 else []
 
 
 def _command(start: dict) -> str | None:
