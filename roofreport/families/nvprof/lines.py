@@ -75,6 +75,8 @@ def report_kind(names: tuple[str, ...]) -> str | None:
 
 def status_message(text: str) -> str | None:
     """What a `==PID==` line says (None for other lines)."""
+    if "==" not in text:   # (every status prefix holds it: `==PID==`, `========`)
+        return None
     match = load().pattern("status_line").match(text)
     return match.group("status_message") or "" if match else None
 
