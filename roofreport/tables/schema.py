@@ -406,6 +406,8 @@ def conform(name: str, df: pl.DataFrame) -> pl.DataFrame:
     launches of forty kernels do not hold a million copies of the names."""
     schema = TABLES[name]
     types = df.schema   # (polars builds a new Schema object each time it is asked)
+    if len(types) == len(schema) and all(a == b for a, b in zip(types.items(), schema.items())):
+        return df   # (already the table's columns, types and order: the casts would change nothing)
     shared = {col: shared_strings(df[col]) for col, dtype in types.items()
               if dtype == pl.Categorical and schema.get(col) == pl.String}
     if shared:
