@@ -182,6 +182,8 @@ def _device(lines: pl.DataFrame, result: ParseResult, span: tuple[int, int] | No
                 frame = frame.filter(pl.col("source_line").is_between(*span, closed="left"))
             names.append(frame["device"])
     for series in names:
+        if series.null_count() == series.len():
+            continue   # (no device named: no queries; a summary log's lines and kernels)
         # The first distinct value in order of appearance: a trace repeats one or two devices
         # a million times, so the pattern runs over those, not every row.
         distinct = series.drop_nulls().unique(maintain_order=True)
