@@ -65,7 +65,12 @@ def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> list[pl
     rows are returned for `text.add_counted`."""
     csv = lines.filter(pl.col("table") == "csv")
     counted: list[pl.DataFrame] = []
-    for _, block in csv.group_by("block", maintain_order=True):
+    if not csv.height:
+        return counted
+    # (`block` never decreases down the lines: one value first and last is one block, the
+    # usual case, read without the grouping's queries)
+    one = csv["block"][0] == csv["block"][-1]
+    for block in [csv] if one else csv.partition_by("block", maintain_order=True):
         frame = _read_block(block, lines, doc, result)
         if frame is not None:
             counted.append(frame)
