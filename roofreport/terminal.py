@@ -26,6 +26,9 @@ NAME_WIDTH = 64          # characters of a name shown in a table (CSV and JSON k
 # Columns of names: elided in the middle to fit (other text is wrapped, never cut).
 NAMES = ("kernel", "run", "run_a", "run_b", "name", "pair", "short_name")
 
+# Columns of short labels kept on one line: a wrap would split "conv (via GEMM)".
+UNBROKEN = ("category",)
+
 # Headings of the columns that need more than their name with spaces.
 _HEADINGS = {
     "kernel_time_ns": "kernel time", "transfer_time_ns": "transfers", "time_ns": "time",
@@ -99,7 +102,8 @@ def table(frame: pl.DataFrame, title: str = "", width: int | None = None, wide: 
     texts = [[_spelling(c)(v) for v in frame[c]] for c in columns]
     right = [frame.schema[c].is_numeric() for c in columns]
     names = [c in NAMES for c in columns]
-    wrapped = [not r and not name and _spelling(c) is _text for c, r, name in zip(columns, right, names)]
+    wrapped = [not r and not name and _spelling(c) is _text and c not in UNBROKEN
+               for c, r, name in zip(columns, right, names)]
     natural = [max([len(h)] + [len(t) for t in col]) for h, col in zip(heads, texts)]
     for index, column in enumerate(columns):     # text shown under a column widens it too
         if column in below:
@@ -350,17 +354,35 @@ def summary(frames: Mapping[str, pl.DataFrame], format: str = "table",  # noqa: 
     if format != "table":
         return render({only: frames[only]} if only else frames, format)
     # the label names the GPU and the model; FLOP/s says more than FLOPs
-    runs = frames["runs"].drop("gpu", "model", "flops")
+    runs, reasons = _bound_reasons(frames["runs"].drop("gpu", "model", "flops"))
     # a distributed job's columns only where some run is one: a dash in every row says nothing
     runs = runs.drop([c for c in ("rank", "parallelism") if c in runs.columns and runs[c].null_count() == runs.height])
     frames = {**frames, "runs": runs}
     titles = {"runs": "Runs", "categories": "Kernel categories (share of each run's GPU time)"}
     shown = [only] if only else list(frames)
     blocks = [table(frames[name], titles[name], layout.width, layout.wide, below={"run": "label"} if name == "runs" else None)
+              + "".join("\n" + "\n".join(_wrapped(line, layout.width) if layout.width else [line])
+                        for line in (reasons if name == "runs" else []))
               for name in shown if name != "kernels"]
     if "kernels" in shown:
         blocks.append(_kernel_tables(frames["kernels"], frames["runs"], top, layout))
     return "\n\n".join(blocks)
+
+
+def _bound_reasons(runs: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """The runs table without `bound_note`, a run without a bound class marked `– [n]`, and the
+    lines below the table: each reason the model gives (`bound_note`, in the words page 1 says
+    it: "No bound class for …: no GPU identified, so no ridge point") once, numbered in the order
+    the runs first give it."""
+    if "bound_note" not in runs.columns:
+        return runs, []
+    unclassed = [note if bound is None else None for bound, note in zip(runs["bound"], runs["bound_note"])]
+    reasons = list(dict.fromkeys(note for note in unclassed if note))
+    marks = [bound if note is None else f"{fmt.MISSING} [{reasons.index(note) + 1}]"
+             for bound, note in zip(runs["bound"], unclassed)]
+    notes = [f"[{number}] {reason}" for number, reason in enumerate(reasons, 1)]
+    heading = ["No bound class where marked, because:"] if notes else []
+    return runs.drop("bound_note").with_columns(pl.Series("bound", marks, pl.String)), heading + notes
 
 
 def _kernel_tables(kernels: pl.DataFrame, runs: pl.DataFrame, top: int, layout: Layout) -> str:
@@ -371,7 +393,10 @@ def _kernel_tables(kernels: pl.DataFrame, runs: pl.DataFrame, top: int, layout: 
     labels = dict(runs.select("run", "label").iter_rows()) if runs.height else {}
     out = [f"Top {top} kernels per run"]
     for (run,), mine in kernels.group_by(["run"], maintain_order=True):
+        # the category as the report's tables show it: both readings ("conv (via GEMM)")
         shown = mine.drop("run", "rank")
+        if "category_label" in shown.columns:
+            shown = shown.with_columns(pl.col("category_label").alias("category")).drop("category_label")
         shown = shown.select([c for c in shown.columns if shown[c].null_count() < shown.height])
         if "median_ns" in shown.columns and not shown["median_ns"].null_count():
             shown = shown.drop("avg_ns")

@@ -193,6 +193,96 @@ def test_a_run_whose_counters_cover_under_half_its_time_has_no_class(db, other_m
         assert "too little" not in run["bound_note"]
 
 
+# -- classed by kernel name (model/bound.py): an ncu window beside a trace of the whole run ------
+
+_GEMM_FLOPS = 15.7e12 / 2 * 1e-3     # a 1 ms GEMM at half the V100's roof, AI 40: compute side
+_COPY_FLOPS = 900e9 * 2 / 2 * 3e-3   # a 3 ms element-wise kernel at half its roof, AI 2: memory side
+
+
+def _window(trace: list[tuple[str, str | None, float]], counted: list[tuple[str, str | None, float, float]]):
+    """ncu counted `counted` (name, grid, FLOPs, AI) in a window; the nsys trace of the run has
+    `trace` (name, grid, duration in ns), the window's launches first, so they align in order."""
+    def shape(grid):
+        return {"grid": grid, "block": "(128, 1, 1)"} if grid else {}
+    kernels = [_kernel("r", name, file="n.csv", launch=i, duration_ns=1e6, flops_fp32=flops,
+                       dram_bytes=flops / ai, flops_complete=True, **shape(grid))
+               for i, (name, grid, flops, ai) in enumerate(counted, 1)]
+    kernels += [_kernel("r", name, file="t.json", launch=i, duration_ns=ns, **shape(grid))
+                for i, (name, grid, ns) in enumerate(trace, 1)]
+    return _tables(kernels, [{"run": "r", "gpu_model": V100}], {"n.csv": "ncu", "t.json": "nsys"})
+
+
+@pytest.mark.parametrize("other_ms, bound", [(5.0, None), (3.0, "compute")])
+def test_uncounted_launches_of_a_counted_kernel_class_the_run_by_name_and_never_counted_ones_do_not(
+        db, other_ms, bound):
+    """ncu counted 1 of a GEMM's 4 launches (1 ms each, compute side); the trace also holds a
+    kernel no counter saw. Counted launches: 1 ms of 4 + other. By name: the GEMM's 4 ms. With
+    5 ms of the other kernel the GEMM is 44 %: no class, however the GEMM sits (the uncounted
+    kernel could be anything). With 3 ms it is 57 %: classed by name, all of it compute side."""
+    gemm = [("sgemm", None, 1e6)] * 4
+    run = _totals(_window(gemm + [("other", None, other_ms * 1e6)], [("sgemm", None, _GEMM_FLOPS, 40.0)]), db)["r"]
+    total = 4 + other_ms
+    assert run["bound_coverage"] == pytest.approx(1 / total) and run["compute_time_share"] == 1.0
+    assert run["bound_coverage_by_name"] == pytest.approx(4 / total)
+    assert run["compute_time_share_by_name"] == 1.0 and run["memory_time_share_by_name"] == 0.0
+    assert run["bound"] == bound
+    if bound is None:
+        assert run["bound_note"] == ("too little of the run's kernel time is counted to classify: the counters "
+                                     f"cover {1 / total:.0%} of it (1 of 5 launches), 100% of that in compute-side "
+                                     f"kernels; the kernels they name take {4 / total:.0%} of it")
+    else:
+        assert run["bound_note"] == ("classed by kernel name: the counters cover 14% of the run's kernel time (1 of 5 "
+                                     "launches), and the kernels they name take 57% of it; 100% of that in "
+                                     "compute-side kernels")
+
+
+def test_a_kernel_counted_on_both_sides_of_the_ridge_weighs_against_both_unless_its_shape_was_counted(db):
+    """One GEMM name counted at two launch shapes: grid A right of the ridge (AI 40), grid B left
+    of it (AI 2), 1 ms each. The trace launches it twice at each shape and twice at a grid C no
+    counter saw, 1 ms each. A and B launches take their shape's side; C's take the name's, whose
+    counted time is half on each side: mixed, on neither. 2 ms compute, 2 ms memory, 2 ms mixed:
+    the run is mixed. Without launch shapes (a summary, a log without grids) all 6 ms are mixed."""
+    counted = [("sgemm", "(8, 1, 1)", _GEMM_FLOPS, 40.0), ("sgemm", "(64, 1, 1)", _COPY_FLOPS / 3, 2.0)]
+    trace = [("sgemm", grid, 1e6) for grid in ("(8, 1, 1)", "(64, 1, 1)", "(8, 1, 1)", "(64, 1, 1)", "(2, 1, 1)",
+                                                "(2, 1, 1)")]
+    run = _totals(_window(trace, counted), db)["r"]
+    assert run["bound_coverage"] == pytest.approx(2 / 6) and run["bound_coverage_by_name"] == 1.0
+    assert run["compute_time_share_by_name"] == pytest.approx(1 / 3)
+    assert run["memory_time_share_by_name"] == pytest.approx(1 / 3)
+    assert run["bound"] == "mixed"
+    assert run["bound_note"].startswith("classed by kernel name: the counters cover 33% of the run's kernel time "
+                                        "(2 of 6 launches), and the kernels they name take 100% of it; 33% of that in "
+                                        "compute-side kernels, 33% in kernels counted on both sides of the ridge")
+    shapeless = _totals(_window([(n, None, t) for n, _, t in trace], [(n, None, f, ai) for n, _, f, ai in counted]),
+                        db)["r"]
+    assert shapeless["bound"] == "mixed" and shapeless["bound_coverage_by_name"] == 1.0
+    assert shapeless["compute_time_share_by_name"] == 0.0 and shapeless["memory_time_share_by_name"] == 0.0
+
+
+def test_a_counted_launch_shape_decides_over_its_kernels_name(db):
+    """The GEMM counted at grid A (1 ms, compute side) and grid B (3 ms, memory side): by name
+    alone 75 % of its counted time is memory side, so its name is. The trace has it 6 times at A
+    (1 ms each) and once at B (3 ms): A's 6 ms take A's side, B's 3 ms B's. Compute-bound, 67 %
+    of 9 ms, where the name alone would make all 9 ms memory side. (The window counted 4 of 9 ms.)"""
+    counted = [("sgemm", "(8, 1, 1)", _GEMM_FLOPS, 40.0), ("sgemm", "(64, 1, 1)", _COPY_FLOPS, 2.0)]
+    trace = [("sgemm", "(8, 1, 1)", 1e6), ("sgemm", "(64, 1, 1)", 3e6)] + [("sgemm", "(8, 1, 1)", 1e6)] * 5
+    run = _totals(_window(trace, counted), db)["r"]
+    assert run["bound_coverage"] == pytest.approx(4 / 9) and run["compute_time_share"] == pytest.approx(0.25)
+    assert run["bound_coverage_by_name"] == 1.0 and run["compute_time_share_by_name"] == pytest.approx(6 / 9)
+    assert run["bound"] == "compute"
+    shapeless = _totals(_window([(n, None, t) for n, _, t in trace], [(n, None, f, ai) for n, _, f, ai in counted]),
+                        db)["r"]
+    assert shapeless["memory_time_share_by_name"] == 1.0 and shapeless["bound"] == "memory"
+
+
+def test_a_run_counted_over_the_floor_keeps_its_counted_launches_class_and_fills_the_by_name_columns(db):
+    """The floor met by the counted launches: no classing by name, but the columns say what the
+    names cover, for every answer to read."""
+    run = _totals(_one_of_a_trace(0.6e6), db)["r"]
+    assert run["bound"] == "compute" and not run["bound_note"].startswith("classed by kernel name")
+    assert run["bound_coverage_by_name"] == pytest.approx(1 / 1.6) and run["compute_time_share_by_name"] == 1.0
+
+
 def test_a_point_far_below_its_roof_is_latency_bound_and_says_so(db):
     kernels = [_kernel("r", "sgemm", duration_ns=1e9, flops_fp32=1e9, dram_bytes=1e9, flops_complete=True)]
     run = _totals(_tables(kernels, [{"run": "r", "gpu_model": V100}]), db)["r"]

@@ -34,7 +34,8 @@ def test_compacted_facts_equal_the_facts_read_and_share_their_limits():
 def test_the_files_manifest_written_in_pieces_equals_one_written_whole(tmp_path, monkeypatch):
     facts = [f.compact() for f in _read_facts(corpus_path("course", "srikarym-hpml"))]
     mtimes = [n * 1000 if n % 7 else None for n in range(len(facts))]
-    batches = generation.batches_of([f.display for f in facts])
+    displays = [f.display for f in facts]
+    batches = generation.batches_of(displays, displays)
     generation._write_files_manifest(tmp_path, facts, mtimes, batches)
     whole = pl.read_parquet(tmp_path / generation.FILES_MANIFEST)
     monkeypatch.setattr(generation, "_MANIFEST_CHUNK", 5)

@@ -91,33 +91,39 @@ def test_a_changed_file_that_moves_other_files_runs_regroups_them(logs, tmp_path
     assert_same_tables(after, roofreport.read(logs, jobs=1))
 
 
-def test_an_update_works_out_run_totals_only_for_the_runs_it_changed(logs, tmp_path, monkeypatch):
+# (`logs-5`, given relative: where the demo logs made one batch when the cuts hashed the whole
+# path, the folders above the logs included, as 1 temporary folder in ~300 did; the update then
+# rewrote that batch, and worked out the totals of every run)
+@pytest.mark.parametrize("where", [None, "logs-5"])
+def test_an_update_works_out_run_totals_only_for_the_runs_it_changed(logs, tmp_path, monkeypatch, where):
     """The run totals of runs whose rows and row are as before are kept, not computed again
-    from every batch; the runs table still equals a fresh read's."""
+    from every batch; the runs table still equals a fresh read's. Wherever the logs lie."""
     from roofreport.model import Model, batches
 
+    if where:
+        monkeypatch.chdir(tmp_path)
+        logs = Path(logs.rename(where).name)
     roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
     asked = []
     real = Model.totals.func
-
-    def spy(model):
-        asked.append(sorted(model.tables["runs"]["run"]))
-        return real(model)
-
-    monkeypatch.setattr(Model, "totals", property(spy))
     computed = []
     real_partials = batches._partials_of
-    monkeypatch.setattr(batches, "_partials_of", lambda tables: computed.append(1) or real_partials(tables))
-    roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
-    assert computed == []                            # nothing changed: every batch's partials kept
-    assert all(not runs for runs in asked)           # and no run's totals computed
-    asked.clear()
     trace = logs / "a100" / "resnet18" / "report_cuda_gpu_trace.csv"
-    lines = trace.read_text().splitlines(keepends=True)
-    trace.write_text("".join(lines[: len(lines) // 2]))
-    data = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
-    assert 1 <= len(computed) <= 2                   # the changed file's batch, no other
-    monkeypatch.undo()
+    with monkeypatch.context() as spied:
+        def spy(model):
+            asked.append(sorted(model.tables["runs"]["run"]))
+            return real(model)
+
+        spied.setattr(Model, "totals", property(spy))
+        spied.setattr(batches, "_partials_of", lambda tables: computed.append(1) or real_partials(tables))
+        roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
+        assert computed == []                            # nothing changed: every batch's partials kept
+        assert all(not runs for runs in asked)           # and no run's totals computed
+        asked.clear()
+        lines = trace.read_text().splitlines(keepends=True)
+        trace.write_text("".join(lines[: len(lines) // 2]))
+        data = roofreport.read(logs, dataset=tmp_path / "ds", jobs=1)
+        assert 1 <= len(computed) <= 2                   # the changed file's batch, no other
     fresh = roofreport.read(logs, jobs=1)
     changed_run = next(f.run for f in fresh.files if f.path == str(trace))
     worked_out = sorted(run for runs in asked for run in runs)
@@ -324,16 +330,44 @@ def test_a_course_folder_updated_equals_a_fresh_read(tmp_path):
     assert_same_tables(data, roofreport.read(logs))
 
 
+def test_the_same_logs_are_cut_into_the_same_batches_wherever_they_lie(tmp_path):
+    """The cuts hash each file's path below the folder its run ids are relative to, not the
+    folders above the logs: the demo logs copied anywhere, or given relative, make the same
+    batches, and so the same saving on an update and the same `parse` in memory or not."""
+    from roofreport.pipeline.discover import discover
+
+    found = discover([SAMPLE_LOGS])
+
+    def cuts(root: Path) -> list[list[str]]:
+        moved = [(root / path.relative_to(SAMPLE_LOGS), root) for path, _ in found]
+        batches = generation.batches_of([str(path) for path, _ in moved], generation.batch_names(moved))
+        return [[moved[i][0].relative_to(root).as_posix() for i in batch.members] for batch in batches]
+
+    names = [path.relative_to(SAMPLE_LOGS).as_posix() for path, _ in found]
+    assert generation.batch_names(found) == names     # (sample_logs holds its roofreport.toml)
+    here = cuts(SAMPLE_LOGS)
+    assert 1 < len(here) < len(found) // 4 and [name for batch in here for name in batch] == names
+    # a file given alone is named as in its folder's walk; a folder under the toml's, from there
+    given = [SAMPLE_LOGS / "v100", SAMPLE_LOGS / "a100" / "resnet18" / "nvidia-smi-query.csv"]
+    assert generation.batch_names(discover(given)) == [*[name for name in names if name.startswith("v100/")],
+                                                        "a100/resnet18/nvidia-smi-query.csv"]
+    # (logs-5 and the pytest folder: places where the whole path's hash made the demo logs one batch)
+    pytest_folder = Path("/tmp/pytest-of-ci/pytest-8/popen-gw0/test_an_update_works_out_run_t0/logs")
+    elsewhere = [Path(f"/data/campaign{n}/logs") for n in range(20)]
+    for root in [Path("logs-5"), pytest_folder, tmp_path / "logs", *elsewhere]:
+        assert cuts(root) == here, root
+
+
 def test_batches_stay_put_when_files_come_and_go():
     """A new folder or file changes the batch it lands in, no other: the rest of an update's
     batches are hard links to the previous generation's files."""
     folders = [f"camp/week{w:02d}/{course}/run{r}" for w in range(1, 5) for course in ("a", "b", "c")
                for r in range(6)]
     paths = [f"{folder}/log{n}.txt" for folder in folders for n in range(5)]
-    before = {b.id: [paths[i] for i in b.members] for b in generation.batches_of(paths)}
+    before = {b.id: [paths[i] for i in b.members] for b in generation.batches_of(paths, paths)}
     assert 5 < len(before) < len(folders)   # folders grouped, not one batch per folder
     grown = sorted(paths + ["camp/week02/b/run3/log9.txt"] + [f"camp/week03/new/log{n}.txt" for n in range(3)])
-    after = {b.id: [grown[i] for i in b.members] for b in generation.batches_of(grown)}
+    after = {b.id: [grown[i] for i in b.members] for b in generation.batches_of(grown, grown)}
     changed = [batch_id for batch_id, members in after.items() if before.get(batch_id) != members]
     assert 1 <= len(changed) <= 2 and len(after) - len(changed) >= len(before) - 2
 

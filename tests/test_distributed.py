@@ -237,6 +237,34 @@ def test_two_sampled_ranks_of_a_large_job_say_how_few_ranks_the_median_is_of():
     assert job["link_pct"] is None and "no message sizes" in job["link_note"]
 
 
+def test_a_job_named_by_its_folder_says_its_ranks_once(tmp_path):
+    """The corpus's two sampled ranks under tensorboard_trace_handler's own names
+    (`{host}_{pid}.{stamp}.pt.trace.json.gz`: no rank in them), so the job is named by its folder
+    and size, `trace_filter (128 ranks)`: the section's heading read "trace_filter (128 ranks)
+    (2 ranks of 128, ...)" and page 1 "trace_filter (128 ranks) (2 ranks): ...". The ranks are said
+    once, by the heading."""
+    from roofreport.report.context import Chart, Heading
+
+    folder = tmp_path / "trace_filter"
+    folder.mkdir()
+    for rank, name in enumerate(("node1_4242.1700000000001", "node2_4343.1700000000002")):
+        (folder / f"{name}.pt.trace.json.gz").symlink_to(
+            corpus_path("kineto", "hta-trace_filter", f"sampled_rank-{rank}.json.gz"))
+    an = roofreport.analyze(roofreport.read(tmp_path, jobs=1))
+    (job,) = an.distributed.jobs.iter_rows(named=True)
+    assert job["distributed_job"] == "trace_filter (128 ranks)" and (job["ranks"], job["world_size"]) == (2, 128)
+    report = assemble(an)
+    section = next(s for s in report.sections if s.id == "distributed")
+    (heading,) = [b.text for b in section.blocks if isinstance(b, Heading)]
+    assert heading == "trace_filter (2 ranks of 128, pipeline, GPU not named (Ampere-class kernels))"
+    titles = [b.caption for b in section.blocks if isinstance(b, Chart)]
+    assert titles == ["Where each rank's time goes: trace_filter"]
+    (said,) = [_text(p) for p in report.findings if _text(p).startswith("trace_filter")]
+    assert said.startswith("trace_filter (2 ranks): rank 1 is") and said.count("ranks)") == 1
+    for text in [heading, *titles, said]:
+        assert "ranks) (" not in text and text.count("128 ranks") == 0
+
+
 def test_a_dataparallel_trace_with_a_device_per_kernel_sets_gpu_0_against_the_others():
     rows = pl.DataFrame({"run": ["dp"] * 5, "device": ["0", "1", "2", "3", "0"],
                          "category": ["conv", "conv", "conv", "conv", "communication"],

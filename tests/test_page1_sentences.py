@@ -103,3 +103,31 @@ def test_the_sample_pair_judges_each_run_at_its_own_precision():
     assert ("1 of 2 speedups exceeds the A100-SXM4-40GB's peak ratios over the V100-SXM2-16GB (1.2× to 2.5× compute "
             "at each run's precision, 1.7× DRAM bandwidth; up to 4.0×): likely the A100-SXM4-40GB's tensor cores") in pair
     assert "FP32 compute" not in pair and "-bound" not in pair
+
+
+def test_a_run_classed_by_kernel_name_says_so_and_a_thin_one_says_what_its_kernels_cover_only_when_more():
+    """model/bound.py's classing by kernel name on page 1: the share the counters cover, what the
+    kernels they name take, and the side's share of that (memory here, with 10 % of the named time
+    on both sides of the ridge: 0.65 + 0.25 + 0.10); a run under the floor says what its kernels
+    cover only when that differs from what its launches cover."""
+    from roofreport.report.sections.findings import bound_findings
+
+    runs = pl.DataFrame({"run": ["a", "b", "c"], "label": ["a · T4", "b · T4", "c · T4"], "gpu_label": ["T4"] * 3,
+                         "bound": ["memory", None, None], "bound_note": ["classed by kernel name: …", "too little …",
+                                                                          "too little …"],
+                         "flops": [1e9] * 3, "flops_complete": [True] * 3, "kernel_time_ns": [1e6] * 3,
+                         "counted_kernels": [3, 2, 2], "kernel_launches": [40, 30, 30],
+                         "bound_coverage": [0.08, 0.2, 0.3], "bound_coverage_by_name": [0.81, 0.2, 0.3],
+                         "compute_time_share": [0.3, 1.0, 1.0], "compute_time_share_by_name": [0.25, 1.0, 1.0],
+                         "memory_time_share_by_name": [0.65, 0.0, 0.0], "arithmetic_intensity": [3.0, 40.0, 40.0],
+                         "ridge_ai": [25.0] * 3, "pct_of_roof": [40.0, 50.0, 50.0]})
+    text = [p.text for p in bound_findings(runs)]
+    assert text[0] == ("On the T4, 1 run is memory-bound (a · T4): arithmetic intensity 3.00 FLOP/B against a ridge "
+                       "point of 25.0 FLOP/B; it reaches 40.0 % of the roof at that intensity; classed by kernel name: "
+                       "the counters cover 8% of its kernel time, and the kernels they name take 81% of it, 65% of "
+                       "that in memory-side kernels.")
+    assert text[1] == ("No bound class for b · T4 and c · T4: the counters cover only 20% to 30% of their kernel time, "
+                       "too little to tell where most of it sits.")
+    more = bound_findings(runs.with_columns(pl.Series("bound_coverage_by_name", [0.81, 0.2, 0.45])))
+    assert more[1].text.endswith("20% to 30% of their kernel time, and the kernels they name 20% to 45%, too little "
+                                 "to tell where most of it sits.")

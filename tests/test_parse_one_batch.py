@@ -16,7 +16,6 @@ from roofreport.tables import schema
 from tests.conftest import SAMPLE_LOGS
 
 ONE_FILE = SAMPLE_LOGS / "v100" / "resnet18" / "report_cuda_gpu_trace.csv"
-NEVER = 1 << 47    # (files per batch: a file name's hash opens a batch at 1 in this many)
 
 
 def _parse(*args: str) -> None:
@@ -25,8 +24,9 @@ def _parse(*args: str) -> None:
 
 
 def test_one_file_is_one_batch_two_batches_are_not_and_a_dataset_folder_never(tmp_path, monkeypatch):
+    # (the cuts hash the names below the folder given, not the temporary folder above it: no
+    # patch keeps a.csv and b.csv together, wherever pytest puts them)
     assert store.one_batch([ONE_FILE])
-    monkeypatch.setattr(generation, "FILES_PER_BATCH", NEVER)   # (no cut by a temporary name's hash)
     logs = tmp_path / "logs"
     logs.mkdir()
     for name in ("a.csv", "b.csv"):
@@ -39,7 +39,6 @@ def test_one_file_is_one_batch_two_batches_are_not_and_a_dataset_folder_never(tm
 
 
 def test_parse_of_one_batch_reads_in_memory_and_writes_the_spooled_reads_tables(tmp_path, monkeypatch):
-    monkeypatch.setattr(generation, "FILES_PER_BATCH", NEVER)   # (no cut by a temporary name's hash)
     logs = tmp_path / "logs"
     shutil.copytree(SAMPLE_LOGS / "v100" / "resnet18", logs)
     assert store.one_batch([logs])
@@ -56,3 +55,25 @@ def test_parse_of_one_batch_reads_in_memory_and_writes_the_spooled_reads_tables(
         spooled = pl.read_parquet(tmp_path / "spooled" / f"{name}.parquet")
         assert_frame_equal(memory, spooled, check_exact=True)
     assert pl.read_parquet(tmp_path / "memory" / "kernels.parquet")["in_run_total"].any()
+
+
+def test_whether_logs_make_one_batch_is_told_from_a_walk_that_stops_at_the_second(monkeypatch):
+    """`parse` asks before its read walks the logs: the question walks no further than the
+    file that opens a second batch (the demo logs: their third file), not the whole campaign."""
+    from roofreport.pipeline.discover import discover, walk
+
+    walked = []
+
+    def counted(paths):
+        for path, root in walk(paths):
+            walked.append(path)
+            yield path, root
+
+    monkeypatch.setattr(store, "walk", counted)
+    assert not store.one_batch([SAMPLE_LOGS])
+    found = discover([SAMPLE_LOGS])
+    cut = generation.batches_of([str(path) for path, _ in found], generation.batch_names(found))
+    assert len(walked) == len(cut[0].members) + 1 < len(found)
+    assert walked == [path for path, _ in found[:len(walked)]]
+    walked.clear()
+    assert store.one_batch([ONE_FILE]) and walked == [ONE_FILE]

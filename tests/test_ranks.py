@@ -143,3 +143,74 @@ def test_step_times_median_and_spread_per_rank():
 
 def test_no_gpu_activity_no_rows():
     assert ranks.rank_breakdown(_activities([]), _runs()).columns == list(ranks.RANK_COLUMNS)
+
+
+# `nvprof --print-gpu-trace --csv` of one process driving two K80s (DataParallel), in the
+# layout of the corpus's and tests/data/wild's CSV traces (the Device cell names each row's GPU).
+_TWO_GPU_TRACE = """\
+==154471== NVPROF is profiling process 154471, command: python main.py -a alexnet -b 32 --epochs 1 --lr 0.01 /data
+==154471== Profiling application: python main.py -a alexnet -b 32 --epochs 1 --lr 0.01 /data
+==154471== Profiling result:
+"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread","Static SMem","Dynamic SMem","Size","Throughput","SrcMemType","DstMemType","Device","Context","Stream","Name","Correlation_ID"
+s,ms,,,,,,,,KB,B,MB,GB/s,,,,,,,
+0.000000,1.000000,,,,,,,,,,19.267584,19.267584,"Pinned","Device","Tesla K80 (0)","1","7","[CUDA memcpy HtoD]",1016
+0.001000,2.000000,64,1,1,256,1,1,72,16.500000,0,,,,,"Tesla K80 (0)","1","7","ncclBroadcastKernel_copy_i8(ncclColl)",1020
+0.001000,2.000000,64,1,1,256,1,1,72,16.500000,0,,,,,"Tesla K80 (1)","2","20","ncclBroadcastKernel_copy_i8(ncclColl)",1021
+0.003000,4.000000,64,1,1,256,1,1,72,16.500000,0,,,,,"Tesla K80 (0)","1","7","void cudnn::detail::implicit_convolve_sgemm<float, float, int=1024, int=5, int=5, int=3, int=3, int=3, int=1, bool=1, bool=0, bool=1>(int, int, int, float const *, int, float*, float*, kernel_conv_params, int, float, float, int, float, float, int, int)",1030
+0.003500,3.000000,64,1,1,256,1,1,72,16.500000,0,,,,,"Tesla K80 (1)","2","20","void cudnn::detail::implicit_convolve_sgemm<float, float, int=1024, int=5, int=5, int=3, int=3, int=3, int=1, bool=1, bool=0, bool=1>(int, int, int, float const *, int, float*, float*, kernel_conv_params, int, float, float, int, float, float, int, int)",1031
+0.007000,1.000000,64,1,1,256,1,1,72,16.500000,0,,,,,"Tesla K80 (0)","1","7","ncclReduceKernel_sum_f32(ncclColl)",1040
+0.007000,1.000000,64,1,1,256,1,1,72,16.500000,0,,,,,"Tesla K80 (1)","2","20","ncclReduceKernel_sum_f32(ncclColl)",1041
+0.008000,0.500000,1,1,1,128,1,1,32,0,0,,,,,"Tesla K80 (0)","1","7","void cunn_ClassNLLCriterion_updateOutput_kernel<float, float>(float*, float*, float*, long*, float*, int, int, int, int, long)",1050
+"""
+
+
+def test_one_process_driving_two_gpus_is_split_per_gpu_not_merged_into_one_timeline(tmp_path):
+    path = tmp_path / "out.alexnet_32_0.01_k80_trace.154471"
+    path.write_text(_TWO_GPU_TRACE)
+    an = roofreport.analyze(roofreport.read(path, jobs=1))
+    frame = an.distributed.ranks.sort("device")
+    assert frame.select("rank", "device").rows() == [(None, "Tesla K80 (0)"), (None, "Tesla K80 (1)")]
+    gpu0, gpu1 = frame.rows(named=True)
+    # GPU 0: busy from 0 to 8.5 ms without a gap: copy 0-1, broadcast 1-3, conv 3-7, reduce 7-8, loss 8-8.5
+    assert (gpu0["span_ns"], gpu0["busy_ns"], gpu0["idle_ns"]) == pytest.approx((8.5e6, 8.5e6, 0.0))
+    assert (gpu0["compute_ns"], gpu0["comm_ns"], gpu0["memory_ns"]) == pytest.approx((4.5e6, 3e6, 1e6))
+    # GPU 1: broadcast 1-3, conv 3.5-6.5, reduce 7-8: 6 ms busy of a 7 ms span, idle 3-3.5 and 6.5-7.
+    # Merged with GPU 0's timeline, as one rank, it would have counted no idle time at all.
+    assert (gpu1["span_ns"], gpu1["busy_ns"], gpu1["idle_ns"]) == pytest.approx((7e6, 6e6, 1e6))
+    assert (gpu1["compute_ns"], gpu1["comm_ns"], gpu1["memory_ns"]) == pytest.approx((3e6, 3e6, 0.0))
+    # the same devices give the run its GPU count and GPU 0's extra work: (2+4+1+0.5) / (2+3+1) ms
+    assert an.tables["runs"]["devices"].to_list() == [2]
+    assert an.distributed.single_process["gpu0_excess_pct"].to_list() == pytest.approx([25.0])
+    # the report's DataParallel part gives each GPU's shares (GPU 1 idle 1 of its 7 ms: 14.3 %)
+    from roofreport.report.assemble import assemble
+
+    section = next(s for s in assemble(an).sections if s.id == "distributed")
+    per_gpu = next(b for b in section.blocks if type(b).__name__ == "Table" and (b.caption or "").startswith("Per GPU"))
+    cells = [[c if isinstance(c, str) else getattr(c, "text", str(c)) for c in row] for row in per_gpu.rows]
+    assert [row[0] for row in cells] == ["Tesla K80 (0)", "Tesla K80 (1)"]
+    assert [row[5] for row in cells] == ["0.0 %", "14.3 %"]
+
+
+# `nsys stats --report cuda_gpu_trace --format csv` of one process on two GPUs, in the corpus's
+# layout (nsys/csv/flame_torch_rtxa4500_cuda_gpu_trace_base_greenctx.csv: its header, a Device
+# cell per row); the times are this test's own.
+_NSYS_TWO_GPUS = """\
+Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name
+1000000,500000,11,,,,,,,,,,4.194,8388.608,Pageable,Device,NVIDIA RTX A4500 (0),1,,7,[CUDA memcpy Host-to-Device]
+1500000,2000000,12,336,1,1,256,1,1,40,0.000,0.000,,,,,NVIDIA RTX A4500 (0),1,,7,distribution_elementwise_grid_stride_kernel
+1500000,1000000,13,336,1,1,256,1,1,40,0.000,0.000,,,,,NVIDIA RTX A4500 (1),2,,13,distribution_elementwise_grid_stride_kernel
+4000000,1000000,14,50,1,1,256,1,1,16,0.000,0.000,,,,,NVIDIA RTX A4500 (1),2,,13,computeOffsetsKernel
+"""
+
+
+def test_an_nsys_gpu_trace_of_two_gpus_in_one_process_is_split_per_gpu(tmp_path):
+    path = tmp_path / "two_gpus_cuda_gpu_trace.csv"
+    path.write_text(_NSYS_TWO_GPUS)
+    an = roofreport.analyze(roofreport.read(path, jobs=1))
+    assert an.tables["runs"]["devices"].to_list() == [2]
+    frame = an.distributed.ranks.sort("device")
+    # GPU 0: copy 1-1.5 ms, kernel 1.5-3.5 ms: busy all its 2.5 ms span. GPU 1: kernels 1.5-2.5 and
+    # 4-5 ms: 2 ms busy of a 3.5 ms span (together they would have shown 3.5 of 4 ms busy).
+    assert frame.select("device", "span_ns", "busy_ns", "idle_ns", "compute_ns", "memory_ns").rows() == [
+        ("NVIDIA RTX A4500 (0)", 2.5e6, 2.5e6, 0.0, 2e6, 0.5e6),
+        ("NVIDIA RTX A4500 (1)", 3.5e6, 2e6, 1.5e6, 2e6, 0.0)]

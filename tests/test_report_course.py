@@ -354,6 +354,31 @@ def test_page_one_names_the_faster_gpu_the_factor_and_a_reason_for_each_comparis
         assert "Not compared on" in page
 
 
+def _run_column_tables(section) -> list[Table]:
+    """The top-kernel tables with a column per run (Kernel, Category, then the runs), both media."""
+    return [t for t in section.blocks if isinstance(t, Table) and "kernels" in t.css.split()
+            and not {"by-run", "alone", "alike"} & set(t.css.split()) and len(t.columns) > 3]
+
+
+@pytest.mark.parametrize("folder", BIG)
+def test_a_label_part_every_column_of_a_table_shares_is_said_once_in_its_caption(built, folder):
+    """pramitmallick's "alexnet · expCloudML" table of K80 and P40 runs headed every column
+    "... · lr 0.001": its group also held runs of other learning rates, in other tables. What one
+    table's columns share is in its caption; its headings keep what differs."""
+    from roofreport.pipeline.labels import SEPARATOR
+
+    tables_seen = _run_column_tables(built[folder].section("share"))
+    assert tables_seen
+    for t in tables_seen:
+        headings = [c.label.split(SEPARATOR) for c in t.columns[2:]]
+        shared = [part for part in headings[0] if all(part in other for other in headings[1:])]
+        assert not shared, (t.caption, [c.label for c in t.columns[2:]])
+    if folder == "pramitmallick-examples":
+        (gpus,) = [t for t in tables_seen if t.media == "print" and t.caption == "alexnet · expCloudML · lr 0.001"]
+        assert [c.label for c in gpus.columns[2:]] == ["K80 · bs 32", "K80 · bs 64", "P40 · bs 16", "P40 · bs 32",
+                                                       "P40 · bs 64"]
+
+
 # -- no aggregate misleads (issue #22, each where it occurred) -----------------------------------
 
 def test_a_sweep_never_mixes_gpus_the_lr_sweep_of_pramitmallick(built):

@@ -236,6 +236,56 @@ def nvprof_full_csv(batch: int) -> str:
     return "\n".join(out) + "\n"
 
 
+# What DataParallel runs on GPU 0 alone (the loss, the optimizer step on the master weights,
+# the input batch from the host and the outputs back); the peer copies scatter to GPUs 1-3.
+_GPU0_ONLY = ("cunn_SoftMaxForward", "TensorCAddOp", "TensorMulConstantOp", "[CUDA memcpy HtoD]",
+              "[CUDA memcpy DtoH]")
+_PEERS_ONLY = ("[CUDA memcpy PtoP]",)
+
+
+def per_gpu_rows(batch: int, rng: random.Random) -> dict[int, list[Row]]:
+    """The GPU activities of one alexnet run on 4 K80s, per GPU (`--print-summary-per-gpu`):
+    every GPU runs its quarter of the batch's kernels and the broadcasts and reductions; GPU 0
+    alone computes the loss, steps the optimizer and takes the batch from the host."""
+    iters = IMAGES // batch
+    b = batch / 4
+    per_gpu: dict[int, list[Row]] = {gpu: [] for gpu in range(4)}
+    for a in ALEXNET_K80:
+        share = winograd_share(batch) if a.algo == "winograd" else 1 - winograd_share(batch) if a.algo else 1.0
+        gpus = [0] if a.name.startswith(_GPU0_ONLY) else [1, 2, 3] if a.name.startswith(_PEERS_ONLY) else range(4)
+        for gpu in gpus:
+            calls = max(1, int(a.calls * share * iters * rng.uniform(0.998, 1.002)))
+            avg = (a.fixed_ms + a.per_sample_ms * b) * rng.uniform(0.97, 1.03) / 1e3
+            if a.name.startswith("[CUDA memcpy HtoD]"):
+                avg = (0.06 + 0.072 * b * 4 / 1.25) / 1e3 * rng.uniform(0.97, 1.03)
+            if a.name.startswith("nccl") and gpu == 0:
+                avg *= 1.08   # the root of the broadcast and of the reduction
+            lo = avg * rng.uniform(1 - a.spread, 1 - a.spread * 0.6)
+            hi = avg * rng.uniform(1 + a.spread * 1.5, 1 + a.spread * 4)
+            per_gpu[gpu].append(_row("GPU activities", a.name, calls, avg, lo, hi))
+    for rows in per_gpu.values():
+        rows.sort(key=lambda r: -r.total_s)
+    return per_gpu
+
+
+def nvprof_per_gpu_text(batch: int = 64) -> str:
+    """The batch-64 run again with `--print-summary-per-gpu` (text): after `Profiling result:`,
+    one part per GPU, each a blank line, `==PID== Device "Tesla K80 (N)"` and that GPU's table
+    (its GPU activities only: no API calls), as nvprof 11.8's summary printer writes it."""
+    rng = rng_for(f"k80_sweep/{batch}/per_gpu")
+    pid = rng.randrange(10_000, 200_000)
+    banner, cmd = _course_banner("alexnet", batch, "pergpu", pid)
+    per_gpu = per_gpu_rows(batch, rng)
+    gpu_s = sum(r.total_s for r in per_gpu[0]) / (IMAGES // batch)
+    out = banner + _epoch_lines(batch, rng, gpu_s) + [
+        f"=={pid}== Profiling application: {cmd}", f"=={pid}== Profiling result:"]
+    for gpu, rows in per_gpu.items():
+        table = nvprof_summary_text(rows, pid)[1:]    # (the `Profiling result:` line is the run's, once)
+        out += ["", f'=={pid}== Device "Tesla K80 ({gpu})"'] + table
+    out.append(f"=={pid}== Generated result file: /scratch/ta/imagenet/alexnet_{batch}_0.01_k80_pergpu_{pid}.nvvp")
+    return "\n".join(out) + "\n"
+
+
 RESNET18_K80 = [  # (name, calls per iteration on each GPU, ms per launch at per-GPU batch 16)
     ("ncclBroadcastKernel_copy_i8(ncclColl)", 62, 0.27),
     ("ncclReduceKernel_sum_f32(ncclColl)", 62, 0.19),
@@ -396,4 +446,5 @@ def sweep_files() -> dict[str, str]:
     files["k80_sweep/out.resnet18_64_0.01_k80_full.812133"] = nvprof_resnet18_text()
     files["k80_sweep/out.alexnet_64_0.01_k80_conv.812150"] = nvprof_metrics_csv(64)
     files["k80_sweep/out.alexnet_32_0.01_k80_trace.812167"] = nvprof_trace_csv(32, 1)
+    files["k80_sweep/out.alexnet_64_0.01_k80_pergpu.812184"] = nvprof_per_gpu_text(64)
     return files

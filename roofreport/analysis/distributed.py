@@ -24,15 +24,18 @@ job (JOB_COLUMNS):
   given (`link_note` says why).
 
 `single_process` holds the runs where one process drove several GPUs (PyTorch's DataParallel):
-per run its GPUs, GPU 0's kernel time against the median other GPU's where the log has a
-device per kernel, and otherwise `per_device` false with the log that would tell (nvprof's
-summary adds every GPU's kernels into one line).
+per run its GPUs, GPU 0's kernel time against the median other GPU's and the busiest GPU's
+where the log has a device per kernel (a trace, nvprof's `--print-summary-per-gpu`), and
+otherwise `per_device` false with the log that would tell (nvprof's plain summary adds every
+GPU's kernels into one line).
 
 `scaling`: the same model on the same GPU with different GPU counts (a job's ranks, a
 single-process run's GPUs): the speedup of the step time, the scaling efficiency, and whether it
 is strong scaling (the same global batch: DataParallel's batch size is the global batch; a
 distributed job's is per rank, so its global batch is the batch size times its ranks) or weak
-scaling (the same batch per GPU).
+scaling (the same batch per GPU). A single-process run steps at its busiest GPU's kernel time
+per iteration where its log gives each GPU's; a summary that adds its GPUs together gives no
+step of one GPU, and the pair says so.
 """
 
 from __future__ import annotations
@@ -57,7 +60,8 @@ JOB_COLUMNS = {
 }
 SINGLE_PROCESS_COLUMNS = {
     "run": pl.String, "gpus": pl.Int64, "per_device": pl.Boolean, "gpu0_time_ns": pl.Float64,
-    "others_median_ns": pl.Float64, "gpu0_excess_pct": pl.Float64, "would_tell": pl.String,
+    "others_median_ns": pl.Float64, "gpu0_excess_pct": pl.Float64, "busiest_ns": pl.Float64,
+    "would_tell": pl.String,
 }
 SCALING_COLUMNS = {
     "model": pl.String, "gpu_label": pl.String, "run_a": pl.String, "run_b": pl.String, "gpus_a": pl.Int64,
@@ -66,8 +70,10 @@ SCALING_COLUMNS = {
     "note": pl.String,
 }
 STRONG, WEAK = "strong", "weak"
+# (nvprof's text trace cuts its Device cell to 15 characters, `Tesla V100-SXM2`: the `(N)` that
+# tells the GPUs apart is lost on longer names; its --csv form prints them whole)
 PER_DEVICE_LOG = ("nvprof --print-summary-per-gpu, or a trace with a device per kernel "
-                  "(nvprof --print-gpu-trace, nsys profile)")
+                  "(nvprof --print-gpu-trace --csv, nsys profile)")
 
 
 @dataclass(frozen=True)
@@ -92,11 +98,12 @@ def distributed(tables: dict[str, pl.DataFrame], model: Model, reasons: pl.DataF
     time_rows, gpus = model.time_rows, model.gpus
     calls = collective_frames.collective_table(tables["activities"], _collective_args(tables), runs)
     slow = straggler_frames.stragglers(tables["steps"], runs)
+    single = single_process(runs, reasons, time_rows)
     return Distributed(
         ranks=per_rank, collectives=calls, stragglers=slow,
         jobs=job_summary(runs, per_rank, calls, slow, gpus),
-        single_process=single_process(runs, reasons, time_rows),
-        scaling=scaling(runs, reasons, step_summary))
+        single_process=single,
+        scaling=scaling(runs, reasons, step_summary, single))
 
 
 def _collective_args(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -205,19 +212,23 @@ def single_process(runs: pl.DataFrame, reasons: pl.DataFrame, time_rows: pl.Data
         if per_device.height > 1:
             first, others = per_device["time_ns"][0], per_device["time_ns"][1:].median()
             rows.append({"run": run, "gpus": per_device.height, "per_device": True, "gpu0_time_ns": first,
-                         "others_median_ns": others, "gpu0_excess_pct": 100 * (first / others - 1) if others else None})
+                         "others_median_ns": others, "gpu0_excess_pct": 100 * (first / others - 1) if others else None,
+                         "busiest_ns": per_device["time_ns"].max()})
         else:
             rows.append({"run": run, "gpus": gpus, "per_device": False, "would_tell": PER_DEVICE_LOG})
     return pl.DataFrame(rows, schema=SINGLE_PROCESS_COLUMNS)
 
 
-def scaling(runs: pl.DataFrame, reasons: pl.DataFrame, step_summary: pl.DataFrame) -> pl.DataFrame:
+def scaling(runs: pl.DataFrame, reasons: pl.DataFrame, step_summary: pl.DataFrame,
+            single: pl.DataFrame | None = None) -> pl.DataFrame:
     """SCALING_COLUMNS: per model and GPU, each pair of runs or jobs with different GPU counts
     (module docstring). A job is its rank 0 (every rank runs the same steps); its step time
-    is the median rank's median step, else its kernel time per iteration."""
+    is the median rank's median step, else its kernel time per iteration. A single-process run
+    of several GPUs whose log gives each GPU's time (`single`: `single_process`'s frame) steps at
+    its busiest GPU's kernel time per iteration (its GPUs meet every step)."""
     if not runs.height:
         return pl.DataFrame(schema=SCALING_COLUMNS)
-    units = _scaling_units(runs, reasons, step_summary)
+    units = _scaling_units(runs, reasons, step_summary, single)
     if not units.height:
         return pl.DataFrame(schema=SCALING_COLUMNS)
     rows = []
@@ -231,7 +242,8 @@ def scaling(runs: pl.DataFrame, reasons: pl.DataFrame, step_summary: pl.DataFram
     return pl.DataFrame(rows, schema=SCALING_COLUMNS) if rows else pl.DataFrame(schema=SCALING_COLUMNS)
 
 
-def _scaling_units(runs: pl.DataFrame, reasons: pl.DataFrame, step_summary: pl.DataFrame) -> pl.DataFrame:
+def _scaling_units(runs: pl.DataFrame, reasons: pl.DataFrame, step_summary: pl.DataFrame,
+                   single: pl.DataFrame | None = None) -> pl.DataFrame:
     """run (a job's lowest rank), model, gpu_label, gpus, global_batch, step_ns."""
     wanted = [c for c in ("run", "model", "gpu_label", "batch_size", "rank", "ranks", "distributed_job",
                           "time_per_iteration_ns", "parallelism", "experiment", "phase", "params") if c in runs.columns]
@@ -248,9 +260,11 @@ def _scaling_units(runs: pl.DataFrame, reasons: pl.DataFrame, step_summary: pl.D
         base = base.with_columns(pl.lit(None, pl.Int64).alias("reason_gpus"))
     step = step_summary.select("run", pl.col("step_ns")) if step_summary.height and "step_ns" in \
         step_summary.columns else pl.DataFrame(schema={"run": pl.String, "step_ns": pl.Float64})
+    step = _with_busiest_gpu_steps(step, runs, single)
     job = pl.col("distributed_job").is_not_null()
     gpus = pl.when(job).then(pl.col("ranks")).otherwise(pl.col("reason_gpus").fill_null(1))
-    # A step's wall time where the trace marks steps; else kernel time per iteration, which is one
+    # A step's wall time where the trace marks steps, or the busiest GPU's kernel time per
+    # iteration where the log gives each GPU's; else kernel time per iteration, which is one
     # GPU's only where the run had one GPU (a summary of several adds their kernels together).
     base = base.join(step, on="run", how="left").with_columns(
         pl.when(pl.col("step_ns").is_not_null() | (gpus == 1) | job).then(
@@ -266,6 +280,20 @@ def _scaling_units(runs: pl.DataFrame, reasons: pl.DataFrame, step_summary: pl.D
     singles = base.filter(~job).select(keys)
     both = pl.concat([singles.select(keys), jobs.select(keys)], how="vertical_relaxed")
     return both.filter((pl.col("step_ns").is_not_null() | pl.col("summed")) & pl.col("gpus").is_not_null())
+
+
+def _with_busiest_gpu_steps(step: pl.DataFrame, runs: pl.DataFrame, single: pl.DataFrame | None) -> pl.DataFrame:
+    """`step` (run, step_ns) with a step for each single-process run whose log gives each GPU's
+    kernel time (`single_process`'s `busiest_ns`) and counts its iterations: the busiest GPU's
+    kernel time per iteration, where no marked step gives one."""
+    if single is None or not single.height or "iterations" not in runs.columns:
+        return step
+    busiest = single.filter(pl.col("per_device") & pl.col("busiest_ns").is_not_null()).join(
+        runs.select("run", "iterations").filter(pl.col("iterations") > 0), on="run") \
+        .select("run", (pl.col("busiest_ns") / pl.col("iterations")).alias("step_ns"))
+    if not busiest.height:
+        return step
+    return pl.concat([step, busiest.join(step, on="run", how="anti")], how="vertical_relaxed")
 
 
 # A scale in a name that became the run's experiment (`4gpu`, `8_ranks`, `2nodes`): left out of the

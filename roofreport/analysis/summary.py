@@ -2,10 +2,13 @@
 a terminal table, CSV or JSON (what `nsys stats` prints for one report, for a whole folder).
 
 * `runs`: one row per run shown, with its totals as the runs table holds them (`totals.py`:
-  every kernel counted, whatever the view shows);
+  every kernel counted, whatever the view shows) and its `bound_note`: why a run has no bound
+  class, or the shares that gave it (the runs table's, which page 1 says too);
 * `categories`: per run, the time of each kernel category shown, and its share of the run's
   whole GPU time (`share.kernel_share`);
-* `kernels`: per run, its `top` kernels shown, largest first: launches, total and average
+* `kernels`: per run, its `top` kernels shown, largest first: its `category` and its
+  `category_label` as the report's tables show it ("conv (via GEMM)": `share.category_label`),
+  launches, total and average
   time, min, median and max of its launches (empty where the log gives a summary: the kernels
   table keeps its count and total), share of the run's GPU time (`share.per_kernel`, as `nsys
   stats --report cuda_gpu_kern_sum` lists them).
@@ -29,13 +32,13 @@ from roofreport.tables import schema
 RUN_COLUMNS = {"run": pl.String, "label": pl.String, "gpu": pl.String, "model": pl.String,
                "kernel_launches": pl.Int64, "kernel_time_ns": pl.Float64, "transfer_time_ns": pl.Float64,
                "time_source": pl.String, "flops": pl.Float64, "achieved_flops_per_s": pl.Float64,
-               "arithmetic_intensity": pl.Float64, "bound": pl.String, "rank": pl.Int64,
+               "arithmetic_intensity": pl.Float64, "bound": pl.String, "bound_note": pl.String, "rank": pl.Int64,
                "parallelism": pl.String}
 CATEGORY_COLUMNS = {"run": pl.String, "category": pl.String, "count": pl.Int64, "time_ns": pl.Float64,
                     "share": pl.Float64}
 KERNEL_COLUMNS = {"run": pl.String, "rank": pl.Int64, "kernel": pl.String, "category": pl.String,
-                  "count": pl.Int64, "time_ns": pl.Float64, "avg_ns": pl.Float64, "min_ns": pl.Float64,
-                  "median_ns": pl.Float64, "max_ns": pl.Float64, "share": pl.Float64}
+                  "category_label": pl.String, "count": pl.Int64, "time_ns": pl.Float64, "avg_ns": pl.Float64,
+                  "min_ns": pl.Float64, "median_ns": pl.Float64, "max_ns": pl.Float64, "share": pl.Float64}
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,9 @@ def _demangle_nested(text: str) -> str | None:
             break
         if index < len(text) and text[index] == "I":  # template args of the last component: stop here
             break
-    return "::".join(p for p in parts if p) or None
+    # an anonymous namespace (`_GLOBAL__N_1`, nvcc's `_GLOBAL__N__<hash>`) is dropped, as its
+    # demangled spellings are (`_ANON`): ncu's demangled name and a mangled one then meet
+    return "::".join(p for p in parts if p and not p.startswith("_GLOBAL__N")) or None
 
 
 def short_names(names: pl.Series) -> pl.Series:

@@ -31,6 +31,7 @@ from roofreport.gpu.specs import GpuSpec, normal_cc, read_tsv, spec_from_row
 from roofreport.resources import package_data
 
 
+_ONE_DIE = "(per "    # a row of one die of a board of several: `Tesla K80 (per GK210 GPU)`
 _PRODUCT_LINE = re.compile(r"^(?:tesla|geforce|quadro|titan|nvidia|amd|instinct|radeon(?: pro)?) ")
 
 
@@ -162,8 +163,36 @@ class GpuDatabase:
                        if n.text.startswith(name.text) and n.text != name.text and n.usable_for(name))
 
     def _tokens(self, name: Name) -> list[GpuSpec]:
-        found = [self._runs.get(m.group(0).replace(" ", ""), []) for m in naming.token_pattern().finditer(name.text)]
-        return _unique(s for specs in found for s in specs)
+        """Rows of the GPU tokens in `name`, each narrowed to the variant its words after it
+        name (none when the table lacks that variant: `other_variants`)."""
+        return _unique(s for product, variant in self._token_words(name) for s in self._variant_rows(product, variant))
+
+    def other_variants(self, device_name: str | None) -> list[GpuSpec]:
+        """The rows of the product a name's GPU token names when the variant words after it (a
+        board, a memory size) fit none of them (`a800_pcie_40gb`: the A800s the table has, none
+        a 40 GB PCIe card); empty when the name stands for a row, or names no product."""
+        raw = naming.clean(device_name or "")
+        if not raw or naming.is_cut(raw) or self.candidates(raw):
+            return []
+        return _unique(s for product, variant in self._token_words(Name.of(raw)) if variant != naming.Variant()
+                       and not self._variant_rows(product, variant) for s in self._runs.get(product, []))
+
+    def _token_words(self, name: Name) -> list[tuple[str, naming.Variant]]:
+        """Each GPU token of the name: its product's words run together (`a800`, `rtxa6000`) and
+        its variant words (`names.variant_words`)."""
+        found = (naming.variant_words(m.group(0)) for m in naming.token_pattern().finditer(name.text))
+        return [(product.replace(" ", ""), variant) for product, variant in found]
+
+    def _variant_rows(self, product: str, variant: naming.Variant) -> list[GpuSpec]:
+        rows = self._runs.get(product, [])
+        if variant == naming.Variant():
+            return rows
+        return [s for s in rows if variant.fits(self._row_words(s), s.dram_capacity / 2.0**30 if s.dram_capacity else None,
+                                                one_die=_ONE_DIE in s.key)]
+
+    def _row_words(self, spec: GpuSpec) -> tuple[str, ...]:
+        """Every word of the row's names as a typed name is compared (`names.typed_words`)."""
+        return tuple(word for row_words, row in self._typed if row is spec for word in row_words)
 
     # -- compute capabilities and defaults -----------------------------------------------------
 
@@ -293,6 +322,10 @@ def unknown_gpu(name: str, db: GpuDatabase) -> str:
     if several:
         listed = ", ".join(spec.key for spec in several[:6]) + (" ..." if len(several) > 6 else "")
         return f"{name!r} may be any of {len(several)} GPUs ({listed}): no peaks (name one)"
+    variants = db.other_variants(name)
+    if variants:
+        return (f"{name!r} names a variant the GPU table lacks (it has {', '.join(spec.key for spec in variants)}): "
+                "no peaks (add it with --peaks)")
     near = db.closest(name)
     hint = f" (closest: {', '.join(near)})" if near else ""
     return f"{name!r} is not in the GPU table{hint}: no peaks (add it with --peaks)"

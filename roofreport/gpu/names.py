@@ -17,7 +17,11 @@ the rows found by the first of these rules that finds any (`database.GpuDatabase
 4. GPU tokens (`data/gpu_tokens.tsv`, the one token table: run identity reads paths with it too)
    in a path or an odd spelling (`a100_vgg11`, `RTX3050TI`, `k80`): every row with a name
    holding the token as whole words, unless the next word makes it another product (`rtx3070`
-   is a 3070 or a 3070 Laptop GPU, never a 3070 Ti; `v100` is any V100).
+   is a 3070 or a 3070 Laptop GPU, never a 3070 Ti; `v100` is any V100). Variant words after
+   the token, a board (`SXM4`, `SXM`, `PCIe`, `DGXS`) or a memory size (`40GB`, `40 GB`,
+   `32GiB`), keep the rows of that variant (`a100_40gb`: the A100 PCIe or SXM4 40GB;
+   `v100-32gb`: a 32 GB V100); where the table has no row of that variant, the name stands for
+   none (`variant_words`, `GpuDatabase.other_variants`), never for another variant.
 
 A name that stands for one row names that GPU; one that stands for several names a product or a
 choice the resolver settles (`resolve.py`).
@@ -60,6 +64,14 @@ _FORM_PREFIXES = ("sxm",)                               # `SXM` names SXM2, SXM4
 # Words that make a row the portable variant of a product: a user naming the product means the
 # desktop (or data-centre) one, as a datasheet does.
 PORTABLE_WORDS = frozenset(("laptop", "mobile", "maxq"))
+
+# Words after a GPU token that say which variant of the product it is (module docstring, rule 4):
+# its board and its memory size, as folder and device names spell them (`a800_sxm4_40gb`,
+# `Tesla V100-SXM2-16GB`, `NVIDIA A100 80GB PCIe`). Written for names as `words` spells them.
+_BOARD = r"sxm\d?|pcie|dgxs"
+_MEMORY = r"\d{1,3} ?gi?b"
+_VARIANT_TAIL = re.compile(rf"(?: (?:{_BOARD}|{_MEMORY}))+$")
+_MEMORY_WORD = re.compile(r"(\d{1,3}) ?gi?b")
 
 # Words a path token may leave out of a GPU's name: `jetson_xavier` is an AGX Xavier or a Xavier NX.
 _SKIPPABLE_WORDS = ("agx",)
@@ -164,6 +176,46 @@ def word_runs(names: list[tuple[Name, object]]) -> dict[str, list]:
     return {run: list(specs.values()) for run, specs in runs.items()}
 
 
+class Variant(NamedTuple):
+    """What the words after a GPU token say of its variant: the board words (`sxm4`, `pcie`) and
+    the memory size in GB, when given."""
+
+    boards: tuple[str, ...] = ()
+    memory_gb: int | None = None
+
+    def fits(self, row_words: tuple[str, ...], dram_gb: float | None, one_die: bool = False) -> bool:
+        """A row with these name words and this much memory is the variant (`sxm` is any SXM
+        board; the memory is the row's, or a size its names give: `NVIDIA GH200 480GB`). A row
+        of one die of a board of several (`Tesla K80 (per GK210 GPU)`, `Instinct MI250X (per
+        GCD)`: `one_die`) fits the board's memory too, a whole multiple of its own (`k80_24gb`,
+        `mi250x_128gb`)."""
+        for board in self.boards:
+            if not any(own == board or (board in _FORM_PREFIXES and own.startswith(board)) for own in row_words):
+                return False
+        if self.memory_gb is None or f"{self.memory_gb}gb" in row_words:
+            return True
+        if not dram_gb:
+            return False
+        per_die = round(dram_gb)
+        return self.memory_gb == per_die or (one_die and self.memory_gb % per_die == 0)
+
+
+def variant_words(token: str) -> tuple[str, Variant]:
+    """A GPU token as `token_pattern` finds it, parted into the product's words and what the
+    words after them say of its variant: `a800 sxm4 40gb` -> (`a800`, (`sxm4`,), 40)."""
+    tail = _VARIANT_TAIL.search(token)
+    if tail is None:
+        return token, Variant()
+    product, boards, memory = token[:tail.start()], [], None
+    for word in _MEMORY_WORD.sub(r"\1gb", tail.group(0)).split():
+        size = _MEMORY_WORD.fullmatch(word)
+        if size:
+            memory = int(size.group(1))
+        else:
+            boards.append(word)
+    return product, Variant(tuple(boards), memory)
+
+
 def spelled_as_table(token: str, names: list[str]) -> str | None:
     """A path token (`JETSON ORIN`, `RTX3070`) as the first of `names` (the rows it stands for)
     spells its words: `Jetson Orin`, `RTX 3070`. A token standing for several GPUs is labelled
@@ -196,10 +248,13 @@ def token_regexes() -> tuple[str, ...]:
 
 def token_alternatives(separator: str = " ") -> str:
     """The GPU tokens as one regex group (no capturing group), with an optional `laptop (gpu)`
-    after them; `separator`: what parts words (a space in names as `words` spells them,
-    `[\\s_-]` in a raw file or folder name)."""
+    and up to two variant words (a board, a memory size: `variant_words`) after them, taken
+    whole (an atomic group: `a100 sxm4 40gb mig` is no token, never `a100` alone);
+    `separator`: what parts words (a space in names as `words` spells them, `[\\s_-]` in a raw
+    file or folder name)."""
     alternatives = "|".join(f"(?:{regex})" for regex in token_regexes())
-    return f"(?:{alternatives})(?: laptop(?: gpu)?)?".replace(" ", separator)
+    variant = f"(?>(?: (?:{_BOARD}|{_MEMORY})){{0,2}})"
+    return f"(?:{alternatives})(?: laptop(?: gpu)?)?{variant}".replace(" ", separator)
 
 
 def not_another_gpu(separator: str = " ") -> str:

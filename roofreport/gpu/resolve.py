@@ -116,7 +116,9 @@ def _unknown_name(evidence: Evidence, name: str, db: GpuDatabase) -> GpuIdentity
     """A logged name the table does not know: the compute capability or path may still tell
     the GPU (said in the note); else the name as logged, with no peaks."""
     other = _by_cc(evidence, db) or _by_path(evidence, db)
-    unknown = f"the logs name {naming.clean(name)!r}, which the GPU table does not know"
+    variants = db.other_variants(name)
+    unknown = (f"the logs name {naming.clean(name)!r}, a variant the GPU table lacks (it has the {_listed(variants)})"
+               if variants else f"the logs name {naming.clean(name)!r}, which the GPU table does not know")
     if other is not None and other.spec is not None:
         return other.noted(unknown)
     family = db.family_of_cc(evidence.compute_capability)
@@ -140,10 +142,18 @@ def _by_cc(evidence: Evidence, db: GpuDatabase) -> GpuIdentity | None:
 
 
 def _by_path(evidence: Evidence, db: GpuDatabase) -> GpuIdentity | None:
+    """The GPU the path's tokens name (`_path_rows`). A token naming a variant the table lacks
+    (`a800_pcie_40gb`) gives no peaks rather than another variant of the product, even where
+    another token names only the product (`a800/`)."""
+    rows = _path_rows(evidence, db)
     for token in evidence.path_tokens:
-        rows = db.candidates(token)
-        if not rows:
-            continue
+        variants = db.other_variants(token)
+        if variants and all(spec in variants for spec in rows):
+            return GpuIdentity(None, token, token, _shared(s.family for s in variants), PATH,
+                               note=f"the path's {token!r} names a variant the GPU table lacks "
+                                    f"(it has the {_listed(variants)}): no peaks; {SET_IT}")
+    token = next((token for token in evidence.path_tokens if db.candidates(token)), None)
+    if token is not None:
         spec = db.stand_in(rows)
         if spec is None:
             label = naming.spelled_as_table(token, [s.label for s in rows]) or token
@@ -181,6 +191,9 @@ def _checked(found: GpuIdentity, evidence: Evidence, db: GpuDatabase) -> GpuIden
     path = _path_rows(evidence, db)
     if path and found.evidence in (LOG, CC) and spec not in path:
         said.append(f"the path's {evidence.path_tokens[0]!r} names another GPU; the logs win")
+    lacking = next((token for token in evidence.path_tokens if db.other_variants(token)), None)
+    if lacking and found.evidence in (LOG, CC):
+        said.append(f"the path's {lacking!r} names a variant the GPU table lacks; the logs' GPU is used")
     if not runs_on(spec.compute_capability, evidence.kernel_hint):
         said.append(f"kernel names need CC {evidence.kernel_hint} or later, which the {spec.label} "
                     f"(CC {spec.compute_capability}) is not: these logs may not be this GPU's")
@@ -190,12 +203,15 @@ def _checked(found: GpuIdentity, evidence: Evidence, db: GpuDatabase) -> GpuIden
 # -- helpers -----------------------------------------------------------------------------------
 
 def _path_rows(evidence: Evidence, db: GpuDatabase) -> list[GpuSpec]:
-    """The rows the first path token that names any stands for."""
-    for token in evidence.path_tokens:
-        rows = db.candidates(token)
-        if rows:
-            return rows
-    return []
+    """The rows the first path token that names any stands for, narrowed by the tokens after it
+    (`v100/v100_32gb_run/`: the 32 GB V100s), never to none."""
+    found = [rows for rows in (db.candidates(token) for token in evidence.path_tokens) if rows]
+    if not found:
+        return []
+    rows = found[0]
+    for other in found[1:]:
+        rows = _narrower(rows, other)
+    return rows
 
 
 def _narrower(rows: list[GpuSpec], allowed: list[GpuSpec]) -> list[GpuSpec]:

@@ -19,7 +19,8 @@ baseline section, the Python API), so one question never gets two figures:
   `gpus`: each run's GPU spec with the database's peaks; `clocks`: the evidence of the clock its
   time was measured at (`clocks.py`: logged, ncu's locked clock, nvidia-smi's sampled clock);
 * `kernel_roofline`: each counted kernel's roofline point and ceiling (`roofline.kernel_roofline`),
-  whose time-weighted sides of the ridge give a run's bound (`bound.py`);
+  whose time-weighted sides of the ridge give a run's bound (`bound.py`; where they cover too
+  little of the run, the sides of their kernel names weighted by the time rows: `bound.name_populations`);
 * `ranks`: per (run, rank) of the traces with GPU activities, the time split as Holistic
   Trace Analysis splits it (`ranks.py`: span, compute, communication, memory, idle, overlap);
 * `totals`: the runs table's `RUN_TOTALS` columns (`totals.py`: kernel, copy, setup-copy time,
@@ -167,7 +168,7 @@ class Model:
         if runs is None or not runs.height:
             return schema.empty("runs")
         base = runs.drop([c for c in schema.RUN_TOTALS if c in runs.columns])
-        return schema.conform("runs", base.join(self.totals, on="run", how="left"))
+        return schema.conform("runs", run_totals.with_bound_reasons(base.join(self.totals, on="run", how="left")))
 
     def kernels(self) -> pl.DataFrame:
         """The kernels table with `in_run_total`: the rows whose durations sum to their run's

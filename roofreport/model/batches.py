@@ -48,7 +48,8 @@ def runs_table(pending, db: gpu.GpuDatabase) -> pl.DataFrame:
         totals.append(kept)
     found = pl.concat([t.select("run", *schema.RUN_TOTALS) for t in totals if t.height], how="vertical") \
         if any(t.height for t in totals) else pl.DataFrame(schema={"run": pl.String, **schema.RUN_TOTALS})
-    return schema.conform("runs", base.join(found, on="run", how="left", maintain_order="left"))
+    return schema.conform("runs", run_totals.with_bound_reasons(base.join(found, on="run", how="left",
+                                                                           maintain_order="left")))
 
 
 def batch_partials(pending) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:

@@ -30,6 +30,32 @@ share of the run's kernel time the classification covers (ncu may profile only s
   a trace of the whole run are the common case. `thin_words` says what is counted instead.
 * No class (`UNTIMED`) either when no counted kernel has a time (nvprof `--metrics` alone): the
   aggregate intensity right or left of the ridge does not say on which side the time sits.
+
+Classed by kernel name (`name_populations`), where the counted launches cover under the floor
+but the kernels they name cover at least it. ncu profiles a window (one step, `--launch-count N`)
+of a run whose trace has every launch, and the launches outside the window are mostly the same
+kernels launched again. A kernel's arithmetic intensity is a property of the kernel and its
+launch shape (Nsight Compute's guidance: profile a representative subset, extrapolate per
+kernel), so each uncounted launch takes the side of the counted launches of its kernel:
+
+* kernels are one by `short_name`, the name the alignment of counted launches with a trace
+  already joins on (`timing._align_run`; `enrich.names.short_name`: ncu's and nsys's or
+  Kineto's spellings of one kernel, mangled or demangled, `(anonymous namespace)` or
+  `<unnamed>`, `(int)4` or `4`, give one short name);
+* a trace launch of a grid and block that counted launches of its name had takes the side of
+  those launches; any other launch of a counted name takes the side of all its name's counted
+  launches. The side of a group of counted launches is the run's rule in small: the side
+  holding at least `MOST` of their time. Counted launches that straddle the ridge with neither
+  side holding that much (different shapes, different problems under one grid) make the name
+  (or shape) `MIXED`: its time is on neither side, so it weighs against both. (One 26 µs
+  launch of a weight-gradient convolution left of the ridge beside six of 400 µs right of it
+  does not make the kernel mixed: V100 resnet18 in sample_logs.)
+* each name's weight is its time in the run's time source (`Population.by_name`), and the
+  coverage is the share of the run's kernel time whose names have a counted launch
+  (`bound_coverage_by_name`).
+
+`bound_coverage` and `compute_time_share` keep the counted launches' own figures; the runs
+table's `*_by_name` columns hold the names'.
 """
 
 from __future__ import annotations
@@ -68,14 +94,20 @@ class Population:
     short_ns: float          # of the classified time, in short launches or under one wave
     run_ns: float | None     # the run's kernel time (what the coverage is a share of)
     run_launches: int | None = None   # the run's kernel launches (to say how many were counted)
+    mixed_ns: float = 0.0    # of kernels whose counted launches straddle the ridge (by name only)
+    by_name: bool = False    # the run's kernel time by name (`name_populations`), not the counted launches'
 
     @property
     def classified_ns(self) -> float:
-        return self.compute_ns + self.memory_ns
+        return self.compute_ns + self.memory_ns + self.mixed_ns
 
     @property
     def compute_share(self) -> float | None:
         return self.compute_ns / self.classified_ns if self.classified_ns else None
+
+    @property
+    def memory_share(self) -> float | None:
+        return self.memory_ns / self.classified_ns if self.classified_ns else None
 
     @property
     def coverage(self) -> float | None:
@@ -107,12 +139,15 @@ def launch_waves(metrics: pl.LazyFrame | None) -> pl.DataFrame:
 
 def kernel_sides(points: pl.DataFrame, bytes_only: pl.DataFrame | None = None,
                  waves: pl.DataFrame | None = None) -> pl.DataFrame:
-    """run, time_ns, side ("compute"/"memory"), short of every classifiable kernel row.
+    """run, time_ns, side ("compute"/"memory"), short, under_wave, short_name, grid, block of
+    every classifiable kernel row.
 
     `points`: `roofline.kernel_roofline` rows (ai_dram, ridge_ai, time_ns, count,
-    flops_complete); `bytes_only`: counted rows with DRAM bytes and no FLOPs (run, time_ns,
-    count): memory side; `waves`: source_file, launch_id, waves (ncu's Waves Per SM)."""
-    schema = {"run": pl.String, "time_ns": pl.Float64, "side": pl.String, "short": pl.Boolean}
+    flops_complete; short_name, grid, block where given); `bytes_only`: counted rows with DRAM
+    bytes and no FLOPs (run, time_ns, count): memory side; `waves`: source_file, launch_id,
+    waves (ncu's Waves Per SM)."""
+    schema = {"run": pl.String, "time_ns": pl.Float64, "side": pl.String, "short": pl.Boolean,
+              "under_wave": pl.Boolean, **{c: pl.String for c in _KEY}}
     frames = []
     if points is not None and points.height:
         usable = points.filter(pl.col("time_ns").is_not_null() & pl.col("ai_dram").is_not_null()
@@ -124,14 +159,27 @@ def kernel_sides(points: pl.DataFrame, bytes_only: pl.DataFrame | None = None,
         frames.append(usable.select(
             "run", pl.col("time_ns").cast(pl.Float64),
             pl.when(pl.col("ai_dram") >= pl.col("ridge_ai")).then(pl.lit(COMPUTE)).otherwise(pl.lit(MEMORY)).alias("side"),
-            _short(pl.col("waves"))))
+            _short(pl.col("waves")), _under_wave(pl.col("waves")), *_key(usable)))
     if bytes_only is not None and bytes_only.height:
-        frames.append(bytes_only.filter(pl.col("time_ns").is_not_null()).select(
+        timed = bytes_only.filter(pl.col("time_ns").is_not_null())
+        frames.append(timed.select(
             "run", pl.col("time_ns").cast(pl.Float64), pl.lit(MEMORY).alias("side"),
-            _short(pl.lit(None, pl.Float64))))
+            _short(pl.lit(None, pl.Float64)), _under_wave(pl.lit(None, pl.Float64)), *_key(timed)))
     if not frames:
         return pl.DataFrame(schema=schema)
     return pl.concat(frames, how="vertical_relaxed")
+
+
+_KEY = ("short_name", "grid", "block")   # a kernel (its short name) and its launch shape
+
+
+def _key(frame: pl.DataFrame) -> list[pl.Expr]:
+    return [pl.col(c).cast(pl.String) if c in frame.columns else pl.lit(None, pl.String).alias(c)
+            for c in _KEY]
+
+
+def _under_wave(waves: pl.Expr) -> pl.Expr:
+    return (waves.fill_null(ONE_WAVE) < ONE_WAVE).alias("under_wave")
 
 
 def _short(waves: pl.Expr) -> pl.Expr:
@@ -153,24 +201,96 @@ def populations(sides: pl.DataFrame, run_times: dict[str, float | None],
             for run, c, m, s in sums.iter_rows()}
 
 
-def thin_words(population: Population, counted_launches: int | None = None) -> str:
+def name_populations(sides: pl.DataFrame, time_rows: pl.DataFrame | None, run_times: dict[str, float | None],
+                     run_launches: dict[str, int | None] | None = None) -> dict[str, Population]:
+    """run -> the Population of its kernel time by kernel name (module docstring: "Classed by
+    kernel name"), of `kernel_sides` rows and the kernel rows of each run's time source
+    (`time_rows`: run, short_name, grid, block, count, time_ns; copies left out)."""
+    if not sides.height or time_rows is None or not time_rows.height:
+        return {}
+    named = sides.filter(pl.col("short_name").is_not_null())
+    names = named.group_by("run", "short_name").agg(_one_side().alias("name_side"))
+    shapes = named.filter(pl.col("grid").is_not_null() & pl.col("block").is_not_null()).group_by(
+        "run", *_KEY).agg(_one_side().alias("shape_side"), pl.col("under_wave").all())
+    timed = time_rows.filter(pl.col("short_name").is_not_null() & pl.col("time_ns").is_not_null())
+    launches = timed.group_by("run", *_KEY).agg(
+        pl.col("time_ns").sum(), pl.col("count").fill_null(1).clip(lower_bound=1).sum())
+    # (a null grid or block matches no shape: such launches take their name's side)
+    joined = launches.join(names, on=["run", "short_name"], how="inner").join(
+        shapes, on=["run", *_KEY], how="left")
+    side = pl.coalesce("shape_side", "name_side")
+    short = (pl.col("time_ns") / pl.col("count") < SHORT_LAUNCH_NS) | pl.col("under_wave").fill_null(False)
+    sums = joined.group_by("run").agg(
+        *[pl.col("time_ns").filter(side == which).sum().alias(which) for which in (COMPUTE, MEMORY, MIXED)],
+        pl.col("time_ns").filter(short).sum().alias("short"))
+    counts = run_launches or {}
+    return {run: Population(float(c or 0.0), float(m or 0.0), float(s or 0.0), run_times.get(run),
+                            counts.get(run), mixed_ns=float(x or 0.0), by_name=True)
+            for run, c, m, x, s in sums.select("run", COMPUTE, MEMORY, MIXED, "short").iter_rows()}
+
+
+def _one_side() -> pl.Expr:
+    """The side of a group of counted launches (a kernel name's, a launch shape's) by the run's
+    own rule: the side holding at least `MOST` of their time, else mixed (they straddle the
+    ridge)."""
+    time = pl.col("time_ns")
+    total = time.sum()
+    return (pl.when(time.filter(pl.col("side") == COMPUTE).sum() >= MOST * total).then(pl.lit(COMPUTE))
+            .when(time.filter(pl.col("side") == MEMORY).sum() >= MOST * total).then(pl.lit(MEMORY))
+            .otherwise(pl.lit(MIXED)))
+
+
+def classes_by_name(launches: Population | None, names: Population | None) -> bool:
+    """Whether a run is classed by kernel name: its counted launches cover under the floor, the
+    kernels they name at least it."""
+    return launches is not None and launches.thin and names is not None and names.coverage is not None \
+        and not names.thin and names.compute_share is not None
+
+
+def thin_words(population: Population, counted_launches: int | None = None,
+               names: Population | None = None) -> str:
     """Why a run too thinly counted has no class, naming what is counted: "too little of the
     run's kernel time is counted to classify: the counters cover 4% of it (21 of 368 launches),
-    87% of that in compute-side kernels"."""
-    share = population.compute_share
-    side, value = (COMPUTE, share) if share >= 0.5 else (MEMORY, 1.0 - share)
-    launches = ""
+    87% of that in compute-side kernels", and, where `names` (its `name_populations` one) cover
+    more, "; the kernels they name take 46% of it"."""
+    launches = _launches(population, counted_launches)
+    text = f"{THIN}: the counters cover {population.coverage:.0%} of it{launches}, {_side_words(population)}"
+    if names is not None and names.coverage is not None \
+            and round(100 * names.coverage) > round(100 * population.coverage):
+        text += f"; the kernels they name take {names.coverage:.0%} of it"
+    return text
+
+
+def _launches(population: Population, counted_launches: int | None) -> str:
     if counted_launches and population.run_launches and counted_launches <= population.run_launches:
-        launches = f" ({counted_launches:,} of {population.run_launches:,} launches)"
-    elif counted_launches:
-        launches = f" ({counted_launches:,} launch{'es' if counted_launches != 1 else ''})"
-    return (f"{THIN}: the counters cover {population.coverage:.0%} of it{launches}, "
-            f"{value:.0%} of that in {side}-side kernels")
+        return f" ({counted_launches:,} of {population.run_launches:,} launches)"
+    if counted_launches:
+        return f" ({counted_launches:,} launch{'es' if counted_launches != 1 else ''})"
+    return ""
+
+
+def _side_words(population: Population) -> str:
+    """"87% of that in compute-side kernels", the larger side's share of the classified time, and
+    the straddling names' where there are any."""
+    compute, memory = population.compute_share, population.memory_share
+    side, value = (COMPUTE, compute) if compute >= memory else (MEMORY, memory)
+    text = f"{value:.0%} of that in {side}-side kernels"
+    if population.mixed_ns:
+        mixed = population.mixed_ns / population.classified_ns
+        text += f", {mixed:.0%} in kernels counted on both sides of the ridge"
+    return text
 
 
 def thin() -> pl.Expr:
     """The runs table's rows left without a class because too little of their time is counted."""
     return pl.col("bound").is_null() & (pl.col("bound_coverage") < COVERAGE_FLOOR).fill_null(False)
+
+
+def classed_by_name() -> pl.Expr:
+    """The runs table's rows classed by kernel name (`classes_by_name`): a class, with the counted
+    launches under the floor and the kernels they name at or over it."""
+    return pl.col("bound").is_not_null() & (pl.col("bound_coverage") < COVERAGE_FLOOR).fill_null(False) \
+        & (pl.col("bound_coverage_by_name") >= COVERAGE_FLOOR).fill_null(False)
 
 
 def classify(ai: float, ridge: float, pct_of_roof: float | None, population: Population | None) -> str:
@@ -189,27 +309,34 @@ def classify(ai: float, ridge: float, pct_of_roof: float | None, population: Pop
         return MEMORY if ai < ridge else COMPUTE
     if share >= MOST:
         return COMPUTE
-    if 1.0 - share >= MOST:
+    if population.memory_share >= MOST:
         return MEMORY
     return MIXED
 
 
 def share_words(bound: str | None, ai: float | None, ridge: float | None, population: Population | None,
-                pct_of_roof: float | None = None) -> str | None:
+                pct_of_roof: float | None = None, counted: Population | None = None,
+                counted_launches: int | None = None) -> str | None:
     """Why, in words: the share of time on each side, the coverage, the ridge band, the
     short kernels ("58% of the counted time in compute-side kernels; the counters cover 14%
-    of the run's kernel time")."""
+    of the run's kernel time"). A `population` by name (`counted`: the counted launches'
+    population, `counted_launches` their number) opens with what classed it: "classed by kernel
+    name: the counters cover 14% of the run's kernel time (32 of 168 launches), and the kernels
+    they name take 90% of it; 87% of that in compute-side kernels"."""
     if population is None or population.compute_share is None:
         return None
-    share = population.compute_share
-    side, value = (COMPUTE, share) if share >= 0.5 else (MEMORY, 1.0 - share)
-    parts = [f"{value:.0%} of the counted time in {side}-side kernels"]
+    if population.by_name and counted is not None and counted.coverage is not None:
+        parts = [f"classed by kernel name: the counters cover {counted.coverage:.0%} of the run's kernel time"
+                 f"{_launches(counted, counted_launches)}, and the kernels they name take "
+                 f"{population.coverage:.0%} of it", _side_words(population)]
+    else:
+        parts = [_side_words(population).replace(" of that ", " of the counted time ", 1)]
     if ai and ridge and ridge / RIDGE_BAND <= ai <= ridge * RIDGE_BAND:
         parts.append(f"intensity at {ai / ridge:.0%} of the ridge point")
     if bound == LATENCY and pct_of_roof is not None and pct_of_roof >= LATENCY_PCT:
         parts.append(f"{population.short_ns / population.classified_ns:.0%} of it in launches under "
                      f"{SHORT_LAUNCH_NS / 1000:.0f} µs or under one wave, at {pct_of_roof:.0f}% of the roof")
     coverage = population.coverage
-    if coverage is not None and coverage < 0.995:
+    if not population.by_name and coverage is not None and coverage < 0.995:
         parts.append(f"the counters cover {coverage:.0%} of the run's kernel time")
     return "; ".join(parts)

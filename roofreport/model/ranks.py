@@ -37,8 +37,12 @@ Where these differ from HTA, and why:
 * HTA's communication pattern, `^nccl.*Kernel`, misses RCCL's `rcclGenericKernel` and custom
   all-reduce kernels: communication here is the kernel categories' own rule
   (`data/kernel_categories.tsv`) and `rccl`;
-* the rank is the trace's (`activities.rank`, else `runs.rank`): a trace of one process that drove
-  several GPUs (DataParallel) is one rank, its devices' activities together, as HTA reads it.
+* the rank is the trace's (`activities.rank`, else `runs.rank`). A run of no rank whose kernels
+  ran on several GPUs (one process driving them, as DataParallel does: an nvprof
+  `--print-gpu-trace` or nsys `cuda_gpu_trace`, whose rows name their device) gets one row per
+  GPU (`device`), each GPU's timeline split on its own: HTA reads a trace as one GPU's, and
+  the union of four GPUs' kernels would count a GPU busy while it idles beside a busy one. A
+  rank's row (`device` null) keeps every device of that rank together, as HTA does.
 
 `rank_breakdown` is pure: frames in, the frame out, for the model of a job to hold.
 """
@@ -50,7 +54,9 @@ import polars as pl
 from roofreport.model.names import communication_pattern
 
 RANK_COLUMNS = {
-    "run": pl.String, "rank": pl.Int64, "distributed_job": pl.String, "world_size": pl.Int64,
+    "run": pl.String, "rank": pl.Int64,
+    # the GPU of a run of no rank that drove several (module docstring); null: the rank's devices
+    "device": pl.String, "distributed_job": pl.String, "world_size": pl.Int64,
     "span_ns": pl.Float64, "busy_ns": pl.Float64, "idle_ns": pl.Float64, "compute_ns": pl.Float64,
     "non_compute_ns": pl.Float64, "comm_ns": pl.Float64, "memory_ns": pl.Float64,
     "comm_overlap_ns": pl.Float64, "comm_overlap_pct": pl.Float64, "exposed_comm_ns": pl.Float64,
@@ -58,7 +64,8 @@ RANK_COLUMNS = {
     "memory_only_ns": pl.Float64, "exposed_comm_pct": pl.Float64, "memory_only_pct": pl.Float64,
     "steps": pl.Int64, "step_time_ns": pl.Float64, "step_time_spread_pct": pl.Float64,
 }
-KEYS = ["run", "rank"]
+KEYS = ["run", "rank", "device"]
+_RANK = ["run", "rank"]      # what the steps and a job's figures are keyed by
 GPU_KINDS = ("kernel", "memcpy", "memset")
 MEMORY_KINDS = ("memcpy", "memset")
 # HTA's `^nccl.*Kernel` misses RCCL's `rcclGenericKernel`: the categories' rule, and rccl.
@@ -107,7 +114,7 @@ def rank_breakdown(activities: pl.DataFrame, runs: pl.DataFrame, steps: pl.DataF
     out = out.with_columns(_percent("exposed_comm_ns", "span_ns").alias("exposed_comm_pct"),
                            _percent("memory_only_ns", "span_ns").alias("memory_only_pct"))
     out = out.join(_job_of(runs), on="run", how="left").join(
-        step_times(ranked_steps), on=KEYS, how="left", nulls_equal=True)
+        step_times(ranked_steps), on=_RANK, how="left", nulls_equal=True)
     return out.select([pl.col(c).cast(t) for c, t in RANK_COLUMNS.items()]).sort(KEYS, nulls_last=True)
 
 
@@ -121,8 +128,8 @@ def hta_window(gpu: pl.DataFrame, steps: pl.DataFrame | None) -> pl.DataFrame:
     if steps is None or not steps.height:
         return gpu
     marked = steps.filter(pl.col("step").is_not_null() & pl.col("start_ns").is_not_null())
-    last = marked.group_by(KEYS).agg(pl.col("start_ns").max().alias("last_step"), pl.len().alias("marked"))
-    windowed = gpu.join(last.filter(pl.col("marked") > 1), on=KEYS, how="left", nulls_equal=True)
+    last = marked.group_by(_RANK).agg(pl.col("start_ns").max().alias("last_step"), pl.len().alias("marked"))
+    windowed = gpu.join(last.filter(pl.col("marked") > 1), on=_RANK, how="left", nulls_equal=True)
     return windowed.filter(pl.col("last_step").is_null() | (pl.col("start") < pl.col("last_step"))).drop(
         "last_step", "marked")
 
@@ -138,14 +145,20 @@ def with_rank(frame: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
 
 
 def _gpu_intervals(activities: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
-    """run, rank, kind, name, start, end of every timed GPU activity (`with_rank`)."""
+    """run, rank, device, kind, name, start, end of every timed GPU activity (`with_rank`);
+    `device` only where a run of no rank ran kernels on several GPUs (module docstring)."""
     timed = activities.filter(pl.col("kind").is_in(GPU_KINDS) & pl.col("start_ns").is_not_null()
                               & pl.col("duration_ns").is_not_null())
     if not timed.height:
-        return pl.DataFrame(schema={"run": pl.String, "rank": pl.Int64, "kind": pl.String, "name": pl.String,
-                                    "start": pl.Float64, "end": pl.Float64})
-    return with_rank(timed, runs).select(
-        "run", "rank", "kind", "name", pl.col("start_ns").cast(pl.Float64).alias("start"),
+        return pl.DataFrame(schema={"run": pl.String, "rank": pl.Int64, "device": pl.String, "kind": pl.String,
+                                    "name": pl.String, "start": pl.Float64, "end": pl.Float64})
+    ranked = with_rank(timed, runs)
+    named = pl.col("device").cast(pl.String) if "device" in ranked.columns else pl.lit(None, pl.String)
+    gpus = named.filter(pl.col("kind") == "kernel").drop_nulls().n_unique().over("run")
+    split = pl.col("rank").is_null().all().over("run") & (gpus > 1)
+    return ranked.select(
+        "run", "rank", pl.when(split).then(named).alias("device"), "kind", "name",
+        pl.col("start_ns").cast(pl.Float64).alias("start"),
         (pl.col("start_ns") + pl.col("duration_ns")).cast(pl.Float64).alias("end"))
 
 
@@ -154,7 +167,8 @@ def merged(intervals: pl.DataFrame) -> pl.DataFrame:
     `merge_kernel_intervals`: an interval that starts after every earlier one ended opens a new
     one; touching intervals stay apart (no time lies between them either way)."""
     if not intervals.height:
-        return pl.DataFrame(schema={"run": pl.String, "rank": pl.Int64, "start": pl.Float64, "end": pl.Float64})
+        return pl.DataFrame(schema={"run": pl.String, "rank": pl.Int64, "device": pl.String, "start": pl.Float64,
+                                    "end": pl.Float64})
     ordered = intervals.select(*KEYS, "start", "end").sort(*KEYS, "start", nulls_last=True)
     reach = pl.col("end").cum_max().shift(1).over(KEYS)
     opens = (pl.col("start") > reach).fill_null(True)
@@ -167,7 +181,7 @@ def overlap(first: pl.DataFrame, second: pl.DataFrame) -> pl.DataFrame:
     """run, rank, overlap_ns: the time both of two unions (`merged`) cover, per (run, rank).
     A sweep as HTA's: a start of `first` counts 1, of `second` 2, their ends take it back; the
     time while the running count is 3 is both."""
-    schema = {"run": pl.String, "rank": pl.Int64, "overlap_ns": pl.Float64}
+    schema = {"run": pl.String, "rank": pl.Int64, "device": pl.String, "overlap_ns": pl.Float64}
     if not first.height or not second.height:
         return pl.DataFrame(schema=schema)
     marks = [parts.select(*KEYS, pl.col(edge).alias("at"), pl.lit(weight * sign, pl.Int64).alias("step"))
@@ -187,7 +201,7 @@ def step_times(steps: pl.DataFrame | None) -> pl.DataFrame:
     if steps is None or not steps.height:
         return pl.DataFrame(schema=schema)
     marked = steps.filter(pl.col("step").is_not_null() & pl.col("duration_ns").is_not_null())
-    per_rank = marked.group_by(KEYS).agg(
+    per_rank = marked.group_by(_RANK).agg(
         pl.len().alias("steps"), pl.col("duration_ns").median().alias("step_time_ns"),
         (100 * (pl.col("duration_ns").max() - pl.col("duration_ns").min())
          / pl.col("duration_ns").median()).alias("step_time_spread_pct"))

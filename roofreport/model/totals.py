@@ -18,7 +18,9 @@
   when most of the classified time sits on that side of the ridge, "mixed" (at the ridge)
   otherwise and when the aggregate intensity is near the ridge, "latency" far below both roofs
   (or below half of it with short launches); `bound_note` gives the shares and how much of the
-  run's kernel time they cover (`compute_time_share`, `bound_coverage`). Null, with
+  run's kernel time they cover (`compute_time_share`, `bound_coverage`); where those cover under
+  half the run's kernel time and the kernels they name at least half, by kernel name
+  (`bound.name_populations`: the `*_by_name` columns, and `bound_note` says so). Null, with
   `bound_note` saying why, when FLOPs are incomplete, no GPU peak is known, a count is missing,
   the point lies above a roof (a counting error), no counted kernel has a time, or the counted
   kernels cover under half the run's kernel time (`bound.COVERAGE_FLOOR`).
@@ -46,6 +48,7 @@ from roofreport.tables import lazy, schema
 from roofreport.tables.frames import per_distinct
 
 TRANSFERS = ("memcpy", "memset")
+NO_COUNTS = "no FLOP counts in the logs"   # the bound note of a run whose logs counted nothing
 _NO_PRECISION = "fp32"   # the roof of a run whose logs measured no precision
 _KEEP_NOTES = ("below",)   # roofline notes a run keeps beside its bound class
 
@@ -68,6 +71,14 @@ def run_totals(model) -> pl.DataFrame:
     out = out.join(elapsed_per_iteration(model.tables.get("runs")), on="run", how="left")
     return out.select("run", *[pl.col(c).cast(t) if c in out.columns else pl.lit(None, t).alias(c)
                                for c, t in schema.RUN_TOTALS.items()]).sort("run")
+
+
+def with_bound_reasons(runs: pl.DataFrame) -> pl.DataFrame:
+    """`runs` (the runs table joined with its totals: `Model.runs`, a dataset folder's
+    `batches.runs_table`) where every run without a bound class says why in `bound_note`: a run
+    the totals hold no counted rows of, on no known GPU, counted nothing."""
+    return runs.with_columns(pl.when(pl.col("bound").is_null()).then(pl.col("bound_note").fill_null(NO_COUNTS))
+                             .otherwise(pl.col("bound_note")).alias("bound_note"))
 
 
 # -- time, from per-file partials --------------------------------------------------------------
@@ -272,15 +283,31 @@ def _work(model, run_times: dict[str, float | None], run_launches: dict[str, int
     shares = _fma_shares(model.points)
     bytes_only = rows.filter((pl.col("flops").fill_null(0.0) == 0) & (pl.col("dram_bytes").fill_null(0.0) > 0))
     waves = bounds.launch_waves(lazy.scan(model.tables, "metrics"))
-    populations = bounds.populations(bounds.kernel_sides(model.kernel_roofline, bytes_only, waves), run_times,
-                                     run_launches)
+    shapes = rows.select("source_file", "launch_id", "grid", "block").unique(["source_file", "launch_id"],
+                                                                           keep="first")
+    points = model.kernel_roofline
+    if points.height:
+        points = points.join(shapes, on=["source_file", "launch_id"], how="left")
+    sides = bounds.kernel_sides(points, bytes_only, waves)
+    populations = bounds.populations(sides, run_times, run_launches)
+    by_name = bounds.name_populations(sides, _kernel_rows(model.time_rows, set(populations)), run_times,
+                                      run_launches)
     gpus = model.gpus
     out = []
     for (run,), group in rows.group_by(["run"], maintain_order=True):
         precision = precisions.get(run)
         out.append(run_point(run, group, gpus.get(run), precision, populations.get(run),
-                             shares.get((run, precision)), model.clocks.get(run)))
+                             shares.get((run, precision)), model.clocks.get(run), by_name.get(run)))
     return pl.DataFrame(out, infer_schema_length=None)
+
+
+def _kernel_rows(time_rows: pl.DataFrame, runs: set[str]) -> pl.DataFrame:
+    """The kernel rows (copies apart) of the time sources of `runs`: the time their kernels
+    weigh by name (`bound.name_populations`)."""
+    if not runs or not time_rows.height:
+        return time_rows.clear()
+    return time_rows.filter(pl.col("run").is_in(list(runs)) & ~pl.col("category").fill_null("").is_in(TRANSFERS)) \
+        .select("run", "short_name", "grid", "block", "count", "time_ns")
 
 
 def _fma_shares(points: pl.DataFrame) -> dict[tuple[str, str], float]:
@@ -305,7 +332,7 @@ def _roofs_only(gpus: dict[str, gpu.GpuSpec], counted_runs: set[str]) -> pl.Data
         peaks = roofline.peaks_for(spec, {}, _NO_PRECISION, [])
         out.append({"run": run, "roof_precision": _NO_PRECISION, "peak_flops_per_s": peaks["peak_flops_per_s"],
                     "peak_dram_bytes_per_s": peaks["peak_dram_bytes_per_s"], "ridge_ai": roofline.ridge(peaks),
-                    "bound_note": "no FLOP counts in the logs"})
+                    "bound_note": NO_COUNTS})
     return pl.DataFrame(out, schema={"run": pl.String, "roof_precision": pl.String, "peak_flops_per_s": pl.Float64,
                                      "peak_dram_bytes_per_s": pl.Float64, "ridge_ai": pl.Float64,
                                      "bound_note": pl.String})
@@ -313,10 +340,11 @@ def _roofs_only(gpus: dict[str, gpu.GpuSpec], counted_runs: set[str]) -> pl.Data
 
 def run_point(run: str, rows: pl.DataFrame, spec: gpu.GpuSpec | None, precision: str | None,
               population: bounds.Population | None = None, fma_share: float | None = None,
-              clock=None) -> dict:
+              clock=None, by_name: bounds.Population | None = None) -> dict:
     """The totals and roofline point of one run from its counted rows (with `flops`, `time_ns`,
-    `time_source` columns), its kernels' time on each side of the ridge (`bound.py`) and the
-    FMA share of its FP instructions at `precision` (`mix.py`)."""
+    `time_source` columns), its counted kernels' time on each side of the ridge (`bound.py`),
+    its kernel time by kernel name (`bound.name_populations`) and the FMA share of its FP
+    instructions at `precision` (`mix.py`)."""
     timed = rows.filter(pl.col("time_ns").is_not_null())
     flops = rows["flops"].drop_nulls()
     unmeasured = _unmeasured_fp32(rows)
@@ -345,9 +373,10 @@ def run_point(run: str, rows: pl.DataFrame, spec: gpu.GpuSpec | None, precision:
         peaks = roofline.peaks_for(spec, measured, precision, rows["name"].to_list(),
                                    rows["tensor_precision"].to_list() if "tensor_precision" in rows.columns else None)
     point = roofline.point({**base, "flops": base["flops"] or 0.0, "timed_flops": base["timed_flops"] or 0.0}, peaks)
-    bound, note = _bound(base, point, spec, precision, population)
+    bound, note = _bound(base, point, spec, precision, population, by_name)
     shares = population is not None and (bound is not None or (population.thin and note is not None
                                                                 and note.startswith(bounds.THIN)))
+    names = shares and by_name is not None and by_name.compute_share is not None
     return {
         **{k: base[k] for k in ("run", "flops", "flops_complete", "dram_bytes", "counted_kernels",
                                 "counted_time_source")},
@@ -361,18 +390,22 @@ def run_point(run: str, rows: pl.DataFrame, spec: gpu.GpuSpec | None, precision:
         "bound": bound, "bound_note": note,
         "compute_time_share": population.compute_share if shares else None,
         "bound_coverage": population.coverage if shares else None,
+        "bound_coverage_by_name": by_name.coverage if names else None,
+        "compute_time_share_by_name": by_name.compute_share if names else None,
+        "memory_time_share_by_name": by_name.memory_share if names else None,
         "fma_share": point["fma_share"], "ceiling": point["ceiling"],
         "ceiling_flops_per_s": point["ceiling_flops_per_s"], "roof_clock": roof_clock,
         "dram_bytes_derived": bool(rows["dram_bytes_derived"].fill_null(False).any()),
     }
 
 
-def _bound(base: dict, point: dict, spec, precision: str | None,
-           population: bounds.Population | None = None) -> tuple[str | None, str | None]:
-    """The bound class by the kernel population (`bound.classify`) with the shares that gave
-    it, or null with the reason."""
+def _bound(base: dict, point: dict, spec, precision: str | None, population: bounds.Population | None = None,
+           by_name: bounds.Population | None = None) -> tuple[str | None, str | None]:
+    """The bound class by the counted kernel population (`bound.classify`), or by kernel name
+    where the counted launches cover too little and the kernels they name enough (`bound.classes_by_name`),
+    with the shares that gave it; or null with the reason."""
     if base["flops"] is None:
-        return None, "no FLOP counts in the logs"
+        return None, NO_COUNTS
     if base["flops_complete"] is False:
         return None, f"FLOPs incomplete: {base['incomplete_because']}"
     if not base["flops"]:
@@ -386,12 +419,16 @@ def _bound(base: dict, point: dict, spec, precision: str | None,
         return None, point["note"]
     if population is None or population.compute_share is None:
         return None, f"{bounds.UNTIMED} (intensity {point['ai_dram'] / point['ridge_ai']:.2g}× the ridge point)"
-    if population.thin:
-        return None, bounds.thin_words(population, base["counted_kernels"])
+    counted = population
+    if bounds.classes_by_name(population, by_name):
+        population = by_name
+    elif population.thin:
+        return None, bounds.thin_words(population, base["counted_kernels"], by_name)
     ai, ridge, pct = point["ai_dram"], point["ridge_ai"], point["pct_of_roof"]
     bound = bounds.classify(ai, ridge, pct, population)
     kept = point["note"] if point["note"] and point["note"].startswith(_KEEP_NOTES) else None
-    said = [text for text in (kept, bounds.share_words(bound, ai, ridge, population, pct)) if text]
+    words = bounds.share_words(bound, ai, ridge, population, pct, counted, base["counted_kernels"])
+    said = [text for text in (kept, words) if text]
     return bound, "; ".join(said) or None
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 import polars as pl
@@ -42,7 +43,7 @@ def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
     user says of the GPU. `anchored`: the folder each input root's run ids are relative to
     (`anchors`), where a dataset recorded them."""
     files, candidates, scripts = [], [], []
-    anchor_of = {**anchors([root for _, root in found]), **(anchored or {})}
+    anchor_of = _anchor_of(found, anchored)
     names = root_names(list(anchor_of.values()))
     for index, fact in enumerate(facts):
         if fact.job is not None and not fact.excluded:
@@ -73,6 +74,41 @@ def anchors(roots: list[Path]) -> dict[Path, Path]:
     """The folder each input root's run ids are relative to: the folder whose roofreport.toml
     governs it (`config.governing`), so that giving `logs/v100` or `logs` names a run alike."""
     return {root: config.governing(root) for root in dict.fromkeys(roots)}
+
+
+def relative_names(found: list[tuple[Path, Path]], anchored: dict[Path, Path] | None = None) -> list[str]:
+    """Each file's path below the folder its run ids are relative to (`anchors`; `anchored`:
+    where a dataset recorded them), as `plan_runs` names it: the names the logs give, wherever
+    they lie on the disk."""
+    name = relative_namer(anchored)
+    return [name(path, root) for path, root in found]
+
+
+def relative_namer(anchored: dict[Path, Path] | None = None) -> Callable[[Path, Path], str]:
+    """`relative_names` a file at a time: (file, its input root) -> its name, each root's anchor
+    looked up once, when a file of it first comes (a walk read as far as needed). (Sliced from
+    the path as found, not `Path.relative_to`'s parts: a campaign's 100,000 paths in a tenth of
+    the time.)"""
+    under: dict[Path, tuple[str, str, Path]] = {}   # root -> (its path as found, below its anchor, anchor)
+
+    def name(path: Path, root: Path) -> str:
+        if root not in under:
+            anchor = (anchored or {}).get(root) or config.governing(root)    # (as `anchors`)
+            given, above = os.fspath(root), str(_relative(root, anchor))
+            under[root] = ("" if given == "." else given.rstrip(os.sep) + os.sep,
+                           "" if above == "." else above + "/", anchor)
+        prefix, above, anchor = under[root]
+        text = os.fspath(path)
+        if not text.startswith(prefix):
+            return str(_relative(path, anchor))
+        text = above + text[len(prefix):]
+        return text if os.sep == "/" else text.replace(os.sep, "/")
+
+    return name
+
+
+def _anchor_of(found: list[tuple[Path, Path]], anchored: dict[Path, Path] | None) -> dict[Path, Path]:
+    return {**anchors([root for _, root in found]), **(anchored or {})}
 
 
 def root_names(roots: list[Path]) -> dict[Path, str]:

@@ -10,6 +10,7 @@ the CLI can warn that the next run over that folder finds it).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from roofreport.errors import UsageError
@@ -18,17 +19,21 @@ from roofreport.pipeline.sniff import sniff
 
 def discover(paths: list[Path]) -> list[tuple[Path, Path]]:
     """(file, root it was found under) for every file under the given paths, sorted."""
-    found: list[tuple[Path, Path]] = []
+    return list(walk(paths))
+
+
+def walk(paths: list[Path]) -> Iterator[tuple[Path, Path]]:
+    """`discover`'s files as the walk finds them: a caller that needs the first few only
+    (`store.one_batch`) walks no further."""
     for given in paths:
         if given.is_file():
-            found.append((given, given.parent))
+            yield given, given.parent
             continue
         for dirpath, dirnames, filenames in os.walk(given):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):
                 if not name.startswith("."):
-                    found.append((Path(dirpath) / name, given))
-    return found
+                    yield Path(dirpath) / name, given
 
 
 def check_not_input(output: Path, inputs: tuple[Path, ...] | list[Path]) -> None:

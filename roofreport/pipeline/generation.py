@@ -15,7 +15,8 @@ generation.
 A batch is a run of consecutive files in the walk's order; a folder whose name hashes to a
 multiple of `DIRS_PER_BATCH`, or a file whose name hashes to a multiple of `FILES_PER_BATCH`,
 starts a new one: the cuts depend on names alone, so a new folder or file changes its own
-batch only and the others are linked as they were.
+batch only and the others are linked as they were. The names are the paths below the folder
+the run ids are relative to (`batch_names`), so the same logs are cut alike wherever they lie.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 import polars as pl
@@ -106,7 +109,7 @@ def write_generation(target: Path, found, facts: list[FileFacts], mtimes: list[i
     files read now (`spool.Spool`, by batch); `settings`: what the user says of the GPU;
     `anchored`: the folders the run ids are relative to (`assemble.plan_runs`)."""
     plan = assemble.plan_runs(found, facts, settings=settings, anchored=anchored)
-    batches = batches_of([f.display for f in facts])
+    batches = batches_of([f.display for f in facts], batch_names(found, anchored))
     families = assemble.families(plan, facts)
     for batch in batches:
         # (a file's rows follow from its bytes, the limits it was read under and its run)
@@ -176,23 +179,48 @@ def _touched_runs(runs: pl.DataFrame, before: pl.DataFrame, previous: Previous,
     return touched
 
 
-def batches_of(displays: list[str]) -> list[_Batch]:
+def batches_of(displays: list[str], names: list[str]) -> list[_Batch]:
     """Consecutive files cut into batches where a folder or file name says so (see the module
-    docstring), so the cuts stay put when files come and go elsewhere."""
+    docstring), so the cuts stay put when files come and go elsewhere. `names` (`batch_names`:
+    each file's path below its anchor) decide the cuts, so the same logs are cut alike wherever
+    they lie, and with them what an update reads again and whether `parse` reads in memory;
+    `displays` (the paths as found) name the batches."""
     batches: list[_Batch] = []
-    folder_before = None
-    for index, display in enumerate(displays):
-        folder = os.path.dirname(display)
-        new_folder = folder != folder_before
-        if not batches or (new_folder and _hash(folder) % DIRS_PER_BATCH == 0) \
-                or _hash(display) % FILES_PER_BATCH == 0:
+    for index, (display, opens) in enumerate(zip(displays, _opening(zip(displays, names, strict=True)))):
+        if opens:
             batch_id = f"b{_hash(display):012x}"[:13]
             while any(b.id == batch_id for b in batches[-2:]):  # the same path given twice
                 batch_id += "x"
             batches.append(_Batch(batch_id, []))
         batches[-1].members.append(index)
-        folder_before = folder
     return batches
+
+
+def batch_names(found: list[tuple[Path, Path]], anchored: dict[Path, Path] | None = None) -> list[str]:
+    """What `batches_of` cuts by: each file's path below the folder its run ids are relative to
+    (`assemble.relative_names`)."""
+    return assemble.relative_names(found, anchored)
+
+
+def one_batch(found: Iterable[tuple[Path, Path]]) -> bool:
+    """The files (file, input root) make at most one batch, as `batches_of` cuts them; `found`
+    is read no further than the file that opens a second (a walk of a campaign stops there)."""
+    name = assemble.relative_namer()
+    opening = _opening((str(path), name(path, root)) for path, root in found)
+    return not any(islice(opening, 1, None))
+
+
+def _opening(files: Iterable[tuple[str, str]]) -> Iterator[bool]:
+    """For each (display, name), in the walk's order, whether the file opens a batch: the first
+    does; then a new folder whose name hashes to a multiple of DIRS_PER_BATCH, or a file whose
+    name hashes to a multiple of FILES_PER_BATCH."""
+    folder_before = None
+    for index, (display, name) in enumerate(files):
+        folder = os.path.dirname(display)
+        new_folder = folder != folder_before
+        yield index == 0 or (new_folder and _hash(os.path.dirname(name)) % DIRS_PER_BATCH == 0) \
+            or _hash(name) % FILES_PER_BATCH == 0
+        folder_before = folder
 
 
 def _hash(text: str) -> int:

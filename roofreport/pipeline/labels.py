@@ -43,6 +43,22 @@ LAUNCH_ONLY = ("timeout_s", "rank")
 # A key the label says under a better source's name (`restated`): in a run's shown keys with this
 # mark, so that the program's flag that set it leaves the lead, but never described twice.
 SAID_AS = "="
+# The size a job named by its folder alone carries (`traces (8 ranks)`: its traces say no rank):
+# what tells it from another job of the same folder (`job_name`, `job_base`).
+_JOB_SIZE = re.compile(r"\((?:\d+ )?ranks\)$")
+
+
+def job_name(folder: str, world_size: int | None) -> str:
+    """The name of a job whose traces say no rank: its folder and its size (`traces (8 ranks)`,
+    `(ranks)` at the input's top and of unknown size)."""
+    size = f"({world_size} ranks)" if world_size else "(ranks)"
+    return f"{folder} {size}" if folder != "." else size
+
+
+def job_base(name: str) -> str:
+    """A job's name less the size `job_name` gave it (`traces`), for a heading that says the
+    job's ranks itself; another job's name as it is; empty for a job at the input's top."""
+    return _JOB_SIZE.sub("", name).rstrip()
 
 
 def assign(rows: list[dict]) -> None:

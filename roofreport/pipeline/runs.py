@@ -42,6 +42,7 @@ import os
 import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 import polars as pl
 
@@ -358,13 +359,32 @@ def _rank_masked(path: str) -> str:
     return masked
 
 
+class _RankJob(NamedTuple):
+    """What the ranks of one job share (`_distributed_jobs`): the runs of one key are its ranks."""
+
+    root: str                  # the input root's name (`LogFile.root`)
+    family: str
+    world_size: int | None
+    masked: str | None         # the file's path with its rank masked (`_rank_masked`): names telling the rank
+    folder: str | None         # else its folder (a folder per rank, named the same but for it)
+
+
+class _ProcessJob(NamedTuple):
+    """What the processes of one job share (`_process_jobs`)."""
+
+    root: str
+    folder: str
+    family: str
+    traces: frozenset[str]     # the traces' names, the process id masked (`*_kernel_trace.csv`)
+
+
 def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
     """Each row's `rank`, `world_size`, `distributed_job` (the job its rank belongs to, named
     after its runs: `traces/sampled_rank-*.json.gz`) and `ranks` (how many of the job's ranks
     the inputs hold), or null for a run that is no rank.
     A group whose ranks repeat is no one job (two jobs' traces in one folder, told apart by
     nothing but their names): its runs keep their rank and get no job."""
-    jobs: dict[tuple, list[dict]] = {}
+    jobs: dict[_RankJob, list[dict]] = {}
     for row, members in zip(rows, groups):
         sizes = {unit.hints.world_size for unit in members if unit.hints.world_size}
         row["rank"] = _whole(row["all_params"].get("rank"))
@@ -387,13 +407,13 @@ def _distributed_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
         masked: str | None = _rank_masked(str(file.rel))
         folder = None if masked != str(file.rel) else str(file.rel.parent)
         masked = None if folder is not None else masked
-        key = (file.root, file.family, row["world_size"], masked, folder)
+        key = _RankJob(file.root, file.family, row["world_size"], masked, folder)
         jobs.setdefault(key, []).append(row)
     for key, ranks in jobs.items():
         if len({row["rank"] for row in ranks}) < len(ranks):
             continue
         for row in ranks:
-            row["distributed_job"] = _job_name(row["run"], key[3], row["world_size"])
+            row["distributed_job"] = _job_name(row["run"], key.masked, row["world_size"])
             row["ranks"] = len(ranks)
     _process_jobs(rows, groups)
 
@@ -407,7 +427,7 @@ def _process_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
     reports are set in UTC). The log names no rank: the ranks are the runs in the order of
     their numbers (a launcher's rank, or the order it starts processes in). Runs that did not
     all overlap stay apart."""
-    candidates: dict[tuple, list[tuple[int, float, float, dict]]] = {}
+    candidates: dict[_ProcessJob, list[tuple[int, float, float, dict]]] = {}
     for row, members in zip(rows, groups):
         if row["distributed_job"] or row["rank"] is not None or row["duplicate_of"] or row["session"] is not None:
             continue
@@ -420,14 +440,14 @@ def _process_jobs(rows: list[dict], groups: list[list[_Unit]]) -> None:
             continue
         starts, ends = [u.hints.gpu_start_ns for u in traced], [u.hints.gpu_end_ns for u in traced]
         # (the traces' names: a rank's info files may be a copy of another's, and read apart)
-        key = (files[0].root, str(files[0].rel.parent), family,
-               frozenset(identity.process_in_name(u.file.rel.name, family)[1] for u in traced))
+        key = _ProcessJob(files[0].root, str(files[0].rel.parent), family,
+                          frozenset(identity.process_in_name(u.file.rel.name, family)[1] for u in traced))
         candidates.setdefault(key, []).append((int(pids.pop()), min(starts), max(ends), row))
     for key, found in candidates.items():
         if len(found) < 2 or max(start for _, start, _, _ in found) >= min(end for _, _, end, _ in found):
             continue
         found.sort(key=lambda item: item[0])
-        name = " + ".join(sorted(key[3]))          # `*_kernel_trace.csv`
+        name = " + ".join(sorted(key.traces))
         for rank, (_, _, _, row) in enumerate(found):
             folder = str(PurePosixPath(row["run"]).parent)
             row.update(rank=rank, world_size=len(found), ranks=len(found),
@@ -452,8 +472,7 @@ def _job_name(run_id: str, masked: str | None, world_size: int | None) -> str:
             return own
         name = PurePosixPath(masked).name
         return name if folder == "." else f"{folder}/{name}"
-    size = f"{world_size} ranks" if world_size else "ranks"
-    return f"{folder} ({size})" if folder != "." else f"({size})"
+    return labels.job_name(folder, world_size)
 
 
 def _job_request(members: list[_Unit], found: gpu.GpuIdentity, scripts: jobscripts.Scripts,

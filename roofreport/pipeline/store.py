@@ -26,11 +26,12 @@ read again (size, mtime, content hash, the limits each was read under, the versi
 batches, their rows, the hard links, the per-file manifest) is `generation.py`'s.
 
 A batch is a run of consecutive folders in the walk's order (`generation.batches_of`), cut
-where a folder or file name says so, so a new folder or file changes its own batch only. An
-update writes a new generation (unchanged batches are hard links to the previous one's files),
-then replaces `manifest.json` in one atomic rename: an update that is interrupted leaves the
-previous dataset as it was, readable. The previous generation is kept for readers still
-scanning it; older ones, and those of interrupted updates, are removed by the next update.
+where a folder or file name says so (the path below the logs' anchor: the same wherever the logs
+lie), so a new folder or file changes its own batch only. An update writes a new generation
+(unchanged batches are hard links to the previous one's files), then replaces `manifest.json`
+in one atomic rename: an update that is interrupted leaves the previous dataset as it was,
+readable. The previous generation is kept for readers still scanning it; older ones, and
+those of interrupted updates, are removed by the next update.
 
 A change of roofreport's version, of the tables' schema (`schema.SCHEMA_VERSION`,
 `schema.fingerprint`), of its code and data tables (a development install) or of what the user
@@ -57,12 +58,13 @@ from roofreport.families.common.limits import Limits
 from roofreport.gpu import NO_SETTINGS, GpuSettings
 from roofreport.pipeline import assemble, duplicates
 from roofreport.pipeline.dataset import Dataset
-from roofreport.pipeline.discover import discover
+from roofreport.pipeline.discover import discover, walk
 from roofreport.pipeline.facts import FileFacts
 from roofreport.pipeline.generation import (
     FILES_MANIFEST,
     PART,
     Previous,
+    batch_names,
     batches_of,
     derived_file,
     generation_tables,
@@ -71,6 +73,7 @@ from roofreport.pipeline.generation import (
     write_generation,
     write_runs,
 )
+from roofreport.pipeline.generation import one_batch as cuts_in_one_batch
 from roofreport.pipeline.ingest import Progress, file_tasks, read_each, read_one
 from roofreport.pipeline.spool import SPOOL, Spool
 from roofreport.pipeline.tasks import FileTask
@@ -120,7 +123,7 @@ def one_batch(paths: list[Path]) -> bool:
     all their rows at once all the same, so a read in memory bounds nothing less."""
     if any(path.is_dir() and is_dataset(path) for path in paths):
         return False
-    return len(batches_of([str(path) for path, _ in discover(paths)])) <= 1
+    return cuts_in_one_batch(walk(paths))     # (the walk stops where a second batch opens)
 
 
 def is_dataset(folder: Path) -> bool:
@@ -263,7 +266,7 @@ def prepare_update(paths: list[Path], folder: Path, *, exclude: tuple[str, ...] 
         scanned_at = time.time_ns()
         generation = _next_generation(folder)
         facts, mtimes, spool = _read_changes(found, previous, report, exclude, jobs, executor, progress,
-                                             limits, folder / generation / SPOOL)
+                                             limits, folder / generation / SPOOL, anchored)
         try:
             written = write_generation(folder / generation, found, facts, mtimes, spool, previous, settings,
                                        anchored)
@@ -353,9 +356,11 @@ def code_fingerprint() -> str:
 
 
 def _read_changes(found, previous: Previous | None, report: UpdateReport, exclude, jobs, executor,
-                  progress, limits: Limits, spool_folder: Path) -> tuple[list[FileFacts], list[int | None], Spool]:
+                  progress, limits: Limits, spool_folder: Path,
+                  anchored: dict[Path, Path]) -> tuple[list[FileFacts], list[int | None], Spool]:
     """Every file's facts (kept ones, or read again), its mtime, and the rows of the files
-    read now, spooled to disk a batch at a time (`spool.py`)."""
+    read now, spooled to disk a batch at a time (`spool.py`; the batches `write_generation`
+    cuts with the same `anchored`)."""
     tasks = file_tasks(found, exclude, fingerprint=True, limits=limits)
     facts: list[FileFacts | None] = [None] * len(found)
     stats: list[os.stat_result | None] = [None] * len(found)
@@ -384,7 +389,8 @@ def _read_changes(found, previous: Previous | None, report: UpdateReport, exclud
         to_read.append(index)
     if relimited:
         report.messages.append(f"{relimited} files were read under other limits: they are read again")
-    batch_of = {index: batch.id for batch in batches_of([task.display for task in tasks]) for index in batch.members}
+    cut = batches_of([task.display for task in tasks], batch_names(found, anchored))
+    batch_of = {index: batch.id for batch in cut for index in batch.members}
     expected: dict[str, int] = {}
     for index in to_read:
         expected[batch_of[index]] = expected.get(batch_of[index], 0) + 1

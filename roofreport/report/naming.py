@@ -178,9 +178,18 @@ class RunNames:
         return parts
 
     def _group(self, part: list[str], members: list[str]) -> Group:
-        if len(members) == 1:
+        if len(members) == 1 or len(part) == 1:
             return Group(self.label(part[0]), [(part[0], "Share")])
-        split = [self.label(run).split(SEPARATOR) for run in members]
+        return self.together(part)
+
+    def together(self, runs: list[str]) -> Group:
+        """How a table or chart names `runs` shown side by side: every label part they all share
+        once, in the title, and each run's other parts as its heading. What one table's columns
+        share belongs in its caption whatever other tables of the group hold (`alexnet ·
+        expCloudML · lr 0.001` over `K80 · bs 32`, `P40 · bs 16`..., never `lr 0.001` in every
+        heading)."""
+        part = list(runs)
+        split = [self.label(run).split(SEPARATOR) for run in part]
         common = [p for p in split[0] if all(p in parts for parts in split[1:])]
         headings = []
         for run in part:

@@ -21,7 +21,8 @@ never disagree (one computation: `analysis/conclusions.py`, worded by `sections/
 Times are in ns, FLOP/s and bytes in base units, shares as fractions, % of roof in percent, as
 in the tables; values no log gave are null. Where `flops_complete` is false the FLOPs, FLOP/s,
 AI and % of roof are lower bounds (page 1's "≥"). `bound` is "memory", "compute", "mixed" (at the
-ridge) or "latency" (model/bound.py), `bound_note` the shares that gave it; `ceiling` names the
+ridge) or "latency" (model/bound.py), `bound_note` the shares that gave it, or why none (by kernel
+name where the counted launches cover under half the kernel time: `*_by_name`); `ceiling` names the
 compute ceiling % of roof is against (the instruction mix's: model/mix.py) and `roof_clock` the
 clock it is at (model/clocks.py).
 """
@@ -48,7 +49,8 @@ _RUN_COLUMNS = ("run", "label", "gpu_label", "gpu_model", "model", "experiment",
                 "iterations_source", "time_per_iteration_ns", "elapsed_per_iteration_ns", "flops", "flops_complete",
                 "dram_bytes", "arithmetic_intensity",
                 "achieved_flops_per_s", "roof_precision", "pct_of_roof", "bound", "bound_note", "compute_time_share",
-                "bound_coverage", "fma_share", "ceiling", "ceiling_flops_per_s", "roof_clock", "job_gpus",
+                "bound_coverage", "bound_coverage_by_name", "compute_time_share_by_name", "memory_time_share_by_name",
+                "fma_share", "ceiling", "ceiling_flops_per_s", "roof_clock", "job_gpus",
                 "rank", "ranks", "distributed_job", "parallelism")
 
 

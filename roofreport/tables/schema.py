@@ -247,10 +247,13 @@ RUN_TOTALS = {
     "ridge_ai": F64,              # peak FLOP/s / DRAM bandwidth
     "attainable_flops_per_s": F64,  # the roof at this intensity: min(ceiling, DRAM bandwidth × intensity)
     "pct_of_roof": F64,           # achieved / attainable at this intensity, in percent
-    "bound": Str,                 # "memory" | "compute" | "mixed" (at the ridge) | "latency" | null, also when the counters cover under half the run's kernel time (model/bound.py)
-    "bound_note": Str,            # why no bound class, or the share of time on each side that gave it
-    "compute_time_share": F64,    # share of the classified kernel time in compute-side kernels (0-1)
-    "bound_coverage": F64,        # share of the run's kernel time the bound classification covers (0-1); under 0.5: no class
+    "bound": Str,                 # "memory" | "compute" | "mixed" (at the ridge) | "latency" | null, also when the counters cover under half the run's kernel time and the kernels they name too (model/bound.py)
+    "bound_note": Str,            # why no bound class, or the share of time on each side that gave it ("classed by kernel name: ..." when so)
+    "compute_time_share": F64,    # share of the counted launches' classified time in compute-side kernels (0-1)
+    "bound_coverage": F64,        # share of the run's kernel time the counted launches cover (0-1); under 0.5: classed by kernel name, or no class
+    "bound_coverage_by_name": F64,      # share of the run's kernel time in kernels (short names) with a counted launch (0-1)
+    "compute_time_share_by_name": F64,  # of that time, the share whose counted launches of its name (its shape where counted) are compute-side
+    "memory_time_share_by_name": F64,   # ... memory-side; the rest: names counted on both sides of the ridge
     "fma_share": F64,             # FMA share of the FP instructions at roof_precision, where counted (0-1)
     "ceiling": Str,               # the compute ceiling the run is judged by ("FP32 at 0% FMA: half the peak")
     "ceiling_flops_per_s": F64,   # its value: peak_flops_per_s × (1 + fma_share) / 2, else the peak

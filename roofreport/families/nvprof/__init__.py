@@ -14,6 +14,13 @@ first row of its group; CUDA <= 8 prints a titled section per Type):
 
 * `GPU activities` -> `kernels` (kind "summary"; memcpy/memset rows too, as nvprof lists them)
   and their cells in `metrics`;
+* `--print-summary-per-gpu`: after `==PID== Profiling result:`, one part per GPU, each opened
+  by a blank line and `==PID== Device "Tesla K80 (0)"`, holding that GPU's summary table (its
+  GPU activities only: Time(%) adds to 100 per GPU; no `API calls` rows), then its Unified
+  Memory and NVTX results. Every row of a part carries the part's GPU as its `device`, so a
+  run's kernels are per GPU (a plain summary adds every GPU's launches of a kernel into one
+  row). Layout: nvprof 11.8's summary printer, read from its binary (tests/test_nvprof_per_gpu.py
+  says where);
 * `API calls` -> `api_calls` (kind "summary");
 * `OpenACC (excl)`/`(incl)`, `OpenMP (incl)` -> `metrics`, section named by the Type, one row
   per OpenACC/OpenMP event (`acc_wait@jacobi.c:63`) as the kernel name. They are host-side
@@ -64,16 +71,18 @@ _VARIANTS = {
 # -- sniffing --------------------------------------------------------------------------------
 
 def sniff_log(head: Head) -> str | None:
-    """The first table's kind, `log` for nvprof output without a table in the head, or None."""
-    status_seen = False
+    """The first table's kind, `log` for nvprof output without a table in the head, or None.
+    A summary under a `==PID== Device "..."` line is `--print-summary-per-gpu`'s: "(per GPU)"."""
+    status_seen = per_gpu = False
     for line in head.lines[:5000]:
         message = nvprof_lines.status_message(line)
         if message is not None:
             status_seen = status_seen or any(_matches(message, k) for k in _STRONG_STATUS)
+            per_gpu = per_gpu or _matches(message, "device_message")
             continue
         variant = _header_variant(line)
         if variant:
-            return variant
+            return f"{variant} (per GPU)" if per_gpu and variant.startswith("summary") else variant
     return "log" if status_seen else None
 
 

@@ -173,7 +173,8 @@ def _try_read(body: pl.DataFrame, cols: list[str], sep: str,
     if frame.height != body.height:
         return None
     return frame.with_columns(body.select(pl.col("line_no").alias("source_line"), "pid",
-                                          "nvtx_path", "section"))
+                                          "nvtx_path", "section",
+                                          pl.col("device").alias("part_device")))
 
 
 def _records(body: pl.DataFrame, cols: list[str], sep: str, lines: pl.DataFrame, doc: Document,
@@ -226,7 +227,7 @@ def _summary(frame: pl.DataFrame, units: dict[str, str] | None, result: ParseRes
     activity = pl.col("activity_type") if "activity_type" in frame.columns else pl.lit(None, pl.String)
     rows = frame.select(
         "source_line", activity.fill_null(T.section_type()).alias("activity_type"), "nvtx_path", "pid",
-        pl.col("summary_name").alias("name"),
+        pl.col("part_device").alias("device"), pl.col("summary_name").alias("name"),
         _cell(frame, "time_percent", units).alias("percent"),
         _cell(frame, "time_total", units).alias("total_ns"), V.integer(pl.col("calls")).alias("calls"),
         _cell(frame, "time_avg", units).alias("avg_ns"), _cell(frame, "time_min", units).alias("min_ns"),
@@ -245,7 +246,7 @@ def _plain_summary(body: pl.DataFrame, lines: pl.DataFrame, doc: Document, resul
     rows = fields.filter(pl.col("time_total").is_not_null())
     T.add_summary(rows.select(
         pl.col("line_no").alias("source_line"), T.section_type().alias("activity_type"),
-        "nvtx_path", "pid", pl.col("summary_name").alias("name"), *T.summary_values()), result)
+        "nvtx_path", "pid", "device", pl.col("summary_name").alias("name"), *T.summary_values()), result)
 
 
 def _counted(frame: pl.DataFrame, kind: str) -> pl.DataFrame:

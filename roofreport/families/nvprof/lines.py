@@ -3,7 +3,9 @@
 One frame per log, one row per line: the line's kind (`grammars/nvprof.lark`, rule `line`),
 what a `==PID==` line says (rule `status_kind`), and, carried forward with window operations,
 the process, the result section, the table the line sits in (the last header, until a blank or
-`==PID==` line ends it), the device and kernel of metrics tables and the NVTX range path.
+`==PID==` line ends it), the device (of metrics tables and Unified Memory sections, and of each
+GPU's part of a `--print-summary-per-gpu` result), the kernel of metrics tables and the NVTX
+range path.
 Spreadsheet re-saves (TAB-separated, quoted banner lines) are normalised first.
 """
 
@@ -48,8 +50,14 @@ SECTIONS = {
     "api_calls_message": "api",
     "nvtx_result_message": "nvtx",
     "um_result_message": "um",
+    # `--print-summary-per-gpu`: each GPU's part of the result (its summary table, Unified
+    # Memory and NVTX sections) opens with `==PID== Device "..."`
+    "device_message": "result",
     "section_message": None,
 }
+# What ends a GPU's part of a `--print-summary-per-gpu` result: the next process, or its next
+# result (the next GPU's part sets its own).
+_ENDS_GPU_PART = ["process_message", "application_message", "result_message"]
 
 
 def load() -> grammar.Grammar:
@@ -132,7 +140,8 @@ def _fields(known: pl.DataFrame, syntax: grammar.Grammar) -> pl.DataFrame:
         status=pl.when(is_status).then(syntax.classify(message, "status_kind", other="note")),
         domain_name=_field(syntax, message, "nvtx_domain_message", "nvtx_domain"),
         range_name=_field(syntax, message, "nvtx_range_message", "nvtx_range"),
-        section_title=_field(syntax, message, "section_message", "section_title"))
+        section_title=_field(syntax, message, "section_message", "section_title"),
+        part_device=_field(syntax, message, "device_message", "device_name"))
 
 
 def _fields_each(known: pl.DataFrame, syntax: grammar.Grammar) -> pl.DataFrame:
@@ -182,8 +191,11 @@ def _context() -> dict[str, pl.Expr]:
                                                   pl.col("section_title")), pl.lit(False)),
         table=carried(header, kind.replace_strict(TABLES, default=None), kind.is_in(_ENDS_TABLE)),
         block=header.cum_sum().cast(pl.Int64),
-        device=carried(kind == "device_line", pl.col("device_name"),
-                      opens_section | (status == "process_message")),
+        # a `Device "..."` line names the device of the section it sits in (metrics, Unified
+        # Memory); a `--print-summary-per-gpu` part's device holds for all that part prints
+        device=pl.coalesce(
+            carried(kind == "device_line", pl.col("device_name"), opens_section | (status == "process_message")),
+            carried(status == "device_message", pl.col("part_device"), status.is_in(_ENDS_GPU_PART))),
         kernel=carried(kind == "kernel_line", pl.col("kernel_name"), new_kernel),
         kernel_line=carried(kind == "kernel_line", pl.col("line_no"), new_kernel).cast(pl.Int64),
         nvtx_domain=carried(status == "nvtx_domain_message", pl.col("domain_name"),

@@ -38,14 +38,16 @@ def apply(lines: pl.DataFrame, doc: Document, result: ParseResult) -> None:
     _hints(lines, result)
     has_data = bool(result.rows())
     notes = _notes(lines)
-    for line_no, kind, text in notes.iter_rows():
+    for line_no, kind, text, device in notes.iter_rows():
         if kind in _WARNINGS:
             message = f"nvprof: {text}"
             if kind == "timeout_message":
                 message += f" ({_TIMEOUT_NOTE})"
             result.warn(_WARNINGS[kind], message, line=line_no)
         elif kind == "no_data_line" and has_data:
-            result.warn("nvprof.no-data", f"nvprof: {text}", line=line_no)
+            # (a `--print-summary-per-gpu` part says it of its GPU only)
+            where = f" (on {device})" if device else ""
+            result.warn("nvprof.no-data", f"nvprof: {text}{where}", line=line_no)
         elif kind == "job_end_line" and has_data:
             result.warn("nvprof.job-killed", f"the batch system ended the job: {text}", line=line_no)
     _unfinished_processes(lines, result, has_data)
@@ -54,7 +56,8 @@ def apply(lines: pl.DataFrame, doc: Document, result: ParseResult) -> None:
 
 
 def _notes(lines: pl.DataFrame) -> pl.DataFrame:
-    """(line_no, kind, text) of nvprof's messages and the batch system's last word."""
+    """(line_no, kind, text, device) of nvprof's messages and the batch system's last word; the
+    device of a line inside a `--print-summary-per-gpu` part (or a metrics section)."""
     status = pl.col("status")
     message = pl.col("message").str.strip_chars()
     notes = lines.filter(status.is_in(list(_WARNINGS)) | pl.col("kind").is_in(["no_data_line", "job_end_line"]))
@@ -62,7 +65,8 @@ def _notes(lines: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema={"line_no": lines.schema["line_no"], "kind": pl.String, "text": pl.String})
     _, job_end = load().extract(pl.col("text"), "job_end_line")
     return notes.select("line_no", pl.coalesce(status, pl.col("kind")).alias("kind"),
-                        pl.coalesce(message, job_end, pl.col("text").str.strip_chars()).alias("text"))
+                        pl.coalesce(message, job_end, pl.col("text").str.strip_chars()).alias("text"),
+                        pl.col("device") if "device" in notes.columns else pl.lit(None, pl.String).alias("device"))
 
 
 def _why_empty(lines: pl.DataFrame, notes: pl.DataFrame, doc: Document, result: ParseResult) -> ParseError:

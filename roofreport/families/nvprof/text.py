@@ -1,6 +1,7 @@
 """nvprof's text tables, from the annotated lines (`lines.annotate`) to shared tables.
 
-* summary mode -> `kernels` (kind "summary") and `api_calls` (kind "summary"); NVTX ranges ->
+* summary mode -> `kernels` (kind "summary"; with `--print-summary-per-gpu` each row carries
+  the GPU whose part of the result it sits in) and `api_calls` (kind "summary"); NVTX ranges ->
   `regions`, the activities inside each range -> `metrics` (section "NVTX <path>: <type>"),
   rows of other Types (`OpenACC (excl)`, `OpenMP (incl)`) -> `metrics` (section: the Type);
 * `--print-gpu-trace` -> `activities`, and `kernels` (kind "launch") for the kernel launches
@@ -134,7 +135,7 @@ def _summary(rows: pl.DataFrame, table: str, result: ParseResult) -> None:
     rows = rows.with_columns(
         activity_type=pl.col("activity_type").forward_fill().over("block").fill_null(section_type()))
     add_summary(rows.select(
-        pl.col("line_no").alias("source_line"), "activity_type", "nvtx_path", "pid",
+        pl.col("line_no").alias("source_line"), "activity_type", "nvtx_path", "pid", "device",
         pl.col("summary_name").alias("name"), *summary_values()), result)
 
 
@@ -155,17 +156,23 @@ def summary_values() -> list[pl.Expr]:
 
 
 def add_summary(rows: pl.DataFrame, result: ParseResult) -> None:
-    """Summary rows (source_line, activity_type, nvtx_path, name, percent, total_ns, calls,
-    avg/min/max_ns and their `_text`) into kernels, api_calls, regions and metrics."""
+    """Summary rows (source_line, activity_type, nvtx_path, device, name, percent, total_ns,
+    calls, avg/min/max_ns and their `_text`) into kernels, api_calls, regions and metrics.
+
+    `device` is the GPU of a `--print-summary-per-gpu` part (`lines.py`), whose rows are that
+    GPU's alone; null in a plain summary, whose rows add every GPU's launches of a kernel
+    together."""
     in_range = pl.col("nvtx_path").is_not_null()
     kind = pl.col("activity_type")
+    if "device" not in rows.columns:
+        rows = rows.with_columns(pl.lit(None, pl.String).alias("device"))
     gpu = rows.filter(~in_range & (kind == "GPU activities"))
     if gpu.height:
         result.add("kernels", gpu.select(
             "source_line", pl.col("source_line").alias("launch_id"), "name",
             pl.lit("summary").alias("kind"), pl.col("calls").alias("count"),
             # nvprof prints Avg, Min and Max per launch, never a median: median_ns stays null.
-            pl.col("total_ns").alias("duration_ns"), "min_ns", "max_ns"))
+            pl.col("total_ns").alias("duration_ns"), "min_ns", "max_ns", "device"))
         result.add("metrics", _summary_metrics(
             gpu.with_columns(pl.lit("GPU activities").alias("section"),
                              pl.col("source_line").alias("launch_id"))))
@@ -197,7 +204,7 @@ def _nvtx(rows: pl.DataFrame, result: ParseResult) -> None:
 def _summary_metrics(rows: pl.DataFrame) -> pl.DataFrame:
     """Time(%), Calls and Time total/avg/min/max of summary rows (with section and launch_id)
     in long form."""
-    common = ["source_line", "launch_id", pl.col("name").alias("kernel_name"), "section"]
+    common = ["source_line", "launch_id", pl.col("name").alias("kernel_name"), "device", "section"]
     parts = [rows.select(*common, pl.lit(metric).alias("metric"), pl.lit(stat, pl.String).alias("stat"),
                          pl.lit(unit, pl.String).alias("unit"), pl.col(col).cast(pl.Float64).alias("value"),
                          pl.col(f"{col}_text").alias("value_text"))

@@ -31,7 +31,7 @@ _PARALLELISM = {
 _WOULD_TELL = {
     why.TRACE: "a kernel trace of both runs (nsys profile, nvprof --print-gpu-trace) would show which "
                "kernels differ",
-    why.DEVICE_TRACE: "a trace of both runs with their devices (nvprof --print-gpu-trace, nsys profile) would "
+    why.DEVICE_TRACE: "a trace of both runs with their devices (nvprof --print-gpu-trace --csv, nsys profile) would "
                       "show how many GPUs each used and which kernels differ",
 }
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from roofreport.model import labels
 from roofreport.report import fmt
 from roofreport.report.context import Bullets, Column, Heading, Paragraph, Section, chart
 from roofreport.report.naming import RunNames
@@ -48,7 +49,7 @@ def distributed_section(an, names: RunNames) -> Section:
     for job in found.jobs.iter_rows(named=True):
         section.blocks += _job_blocks(job, found, names)
     if found.single_process.height:
-        section.blocks += _single_process_blocks(found.single_process, names)
+        section.blocks += _single_process_blocks(found.single_process, found.ranks, names)
     if found.scaling.height:
         section.blocks += _scaling_blocks(found.scaling, names)
     return section
@@ -78,11 +79,17 @@ def job_sentences(job: dict) -> list[str]:
     return out
 
 
-def job_title(job: dict) -> str:
-    parts = [f"{job['ranks']} ranks" + (f" of {job['world_size']}" if job["world_size"] and
+def job_title(job: dict, short: bool = False) -> str:
+    """The job as a heading names it: its name and, once, its ranks (`traces (2 ranks of 8,
+    DDP, A100-SXM4-40GB)`; a job named by its folder and size, `traces (8 ranks)`, is said by
+    its folder: the ranks are said here). `short`: the ranks the logs hold alone (a finding's
+    lead, whose sentence says the job's size where it differs)."""
+    parts = [f"{job['ranks']} ranks" + (f" of {job['world_size']}" if job["world_size"] and not short and
                                           job["world_size"] != job["ranks"] else "")]
-    parts += [p for p in (job["parallelism"], job["gpu_label"]) if p]
-    return f"{job['distributed_job']} ({', '.join(parts)})"
+    if not short:
+        parts += [p for p in (job["parallelism"], job["gpu_label"]) if p]
+    name = labels.job_base(job["distributed_job"]) or "Job"
+    return f"{name} ({', '.join(parts)})"
 
 
 def _job_blocks(job: dict, found, names: RunNames) -> list:
@@ -97,8 +104,8 @@ def _job_blocks(job: dict, found, names: RunNames) -> list:
             "Not every rank of the job is in the data, so each collective's time includes the time its rank "
             "waited for the others: the bandwidth is a lower bound."))
     if ranks.height:
-        labels = [f"rank {r}" for r in ranks["rank"].to_list()]
-        shares = {label: row for label, row in zip(labels, ranks.iter_rows(named=True))}
+        rank_labels = [f"rank {r}" for r in ranks["rank"].to_list()]
+        shares = {label: row for label, row in zip(rank_labels, ranks.iter_rows(named=True))}
         from roofreport.report.charts.share import stacked_percent_bars
 
         def draw(chart_id, rows, values):
@@ -106,7 +113,8 @@ def _job_blocks(job: dict, found, names: RunNames) -> list:
             return stacked_percent_bars(chart_id, rows, [p for p in parts if any(p[2])],
                                         "Share of the rank's span, first to last GPU activity (%)")
 
-        blocks.append(chart(f"ranks-{_slug(name)}", f"Where each rank's time goes: {name}", draw, labels, shares))
+        blocks.append(chart(f"ranks-{_slug(name)}", f"Where each rank's time goes: {labels.job_base(name) or name}",
+                            draw, rank_labels, shares))
         blocks.append(_rank_table(ranks))
     calls = found.collectives.filter(pl.col("distributed_job") == name)
     if calls.height:
@@ -114,16 +122,19 @@ def _job_blocks(job: dict, found, names: RunNames) -> list:
     return blocks
 
 
-def _rank_table(ranks: pl.DataFrame):
-    rows = [[cell(str(r["rank"])), fmt.duration(r["span_ns"]), fmt.percent(r["compute_pct"]),
+def _rank_table(ranks: pl.DataFrame, per: str = "rank", caption: str | None = None):
+    """Each rank's (or, `per="device"`, each GPU's of one process) shares of its span."""
+    rows = [[cell(str(r[per])), fmt.duration(r["span_ns"]), fmt.percent(r["compute_pct"]),
              fmt.percent(r["exposed_comm_pct"]), fmt.percent(r["memory_only_pct"]), fmt.percent(r["idle_pct"]),
              fmt.percent(r["comm_overlap_pct"]), fmt.duration(r["step_time_ns"]), fmt.percent(r["step_time_spread_pct"])]
             for r in ranks.iter_rows(named=True)]
-    cols = [Column("Rank", width="8%"), Column("Span", numeric=True), Column("Compute", numeric=True),
+    cols = [Column("Rank" if per == "rank" else "GPU", width="8%" if per == "rank" else "16%"),
+            Column("Span", numeric=True), Column("Compute", numeric=True),
             Column("Comm. not hidden", numeric=True), Column("Copies alone", numeric=True),
             Column("Idle", numeric=True), Column("Comm. overlap", numeric=True),
             Column("Step (median)", numeric=True), Column("Step spread", numeric=True)]
-    return table(cols, rows, caption="Per rank: shares of its span; overlap: communication time with compute")
+    return table(cols, rows, caption=caption or "Per rank: shares of its span; overlap: communication time with "
+                                                 "compute")
 
 
 def _collective_table(calls: pl.DataFrame):
@@ -138,19 +149,27 @@ def _collective_table(calls: pl.DataFrame):
                                      "waits; of transfer: the least time any rank spent in each call)")
 
 
-def _single_process_blocks(frame: pl.DataFrame, names: RunNames) -> list:
+def _single_process_blocks(frame: pl.DataFrame, ranks: pl.DataFrame, names: RunNames) -> list:
     blocks: list = [Heading("One process, several GPUs (DataParallel)")]
     told = frame.filter(pl.col("per_device"))
     untold = frame.filter(~pl.col("per_device"))
     blocks.append(Paragraph.of(
-        f"{frame.height} run{'s' if frame.height != 1 else ''} drive several GPUs from one process, as PyTorch's "
-        "DataParallel does: the weights are broadcast from GPU 0 and the gradients reduced to it every step, and "
+        f"{frame.height} run{'s drive' if frame.height != 1 else ' drives'} several GPUs from one process, "
+        "as PyTorch's DataParallel does: the weights are broadcast from GPU 0 and the gradients reduced to it "
+        "every step, and "
         "GPU 0 computes the loss, so it does more than the others."))
     items = [Paragraph.of(f"{names.label(r['run'])}: GPU 0's kernels take {fmt.percent(r['gpu0_excess_pct'], 0)} "
                           f"more time than the median other GPU's")
              for r in told.iter_rows(named=True) if r["gpu0_excess_pct"] is not None]
     if items:
         blocks.append(Bullets(items))
+    # where a trace gives each GPU's timeline (the ranks frame's rows per device): each GPU's shares
+    for run in told["run"].to_list():
+        gpus = ranks.filter((pl.col("run") == run) & pl.col("device").is_not_null()).sort("device")
+        if gpus.height:
+            blocks.append(_rank_table(gpus, "device", f"Per GPU of {names.label(run)}: shares of its span, "
+                                                      "first to last GPU activity; overlap: communication time "
+                                                      "with compute"))
     if untold.height:
         gpus = sorted({g for g in untold["gpus"].to_list() if g})
         over = f" over {fmt.listing([str(g) for g in gpus])} GPUs" if gpus else ""

@@ -16,12 +16,12 @@ import polars as pl
 
 from roofreport.analysis import share, sweeps, utilization, variants
 from roofreport.gpu import NOT_NAMED
-from roofreport.model.bound import SHORT_LAUNCH_NS, thin, words as bound_words
+from roofreport.model.bound import SHORT_LAUNCH_NS, classed_by_name, thin, words as bound_words
 from roofreport.report import fmt
 from roofreport.report.context import Paragraph, Span, spans_list
 from roofreport.report.naming import RunNames
 from roofreport.report.sections.conclusions import conclusion_paragraphs
-from roofreport.report.sections.distributed import job_sentences
+from roofreport.report.sections.distributed import job_sentences, job_title
 from roofreport.report.sections.inputs import display_root, relative
 
 MANY_RUNS = 6           # more runs than this are summed up, not named one by one
@@ -87,18 +87,32 @@ def distributed_findings(found) -> list[Paragraph]:
     for job in found.jobs.iter_rows(named=True):
         said = job_sentences(job)
         if said:
-            out.append(Paragraph.of(f"{job['distributed_job']} ({job['ranks']} ranks): " + "; ".join(said) + "."))
+            out.append(Paragraph.of(f"{job_title(job, short=True)}: " + "; ".join(said) + "."))
     if found.single_process.height:
-        untold = found.single_process.filter(~pl.col("per_device")).height
-        count = found.single_process.height
-        would = found.single_process.filter(~pl.col("per_device"))["would_tell"][0] if untold else ""
-        out.append(Paragraph.of(
-            f"{count} run{'s' if count != 1 else ''} drive several GPUs from one process (DataParallel), so GPU 0 "
-            "does more than the others (the loss, the reduction)"
-            + (f"; {'their' if untold > 1 else 'its'} summar{'ies add' if untold > 1 else 'y adds'} the GPUs "
-               f"together: cannot tell per device ({would} would)." if untold else ".")))
+        out.append(Paragraph.of(_single_process_words(found.single_process)))
     return out
 
+
+def _single_process_words(single: pl.DataFrame) -> str:
+    """The runs where one process drove several GPUs: GPU 0's extra time where the logs give
+    each GPU's (a range over several runs), and which log would tell where they do not."""
+    count = single.height
+    told = single.filter(pl.col("per_device"))
+    untold = single.filter(~pl.col("per_device"))
+    said = [f"{count} run{'s drive' if count != 1 else ' drives'} several GPUs from one process (DataParallel), "
+            "so GPU 0 does more than the others (the loss, the reduction)."]
+    excess = told["gpu0_excess_pct"].drop_nulls()
+    if excess.len():
+        low, high = fmt.percent(excess.min(), 0), fmt.percent(excess.max(), 0)
+        which = "" if not untold.height else " in the run whose log gives each GPU's time" if told.height == 1 \
+            else f" in the {told.height} runs whose logs give each GPU's time"
+        said.append(f"GPU 0's kernels take {low if low == high else f'{low} to {high}'} more time than the median "
+                    f"other GPU's{which}.")
+    if untold.height:
+        whose = ("Their summaries add" if untold.height > 1 else "Its summary adds") if not told.height else \
+            (f"The other {untold.height} runs' summaries add" if untold.height > 1 else "The other run's summary adds")
+        said.append(f"{whose} the GPUs together: cannot tell per device ({untold['would_tell'][0]} would).")
+    return " ".join(said)
 
 
 # -- the folder's own question on one GPU: its build and code variants ------------------------
@@ -190,8 +204,9 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
     """Per GPU and bound class, the runs with their intensity against the ridge point (the run
     totals of the runs table); then the runs no class can be given."""
     out = []
-    placed = runs.filter(pl.col("bound").is_not_null())
-    for (gpu, bound), group in placed.group_by("gpu_label", "bound", maintain_order=True):
+    named = classed_by_name() if "bound_coverage_by_name" in runs.columns else pl.lit(False)
+    placed = runs.filter(pl.col("bound").is_not_null()).with_columns(named.alias("__by_name"))
+    for (gpu, bound, _), group in placed.group_by("gpu_label", "bound", "__by_name", maintain_order=True):
         names = _names(group)
         spans = [Span(f"On the {gpu or 'unidentified GPU'}, {len(names)} run{'s are' if len(names) > 1 else ' is'} "
                       f"{bound_words(bound)} (")] + spans_list(names) + [Span(")")]
@@ -251,9 +266,19 @@ def _thin_findings(runs: pl.DataFrame) -> list[Paragraph]:
             and runs["counted_kernels"][0] <= runs["kernel_launches"][0]:
         counted = f" ({fmt.count(runs['counted_kernels'][0])} of {fmt.count(runs['kernel_launches'][0])} launches)"
     mine = "their" if many else "its"
+    # what the kernels they name cover (model/bound.py: classed by name from the floor up), where more
+    named = runs["bound_coverage_by_name"].to_list() if "bound_coverage_by_name" in runs.columns else []
+    by_name = ""
+    if named and all(v is not None for v in named) \
+            and any(round(100 * n) > round(100 * c) for n, c in zip(named, runs["bound_coverage"].to_list())):
+        by_name = f", and the kernels they name {fmt.value_range([100 * v for v in named], _pct)}"
     return [Paragraph([Span("No bound class for ")] + spans_list(names, 4) + [Span(
-        f": the counters cover only {covered} of {mine} kernel time{counted}, too little to tell where most of it "
-        "sits.")])]
+        f": the counters cover only {covered} of {mine} kernel time{counted}{by_name}, too little to tell "
+        "where most of it sits.")])]
+
+
+def _pct(value: float) -> str:
+    return f"{value:.0f}%"
 
 
 def _population_spans(group: pl.DataFrame) -> list[Span]:
@@ -263,15 +288,31 @@ def _population_spans(group: pl.DataFrame) -> list[Span]:
         return []
     bound = group["bound"][0]
     side = "memory" if bound == "memory" else "compute"
-    shares = [100 * (1 - v if side == "memory" else v) for v in group["compute_time_share"].drop_nulls().to_list()]
     mine = "their" if group.height > 1 else "its"
-    out = [Span(f"; {fmt.value_range(shares, lambda v: f'{v:.0f}%')} of {mine} counted time in {side}-side kernels")]
+    by_name = "__by_name" in group.columns and group["__by_name"][0]
+    if by_name:
+        out = _by_name_spans(group, side, mine)
+    else:
+        shares = [100 * (1 - v if side == "memory" else v) for v in group["compute_time_share"].drop_nulls().to_list()]
+        out = [Span(f"; {fmt.value_range(shares, _pct)} of {mine} counted time in {side}-side kernels")]
     if bound == "latency":
         out.append(Span(f", mostly in launches under {SHORT_LAUNCH_NS / 1000:.0f} µs or under one wave"))
+    if by_name:
+        return out
     covered = [100 * v for v in group["bound_coverage"].drop_nulls().to_list() if v < 0.995]
     if covered:
         out.append(Span(f" (the counters cover {fmt.value_range(covered, lambda v: f'{v:.0f}%')} of {mine} kernel time)"))
     return out
+
+
+def _by_name_spans(group: pl.DataFrame, side: str, mine: str) -> list[Span]:
+    """Runs classed by kernel name (model/bound.py): what the counters cover, what the kernels
+    they name cover, and the share of that on the side that gave the class."""
+    def pct(column: str) -> str:
+        return fmt.value_range([100 * v for v in group[column].drop_nulls().to_list()], _pct)
+    return [Span(f"; classed by kernel name: the counters cover {pct('bound_coverage')} of {mine} kernel time, "
+                 f"and the kernels they name take {pct('bound_coverage_by_name')} of it, "
+                 f"{pct(f'{side}_time_share_by_name')} of that in {side}-side kernels")]
 
 
 def _names(runs: pl.DataFrame) -> list[str]:

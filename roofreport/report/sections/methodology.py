@@ -37,7 +37,10 @@ FORMULAS = [
           f"point; latency-bound below {bound.LATENCY_PCT:.0f}% of the roof, or below {bound.SHORT_PCT:.0f}% with most "
           f"time in launches under {bound.SHORT_LAUNCH_NS / 1000:.0f} µs; none when the FLOPs are incomplete, the "
           f"point lies above a roof, or the counted kernels cover under {bound.COVERAGE_FLOOR:.0%} of the run's kernel "
-          "time (the uncounted rest could hold most of it on either side).")],
+          "time (the uncounted rest could hold most of it on either side) and the kernels they name do too. Where the "
+          "kernels they name cover enough, the run is classed by kernel name: each uncounted launch takes the side of "
+          "the counted launches of its kernel (of its grid and block where counted), a kernel counted on both sides "
+          "of its ridge weighs against both, and each kernel weighs by its time in the trace.")],
     [Span("Kernel share: time per kernel summed per category from an ordered list of name rules; the first "
           "matching rule wins; \"other\" (uncategorized) is always shown.")],
 ]

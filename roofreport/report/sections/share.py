@@ -194,18 +194,20 @@ def top_tables_by_run(top: pl.DataFrame, rest: pl.DataFrame, runs: list[str], to
         parts = [group] if _columns_that_fit(group) else \
             names.groups([run for run, _ in group.columns], PRINT_COLUMNS, by_gpu=True)
         for part in parts:
-            blocks += _print_tables(part, top, rest_by_run, printed)
+            blocks += _print_tables(part, top, rest_by_run, names, printed)
     return blocks
 
 
-def _print_tables(group, top: pl.DataFrame, rest_by_run: dict, printed: bool = True) -> list:
+def _print_tables(group, top: pl.DataFrame, rest_by_run: dict, names: RunNames, printed: bool = True) -> list:
     """A group's top kernels: side by side when its headings fit (`_columns_that_fit`), else a
-    run under the other."""
+    run under the other. A table of part of the group says in its caption what its own columns
+    share (`RunNames.together`)."""
     width = _columns_that_fit(group)
     if width:         # short headings (bs 16, A100-SXM4-40GB): the runs side by side
         size = -(-len(group.columns) // -(-len(group.columns) // width))
-        return [_group_table(Group(group.title, group.columns[start:start + size]), top, rest_by_run, printed)
-                for start in range(0, len(group.columns), size)]
+        chunks = [group.columns[start:start + size] for start in range(0, len(group.columns), size)]
+        return [_group_table(names.together([run for run, _ in chunk]) if len(chunk) > 1 else Group(group.title, chunk),
+                             top, rest_by_run, printed) for chunk in chunks]
     rows: list[list] = []
     mine_all = top.filter(pl.col("run").is_in([run for run, _ in group.columns]))["short_name"].to_list()
     labels = kernel_labels(mine_all) if printed else {name: name for name in mine_all}
