@@ -164,7 +164,8 @@ def _fields_each(known: pl.DataFrame, syntax: grammar.Grammar) -> pl.DataFrame:
         values = (kind, message, pid, device, kernel, status,
                   syntax.fields(message, "nvtx_domain_message")["nvtx_domain"],
                   syntax.fields(message, "nvtx_range_message")["nvtx_range"],
-                  syntax.fields(message, "section_message")["section_title"])
+                  syntax.fields(message, "section_message")["section_title"],
+                  syntax.fields(message, "device_message")["device_name"])
         for name, value in zip(_EACH_SCHEMA, values):
             columns[name].append(value)
     return pl.DataFrame({"line_no": known["line_no"], "text": known["text"], **columns},
@@ -174,7 +175,7 @@ def _fields_each(known: pl.DataFrame, syntax: grammar.Grammar) -> pl.DataFrame:
 # The columns `_fields` adds, in its order.
 _EACH_SCHEMA = {"kind": pl.String, "message": pl.String, "pid": pl.Int64, "device_name": pl.String,
                 "kernel_name": pl.String, "status": pl.String, "domain_name": pl.String,
-                "range_name": pl.String, "section_title": pl.String}
+                "range_name": pl.String, "section_title": pl.String, "part_device": pl.String}
 
 
 @cache

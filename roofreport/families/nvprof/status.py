@@ -62,7 +62,8 @@ def _notes(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message").str.strip_chars()
     notes = lines.filter(status.is_in(list(_WARNINGS)) | pl.col("kind").is_in(["no_data_line", "job_end_line"]))
     if not notes.height:
-        return pl.DataFrame(schema={"line_no": lines.schema["line_no"], "kind": pl.String, "text": pl.String})
+        return pl.DataFrame(schema={"line_no": lines.schema["line_no"], "kind": pl.String, "text": pl.String,
+                                    "device": pl.String})
     _, job_end = load().extract(pl.col("text"), "job_end_line")
     return notes.select("line_no", pl.coalesce(status, pl.col("kind")).alias("kind"),
                         pl.coalesce(message, job_end, pl.col("text").str.strip_chars()).alias("text"),
