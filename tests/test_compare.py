@@ -157,3 +157,23 @@ def test_compare_usage_errors_say_what_to_do():
     assert result.exit_code == 2
     assert result.stderr == ("roofreport: usage error: side B: no run matches --run-b resnet* "
                              "(runs: vgg11, vgg13, vgg19)\n")
+
+
+def test_a_kernels_category_reads_as_the_report_tables_say_it_and_a_pool_by_its_category():
+    """Anoushka21's V100 VGG-11 against VGG-13 (one architecture: kernels matched by name): the
+    Winograd convolutions' SGEMMs are counted in conv and labelled "conv (via GEMM)", as the
+    report's kernel tables and `summary` label them; `category` stays for scripts. Across
+    families (V100 against A100) the pooled rows are labelled by their category alone."""
+    from roofreport.analysis import share
+    from roofreport.analysis.bundle import dataset_model
+
+    v100 = corpus_path(*COURSE, "v100")
+    same = roofreport.compare(v100 / "vgg11" / "tmp_nsys_gputrace.csv", v100 / "vgg13" / "tmp_nsys_gputrace.csv")
+    via = same.kernels.filter(pl.col("category_label") != pl.col("category"))
+    assert via.height >= 4 and set(via["category_label"]) == {"conv (via GEMM)"} and set(via["category"]) == {"conv"}
+    labels = dict(share.per_kernel(dataset_model(roofreport.read(v100 / "vgg11" / "tmp_nsys_gputrace.csv")))
+                  .select("short_name", "category_label").iter_rows())
+    assert all(labels[row["name_a"]] == row["category_label"] for row in via.iter_rows(named=True))
+    across = roofreport.compare(v100 / "vgg11", corpus_path(*COURSE, "a100", "vgg11")).kernels
+    pools = across.filter(pl.col("match") == diff.MATCH_CATEGORY)
+    assert pools.height and (pools["category_label"] == pools["category"]).all()

@@ -32,6 +32,9 @@ faster).
   are pooled per category ("gemm kernels"). (Not by launching operator yet: the kernels table
   does not hold the aten operator that launched a kernel, and `region` mixes real launching
   ranges with phases guessed from kernel names, which differ between libraries.)
+* A kernel's `category` is the one its time is counted in; `category_label` says it as the
+  report's tables do (`share.category_label`: "conv (via GEMM)" where what launched the kernel
+  and its name disagree; a pool's label is its category).
 * FLOP/s and intensity: per run from the run totals, per kernel from its counted FLOPs and
   DRAM bytes (`Model.points`), given only where both sides have them and neither
   misses tensor-core work (`flops_complete`): otherwise they would not compare.
@@ -46,7 +49,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from roofreport import gpu
-from roofreport.analysis import reasons, runsets, speedup, workloads
+from roofreport.analysis import reasons, runsets, share, speedup, workloads
 from roofreport.analysis.view import View
 from roofreport.errors import UsageError
 from roofreport.model import Model
@@ -71,7 +74,8 @@ TOTAL_COLUMNS = {"pair": pl.String, "what": pl.String, **_TIMES}
 CATEGORY_COLUMNS = {"pair": pl.String, "category": pl.String, **_TIMES, "share_a": pl.Float64,
                     "share_b": pl.Float64}
 KERNEL_COLUMNS = {
-    "pair": pl.String, "kernel": pl.String, "match": pl.String, "category": pl.String, "change": pl.String,
+    "pair": pl.String, "kernel": pl.String, "match": pl.String, "category": pl.String,
+    "category_label": pl.String, "change": pl.String,
     **_TIMES, "kernels_a": pl.Int64, "kernels_b": pl.Int64, "name_a": pl.String, "name_b": pl.String,
     "flops_per_s_a": pl.Float64, "flops_per_s_b": pl.Float64, "ai_a": pl.Float64, "ai_b": pl.Float64,
 }
@@ -346,6 +350,9 @@ class _Pair:
             pl.coalesce("category", "category_b").alias("category"),
             pl.col("kernels").alias("kernels_a"), pl.col("name").alias("name_a"), pl.col("name_b"),
             _change().alias("change"))
+        pooled = pl.col("match") == MATCH_CATEGORY     # a pool of kernels: its category alone
+        by_name = pl.when(~pooled).then(pl.coalesce("category_by_name", "category_by_name_b"))
+        out = out.with_columns(share.category_label("category", by_name).alias("category_label"))
         on_both = pl.col("time_a_ns").is_not_null() & pl.col("time_b_ns").is_not_null()
         out = out.join(_rates(keys, self.work_a, self.work_b), on="kernel", how="left").with_columns(
             [pl.when(on_both).then(pl.col(c)).alias(c) for c in ("flops_per_s_a", "flops_per_s_b", "ai_a", "ai_b")])
@@ -514,8 +521,11 @@ class _Keys:
 def _by_kernel(rows: pl.DataFrame) -> pl.DataFrame:
     """Per key: count, time, category, the largest kernel's name, how many kernels."""
     named = rows.with_columns(pl.coalesce("short_name", "name").alias("shown"))
+    if "category_by_name" not in named.columns:
+        named = named.with_columns(pl.lit(None, pl.String).alias("category_by_name"))
     return named.sort("time_ns", descending=True, nulls_last=True).group_by("kernel", maintain_order=True).agg(
-        pl.col("match").first(), pl.col("category").first(), pl.col("count").sum(), pl.col("time_ns").sum(),
+        pl.col("match").first(), pl.col("category").first(), pl.col("category_by_name").first(),
+        pl.col("count").sum(), pl.col("time_ns").sum(),
         pl.col("shown").first().alias("name"), pl.col("name").n_unique().cast(pl.Int64).alias("kernels"))
 
 
