@@ -38,7 +38,8 @@ def _device_names(tables: dict[str, pl.DataFrame]) -> list[str]:
     out: list[str] = []
     for table, column in _NAME_COLUMNS.items():
         frame = tables.get(table)
-        if frame is not None and frame.height and column in frame.columns:
+        if frame is not None and frame.height and column in frame.columns \
+                and frame[column].null_count() < frame.height:   # (an empty column asks no query)
             out += frame[column].drop_nulls().unique(maintain_order=True).cast(pl.String).to_list()
     return out
 

@@ -140,6 +140,22 @@ class Grammar:
             out.append((pl.coalesce(parts) if len(parts) > 1 else parts[0]).alias(name))
         return out
 
+    def fields(self, text: str | None, rule: str) -> dict[str, str | None]:
+        """What `extract` gives for one string: each field of `rule` (None where the rule does
+        not match or the field's group took no part). For the few lines a reader looks at one by
+        one, where a polars query per line costs more: plain text (`is_plain`) by Python's `re`
+        on the same regex, any other by polars."""
+        if text is not None and not is_plain(text):
+            return dict(zip(self.groups(rule), pl.select(self.extract(pl.lit(text, pl.String), rule)).row(0)))
+        match = None if text is None else self.pattern(rule).match(text)
+        out: dict[str, str | None] = dict.fromkeys(self.groups(rule))
+        if match is not None:
+            for group in self._capture_groups(rule):
+                name = _field(group)
+                if out[name] is None:   # (coalesced: the first alternative's group that took part)
+                    out[name] = match.group(group)
+        return out
+
     def alternatives(self, rule: str) -> list[str]:
         """The sub-rules of a rule written as `a | b | c` (e.g. the line kinds of a format)."""
         return list(self._derived("alternatives", rule, self._alternatives))
@@ -172,13 +188,20 @@ class Grammar:
 
     def classify_line(self, line: str, rule: str = "line", other: str = "other") -> str:
         """The kind `classify` gives one string: the first alternative of `rule` it matches."""
-        for kind, pattern in self._derived("patterns", rule, self._alternative_patterns):
-            if pattern.match(line):
+        for kind, pattern, literal in self._derived("patterns", rule, self._alternative_patterns):
+            if (literal is None or literal in line) and pattern.match(line):
                 return kind
         return other
 
-    def _alternative_patterns(self, rule: str) -> tuple[tuple[str, re.Pattern], ...]:
-        return tuple((kind, self.pattern(kind)) for kind in self.alternatives(rule))
+    def _alternative_patterns(self, rule: str) -> tuple[tuple[str, re.Pattern, str | None], ...]:
+        """(kind, its compiled regex, the literal a line must hold first or None): the gate
+        `_matches` puts before a rule that starts with no literal (nvidia-smi's `command_line`
+        regex took a third of its sniffer's time on lines without `nvidia-smi`)."""
+        out = []
+        for kind in self.alternatives(rule):
+            prefix, required = self.gate(kind)
+            out.append((kind, self.pattern(kind), required if required and not prefix else None))
+        return tuple(out)
 
     def classify_lines(self, text: pl.Series, rule: str = "line", other: str = "other") -> pl.Series:
         """The kinds `classify` gives, computed alternative by alternative on the lines still
@@ -397,6 +420,16 @@ def _greedy(text: str) -> str:
     lexer tries every prefix of a terminal's match, so it needs the longest match to see them
     all, while the compiled line regexes keep `.*?` to prefer the shortest kernel name."""
     return re.sub(r"(?<!\\)([*+}])\?", r"\1", text)
+
+
+def is_plain(text: str) -> bool:
+    """`text` is printable ASCII and tabs only. On such text Python's `re` and polars' regex
+    engine agree on every class the grammars use (`\\s`, `\\d`, `\\w`, case folding); beyond it
+    they differ (Unicode digits, `\\x1c`-`\\x1f` as spaces)."""
+    return _PLAIN.fullmatch(text) is not None
+
+
+_PLAIN = re.compile(r"[\t\x20-\x7e]*")
 
 
 def _field(group: str) -> str:

@@ -7,6 +7,8 @@ give a frame with exactly the table's columns, in order, with the right types.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import polars as pl
 
 from roofreport.tables.frames import shared_strings
@@ -406,17 +408,23 @@ def conform(name: str, df: pl.DataFrame) -> pl.DataFrame:
     value (`frames.shared_strings`): parsers read repeated names as Categorical so a million
     launches of forty kernels do not hold a million copies of the names."""
     schema = TABLES[name]
-    shared = {col: shared_strings(df[col]) for col in df.columns
-              if df.schema[col] == pl.Categorical and schema.get(col) == pl.String}
+    types = df.schema   # (polars builds a new Schema object each time it is asked)
+    if len(types) == len(schema) and all(a == b for a, b in zip(types.items(), schema.items())):
+        return df   # (already the table's columns, types and order: the casts would change nothing)
+    shared = {col: shared_strings(df[col]) for col, dtype in types.items()
+              if dtype == pl.Categorical and schema.get(col) == pl.String}
     if shared:
         df = df.with_columns(**shared)
     unknown = set(df.columns) - set(schema)
     if unknown:
         raise KeyError(f"table {name!r} has no column(s) {sorted(unknown)}")
-    cols = []
-    for col, dtype in schema.items():
-        if col in df.columns:
-            cols.append(pl.col(col).cast(dtype, strict=False))
-        else:
-            cols.append(pl.lit(None, dtype=dtype).alias(col))
-    return df.select(cols)
+    return df.select(_conforming(name, frozenset(df.columns)))
+
+
+@lru_cache(maxsize=256)
+def _conforming(name: str, present: frozenset[str]) -> list[pl.Expr]:
+    """`conform`'s expressions for a frame holding the columns `present`, built once per table
+    and set of columns: a reader's frames have a handful of shapes, and building ~50
+    expressions cost ~0.4 ms per frame, several per small log."""
+    return [pl.col(col).cast(dtype, strict=False) if col in present else pl.lit(None, dtype=dtype).alias(col)
+            for col, dtype in TABLES[name].items()]

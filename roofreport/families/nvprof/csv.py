@@ -65,7 +65,12 @@ def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> list[pl
     rows are returned for `text.add_counted`."""
     csv = lines.filter(pl.col("table") == "csv")
     counted: list[pl.DataFrame] = []
-    for _, block in csv.group_by("block", maintain_order=True):
+    if not csv.height:
+        return counted
+    # (`block` never decreases down the lines: one value first and last is one block, the
+    # usual case, read without the grouping's queries)
+    one = csv["block"][0] == csv["block"][-1]
+    for block in [csv] if one else csv.partition_by("block", maintain_order=True):
         frame = _read_block(block, lines, doc, result)
         if frame is not None:
             counted.append(frame)
@@ -131,10 +136,11 @@ def _read_rows(body: pl.DataFrame, names: tuple[str, ...], sep: str, kind: str,
     # metric or event with no value, `novalue.py`).
     fits = pl.col(cols[-1]).is_not_null()
     empty_last = frame.filter(~fits)["source_line"]
-    if empty_last.len():
-        short = body.filter(pl.col("line_no").is_in(empty_last.implode()))
-        whole = short.filter(_full_width(pl.col("text"), cols, sep))["line_no"]
-        fits = fits | pl.col("source_line").is_in(whole.implode())
+    if not empty_last.len():
+        return frame   # (every row whole: nothing to report, nothing to drop)
+    short = body.filter(pl.col("line_no").is_in(empty_last.implode()))
+    whole = short.filter(_full_width(pl.col("text"), cols, sep))["line_no"]
+    fits = fits | pl.col("source_line").is_in(whole.implode())
     _report_short_rows(frame.filter(~fits)["source_line"].to_list(), lines, doc, result,
                        f"is not a record of {len(cols)} fields (cut, or damaged)")
     return frame.filter(fits)
@@ -190,6 +196,8 @@ def _full_width(text: pl.Expr, cols: list[str], sep: str) -> pl.Expr:
 def _report_short_rows(line_nos: list[int], lines: pl.DataFrame, doc: Document,
                        result: ParseResult, what: str) -> None:
     """CSV rows that cannot be read whole: cut off (the log's last line), or damaged."""
+    if not line_nos:
+        return
     last = lines.filter(pl.col("kind") != "blank_line")["line_no"].max()
     for line_no in line_nos[:20]:
         code = "nvprof.truncated" if line_no == last else "nvprof.unreadable-row"

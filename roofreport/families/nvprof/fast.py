@@ -93,6 +93,10 @@ def read(doc: Document, result: ParseResult) -> pl.DataFrame | None:
 
 def _header(head: list[str]) -> tuple[int, tuple[str, ...], str, list[str] | None] | None:
     """(index, names, separator, units) of the only table header of the head, if a trace's."""
+    if not any("Start" in line for line in head):
+        # A trace's header names a `Start` column (`_FAST_KINDS`, `lines._CSV_KINDS`): without
+        # one the head's lines need no classifying, one by one in Python (~2 ms a course log).
+        return None
     kinds = [nvprof_lines.kind_of(line) for line in head]
     headers = [i for i, kind in enumerate(kinds) if kind in nvprof_lines.TABLES]
     if len(headers) != 1 or kinds[headers[0]] != "csv_header_line":

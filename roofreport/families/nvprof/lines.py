@@ -83,18 +83,32 @@ def report_kind(names: tuple[str, ...]) -> str | None:
 
 def status_message(text: str) -> str | None:
     """What a `==PID==` line says (None for other lines)."""
+    if "==" not in text:   # (every status prefix holds it: `==PID==`, `========`)
+        return None
     match = load().pattern("status_line").match(text)
     return match.group("status_message") or "" if match else None
+
+
+# Up to this many structural lines, their kinds and fields are read line by line with Python's
+# `re` (`_fields_each`: the same regexes, compiled once per process); above it, by polars queries
+# over the column (`_fields`). A course log holds ~10 such lines, and each polars query there costs
+# its fixed ~0.1-0.3 ms and compiles its regexes again: 19 course logs, `annotate` 10.8 -> 4.4 ms
+# a file (CPU, one process). Past a few hundred lines polars' pass wins. Only plain lines
+# (`grammar.is_plain`) go line by line: there `re` and polars' regex engine agree;
+# tests/test_nvprof_lines_each.py compares the two paths.
+_FEW_KNOWN = 200
 
 
 def annotate(lines: pl.DataFrame) -> pl.DataFrame:
     """`lines` (line_no, text) with kind, status, message, pid and the carried context."""
     syntax = load()
     known = lines.filter(pl.col("text").str.contains(_any_kind(syntax)))
-    known = _fields(known.with_columns(kind=syntax.classify_lines(known["text"], "line")), syntax)
-    lines = lines.join(known.drop("text"), on="line_no", how="left", maintain_order="left") \
-        .with_columns(pl.col("kind").fill_null("other"))
-    return _with_context(lines)
+    if known.height <= _FEW_KNOWN and all(map(grammar.is_plain, known["text"])):
+        known = _fields_each(known, syntax)
+    else:
+        known = _fields(known.with_columns(kind=syntax.classify_lines(known["text"], "line")), syntax)
+    return lines.join(known.drop("text"), on="line_no", how="left", maintain_order="left") \
+        .with_columns(pl.col("kind").fill_null("other")).with_columns(**_context()).with_columns(_nvtx_path())
 
 
 @cache
@@ -130,12 +144,49 @@ def _fields(known: pl.DataFrame, syntax: grammar.Grammar) -> pl.DataFrame:
         part_device=_field(syntax, message, "device_message", "device_name"))
 
 
-def _with_context(lines: pl.DataFrame) -> pl.DataFrame:
+def _fields_each(known: pl.DataFrame, syntax: grammar.Grammar) -> pl.DataFrame:
+    """`_fields` of a few lines, one line at a time (`Grammar.classify_line`, `Grammar.fields`):
+    the same columns, types and values."""
+    columns: dict[str, list] = {name: [] for name in _EACH_SCHEMA}
+    for text in known["text"]:
+        kind = syntax.classify_line(text, "line")
+        message = pid = device = kernel = status = None
+        if kind == "status_line":
+            parts = syntax.fields(text, "status_line")
+            message = parts["status_message"] or ""
+            digits = re.search(r"(\d+)", parts["status_prefix"] or "")
+            pid = int(digits.group(1)) if digits else None
+            status = syntax.classify_line(message, "status_kind", other="note")
+        elif kind == "device_line":
+            device = syntax.fields(text, "device_line")["device_name"]
+        elif kind == "kernel_line":
+            kernel = syntax.fields(text, "kernel_line")["kernel_name"]
+        values = (kind, message, pid, device, kernel, status,
+                  syntax.fields(message, "nvtx_domain_message")["nvtx_domain"],
+                  syntax.fields(message, "nvtx_range_message")["nvtx_range"],
+                  syntax.fields(message, "section_message")["section_title"],
+                  syntax.fields(message, "device_message")["device_name"])
+        for name, value in zip(_EACH_SCHEMA, values):
+            columns[name].append(value)
+    return pl.DataFrame({"line_no": known["line_no"], "text": known["text"], **columns},
+                        schema_overrides=_EACH_SCHEMA)
+
+
+# The columns `_fields` adds, in its order.
+_EACH_SCHEMA = {"kind": pl.String, "message": pl.String, "pid": pl.Int64, "device_name": pl.String,
+                "kernel_name": pl.String, "status": pl.String, "domain_name": pl.String,
+                "range_name": pl.String, "section_title": pl.String, "part_device": pl.String}
+
+
+@cache
+def _context() -> dict[str, pl.Expr]:
+    """The carried context's expressions, built once per process (building them costs ~0.4 ms,
+    a sizeable part of a small log's read)."""
     kind, status = pl.col("kind"), pl.col("status")
     header = kind.is_in(list(TABLES))
     opens_section = status.is_in(list(SECTIONS))
     new_kernel = header | (kind == "device_line") | (kind == "status_line")
-    return lines.with_columns(
+    return dict(
         pid=pl.col("pid").forward_fill(),
         section=carried(opens_section, pl.coalesce(status.replace_strict(SECTIONS, default=None),
                                                   pl.col("section_title")), pl.lit(False)),
@@ -153,9 +204,10 @@ def _with_context(lines: pl.DataFrame) -> pl.DataFrame:
                            | (opens_section & (status != "nvtx_result_message"))),
         nvtx_range=carried(status == "nvtx_range_message", pl.col("range_name"),
                           status.is_in(["nvtx_domain_message", "nvtx_thread_message"]) | opens_section),
-    ).with_columns(_nvtx_path())
+    )
 
 
+@cache
 def _nvtx_path() -> pl.Expr:
     """Domain `NCCL` + range `ncclAllReduce` -> `NCCL/ncclAllReduce` (unnamed domain dropped)."""
     domain = pl.when(pl.col("nvtx_domain") == "<unnamed>").then(None).otherwise(pl.col("nvtx_domain"))

@@ -4,6 +4,8 @@ table line by line (`text.py`, `csv.py`), then what nvprof said about the run (`
 
 from __future__ import annotations
 
+from functools import cache
+
 import polars as pl
 
 from roofreport.errors import ParseError
@@ -55,9 +57,8 @@ def _finish(result: ParseResult) -> None:
     for name, frame in result.tables.items():
         if not frame["source_line"].is_sorted():  # (a sort would copy the frame all the same)
             frame = frame.sort("source_line", maintain_order=True)
-        floats = [c for c, t in frame.schema.items() if t == pl.Float64]
-        bad = pl.any_horizontal([pl.col(c).is_infinite() | pl.col(c).is_nan() for c in floats])
-        bad_lines = frame.filter(bad)["source_line"].unique().sort()
+        floats = tuple(c for c, t in frame.schema.items() if t == pl.Float64)
+        bad_lines = frame.filter(_not_finite(floats))["source_line"].unique().sort()
         for line_no in bad_lines.head(20).to_list():
             result.warn("nvprof.bad-number", f"{name}: a number at line {line_no} is not finite; "
                         "kept as unknown", line=line_no)
@@ -66,3 +67,9 @@ def _finish(result: ParseResult) -> None:
                 pl.when(pl.col(c).is_infinite() | pl.col(c).is_nan()).then(None).otherwise(pl.col(c))
                 .alias(c) for c in floats)
         result.tables[name] = frame
+
+
+@cache
+def _not_finite(floats: tuple[str, ...]) -> pl.Expr:
+    """A row holds an infinite or NaN float (built once per set of columns: a table's)."""
+    return pl.any_horizontal([pl.col(c).is_infinite() | pl.col(c).is_nan() for c in floats])

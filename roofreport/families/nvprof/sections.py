@@ -32,8 +32,8 @@ def reason(title: str) -> str:
 def report_skipped(lines: pl.DataFrame, result: ParseResult) -> None:
     """A warning for every titled section under which no table was read (annotated `lines`:
     status, section_title, table)."""
-    if "section_title" not in lines.columns:
-        return
+    if "section_title" not in lines.columns or not (lines["status"] == "section_message").any():
+        return   # (no titled section: none skipped, and no grouping query for a small log)
     opens = pl.col("status").is_in(list(SECTIONS)).fill_null(False)
     parts = lines.select("line_no", "status", "section_title", "table", part=opens.cum_sum())
     found = parts.group_by("part", maintain_order=True).agg(

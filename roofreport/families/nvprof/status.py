@@ -61,6 +61,9 @@ def _notes(lines: pl.DataFrame) -> pl.DataFrame:
     status = pl.col("status")
     message = pl.col("message").str.strip_chars()
     notes = lines.filter(status.is_in(list(_WARNINGS)) | pl.col("kind").is_in(["no_data_line", "job_end_line"]))
+    if not notes.height:
+        return pl.DataFrame(schema={"line_no": lines.schema["line_no"], "kind": pl.String, "text": pl.String,
+                                    "device": pl.String})
     _, job_end = load().extract(pl.col("text"), "job_end_line")
     return notes.select("line_no", pl.coalesce(status, pl.col("kind")).alias("kind"),
                         pl.coalesce(message, job_end, pl.col("text").str.strip_chars()).alias("text"),
@@ -122,15 +125,16 @@ def _hints(lines: pl.DataFrame, result: ParseResult) -> None:
         result.hints.process_id = first["pid"]
     result.hints.device_name = result.hints.device_name or _device(lines, result)
     result.hints.label = _label(lines)
-    result.sessions = _sessions(lines, result)
+    # Several sessions need the starts of two processes at least (`_sessions`' spans): a log of
+    # one asks no more queries.
+    result.sessions = _sessions(lines, result) if starts["pid"].n_unique() > 1 else []
 
 
 def _command(start: dict) -> str | None:
     """The profiled command line of a `NVPROF is profiling process` or `Profiling application:`
     line."""
     rule = start["status"]
-    fields = dict(zip(load().groups(rule), _extract(start["message"], rule)))
-    return (fields.get("command") or "").strip() or None
+    return (load().fields(start["message"], rule).get("command") or "").strip() or None
 
 
 def _label(lines: pl.DataFrame) -> str | None:
@@ -171,10 +175,6 @@ def _session_hints(lines: pl.DataFrame, result: ParseResult, lo: int, hi: int) -
     return RunHints(command=command, device_name=_device(lines.filter(inside), result, (lo, hi)))
 
 
-def _extract(text: str, rule: str) -> list[str | None]:
-    return pl.select(load().extract(pl.lit(text, pl.String), rule)).row(0)
-
-
 def _device(lines: pl.DataFrame, result: ParseResult, span: tuple[int, int] | None = None) -> str | None:
     """The GPU named by a `Device "Tesla K80 (0)"` line or a CSV/trace Device cell that was not
     cut to the column width (it ends with the device index); within `span` (first line, end)
@@ -187,6 +187,8 @@ def _device(lines: pl.DataFrame, result: ParseResult, span: tuple[int, int] | No
                 frame = frame.filter(pl.col("source_line").is_between(*span, closed="left"))
             names.append(frame["device"])
     for series in names:
+        if series.null_count() == series.len():
+            continue   # (no device named: no queries; a summary log's lines and kernels)
         # The first distinct value in order of appearance: a trace repeats one or two devices
         # a million times, so the pattern runs over those, not every row.
         distinct = series.drop_nulls().unique(maintain_order=True)

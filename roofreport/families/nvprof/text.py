@@ -60,12 +60,17 @@ def read_all(lines: pl.DataFrame, doc: Document, result: ParseResult) -> list[pl
     (`add_counted` takes them all at once, CSV ones too, so a kernel gets one launch)."""
     readers = {"summary": _summary, "gpu_trace": _gpu_trace, "api_trace": _api_trace,
                "um": _unified_memory}
+    # The tables the log holds rows of, looked up once: a small log has one or two of the six,
+    # and a query per absent one costs more than this one.
+    present = set(lines.filter(pl.col("kind") == "other")["table"].unique().drop_nulls().to_list())
     for table, reader in readers.items():
-        rows = rows_of(lines, table, doc, result)
-        if rows.height:
+        rows = rows_of(lines, table, doc, result) if table in present else None
+        if rows is not None and rows.height:
             reader(rows, table, result)
     counted, no_values = [], []
     for table in ("metrics", "events"):
+        if table not in present:
+            continue
         rows = rows_of(lines, table, doc, result)
         if rows.height:
             rows = novalue.fill_titled(rows, lines)
