@@ -124,5 +124,6 @@ def test_the_other_sample_runs_under_the_floor_are_left_unclassified_on_page_one
             "to tell where most of it sits") in said
     (classed,) = [p for p in text if "-bound (" in p]
     assert classed.startswith("On the V100-SXM2-16GB, 1 run is compute-bound (resnet18 · V100-SXM2-16GB")
+    assert "): its counted kernels' arithmetic intensity 422 FLOP/B against a ridge point of" in classed
     assert classed.endswith("; classed by kernel name: the counters cover 14% of its kernel time, and the kernels "
                             "they name take 90% of it, 73% of that in compute-side kernels.")

@@ -122,8 +122,10 @@ def test_a_run_classed_by_kernel_name_says_so_and_a_thin_one_says_what_its_kerne
                          "memory_time_share_by_name": [0.65, 0.0, 0.0], "arithmetic_intensity": [3.0, 40.0, 40.0],
                          "ridge_ai": [25.0] * 3, "pct_of_roof": [40.0, 50.0, 50.0]})
     text = [p.text for p in bound_findings(runs)]
-    assert text[0] == ("On the T4, 1 run is memory-bound (a · T4): arithmetic intensity 3.00 FLOP/B against a ridge "
-                       "point of 25.0 FLOP/B; it reaches 40.0 % of the roof at that intensity; classed by kernel name: "
+    # the intensity and % of roof are the counted window's (the counted kernels'), not the run's
+    assert text[0] == ("On the T4, 1 run is memory-bound (a · T4): its counted kernels' arithmetic intensity 3.00 "
+                       "FLOP/B against a ridge point of 25.0 FLOP/B; they reach 40.0 % of the roof at that intensity; "
+                       "classed by kernel name: "
                        "the counters cover 8% of its kernel time, and the kernels they name take 81% of it, 65% of "
                        "that in memory-side kernels.")
     assert text[1] == ("No bound class for b · T4 and c · T4: the counters cover only 20% to 30% of their kernel time, "

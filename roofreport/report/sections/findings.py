@@ -206,16 +206,19 @@ def bound_findings(runs: pl.DataFrame) -> list[Paragraph]:
     out = []
     named = classed_by_name() if "bound_coverage_by_name" in runs.columns else pl.lit(False)
     placed = runs.filter(pl.col("bound").is_not_null()).with_columns(named.alias("__by_name"))
-    for (gpu, bound, _), group in placed.group_by("gpu_label", "bound", "__by_name", maintain_order=True):
+    for (gpu, bound, by_name), group in placed.group_by("gpu_label", "bound", "__by_name", maintain_order=True):
         names = _names(group)
         spans = [Span(f"On the {gpu or 'unidentified GPU'}, {len(names)} run{'s are' if len(names) > 1 else ' is'} "
                       f"{bound_words(bound)} (")] + spans_list(names) + [Span(")")]
         intensity = fmt.value_range(group["arithmetic_intensity"].to_list(), fmt.intensity)
-        spans.append(Span(f": arithmetic intensity {intensity}"))
+        # (classed by name, the run's intensity and % of roof are its counted window's, not its
+        # whole time's: said so, lest they read as the run's)
+        whose = f"{'their' if len(names) > 1 else 'its'} counted kernels' " if by_name else ""
+        spans.append(Span(f": {whose}arithmetic intensity {intensity}"))
         if group["ridge_ai"].drop_nulls().len():
             spans.append(Span(f" against a ridge point of {fmt.value_range(group['ridge_ai'].to_list(), fmt.intensity)}"))
         if group["pct_of_roof"].drop_nulls().len():
-            spans.append(Span(f"; {'they reach' if len(names) > 1 else 'it reaches'} "
+            spans.append(Span(f"; {'they reach' if len(names) > 1 or by_name else 'it reaches'} "
                               f"{fmt.value_range(group['pct_of_roof'].to_list(), fmt.percent)} of the roof at that "
                               "intensity"))
         spans += _population_spans(group)
