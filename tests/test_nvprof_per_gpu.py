@@ -236,4 +236,6 @@ def test_the_sample_sweep_says_gpu_zeros_excess_where_told_and_which_log_would_t
                 "".join(s.text for s in p.spans))
     excess = f"{told['gpu0_excess_pct'][0]:.0f} %"
     assert f"GPU 0's kernels take {excess} more time than the median other GPU's in the run whose log gives" in said
-    assert f"The other {untold} runs' summaries add the GPUs together: cannot tell per device" in said
+    assert (f"The other {untold} runs' summaries add the GPUs together, so they cannot tell per device; nvprof "
+            "--print-summary-per-gpu, or a trace with a device per kernel (nvprof --print-gpu-trace --csv, nsys "
+            "profile) would.") in said

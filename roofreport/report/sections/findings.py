@@ -111,7 +111,9 @@ def _single_process_words(single: pl.DataFrame) -> str:
     if untold.height:
         whose = ("Their summaries add" if untold.height > 1 else "Its summary adds") if not told.height else \
             (f"The other {untold.height} runs' summaries add" if untold.height > 1 else "The other run's summary adds")
-        said.append(f"{whose} the GPUs together: cannot tell per device ({untold['would_tell'][0]} would).")
+        # (the log that would tell holds parentheses of its own: said after a semicolon, not inside more)
+        they = "they" if untold.height > 1 else "it"
+        said.append(f"{whose} the GPUs together, so {they} cannot tell per device; {untold['would_tell'][0]} would.")
     return " ".join(said)
 
 
