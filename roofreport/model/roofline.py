@@ -416,6 +416,7 @@ def kernel_roofline(model, points: pl.DataFrame | None = None) -> pl.DataFrame:
     gpus = model.gpus
     measured = {run: measured_ceilings(g) for (run,), g in points.group_by(["run"])}
     cache: dict[tuple, dict] = {}
+    kinds: dict[tuple, str] = {}  # (run, name, counted precision) -> tensor kind: a pure function of them
     rows = []
     # (only the columns read below: iterating rows costs by the column, and points hold ~47)
     read = [c for c in dict.fromkeys(("name", "tensor_precision", *_KERNEL_KEYS, *_MEASURED.values()))
@@ -426,7 +427,13 @@ def kernel_roofline(model, points: pl.DataFrame | None = None) -> pl.DataFrame:
         ceiling, _ = at_run_clock(ceiling, kernel["time_ns"] is not None and trace_timed([kernel["time_source"]]),
                                   model.clocks.get(kernel["run"]))
         counted = [kernel["tensor_precision"]]
-        kind = _tensor_kind([kernel["name"]], counted, spec) if kernel["precision"] == "tensor" else kernel["precision"]
+        if kernel["precision"] == "tensor":
+            named = (kernel["run"], kernel["name"], kernel["tensor_precision"])
+            if named not in kinds:  # launches of one kernel share its name: its regexes run once
+                kinds[named] = _tensor_kind([kernel["name"]], counted, spec)
+            kind = kinds[named]
+        else:
+            kind = kernel["precision"]
         key = (kernel["run"], kind, tuple(sorted(ceiling.items())))
         if key not in cache:  # many launches share a GPU, a precision and the log's ceilings
             cache[key] = peaks_for(spec, ceiling, kernel["precision"], [kernel["name"]], counted)
