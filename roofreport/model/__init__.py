@@ -106,10 +106,16 @@ class Model:
         """Per run and file, the step ranges its iterations combine from (`iterations.PARTIAL`)."""
         return steps_counted.step_partials(self.tables.get("regions"))
 
+    @cached_property
+    def chosen_partials(self) -> pl.DataFrame:
+        """Each run's one time partial (`totals.chosen_partials` of `time_partials`): the run
+        totals, the iterations and `in_run_total` all read it, so it is worked out once."""
+        return run_totals.chosen_partials(self.time_partials)
+
     @property
     def chosen_sources(self) -> pl.DataFrame:
         """run, source_file, source_rank: each run's time source (from its partials)."""
-        return run_totals.chosen_partials(self.time_partials).select("run", "source_file", "source_rank")
+        return self.chosen_partials.select("run", "source_file", "source_rank")
 
     @cached_property
     def counted_times(self) -> pl.DataFrame:
@@ -135,7 +141,8 @@ class Model:
     @cached_property
     def iterations(self) -> pl.DataFrame:
         """run, iterations, iterations_source of the runs whose logs count steps."""
-        return run_totals.iteration_totals(self.time_partials, self.step_partials, self.tables.get("runs"))
+        return run_totals.iteration_totals(self.time_partials, self.step_partials, self.tables.get("runs"),
+                                           chosen=self.chosen_partials)
 
     @cached_property
     def totals(self) -> pl.DataFrame:

@@ -56,13 +56,13 @@ _KEEP_NOTES = ("below",)   # roofline notes a run keeps beside its bound class
 def run_totals(model) -> pl.DataFrame:
     """run + the `RUN_TOTALS` columns of a `Model`, one row per run that has any (module
     docstring)."""
-    time = time_totals(model.time_partials)
+    time = time_totals(model.time_partials, model.chosen_partials)
     work = _work(model, dict(zip(time["run"].to_list(), time["kernel_time_ns"].to_list())),
                  dict(zip(time["run"].to_list(), time["kernel_launches"].to_list())))
     work = pl.concat([work, _roofs_only(model.gpus, set(work["run"].to_list()) if work.height else set())],
                      how="diagonal_relaxed")
     steps = model.iterations
-    split = parallel.partial_parallelism(chosen_partials(model.time_partials), model.tables)
+    split = parallel.partial_parallelism(model.chosen_partials, model.tables)
     ids = pl.concat([f.select("run") for f in (time, work, steps)]).unique()
     out = ids.join(time, on="run", how="left").join(work, on="run", how="left").join(steps, on="run", how="left")
     out = out.join(split, on="run", how="left")
@@ -213,11 +213,12 @@ def chosen_partials(partials: pl.DataFrame) -> pl.DataFrame:
     return ordered.group_by("run", maintain_order=True).first().join(files, on="run", how="left")
 
 
-def time_totals(partials: pl.DataFrame) -> pl.DataFrame:
-    """`TIME_TOTALS` per run from its partials (any grouping of them)."""
+def time_totals(partials: pl.DataFrame, chosen: pl.DataFrame | None = None) -> pl.DataFrame:
+    """`TIME_TOTALS` per run from its partials (any grouping of them); `chosen`: their
+    `chosen_partials` when the caller has them already."""
     if not partials.height:
         return pl.DataFrame(schema=TIME_TOTALS)
-    chosen = chosen_partials(partials)
+    chosen = chosen_partials(partials) if chosen is None else chosen
     kernels = pl.col("kernel_rows") > 0
     setup = pl.col("early_copies").list.eval(pl.element().struct.field("time_ns")).list.sum().fill_null(0.0)
     return chosen.select(
@@ -231,11 +232,15 @@ def time_totals(partials: pl.DataFrame) -> pl.DataFrame:
     ).select([pl.col(c).cast(t) for c, t in TIME_TOTALS.items()])
 
 
-def iteration_totals(partials: pl.DataFrame, steps: pl.DataFrame, runs: pl.DataFrame | None = None) -> pl.DataFrame:
+def iteration_totals(partials: pl.DataFrame, steps: pl.DataFrame, runs: pl.DataFrame | None = None, *,
+                     chosen: pl.DataFrame | None = None) -> pl.DataFrame:
     """run, iterations, iterations_source (`iterations.py`) from the time partials (the loss
     launches of each run's chosen file), the step-range partials and the progress the runs
-    table holds (the epoch size the log printed)."""
-    chosen = chosen_partials(partials) if partials.height else pl.DataFrame(schema={"run": pl.String, "losses": PARTIAL["losses"]})
+    table holds (the epoch size the log printed); `chosen`: their `chosen_partials` when the
+    caller has them already."""
+    if chosen is None and partials.height:
+        chosen = chosen_partials(partials)
+    chosen = chosen if partials.height else pl.DataFrame(schema={"run": pl.String, "losses": PARTIAL["losses"]})
     losses = chosen.select("run", "losses").explode("losses").drop_nulls("losses").unnest("losses") \
         if chosen.height else pl.DataFrame(schema={"run": pl.String, **steps_counted.LOSS_COLUMNS})
     return steps_counted.from_partials(steps, losses, runs)
