@@ -45,15 +45,16 @@ def plan_runs(found: list[tuple[Path, Path]], facts: list[FileFacts],
     files, candidates, scripts = [], [], []
     anchor_of = _anchor_of(found, anchored)
     names = root_names(list(anchor_of.values()))
+    relative = relative_namer(anchored)     # (the names the batches are cut by: `relative_names`)
     for index, fact in enumerate(facts):
         if fact.job is not None and not fact.excluded:
             path, root = found[index]
-            scripts.append(jobscripts.Script(_relative(path, anchor_of[root]), names[anchor_of[root]],
+            scripts.append(jobscripts.Script(PurePosixPath(relative(path, root)), names[anchor_of[root]],
                                              fact.job))   # as LogFile.root
         if not fact.parsed:
             continue
         path, root = found[index]
-        rel = _relative(path, anchor_of[root])
+        rel = PurePosixPath(relative(path, root))
         files.append(runs_mod.LogFile(
             index=index, rel=rel, root=names[anchor_of[root]], family=fact.family,
             variant=fact.variant, tool_version=fact.tool_version, hints=fact.hints,
