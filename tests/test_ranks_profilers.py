@@ -140,12 +140,17 @@ def _one_process(source, target, keep_rank: int, later_s: int = 0) -> None:
     con.close()
 
 
-def test_a_report_per_rank_gives_a_run_per_rank_in_one_job(report, tmp_path):
-    folder = tmp_path / "nsys_reports"
+def _report_per_rank(report, folder, name):
+    """Each of `report`'s two processes as its own report in `folder`, named `name` of its rank,
+    read back."""
     folder.mkdir()
     for rank in (0, 1):
-        _one_process(report, folder / f"rank_{rank}.sqlite", rank)
-    data = roofreport.read(folder, jobs=1)
+        _one_process(report, folder / name(rank), rank)
+    return roofreport.read(folder, jobs=1)
+
+
+def test_a_report_per_rank_gives_a_run_per_rank_in_one_job(report, tmp_path):
+    data = _report_per_rank(report, tmp_path / "nsys_reports", lambda rank: f"rank_{rank}.sqlite")
     runs = data.tables["runs"].sort("rank")
     assert runs["rank"].to_list() == [0, 1]
     assert set(runs["distributed_job"].to_list()) == {"rank_*.sqlite"} and set(runs["ranks"].to_list()) == {2}
@@ -160,11 +165,7 @@ def test_a_report_per_rank_gives_a_run_per_rank_in_one_job(report, tmp_path):
 def test_reports_a_launcher_numbered_that_ran_together_are_one_job(report, tmp_path):
     # an MPI wrapper's names: `nsys profile -o $1_$(printf "%02d" $PMI_RANK)` (dasbd72/NTHU-PP-2024
     # `hw1-mpi-odd-even-sort/scripts/wrapper.sh`): no `rank` in the name, the processes ran together
-    folder = tmp_path / "odd_even"
-    folder.mkdir()
-    for rank in (0, 1):
-        _one_process(report, folder / f"sort_{rank:02d}.sqlite", rank)
-    data = roofreport.read(folder, jobs=1)
+    data = _report_per_rank(report, tmp_path / "odd_even", lambda rank: f"sort_{rank:02d}.sqlite")
     runs = data.tables["runs"].sort("rank")
     assert runs["rank"].to_list() == [0, 1] and set(runs["ranks"]) == {2}
     assert set(runs["distributed_job"]) == {"sort_*.sqlite"}
