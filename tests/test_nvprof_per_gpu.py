@@ -220,6 +220,26 @@ def test_a_gpu_without_kernels_says_so_of_that_gpu_only():
     assert said == [("nvprof.no-data", "nvprof: No kernels were profiled. (on Tesla K80 (1))", 9)]
 
 
+def test_a_log_cut_at_a_line_end_inside_a_gpus_part_says_that_gpus_table_is_cut(tmp_path):
+    """A per-GPU log cut off at a line's end shows no unreadable row; its last GPU's Time(%)
+    cells add to less than 100 (nvprof's rows of one GPU add to 100: the fixture's, and the
+    corpus's summaries, to 99.5 or more). That GPU's table is said to be cut (the run is cut
+    short: pipeline/cutshort.py), the complete parts are not, and the whole log says nothing."""
+    lines = TEXT.read_text().splitlines(keepends=True)
+    cut_at = next(i for i, line in enumerate(lines) if "92.921ms" in line)   # GPU 1's third row
+    cut = tmp_path / TEXT.name
+    cut.write_text("".join(lines[:cut_at + 1]))
+    result = parse_log(Document.open(cut), "summary (per GPU)")
+    said = [(w.code, w.message, w.line) for w in result.warnings if w.code == "nvprof.truncated"]
+    # GPU 1's rows printed: 50.66 + 24.62 + 11.86 (its table's Time(%) cells)
+    assert said == [("nvprof.truncated", "the GPU activities of Tesla K80 (1) add to 87.1 % of their time, not 100 %: "
+                     "the log ends before the rest of that table (was the run cut off?)", cut_at + 1)]
+    assert not [w for w in parse_log(Document.open(TEXT), "summary (per GPU)").warnings
+                if w.code == "nvprof.truncated"]
+    runs = roofreport.read(tmp_path, jobs=1).tables["runs"]
+    assert runs["cut_short"].to_list() == [True] and "Tesla K80 (1)" in runs["cut_short_reason"][0]
+
+
 def test_the_sample_sweep_says_gpu_zeros_excess_where_told_and_which_log_would_tell_elsewhere():
     from tests.conftest import SAMPLE_LOGS
 

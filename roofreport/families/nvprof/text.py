@@ -168,6 +168,7 @@ def add_summary(rows: pl.DataFrame, result: ParseResult) -> None:
         rows = rows.with_columns(pl.lit(None, pl.String).alias("device"))
     gpu = rows.filter(~in_range & (kind == "GPU activities"))
     if gpu.height:
+        _warn_cut_tables(gpu, result)
         result.add("kernels", gpu.select(
             "source_line", pl.col("source_line").alias("launch_id"), "name",
             pl.lit("summary").alias("kind"), pl.col("calls").alias("count"),
@@ -182,6 +183,30 @@ def add_summary(rows: pl.DataFrame, result: ParseResult) -> None:
             "source_line", pl.lit("summary").alias("kind"), "name", "calls", "total_ns",
             "avg_ns", "min_ns", "max_ns"))
     _nvtx(rows.filter(in_range | ~kind.is_in(["GPU activities", "API calls"])), result)
+
+
+# The GPU activities of one process (of one GPU, in a `--print-summary-per-gpu` part) add to 100 %
+# of its time; printed to 0.01 % a row, they add to at least this. (The corpus's 206 summaries,
+# text and CSV, all add to 99.5 % or more.)
+_WHOLE_TABLE_PCT = 99.0
+
+
+def _warn_cut_tables(gpu: pl.DataFrame, result: ParseResult) -> None:
+    """`nvprof.truncated` (the run was cut short: pipeline/cutshort.py) for a GPU activities table
+    whose Time(%) cells add to less than `_WHOLE_TABLE_PCT`: it lost its last rows, a log cut off
+    at a line's end, which no unreadable row shows (a per-GPU log cut in one GPU's part would
+    otherwise set a GPU with part of its time against the others). Once per log: a log cut inside
+    a row says so at that row (`report_bad_rows`)."""
+    if any(w.code == "nvprof.truncated" for w in result.warnings):
+        return      # the cut row is said already, where it is
+    keys = [c for c in ("pid", "device") if c in gpu.columns]
+    sums = gpu.group_by(keys, maintain_order=True).agg(
+        pl.col("percent").sum(), pl.col("percent").is_null().any().alias("unprinted"), pl.col("source_line").max())
+    for row in sums.filter(~pl.col("unprinted") & (pl.col("percent") < _WHOLE_TABLE_PCT)).iter_rows(named=True):
+        of = f" of {row['device']}" if row.get("device") else ""
+        result.warn("nvprof.truncated", f"the GPU activities{of} add to {row['percent']:.1f} % of their time, not "
+                    "100 %: the log ends before the rest of that table (was the run cut off?)",
+                    line=row["source_line"])
 
 
 def _nvtx(rows: pl.DataFrame, result: ParseResult) -> None:
